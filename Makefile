@@ -1,0 +1,65 @@
+# nsbox: one library (common/ oci/ images/ runtime/) and thin front ends.
+# `make` builds build/nsbox; `make test` runs every test; `make deps`
+# installs the Debian packages the build and the tests need.
+
+CC       ?= cc
+BUILD    ?= build
+PKGS     := jansson libarchive libcrypto
+PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
+PKG_LIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
+
+CFLAGS   ?= -O2 -g
+CFLAGS   += -std=gnu11 -Wall -Wextra -Werror -Wshadow -Wformat=2 \
+            -Wno-unused-parameter -fstack-protector-strong -fPIE \
+            -D_FORTIFY_SOURCE=2 -D_GNU_SOURCE -pthread $(PKG_CFLAGS)
+LDFLAGS  += -pie -Wl,-z,relro,-z,now -pthread
+LDLIBS   += $(PKG_LIBS)
+
+LIB_SRCS := $(wildcard common/*.c oci/*.c images/*.c runtime/*.c)
+CLI_SRCS := $(wildcard cli/*.c)
+UNIT_SRCS := $(wildcard tests/unit/*.c)
+
+LIB_OBJS  := $(LIB_SRCS:%.c=$(BUILD)/%.o)
+CLI_OBJS  := $(CLI_SRCS:%.c=$(BUILD)/%.o)
+UNIT_OBJS := $(UNIT_SRCS:%.c=$(BUILD)/%.o)
+
+.PHONY: all test unit-test bench deps fixtures clean format
+
+all: $(BUILD)/nsbox
+
+$(BUILD)/libnsbox.a: $(LIB_OBJS)
+	$(AR) rcs $@ $^
+
+$(BUILD)/nsbox: $(CLI_OBJS) $(BUILD)/libnsbox.a
+	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+$(BUILD)/unit-tests: $(UNIT_OBJS) $(BUILD)/libnsbox.a
+	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+$(BUILD)/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -MMD -MP -c -o $@ $<
+
+-include $(LIB_OBJS:.o=.d) $(CLI_OBJS:.o=.d) $(UNIT_OBJS:.o=.d)
+
+# Every test, C and shell; ends with "N passed, N failed".
+test: $(BUILD)/nsbox $(BUILD)/unit-tests
+	@tests/run.sh
+
+unit-test: $(BUILD)/unit-tests
+	@$(BUILD)/unit-tests
+
+fixtures:
+	@tests/fixtures/build.sh
+
+bench: $(BUILD)/nsbox
+	@tests/bench/run.sh
+
+deps:
+	@tests/deps.sh
+
+format:
+	clang-format -i $(LIB_SRCS) $(CLI_SRCS) $(UNIT_SRCS) $(wildcard */*.h tests/unit/*.h)
+
+clean:
+	rm -rf $(BUILD)

@@ -1,0 +1,41 @@
+#ifndef NSBOX_CLI_H
+#define NSBOX_CLI_H
+
+#include <stdarg.h>
+
+#include "../common/err.h"
+#include "../images/store.h"
+
+enum {
+    CLI_EXIT_OK = 0,
+    CLI_EXIT_FAILURE = 1, /* nsbox itself failed */
+    CLI_EXIT_USAGE = 2,
+};
+
+struct cli_globals {
+    const char *store_dir;
+};
+
+struct cli_command {
+    const char *name;
+    int (*run)(struct cli_globals *g, int argc, char **argv);
+    const char *args;
+    const char *help;
+};
+
+int cmd_pull(struct cli_globals *g, int argc, char **argv);
+int cmd_images(struct cli_globals *g, int argc, char **argv);
+int cmd_inspect(struct cli_globals *g, int argc, char **argv);
+int cmd_rmi(struct cli_globals *g, int argc, char **argv);
+int cmd_prune(struct cli_globals *g, int argc, char **argv);
+
+/* Prints "nsbox CMD: message" and returns CLI_EXIT_USAGE. */
+int cli_usage_error(const char *cmd, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+/* Reports err once, at the top, and returns CLI_EXIT_FAILURE. */
+int cli_fail(const struct nsbox_err *err);
+
+/* Parses "512m", "2g", "1048576" into bytes.  Returns 0 or -1. */
+int cli_parse_size(const char *s, uint64_t *out);
+
+#endif

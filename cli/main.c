@@ -1,0 +1,108 @@
+/* The nsbox command line: a thin front end over the library.
+ *
+ * Exit codes: 0 success, 1 nsbox failed (bad input, store or pull error),
+ * 2 usage error.  Commands that run code in a sandbox will add the code's
+ * own exit status (issue #3), kept apart from nsbox's. */
+#include <errno.h>
+#include <getopt.h>
+#include <locale.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "../common/log.h"
+#include "cli.h"
+
+#define NSBOX_VERSION "0.1.0"
+
+static const struct cli_command commands[] = {
+    {"pull", cmd_pull, "REF", "fetch an image with skopeo and unpack it"},
+    {"images", cmd_images, "[--json]", "list images in the store"},
+    {"inspect", cmd_inspect, "REF", "show an image's record and config as JSON"},
+    {"rmi", cmd_rmi, "REF...", "remove image references (and unused images)"},
+    {"prune", cmd_prune, "", "remove unused images, blobs and leftovers"},
+};
+
+static void usage(FILE *f)
+{
+    fprintf(f, "usage: nsbox [--store DIR] [--debug] COMMAND [ARGS]\n\ncommands:\n");
+    for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+        fprintf(f, "  %-8s %-10s %s\n", commands[i].name, commands[i].args,
+                commands[i].help);
+    fprintf(f, "\nThe store is --store DIR, else $NSBOX_STORE, else /var/lib/nsbox "
+               "(root)\nor $XDG_DATA_HOME/nsbox (other users).  `nsbox COMMAND "
+               "--help` for details.\n");
+}
+
+int cli_usage_error(const char *cmd, const char *fmt, ...)
+{
+    va_list ap;
+    fprintf(stderr, "nsbox %s: ", cmd);
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fprintf(stderr, "\n");
+    return CLI_EXIT_USAGE;
+}
+
+int cli_fail(const struct nsbox_err *err)
+{
+    fprintf(stderr, "nsbox: error: %s\n", err->msg);
+    return CLI_EXIT_FAILURE;
+}
+
+int main(int argc, char **argv)
+{
+    static const struct option opts[] = {
+        {"store", required_argument, NULL, 's'},
+        {"debug", no_argument, NULL, 'd'},
+        {"help", no_argument, NULL, 'h'},
+        {"version", no_argument, NULL, 'V'},
+        {NULL, 0, NULL, 0},
+    };
+    struct cli_globals g = {0};
+    int c;
+
+    /* UTF-8 file names in pax headers reach us unconverted. */
+    setlocale(LC_CTYPE, "C.UTF-8");
+    while ((c = getopt_long(argc, argv, "+hdV", opts, NULL)) != -1) {
+        switch (c) {
+        case 's':
+            g.store_dir = optarg;
+            break;
+        case 'd':
+            nsbox_log_set_level(NSBOX_LOG_DEBUG);
+            break;
+        case 'h':
+            usage(stdout);
+            return 0;
+        case 'V':
+            printf("nsbox %s\n", NSBOX_VERSION);
+            return 0;
+        default:
+            usage(stderr);
+            return CLI_EXIT_USAGE;
+        }
+    }
+    if (optind >= argc) {
+        usage(stderr);
+        return CLI_EXIT_USAGE;
+    }
+    const char *name = argv[optind];
+    for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++) {
+        if (strcmp(commands[i].name, name) == 0) {
+            int sub_argc = argc - optind;
+            char **sub_argv = argv + optind;
+            optind = 0; /* GNU getopt: start afresh for the subcommand */
+            return commands[i].run(&g, sub_argc, sub_argv);
+        }
+    }
+    if (strcmp(name, "help") == 0) {
+        usage(stdout);
+        return 0;
+    }
+    fprintf(stderr, "nsbox: unknown command \"%s\"\n", name);
+    usage(stderr);
+    return CLI_EXIT_USAGE;
+}

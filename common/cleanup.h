@@ -1,0 +1,75 @@
+/* Scope-bound ownership: every owned resource is declared with one of these
+ * attributes, and ownership leaves a scope only through TAKE_PTR / TAKE_FD. */
+#ifndef NSBOX_CLEANUP_H
+#define NSBOX_CLEANUP_H
+
+#include <dirent.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#define _cleanup_(f) __attribute__((cleanup(f)))
+
+static inline void nsbox_freep(void *p)
+{
+    free(*(void **)p);
+}
+
+static inline void nsbox_closep(int *fd)
+{
+    if (*fd >= 0) {
+        int saved = errno;
+        close(*fd);
+        errno = saved;
+    }
+}
+
+static inline void nsbox_fclosep(FILE **f)
+{
+    if (*f != NULL)
+        fclose(*f);
+}
+
+static inline void nsbox_closedirp(DIR **d)
+{
+    if (*d != NULL)
+        closedir(*d);
+}
+
+/* Frees a NULL-terminated array of strings and the array itself. */
+static inline void nsbox_strvfree(char **v)
+{
+    if (v == NULL)
+        return;
+    for (char **p = v; *p != NULL; p++)
+        free(*p);
+    free(v);
+}
+
+static inline void nsbox_strvfreep(char ***v)
+{
+    nsbox_strvfree(*v);
+}
+
+#define _cleanup_free_ _cleanup_(nsbox_freep)
+#define _cleanup_close_ _cleanup_(nsbox_closep)
+#define _cleanup_fclose_ _cleanup_(nsbox_fclosep)
+#define _cleanup_closedir_ _cleanup_(nsbox_closedirp)
+#define _cleanup_strv_ _cleanup_(nsbox_strvfreep)
+
+#define TAKE_PTR(p)                                                            \
+    ({                                                                         \
+        __typeof__(p) _taken = (p);                                            \
+        (p) = NULL;                                                            \
+        _taken;                                                                \
+    })
+
+#define TAKE_FD(fd)                                                            \
+    ({                                                                         \
+        int _taken = (fd);                                                     \
+        (fd) = -1;                                                             \
+        _taken;                                                                \
+    })
+
+#endif

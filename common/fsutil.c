@@ -1,0 +1,183 @@
+#include "fsutil.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cleanup.h"
+
+static int rm_tree_contents(int dfd, struct nsbox_err *err);
+
+static int rm_entry(int dirfd, const char *name, struct nsbox_err *err)
+{
+    if (unlinkat(dirfd, name, 0) == 0 || errno == ENOENT)
+        return 0;
+    if (errno != EISDIR && errno != EPERM)
+        return nsbox_err_sys(err, "cannot remove %s", name);
+    /* A directory: O_NOFOLLOW|O_DIRECTORY guarantees we descend into the
+     * directory itself, never through a symlink swapped in its place. */
+    _cleanup_close_ int fd =
+        openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0)
+        return nsbox_err_sys(err, "cannot open %s for removal", name);
+    /* A read-only directory cannot lose entries; root would not care, an
+     * unprivileged owner does. */
+    fchmod(fd, 0700);
+    if (rm_tree_contents(fd, err) < 0)
+        return nsbox_err_prefix(err, "%s", name);
+    if (unlinkat(dirfd, name, AT_REMOVEDIR) < 0 && errno != ENOENT)
+        return nsbox_err_sys(err, "cannot remove directory %s", name);
+    return 0;
+}
+
+static int rm_tree_contents(int dfd, struct nsbox_err *err)
+{
+    int fd = dup(dfd);
+    if (fd < 0)
+        return nsbox_err_sys(err, "dup");
+    _cleanup_closedir_ DIR *d = fdopendir(fd);
+    if (d == NULL) {
+        close(fd);
+        return nsbox_err_sys(err, "fdopendir");
+    }
+    struct dirent *de;
+    while ((errno = 0, de = readdir(d)) != NULL) {
+        if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
+            continue;
+        if (rm_entry(dfd, de->d_name, err) < 0)
+            return -1;
+    }
+    if (errno != 0)
+        return nsbox_err_sys(err, "readdir");
+    return 0;
+}
+
+int nsbox_rm_rf_at(int dirfd, const char *name, struct nsbox_err *err)
+{
+    return rm_entry(dirfd, name, err);
+}
+
+int nsbox_mkdir_p(const char *path, mode_t mode, struct nsbox_err *err)
+{
+    char buf[PATH_MAX];
+
+    if (snprintf(buf, sizeof(buf), "%s", path) >= (int)sizeof(buf))
+        return nsbox_err_set(err, ENAMETOOLONG, "path too long: %s", path);
+    for (char *p = buf + 1;; p++) {
+        if (*p != '/' && *p != '\0')
+            continue;
+        char saved = *p;
+        *p = '\0';
+        if (mkdir(buf, mode) < 0 && errno != EEXIST)
+            return nsbox_err_sys(err, "cannot create directory %s", buf);
+        *p = saved;
+        if (saved == '\0')
+            break;
+    }
+    return 0;
+}
+
+char *nsbox_read_file_at(int dirfd, const char *name, size_t max, size_t *len,
+                         struct nsbox_err *err)
+{
+    struct stat st;
+    _cleanup_close_ int fd =
+        openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0) {
+        nsbox_err_sys(err, "cannot open %s", name);
+        return NULL;
+    }
+    if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+        nsbox_err_set(err, EINVAL, "%s is not a regular file", name);
+        return NULL;
+    }
+    if ((size_t)st.st_size > max) {
+        nsbox_err_set(err, EFBIG, "%s is too large (%lld bytes, limit %zu)",
+                      name, (long long)st.st_size, max);
+        return NULL;
+    }
+    _cleanup_free_ char *buf = malloc((size_t)st.st_size + 1);
+    if (buf == NULL) {
+        nsbox_err_set(err, ENOMEM, "out of memory");
+        return NULL;
+    }
+    size_t off = 0;
+    while (off < (size_t)st.st_size) {
+        ssize_t n = read(fd, buf + off, (size_t)st.st_size - off);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0) {
+            nsbox_err_sys(err, "cannot read %s", name);
+            return NULL;
+        }
+        if (n == 0)
+            break;
+        off += (size_t)n;
+    }
+    buf[off] = '\0';
+    if (len != NULL)
+        *len = off;
+    return TAKE_PTR(buf);
+}
+
+static int write_all(int fd, const void *data, size_t len)
+{
+    const char *p = data;
+    while (len > 0) {
+        ssize_t n = write(fd, p, len);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0)
+            return -1;
+        p += n;
+        len -= (size_t)n;
+    }
+    return 0;
+}
+
+int nsbox_write_file_atomic(int dirfd, const char *name, const void *data,
+                            size_t len, mode_t mode, struct nsbox_err *err)
+{
+    char tmp[NAME_MAX + 1];
+
+    if (snprintf(tmp, sizeof(tmp), ".%s.tmp.%d", name, (int)getpid()) >=
+        (int)sizeof(tmp))
+        return nsbox_err_set(err, ENAMETOOLONG, "name too long: %s", name);
+    _cleanup_close_ int fd =
+        openat(dirfd, tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC,
+               mode);
+    if (fd < 0)
+        return nsbox_err_sys(err, "cannot create %s", tmp);
+    if (write_all(fd, data, len) < 0 || fsync(fd) < 0) {
+        nsbox_err_sys(err, "cannot write %s", tmp);
+        unlinkat(dirfd, tmp, 0);
+        return -1;
+    }
+    if (renameat(dirfd, tmp, dirfd, name) < 0) {
+        nsbox_err_sys(err, "cannot rename %s to %s", tmp, name);
+        unlinkat(dirfd, tmp, 0);
+        return -1;
+    }
+    return 0;
+}
+
+int nsbox_lock_at(int dirfd, const char *name, int operation,
+                  struct nsbox_err *err)
+{
+    _cleanup_close_ int fd = openat(
+        dirfd, name, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+    if (fd < 0)
+        return nsbox_err_sys(err, "cannot open lock file %s", name);
+    while (flock(fd, operation) < 0) {
+        if (errno == EINTR)
+            continue;
+        return nsbox_err_sys(err, "cannot lock %s", name);
+    }
+    return TAKE_FD(fd);
+}

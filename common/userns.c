@@ -1,0 +1,284 @@
+#include "userns.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <pwd.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "cleanup.h"
+
+/* Looks up "name:start:count" or "uid:start:count" in an /etc/sub?id file. */
+static bool find_subid(const char *file, const char *name, uid_t id,
+                       uint32_t *start, uint32_t *count)
+{
+    _cleanup_fclose_ FILE *f = fopen(file, "re");
+    char line[512], idstr[16];
+
+    if (f == NULL)
+        return false;
+    snprintf(idstr, sizeof(idstr), "%u", (unsigned)id);
+    while (fgets(line, sizeof(line), f) != NULL) {
+        char *owner = strtok(line, ":\n");
+        char *s = strtok(NULL, ":\n");
+        char *c = strtok(NULL, ":\n");
+        if (owner == NULL || s == NULL || c == NULL)
+            continue;
+        if (strcmp(owner, idstr) != 0 && (name == NULL || strcmp(owner, name) != 0))
+            continue;
+        unsigned long ls = strtoul(s, NULL, 10), lc = strtoul(c, NULL, 10);
+        if (lc == 0 || ls > UINT32_MAX || lc > UINT32_MAX - ls)
+            continue;
+        *start = (uint32_t)ls;
+        *count = (uint32_t)lc;
+        return true;
+    }
+    return false;
+}
+
+static bool have_helper(const char *name)
+{
+    static const char *const dirs[] = {"/usr/bin", "/bin", "/usr/sbin", "/sbin"};
+    char path[64];
+
+    for (size_t i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++) {
+        snprintf(path, sizeof(path), "%s/%s", dirs[i], name);
+        if (access(path, X_OK) == 0)
+            return true;
+    }
+    return false;
+}
+
+int nsbox_idmap_for_self(struct nsbox_idmap *map, struct nsbox_err *err)
+{
+    uid_t uid = geteuid();
+    gid_t gid = getegid();
+    struct passwd pw, *pwp = NULL;
+    char buf[4096];
+    uint32_t us, uc, gs, gc;
+
+    memset(map, 0, sizeof(*map));
+    map->uid[0] = (struct nsbox_idmap_range){0, uid, 1};
+    map->gid[0] = (struct nsbox_idmap_range){0, gid, 1};
+    map->n_uid = map->n_gid = 1;
+    getpwuid_r(uid, &pw, buf, sizeof(buf), &pwp);
+    const char *name = pwp ? pwp->pw_name : NULL;
+    if (!find_subid("/etc/subuid", name, uid, &us, &uc) ||
+        !find_subid("/etc/subgid", name, uid, &gs, &gc))
+        return 0;
+    if (!have_helper("newuidmap") || !have_helper("newgidmap"))
+        return 0;
+    map->uid[1] = (struct nsbox_idmap_range){1, us, uc};
+    map->gid[1] = (struct nsbox_idmap_range){1, gs, gc};
+    map->n_uid = map->n_gid = 2;
+    map->helpers = true;
+    (void)err;
+    return 0;
+}
+
+uint32_t nsbox_idmap_uid_count(const struct nsbox_idmap *map)
+{
+    uint32_t n = 0;
+    for (size_t i = 0; i < map->n_uid; i++)
+        n += map->uid[i].count;
+    return n;
+}
+
+static int write_proc(pid_t pid, const char *file, const char *data,
+                      struct nsbox_err *err)
+{
+    char path[64];
+    snprintf(path, sizeof(path), "/proc/%d/%s", (int)pid, file);
+    _cleanup_close_ int fd = open(path, O_WRONLY | O_CLOEXEC);
+    if (fd < 0)
+        return nsbox_err_sys(err, "cannot open %s", path);
+    if (write(fd, data, strlen(data)) != (ssize_t)strlen(data))
+        return nsbox_err_sys(err, "cannot write %s", path);
+    return 0;
+}
+
+static int run_helper(const char *helper, pid_t pid,
+                      const struct nsbox_idmap_range *r, size_t n,
+                      struct nsbox_err *err)
+{
+    char args[1 + 3 * NSBOX_IDMAP_MAX][16];
+    char *argv[3 + 3 * NSBOX_IDMAP_MAX];
+    size_t k = 0;
+
+    snprintf(args[k++], sizeof(args[0]), "%d", (int)pid);
+    for (size_t i = 0; i < n; i++) {
+        snprintf(args[k++], sizeof(args[0]), "%u", r[i].inside);
+        snprintf(args[k++], sizeof(args[0]), "%u", r[i].outside);
+        snprintf(args[k++], sizeof(args[0]), "%u", r[i].count);
+    }
+    argv[0] = (char *)helper;
+    for (size_t i = 0; i < k; i++)
+        argv[i + 1] = args[i];
+    argv[k + 1] = NULL;
+
+    pid_t child = fork();
+    if (child < 0)
+        return nsbox_err_sys(err, "fork");
+    if (child == 0) {
+        execvp(helper, argv);
+        _exit(127);
+    }
+    int status;
+    while (waitpid(child, &status, 0) < 0 && errno == EINTR)
+        ;
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+        return nsbox_err_set(err, EPERM,
+                             "%s failed (status %d): check /etc/subuid and "
+                             "/etc/subgid for this user",
+                             helper, WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+    return 0;
+}
+
+static void format_map(const struct nsbox_idmap_range *r, size_t n, char *buf,
+                       size_t size)
+{
+    size_t off = 0;
+    buf[0] = '\0';
+    for (size_t i = 0; i < n && off < size; i++)
+        off += (size_t)snprintf(buf + off, size - off, "%u %u %u\n",
+                                r[i].inside, r[i].outside, r[i].count);
+}
+
+int nsbox_idmap_apply(pid_t pid, const struct nsbox_idmap *map,
+                      struct nsbox_err *err)
+{
+    char buf[256];
+
+    if (map->helpers) {
+        if (run_helper("newuidmap", pid, map->uid, map->n_uid, err) < 0 ||
+            run_helper("newgidmap", pid, map->gid, map->n_gid, err) < 0)
+            return -1;
+        return 0;
+    }
+    /* Without the helpers an unprivileged process may map only its own ids,
+     * and only after giving up setgroups (user_namespaces(7)). */
+    if (geteuid() != 0 && write_proc(pid, "setgroups", "deny", err) < 0)
+        return -1;
+    format_map(map->uid, map->n_uid, buf, sizeof(buf));
+    if (write_proc(pid, "uid_map", buf, err) < 0)
+        return -1;
+    format_map(map->gid, map->n_gid, buf, sizeof(buf));
+    return write_proc(pid, "gid_map", buf, err);
+}
+
+static int read_full(int fd, void *buf, size_t len)
+{
+    char *p = buf;
+    size_t got = 0;
+    while (got < len) {
+        ssize_t n = read(fd, p + got, len - got);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            return -1;
+        got += (size_t)n;
+    }
+    return 0;
+}
+
+/* The child side: unshare, wait for the map, become root, run fn. */
+static void child_main(int ready_w, int go_r, int result_w,
+                       int (*fn)(void *, struct nsbox_err *), void *arg,
+                       bool may_setgroups)
+{
+    struct nsbox_err cerr = {0};
+    char c = 0;
+    int rc = -1;
+
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (unshare(CLONE_NEWUSER) < 0) {
+        nsbox_err_sys(&cerr, "cannot create a user namespace (see `nsbox doctor`)");
+        goto out;
+    }
+    if (write(ready_w, &c, 1) != 1 || read(go_r, &c, 1) != 1) {
+        nsbox_err_set(&cerr, EPIPE, "parent gave up while mapping ids");
+        goto out;
+    }
+    if ((may_setgroups && setgroups(0, NULL) < 0) || setresgid(0, 0, 0) < 0 ||
+        setresuid(0, 0, 0) < 0) {
+        nsbox_err_sys(&cerr, "cannot become root in the user namespace");
+        goto out;
+    }
+    rc = fn(arg, &cerr);
+out:
+    if (write(result_w, &cerr, sizeof(cerr)) != (ssize_t)sizeof(cerr))
+        _exit(2);
+    _exit(rc < 0 ? 1 : 0);
+}
+
+static void close_fds(int *fds, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (fds[i] >= 0)
+            close(fds[i]);
+}
+
+/* The parent side: map the child's ids, then collect its verdict. */
+static int parent_main(pid_t pid, const struct nsbox_idmap *map, int ready_r,
+                       int go_w, int result_r, struct nsbox_err *err)
+{
+    struct nsbox_err cerr = {0};
+    bool mapped = false;
+    char c = 1;
+    int status;
+
+    if (read(ready_r, &c, 1) == 1 && nsbox_idmap_apply(pid, map, err) == 0 &&
+        write(go_w, &c, 1) == 1)
+        mapped = true;
+    close(go_w);
+    bool got = read_full(result_r, &cerr, sizeof(cerr)) == 0;
+    while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+        ;
+    if (got && (!mapped || cerr.msg[0] != '\0'))
+        *err = cerr;
+    if (!mapped)
+        return -1;
+    if (!got) {
+        if (WIFSIGNALED(status))
+            return nsbox_err_set(err, EIO, "child in user namespace died of signal %d",
+                                 WTERMSIG(status));
+        return nsbox_err_set(err, EIO, "child in user namespace exited with %d",
+                             WEXITSTATUS(status));
+    }
+    return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : -1;
+}
+
+int nsbox_userns_run(const struct nsbox_idmap *map,
+                     int (*fn)(void *arg, struct nsbox_err *err), void *arg,
+                     struct nsbox_err *err)
+{
+    int fds[6] = {-1, -1, -1, -1, -1, -1}; /* ready, go, result: r/w pairs */
+
+    for (int i = 0; i < 3; i++) {
+        if (pipe2(fds + 2 * i, O_CLOEXEC) < 0) {
+            close_fds(fds, 6);
+            return nsbox_err_sys(err, "pipe");
+        }
+    }
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid < 0) {
+        close_fds(fds, 6);
+        return nsbox_err_sys(err, "fork");
+    }
+    if (pid == 0) {
+        close(fds[0]), close(fds[3]), close(fds[4]);
+        child_main(fds[1], fds[2], fds[5], fn, arg, map->helpers);
+    }
+    close(fds[1]), close(fds[2]), close(fds[5]);
+    int rc = parent_main(pid, map, fds[0], fds[3], fds[4], err);
+    close(fds[0]), close(fds[4]);
+    return rc;
+}

@@ -1,0 +1,56 @@
+/* Shared between the files of images/ only. */
+#ifndef NSBOX_IMAGES_INTERNAL_H
+#define NSBOX_IMAGES_INTERNAL_H
+
+#include <time.h>
+
+#include "store.h"
+
+#define REFS_MAX_BYTES (8u << 20)
+
+struct ref_entry {
+    char *name;
+    char digest[OCI_DIGEST_BUF];
+    time_t pulled;
+};
+
+struct ref_table {
+    struct ref_entry *v;
+    size_t n;
+};
+
+int refs_load(struct images_store *store, struct ref_table *t,
+              struct nsbox_err *err);
+int refs_save(struct images_store *store, const struct ref_table *t,
+              struct nsbox_err *err);
+void refs_free(struct ref_table *t);
+/* Points name at digest (replacing an older target).  Returns 0 or -1. */
+int refs_set(struct ref_table *t, const char *name, const char *digest,
+             struct nsbox_err *err);
+/* Removes name; returns 1 when it was there, else 0. */
+int refs_del(struct ref_table *t, const char *name);
+
+/* Runs fn with the store owner's view of file ownership: directly as root,
+ * inside the user namespace when rootless. */
+int store_run_as_owner(struct images_store *store,
+                       int (*fn)(void *arg, struct nsbox_err *err), void *arg,
+                       struct nsbox_err *err);
+
+/* Removes STORE/<dir>/<name> as the owner.  Returns 0 or -1. */
+int store_remove_tree(struct images_store *store, const char *dir,
+                      const char *name, struct nsbox_err *err);
+
+/* Loads images/HEX/image.json into out (names left empty).  Returns 0, or
+ * -1 (code ENOENT when the image is not in the store). */
+int image_load(struct images_store *store, const char *digest,
+               struct images_image *out, struct nsbox_err *err);
+
+/* Reads blobs/sha256/HEX, checks its digest, returns it NUL-terminated. */
+char *blob_read_verified(struct images_store *store, const char *digest,
+                         size_t max, size_t *len, struct nsbox_err *err);
+
+/* An open fd for the blob, or -1. */
+int blob_open(struct images_store *store, const char *digest,
+              struct nsbox_err *err);
+
+#endif

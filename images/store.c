@@ -1,0 +1,342 @@
+#include <errno.h>
+#include <fcntl.h>
+#include <jansson.h>
+#include <limits.h>
+#include <pwd.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "../common/cleanup.h"
+#include "../common/fsutil.h"
+#include "internal.h"
+#include "ref.h"
+
+#define _cleanup_json_ _cleanup_(json_decrefp)
+
+static const char *const store_dirs[] = {"blobs", "blobs/sha256", "images",
+                                         "locks", "tmp"};
+
+char *images_store_default_dir(struct nsbox_err *err)
+{
+    char *dir = NULL;
+    const char *xdg = getenv("XDG_DATA_HOME");
+    const char *home = getenv("HOME");
+
+    if (geteuid() == 0)
+        dir = strdup("/var/lib/nsbox");
+    else if (xdg != NULL && xdg[0] == '/') {
+        if (asprintf(&dir, "%s/nsbox", xdg) < 0)
+            dir = NULL;
+    } else {
+        if (home == NULL || home[0] != '/') {
+            struct passwd *pw = getpwuid(geteuid());
+            home = pw ? pw->pw_dir : NULL;
+        }
+        if (home == NULL) {
+            nsbox_err_set(err, ENOENT,
+                          "no home directory: set NSBOX_STORE or use --store");
+            return NULL;
+        }
+        if (asprintf(&dir, "%s/.local/share/nsbox", home) < 0)
+            dir = NULL;
+    }
+    if (dir == NULL)
+        nsbox_err_set(err, ENOMEM, "out of memory");
+    return dir;
+}
+
+int images_store_open(struct images_store *store, const char *dir,
+                      struct nsbox_err *err)
+{
+    _cleanup_free_ char *root = NULL;
+
+    memset(store, 0, sizeof(*store));
+    store->root_fd = -1;
+    if (dir == NULL || dir[0] == '\0')
+        dir = getenv("NSBOX_STORE");
+    if (dir != NULL && dir[0] != '\0')
+        root = realpath(dir, NULL) ?: strdup(dir);
+    else
+        root = images_store_default_dir(err);
+    if (root == NULL)
+        return dir ? nsbox_err_set(err, ENOMEM, "out of memory") : -1;
+    if (root[0] != '/')
+        return nsbox_err_set(err, EINVAL, "store directory must be absolute: %s", root);
+    /* 0700: the store holds setuid binaries and device-free but otherwise
+     * exact copies of image trees; no other user needs to reach them. */
+    if (nsbox_mkdir_p(root, 0700, err) < 0)
+        return nsbox_err_prefix(err, "image store");
+    int fd = open(root, O_PATH | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0)
+        return nsbox_err_sys(err, "cannot open image store %s", root);
+    for (size_t i = 0; i < sizeof(store_dirs) / sizeof(store_dirs[0]); i++) {
+        if (mkdirat(fd, store_dirs[i], 0700) < 0 && errno != EEXIST) {
+            close(fd);
+            return nsbox_err_sys(err, "cannot create %s/%s", root, store_dirs[i]);
+        }
+    }
+    store->root_fd = fd;
+    store->root = TAKE_PTR(root);
+    store->rootless = geteuid() != 0;
+    if (store->rootless && nsbox_idmap_for_self(&store->idmap, err) < 0) {
+        images_store_close(store);
+        return -1;
+    }
+    return 0;
+}
+
+void images_store_close(struct images_store *store)
+{
+    if (store->root_fd >= 0)
+        close(store->root_fd);
+    free(store->root);
+    memset(store, 0, sizeof(*store));
+    store->root_fd = -1;
+}
+
+int store_run_as_owner(struct images_store *store,
+                       int (*fn)(void *arg, struct nsbox_err *err), void *arg,
+                       struct nsbox_err *err)
+{
+    if (!store->rootless)
+        return fn(arg, err);
+    return nsbox_userns_run(&store->idmap, fn, arg, err);
+}
+
+struct remove_job {
+    struct images_store *store;
+    const char *dir, *name;
+};
+
+static int remove_job_run(void *arg, struct nsbox_err *err)
+{
+    struct remove_job *job = arg;
+    _cleanup_close_ int dfd = openat(job->store->root_fd, job->dir,
+                                     O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (dfd < 0)
+        return nsbox_err_sys(err, "cannot open %s", job->dir);
+    return nsbox_rm_rf_at(dfd, job->name, err);
+}
+
+int store_remove_tree(struct images_store *store, const char *dir,
+                      const char *name, struct nsbox_err *err)
+{
+    struct remove_job job = {store, dir, name};
+    return store_run_as_owner(store, remove_job_run, &job, err);
+}
+
+/* ---- the reference table ---- */
+
+void refs_free(struct ref_table *t)
+{
+    for (size_t i = 0; i < t->n; i++)
+        free(t->v[i].name);
+    free(t->v);
+    memset(t, 0, sizeof(*t));
+}
+
+int refs_load(struct images_store *store, struct ref_table *t,
+              struct nsbox_err *err)
+{
+    size_t len;
+    json_error_t jerr;
+    const char *name;
+    json_t *entry;
+
+    memset(t, 0, sizeof(*t));
+    _cleanup_free_ char *text =
+        nsbox_read_file_at(store->root_fd, "refs.json", REFS_MAX_BYTES, &len, err);
+    if (text == NULL)
+        return err->code == ENOENT ? (nsbox_err_clear(err), 0) : -1;
+    _cleanup_json_ json_t *root = json_loadb(text, len, 0, &jerr);
+    json_t *refs = json_object_get(root, "refs");
+    if (!json_is_object(refs))
+        return nsbox_err_set(err, EINVAL, "%s/refs.json is corrupt: %s", store->root,
+                             root ? "no \"refs\" object" : jerr.text);
+    t->v = calloc(json_object_size(refs) + 1, sizeof(*t->v));
+    if (t->v == NULL)
+        return nsbox_err_set(err, ENOMEM, "out of memory");
+    json_object_foreach(refs, name, entry) {
+        const char *digest = json_string_value(json_object_get(entry, "digest"));
+        if (!oci_digest_valid(digest))
+            continue;
+        struct ref_entry *r = &t->v[t->n];
+        r->name = strdup(name);
+        if (r->name == NULL) {
+            refs_free(t);
+            return nsbox_err_set(err, ENOMEM, "out of memory");
+        }
+        strcpy(r->digest, digest);
+        r->pulled = (time_t)json_integer_value(json_object_get(entry, "pulled"));
+        t->n++;
+    }
+    return 0;
+}
+
+int refs_save(struct images_store *store, const struct ref_table *t,
+              struct nsbox_err *err)
+{
+    _cleanup_json_ json_t *refs = json_object();
+    _cleanup_json_ json_t *root = json_pack("{s:i,s:O}", "version", 1, "refs", refs);
+
+    if (root == NULL)
+        return nsbox_err_set(err, ENOMEM, "out of memory");
+    for (size_t i = 0; i < t->n; i++) {
+        json_t *e = json_pack("{s:s,s:I}", "digest", t->v[i].digest, "pulled",
+                              (json_int_t)t->v[i].pulled);
+        if (e == NULL || json_object_set_new(refs, t->v[i].name, e) < 0)
+            return nsbox_err_set(err, ENOMEM, "out of memory");
+    }
+    _cleanup_free_ char *text = json_dumps(root, JSON_INDENT(2) | JSON_SORT_KEYS);
+    if (text == NULL)
+        return nsbox_err_set(err, ENOMEM, "out of memory");
+    return nsbox_write_file_atomic(store->root_fd, "refs.json", text,
+                                   strlen(text), 0600, err);
+}
+
+int refs_set(struct ref_table *t, const char *name, const char *digest,
+             struct nsbox_err *err)
+{
+    for (size_t i = 0; i < t->n; i++) {
+        if (strcmp(t->v[i].name, name) == 0) {
+            strcpy(t->v[i].digest, digest);
+            t->v[i].pulled = time(NULL);
+            return 0;
+        }
+    }
+    struct ref_entry *v = realloc(t->v, (t->n + 1) * sizeof(*v));
+    if (v == NULL)
+        return nsbox_err_set(err, ENOMEM, "out of memory");
+    t->v = v;
+    v[t->n].name = strdup(name);
+    if (v[t->n].name == NULL)
+        return nsbox_err_set(err, ENOMEM, "out of memory");
+    strcpy(v[t->n].digest, digest);
+    v[t->n].pulled = time(NULL);
+    t->n++;
+    return 0;
+}
+
+int refs_del(struct ref_table *t, const char *name)
+{
+    for (size_t i = 0; i < t->n; i++) {
+        if (strcmp(t->v[i].name, name) == 0) {
+            free(t->v[i].name);
+            t->v[i] = t->v[--t->n];
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/* ---- blobs and image records ---- */
+
+int blob_open(struct images_store *store, const char *digest,
+              struct nsbox_err *err)
+{
+    char path[128];
+
+    if (!oci_digest_valid(digest))
+        return nsbox_err_set(err, EINVAL, "invalid digest");
+    snprintf(path, sizeof(path), "blobs/sha256/%s", oci_digest_hex(digest));
+    int fd = openat(store->root_fd, path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0)
+        return nsbox_err_sys(err, "blob %s", digest);
+    return fd;
+}
+
+char *blob_read_verified(struct images_store *store, const char *digest,
+                         size_t max, size_t *len, struct nsbox_err *err)
+{
+    char path[128], actual[OCI_DIGEST_BUF];
+
+    if (!oci_digest_valid(digest)) {
+        nsbox_err_set(err, EINVAL, "invalid digest");
+        return NULL;
+    }
+    snprintf(path, sizeof(path), "blobs/sha256/%s", oci_digest_hex(digest));
+    _cleanup_free_ char *data = nsbox_read_file_at(store->root_fd, path, max, len, err);
+    if (data == NULL) {
+        nsbox_err_prefix(err, "blob %s", digest);
+        return NULL;
+    }
+    oci_digest_buf(data, *len, actual);
+    if (strcmp(actual, digest) != 0) {
+        nsbox_err_set(err, EBADMSG, "blob %s is corrupt: its content hashes to %s",
+                      digest, actual);
+        return NULL;
+    }
+    return TAKE_PTR(data);
+}
+
+void images_image_free(struct images_image *image)
+{
+    nsbox_strvfree(image->names);
+    free(image->rootfs);
+    oci_config_free(&image->config);
+    memset(image, 0, sizeof(*image));
+}
+
+const char *images_image_languages(const struct images_image *image)
+{
+    return oci_config_label(&image->config, "sandbox.language");
+}
+
+int image_load(struct images_store *store, const char *digest,
+               struct images_image *out, struct nsbox_err *err)
+{
+    char path[128];
+    size_t len;
+    json_error_t jerr;
+
+    memset(out, 0, sizeof(*out));
+    snprintf(path, sizeof(path), "images/%s/image.json", oci_digest_hex(digest));
+    _cleanup_free_ char *text = nsbox_read_file_at(store->root_fd, path, 1 << 20, &len, err);
+    if (text == NULL)
+        return -1;
+    _cleanup_json_ json_t *root = json_loadb(text, len, 0, &jerr);
+    const char *config_digest =
+        json_string_value(json_object_get(root, "config_digest"));
+    if (!oci_digest_valid(config_digest))
+        return nsbox_err_set(err, EINVAL, "%s/%s is corrupt", store->root, path);
+    strcpy(out->digest, digest);
+    strcpy(out->config_digest, config_digest);
+    out->size = (uint64_t)json_integer_value(json_object_get(root, "size"));
+    out->skipped = (uint64_t)json_integer_value(json_object_get(root, "skipped"));
+    out->created = (time_t)json_integer_value(json_object_get(root, "created"));
+    if (asprintf(&out->rootfs, "%s/images/%s/rootfs", store->root,
+                 oci_digest_hex(digest)) < 0) {
+        out->rootfs = NULL;
+        return nsbox_err_set(err, ENOMEM, "out of memory");
+    }
+    _cleanup_free_ char *config =
+        blob_read_verified(store, config_digest, OCI_CONFIG_MAX, &len, err);
+    if (config == NULL || oci_config_parse(config, len, &out->config, err) < 0) {
+        images_image_free(out);
+        return -1;
+    }
+    return 0;
+}
+
+int images_lease(struct images_store *store, const char *digest,
+                 struct nsbox_err *err)
+{
+    char path[128];
+    struct stat st;
+
+    if (!oci_digest_valid(digest))
+        return nsbox_err_set(err, EINVAL, "invalid digest");
+    snprintf(path, sizeof(path), "images/%s/lease", oci_digest_hex(digest));
+    _cleanup_close_ int fd = nsbox_lock_at(store->root_fd, path, LOCK_SH, err);
+    if (fd < 0)
+        return -1;
+    /* rmi may have moved the image away while we waited for the lock. */
+    snprintf(path, sizeof(path), "images/%s/image.json", oci_digest_hex(digest));
+    if (fstatat(store->root_fd, path, &st, AT_SYMLINK_NOFOLLOW) < 0)
+        return nsbox_err_set(err, ENOENT, "image %s was removed", digest);
+    return TAKE_FD(fd);
+}

@@ -1,0 +1,109 @@
+/* The local image store.
+ *
+ *   STORE/lock                 pulls hold it shared, rmi/prune exclusive
+ *   STORE/refs.json            reference -> manifest digest (atomic rename)
+ *   STORE/blobs/sha256/HEX     content-addressed blobs (skopeo writes here)
+ *   STORE/images/HEX/          one per manifest digest, complete or absent:
+ *       rootfs/                the unpacked image, shared read-only
+ *       image.json             digests, size, notes
+ *       lease                  sandboxes hold a shared flock while running
+ *   STORE/locks/HEX            serializes unpacking of one image
+ *   STORE/tmp/                 staging; whatever is left here is garbage
+ *
+ * See docs/store.md for the rules behind it. */
+#ifndef NSBOX_IMAGES_STORE_H
+#define NSBOX_IMAGES_STORE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <time.h>
+
+#include "../common/err.h"
+#include "../common/userns.h"
+#include "../oci/digest.h"
+#include "../oci/image.h"
+
+struct images_store {
+    char *root;        /* absolute path */
+    int root_fd;       /* O_PATH directory fd */
+    bool rootless;     /* not running as host root */
+    struct nsbox_idmap idmap; /* rootless only: ids files are unpacked with */
+};
+
+/* Opens (creating it 0700 if needed) the store at dir, or at $NSBOX_STORE,
+ * or at the default: /var/lib/nsbox as root, $XDG_DATA_HOME/nsbox (or
+ * ~/.local/share/nsbox) otherwise.  Returns 0 or -1. */
+int images_store_open(struct images_store *store, const char *dir,
+                      struct nsbox_err *err);
+void images_store_close(struct images_store *store);
+
+/* The default store directory for this user (malloc'ed), or NULL. */
+char *images_store_default_dir(struct nsbox_err *err);
+
+struct images_pull_opts {
+    bool tls_verify;          /* false: plain HTTP / unverified TLS */
+    const char *authfile;     /* NULL: skopeo's default lookup */
+    const char *skopeo;       /* NULL: "skopeo" from PATH */
+    int progress_fd;          /* -1: quiet; else skopeo's and our progress */
+    uint64_t max_image_bytes; /* 0: the default (32 GiB) */
+};
+
+/* One image in the store, as `nsbox images` shows it. */
+struct images_image {
+    char digest[OCI_DIGEST_BUF];        /* manifest digest: the image id */
+    char config_digest[OCI_DIGEST_BUF];
+    char **names;                       /* references pointing here */
+    uint64_t size;                      /* bytes of unpacked file content */
+    uint64_t skipped;                   /* entries skipped while unpacking */
+    time_t created;                     /* when it was unpacked */
+    char *rootfs;                       /* absolute path of the rootfs */
+    struct oci_image_config config;
+};
+
+void images_image_free(struct images_image *image);
+
+/* The comma-separated languages of an image (label sandbox.language), or
+ * NULL. */
+const char *images_image_languages(const struct images_image *image);
+
+/* Pulls ref (see images/ref.h) with skopeo into the store, unpacks it once,
+ * and points the reference at it.  out (optional) receives the image.
+ * Returns 0 or -1. */
+int images_pull(struct images_store *store, const char *ref,
+                const struct images_pull_opts *opts, struct images_image *out,
+                struct nsbox_err *err);
+
+/* Looks up a reference, a full digest, or a unique hex prefix of at least
+ * 12 digits.  Returns 0, or -1 (err->code ENOENT when not found). */
+int images_lookup(struct images_store *store, const char *name,
+                  struct images_image *out, struct nsbox_err *err);
+
+/* All complete images, sorted by name.  *out is an array of *n images;
+ * free each with images_image_free and the array with free(). */
+int images_list(struct images_store *store, struct images_image **out,
+                size_t *n, struct nsbox_err *err);
+
+/* Removes a reference (or, given a digest, every reference to it); the
+ * image itself goes when nothing else points at it and no sandbox holds its
+ * lease.  *removed tells whether the image went (may be NULL). */
+int images_remove(struct images_store *store, const char *name, bool *removed,
+                  struct nsbox_err *err);
+
+struct images_prune_stats {
+    size_t images;   /* images removed */
+    size_t blobs;    /* blobs removed */
+    size_t staging;  /* leftovers of interrupted pulls removed */
+    size_t in_use;   /* unreferenced images kept because a sandbox uses them */
+};
+
+/* Removes images no reference points at and no sandbox holds, blobs no
+ * image needs, and staging leftovers.  Returns 0 or -1. */
+int images_prune(struct images_store *store, struct images_prune_stats *stats,
+                 struct nsbox_err *err);
+
+/* Takes a lease on an image for a sandbox's lifetime: prune and rmi leave
+ * the image alone while the returned fd is open.  Returns the fd or -1. */
+int images_lease(struct images_store *store, const char *digest,
+                 struct nsbox_err *err);
+
+#endif

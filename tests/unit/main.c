@@ -1,0 +1,20 @@
+/* Runs every C unit-test suite; see check.h for the output protocol. */
+#include "check.h"
+#include "suites.h"
+
+const char *check_suite = "";
+const char *check_current = "";
+int check_failed_now;
+int check_pass, check_fail;
+
+int main(void)
+{
+    setvbuf(stdout, NULL, _IOLBF, 0);
+#define SUITE(name)                                                            \
+    check_suite = #name;                                                       \
+    suite_##name();
+#include "suites.def"
+#undef SUITE
+    printf("unit: %d passed, %d failed\n", check_pass, check_fail);
+    return check_fail == 0 ? 0 : 1;
+}
