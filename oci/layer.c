@@ -164,6 +164,12 @@ static int mkdir_confined(struct unpack *u, const char *path,
                 *slash = '/';
             if (pfd < 0 || (mkdirat(pfd, base, 0755) < 0 && errno != EEXIST))
                 return nsbox_err_sys(err, "cannot create directory /%s", prefix);
+            struct stat st;
+            if (fstatat(pfd, base, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISLNK(st.st_mode))
+                return nsbox_err_set(err, ENOENT,
+                                     "/%s is a symlink to a directory that does not "
+                                     "exist in the image",
+                                     prefix);
         } else if (fd < 0) {
             return nsbox_err_sys(err, "cannot open directory /%s", prefix);
         }
@@ -703,8 +709,15 @@ int oci_layer_apply(int rootfs_fd, int blob_fd, const char *expected_digest,
         goto out;
     }
     u.a = open_archive(&u, err);
-    if (u.a == NULL || unpack_entries(&u, err) < 0)
+    if (u.a == NULL || unpack_entries(&u, err) < 0) {
+        /* A damaged blob usually shows up as a decompression or tar error;
+         * name the real cause when the bytes do not match the digest. */
+        struct nsbox_err derr;
+        if (u.hash != NULL && finish_digest(&u, expected_digest, &derr) < 0 &&
+            derr.code == EBADMSG)
+            *err = derr;
         goto out;
+    }
     if (finish_digest(&u, expected_digest, err) < 0)
         goto out;
     apply_dir_times(&u);

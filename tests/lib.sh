@@ -1,0 +1,64 @@
+# Shared by the shell tests.  Each test prints exactly one line:
+#   PASS: <suite>/<name>      or      FAIL: <suite>/<name>: <reason>
+# tests/run.sh counts them.  Source this, set SUITE, call the helpers.
+set -u
+
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+NSBOX=$ROOT/build/nsbox
+F=${NSBOX_FIXTURES:-/var/cache/nsbox/fixtures}
+SUITE=${SUITE:-$(basename "$0" .sh)}
+REGISTRY=${NSBOX_TEST_REGISTRY:-}
+
+T=$(mktemp -d /tmp/nsbox-test.XXXXXX)
+chmod 755 "$T"
+cleanup_test_dir() { rm -rf "$T"; }
+trap cleanup_test_dir EXIT
+
+_failures=0
+pass() { echo "PASS: $SUITE/$1"; }
+fail() {
+	echo "FAIL: $SUITE/$1: $2"
+	_failures=$((_failures + 1))
+}
+
+# check NAME CMD...: passes when CMD succeeds; shows its output when not.
+check() {
+	local name=$1 out
+	shift
+	if out=$("$@" 2>&1); then
+		pass "$name"
+	else
+		fail "$name" "command failed: $* :: $(printf '%s' "$out" | tail -3 | tr '\n' ' ')"
+	fi
+}
+
+# expect_fail NAME PATTERN CMD...: passes when CMD fails with exit status 1
+# (nsbox's own failure) and its stderr matches PATTERN (grep -E).
+expect_fail() {
+	local name=$1 pattern=$2 out rc
+	shift 2
+	out=$("$@" 2>&1)
+	rc=$?
+	if [ "$rc" -ne 1 ]; then
+		fail "$name" "expected exit 1, got $rc :: $(printf '%s' "$out" | tail -2 | tr '\n' ' ')"
+	elif ! printf '%s' "$out" | grep -Eq -- "$pattern"; then
+		fail "$name" "error does not match /$pattern/: $(printf '%s' "$out" | tail -2 | tr '\n' ' ')"
+	else
+		pass "$name"
+	fi
+}
+
+# require_registry: the suite needs tests/run.sh's local registry.
+require_registry() {
+	if [ -z "$REGISTRY" ]; then
+		echo "FAIL: $SUITE/setup: NSBOX_TEST_REGISTRY is not set (run through tests/run.sh)"
+		exit 1
+	fi
+}
+
+# rootfs_of STORE REF: the rootfs path of an image in a store.
+rootfs_of() {
+	"$NSBOX" --store "$1" inspect "$2" | python3 -c 'import json,sys; print(json.load(sys.stdin)["rootfs"])'
+}
+
+finish() { exit $((_failures > 0)); }
