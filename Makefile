@@ -23,7 +23,7 @@ LIB_OBJS  := $(LIB_SRCS:%.c=$(BUILD)/%.o)
 CLI_OBJS  := $(CLI_SRCS:%.c=$(BUILD)/%.o)
 UNIT_OBJS := $(UNIT_SRCS:%.c=$(BUILD)/%.o)
 
-.PHONY: all test unit-test bench deps fixtures clean format
+.PHONY: all test unit-test bench deps fixtures default-image clean format
 
 all: $(BUILD)/nsbox
 
@@ -51,6 +51,10 @@ unit-test: $(BUILD)/unit-tests
 
 fixtures:
 	@tests/fixtures/build.sh
+
+# The python image nsbox uses by default, built locally from Debian packages.
+default-image: $(BUILD)/nsbox
+	@images/default-image.sh $(BUILD)/nsbox
 
 bench: $(BUILD)/nsbox
 	@tests/bench/run.sh

@@ -121,6 +121,10 @@ int cmd_pull(struct cli_globals *g, int argc, char **argv)
     if (r < 0)
         return cli_fail(&err);
     printf("%s %s\n", image.names[0] ? image.names[0] : argv[optind], image.digest);
+    if (image.skipped > 0 && po.progress_fd < 0 && !quiet)
+        fprintf(stderr, "nsbox: note: %llu entries of the image were skipped while "
+                        "unpacking (device nodes and the like); `nsbox inspect` lists them\n",
+                (unsigned long long)image.skipped);
     images_image_free(&image);
     return 0;
 }
@@ -166,6 +170,7 @@ static json_t *image_json(const struct images_image *im, bool full)
                           (json_int_t)im->skipped, "rootfs", im->rootfs);
     if (!full || o == NULL)
         return o;
+    json_object_set_new(o, "notes", strv_json(im->notes));
     const struct oci_image_config *c = &im->config;
     json_t *labels = json_object();
     for (size_t i = 0; i < c->n_labels; i++)

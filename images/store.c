@@ -276,6 +276,7 @@ char *blob_read_verified(struct images_store *store, const char *digest,
 void images_image_free(struct images_image *image)
 {
     nsbox_strvfree(image->names);
+    nsbox_strvfree(image->notes);
     free(image->rootfs);
     oci_config_free(&image->config);
     memset(image, 0, sizeof(*image));
@@ -284,6 +285,24 @@ void images_image_free(struct images_image *image)
 const char *images_image_languages(const struct images_image *image)
 {
     return oci_config_label(&image->config, "sandbox.language");
+}
+
+static int load_notes(json_t *notes, struct images_image *out,
+                      struct nsbox_err *err)
+{
+    size_t i, n = 0;
+    json_t *note;
+
+    if (!json_is_array(notes) || json_array_size(notes) == 0)
+        return 0;
+    out->notes = calloc(json_array_size(notes) + 1, sizeof(char *));
+    if (out->notes == NULL)
+        return nsbox_err_set(err, ENOMEM, "out of memory");
+    json_array_foreach(notes, i, note) {
+        if (json_is_string(note) && (out->notes[n] = strdup(json_string_value(note))) != NULL)
+            n++;
+    }
+    return 0;
 }
 
 int image_load(struct images_store *store, const char *digest,
@@ -308,6 +327,8 @@ int image_load(struct images_store *store, const char *digest,
     out->size = (uint64_t)json_integer_value(json_object_get(root, "size"));
     out->skipped = (uint64_t)json_integer_value(json_object_get(root, "skipped"));
     out->created = (time_t)json_integer_value(json_object_get(root, "created"));
+    if (load_notes(json_object_get(root, "notes"), out, err) < 0)
+        return -1;
     if (asprintf(&out->rootfs, "%s/images/%s/rootfs", store->root,
                  oci_digest_hex(digest)) < 0) {
         out->rootfs = NULL;

@@ -55,6 +55,7 @@ struct images_image {
     char **names;                       /* references pointing here */
     uint64_t size;                      /* bytes of unpacked file content */
     uint64_t skipped;                   /* entries skipped while unpacking */
+    char **notes;                       /* why (the first 50), or NULL */
     time_t created;                     /* when it was unpacked */
     char *rootfs;                       /* absolute path of the rootfs */
     struct oci_image_config config;

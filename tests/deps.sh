@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# `make deps`: installs the Debian packages nsbox builds with, runs with and
+# is tested with.  docs/dependencies.md says why each one is here.
+set -eu
+BUILD="gcc make pkg-config libjansson-dev libarchive-dev libssl-dev"
+RUNTIME="skopeo uidmap"
+TESTS="mmdebstrap umoci docker-registry python3 ca-certificates bsdutils util-linux"
+if [ "$(id -u)" != 0 ]; then
+	echo "make deps: run as root (sudo make deps)" >&2
+	exit 1
+fi
+export DEBIAN_FRONTEND=noninteractive
+# apt-cache knows nothing on a fresh machine until the lists are fetched.
+if [ -z "$(find /var/lib/apt/lists -name '*Packages*' -newermt '-1 day' 2>/dev/null | head -1)" ]; then
+	apt-get update -qq
+fi
+# shellcheck disable=SC2086
+apt-get install -y -qq --no-install-recommends $BUILD $RUNTIME $TESTS >/dev/null
+echo "make deps: installed $BUILD $RUNTIME $TESTS"
