@@ -38,14 +38,9 @@ static int rm_entry(int dirfd, const char *name, struct nsbox_err *err)
 
 static int rm_tree_contents(int dfd, struct nsbox_err *err)
 {
-    int fd = dup(dfd);
-    if (fd < 0)
-        return nsbox_err_sys(err, "dup");
-    _cleanup_closedir_ DIR *d = fdopendir(fd);
-    if (d == NULL) {
-        close(fd);
-        return nsbox_err_sys(err, "fdopendir");
-    }
+    _cleanup_closedir_ DIR *d = nsbox_opendir_at(dfd, ".", err);
+    if (d == NULL)
+        return -1;
     struct dirent *de;
     while ((errno = 0, de = readdir(d)) != NULL) {
         if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
@@ -56,6 +51,21 @@ static int rm_tree_contents(int dfd, struct nsbox_err *err)
     if (errno != 0)
         return nsbox_err_sys(err, "readdir");
     return 0;
+}
+
+DIR *nsbox_opendir_at(int dirfd, const char *name, struct nsbox_err *err)
+{
+    int fd = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0) {
+        nsbox_err_sys(err, "cannot open directory %s", name);
+        return NULL;
+    }
+    DIR *d = fdopendir(fd);
+    if (d == NULL) {
+        nsbox_err_sys(err, "cannot list directory %s", name);
+        close(fd);
+    }
+    return d;
 }
 
 int nsbox_rm_rf_at(int dirfd, const char *name, struct nsbox_err *err)

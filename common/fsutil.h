@@ -3,6 +3,7 @@
 #ifndef NSBOX_FSUTIL_H
 #define NSBOX_FSUTIL_H
 
+#include <dirent.h>
 #include <stddef.h>
 #include <sys/types.h>
 
@@ -11,6 +12,10 @@
 /* Removes name (file, symlink or whole tree) below dirfd without following
  * symlinks.  A missing name is not an error.  Returns 0 or -1. */
 int nsbox_rm_rf_at(int dirfd, const char *name, struct nsbox_err *err);
+
+/* Opens dirfd/name (not following a final symlink; "." for dirfd itself)
+ * for listing.  Returns the DIR (caller closedir()s) or NULL. */
+DIR *nsbox_opendir_at(int dirfd, const char *name, struct nsbox_err *err);
 
 /* Creates the directory path (and missing parents) with mode.  Existing
  * directories are fine.  Returns 0 or -1. */

@@ -28,14 +28,9 @@ static int for_each_image(struct images_store *store,
                           int (*fn)(const char *hex, void *ctx), void *ctx,
                           struct nsbox_err *err)
 {
-    int fd = openat(store->root_fd, "images", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (fd < 0)
-        return nsbox_err_sys(err, "cannot open %s/images", store->root);
-    _cleanup_closedir_ DIR *d = fdopendir(fd);
-    if (d == NULL) {
-        close(fd);
-        return nsbox_err_sys(err, "cannot list %s/images", store->root);
-    }
+    _cleanup_closedir_ DIR *d = nsbox_opendir_at(store->root_fd, "images", err);
+    if (d == NULL)
+        return nsbox_err_prefix(err, "%s", store->root);
     struct dirent *de;
     while ((de = readdir(d)) != NULL) {
         if (!is_hex(de->d_name, OCI_DIGEST_HEX_LEN, OCI_DIGEST_HEX_LEN))
@@ -340,14 +335,9 @@ static int prune_image(const char *hex, void *arg)
 
 static int prune_blobs(struct prune_ctx *c)
 {
-    int fd = openat(c->store->root_fd, "blobs/sha256", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (fd < 0)
-        return nsbox_err_sys(c->err, "cannot open %s/blobs/sha256", c->store->root);
-    _cleanup_closedir_ DIR *d = fdopendir(fd);
-    if (d == NULL) {
-        close(fd);
-        return nsbox_err_sys(c->err, "cannot list blobs");
-    }
+    _cleanup_closedir_ DIR *d = nsbox_opendir_at(c->store->root_fd, "blobs/sha256", c->err);
+    if (d == NULL)
+        return nsbox_err_prefix(c->err, "%s", c->store->root);
     struct dirent *de;
     while ((de = readdir(d)) != NULL) {
         if (de->d_name[0] == '.' || nsbox_strset_has(&c->keep_blobs, de->d_name))
@@ -355,27 +345,6 @@ static int prune_blobs(struct prune_ctx *c)
         if (unlinkat(dirfd(d), de->d_name, 0) < 0 && errno != ENOENT)
             return nsbox_err_sys(c->err, "cannot remove blob %s", de->d_name);
         c->stats->blobs++;
-    }
-    return 0;
-}
-
-static int prune_staging(struct prune_ctx *c)
-{
-    int fd = openat(c->store->root_fd, "tmp", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (fd < 0)
-        return nsbox_err_sys(c->err, "cannot open %s/tmp", c->store->root);
-    _cleanup_closedir_ DIR *d = fdopendir(fd);
-    if (d == NULL) {
-        close(fd);
-        return nsbox_err_sys(c->err, "cannot list %s/tmp", c->store->root);
-    }
-    struct dirent *de;
-    while ((de = readdir(d)) != NULL) {
-        if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
-            continue;
-        if (store_remove_tree(c->store, "tmp", de->d_name, c->err) < 0)
-            return -1;
-        c->stats->staging++;
     }
     return 0;
 }
@@ -392,7 +361,7 @@ int images_prune(struct images_store *store, struct images_prune_stats *stats,
     _cleanup_close_ int lock = nsbox_lock_at(store->root_fd, "lock", LOCK_EX, err);
     if (lock < 0 || refs_load(store, &refs, err) < 0)
         return -1;
-    int r = prune_staging(&c);
+    int r = store_clean_staging(store, &stats->staging, err);
     if (r == 0)
         r = for_each_image(store, prune_image, &c, err);
     if (r == 0)

@@ -40,6 +40,12 @@ int store_run_as_owner(struct images_store *store,
 int store_remove_tree(struct images_store *store, const char *dir,
                       const char *name, struct nsbox_err *err);
 
+/* Removes everything in STORE/tmp.  Only safe with the store lock held
+ * exclusively: then no pull is running and all of it is leftovers.
+ * *count (optional) gets the number of entries removed. */
+int store_clean_staging(struct images_store *store, size_t *count,
+                        struct nsbox_err *err);
+
 /* Loads images/HEX/image.json into out (names left empty).  Returns 0, or
  * -1 (code ENOENT when the image is not in the store). */
 int image_load(struct images_store *store, const char *digest,

@@ -377,33 +377,15 @@ static int ensure_unpacked(struct images_store *store, const char *digest,
     return r;
 }
 
-/* With no pull or prune running, whatever sits in tmp/ was left by an
- * interrupted one. */
-static void clean_staging(struct images_store *store)
-{
-    struct nsbox_err ignored;
-    _cleanup_close_ int fd =
-        openat(store->root_fd, "tmp", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (fd < 0)
-        return;
-    _cleanup_closedir_ DIR *d = fdopendir(TAKE_FD(fd));
-    struct dirent *de;
-    while (d != NULL && (de = readdir(d)) != NULL) {
-        if (de->d_name[0] == '.')
-            continue;
-        if (store_remove_tree(store, "tmp", de->d_name, &ignored) < 0)
-            nsbox_warn("cannot clean %s/tmp/%s: %s", store->root, de->d_name,
-                       ignored.msg);
-    }
-}
-
 /* Shared store lock for the pull; cleans staging first when no one else
  * is in the store. */
 static int lock_store_for_pull(struct images_store *store, struct nsbox_err *err)
 {
     int fd = nsbox_lock_at(store->root_fd, "lock", LOCK_EX | LOCK_NB, err);
     if (fd >= 0) {
-        clean_staging(store);
+        struct nsbox_err cerr;
+        if (store_clean_staging(store, NULL, &cerr) < 0)
+            nsbox_warn("%s", cerr.msg);
         if (flock(fd, LOCK_SH) == 0)
             return fd;
         close(fd);

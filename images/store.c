@@ -129,6 +129,25 @@ int store_remove_tree(struct images_store *store, const char *dir,
     return store_run_as_owner(store, remove_job_run, &job, err);
 }
 
+int store_clean_staging(struct images_store *store, size_t *count,
+                        struct nsbox_err *err)
+{
+    _cleanup_closedir_ DIR *d = nsbox_opendir_at(store->root_fd, "tmp", err);
+    struct dirent *de;
+
+    if (d == NULL)
+        return nsbox_err_prefix(err, "%s", store->root);
+    while ((de = readdir(d)) != NULL) {
+        if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
+            continue;
+        if (store_remove_tree(store, "tmp", de->d_name, err) < 0)
+            return nsbox_err_prefix(err, "cleaning %s/tmp", store->root);
+        if (count != NULL)
+            (*count)++;
+    }
+    return 0;
+}
+
 /* ---- the reference table ---- */
 
 void refs_free(struct ref_table *t)

@@ -174,31 +174,42 @@ fail:
     return -1;
 }
 
+/* A JSON array of descriptors, at most max of them. */
+static int parse_descriptors(json_t *list, size_t max, const char *what,
+                             struct oci_descriptor **out, size_t *n,
+                             struct nsbox_err *err)
+{
+    size_t i;
+    json_t *item;
+
+    if (!json_is_array(list) || json_array_size(list) > max)
+        return nsbox_err_set(err, EINVAL, "%s must be an array of at most %zu",
+                             what, max);
+    *out = calloc(json_array_size(list) + 1, sizeof(**out));
+    if (*out == NULL)
+        return nsbox_err_set(err, ENOMEM, "out of memory");
+    json_array_foreach(list, i, item) {
+        if (parse_descriptor(item, &(*out)[i], err) < 0)
+            return nsbox_err_prefix(err, "%s[%zu]", what, i);
+        (*n)++;
+    }
+    return 0;
+}
+
 int oci_index_parse(const char *json, size_t len, struct oci_index *out,
                     struct nsbox_err *err)
 {
     _cleanup_json_ json_t *root =
         parse_object(json, len, OCI_MANIFEST_MAX, "image index", err);
-    size_t i;
-    json_t *item;
 
     memset(out, 0, sizeof(*out));
     if (root == NULL)
         return -1;
-    json_t *list = json_object_get(root, "manifests");
-    if (!json_is_array(list))
-        return nsbox_err_set(err, EINVAL, "image index has no \"manifests\" array");
-    if (json_array_size(list) > 4096)
-        return nsbox_err_set(err, E2BIG, "image index lists too many manifests");
-    out->manifests = calloc(json_array_size(list) + 1, sizeof(*out->manifests));
-    if (out->manifests == NULL)
-        return nsbox_err_set(err, ENOMEM, "out of memory");
-    json_array_foreach(list, i, item) {
-        if (parse_descriptor(item, &out->manifests[i], err) < 0) {
-            oci_index_free(out);
-            return nsbox_err_prefix(err, "image index entry %zu", i);
-        }
-        out->n_manifests++;
+    if (parse_descriptors(json_object_get(root, "manifests"), 4096,
+                          "image index \"manifests\"", &out->manifests,
+                          &out->n_manifests, err) < 0) {
+        oci_index_free(out);
+        return -1;
     }
     return 0;
 }
@@ -208,8 +219,6 @@ int oci_manifest_parse(const char *json, size_t len, struct oci_manifest *out,
 {
     _cleanup_json_ json_t *root =
         parse_object(json, len, OCI_MANIFEST_MAX, "image manifest", err);
-    size_t i;
-    json_t *item;
 
     memset(out, 0, sizeof(*out));
     if (root == NULL)
@@ -229,24 +238,11 @@ int oci_manifest_parse(const char *json, size_t len, struct oci_manifest *out,
         oci_manifest_free(out);
         return nsbox_err_prefix(err, "image manifest config");
     }
-    json_t *layers = json_object_get(root, "layers");
-    if (!json_is_array(layers) || json_array_size(layers) > OCI_LAYERS_MAX) {
+    if (parse_descriptors(json_object_get(root, "layers"), OCI_LAYERS_MAX,
+                          "image manifest \"layers\"", &out->layers,
+                          &out->n_layers, err) < 0) {
         oci_manifest_free(out);
-        return nsbox_err_set(err, EINVAL,
-                             "image manifest needs a \"layers\" array of at most %d",
-                             OCI_LAYERS_MAX);
-    }
-    out->layers = calloc(json_array_size(layers) + 1, sizeof(*out->layers));
-    if (out->layers == NULL) {
-        oci_manifest_free(out);
-        return nsbox_err_set(err, ENOMEM, "out of memory");
-    }
-    json_array_foreach(layers, i, item) {
-        if (parse_descriptor(item, &out->layers[i], err) < 0) {
-            oci_manifest_free(out);
-            return nsbox_err_prefix(err, "image manifest layer %zu", i);
-        }
-        out->n_layers++;
+        return -1;
     }
     return 0;
 }

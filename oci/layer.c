@@ -483,14 +483,9 @@ static int opaque_dir(struct unpack *u, const char *parent, struct nsbox_err *er
     int pfd = open_parent(u, parent, false, err);
     if (pfd < 0)
         return errno == ENOENT ? 0 : -1;
-    int dfd = openat(pfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (dfd < 0)
-        return nsbox_err_sys(err, "cannot open /%s", parent);
-    _cleanup_closedir_ DIR *d = fdopendir(dfd);
-    if (d == NULL) {
-        close(dfd);
-        return nsbox_err_sys(err, "cannot list /%s", parent);
-    }
+    _cleanup_closedir_ DIR *d = nsbox_opendir_at(pfd, ".", err);
+    if (d == NULL)
+        return nsbox_err_prefix(err, "opaque directory /%s", parent);
     struct dirent *de;
     while ((de = readdir(d)) != NULL) {
         if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
