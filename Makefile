@@ -4,23 +4,24 @@
 
 CC       ?= cc
 BUILD    ?= build
-PKGS     := jansson libarchive libcrypto
+PKGS     := jansson libarchive libcrypto libseccomp libcap libmnl
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 
 CFLAGS   ?= -O2 -g
 CFLAGS   += -std=gnu11 -Wall -Wextra -Werror -Wshadow -Wformat=2 \
-            -Wno-unused-parameter -fstack-protector-strong -fPIE \
+            -Wno-unused-parameter -Wno-format-truncation -fstack-protector-strong -fPIE \
             -D_FORTIFY_SOURCE=2 -D_GNU_SOURCE -pthread $(PKG_CFLAGS)
 LDFLAGS  += -pie -Wl,-z,relro,-z,now -pthread
 LDLIBS   += $(PKG_LIBS)
 
 LIB_SRCS := $(wildcard common/*.c oci/*.c images/*.c runtime/*.c)
 CLI_SRCS := $(wildcard cli/*.c)
+CLI_ASM  := cli/profile.S
 UNIT_SRCS := $(wildcard tests/unit/*.c)
 
 LIB_OBJS  := $(LIB_SRCS:%.c=$(BUILD)/%.o)
-CLI_OBJS  := $(CLI_SRCS:%.c=$(BUILD)/%.o)
+CLI_OBJS  := $(CLI_SRCS:%.c=$(BUILD)/%.o) $(BUILD)/cli/profile.o
 UNIT_OBJS := $(UNIT_SRCS:%.c=$(BUILD)/%.o)
 
 .PHONY: all test unit-test bench deps fixtures default-image clean format
@@ -39,6 +40,10 @@ $(BUILD)/unit-tests: $(UNIT_OBJS) $(BUILD)/libnsbox.a
 $(BUILD)/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -MMD -MP -c -o $@ $<
+
+$(BUILD)/cli/profile.o: cli/profile.S seccomp-profiles/default.json
+	@mkdir -p $(dir $@)
+	$(CC) -c -o $@ $<
 
 -include $(LIB_OBJS:.o=.d) $(CLI_OBJS:.o=.d) $(UNIT_OBJS:.o=.d)
 

@@ -28,6 +28,12 @@ int cmd_images(struct cli_globals *g, int argc, char **argv);
 int cmd_inspect(struct cli_globals *g, int argc, char **argv);
 int cmd_rmi(struct cli_globals *g, int argc, char **argv);
 int cmd_prune(struct cli_globals *g, int argc, char **argv);
+int cmd_run(struct cli_globals *g, int argc, char **argv);
+int cmd_create(struct cli_globals *g, int argc, char **argv);
+int cmd_exec(struct cli_globals *g, int argc, char **argv);
+int cmd_ps(struct cli_globals *g, int argc, char **argv);
+int cmd_rm(struct cli_globals *g, int argc, char **argv);
+int cmd_doctor(struct cli_globals *g, int argc, char **argv);
 
 /* Prints "nsbox CMD: message" and returns CLI_EXIT_USAGE. */
 int cli_usage_error(const char *cmd, const char *fmt, ...)

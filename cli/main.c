@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <locale.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,13 +23,18 @@ static const struct cli_command commands[] = {
     {"inspect", cmd_inspect, "REF", "show an image's record and config as JSON"},
     {"rmi", cmd_rmi, "REF...", "remove image references (and unused images)"},
     {"prune", cmd_prune, "", "remove unused images, blobs and leftovers"},
+    {"run", cmd_run, "IMAGE [-- CMD]", "run a command in a fresh sandbox, then remove it"},
+    {"create", cmd_create, "IMAGE", "start a long-lived sandbox; prints its id"},
+    {"exec", cmd_exec, "ID -- CMD", "run a command in a live sandbox"},
+    {"ps", cmd_ps, "", "list sandboxes"},
+    {"rm", cmd_rm, "ID...", "stop and remove sandboxes"},
 };
 
 static void usage(FILE *f)
 {
     fprintf(f, "usage: nsbox [--store DIR] [--debug] COMMAND [ARGS]\n\ncommands:\n");
     for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
-        fprintf(f, "  %-8s %-10s %s\n", commands[i].name, commands[i].args,
+        fprintf(f, "  %-8s %-16s %s\n", commands[i].name, commands[i].args,
                 commands[i].help);
     fprintf(f, "\nThe store is --store DIR, else $NSBOX_STORE, else /var/lib/nsbox "
                "(root)\nor $XDG_DATA_HOME/nsbox (other users).  `nsbox COMMAND "
@@ -66,6 +72,9 @@ int main(int argc, char **argv)
 
     /* UTF-8 file names in pax headers reach us unconverted. */
     setlocale(LC_CTYPE, "C.UTF-8");
+    /* A sandbox that dies mid-conversation must surface as an error, not
+     * kill nsbox with SIGPIPE. */
+    signal(SIGPIPE, SIG_IGN);
     while ((c = getopt_long(argc, argv, "+hdV", opts, NULL)) != -1) {
         switch (c) {
         case 's':

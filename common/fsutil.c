@@ -26,6 +26,11 @@ static int rm_entry(int dirfd, const char *name, struct nsbox_err *err)
         openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
     if (fd < 0)
         return nsbox_err_sys(err, "cannot open %s for removal", name);
+    /* Never descend into another filesystem: a mount left inside the tree
+     * (an image rootfs, a bind mount) must not be emptied with it. */
+    struct stat parent, self;
+    if (fstat(dirfd, &parent) == 0 && fstat(fd, &self) == 0 && parent.st_dev != self.st_dev)
+        return nsbox_err_set(err, EXDEV, "refusing to remove %s: it is a mount point", name);
     /* A read-only directory cannot lose entries; root would not care, an
      * unprivileged owner does. */
     fchmod(fd, 0700);

@@ -1,0 +1,84 @@
+#include "caps.h"
+
+#include <errno.h>
+#include <linux/capability.h>
+#include <linux/securebits.h>
+#include <stdbool.h>
+#include <sys/capability.h>
+#include <sys/prctl.h>
+
+static const cap_value_t init_caps[] = {CAP_SETPCAP, CAP_SETUID, CAP_SETGID, CAP_KILL};
+
+static bool kept_by_init(int cap)
+{
+    for (size_t i = 0; i < sizeof(init_caps) / sizeof(init_caps[0]); i++)
+        if (init_caps[i] == cap)
+            return true;
+    return false;
+}
+
+static int drop_bounding_except(bool keep_init, struct nsbox_err *err)
+{
+    /* Up to the highest the running kernel knows, not the headers. */
+    for (int cap = 0; cap_valid(cap) || prctl(PR_CAPBSET_READ, cap, 0, 0, 0) >= 0; cap++) {
+        if (keep_init && kept_by_init(cap))
+            continue;
+        if (prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) < 0 && errno != EINVAL)
+            return nsbox_err_sys(err, "cannot drop capability %d from the bounding set", cap);
+    }
+    return 0;
+}
+
+static int set_caps(const cap_value_t *caps, int n, struct nsbox_err *err)
+{
+    cap_t c = cap_init();
+    if (c == NULL)
+        return nsbox_err_sys(err, "cap_init");
+    if (n > 0 && (cap_set_flag(c, CAP_PERMITTED, n, caps, CAP_SET) < 0 ||
+                  cap_set_flag(c, CAP_EFFECTIVE, n, caps, CAP_SET) < 0)) {
+        cap_free(c);
+        return nsbox_err_sys(err, "cap_set_flag");
+    }
+    int r = cap_set_proc(c);
+    cap_free(c);
+    if (r < 0)
+        return nsbox_err_sys(err, "cannot set capabilities");
+    return 0;
+}
+
+static int clear_ambient_and_nnp(struct nsbox_err *err)
+{
+    if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) < 0 && errno != EINVAL)
+        return nsbox_err_sys(err, "cannot clear ambient capabilities");
+    if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
+        return nsbox_err_sys(err, "cannot set no_new_privs");
+    return 0;
+}
+
+int nsbox_caps_limit_for_init(struct nsbox_err *err)
+{
+    if (drop_bounding_except(true, err) < 0)
+        return -1;
+    /* uid 0 inside gets no capabilities from execve, and no one can undo
+     * that later. */
+    if (prctl(PR_SET_SECUREBITS, SECBIT_NOROOT | SECBIT_NOROOT_LOCKED |
+                                     SECBIT_NO_CAP_AMBIENT_RAISE |
+                                     SECBIT_NO_CAP_AMBIENT_RAISE_LOCKED,
+              0, 0, 0) < 0)
+        return nsbox_err_sys(err, "cannot lock securebits");
+    if (clear_ambient_and_nnp(err) < 0)
+        return -1;
+    return set_caps(init_caps, (int)(sizeof(init_caps) / sizeof(init_caps[0])), err);
+}
+
+int nsbox_caps_drop_bounding(struct nsbox_err *err)
+{
+    return drop_bounding_except(false, err);
+}
+
+int nsbox_caps_clear(struct nsbox_err *err)
+{
+    if (clear_ambient_and_nnp(err) < 0)
+        return -1;
+    return set_caps(NULL, 0, err);
+}

@@ -1,0 +1,349 @@
+/* Running a command in a live sandbox (the host side).
+ *
+ * The request goes to the sandbox's init with the command's stdio fds
+ * attached; init forks it inside every namespace the sandbox already has,
+ * so an exec costs a fork and an execve.  Here we feed stdin, collect
+ * stdout and stderr (capped, with a truncated flag, still draining so the
+ * command never blocks on a full pipe), enforce the wall-clock timeout and
+ * read the cgroup's OOM counter. */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <sys/timerfd.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "../common/cleanup.h"
+#include "proto.h"
+#include "sandbox.h"
+
+#define DRAIN_AFTER_EXIT_MS 200
+
+struct sink {
+    int fd;
+    char *buf;
+    size_t len, cap, limit;
+    bool truncated;
+};
+
+struct run {
+    struct nsbox_sandbox *sb;
+    const struct nsbox_exec_opts *o;
+    struct nsbox_exec_result *res;
+    uint64_t id;
+    struct sink out, err;
+    int stdin_w;
+    size_t stdin_off;
+    int timer;
+    bool started, exited;
+    int64_t exited_at_ms;
+};
+
+static int64_t now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static uint64_t now_us(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000 + (uint64_t)ts.tv_nsec / 1000;
+}
+
+static size_t count_strings(char *const *v, size_t *bytes)
+{
+    size_t n = 0;
+    for (; v != NULL && v[n] != NULL; n++)
+        *bytes += strlen(v[n]) + 1;
+    return n;
+}
+
+static char *pack_strings(char *p, char *const *v, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        size_t l = strlen(v[i]) + 1;
+        memcpy(p, v[i], l);
+        p += l;
+    }
+    return p;
+}
+
+static int send_exec(struct run *r, const int fds[3], struct nsbox_err *err)
+{
+    const struct nsbox_exec_opts *o = r->o;
+    const char *cwd = o->cwd ? o->cwd : "/";
+    size_t bytes = strlen(cwd) + 1;
+    size_t n_args = count_strings(o->argv, &bytes);
+    size_t n_env = count_strings(o->env, &bytes);
+
+    if (n_args == 0)
+        return nsbox_err_set(err, EINVAL, "no command to run");
+    if (sizeof(struct nsbox_msg_exec) + bytes > NSBOX_PROTO_MAX)
+        return nsbox_err_set(err, E2BIG, "command line and environment exceed %d bytes",
+                             NSBOX_PROTO_MAX);
+    _cleanup_free_ struct nsbox_msg_exec *m = calloc(1, sizeof(*m) + bytes);
+    if (m == NULL)
+        return nsbox_err_set(err, ENOMEM, "out of memory");
+    *m = (struct nsbox_msg_exec){
+        .type = NSBOX_MSG_EXEC, .n_args = (uint32_t)n_args, .id = r->id,
+        .uid = o->uid, .gid = o->gid, .rlimit_nofile = o->rlimit_nofile,
+        .rlimit_fsize = o->rlimit_fsize, .rlimit_nproc = o->rlimit_nproc,
+        .n_env = (uint32_t)n_env, .strings_len = (uint32_t)bytes};
+    char *p = pack_strings(m->strings, o->argv, n_args);
+    p = pack_strings(p, o->env, n_env);
+    memcpy(p, cwd, strlen(cwd) + 1);
+    return nsbox_proto_send(r->sb->ctl, m, sizeof(*m) + bytes, fds, 3, err);
+}
+
+/* Reads what is there; keeps up to limit bytes, discards the rest. */
+static void sink_read(struct sink *s)
+{
+    char tmp[65536];
+    ssize_t n = read(s->fd, tmp, sizeof(tmp));
+    if (n <= 0) {
+        if (n == 0 || (errno != EAGAIN && errno != EINTR)) {
+            close(s->fd);
+            s->fd = -1;
+        }
+        return;
+    }
+    size_t keep = s->len < s->limit ? s->limit - s->len : 0;
+    if ((size_t)n > keep)
+        s->truncated = true;
+    keep = keep < (size_t)n ? keep : (size_t)n;
+    if (s->len + keep + 1 > s->cap) {
+        size_t cap = s->cap ? s->cap : 65536;
+        while (cap < s->len + keep + 1)
+            cap *= 2;
+        char *b = realloc(s->buf, cap);
+        if (b == NULL) {
+            s->truncated = true;
+            return;
+        }
+        s->buf = b, s->cap = cap;
+    }
+    memcpy(s->buf + s->len, tmp, keep);
+    s->len += keep;
+    s->buf[s->len] = '\0';
+}
+
+static void feed_stdin(struct run *r)
+{
+    size_t left = r->o->stdin_len - r->stdin_off;
+    ssize_t n = left ? write(r->stdin_w, r->o->stdin_data + r->stdin_off, left) : 0;
+    if (n > 0)
+        r->stdin_off += (size_t)n;
+    if (r->stdin_off >= r->o->stdin_len || (n < 0 && errno != EAGAIN)) {
+        close(r->stdin_w);
+        r->stdin_w = -1;
+    }
+}
+
+static void send_kill(struct run *r, uint64_t id)
+{
+    struct nsbox_msg_kill k = {.type = NSBOX_MSG_KILL, .id = id};
+    nsbox_proto_send(r->sb->ctl, &k, sizeof(k), NULL, 0, NULL);
+}
+
+static int handle_status(struct run *r, struct nsbox_err *err)
+{
+    struct nsbox_msg_status m;
+    int fds[3];
+    ssize_t n = nsbox_proto_recv(r->sb->ctl, &m, sizeof(m), fds, err);
+
+    for (int i = 0; i < 3; i++)
+        if (fds[i] >= 0)
+            close(fds[i]);
+    if (n <= 0)
+        return n == 0 ? nsbox_err_set(err, EPIPE, "the sandbox died (its init is gone)") : -1;
+    if ((size_t)n != sizeof(m) || m.id != r->id)
+        return 0;
+    if (m.type == NSBOX_MSG_ERROR)
+        return nsbox_err_set(err, m.err_code, "sandbox: %.*s", NSBOX_PROTO_ERR_MAX, m.err);
+    if (m.type == NSBOX_MSG_STARTED) {
+        r->started = true;
+        return 0;
+    }
+    if (m.type != NSBOX_MSG_EXITED)
+        return 0;
+    r->exited = true;
+    r->exited_at_ms = now_ms();
+    if (WIFEXITED(m.wait_status)) {
+        r->res->exit_code = WEXITSTATUS(m.wait_status);
+    } else {
+        r->res->exit_code = -1;
+        r->res->signal = WTERMSIG(m.wait_status);
+    }
+    r->res->cpu_us = m.utime_us + m.stime_us;
+    r->res->maxrss_bytes = m.maxrss_kb * 1024;
+    return 0;
+}
+
+static int on_timeout(struct run *r)
+{
+    uint64_t ticks;
+    if (read(r->timer, &ticks, sizeof(ticks)) < 0 && errno != EAGAIN)
+        return 0;
+    r->res->timed_out = true;
+    /* The whole sandbox but init: daemons and double forks included. */
+    send_kill(r, 0);
+    close(r->timer);
+    r->timer = -1;
+    return 0;
+}
+
+static bool done(const struct run *r)
+{
+    if (!r->exited)
+        return false;
+    if (r->out.fd < 0 && r->err.fd < 0)
+        return true;
+    /* A background process may hold the pipes open forever. */
+    return now_ms() - r->exited_at_ms >= DRAIN_AFTER_EXIT_MS;
+}
+
+static int event_loop(struct run *r, struct nsbox_err *err)
+{
+    while (!done(r)) {
+        struct pollfd p[5];
+        int n = 0;
+        p[n++] = (struct pollfd){.fd = r->exited ? -1 : r->sb->ctl, .events = POLLIN};
+        p[n++] = (struct pollfd){.fd = r->out.fd, .events = POLLIN};
+        p[n++] = (struct pollfd){.fd = r->err.fd, .events = POLLIN};
+        p[n++] = (struct pollfd){.fd = r->stdin_w, .events = POLLOUT};
+        p[n++] = (struct pollfd){.fd = r->timer, .events = POLLIN};
+        int timeout = r->exited ? DRAIN_AFTER_EXIT_MS : -1;
+        if (poll(p, (nfds_t)n, timeout) < 0) {
+            if (errno == EINTR)
+                continue;
+            return nsbox_err_sys(err, "poll");
+        }
+        if (p[0].revents && handle_status(r, err) < 0)
+            return -1;
+        if (p[1].revents)
+            sink_read(&r->out);
+        if (p[2].revents)
+            sink_read(&r->err);
+        if (p[3].revents)
+            feed_stdin(r);
+        if (p[4].revents)
+            on_timeout(r);
+    }
+    return 0;
+}
+
+static int open_stdio(struct run *r, int fds[3], int close_after[3], struct nsbox_err *err)
+{
+    const struct nsbox_exec_opts *o = r->o;
+    int p[2];
+
+    if (o->stdin_data != NULL) {
+        if (pipe2(p, O_CLOEXEC) < 0)
+            return nsbox_err_sys(err, "pipe");
+        fds[0] = close_after[0] = p[0];
+        r->stdin_w = p[1];
+        fcntl(r->stdin_w, F_SETFL, O_NONBLOCK);
+        signal(SIGPIPE, SIG_IGN);
+    } else if (o->stdin_fd >= 0) {
+        fds[0] = o->stdin_fd;
+    } else {
+        fds[0] = close_after[0] = open("/dev/null", O_RDONLY | O_CLOEXEC);
+    }
+    struct sink *sinks[2] = {&r->out, &r->err};
+    int given[2] = {o->out_fd, o->err_fd};
+    for (int i = 0; i < 2; i++) {
+        if (!o->capture) {
+            fds[i + 1] = given[i];
+            continue;
+        }
+        if (pipe2(p, O_CLOEXEC) < 0)
+            return nsbox_err_sys(err, "pipe");
+        sinks[i]->fd = p[0];
+        sinks[i]->limit = o->output_cap ? o->output_cap : (1u << 20);
+        fcntl(p[0], F_SETFL, O_NONBLOCK);
+        fds[i + 1] = close_after[i + 1] = p[1];
+    }
+    return fds[0] < 0 ? nsbox_err_sys(err, "/dev/null") : 0;
+}
+
+static int start_timer(struct run *r, struct nsbox_err *err)
+{
+    if (r->o->timeout_s <= 0)
+        return 0;
+    r->timer = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
+    if (r->timer < 0)
+        return nsbox_err_sys(err, "timerfd");
+    double t = r->o->timeout_s;
+    struct itimerspec its = {.it_value = {(time_t)t, (long)((t - (double)(time_t)t) * 1e9)}};
+    if (its.it_value.tv_sec == 0 && its.it_value.tv_nsec == 0)
+        its.it_value.tv_nsec = 1;
+    return timerfd_settime(r->timer, 0, &its, NULL) < 0 ? nsbox_err_sys(err, "timerfd") : 0;
+}
+
+static void finish(struct run *r, uint64_t oom_before)
+{
+    uint64_t oom_after, peak;
+    nsbox_cgroup_stats(&r->sb->cgroup, &oom_after, &peak);
+    r->res->oom_killed = oom_after > oom_before;
+    r->res->memory_peak_bytes = peak;
+    r->res->out = r->out.buf ? r->out.buf : strdup("");
+    r->res->err = r->err.buf ? r->err.buf : strdup("");
+    r->res->out_len = r->out.len, r->res->err_len = r->err.len;
+    r->res->out_truncated = r->out.truncated;
+    r->res->err_truncated = r->err.truncated;
+    r->out.buf = r->err.buf = NULL;
+}
+
+int nsbox_sandbox_exec(struct nsbox_sandbox *sb, const struct nsbox_exec_opts *o,
+                       struct nsbox_exec_result *res, struct nsbox_err *err)
+{
+    struct run r = {.sb = sb, .o = o, .res = res, .out = {.fd = -1}, .err = {.fd = -1},
+                    .stdin_w = -1, .timer = -1};
+    int fds[3] = {-1, -1, -1}, close_after[3] = {-1, -1, -1};
+    uint64_t oom_before, peak;
+
+    memset(res, 0, sizeof(*res));
+    if (sb->ctl < 0)
+        return nsbox_err_set(err, EBADF, "sandbox %s is not connected", sb->id);
+    if (getrandom(&r.id, sizeof(r.id), 0) != sizeof(r.id) || r.id == 0)
+        r.id = (uint64_t)now_us() | 1;
+    nsbox_cgroup_stats(&sb->cgroup, &oom_before, &peak);
+    uint64_t t0 = now_us();
+    int rc = open_stdio(&r, fds, close_after, err);
+    if (rc == 0)
+        rc = send_exec(&r, fds, err);
+    /* The command holds its ends now; ours must go so EOF can happen. */
+    for (int i = 0; i < 3; i++)
+        if (close_after[i] >= 0)
+            close(close_after[i]);
+    if (rc == 0)
+        rc = start_timer(&r, err);
+    if (rc == 0)
+        rc = event_loop(&r, err);
+    res->wall_us = now_us() - t0;
+    if (rc == 0)
+        finish(&r, oom_before);
+    if (r.out.fd >= 0) close(r.out.fd);
+    if (r.err.fd >= 0) close(r.err.fd);
+    if (r.stdin_w >= 0) close(r.stdin_w);
+    if (r.timer >= 0) close(r.timer);
+    free(r.out.buf);
+    free(r.err.buf);
+    return rc;
+}
+
+void nsbox_exec_result_free(struct nsbox_exec_result *res)
+{
+    free(res->out);
+    free(res->err);
+    res->out = res->err = NULL;
+}

@@ -1,0 +1,344 @@
+/* The sandbox's init: pid 1 of its pid namespace.
+ *
+ * It reaps every zombie (orphans are reparented to it), runs the commands
+ * the host asks for, reports their exit, and kills on request.  When it
+ * dies the kernel kills everything else in the namespace, which is how a
+ * stop or nsbox's own death takes every process with it, setsid and double
+ * forks included.  It holds no capability but the three it needs to start
+ * and stop commands as the image's user (SETUID, SETGID, KILL), is not
+ * dumpable (so code in the sandbox cannot ptrace it or open its fds through
+ * /proc), and runs under the same seccomp filter as everything it starts. */
+#include "init.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <limits.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "caps.h"
+#include "proto.h"
+
+#define MAX_CLIENTS 64
+#define MAX_EXECS 256
+
+struct running {
+    uint64_t id;
+    pid_t pid;
+    int client;  /* fd of the connection that asked */
+};
+
+struct init_state {
+    const struct nsbox_init_config *cfg;
+    int sigfd;
+    int clients[MAX_CLIENTS];
+    size_t n_clients;
+    struct running execs[MAX_EXECS];
+    size_t n_execs;
+    char buf[NSBOX_PROTO_MAX];
+};
+
+static void send_status(int client, uint32_t type, uint64_t id, pid_t pid,
+                        int status, const struct rusage *ru, int code,
+                        const char *msg)
+{
+    struct nsbox_msg_status m = {.type = type, .pid = pid, .id = id,
+                                 .wait_status = status, .err_code = code};
+    if (ru != NULL) {
+        m.utime_us = (uint64_t)ru->ru_utime.tv_sec * 1000000 + (uint64_t)ru->ru_utime.tv_usec;
+        m.stime_us = (uint64_t)ru->ru_stime.tv_sec * 1000000 + (uint64_t)ru->ru_stime.tv_usec;
+        m.maxrss_kb = (uint64_t)ru->ru_maxrss;
+    }
+    if (msg != NULL)
+        snprintf(m.err, sizeof(m.err), "%s", msg);
+    nsbox_proto_send(client, &m, sizeof(m), NULL, 0, NULL);
+}
+
+/* Finds argv[0] along the PATH in env, as execvp would with that env. */
+static void exec_with_path(char **argv, char **env)
+{
+    const char *path = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
+    char full[PATH_MAX];
+    int saved = ENOENT;
+
+    if (strchr(argv[0], '/') != NULL) {
+        execve(argv[0], argv, env);
+        return;
+    }
+    for (char **e = env; *e != NULL; e++)
+        if (strncmp(*e, "PATH=", 5) == 0)
+            path = *e + 5;
+    for (const char *p = path;; p++) {
+        const char *end = strchrnul(p, ':');
+        int n = snprintf(full, sizeof(full), "%.*s/%s", (int)(end - p), p, argv[0]);
+        if (n > 0 && (size_t)n < sizeof(full)) {
+            execve(full, argv, env);
+            if (errno != ENOENT && errno != ENOTDIR)
+                saved = errno;
+        }
+        if (*end == '\0')
+            break;
+        p = end;
+    }
+    errno = saved;
+}
+
+static void set_limit(int resource, uint64_t value)
+{
+    if (value == 0)
+        return;
+    struct rlimit rl = {.rlim_cur = value, .rlim_max = value};
+    setrlimit(resource, &rl);
+}
+
+/* In the forked child: become the command.  Never returns. */
+static void child_exec(const struct nsbox_msg_exec *m, char **argv, char **env,
+                       const char *cwd, const int fds[3])
+{
+    sigset_t none;
+
+    sigemptyset(&none);
+    sigprocmask(SIG_SETMASK, &none, NULL);
+    signal(SIGPIPE, SIG_DFL);
+    /* Its own session and process group: no controlling terminal, and a
+     * group the host can kill as a whole. */
+    setsid();
+    for (int i = 0; i < 3; i++)
+        if (dup2(fds[i], i) < 0)
+            _exit(126);
+    /* No fd of init's (control sockets) survives into the command. */
+    close_range(3, ~0u, 0);
+    set_limit(RLIMIT_NOFILE, m->rlimit_nofile);
+    set_limit(RLIMIT_FSIZE, m->rlimit_fsize);
+    set_limit(RLIMIT_NPROC, m->rlimit_nproc);
+    /* The bounding set needs CAP_SETPCAP, which a uid switch loses; the
+     * rest of init's capabilities go last. */
+    struct nsbox_err err;
+    if (nsbox_caps_drop_bounding(&err) < 0) {
+        dprintf(2, "nsbox: %s\n", err.msg);
+        _exit(126);
+    }
+    /* setgroups is denied in a single-id user namespace; there the only
+     * group is the mapped one anyway. */
+    if ((setgroups(0, NULL) < 0 && errno != EPERM) ||
+        setresgid(m->gid, m->gid, m->gid) < 0 ||
+        setresuid(m->uid, m->uid, m->uid) < 0) {
+        dprintf(2, "nsbox: cannot switch to uid %u gid %u: %s\n", m->uid, m->gid,
+                strerror(errno));
+        _exit(126);
+    }
+    if (nsbox_caps_clear(&err) < 0) {
+        dprintf(2, "nsbox: %s\n", err.msg);
+        _exit(126);
+    }
+    if (chdir(cwd) < 0) {
+        dprintf(2, "nsbox: cannot enter working directory %s: %s\n", cwd, strerror(errno));
+        _exit(126);
+    }
+    exec_with_path(argv, env);
+    int e = errno;
+    dprintf(2, "nsbox: cannot execute %s: %s\n", argv[0], strerror(e));
+    _exit(e == ENOENT ? 127 : 126);
+}
+
+/* Splits n NUL-terminated strings starting at *p, within end. */
+static char **split_strings(char **p, const char *end, uint32_t n)
+{
+    char **v = calloc((size_t)n + 1, sizeof(char *));
+    if (v == NULL)
+        return NULL;
+    for (uint32_t i = 0; i < n; i++) {
+        char *nul = memchr(*p, '\0', (size_t)(end - *p));
+        if (nul == NULL) {
+            free(v);
+            return NULL;
+        }
+        v[i] = *p;
+        *p = nul + 1;
+    }
+    return v;
+}
+
+static void track(struct init_state *st, uint64_t id, pid_t pid, int client)
+{
+    if (st->n_execs < MAX_EXECS)
+        st->execs[st->n_execs++] = (struct running){id, pid, client};
+}
+
+static void handle_exec(struct init_state *st, int client, size_t len, int fds[3])
+{
+    struct nsbox_msg_exec *m = (struct nsbox_msg_exec *)st->buf;
+    char *end = st->buf + len;
+
+    if (len < sizeof(*m) || m->strings_len != len - sizeof(*m) || m->n_args == 0 ||
+        fds[0] < 0 || fds[1] < 0 || fds[2] < 0 || st->n_execs >= MAX_EXECS) {
+        send_status(client, NSBOX_MSG_ERROR, len >= sizeof(*m) ? m->id : 0, 0, 0,
+                    NULL, EINVAL, "malformed or excess exec request");
+        return;
+    }
+    char *p = m->strings;
+    char **argv = split_strings(&p, end, m->n_args);
+    char **env = argv ? split_strings(&p, end, m->n_env) : NULL;
+    const char *cwd = p < end && memchr(p, '\0', (size_t)(end - p)) ? p : NULL;
+    if (argv == NULL || env == NULL || cwd == NULL) {
+        send_status(client, NSBOX_MSG_ERROR, m->id, 0, 0, NULL, EINVAL,
+                    "malformed exec request");
+        free(argv);
+        free(env);
+        return;
+    }
+    pid_t pid = fork();
+    if (pid == 0)
+        child_exec(m, argv, env, cwd, fds);
+    free(argv);
+    free(env);
+    if (pid < 0) {
+        send_status(client, NSBOX_MSG_ERROR, m->id, 0, 0, NULL, errno,
+                    "cannot fork in the sandbox (process limit?)");
+        return;
+    }
+    track(st, m->id, pid, client);
+    send_status(client, NSBOX_MSG_STARTED, m->id, pid, 0, NULL, 0, NULL);
+}
+
+static void handle_kill(struct init_state *st, int client, size_t len)
+{
+    const struct nsbox_msg_kill *k = (const struct nsbox_msg_kill *)st->buf;
+
+    if (len != sizeof(*k))
+        return;
+    if (k->id == 0) {
+        /* From pid 1, -1 means every process in the namespace but us:
+         * daemons, setsid'd sessions and double-forked orphans alike. */
+        kill(-1, SIGKILL);
+        return;
+    }
+    for (size_t i = 0; i < st->n_execs; i++)
+        if (st->execs[i].id == k->id && st->execs[i].client == client)
+            kill(-st->execs[i].pid, SIGKILL);
+}
+
+static void reap(struct init_state *st)
+{
+    struct signalfd_siginfo si;
+    struct rusage ru;
+    int status;
+    pid_t pid;
+
+    while (read(st->sigfd, &si, sizeof(si)) == sizeof(si))
+        ;
+    while ((pid = wait4(-1, &status, WNOHANG, &ru)) > 0) {
+        for (size_t i = 0; i < st->n_execs; i++) {
+            if (st->execs[i].pid != pid)
+                continue;
+            if (st->execs[i].client >= 0)
+                send_status(st->execs[i].client, NSBOX_MSG_EXITED, st->execs[i].id,
+                            pid, status, &ru, 0, NULL);
+            st->execs[i] = st->execs[--st->n_execs];
+            break;
+        }
+    }
+}
+
+static void drop_client(struct init_state *st, size_t idx)
+{
+    int fd = st->clients[idx];
+
+    /* Whoever asked is gone: what it started goes too (its process group;
+     * a long-lived sandbox keeps whatever escaped into other sessions). */
+    for (size_t i = 0; i < st->n_execs; i++) {
+        if (st->execs[i].client == fd) {
+            kill(-st->execs[i].pid, SIGKILL);
+            st->execs[i].client = -1;
+        }
+    }
+    close(fd);
+    st->clients[idx] = st->clients[--st->n_clients];
+}
+
+static void handle_client(struct init_state *st, size_t idx)
+{
+    int fds[3];
+    int fd = st->clients[idx];
+    ssize_t n = nsbox_proto_recv(fd, st->buf, sizeof(st->buf), fds, NULL);
+
+    if (n <= 0) {
+        drop_client(st, idx);
+        return;
+    }
+    uint32_t type = (size_t)n >= sizeof(uint32_t) ? *(uint32_t *)st->buf : 0;
+    if (type == NSBOX_MSG_EXEC)
+        handle_exec(st, fd, (size_t)n, fds);
+    else if (type == NSBOX_MSG_KILL)
+        handle_kill(st, fd, (size_t)n);
+    for (int i = 0; i < 3; i++)
+        if (fds[i] >= 0)
+            close(fds[i]);
+}
+
+static void accept_client(struct init_state *st)
+{
+    int fd = accept4(st->cfg->listen_fd, NULL, NULL, SOCK_CLOEXEC);
+    if (fd < 0)
+        return;
+    if (st->n_clients >= MAX_CLIENTS) {
+        close(fd);
+        return;
+    }
+    st->clients[st->n_clients++] = fd;
+}
+
+static int setup_signals(void)
+{
+    sigset_t set;
+
+    sigemptyset(&set);
+    sigaddset(&set, SIGCHLD);
+    if (sigprocmask(SIG_BLOCK, &set, NULL) < 0)
+        return -1;
+    signal(SIGPIPE, SIG_IGN);
+    return signalfd(-1, &set, SFD_NONBLOCK | SFD_CLOEXEC);
+}
+
+_Noreturn void nsbox_init_main(const struct nsbox_init_config *cfg)
+{
+    static struct init_state st;
+    struct pollfd pfd[MAX_CLIENTS + 2];
+
+    st.cfg = cfg;
+    st.sigfd = setup_signals();
+    if (st.sigfd < 0)
+        _exit(1);
+    if (cfg->ctl_fd >= 0)
+        st.clients[st.n_clients++] = cfg->ctl_fd;
+    for (;;) {
+        size_t n = 0;
+        pfd[n++] = (struct pollfd){.fd = st.sigfd, .events = POLLIN};
+        pfd[n++] = (struct pollfd){.fd = cfg->listen_fd, .events = POLLIN};
+        for (size_t i = 0; i < st.n_clients; i++)
+            pfd[n++] = (struct pollfd){.fd = st.clients[i], .events = POLLIN};
+        if (poll(pfd, n, -1) < 0 && errno != EINTR)
+            _exit(1);
+        if (pfd[0].revents)
+            reap(&st);
+        if (pfd[1].revents & POLLIN)
+            accept_client(&st);
+        /* Backwards: drop_client moves the last client into the hole. */
+        for (size_t i = st.n_clients; i-- > 0;)
+            if (pfd[2 + i].revents & (POLLIN | POLLHUP | POLLERR))
+                handle_client(&st, i);
+        /* The owner's end closed and no one else can connect: done. */
+        if (cfg->ctl_fd >= 0 && cfg->listen_fd < 0 && st.n_clients == 0)
+            _exit(0);
+    }
+}

@@ -1,0 +1,14 @@
+#ifndef NSBOX_RUNTIME_INIT_H
+#define NSBOX_RUNTIME_INIT_H
+
+#include "../common/err.h"
+
+struct nsbox_init_config {
+    int ctl_fd;     /* connected control socket of the owner, or -1 */
+    int listen_fd;  /* listening socket for later clients, or -1 */
+};
+
+/* Runs the sandbox's pid 1 loop.  Never returns. */
+_Noreturn void nsbox_init_main(const struct nsbox_init_config *cfg);
+
+#endif

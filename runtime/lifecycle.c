@@ -1,0 +1,225 @@
+/* Finding, stopping and cleaning up sandboxes by their state directories. */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "../common/cleanup.h"
+#include "../common/fsutil.h"
+#include "sandbox.h"
+
+static bool valid_id(const char *id)
+{
+    return strlen(id) == NSBOX_ID_LEN && strspn(id, "0123456789abcdef") == NSBOX_ID_LEN;
+}
+
+static unsigned long long starttime_of(pid_t pid)
+{
+    char path[64], buf[1024];
+    snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+    _cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC);
+    ssize_t n = fd < 0 ? -1 : read(fd, buf, sizeof(buf) - 1);
+    if (n <= 0)
+        return 0;
+    buf[n] = '\0';
+    char *p = strrchr(buf, ')');
+    unsigned long long start = 0;
+    if (p == NULL || sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d "
+                                   "%*d %*d %*d %*d %*d %llu", &start) != 1)
+        return 0;
+    return start;
+}
+
+static const char *field(const char *text, const char *key, char *out, size_t size)
+{
+    size_t len = strlen(key);
+    for (const char *p = text; p != NULL && *p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : NULL) {
+        if (strncmp(p, key, len) == 0 && p[len] == '=') {
+            const char *v = p + len + 1;
+            size_t n = strcspn(v, "\n");
+            snprintf(out, size, "%.*s", (int)n, v);
+            return out;
+        }
+    }
+    out[0] = '\0';
+    return out;
+}
+
+/* Reads a sandbox's state; *alive tells whether its init still runs. */
+static int load_state(const char *state_root, const char *id, struct nsbox_sandbox *sb,
+                      bool *alive, struct nsbox_err *err)
+{
+    char v[32];
+    size_t len;
+
+    memset(sb, 0, sizeof(*sb));
+    sb->ctl = sb->pidfd = -1;
+    if (!valid_id(id))
+        return nsbox_err_set(err, EINVAL, "invalid sandbox id \"%.40s\"", id);
+    snprintf(sb->id, sizeof(sb->id), "%s", id);
+    snprintf(sb->state_dir, sizeof(sb->state_dir), "%s/%s", state_root, id);
+    _cleanup_close_ int dfd = open(sb->state_dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+    if (dfd < 0)
+        return nsbox_err_set(err, ENOENT, "no sandbox %s", id);
+    _cleanup_free_ char *text = nsbox_read_file_at(dfd, "state", 16384, &len, err);
+    if (text == NULL) {
+        *alive = false;
+        return 0; /* died during creation: only state to remove */
+    }
+    sb->pid = (pid_t)atoi(field(text, "pid", v, sizeof(v)));
+    unsigned long long start = strtoull(field(text, "start", v, sizeof(v)), NULL, 10);
+    sb->cgroup.kind = (enum nsbox_cgroup_kind)atoi(field(text, "cgroup", v, sizeof(v)));
+    field(text, "v2", sb->cgroup.v2, sizeof(sb->cgroup.v2));
+    field(text, "mem", sb->cgroup.mem, sizeof(sb->cgroup.mem));
+    field(text, "pids", sb->cgroup.pids, sizeof(sb->cgroup.pids));
+    field(text, "cpu", sb->cgroup.cpu, sizeof(sb->cgroup.cpu));
+    field(text, "limits", sb->limits_note, sizeof(sb->limits_note));
+    sb->rootless = atoi(field(text, "rootless", v, sizeof(v))) != 0;
+    *alive = sb->pid > 0 && start != 0 && starttime_of(sb->pid) == start;
+    if (*alive)
+        sb->pidfd = (int)syscall(SYS_pidfd_open, sb->pid, 0);
+    return 0;
+}
+
+int nsbox_sandbox_open(const char *state_root, const char *id, struct nsbox_sandbox *out,
+                       struct nsbox_err *err)
+{
+    bool alive;
+    struct sockaddr_un sa = {.sun_family = AF_UNIX};
+
+    if (load_state(state_root, id, out, &alive, err) < 0)
+        return -1;
+    if (!alive)
+        return nsbox_err_set(err, ESRCH, "sandbox %s is not running", id);
+    _cleanup_close_ int dfd = open(out->state_dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+    snprintf(sa.sun_path, sizeof(sa.sun_path), "/proc/self/fd/%d/ctl.sock", dfd);
+    out->ctl = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+    if (out->ctl < 0 || connect(out->ctl, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
+        nsbox_sandbox_close(out);
+        return nsbox_err_sys(err, "cannot connect to sandbox %s", id);
+    }
+    return 0;
+}
+
+void nsbox_sandbox_close(struct nsbox_sandbox *sb)
+{
+    if (sb->ctl >= 0)
+        close(sb->ctl);
+    if (sb->pidfd >= 0)
+        close(sb->pidfd);
+    sb->ctl = sb->pidfd = -1;
+}
+
+/* Kills init (the kernel then kills the rest of its pid namespace) and
+ * waits until it is gone. */
+static void stop_init(struct nsbox_sandbox *sb)
+{
+    if (sb->pidfd >= 0) {
+        syscall(SYS_pidfd_send_signal, sb->pidfd, SIGKILL, NULL, 0);
+        /* Our child: reap it.  Not ours: the pidfd turns readable on exit. */
+        if (waitpid(sb->pid, NULL, 0) < 0) {
+            struct pollfd p = {.fd = sb->pidfd, .events = POLLIN};
+            poll(&p, 1, 5000);
+        }
+    }
+}
+
+struct rm_job {
+    const char *dir;
+};
+
+static int rm_job_run(void *arg, struct nsbox_err *err)
+{
+    struct rm_job *job = arg;
+    return nsbox_rm_rf_at(AT_FDCWD, job->dir, err);
+}
+
+int nsbox_sandbox_destroy(struct nsbox_sandbox *sb, struct nsbox_err *err)
+{
+    struct nsbox_err cerr = {0};
+
+    stop_init(sb);
+    nsbox_sandbox_close(sb);
+    /* As root the idmapped rootfs is mounted on lower/ for a moment during
+     * creation; a crash there leaves it behind. */
+    static const char *const mounts[] = {"lower", "merged"};
+    for (size_t i = 0; i < 2; i++) {
+        char path[PATH_MAX + 16];
+        snprintf(path, sizeof(path), "%s/%s", sb->state_dir, mounts[i]);
+        umount2(path, MNT_DETACH | UMOUNT_NOFOLLOW);
+    }
+    int r = nsbox_cgroup_destroy(&sb->cgroup, &cerr);
+    struct rm_job job = {sb->state_dir};
+    /* Rootless, the upper layer holds files of subordinate ids: only the
+     * user namespace can remove them. */
+    int rr = sb->rootless && sb->idmap.n_uid > 0
+                 ? nsbox_userns_run(&sb->idmap, rm_job_run, &job, err)
+                 : rm_job_run(&job, err);
+    if (rr < 0)
+        return nsbox_err_prefix(err, "removing sandbox %s", sb->id);
+    if (r < 0) {
+        *err = cerr;
+        return -1;
+    }
+    return 0;
+}
+
+char **nsbox_sandbox_list(const char *state_root, struct nsbox_err *err)
+{
+    size_t n = 0, cap = 16;
+    char **v = calloc(cap + 1, sizeof(char *));
+    if (v == NULL) {
+        nsbox_err_set(err, ENOMEM, "out of memory");
+        return NULL;
+    }
+    _cleanup_closedir_ DIR *d = opendir(state_root);
+    struct dirent *de;
+    while (d != NULL && (de = readdir(d)) != NULL) {
+        if (!valid_id(de->d_name))
+            continue;
+        if (n == cap) {
+            char **nv = realloc(v, (2 * cap + 1) * sizeof(char *));
+            if (nv == NULL)
+                break;
+            v = nv, cap *= 2;
+        }
+        v[n] = strdup(de->d_name);
+        if (v[n] != NULL)
+            v[++n] = NULL;
+    }
+    v[n] = NULL;
+    return v;
+}
+
+int nsbox_sandbox_gc(const char *state_root, const struct nsbox_idmap *rootless_map,
+                     struct nsbox_err *err)
+{
+    _cleanup_strv_ char **ids = nsbox_sandbox_list(state_root, err);
+    int removed = 0;
+
+    if (ids == NULL)
+        return -1;
+    for (char **id = ids; *id != NULL; id++) {
+        struct nsbox_sandbox sb;
+        bool alive;
+        if (load_state(state_root, *id, &sb, &alive, err) < 0 || alive) {
+            nsbox_sandbox_close(&sb);
+            continue;
+        }
+        if (rootless_map != NULL)
+            sb.idmap = *rootless_map;
+        if (nsbox_sandbox_destroy(&sb, err) < 0)
+            return -1;
+        removed++;
+    }
+    return removed;
+}

@@ -1,0 +1,259 @@
+/* The sandbox's filesystem, built inside its own user and mount namespaces.
+ *
+ * The image rootfs is the read-only lower layer of an overlay whose upper
+ * layer is the sandbox's own.  Every mountpoint inside it is resolved from
+ * the overlay's root with RESOLVE_IN_ROOT | RESOLVE_NO_SYMLINKS and mounted
+ * through "/proc/self/fd/N" of that exact directory, so an image (or a
+ * racing process) cannot redirect a mount with a symlink (CVE-2019-16884,
+ * CVE-2021-30465 class).  Then pivot_root, and the old root is detached. */
+#include "mounts.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "../common/cleanup.h"
+#include "../common/syscalls.h"
+
+#define RESOLVE_STRICT (RESOLVE_IN_ROOT | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS)
+
+/* Docker's masked and read-only /proc paths. */
+static const char *const masked_files[] = {
+    "proc/kcore", "proc/keys", "proc/latency_stats", "proc/timer_list",
+    "proc/timer_stats", "proc/sched_debug", "proc/sysrq-trigger" /* ro below too */,
+};
+static const char *const masked_dirs[] = {"proc/acpi", "proc/asound", "proc/scsi"};
+static const char *const readonly_paths[] = {"proc/bus", "proc/fs", "proc/irq",
+                                             "proc/sys"};
+static const char *const dev_nodes[] = {"null", "zero", "full", "random", "urandom", "tty"};
+
+static void fd_path(char *buf, size_t size, int fd)
+{
+    snprintf(buf, size, "/proc/self/fd/%d", fd);
+}
+
+/* Opens dir (creating it when missing) below root, refusing symlinks. */
+static int open_dir_in(int root, const char *dir, mode_t mode, struct nsbox_err *err)
+{
+    int fd = nsbox_openat2(root, dir, O_PATH | O_DIRECTORY | O_CLOEXEC, 0, RESOLVE_STRICT);
+    if (fd >= 0)
+        return fd;
+    if (errno == ELOOP || errno == ENOTDIR || errno == EXDEV)
+        return nsbox_err_set(err, ELOOP,
+                             "the image's /%s is a symlink or not a directory: refused", dir);
+    if (errno != ENOENT)
+        return nsbox_err_sys(err, "cannot open /%s in the sandbox", dir);
+    if (mkdirat(root, dir, mode) < 0 && errno != EEXIST)
+        return nsbox_err_sys(err, "cannot create /%s in the sandbox", dir);
+    fd = nsbox_openat2(root, dir, O_PATH | O_DIRECTORY | O_CLOEXEC, 0, RESOLVE_STRICT);
+    if (fd < 0)
+        return nsbox_err_sys(err, "cannot open /%s in the sandbox", dir);
+    return fd;
+}
+
+static int mount_at_fd(const char *src, int fd, const char *type, unsigned long flags,
+                       const char *data, const char *what, struct nsbox_err *err)
+{
+    char target[64];
+    fd_path(target, sizeof(target), fd);
+    if (mount(src, target, type, flags, data) < 0)
+        return nsbox_err_sys(err, "cannot mount %s", what);
+    return 0;
+}
+
+static int mount_tmpfs(int root, const char *dir, const char *opts, unsigned long flags,
+                       struct nsbox_err *err)
+{
+    _cleanup_close_ int fd = open_dir_in(root, dir, 0755, err);
+    if (fd < 0)
+        return -1;
+    return mount_at_fd("tmpfs", fd, "tmpfs", flags, opts, dir, err);
+}
+
+static int mask_proc(int root, struct nsbox_err *err)
+{
+    char null_path[] = "/dev/null";
+
+    for (size_t i = 0; i < sizeof(masked_files) / sizeof(masked_files[0]); i++) {
+        _cleanup_close_ int fd = nsbox_openat2(root, masked_files[i], O_PATH | O_CLOEXEC, 0,
+                                               RESOLVE_STRICT);
+        if (fd < 0)
+            continue; /* not in this kernel */
+        if (mount_at_fd(null_path, fd, NULL, MS_BIND, NULL, masked_files[i], err) < 0)
+            return -1;
+    }
+    for (size_t i = 0; i < sizeof(masked_dirs) / sizeof(masked_dirs[0]); i++) {
+        _cleanup_close_ int fd = nsbox_openat2(root, masked_dirs[i],
+                                               O_PATH | O_DIRECTORY | O_CLOEXEC, 0,
+                                               RESOLVE_STRICT);
+        if (fd >= 0 && mount_at_fd("tmpfs", fd, "tmpfs", MS_RDONLY, "size=0",
+                                   masked_dirs[i], err) < 0)
+            return -1;
+    }
+    return 0;
+}
+
+static int readonly_bind(int root, const char *path, struct nsbox_err *err)
+{
+    char target[64];
+    _cleanup_close_ int fd = nsbox_openat2(root, path, O_PATH | O_CLOEXEC, 0, RESOLVE_STRICT);
+    if (fd < 0)
+        return 0;
+    fd_path(target, sizeof(target), fd);
+    if (mount(target, target, NULL, MS_BIND | MS_REC, NULL) < 0)
+        return nsbox_err_sys(err, "cannot bind %s", path);
+    /* The new bind mount sits on top: reopen to remount that one. */
+    _cleanup_close_ int top = nsbox_openat2(root, path, O_PATH | O_CLOEXEC, 0, RESOLVE_STRICT);
+    if (top < 0)
+        return nsbox_err_sys(err, "cannot reopen %s", path);
+    fd_path(target, sizeof(target), top);
+    if (mount(NULL, target, NULL,
+              MS_BIND | MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC,
+              NULL) < 0)
+        return nsbox_err_sys(err, "cannot make %s read-only", path);
+    return 0;
+}
+
+static int setup_proc(int root, struct nsbox_err *err)
+{
+    _cleanup_close_ int fd = open_dir_in(root, "proc", 0555, err);
+    if (fd < 0)
+        return -1;
+    /* hidepid is moot with one pid namespace per sandbox, and a userns
+     * proc mount refuses some options on older kernels: plain. */
+    if (mount_at_fd("proc", fd, "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL, "/proc",
+                    err) < 0)
+        return -1;
+    if (mask_proc(root, err) < 0)
+        return -1;
+    for (size_t i = 0; i < sizeof(readonly_paths) / sizeof(readonly_paths[0]); i++)
+        if (readonly_bind(root, readonly_paths[i], err) < 0)
+            return -1;
+    return readonly_bind(root, "proc/sysrq-trigger", err);
+}
+
+/* Device nodes cannot be created in a user namespace: bind the host's
+ * harmless ones onto empty files. */
+static int bind_dev_nodes(int devfd, struct nsbox_err *err)
+{
+    char src[64];
+
+    for (size_t i = 0; i < sizeof(dev_nodes) / sizeof(dev_nodes[0]); i++) {
+        int f = openat(devfd, dev_nodes[i], O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+        if (f < 0)
+            return nsbox_err_sys(err, "cannot create /dev/%s", dev_nodes[i]);
+        close(f);
+        _cleanup_close_ int t = openat(devfd, dev_nodes[i], O_PATH | O_NOFOLLOW | O_CLOEXEC);
+        snprintf(src, sizeof(src), "/dev/%s", dev_nodes[i]);
+        if (t < 0 || mount_at_fd(src, t, NULL, MS_BIND, NULL, src, err) < 0)
+            return nsbox_err_prefix(err, "minimal /dev");
+    }
+    return 0;
+}
+
+static int setup_dev(int root, const struct nsbox_mount_config *c, struct nsbox_err *err)
+{
+    char opts[64];
+
+    if (mount_tmpfs(root, "dev", "mode=755,size=64k", MS_NOSUID | MS_NOEXEC, err) < 0)
+        return -1;
+    _cleanup_close_ int devfd = nsbox_openat2(root, "dev", O_RDONLY | O_DIRECTORY | O_CLOEXEC,
+                                              0, RESOLVE_STRICT);
+    if (devfd < 0)
+        return nsbox_err_sys(err, "cannot open /dev");
+    if (bind_dev_nodes(devfd, err) < 0)
+        return -1;
+    if (mkdirat(devfd, "pts", 0755) < 0 || mkdirat(devfd, "shm", 01777) < 0)
+        return nsbox_err_sys(err, "cannot populate /dev");
+    _cleanup_close_ int pts = open_dir_in(root, "dev/pts", 0755, err);
+    if (pts < 0 || mount_at_fd("devpts", pts, "devpts", MS_NOSUID | MS_NOEXEC,
+                               "newinstance,ptmxmode=0666,mode=0620", "/dev/pts", err) < 0)
+        return -1;
+    snprintf(opts, sizeof(opts), "mode=1777,size=%llu", (unsigned long long)c->shm_bytes);
+    if (mount_tmpfs(root, "dev/shm", opts, MS_NOSUID | MS_NODEV, err) < 0)
+        return -1;
+    static const char *const links[][2] = {{"pts/ptmx", "ptmx"}, {"/proc/self/fd", "fd"},
+                                           {"/proc/self/fd/0", "stdin"},
+                                           {"/proc/self/fd/1", "stdout"},
+                                           {"/proc/self/fd/2", "stderr"}};
+    for (size_t i = 0; i < sizeof(links) / sizeof(links[0]); i++)
+        if (symlinkat(links[i][0], devfd, links[i][1]) < 0)
+            return nsbox_err_sys(err, "cannot create /dev/%s", links[i][1]);
+    return 0;
+}
+
+static int check_paths(const struct nsbox_mount_config *c, struct nsbox_err *err)
+{
+    const char *paths[] = {c->lower, c->upper, c->work};
+    for (size_t i = 0; i < 3; i++)
+        if (strpbrk(paths[i], ",:\\") != NULL)
+            return nsbox_err_set(err, EINVAL,
+                                 "overlay paths may not contain ',', ':' or '\\': %s",
+                                 paths[i]);
+    return 0;
+}
+
+static int mount_overlay(const struct nsbox_mount_config *c, struct nsbox_err *err)
+{
+    char opts[3 * PATH_MAX + 64];
+
+    if (check_paths(c, err) < 0)
+        return -1;
+    snprintf(opts, sizeof(opts), "lowerdir=%s,upperdir=%s,workdir=%s%s", c->lower, c->upper,
+             c->work, c->userxattr ? ",userxattr" : "");
+    if (mount("overlay", c->merged, "overlay", MS_NOSUID | MS_NODEV, opts) < 0)
+        return nsbox_err_sys(err, "cannot mount the sandbox's overlay (see `nsbox doctor`)");
+    return 0;
+}
+
+/* pivot_root(".", ".") stacks the old root under the new one; detaching
+ * it leaves no path back to the host's tree (pivot_root(2), NOTES). */
+static int enter_root(const char *merged, struct nsbox_err *err)
+{
+    if (chdir(merged) < 0)
+        return nsbox_err_sys(err, "cannot enter %s", merged);
+    if (syscall(SYS_pivot_root, ".", ".") < 0)
+        return nsbox_err_sys(err, "pivot_root");
+    if (umount2(".", MNT_DETACH) < 0)
+        return nsbox_err_sys(err, "cannot detach the old root");
+    if (chdir("/") < 0)
+        return nsbox_err_sys(err, "chdir /");
+    return 0;
+}
+
+int nsbox_mounts_setup(const struct nsbox_mount_config *c, struct nsbox_err *err)
+{
+    char opts[64];
+
+    /* Nothing we mount may propagate back to the host. */
+    if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
+        return nsbox_err_sys(err, "cannot make mounts private");
+    if (mount_overlay(c, err) < 0)
+        return -1;
+    _cleanup_close_ int root = open(c->merged, O_PATH | O_DIRECTORY | O_CLOEXEC);
+    if (root < 0)
+        return nsbox_err_sys(err, "cannot open %s", c->merged);
+    if (setup_proc(root, err) < 0 || setup_dev(root, c, err) < 0)
+        return nsbox_err_prefix(err, "sandbox filesystem");
+    snprintf(opts, sizeof(opts), "mode=1777,size=%llu", (unsigned long long)c->tmp_bytes);
+    if (mount_tmpfs(root, "tmp", opts, MS_NOSUID | MS_NODEV, err) < 0)
+        return -1;
+    /* /sys stays empty: nothing a sandboxed program needs is there, and much
+     * about the host is. */
+    if (mount_tmpfs(root, "sys", "size=0,mode=555", MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC,
+                    err) < 0)
+        return -1;
+    if (c->workdir != NULL && c->workdir[0] != '\0') {
+        _cleanup_close_ int w = open_dir_in(root, c->workdir[0] == '/' ? c->workdir + 1 : c->workdir,
+                                            0755, err);
+        if (w < 0)
+            return nsbox_err_prefix(err, "working directory");
+    }
+    return enter_root(c->merged, err);
+}

@@ -1,0 +1,24 @@
+#ifndef NSBOX_RUNTIME_MOUNTS_H
+#define NSBOX_RUNTIME_MOUNTS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "../common/err.h"
+
+struct nsbox_mount_config {
+    const char *lower;   /* the image rootfs (or its idmapped mount) */
+    const char *upper;   /* the sandbox's writable layer */
+    const char *work;    /* overlay's work directory, same filesystem */
+    const char *merged;  /* where the overlay is mounted before pivot_root */
+    bool userxattr;      /* overlay mounted in a user namespace */
+    uint64_t tmp_bytes;  /* size of the /tmp tmpfs */
+    uint64_t shm_bytes;  /* size of the /dev/shm tmpfs */
+    const char *workdir; /* created inside when missing; may be NULL */
+};
+
+/* In a fresh mount namespace (of the sandbox's user namespace): builds the
+ * sandbox's tree and pivots into it.  Returns 0 or -1. */
+int nsbox_mounts_setup(const struct nsbox_mount_config *c, struct nsbox_err *err);
+
+#endif

@@ -1,0 +1,495 @@
+/* Creating, finding and destroying sandboxes (the host side).
+ *
+ * From clone to exec, in order:
+ *   parent: cgroup created with its limits; state dir (upper, work, merged)
+ *   parent: clone(NEWUSER|NEWPID|NEWNET|NEWIPC|NEWUTS) -> the child is pid 1
+ *   parent: uid/gid maps written; child moved into its cgroup; as root, an
+ *           idmapped mount of the rootfs into the child's id range
+ *   child:  root in its user namespace; unshare(NEWCGROUP, NEWNS, NEWTIME)
+ *   child:  overlay, /proc (masked), /dev, /tmp, /sys; pivot_root
+ *   child:  hostname; loopback up; rlimits; not dumpable
+ *   child:  capabilities cut to init's four; no_new_privs; seccomp
+ *   child:  every other fd closed; "ready" over the error pipe; init loop
+ * Any failure in the child travels back over the CLOEXEC error pipe as a
+ * struct nsbox_err, so the caller sees the real cause. */
+#include "sandbox.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <linux/mount.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/mount.h>
+#include <sys/prctl.h>
+#include <sys/random.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "../common/cleanup.h"
+#include "../common/fsutil.h"
+#include "../common/log.h"
+#include "caps.h"
+#include "init.h"
+#include "mounts.h"
+#include "net.h"
+#include "seccomp.h"
+
+#ifndef CLONE_NEWTIME
+#define CLONE_NEWTIME 0x00000080
+#endif
+
+/* Root's sandboxes get 65536 ids each from here up: far above any
+ * /etc/subuid allocation and any real account. */
+#define ROOT_RANGE_BASE 2147483648u
+#define ROOT_RANGE_SIZE 65536u
+#define ROOT_RANGE_SLOTS 32000u
+
+struct spawn {
+    const struct nsbox_sandbox_config *cfg;
+    struct nsbox_sandbox *sb;
+    int sync_r, sync_w;  /* parent -> child: ids mapped, lower ready */
+    int err_r, err_w;    /* child -> parent: struct nsbox_err */
+    int ctl_child;       /* the child's end of the control socketpair */
+    int listen_fd;
+    int slot_fd;         /* root: holds the id range */
+    pid_t parent;
+    char lower[PATH_MAX];
+};
+
+static void close_fd(int *fd)
+{
+    if (*fd >= 0)
+        close(*fd);
+    *fd = -1;
+}
+
+static int random_id(char out[NSBOX_ID_LEN + 1], struct nsbox_err *err)
+{
+    unsigned char b[NSBOX_ID_LEN / 2];
+    if (getrandom(b, sizeof(b), 0) != (ssize_t)sizeof(b))
+        return nsbox_err_sys(err, "getrandom");
+    for (size_t i = 0; i < sizeof(b); i++)
+        snprintf(out + 2 * i, 3, "%02x", b[i]);
+    return 0;
+}
+
+/* ---- the child ---- */
+
+static int become_root(bool may_setgroups, struct nsbox_err *err)
+{
+    if (may_setgroups && setgroups(0, NULL) < 0)
+        return nsbox_err_sys(err, "setgroups");
+    if (setresgid(0, 0, 0) < 0 || setresuid(0, 0, 0) < 0)
+        return nsbox_err_sys(err, "cannot become root in the user namespace");
+    return 0;
+}
+
+static void set_rlimit(int resource, uint64_t value)
+{
+    struct rlimit rl = {.rlim_cur = value, .rlim_max = value};
+    if (value)
+        setrlimit(resource, &rl);
+}
+
+/* Opens the overlay's directories while the child still has the host
+ * credentials it was cloned with: the sandbox's own root may not traverse
+ * the 0700 store it lives in.  The mount then names them by fd. */
+static int open_layers(struct spawn *s, int fds[4], char paths[4][64], struct nsbox_err *err)
+{
+    static const char *const names[] = {"upper", "work", ""};
+    char path[PATH_MAX + 16];
+
+    for (int i = 0; i < 4; i++) {
+        if (i == 0)
+            snprintf(path, sizeof(path), "%s", s->lower);
+        else
+            snprintf(path, sizeof(path), "%s/%s", s->sb->state_dir, names[i - 1]);
+        fds[i] = open(path, O_PATH | O_DIRECTORY | O_CLOEXEC);
+        if (fds[i] < 0)
+            return nsbox_err_sys(err, "cannot open %s", path);
+        snprintf(paths[i], sizeof(paths[i]), "/proc/self/fd/%d", fds[i]);
+    }
+    /* Through the state dir, so that once the overlay is mounted on
+     * merged/ the same name leads onto it (a magic link to merged/ itself
+     * would keep pointing under the mount). */
+    snprintf(paths[3], sizeof(paths[3]), "/proc/self/fd/%d/merged", fds[3]);
+    return 0;
+}
+
+static int child_setup(struct spawn *s, struct nsbox_err *err)
+{
+    const struct nsbox_sandbox_config *cfg = s->cfg;
+    int layer_fds[4];
+    char layers[4][64];
+    char c;
+
+    if (read(s->sync_r, &c, 1) != 1)
+        return nsbox_err_set(err, EPIPE, "nsbox went away during setup");
+    /* The layers must be opened in the new mount namespace (overlay clones
+     * them from there) and before the switch to the sandbox's ids. */
+    if (unshare(CLONE_NEWNS) < 0)
+        return nsbox_err_sys(err, "cannot create a mount namespace");
+    if (open_layers(s, layer_fds, layers, err) < 0)
+        return -1;
+    if (become_root(cfg->rootless_map == NULL || cfg->rootless_map->helpers, err) < 0)
+        return -1;
+    if (s->sb->cgroup.kind != NSBOX_CGROUP_NONE && unshare(CLONE_NEWCGROUP) < 0)
+        return nsbox_err_sys(err, "cannot create a cgroup namespace");
+    struct nsbox_mount_config mc = {
+        .lower = layers[0], .upper = layers[1], .work = layers[2], .merged = layers[3],
+        .userxattr = true, .tmp_bytes = cfg->tmp_bytes, .shm_bytes = cfg->shm_bytes,
+        .workdir = cfg->workdir,
+    };
+    int r = nsbox_mounts_setup(&mc, err);
+    for (int i = 0; i < 4; i++)
+        close(layer_fds[i]);
+    if (r < 0)
+        return -1;
+    const char *host = cfg->hostname ? cfg->hostname : "nsbox";
+    if (sethostname(host, strlen(host)) < 0 || setdomainname("", 0) < 0)
+        return nsbox_err_sys(err, "cannot set the hostname");
+    if (nsbox_net_loopback_up(err) < 0)
+        return -1;
+    /* Children of init enter a fresh time namespace where the kernel has
+     * one (5.6+); its clocks equal the host's. */
+    if (unshare(CLONE_NEWTIME) < 0 && errno != EINVAL)
+        nsbox_debug("no time namespace: %s", strerror(errno));
+    set_rlimit(RLIMIT_CORE, 0);
+    struct rlimit core0 = {0, 0};
+    setrlimit(RLIMIT_CORE, &core0);
+    set_rlimit(RLIMIT_NOFILE, cfg->rlimit_nofile);
+    set_rlimit(RLIMIT_FSIZE, cfg->rlimit_fsize);
+    if (s->sb->cgroup.kind == NSBOX_CGROUP_NONE && cfg->limits.memory_bytes)
+        set_rlimit(RLIMIT_AS, cfg->limits.memory_bytes);
+    if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0)
+        return nsbox_err_sys(err, "cannot make init undumpable");
+    if (nsbox_caps_limit_for_init(err) < 0)
+        return -1;
+    return nsbox_seccomp_install(cfg->seccomp, err);
+}
+
+static _Noreturn void child_main(struct spawn *s)
+{
+    struct nsbox_err err = {0};
+
+    /* getppid() is 0 across the pid namespace boundary; a parent that died
+     * before PDEATHSIG was armed shows up as EOF on the sync pipe instead. */
+    if (!s->cfg->detach)
+        prctl(PR_SET_PDEATHSIG, SIGKILL);
+    close_fd(&s->sync_w);
+    close_fd(&s->err_r);
+    int r = child_setup(s, &err);
+    /* Everything else nsbox had open stays outside. */
+    int keep[] = {s->err_w, s->ctl_child, s->listen_fd, s->slot_fd, s->cfg->keep_fd};
+    for (int fd = 3; fd < 1024; fd++) {
+        bool kept = false;
+        for (size_t i = 0; i < sizeof(keep) / sizeof(keep[0]); i++)
+            kept |= keep[i] == fd;
+        if (!kept)
+            close(fd);
+    }
+    if (write(s->err_w, &err, sizeof(err)) != (ssize_t)sizeof(err) || r < 0)
+        _exit(1);
+    close(s->err_w);
+    int nul = open("/dev/null", O_RDWR | O_CLOEXEC);
+    if (nul >= 0) {
+        dup2(nul, 0), dup2(nul, 1), dup2(nul, 2);
+        close(nul);
+    }
+    struct nsbox_init_config ic = {.ctl_fd = s->ctl_child, .listen_fd = s->listen_fd};
+    nsbox_init_main(&ic);
+}
+
+/* ---- the parent ---- */
+
+static int write_root_map(pid_t pid, uint32_t base, struct nsbox_err *err)
+{
+    struct nsbox_idmap map = {0};
+    map.uid[0] = map.gid[0] = (struct nsbox_idmap_range){0, base, ROOT_RANGE_SIZE};
+    map.n_uid = map.n_gid = 1;
+    return nsbox_idmap_apply(pid, &map, err);
+}
+
+/* As root: the shared rootfs, seen through the sandbox's own id range.
+ * The mount sits in the host's namespace only until the child has copied
+ * it into its own; then it is detached here. */
+static int idmapped_lower(struct spawn *s, pid_t pid, struct nsbox_err *err)
+{
+    char path[64];
+    snprintf(path, sizeof(path), "/proc/%d/ns/user", (int)pid);
+    _cleanup_close_ int ns = open(path, O_RDONLY | O_CLOEXEC);
+    if (ns < 0)
+        return nsbox_err_sys(err, "cannot open the sandbox's user namespace");
+    _cleanup_close_ int tree = (int)syscall(SYS_open_tree, AT_FDCWD, s->cfg->rootfs,
+                                            OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC);
+    if (tree < 0)
+        return nsbox_err_sys(err, "open_tree %s (idmapped mounts need Linux 5.12+)",
+                             s->cfg->rootfs);
+    struct mount_attr attr = {.attr_set = MOUNT_ATTR_IDMAP | MOUNT_ATTR_RDONLY |
+                                          MOUNT_ATTR_NODEV | MOUNT_ATTR_NOSUID,
+                              .userns_fd = (uint64_t)ns};
+    if (syscall(SYS_mount_setattr, tree, "", AT_EMPTY_PATH, &attr, sizeof(attr)) < 0)
+        return nsbox_err_sys(err, "cannot idmap the image rootfs");
+    if (syscall(SYS_move_mount, tree, "", AT_FDCWD, s->lower, MOVE_MOUNT_F_EMPTY_PATH) < 0)
+        return nsbox_err_sys(err, "cannot mount the idmapped rootfs");
+    return 0;
+}
+
+static int map_and_place(struct spawn *s, pid_t pid, uint32_t base, struct nsbox_err *err)
+{
+    const struct nsbox_sandbox_config *cfg = s->cfg;
+
+    if (cfg->rootless_map != NULL) {
+        if (nsbox_idmap_apply(pid, cfg->rootless_map, err) < 0)
+            return -1;
+    } else if (write_root_map(pid, base, err) < 0 || idmapped_lower(s, pid, err) < 0) {
+        return -1;
+    }
+    return nsbox_cgroup_add(&s->sb->cgroup, pid, err);
+}
+
+/* Root: the first free slot of id ranges, held by a lock the init keeps. */
+static int claim_range(const char *state_root, uint32_t *base, struct nsbox_err *err)
+{
+    char dir[PATH_MAX], name[32];
+    snprintf(dir, sizeof(dir), "%s/.ranges", state_root);
+    if (mkdir(dir, 0700) < 0 && errno != EEXIST)
+        return nsbox_err_sys(err, "cannot create %s", dir);
+    _cleanup_close_ int dfd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+    if (dfd < 0)
+        return nsbox_err_sys(err, "cannot open %s", dir);
+    for (uint32_t slot = 0; slot < ROOT_RANGE_SLOTS; slot++) {
+        snprintf(name, sizeof(name), "%u", slot);
+        int fd = nsbox_lock_at(dfd, name, LOCK_EX | LOCK_NB, err);
+        if (fd >= 0) {
+            *base = ROOT_RANGE_BASE + slot * ROOT_RANGE_SIZE;
+            return fd;
+        }
+        if (err->code != EWOULDBLOCK)
+            return -1;
+    }
+    return nsbox_err_set(err, EAGAIN, "no free id range for another sandbox");
+}
+
+static int make_state_dir(struct nsbox_sandbox *sb, const char *state_root, bool root,
+                          uint32_t base, struct nsbox_err *err)
+{
+    static const char *const subdirs[] = {"upper", "work", "merged", "lower"};
+    char path[PATH_MAX + 16];
+
+    snprintf(sb->state_dir, sizeof(sb->state_dir), "%s/%s", state_root, sb->id);
+    if (mkdir(sb->state_dir, 0700) < 0)
+        return nsbox_err_sys(err, "cannot create %s", sb->state_dir);
+    for (size_t i = 0; i < 4; i++) {
+        snprintf(path, sizeof(path), "%s/%s", sb->state_dir, subdirs[i]);
+        if (mkdir(path, 0755) < 0)
+            return nsbox_err_sys(err, "cannot create %s", path);
+        /* The sandbox's root owns its writable layer. */
+        if (root && i < 2 && chown(path, base, base) < 0)
+            return nsbox_err_sys(err, "cannot chown %s", path);
+    }
+    /* Reachable by the sandbox's root for the overlay's upper/work. */
+    if (root && chmod(sb->state_dir, 0711) < 0)
+        return nsbox_err_sys(err, "cannot chmod %s", sb->state_dir);
+    return 0;
+}
+
+static int listen_socket(const char *state_dir, struct nsbox_err *err)
+{
+    struct sockaddr_un sa = {.sun_family = AF_UNIX};
+    /* Through a directory fd: state paths may exceed sun_path's 108 bytes. */
+    _cleanup_close_ int dfd = open(state_dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+    if (dfd < 0)
+        return nsbox_err_sys(err, "cannot open %s", state_dir);
+    snprintf(sa.sun_path, sizeof(sa.sun_path), "/proc/self/fd/%d/ctl.sock", dfd);
+    int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+    if (fd < 0)
+        return nsbox_err_sys(err, "socket");
+    if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 || listen(fd, 16) < 0) {
+        close(fd);
+        return nsbox_err_sys(err, "cannot listen on %s/ctl.sock", state_dir);
+    }
+    return fd;
+}
+
+static unsigned long long proc_starttime(pid_t pid)
+{
+    char path[64], buf[1024];
+    snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+    _cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC);
+    ssize_t n = fd < 0 ? -1 : read(fd, buf, sizeof(buf) - 1);
+    if (n <= 0)
+        return 0;
+    buf[n] = '\0';
+    char *p = strrchr(buf, ')');
+    unsigned long long start = 0;
+    /* Field 22, counting from the state after the command name. */
+    if (p == NULL || sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d "
+                                   "%*d %*d %*d %*d %*d %llu", &start) != 1)
+        return 0;
+    return start;
+}
+
+static int save_state(const struct nsbox_sandbox *sb, struct nsbox_err *err)
+{
+    char text[4 * PATH_MAX + 256];
+    int n = snprintf(text, sizeof(text),
+                     "pid=%d\nstart=%llu\ncgroup=%d\nv2=%s\nmem=%s\npids=%s\ncpu=%s\n"
+                     "rootless=%d\nlimits=%s\n",
+                     (int)sb->pid, proc_starttime(sb->pid), (int)sb->cgroup.kind,
+                     sb->cgroup.v2, sb->cgroup.mem, sb->cgroup.pids, sb->cgroup.cpu,
+                     sb->rootless, sb->limits_note);
+    _cleanup_close_ int dfd = open(sb->state_dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+    if (dfd < 0)
+        return nsbox_err_sys(err, "cannot open %s", sb->state_dir);
+    return nsbox_write_file_atomic(dfd, "state", text, (size_t)n, 0600, err);
+}
+
+static int limits_setup(const struct nsbox_sandbox_config *cfg, struct nsbox_sandbox *sb,
+                        struct nsbox_err *err)
+{
+    enum nsbox_cgroup_kind kind;
+    char base[PATH_MAX], why[768];
+
+    if (nsbox_cgroup_probe(&kind, base, why, sizeof(why), err) < 0)
+        return -1;
+    if (kind == NSBOX_CGROUP_NONE && cfg->mode == NSBOX_LIMITS_STRICT)
+        return nsbox_err_set(err, ENOTSUP,
+                             "no usable cgroup to enforce memory, pids and cpu limits: %s. "
+                             "Run `nsbox doctor`, or accept weaker limits explicitly with "
+                             "--limits=best-effort (NSBOX_LIMITS=best-effort)",
+                             why);
+    if (kind == NSBOX_CGROUP_NONE)
+        snprintf(sb->limits_note, sizeof(sb->limits_note),
+                 "best-effort: memory as RLIMIT_AS, no pids or cpu limit; timeouts and "
+                 "rlimits enforced");
+    else
+        snprintf(sb->limits_note, sizeof(sb->limits_note), "%s: memory, pids, cpu",
+                 nsbox_cgroup_kind_name(kind));
+    return nsbox_cgroup_create(kind, base, sb->id, &cfg->limits, &sb->cgroup, err);
+}
+
+static void spawn_close(struct spawn *s)
+{
+    close_fd(&s->sync_r), close_fd(&s->sync_w), close_fd(&s->err_r), close_fd(&s->err_w);
+    close_fd(&s->ctl_child), close_fd(&s->listen_fd), close_fd(&s->slot_fd);
+}
+
+static int spawn_fds(struct spawn *s, struct nsbox_err *err)
+{
+    int p[2], sp[2];
+
+    if (pipe2(p, O_CLOEXEC) < 0)
+        return nsbox_err_sys(err, "pipe");
+    s->sync_r = p[0], s->sync_w = p[1];
+    if (pipe2(p, O_CLOEXEC) < 0)
+        return nsbox_err_sys(err, "pipe");
+    s->err_r = p[0], s->err_w = p[1];
+    if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sp) < 0)
+        return nsbox_err_sys(err, "socketpair");
+    s->sb->ctl = sp[0];
+    s->ctl_child = sp[1];
+    if (s->cfg->detach && (s->listen_fd = listen_socket(s->sb->state_dir, err)) < 0)
+        return -1;
+    return 0;
+}
+
+/* Clones the child and walks it through setup; see the top of the file. */
+static int start_child(struct spawn *s, uint32_t base, struct nsbox_err *err)
+{
+    const int flags = CLONE_NEWUSER | CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWIPC |
+                      CLONE_NEWUTS | SIGCHLD;
+    struct nsbox_err cerr = {0};
+    char go = 1;
+
+    s->parent = getpid();
+    fflush(NULL);
+    pid_t pid = (pid_t)syscall(SYS_clone, flags, NULL, NULL, NULL, 0);
+    if (pid < 0)
+        return nsbox_err_sys(err, "cannot create the sandbox's namespaces (see `nsbox doctor`)");
+    if (pid == 0)
+        child_main(s);
+    s->sb->pid = pid;
+    s->sb->pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
+    close_fd(&s->err_w);
+    close_fd(&s->sync_r);
+    close_fd(&s->ctl_child);
+    int r = map_and_place(s, pid, base, err);
+    if (r == 0 && write(s->sync_w, &go, 1) != 1)
+        r = nsbox_err_sys(err, "cannot signal the sandbox");
+    close_fd(&s->sync_w);
+    ssize_t n = r == 0 ? read(s->err_r, &cerr, sizeof(cerr)) : 0;
+    if (r == 0 && (n != (ssize_t)sizeof(cerr) || cerr.msg[0] != '\0')) {
+        if (n == (ssize_t)sizeof(cerr))
+            *err = cerr;
+        else
+            nsbox_err_set(err, EIO, "the sandbox died during setup");
+        r = -1;
+    }
+    if (s->cfg->rootless_map == NULL)
+        umount2(s->lower, MNT_DETACH);
+    return r;
+}
+
+static void undo_create(struct nsbox_sandbox *sb, const struct nsbox_sandbox_config *cfg)
+{
+    struct nsbox_err ignored;
+    if (sb->pid > 0) {
+        kill(sb->pid, SIGKILL);
+        waitpid(sb->pid, NULL, 0);
+    }
+    nsbox_cgroup_destroy(&sb->cgroup, &ignored);
+    close_fd(&sb->ctl);
+    close_fd(&sb->pidfd);
+    if (sb->state_dir[0] != '\0')
+        nsbox_sandbox_destroy(sb, &ignored);
+}
+
+int nsbox_sandbox_create(const struct nsbox_sandbox_config *cfg,
+                         struct nsbox_sandbox *out, struct nsbox_err *err)
+{
+    struct spawn s = {.cfg = cfg, .sb = out, .sync_r = -1, .sync_w = -1, .err_r = -1,
+                      .err_w = -1, .ctl_child = -1, .listen_fd = -1, .slot_fd = -1};
+    uint32_t base = 0;
+
+    memset(out, 0, sizeof(*out));
+    out->ctl = out->pidfd = -1;
+    out->rootless = cfg->rootless_map != NULL;
+    if (out->rootless)
+        out->idmap = *cfg->rootless_map;
+    if (cfg->seccomp == NULL)
+        return nsbox_err_set(err, EINVAL, "a sandbox needs a seccomp profile");
+    if (random_id(out->id, err) < 0 || nsbox_mkdir_p(cfg->state_root, 0700, err) < 0)
+        return -1;
+    if (!out->rootless && (s.slot_fd = claim_range(cfg->state_root, &base, err)) < 0)
+        return -1;
+    if (out->rootless)
+        snprintf(s.lower, sizeof(s.lower), "%s", cfg->rootfs);
+    int r = make_state_dir(out, cfg->state_root, !out->rootless, base, err);
+    if (r == 0 && !out->rootless)
+        snprintf(s.lower, sizeof(s.lower), "%s/lower", out->state_dir);
+    if (r == 0)
+        r = limits_setup(cfg, out, err);
+    if (r == 0)
+        r = spawn_fds(&s, err);
+    if (r == 0)
+        r = start_child(&s, base, err);
+    if (r == 0)
+        r = save_state(out, err);
+    spawn_close(&s);
+    if (r < 0) {
+        undo_create(out, cfg);
+        return nsbox_err_prefix(err, "creating sandbox");
+    }
+    return 0;
+}

@@ -1,0 +1,128 @@
+/* Sandboxes: the runtime's public interface.
+ *
+ * A sandbox is an init process (pid 1 of its own pid namespace) in new
+ * user, pid, mount, network, ipc, uts, cgroup and time namespaces, with an
+ * overlay of an image rootfs as its root, every capability gone, a seccomp
+ * filter, and its cgroup's limits.  Commands run in it through its init
+ * (nsbox_sandbox_exec), so an exec creates no namespace.  The runtime is
+ * handed a rootfs path; it knows nothing of the image store. */
+#ifndef NSBOX_RUNTIME_SANDBOX_H
+#define NSBOX_RUNTIME_SANDBOX_H
+
+#include <limits.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "../common/err.h"
+#include "../common/userns.h"
+#include "cgroup.h"
+
+struct nsbox_seccomp;
+
+#define NSBOX_ID_LEN 32 /* hex digits of a sandbox id (128 random bits) */
+
+enum nsbox_limits_mode {
+    NSBOX_LIMITS_STRICT,      /* no usable cgroup: refuse to start */
+    NSBOX_LIMITS_BEST_EFFORT, /* no usable cgroup: rlimits and timeouts only */
+};
+
+struct nsbox_sandbox_config {
+    const char *rootfs;       /* the image's rootfs: the overlay's lower layer */
+    const char *state_root;   /* sandboxes' state directories go here */
+    char *const *env;         /* the environment of commands, "K=V" */
+    const char *workdir;      /* default working directory; created */
+    uint32_t uid, gid;        /* default user inside */
+    const char *hostname;     /* NULL: "nsbox" */
+    struct nsbox_cgroup_limits limits;
+    uint64_t tmp_bytes, shm_bytes;      /* tmpfs sizes */
+    uint64_t rlimit_nofile, rlimit_fsize;
+    enum nsbox_limits_mode mode;
+    const struct nsbox_seccomp *seccomp; /* required */
+    /* Rootless: the id map the image was unpacked with (its files are
+     * owned by those ids).  NULL as root: the sandbox gets a range of its
+     * own and sees the rootfs through an idmapped mount. */
+    const struct nsbox_idmap *rootless_map;
+    bool detach;              /* init outlives the caller (nsbox create) */
+    int keep_fd;              /* an fd init keeps open for its life (the
+                                 image lease), or -1 */
+};
+
+struct nsbox_sandbox {
+    char id[NSBOX_ID_LEN + 1];
+    pid_t pid;                /* init, as the host sees it */
+    int pidfd;                /* -1 when not ours */
+    int ctl;                  /* control socket, or -1 */
+    char state_dir[PATH_MAX];
+    struct nsbox_cgroup cgroup;
+    bool rootless;
+    struct nsbox_idmap idmap;
+    char limits_note[256];    /* which limits are really in force */
+};
+
+/* Creates and starts a sandbox.  Returns 0, or -1 with err naming the
+ * step that failed (nothing is left behind). */
+int nsbox_sandbox_create(const struct nsbox_sandbox_config *cfg,
+                         struct nsbox_sandbox *out, struct nsbox_err *err);
+
+/* Connects to a running sandbox by id.  Returns 0 or -1. */
+int nsbox_sandbox_open(const char *state_root, const char *id,
+                       struct nsbox_sandbox *out, struct nsbox_err *err);
+
+/* Kills everything in the sandbox and removes its state.  Returns 0 or -1. */
+int nsbox_sandbox_destroy(struct nsbox_sandbox *sb, struct nsbox_err *err);
+
+/* Closes the handle without stopping a detached sandbox. */
+void nsbox_sandbox_close(struct nsbox_sandbox *sb);
+
+struct nsbox_exec_opts {
+    char *const *argv;
+    char *const *env;         /* NULL: the sandbox's */
+    const char *cwd;          /* NULL: the sandbox's working directory */
+    uint32_t uid, gid;
+    double timeout_s;         /* 0: none */
+    /* Input: stdin_fd is handed to the command (-1: /dev/null), or, when
+     * stdin_data is set, written to it through a pipe. */
+    int stdin_fd;
+    const char *stdin_data;
+    size_t stdin_len;
+    /* Output: with capture, kept in memory up to output_cap bytes each;
+     * otherwise out_fd/err_fd are handed over (streaming). */
+    bool capture;
+    size_t output_cap;
+    int out_fd, err_fd;
+    uint64_t rlimit_nofile, rlimit_fsize, rlimit_nproc;
+};
+
+struct nsbox_exec_result {
+    int exit_code;            /* -1 when killed by a signal */
+    int signal;               /* 0 when it exited */
+    bool timed_out;
+    bool oom_killed;
+    uint64_t wall_us, cpu_us;
+    uint64_t maxrss_bytes;    /* the command's largest process */
+    uint64_t memory_peak_bytes; /* the sandbox's cgroup peak, 0 unknown */
+    char *out, *err;          /* capture only; NUL-terminated, caller frees */
+    size_t out_len, err_len;
+    bool out_truncated, err_truncated;
+};
+
+/* Runs a command in the sandbox and waits for it.  A timeout kills every
+ * process in the sandbox but its init.  Returns 0 when the command ran
+ * (whatever its exit status), -1 when nsbox failed. */
+int nsbox_sandbox_exec(struct nsbox_sandbox *sb, const struct nsbox_exec_opts *opts,
+                       struct nsbox_exec_result *res, struct nsbox_err *err);
+
+void nsbox_exec_result_free(struct nsbox_exec_result *res);
+
+/* Sandbox ids with a state directory under state_root (malloc'ed,
+ * NULL-terminated). */
+char **nsbox_sandbox_list(const char *state_root, struct nsbox_err *err);
+
+/* Removes state left by sandboxes whose init is gone (after a crash).
+ * Returns the number removed, or -1. */
+int nsbox_sandbox_gc(const char *state_root, const struct nsbox_idmap *rootless_map,
+                     struct nsbox_err *err);
+
+#endif
