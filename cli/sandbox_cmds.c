@@ -372,8 +372,16 @@ static char **command_of(int argc, char **argv, int idx, const struct oci_image_
     return v;
 }
 
+static double ms_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
 int cmd_run(struct cli_globals *g, int argc, char **argv)
 {
+    double t0 = ms_now();
     struct run_opts o;
     struct prepared p;
     struct nsbox_sandbox sb;
@@ -387,7 +395,9 @@ int cmd_run(struct cli_globals *g, int argc, char **argv)
     const char *ref = argv[optind++];
     if (optind < argc && strcmp(argv[optind], "--") == 0)
         optind++;
-    if (prepare(g, ref, &o, &p, &err) < 0 || create_sandbox(&p, &o, false, &sb, &err) < 0) {
+    int pr = prepare(g, ref, &o, &p, &err);
+    nsbox_debug("run: prepared in %.2f ms", ms_now() - t0);
+    if (pr < 0 || create_sandbox(&p, &o, false, &sb, &err) < 0) {
         cli_fail(&err);
         prepared_free(&p);
         free(o.env);
@@ -397,12 +407,16 @@ int cmd_run(struct cli_globals *g, int argc, char **argv)
     int status = EXIT_NSBOX;
     if (cmd == NULL)
         fprintf(stderr, "nsbox: error: no command given and the image has none\n");
-    else
+    else {
+        nsbox_debug("run: sandbox up at %.2f ms", ms_now() - t0);
         status = run_command(&sb, cmd, p.env, o.workdir, p.uid, p.gid, &o);
+    }
+    nsbox_debug("run: command done at %.2f ms", ms_now() - t0);
     if (nsbox_sandbox_destroy(&sb, &err) < 0) {
         cli_fail(&err);
         status = EXIT_NSBOX;
     }
+    nsbox_debug("run: sandbox removed at %.2f ms", ms_now() - t0);
     if (cmd != argv + optind)
         free(cmd);
     prepared_free(&p);

@@ -1,0 +1,271 @@
+/* nsbox doctor: what this host gives a sandbox, and the exact fix for
+ * every gap.  Exit status 0 when full isolation (every namespace, seccomp,
+ * the capability drop and enforced cgroup limits) is available. */
+#include <errno.h>
+#include <fcntl.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/utsname.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "../common/userns.h"
+#include "../runtime/cgroup.h"
+#include "../runtime/seccomp.h"
+#include "cli.h"
+
+extern const char nsbox_default_profile[];
+extern const char nsbox_default_profile_end[];
+
+struct verdict {
+    int gaps;     /* missing isolation */
+    int warnings; /* works, but worth knowing */
+};
+
+static void report(struct verdict *v, const char *state, const char *check, const char *fix,
+                   const char *fmt, ...) __attribute__((format(printf, 5, 6)));
+
+static void report(struct verdict *v, const char *state, const char *check, const char *fix,
+                   const char *fmt, ...)
+{
+    char detail[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(detail, sizeof(detail), fmt, ap);
+    va_end(ap);
+    printf("%-5s %-22s %s\n", state, check, detail);
+    if (fix != NULL)
+        printf("      %-22s fix: %s\n", "", fix);
+    if (strcmp(state, "FAIL") == 0)
+        v->gaps++;
+    else if (strcmp(state, "warn") == 0)
+        v->warnings++;
+}
+
+static int read_int(const char *path)
+{
+    char buf[32];
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    ssize_t n = fd < 0 ? -1 : read(fd, buf, sizeof(buf) - 1);
+    if (fd >= 0)
+        close(fd);
+    if (n <= 0)
+        return -1;
+    buf[n] = '\0';
+    return atoi(buf);
+}
+
+/* Runs fn in a child; returns its exit status (0 = worked). */
+static int in_child(int (*fn)(void))
+{
+    pid_t pid = fork();
+    if (pid == 0)
+        _exit(fn());
+    int status;
+    if (pid < 0 || waitpid(pid, &status, 0) < 0)
+        return -1;
+    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+static int try_userns(void)
+{
+    return unshare(CLONE_NEWUSER) == 0 ? 0 : (errno == EPERM ? 1 : 2);
+}
+
+static int write_map(const char *file, unsigned id)
+{
+    char buf[64];
+    int fd = open(file, O_WRONLY | O_CLOEXEC);
+    if (fd < 0)
+        return -1;
+    int n = snprintf(buf, sizeof(buf), "0 %u 1", id);
+    int r = write(fd, buf, (size_t)n) == n ? 0 : -1;
+    close(fd);
+    return r;
+}
+
+/* An overlay mounted inside a user namespace, as every sandbox does. */
+static int try_overlay_in_userns(void)
+{
+    char dir[] = "/tmp/nsbox-doctor-XXXXXX", opts[512], sub[600];
+    unsigned uid = geteuid(), gid = getegid();
+    if (mkdtemp(dir) == NULL)
+        return 3;
+    const char *names[] = {"l", "u", "w", "m"};
+    for (int i = 0; i < 4; i++) {
+        snprintf(sub, sizeof(sub), "%s/%s", dir, names[i]);
+        mkdir(sub, 0755);
+    }
+    int r = 1;
+    if (unshare(CLONE_NEWUSER | CLONE_NEWNS) == 0) {
+        int fd = open("/proc/self/setgroups", O_WRONLY);
+        if (fd >= 0) {
+            if (write(fd, "deny", 4) < 0)
+                r = 1;
+            close(fd);
+        }
+        if (write_map("/proc/self/uid_map", uid) == 0 && write_map("/proc/self/gid_map", gid) == 0) {
+            snprintf(opts, sizeof(opts), "lowerdir=%s/l,upperdir=%s/u,workdir=%s/w,userxattr", dir,
+                     dir, dir);
+            snprintf(sub, sizeof(sub), "%s/m", dir);
+            r = mount("overlay", sub, "overlay", 0, opts) == 0 ? 0 : 2;
+            umount2(sub, MNT_DETACH);
+        }
+    }
+    for (int i = 3; i >= 0; i--) {
+        snprintf(sub, sizeof(sub), "%s/%s/work", dir, names[i]);
+        rmdir(sub);
+        snprintf(sub, sizeof(sub), "%s/%s/index", dir, names[i]);
+        rmdir(sub);
+        snprintf(sub, sizeof(sub), "%s/%s", dir, names[i]);
+        rmdir(sub);
+    }
+    rmdir(dir);
+    return r;
+}
+
+static void check_kernel(struct verdict *v)
+{
+    struct utsname u;
+    int major = 0, minor = 0;
+    uname(&u);
+    sscanf(u.release, "%d.%d", &major, &minor);
+    bool ok = major > 5 || (major == 5 && minor >= 12);
+    report(v, ok ? "ok" : "FAIL", "kernel", ok ? NULL : "upgrade to Linux 5.12 or later",
+           "%s (openat2 5.6, idmapped mounts 5.12, overlay in a user namespace 5.11)",
+           u.release);
+}
+
+static void check_userns(struct verdict *v)
+{
+    int restrict_aa = read_int("/proc/sys/kernel/apparmor_restrict_unprivileged_userns");
+    int debian = read_int("/proc/sys/kernel/unprivileged_userns_clone");
+    int max = read_int("/proc/sys/user/max_user_namespaces");
+    int r = in_child(try_userns);
+
+    if (r == 0) {
+        report(v, "ok", "user namespaces", NULL, "can be created by this user (max %d)", max);
+        return;
+    }
+    if (restrict_aa == 1)
+        report(v, "FAIL", "user namespaces",
+               "sudo sysctl kernel.apparmor_restrict_unprivileged_userns=0 (or install an "
+               "AppArmor profile granting `userns,` to nsbox)",
+               "blocked by AppArmor's unprivileged user namespace restriction");
+    else if (debian == 0)
+        report(v, "FAIL", "user namespaces", "sudo sysctl kernel.unprivileged_userns_clone=1",
+               "disabled by kernel.unprivileged_userns_clone=0");
+    else if (max == 0)
+        report(v, "FAIL", "user namespaces", "sudo sysctl user.max_user_namespaces=15000",
+               "user.max_user_namespaces is 0");
+    else
+        report(v, "FAIL", "user namespaces", "check the kernel's CONFIG_USER_NS and LSM policy",
+               "cannot be created (%s)", strerror(r == 1 ? EPERM : EINVAL));
+}
+
+static void check_subids(struct verdict *v)
+{
+    struct nsbox_idmap map;
+    struct nsbox_err err;
+    if (geteuid() == 0) {
+        report(v, "ok", "id ranges", NULL,
+               "root: each sandbox gets its own range of 65536 ids above 2^31");
+        return;
+    }
+    nsbox_idmap_for_self(&map, &err);
+    if (map.helpers)
+        report(v, "ok", "subordinate ids", NULL, "%u ids from /etc/subuid via newuidmap",
+               map.uid[1].count);
+    else
+        report(v, "warn", "subordinate ids",
+               "sudo usermod --add-subuids 100000-165535 --add-subgids 100000-165535 $USER "
+               "(and apt-get install uidmap)",
+               "none: images whose files belong to other users see them as root");
+}
+
+static void check_overlay(struct verdict *v)
+{
+    int r = in_child(try_overlay_in_userns);
+    report(v, r == 0 ? "ok" : "FAIL", "overlayfs in userns",
+           r == 0 ? NULL : "needs Linux 5.11+ with overlayfs (modprobe overlay)",
+           r == 0 ? "an overlay mounts inside a user namespace" : "cannot mount (code %d)", r);
+}
+
+static void check_cgroups(struct verdict *v)
+{
+    enum nsbox_cgroup_kind kind;
+    char base[PATH_MAX], why[768];
+    struct nsbox_err err = {0};
+
+    if (nsbox_cgroup_probe(&kind, base, why, sizeof(why), &err) < 0) {
+        report(v, "FAIL", "cgroups", NULL, "%s", err.msg);
+        return;
+    }
+    if (kind == NSBOX_CGROUP_V2)
+        report(v, "ok", "cgroups", NULL, "cgroup v2 under %s: memory, pids, cpu", base);
+    else if (kind == NSBOX_CGROUP_V1)
+        report(v, "ok", "cgroups", NULL,
+               "cgroup v1 memory, pids and cpu controllers (hybrid host; enforced)");
+    else
+        report(v, "FAIL", "cgroups",
+               geteuid() == 0 ? "boot with systemd.unified_cgroup_hierarchy=1"
+                              : "systemd-run --user --scope -p Delegate=yes nsbox ...; or "
+                                "accept weaker limits with --limits=best-effort",
+               "no usable cgroup: %s", why);
+}
+
+static void check_seccomp(struct verdict *v)
+{
+    struct nsbox_seccomp *f = NULL;
+    struct nsbox_err err = {0};
+    int mode = prctl(PR_GET_SECCOMP, 0, 0, 0, 0);
+    int r = nsbox_seccomp_compile(nsbox_default_profile,
+                                  (size_t)(nsbox_default_profile_end - nsbox_default_profile),
+                                  NULL, &f, &err);
+    if (mode < 0 || r < 0)
+        report(v, "FAIL", "seccomp", "a kernel with CONFIG_SECCOMP_FILTER",
+               "%s", r < 0 ? err.msg : strerror(errno));
+    else
+        report(v, "ok", "seccomp", NULL, "default profile compiles to %zu instructions",
+               nsbox_seccomp_instructions(f));
+    if (f)
+        nsbox_seccomp_free(f);
+}
+
+static void check_skopeo(struct verdict *v)
+{
+    int r = system("skopeo --version >/dev/null 2>&1");
+    report(v, r == 0 ? "ok" : "warn", "skopeo", r == 0 ? NULL : "apt-get install skopeo",
+           r == 0 ? "installed (pulls work)" : "not found: nsbox cannot pull images");
+}
+
+int cmd_doctor(struct cli_globals *g, int argc, char **argv)
+{
+    struct verdict v = {0};
+    (void)g;
+    if (argc != 1)
+        return cli_usage_error("doctor", "usage: nsbox doctor");
+    printf("nsbox doctor (%s)\n", geteuid() == 0 ? "as root" : "rootless");
+    check_kernel(&v);
+    check_userns(&v);
+    check_subids(&v);
+    check_overlay(&v);
+    check_cgroups(&v);
+    check_seccomp(&v);
+    check_skopeo(&v);
+    if (v.gaps == 0)
+        printf("\nfull isolation available%s\n",
+               v.warnings ? " (see the warnings above)" : "");
+    else
+        printf("\n%d gap%s: nsbox refuses to run sandboxes that would be weaker than "
+               "reported (see the fixes above)\n",
+               v.gaps, v.gaps == 1 ? "" : "s");
+    return v.gaps == 0 ? 0 : 1;
+}
