@@ -42,6 +42,9 @@
 
 #define _cleanup_json_ _cleanup_(json_decrefp)
 
+_Static_assert(NSBOX_SECCOMP_BADARCH_ACTION == SCMP_ACT_KILL_PROCESS,
+               "seccomp.h names the bad-arch action by value");
+
 #define MAX_NAMES_PER_ENTRY 1024u
 #define MAX_ARGS_PER_ENTRY 64u
 #define MAX_LIST_ITEMS 256u /* caps, arches, architectures */
@@ -769,7 +772,8 @@ static int build(const struct profile *p, const struct target *t,
                           NSBOX_SECCOMP_BADARCH_ACTION);
     if (rc < 0) {
         errno = -rc;
-        return nsbox_err_sys(err, "cannot set the bad-arch action");
+        return nsbox_err_sys(err, "cannot make the bad-arch action "
+                                  "SCMP_ACT_KILL_PROCESS (Linux 4.14+)");
     }
     for (size_t i = 0; i < p->n_rules; i++)
         if (rule_applies(&p->rules[i], t) &&

@@ -1,0 +1,226 @@
+#!/usr/bin/env bash
+# Real sandboxes from the fixture images, as root on this host (cgroup v1
+# controllers) and as an unprivileged user (best-effort limits: this host
+# delegates no cgroup v2 subtree).  The static probe (tests/probe) reports
+# from inside; every outcome is asserted exactly.
+SUITE=sandbox
+. "$(dirname "$0")/../lib.sh"
+"$ROOT/tests/setup-users.sh"
+
+S=$T/store
+PROBE=$ROOT/build/probe
+cc -static -O2 -Wall -Wextra -Werror -D_GNU_SOURCE -o "$PROBE" "$ROOT/tests/probe/probe.c" || {
+	fail setup "cannot build the probe"
+	finish
+}
+python3 "$ROOT/tests/fixtures/add-layer.py" "$F/oci/python" "$T/py" "$PROBE:/usr/local/bin/probe"
+python3 "$ROOT/tests/fixtures/add-layer.py" "$F/oci/busybox" "$T/bb" "$PROBE:/usr/local/bin/probe"
+python3 "$ROOT/tests/fixtures/add-layer.py" "$F/oci/busybox" "$T/procsym" "symlink:/etc:/proc"
+python3 "$ROOT/tests/fixtures/add-layer.py" "$F/oci/busybox" "$T/devsym" "symlink:/:/dev"
+chmod -R a+rX "$T"
+PY=oci:$T/py:latest
+BB=oci:$T/bb:latest
+nsbox() { "$NSBOX" --store "$S" "$@"; }
+nsbox pull --quiet "$PY" >/dev/null && nsbox pull --quiet "$BB" >/dev/null
+
+# probe_field JSONLINES CHECK KEY
+pf() { python3 -c '
+import json, sys
+for l in open(sys.argv[1]):
+    d = json.loads(l)
+    if d["check"] == sys.argv[2]:
+        print(d.get(sys.argv[3]) if d.get(sys.argv[3]) is not None else "")
+        break' "$@"; }
+
+# -- the command's own status, kept apart from nsbox's ---------------------
+nsbox run "$BB" -- sh -c 'exit 7'
+[ $? = 7 ] && pass exit_code_propagates || fail exit_code_propagates "got $?"
+nsbox run "$BB" -- sh -c 'kill -9 $$'
+[ $? = 137 ] && pass signal_is_128_plus || fail signal_is_128_plus "got $?"
+nsbox run "$BB" -- /no/such/binary 2>/dev/null
+[ $? = 127 ] && pass missing_command_127 || fail missing_command_127 "got $?"
+out=$(echo "from stdin" | nsbox run "$BB" -- cat)
+[ "$out" = "from stdin" ] && pass stdin_passes_through || fail stdin_passes_through "$out"
+
+j=$(nsbox run --json "$BB" -- sh -c 'echo out; echo err >&2; exit 3')
+if printf '%s' "$j" | python3 -c '
+import json, sys
+r = json.load(sys.stdin)
+assert r["stdout"] == "out\n" and r["stderr"] == "err\n", r
+assert r["exit_code"] == 3 and r["status"] == "error" and not r["timed_out"], r
+assert r["wall_ms"] >= 0 and "cgroup v1" in r["limits"], r'; then
+	pass json_result_record
+else
+	fail json_result_record "$j"
+fi
+j=$(nsbox run --json "$PY" -- probe output 3)
+if printf '%s' "$j" | python3 -c '
+import json, sys
+r = json.load(sys.stdin)
+assert r["stdout_truncated"] and len(r["stdout"].encode()) == 1 << 20, (r["stdout_truncated"], len(r["stdout"]))'; then
+	pass output_capped_at_1mib
+else
+	fail output_capped_at_1mib "$(printf '%s' "$j" | head -c 300)"
+fi
+
+# -- isolation, seen from inside ----------------------------------------------
+export NSBOX_TEST_CANARY=canary-$RANDOM-secret
+nsbox run -e FOO=bar "$PY" -- probe all >"$T/probe.jsonl"
+unset NSBOX_TEST_CANARY
+if python3 - "$T/probe.jsonl" <<'PYEOF'; then pass probe_blocked_syscalls; else fail probe_blocked_syscalls "see above"; fi
+import json, sys
+r = {json.loads(l)["check"]: json.loads(l) for l in open(sys.argv[1])}
+blocked = ["unshare_user", "unshare_mnt", "unshare_net", "clone_newuser", "setns", "mount",
+           "umount", "pivot_root", "open_tree", "fsopen", "move_mount", "mount_setattr",
+           "keyctl", "add_key", "request_key", "bpf", "perf_event_open", "userfaultfd",
+           "io_uring_setup", "kexec_load", "kexec_file_load", "init_module", "finit_module",
+           "delete_module", "open_by_handle_at", "syslog", "acct", "swapon", "reboot",
+           "chroot", "iopl", "ioperm", "socket_alg", "socket_vsock", "tiocsti",
+           "tiocsti_highbits", "tioclinux", "mknod_char", "chown_other"]
+bad = [c for c in blocked if r[c]["errname"] not in ("EPERM", "ENOSYS")]
+if r["clone3"]["errname"] != "ENOSYS":
+    bad.append("clone3")
+for c in ("abi_i386", "abi_x32"):
+    if r[c].get("signame") != "SIGSYS":
+        bad.append(c)
+if bad:
+    print("# not blocked:", [(c, r[c]["errname"], r[c].get("detail")) for c in bad])
+sys.exit(1 if bad else 0)
+PYEOF
+
+if python3 - "$T/probe.jsonl" <<'PYEOF'; then pass probe_privileges_dropped; else fail probe_privileges_dropped "see above"; fi
+import json, sys
+r = {json.loads(l)["check"]: json.loads(l) for l in open(sys.argv[1])}
+s = json.dumps(r["caps"]) + json.dumps(r["capbnd"]) + json.dumps(r["capamb"])
+ok = all(x not in s for x in ("0x1", "0x3", "0xf", "ffff")) and r["no_new_privs"]["ret"] == 1 \
+    and r["seccomp_mode"]["ret"] == 2
+if not ok:
+    print("#", r["caps"], r["capbnd"], r["capamb"], r["no_new_privs"], r["seccomp_mode"])
+sys.exit(0 if ok else 1)
+PYEOF
+
+if python3 - "$T/probe.jsonl" <<'PYEOF'; then pass probe_no_leaks; else fail probe_no_leaks "see above"; fi
+import json, sys
+r = {json.loads(l)["check"]: json.loads(l) for l in open(sys.argv[1])}
+text = open(sys.argv[1]).read()
+problems = []
+if "canary-" in text: problems.append("host environment canary visible")
+if "FOO" not in json.dumps(r["environ"]): problems.append("-e FOO=bar missing")
+if r["hostname"].get("detail", "").find("nsbox") < 0 and "nsbox" not in json.dumps(r["hostname"]):
+    problems.append("hostname %s" % r["hostname"])
+mi = json.dumps(r["mountinfo"])
+for host_path in ("/var/lib/nsbox", "/tmp/nsbox-test", "/work/", "sandboxes/"):
+    if host_path in mi: problems.append("mountinfo shows " + host_path)
+if r["ctty"]["errname"] != "ENXIO": problems.append("controlling terminal %s" % r["ctty"])
+if r["net_egress"]["errname"] not in ("ENETUNREACH", "EHOSTUNREACH"): problems.append("egress %s" % r["net_egress"])
+if r["lo_up"]["ret"] != 1: problems.append("lo down")
+if r["netdevs"]["ret"] != 1: problems.append("extra interfaces")
+if r["proc_sys_write"]["errname"] not in ("EACCES", "EROFS", "EPERM"): problems.append("/proc/sys writable")
+if r["fds"]["ret"] > 4: problems.append("inherited fds %s" % r["fds"])
+uid_map = json.dumps(r["uid_map"])
+if "2147" not in uid_map: problems.append("not in a dedicated id range: %s" % uid_map)
+if problems: print("#", problems)
+sys.exit(1 if problems else 0)
+PYEOF
+
+# -- long-lived sandboxes: create, exec, exec, rm ------------------------------
+id=$(nsbox create "$BB")
+if [[ $id =~ ^[0-9a-f]{32}$ ]]; then pass create_prints_id; else fail create_prints_id "$id"; fi
+nsbox exec "$id" -- sh -c 'echo persisted > /workspace/f; pwd'
+out=$(nsbox exec "$id" -- cat /workspace/f)
+[ "$out" = persisted ] && pass workspace_persists_between_execs || fail workspace_persists_between_execs "$out"
+nsbox ps | grep -q "^$id .* running" && pass ps_lists_running || fail ps_lists_running "$(nsbox ps)"
+init=$(nsbox ps | awk -v id="$id" '$1 == id {print $2}')
+# A timeout kills everything in the sandbox but init: setsid and double
+# forks included.
+nsbox exec --timeout 1 "$id" -- sh -c 'setsid sleep 997 & (sleep 998 &) ; sleep 999'
+rc=$?
+left=$(nsbox exec "$id" -- sh -c 'ps -o comm,args | grep -c "sleep 99[789]"')
+if [ "$rc" = 137 ] && [ "$left" = 0 ]; then pass exec_timeout_kills_all; else fail exec_timeout_kills_all "rc=$rc left=$left"; fi
+j=$(nsbox exec --json --timeout 0.5 "$id" -- sleep 5)
+printf '%s' "$j" | grep -q '"timed_out": *true' && pass exec_timeout_reported || fail exec_timeout_reported "$j"
+nsbox rm "$id" >/dev/null
+# A zombie waiting for whoever reaps orphans here is dead too.
+alive() { [ -e "/proc/$1" ] && ! grep -q '^State:.*Z' "/proc/$1/status" 2>/dev/null; }
+if [ ! -d "$S/sandboxes/$id" ] && [ -n "$init" ] && ! alive "$init"; then pass rm_removes_everything; else fail rm_removes_everything "state or init left"; fi
+[ -z "$(ls /sys/fs/cgroup/memory/nsbox 2>/dev/null | grep "$id")" ] && pass rm_removes_cgroup || fail rm_removes_cgroup "cgroup left"
+
+# -- limits (cgroup v1 controllers on this host, as root) -----------------------
+j=$(nsbox run --json --memory 64m "$PY" -- probe mem 512)
+printf '%s' "$j" | python3 -c '
+import json, sys
+r = json.load(sys.stdin)
+assert r["oom_killed"] and r["status"] == "oom" and r["signal"] == 9, r' && pass memory_limit_oom_reported || fail memory_limit_oom_reported "$(printf '%s' "$j" | head -c 400)"
+nsbox run --pids 32 "$PY" -- probe fork 200 >"$T/fork.jsonl"
+if python3 -c '
+import json, sys
+r = json.loads(open(sys.argv[1]).readline())
+assert r["ret"] < 40 and r["errname"] == "EAGAIN", r' "$T/fork.jsonl"; then
+	pass pids_limit_holds
+else
+	fail pids_limit_holds "$(cat "$T/fork.jsonl")"
+fi
+
+# -- nsbox killed mid-run: nothing survives, the next start cleans up -------------
+"$NSBOX" --store "$S" run "$BB" -- sh -c 'sleep 4242' &
+runner=$!
+for _ in $(seq 100); do pgrep -f 'sleep 4242' >/dev/null && break; sleep 0.05; done
+kill -9 $runner
+wait $runner 2>/dev/null
+sleep 0.3
+if ! pgrep -f 'sleep 4242' >/dev/null; then pass nsbox_death_kills_sandbox; else fail nsbox_death_kills_sandbox "sleep survived"; pkill -9 -f 'sleep 4242'; fi
+stale=$(ls "$S/sandboxes" | grep -c '^[0-9a-f]\{32\}$')
+nsbox run "$BB" -- true
+left=$(ls "$S/sandboxes" | grep -c '^[0-9a-f]\{32\}$')
+if [ "$stale" -ge 1 ] && [ "$left" = 0 ]; then pass stale_state_cleaned_on_next_start; else fail stale_state_cleaned_on_next_start "stale=$stale left=$left"; fi
+
+# -- hostile images ---------------------------------------------------------------
+expect_fail_code() { # NAME PATTERN CMD...: exit 125 with PATTERN
+	local name=$1 pattern=$2 out rc
+	shift 2
+	out=$("$@" 2>&1)
+	rc=$?
+	if [ $rc = 125 ] && printf '%s' "$out" | grep -Eq "$pattern"; then pass "$name"; else fail "$name" "rc=$rc $out"; fi
+}
+expect_fail_code proc_symlink_image_refused 'proc is a symlink' nsbox run "oci:$T/procsym:latest" -- true
+expect_fail_code dev_symlink_image_refused 'dev is a symlink' nsbox run "oci:$T/devsym:latest" -- true
+
+# -- rootless -------------------------------------------------------------------------
+install -m 755 "$NSBOX" "$T/nsbox"
+as() { runuser -u nsboxtest -- env -i PATH=/usr/bin:/bin HOME=/home/nsboxtest "$@"; }
+rm -rf /home/nsboxtest/.local/share/nsbox
+as "$T/nsbox" pull --quiet "$BB" >/dev/null
+out=$(as "$T/nsbox" run "$BB" -- true 2>&1)
+rc=$?
+if [ $rc = 125 ] && printf '%s' "$out" | grep -q 'best-effort' && printf '%s' "$out" | grep -q 'doctor'; then
+	pass rootless_refuses_without_cgroup
+else
+	fail rootless_refuses_without_cgroup "rc=$rc $out"
+fi
+j=$(as env NSBOX_LIMITS=best-effort "$T/nsbox" run --json "$BB" -- sh -c 'stat -c %u:%g /home/app/hello.txt; id -u')
+if printf '%s' "$j" | python3 -c '
+import json, sys
+r = json.load(sys.stdin)
+assert r["stdout"] == "1000:1000\n0\n", r
+assert r["limits"].startswith("best-effort"), r'; then
+	pass rootless_best_effort_runs_and_says_so
+else
+	fail rootless_best_effort_runs_and_says_so "$j"
+fi
+as env NSBOX_LIMITS=best-effort "$T/nsbox" run "$BB" -- probe caps capbnd no_new_privs seccomp_mode unshare_user >"$T/rl.jsonl" 2>/dev/null
+if [ "$(pf "$T/rl.jsonl" unshare_user errname)" = EPERM ] && [ "$(pf "$T/rl.jsonl" no_new_privs ret)" = 1 ] &&
+	[ "$(pf "$T/rl.jsonl" seccomp_mode ret)" = 2 ]; then
+	pass rootless_same_isolation
+else
+	fail rootless_same_isolation "$(cat "$T/rl.jsonl")"
+fi
+id=$(as env NSBOX_LIMITS=best-effort "$T/nsbox" create "$BB" 2>/dev/null)
+as "$T/nsbox" exec "$id" -- sh -c 'echo hi > /workspace/x; chown 1000:1000 /workspace/x'
+as "$T/nsbox" rm "$id" >/dev/null
+if [ -n "$id" ] && [ ! -e "/home/nsboxtest/.local/share/nsbox/sandboxes/$id" ]; then
+	pass rootless_rm_removes_subid_files
+else
+	fail rootless_rm_removes_subid_files "id=$id"
+fi
+
+finish
