@@ -4,7 +4,7 @@
 
 CC       ?= cc
 BUILD    ?= build
-PKGS     := jansson libarchive libcrypto libseccomp libcap libmnl
+PKGS     := jansson libarchive libcrypto libseccomp libcap libmnl zlib libzstd
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 

@@ -16,9 +16,9 @@
 #include "../common/fsutil.h"
 #include "../common/strset.h"
 #include "../common/syscalls.h"
+#include "blobstream.h"
 #include "digest.h"
 
-#define READ_CHUNK (256 * 1024)
 #define ENTRIES_MAX (16u << 20)
 
 struct dir_time {
@@ -46,10 +46,8 @@ struct unpack {
     struct dir_time *dirs;
     size_t n_dirs, cap_dirs;
 
-    /* Raw blob stream, hashed as libarchive pulls it. */
-    int fd;
-    struct oci_sha256 *hash;
-    char *buf;
+    /* The decompressed layer, produced (and hashed) on its own thread. */
+    struct oci_blobstream *stream;
 };
 
 static void note(struct unpack *u, const char *fmt, ...)
@@ -591,35 +589,24 @@ static void apply_dir_times(struct unpack *u)
 static la_ssize_t read_blob(struct archive *a, void *ctx, const void **buf)
 {
     struct unpack *u = ctx;
-    ssize_t n;
+    struct nsbox_err err;
+    ssize_t n = oci_blobstream_next(u->stream, buf, &err);
 
-    do
-        n = read(u->fd, u->buf, READ_CHUNK);
-    while (n < 0 && errno == EINTR);
     if (n < 0) {
-        archive_set_error(a, errno, "cannot read layer blob");
+        archive_set_error(a, err.code, "%s", err.msg);
         return -1;
     }
-    oci_sha256_update(u->hash, u->buf, (size_t)n);
-    *buf = u->buf;
     return n;
 }
 
-/* libarchive may stop before the end (tar padding, trailing garbage); the
- * digest covers every byte, so read what is left. */
-static int finish_digest(struct unpack *u, const char *expected,
-                         struct nsbox_err *err)
+/* The digest covers every byte of the blob, also any that tar did not
+ * need (padding, trailing data). */
+static int check_digest(struct unpack *u, const char *expected, struct nsbox_err *err)
 {
     char actual[OCI_DIGEST_BUF];
-    ssize_t n;
 
-    while ((n = read(u->fd, u->buf, READ_CHUNK)) > 0 || (n < 0 && errno == EINTR))
-        if (n > 0)
-            oci_sha256_update(u->hash, u->buf, (size_t)n);
-    if (n < 0)
-        return nsbox_err_sys(err, "cannot read layer blob");
-    oci_sha256_finish(u->hash, actual);
-    u->hash = NULL;
+    if (oci_blobstream_finish(u->stream, actual, err) < 0)
+        return -1;
     if (strcmp(actual, expected) != 0)
         return nsbox_err_set(err, EBADMSG,
                              "layer blob %s is corrupt: its content hashes to %s",
@@ -634,12 +621,10 @@ static struct archive *open_archive(struct unpack *u, struct nsbox_err *err)
         nsbox_err_set(err, ENOMEM, "out of memory");
         return NULL;
     }
-    /* Built-in decompressors only: libarchive would otherwise fall back to
-     * running external programs. */
+    /* The blob stream decompresses; libarchive only parses tar (and never
+     * runs an external program). */
     if (archive_read_support_format_tar(a) != ARCHIVE_OK ||
         archive_read_support_format_empty(a) != ARCHIVE_OK ||
-        archive_read_support_filter_gzip(a) != ARCHIVE_OK ||
-        archive_read_support_filter_zstd(a) != ARCHIVE_OK ||
         archive_read_support_filter_none(a) != ARCHIVE_OK ||
         archive_read_open(a, u, NULL, read_blob, NULL) != ARCHIVE_OK) {
         nsbox_err_set(err, EIO, "cannot read layer: %s", archive_error_string(a));
@@ -677,8 +662,7 @@ static void unpack_release(struct unpack *u)
     free(u->dirs);
     if (u->a != NULL)
         archive_read_free(u->a);
-    oci_sha256_free(u->hash);
-    free(u->buf);
+    oci_blobstream_free(u->stream);
 }
 
 int oci_layer_apply(int rootfs_fd, int blob_fd, const char *expected_digest,
@@ -691,29 +675,23 @@ int oci_layer_apply(int rootfs_fd, int blob_fd, const char *expected_digest,
         .opts = opts,
         .stats = stats ? stats : &local,
         .cache_fd = -1,
-        .fd = blob_fd,
     };
     int r = -1;
 
     if (!oci_digest_valid(expected_digest))
         return nsbox_err_set(err, EINVAL, "invalid layer digest");
-    u.hash = oci_sha256_new();
-    u.buf = malloc(READ_CHUNK);
-    if (u.hash == NULL || u.buf == NULL) {
-        nsbox_err_set(err, ENOMEM, "out of memory");
-        goto out;
-    }
+    if (oci_blobstream_start(blob_fd, &u.stream, err) < 0)
+        return -1;
     u.a = open_archive(&u, err);
     if (u.a == NULL || unpack_entries(&u, err) < 0) {
         /* A damaged blob usually shows up as a decompression or tar error;
          * name the real cause when the bytes do not match the digest. */
         struct nsbox_err derr;
-        if (u.hash != NULL && finish_digest(&u, expected_digest, &derr) < 0 &&
-            derr.code == EBADMSG)
+        if (check_digest(&u, expected_digest, &derr) < 0 && derr.code == EBADMSG)
             *err = derr;
         goto out;
     }
-    if (finish_digest(&u, expected_digest, err) < 0)
+    if (check_digest(&u, expected_digest, err) < 0)
         goto out;
     apply_dir_times(&u);
     r = 0;

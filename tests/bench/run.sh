@@ -1,0 +1,400 @@
+#!/usr/bin/env bash
+# nsbox benchmarks (`make bench`).  See docs/bench.md.
+#
+#   tests/bench/run.sh [NAME...]    run the named benchmarks (default: all)
+#   tests/bench/run.sh --list       list them
+#
+# Every benchmark times nsbox and a baseline side by side in one run,
+# alternating the two commands (A B A B ...) after one untimed warm-up round,
+# and reports the median and the minimum wall time of each side and the ratio
+# nsbox/baseline of the medians.  Besides the table, each benchmark prints one
+# line for machines:
+#
+#   bench NAME nsbox_ms=N baseline_ms=N ratio=R target<=T OK|MISSED
+#
+# (`target=none INFO` for figures that are only context).  A missed target is
+# reported, not fatal; a command that fails, or an nsbox result that is not a
+# sane rootfs, makes the script exit non-zero.
+#
+# Environment:
+#   BENCH_RUNS      timed iterations per side (default 5)
+#   NSBOX           the binary to measure (default build/nsbox)
+#   NSBOX_FIXTURES  fixture directory (default /var/cache/nsbox/fixtures)
+#   TMPDIR          where the scratch directory goes (default /tmp); the
+#                   stores, layouts and bundles are written there
+#
+# Adding a benchmark: write a function bench_NAME and add NAME to BENCHES
+# below.  It times commands with run_timed, files each sample under a series
+# name with `record SERIES`, and prints its table with header/row/report.
+# Shared pieces: need_registry (a local registry with the fixtures pushed),
+# iter_dir (a new empty directory for one iteration), settle (untimed sync
+# before a timed command), check_store (the nsbox result is a python rootfs).
+#
+# Nothing is deleted before the script exits: every iteration writes into new
+# empty directories, and the whole scratch directory goes at the end.  On an
+# ext4 without a journal (like the VM these figures come from) the inode allocator skips
+# every inode freed in the last 60 s, at the cost of a buffer-cache lookup
+# each, so deleting a 7,700-file rootfs just before unpacking the next one
+# makes both sides' system time grow from run to run (0.2 s to 2 s and more).
+# See docs/bench.md.
+set -euo pipefail
+export LC_ALL=C # EPOCHREALTIME must use '.' as its decimal point
+
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+F=${NSBOX_FIXTURES:-/var/cache/nsbox/fixtures}
+F=${F%/}
+NSBOX=${NSBOX:-$ROOT/build/nsbox}
+RUNS=${BENCH_RUNS:-5}
+
+BENCHES=(pull_unpack_python unpack_python)
+
+say() { printf 'bench: %s\n' "$*" >&2; }
+die() {
+	printf 'bench: error: %s\n' "$*" >&2
+	exit 1
+}
+
+# ---- scratch directory, registry, cleanup ------------------------------------
+
+TMP=
+REG_DIR=
+cleanup() {
+	local rc=$?
+	if [ -n "$REG_DIR" ]; then
+		"$ROOT/tests/fixtures/registry.sh" stop "$REG_DIR" || rc=1
+	fi
+	if [ -n "$TMP" ]; then rm -rf "$TMP"; fi
+	exit "$rc"
+}
+trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+
+# Starts the local registry and pushes the fixtures, once per run.  Sets
+# REG_PORT.
+REG_PORT=
+need_registry() {
+	[ -z "$REG_PORT" ] || return 0
+	REG_DIR=$TMP/registry # set first: the trap stops whatever got started
+	REG_PORT=$("$ROOT/tests/fixtures/registry.sh" start "$REG_DIR") ||
+		die "cannot start the local registry"
+	"$ROOT/tests/fixtures/registry.sh" push "$REG_DIR" 2>"$TMP/logs/push.log" || {
+		cat "$TMP/logs/push.log" >&2
+		die "cannot push the fixtures to the local registry"
+	}
+	say "local registry on 127.0.0.1:$REG_PORT"
+}
+
+# ITER_DIR=$TMP/BENCH/I, new and empty (I is 0 for the warm-up round).  The
+# commands create their own store, layout and bundle directories in it.
+ITER_DIR=
+iter_dir() {
+	ITER_DIR=$TMP/$1/$2
+	mkdir -p "$ITER_DIR"
+	[ -z "$(ls -A "$ITER_DIR")" ] || die "$ITER_DIR is not empty"
+}
+
+# Untimed, before each timed command: flushes the previous commands' writes
+# so that their writeback does not land in the timed one.  Nothing is dropped
+# from the page cache.
+settle() { sync; }
+
+# The scratch space a run needs, in MB: per iteration (and the warm-up), the
+# nsbox store (blob + rootfs), the baseline's layout and bundle, for each
+# benchmark, rounded up generously.
+need_space_mb() { echo $(((RUNS + 1) * 1000 + 500)); }
+
+# ---- timing ------------------------------------------------------------------
+
+TICK=$(getconf CLK_TCK)
+
+# The user and system CPU time (in ticks) of this shell's waited-for children,
+# which include their own waited-for children (skopeo under nsbox).  Builtins
+# only: nothing is forked.
+CHILD_UTICKS=0 CHILD_STICKS=0
+child_ticks() {
+	local line f
+	read -r line </proc/$$/stat
+	read -ra f <<<"${line##*) }" # fields 3... (comm may hold spaces)
+	CHILD_UTICKS=${f[13]} CHILD_STICKS=${f[14]}
+}
+
+# run_timed LABEL CMD...: runs CMD with its output in $TMP/logs/LABEL.log.
+# Sets WALL_US to its wall time and USER_MS and SYS_MS to the CPU time it and
+# its children used (10 ms resolution).  Exits (non-zero) if CMD fails.
+WALL_US=0 USER_MS=0 SYS_MS=0
+run_timed() {
+	local label=$1 rc=0 t0 t1 u0 s0
+	shift
+	local log=$TMP/logs/$label.log
+	child_ticks
+	u0=$CHILD_UTICKS s0=$CHILD_STICKS
+	t0=$EPOCHREALTIME
+	"$@" >"$log" 2>&1 || rc=$?
+	t1=$EPOCHREALTIME
+	child_ticks
+	if [ "$rc" != 0 ]; then
+		printf 'bench: error: exit status %s from:' "$rc" >&2
+		printf ' %q' "$@" >&2
+		printf '\n--- last lines of its output ---\n' >&2
+		tail -n 20 "$log" >&2
+		exit 1
+	fi
+	WALL_US=$((${t1//[!0-9]/} - ${t0//[!0-9]/}))
+	USER_MS=$(((CHILD_UTICKS - u0) * 1000 / TICK))
+	SYS_MS=$(((CHILD_STICKS - s0) * 1000 / TICK))
+}
+
+# record SERIES: files the last run_timed's figures under SERIES (the arrays
+# SERIES_wall in us, SERIES_user and SERIES_sys in ms).
+record() {
+	local -n w=${1}_wall u=${1}_user s=${1}_sys
+	w+=("$WALL_US") u+=("$USER_MS") s+=("$SYS_MS")
+}
+
+# series_reset SERIES...: empties (and declares) the series.
+series_reset() {
+	local n
+	for n in "$@"; do
+		declare -ga "${n}_wall=()" "${n}_user=()" "${n}_sys=()"
+	done
+}
+
+# stats VALUE...: prints "MEDIAN MIN" of the values.
+stats() {
+	printf '%s\n' "$@" | sort -n | awk '
+		{ v[NR] = $1 }
+		END {
+			m = NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2
+			printf "%.0f %d\n", m, v[1]
+		}'
+}
+
+ms() { awk -v us="$1" 'BEGIN { printf "%.0f", us / 1000 }'; }
+
+# One table per benchmark: wall-time median and min, CPU-time medians, and
+# every wall-time sample in the order taken.
+cols() { printf '  %-46s %9s %7s %8s %7s   %s\n' "$@"; }
+header() {
+	printf '\n%s\n' "$1"
+	cols "" "median ms" "min ms" "user ms" "sys ms" "runs (ms, in order)"
+}
+
+# row LABEL SERIES
+row() {
+	# shellcheck disable=SC2178 # namerefs to arrays
+	local -n w=${2}_wall u=${2}_user s=${2}_sys
+	local med min umed smed runs='' x
+	read -r med min < <(stats "${w[@]}")
+	read -r umed _ < <(stats "${u[@]}")
+	read -r smed _ < <(stats "${s[@]}")
+	for x in "${w[@]}"; do runs+="$(ms "$x") "; done
+	cols "$1" "$(ms "$med")" "$(ms "$min")" "$umed" "$smed" "${runs% }"
+}
+
+# report NAME TARGET NSBOX_SERIES BASELINE_SERIES: prints the ratio line of
+# the table and queues the machine-readable line.  TARGET is the highest
+# acceptable ratio of the wall-time medians, or "none" for figures that are
+# only context.
+RESULTS=()
+report() {
+	local name=$1 target=$2 n_med b_med ratio verdict tgt
+	local -n n=${3}_wall b=${4}_wall
+	read -r n_med _ < <(stats "${n[@]}")
+	read -r b_med _ < <(stats "${b[@]}")
+	ratio=$(awk -v a="$n_med" -v b="$b_med" 'BEGIN { printf "%.2f", a / b }')
+	if [ "$target" = none ]; then
+		tgt="target=none" verdict=INFO
+	else
+		tgt="target<=$target"
+		verdict=$(awk -v r="$ratio" -v t="$target" 'BEGIN { print (r <= t ? "OK" : "MISSED") }')
+	fi
+	printf '  ratio nsbox/baseline of the wall-time medians: %s  (%s %s)\n' "$ratio" "$tgt" "$verdict"
+	RESULTS+=("bench $name nsbox_ms=$(ms "$n_med") baseline_ms=$(ms "$b_med") ratio=$ratio $tgt $verdict")
+}
+
+# ---- sanity checks -----------------------------------------------------------
+
+# A python rootfs must at least have a python3 binary (a symlink in Debian).
+check_python_rootfs() {
+	if ! { [ -n "$1" ] && [ -f "$1/usr/bin/python3" ] && [ -x "$1/usr/bin/python3" ] &&
+		[ -s "$1/usr/bin/python3" ]; }; then
+		die "$1/usr/bin/python3 is missing: the pull did not produce a python rootfs"
+	fi
+}
+
+# nsbox store $1 must hold exactly one image, with a python rootfs.  Sets
+# ROOTFS to it.
+ROOTFS=
+check_store() {
+	local dirs=("$1"/images/*/rootfs)
+	if [ ${#dirs[@]} != 1 ] || [ ! -d "${dirs[0]}" ]; then
+		die "expected exactly one unpacked image in $1/images, found: ${dirs[*]}"
+	fi
+	ROOTFS=${dirs[0]}
+	check_python_rootfs "$ROOTFS"
+}
+
+# The two unpacked trees must be identical (type, mode, owner, content hash,
+# link count, mtime of every path), so that a broken pull cannot look fast.
+compare_trees() {
+	local ours=$1 theirs=$2
+	"$ROOT/tests/fixtures/list-tree.py" "$theirs" / >"$TMP/logs/tree-baseline.txt"
+	"$ROOT/tests/fixtures/list-tree.py" "$ours" / >"$TMP/logs/tree-nsbox.txt"
+	if ! diff -u "$TMP/logs/tree-baseline.txt" "$TMP/logs/tree-nsbox.txt" >"$TMP/logs/tree.diff"; then
+		head -n 40 "$TMP/logs/tree.diff" >&2
+		die "nsbox's rootfs differs from umoci's (diff above: -umoci +nsbox)"
+	fi
+	say "nsbox's rootfs matches umoci's ($(wc -l <"$TMP/logs/tree-nsbox.txt") paths)"
+}
+
+# ---- benchmark: pull + unpack over docker:// ---------------------------------
+
+bench_pull_unpack_python() {
+	need_registry
+	local src=127.0.0.1:$REG_PORT/python:latest
+	local store base bundle i rootfs_mb
+
+	pull_nsbox() {
+		store=$ITER_DIR/store
+		settle
+		run_timed nsbox-pull "$NSBOX" --store "$store" pull --quiet --tls-verify=false "$src"
+	}
+	# skopeo copy && umoci unpack, timed as one (their sum) and each
+	pull_baseline() {
+		base=$ITER_DIR/base bundle=$ITER_DIR/bundle
+		settle
+		run_timed skopeo-copy skopeo copy --quiet --src-tls-verify=false \
+			"docker://$src" "oci:$base:latest"
+		local cw=$WALL_US cu=$USER_MS cs=$SYS_MS
+		record copy
+		run_timed umoci-unpack umoci unpack --image "$base:latest" "$bundle"
+		record unpack
+		WALL_US=$((WALL_US + cw)) USER_MS=$((USER_MS + cu)) SYS_MS=$((SYS_MS + cs))
+		record baseline
+	}
+
+	say "pull_unpack_python: warm-up round (untimed) and tree check"
+	series_reset nsbox baseline copy unpack
+	iter_dir pull_unpack_python 0
+	pull_nsbox
+	pull_baseline
+	check_store "$store"
+	check_python_rootfs "$bundle/rootfs"
+	compare_trees "$ROOTFS" "$bundle/rootfs"
+	rootfs_mb=$(du -sm "$bundle/rootfs" | cut -f1)
+
+	series_reset nsbox baseline copy unpack
+	for ((i = 1; i <= RUNS; i++)); do
+		say "pull_unpack_python: run $i/$RUNS"
+		iter_dir pull_unpack_python "$i"
+		pull_nsbox
+		record nsbox
+		check_store "$store"
+		pull_baseline
+	done
+
+	header "pull_unpack_python: pull the python fixture (${LAYER_MB} MB gzip layer, ${rootfs_mb} MB rootfs) from 127.0.0.1 into an empty store, $RUNS runs"
+	row "nsbox pull" nsbox
+	row "baseline: skopeo copy + umoci unpack" baseline
+	row "  of which skopeo copy (docker:// -> oci:)" copy
+	row "  of which umoci unpack" unpack
+	report pull_unpack_python 0.50 nsbox baseline
+}
+
+# ---- context: unpack from a local layout -------------------------------------
+
+bench_unpack_python() {
+	local layout=$TMP/unpack_python/layout store bundle i
+
+	mkdir -p "$TMP/unpack_python"
+	skopeo --insecure-policy copy --quiet "oci:$F/oci/python:latest" "oci:$layout:latest" ||
+		die "cannot copy the python fixture to $layout"
+
+	unpack_nsbox() {
+		store=$ITER_DIR/store
+		settle
+		run_timed nsbox-pull-oci "$NSBOX" --store "$store" pull --quiet "oci:$layout:latest"
+	}
+	unpack_baseline() {
+		bundle=$ITER_DIR/bundle
+		settle
+		run_timed umoci-unpack umoci unpack --image "$layout:latest" "$bundle"
+	}
+
+	say "unpack_python: warm-up round (untimed)"
+	iter_dir unpack_python 0
+	unpack_nsbox
+	unpack_baseline
+	check_store "$store"
+	check_python_rootfs "$bundle/rootfs"
+
+	series_reset nsbox baseline
+	for ((i = 1; i <= RUNS; i++)); do
+		say "unpack_python: run $i/$RUNS"
+		iter_dir unpack_python "$i"
+		unpack_nsbox
+		record nsbox
+		check_store "$store"
+		unpack_baseline
+		record baseline
+	done
+
+	header "unpack_python (context, no target): unpack from a local OCI layout into an empty store, $RUNS runs"
+	row "nsbox pull oci:LAYOUT (incl. its skopeo copy)" nsbox
+	row "baseline: umoci unpack" baseline
+	report unpack_python none nsbox baseline
+}
+
+# ---- main --------------------------------------------------------------------
+
+usage() {
+	echo "usage: tests/bench/run.sh [--list] [NAME...]   (names: ${BENCHES[*]})" >&2
+	exit 2
+}
+
+selected=()
+for arg in "$@"; do
+	case $arg in
+	--list)
+		printf '%s\n' "${BENCHES[@]}"
+		exit 0
+		;;
+	-*) usage ;;
+	*)
+		[[ " ${BENCHES[*]} " == *" $arg "* ]] || die "no benchmark named '$arg' (${BENCHES[*]})"
+		selected+=("$arg")
+		;;
+	esac
+done
+[ ${#selected[@]} -gt 0 ] || selected=("${BENCHES[@]}")
+
+[[ $RUNS =~ ^[1-9][0-9]*$ ]] || die "BENCH_RUNS must be a positive integer, not '$RUNS'"
+[ "$(id -u)" = 0 ] || die "run as root: the baseline is umoci unpack as root"
+[ -x "$NSBOX" ] || die "$NSBOX is missing: run make first (or make bench)"
+for c in skopeo umoci python3 docker-registry; do
+	command -v "$c" >/dev/null 2>&1 || die "missing command '$c' (make deps)"
+done
+
+"$ROOT/tests/fixtures/build.sh" >&2
+TMP=$(mktemp -d "${TMPDIR:-/tmp}/nsbox-bench.XXXXXX")
+mkdir -p "$TMP/logs"
+free_mb=$(df -Pm "$TMP" | awk 'NR == 2 {print $4}')
+[ "$free_mb" -ge "$(need_space_mb)" ] ||
+	die "$TMP has $free_mb MB free, the run needs about $(need_space_mb) MB (lower BENCH_RUNS or set TMPDIR)"
+LAYER_MB=$(du -sm "$F/oci/python/blobs" | cut -f1)
+
+printf 'nsbox benchmarks, %s\n' "$(date -u '+%Y-%m-%d %H:%M UTC')"
+printf 'host: %s cores, kernel %s; %s, umoci %s; nsbox %s\n' "$(nproc)" "$(uname -r)" \
+	"$(skopeo --version)" "$(umoci --version | awk '{print $3}')" \
+	"$(git -C "$ROOT" describe --always --dirty 2>/dev/null || echo unknown)"
+printf 'scratch: %s (%s); %s timed runs per side, alternating, after 1 warm-up\n' \
+	"$TMP" "$(df -T "$TMP" | awk 'NR == 2 {print $2}')" "$RUNS"
+printf 'load average at start: %s\n' "$(cut -d' ' -f1-3 /proc/loadavg)"
+
+for b in "${selected[@]}"; do
+	"bench_$b"
+done
+
+printf '\nload average at end: %s\n' "$(cut -d' ' -f1-3 /proc/loadavg)"
+printf '%s\n' "${RESULTS[@]}"
