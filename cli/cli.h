@@ -12,6 +12,8 @@ enum {
     CLI_EXIT_USAGE = 2,
 };
 
+#define NSBOX_VERSION_STRING "0.1.0"
+
 struct cli_globals {
     const char *store_dir;
 };

@@ -15,7 +15,6 @@
 #include "../common/log.h"
 #include "cli.h"
 
-#define NSBOX_VERSION "0.1.0"
 
 static const struct cli_command commands[] = {
     {"pull", cmd_pull, "REF", "fetch an image with skopeo and unpack it"},
@@ -88,7 +87,7 @@ int main(int argc, char **argv)
             usage(stdout);
             return 0;
         case 'V':
-            printf("nsbox %s\n", NSBOX_VERSION);
+            printf("nsbox %s\n", NSBOX_VERSION_STRING);
             return 0;
         default:
             usage(stderr);

@@ -21,6 +21,7 @@
 #include "../common/syscalls.h"
 #include "../runtime/sandbox.h"
 #include "../runtime/seccomp.h"
+#include "../oci/digest.h"
 #include "cli.h"
 
 #define EXIT_NSBOX 125
@@ -210,14 +211,45 @@ static int resolve_user(const char *rootfs, const char *user, uint32_t *uid, uin
     return 0;
 }
 
-static int load_profile(const struct run_opts *o, struct nsbox_seccomp **out,
-                        struct nsbox_err *err)
+/* Compiled profiles are cached in the store, keyed by the profile's bytes
+ * and nsbox's version: compiling moby-sized profiles costs milliseconds,
+ * loading the BPF microseconds.  The store is the user's own (0700). */
+static int load_profile(const struct images_store *store, const struct run_opts *o,
+                        struct nsbox_seccomp **out, struct nsbox_err *err)
 {
-    if (o->profile != NULL)
-        return nsbox_seccomp_compile_file(o->profile, NULL, out, err);
-    return nsbox_seccomp_compile(nsbox_default_profile,
-                                 (size_t)(nsbox_default_profile_end - nsbox_default_profile),
-                                 NULL, out, err);
+    _cleanup_free_ char *file_text = NULL;
+    const char *text = nsbox_default_profile;
+    size_t len = (size_t)(nsbox_default_profile_end - nsbox_default_profile);
+    char key[OCI_DIGEST_BUF], name[96];
+
+    if (o->profile != NULL) {
+        file_text = nsbox_read_file_at(AT_FDCWD, o->profile, NSBOX_SECCOMP_MAX_PROFILE_BYTES,
+                                       &len, err);
+        if (file_text == NULL)
+            return nsbox_err_prefix(err, "seccomp profile");
+        text = file_text;
+    }
+    struct oci_sha256 *h = oci_sha256_new();
+    if (h == NULL)
+        return nsbox_err_set(err, ENOMEM, "out of memory");
+    oci_sha256_update(h, NSBOX_VERSION_STRING, strlen(NSBOX_VERSION_STRING) + 1);
+    oci_sha256_update(h, text, len);
+    oci_sha256_finish(h, key);
+    snprintf(name, sizeof(name), "cache/seccomp-%.32s.bpf", oci_digest_hex(key));
+
+    size_t blen;
+    struct nsbox_err ignored;
+    _cleanup_free_ char *bpf = nsbox_read_file_at(store->root_fd, name, 1 << 20, &blen, &ignored);
+    if (bpf != NULL && nsbox_seccomp_from_bytes(bpf, blen, out, &ignored) == 0)
+        return 0;
+    if (nsbox_seccomp_compile(text, len, NULL, out, err) < 0)
+        return nsbox_err_prefix(err, "seccomp profile %s", o->profile ? o->profile : "(default)");
+    const void *bytes = nsbox_seccomp_bytes(*out, &blen);
+    mkdirat(store->root_fd, "cache", 0700);
+    _cleanup_close_ int cache = openat(store->root_fd, "cache", O_PATH | O_DIRECTORY | O_CLOEXEC);
+    if (cache < 0 || nsbox_write_file_atomic(cache, name + 6, bytes, blen, 0600, &ignored) < 0)
+        nsbox_debug("cannot cache the compiled profile: %s", ignored.msg);
+    return 0;
 }
 
 struct prepared {
@@ -266,7 +298,7 @@ static int prepare(struct cli_globals *g, const char *ref, const struct run_opts
         return p->lease < 0 ? -1 : nsbox_err_set(err, ENOMEM, "out of memory");
     if (resolve_user(p->image.rootfs, p->image.config.user, &p->uid, &p->gid, err) < 0)
         return -1;
-    return load_profile(o, &p->seccomp, err);
+    return load_profile(&p->store, o, &p->seccomp, err);
 }
 
 static int create_sandbox(struct prepared *p, const struct run_opts *o, bool detach,

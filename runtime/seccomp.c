@@ -914,3 +914,24 @@ size_t nsbox_seccomp_instructions(const struct nsbox_seccomp *f)
 {
     return f == NULL ? 0 : f->len;
 }
+
+const void *nsbox_seccomp_bytes(const struct nsbox_seccomp *f, size_t *len)
+{
+    *len = (size_t)f->len * sizeof(struct sock_filter);
+    return f->insns;
+}
+
+int nsbox_seccomp_from_bytes(const void *data, size_t len, struct nsbox_seccomp **out,
+                             struct nsbox_err *err)
+{
+    size_t n = len / sizeof(struct sock_filter);
+    if (len == 0 || len % sizeof(struct sock_filter) != 0 || n > BPF_MAXINSNS)
+        return nsbox_err_set(err, EINVAL, "not a compiled seccomp program (%zu bytes)", len);
+    struct nsbox_seccomp *f = malloc(sizeof(*f) + len);
+    if (f == NULL)
+        return nsbox_err_set(err, ENOMEM, "out of memory");
+    f->len = (unsigned short)n;
+    memcpy(f->insns, data, len);
+    *out = f;
+    return 0;
+}

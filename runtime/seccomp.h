@@ -49,6 +49,15 @@ int nsbox_seccomp_install(const struct nsbox_seccomp *f,
 /* Frees f (NULL is fine). */
 void nsbox_seccomp_free(struct nsbox_seccomp *f);
 
+/* The compiled program as bytes (struct sock_filter array), for caching:
+ * a pointer into f and its length. */
+const void *nsbox_seccomp_bytes(const struct nsbox_seccomp *f, size_t *len);
+
+/* A filter from bytes nsbox_seccomp_bytes gave earlier (checked: whole
+ * instructions, 1..BPF_MAXINSNS of them).  Returns 0 or -1. */
+int nsbox_seccomp_from_bytes(const void *data, size_t len, struct nsbox_seccomp **out,
+                             struct nsbox_err *err);
+
 /* Number of BPF instructions in f (for tests and benchmarks). */
 size_t nsbox_seccomp_instructions(const struct nsbox_seccomp *f);
 
