@@ -112,7 +112,15 @@ static int enable_controllers(const char *dir, struct nsbox_err *err)
     if ((mkdir(leaf, 0755) < 0 && errno != EEXIST) ||
         write_file(leaf, "cgroup.procs", pid, err) < 0)
         return nsbox_err_sys(err, "cannot move nsbox into a leaf cgroup under %s", dir);
-    return write_file(dir, "cgroup.subtree_control", "+memory +pids +cpu", err);
+    if (write_file(dir, "cgroup.subtree_control", "+memory +pids +cpu", err) == 0)
+        return 0;
+    if (err->code == EBUSY)
+        return nsbox_err_set(err, EBUSY,
+                             "%s also holds other processes, so it cannot delegate "
+                             "controllers to sandboxes; give nsbox a cgroup of its own "
+                             "(systemd-run --user --scope -p Delegate=yes nsbox ...)",
+                             dir);
+    return -1;
 }
 
 static int probe_v2(char base[PATH_MAX], char *why, size_t why_size, struct nsbox_err *err)

@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# cgroup v2 enforcement, proved in a qemu VM (TCG) booting Debian's cloud
+# kernel: this host's memory/pids/cpu controllers sit on cgroup v1.  The
+# harness self-test runs first, then nsbox itself in the guest (as root, and
+# as a user with a delegated cgroup), on a store built here.
+SUITE=vm_cgroup_v2
+. "$(dirname "$0")/../lib.sh"
+
+# The harness proves the guest kernel enforces v2 limits at all.
+bash "$ROOT/tests/vm/selftest.sh" 2>&1 | grep -E '^(PASS|FAIL)'
+
+PROBE=$ROOT/build/probe
+cc -static -O2 -Wall -Wextra -Werror -D_GNU_SOURCE -o "$PROBE" "$ROOT/tests/probe/probe.c" ||
+	{ fail setup "cannot build the probe"; finish; }
+python3 "$ROOT/tests/fixtures/add-layer.py" "$F/oci/busybox" "$T/bb" "$PROBE:/usr/local/bin/probe"
+
+# root's store, and the tester's: a rootless single-id store whose files all
+# belong to the user (uid 1000 in the guest).
+mkdir -p "$T/disk"
+"$NSBOX" --store "$T/disk/root" pull --quiet "oci:$T/bb:latest" >/dev/null || { fail setup "pull"; finish; }
+img=$("$NSBOX" --store "$T/disk/root" images --json | python3 -c 'import json,sys; print(json.load(sys.stdin)[0]["digest"][7:19])')
+cp -a "$T/disk/root" "$T/disk/tester"
+rm -rf "$T/disk/tester/sandboxes" "$T/disk/tester/cache"
+chown -R 1000:1000 "$T/disk/tester"
+mke2fs -q -t ext4 -d "$T/disk" "$T/store.img" 128M || { fail setup "mke2fs"; finish; }
+
+"$ROOT/tests/vm/run.sh" --mem 768 --timeout 240 --module loop \
+	--add "$NSBOX:/usr/local/bin/nsbox" --data "$T/store.img:/store.img" \
+	-- "$ROOT/tests/vm/guest-nsbox.sh" "$img" >"$T/guest.out" 2>&1
+rc=$?
+grep -E '^(PASS|FAIL)' "$T/guest.out"
+n=$(grep -cE '^(PASS|FAIL): vm_nsbox/' "$T/guest.out")
+if [ "$n" -lt 12 ]; then
+	fail guest_ran_every_check "only $n results (exit $rc): $(tail -5 "$T/guest.out" | tr '\n' ' ')"
+fi
+finish

@@ -1,0 +1,118 @@
+# Runs inside the cgroup v2 VM (booted by tests/integration/vm_cgroup_v2.sh):
+# nsbox on a real cgroup v2 hierarchy, as root and as a delegated
+# unprivileged user.  Arguments: IMAGE (a digest prefix in both stores).
+# /store.img is an ext4 image with /root (root's store) and /tester (the
+# tester user's store, single-id rootless layout).
+IMG=$1
+CG=/sys/fs/cgroup
+failures=0
+pass() { echo "PASS: vm_nsbox/$1"; }
+fail() {
+	echo "FAIL: vm_nsbox/$1: $2"
+	failures=$((failures + 1))
+}
+# jq-less JSON field: "key": value (numbers, booleans, short strings)
+jf() { sed -n "s/.*\"$1\": *\"\{0,1\}\([^,\"}]*\).*/\1/p" | head -1; }
+
+modprobe loop 2>/dev/null
+mkdir -p /mnt/store
+if ! mount -o loop /store.img /mnt/store; then
+	echo "FAIL: vm_nsbox/setup: cannot mount /store.img"
+	exit 1
+fi
+S=/mnt/store/root
+nsbox() { /usr/local/bin/nsbox --store "$S" "$@"; }
+
+out=$(nsbox doctor 2>&1)
+if [ $? = 0 ] && echo "$out" | grep -q 'cgroup v2 under'; then pass doctor_full_isolation_v2; else fail doctor_full_isolation_v2 "$(echo "$out" | tr '\n' ' ')"; fi
+
+j=$(nsbox run --json "$IMG" -- true)
+[ "$(echo "$j" | jf limits)" = "cgroup v2: memory" ] && pass limits_in_force_cgroup_v2 || fail limits_in_force_cgroup_v2 "$j"
+
+# memory.max: OOM confined to the sandbox and reported.
+j=$(nsbox run --json --memory 32m "$IMG" -- probe mem 256)
+if [ "$(echo "$j" | jf oom_killed)" = true ] && [ "$(echo "$j" | jf status)" = oom ]; then
+	pass memory_oom_confined_and_reported
+else
+	fail memory_oom_confined_and_reported "$(echo "$j" | cut -c1-300)"
+fi
+j=$(nsbox run --json --memory 128m "$IMG" -- probe mem 24)
+peak=$(echo "$j" | jf memory_peak_bytes)
+if [ "${peak:-0}" -ge 25165824 ] && [ "$(echo "$j" | jf oom_killed)" = false ]; then pass memory_peak_reported; else fail memory_peak_reported "$j"; fi
+
+# pids.max holds against a fork bomb.
+j=$(nsbox run --pids 16 "$IMG" -- probe fork 500)
+forked=$(echo "$j" | jf forked)
+if [ -n "$forked" ] && [ "$forked" -lt 16 ] && echo "$j" | grep -q EAGAIN; then
+	pass pids_limit_holds_fork_bomb
+else
+	fail pids_limit_holds_fork_bomb "$j"
+fi
+
+# cpu.max throttles: 0.25 CPU for a 2 s spin.
+j=$(nsbox run --cpus 0.25 "$IMG" -- probe spin 2)
+pm=$(echo "$j" | jf cpu_permille)
+if [ -n "$pm" ] && [ "$pm" -le 400 ]; then pass cpu_max_throttles; else fail cpu_max_throttles "$j"; fi
+
+# A timeout kills everything in the sandbox, daemons included; rm kills
+# and removes the cgroup.
+id=$(nsbox create "$IMG")
+nsbox exec "$id" -- probe daemon 300 >/dev/null
+nsbox exec "$id" -- sh -c 'setsid sleep 301 & sleep 302 & wait' >/dev/null &
+sleep 2
+before=$(wc -l <"$CG/nsbox/$id/cgroup.procs")
+nsbox exec --timeout 1 "$id" -- sleep 303 >/dev/null
+after=$(wc -l <"$CG/nsbox/$id/cgroup.procs")
+if [ "$before" -ge 4 ] && [ "$after" = 1 ]; then pass timeout_kills_everything_but_init; else fail timeout_kills_everything_but_init "before=$before after=$after"; fi
+nsbox exec "$id" -- probe daemon 300 >/dev/null
+nsbox rm "$id" >/dev/null
+if [ ! -d "$CG/nsbox/$id" ] && ! pgrep -f 'sleep 30[0-3]' >/dev/null && ! pgrep -f 'probe daemon' >/dev/null; then
+	pass rm_kills_all_and_removes_cgroup
+else
+	fail rm_kills_all_and_removes_cgroup "cgroup or processes left"
+fi
+
+# run: nothing outlives the command's sandbox.
+nsbox run "$IMG" -- sh -c 'probe daemon 300 >/dev/null; setsid sleep 304 &' >/dev/null
+sleep 0.5
+if ! pgrep -f 'probe daemon' >/dev/null && ! pgrep -f 'sleep 304' >/dev/null &&
+	[ -z "$(ls "$CG/nsbox" | grep -E '^[0-9a-f]{32}$')" ]; then
+	pass run_leaves_no_process_or_cgroup
+else
+	fail run_leaves_no_process_or_cgroup "$(ls "$CG/nsbox")"
+fi
+
+# Rootless, in a cgroup delegated to the user (what systemd's Delegate=yes
+# gives): nsbox moves itself into a leaf and enforces the same limits.
+# As systemd does it: the delegated cgroup has the controllers enabled for
+# its children, and the user's processes live in a leaf below it.
+mkdir "$CG/tester"
+echo "+memory +pids +cpu" >"$CG/tester/cgroup.subtree_control"
+chown -R tester:tester "$CG/tester"
+# Each nsbox in a scope of its own, as `systemd-run --user --scope -p
+# Delegate=yes nsbox ...` gives it.
+T=/mnt/store/tester
+chown -R tester:tester "$T" /mnt/store
+tnsbox() {
+	local scope
+	scope=$(mktemp -d -p "$CG/tester" scope.XXXXXX) && chown -R tester:tester "$scope"
+	sh -c 'echo $$ > "$1/cgroup.procs" && exec su -s /bin/sh tester -c "$0"' \
+		"/usr/local/bin/nsbox --store $T $*" "$scope"
+}
+out=$(tnsbox doctor 2>&1)
+if echo "$out" | grep -q 'cgroup v2 under /sys/fs/cgroup/tester/scope' && echo "$out" | grep -q 'full isolation'; then
+	pass rootless_delegated_doctor
+else
+	fail rootless_delegated_doctor "$(echo "$out" | tr '\n' ' ' | cut -c1-400)"
+fi
+j=$(tnsbox run --json --memory 32m "$IMG" -- probe mem 256 2>&1)
+if [ "$(echo "$j" | jf oom_killed)" = true ] && echo "$j" | grep -q '"limits": *"cgroup v2'; then
+	pass rootless_delegated_memory_limit
+else
+	fail rootless_delegated_memory_limit "$(echo "$j" | cut -c1-400)"
+fi
+j=$(tnsbox run --json --pids 16 "$IMG" -- probe fork 500 2>&1)
+if echo "$j" | grep -q EAGAIN; then pass rootless_delegated_pids_limit; else fail rootless_delegated_pids_limit "$(echo "$j" | cut -c1-300)"; fi
+
+umount /mnt/store
+exit $((failures > 0))
