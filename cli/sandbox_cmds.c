@@ -444,7 +444,7 @@ int cmd_run(struct cli_globals *g, int argc, char **argv)
         status = run_command(&sb, cmd, p.env, o.workdir, p.uid, p.gid, &o);
     }
     nsbox_debug("run: command done at %.2f ms", ms_now() - t0);
-    if (nsbox_sandbox_destroy(&sb, &err) < 0) {
+    if (nsbox_sandbox_destroy_detached(&sb, &err) < 0) {
         cli_fail(&err);
         status = EXIT_NSBOX;
     }

@@ -173,6 +173,36 @@ int nsbox_sandbox_destroy(struct nsbox_sandbox *sb, struct nsbox_err *err)
     return 0;
 }
 
+int nsbox_sandbox_destroy_detached(struct nsbox_sandbox *sb, struct nsbox_err *err)
+{
+    /* Everything in the sandbox dies now, whatever happens next. */
+    if (sb->pidfd >= 0)
+        syscall(SYS_pidfd_send_signal, sb->pidfd, SIGKILL, NULL, 0);
+    else if (sb->pid > 0)
+        kill(sb->pid, SIGKILL);
+    if (sb->ctl >= 0)
+        close(sb->ctl);
+    sb->ctl = -1;
+    pid_t child = fork();
+    if (child < 0)
+        return nsbox_sandbox_destroy(sb, err);
+    if (child == 0) {
+        /* A grandchild in its own session does the removal, holding none of
+         * the caller's stdio (a `$(nsbox run ...)` must not wait for it). */
+        if (fork() != 0)
+            _exit(0);
+        setsid();
+        int nul = open("/dev/null", O_RDWR | O_CLOEXEC);
+        if (nul >= 0)
+            dup2(nul, 0), dup2(nul, 1), dup2(nul, 2);
+        struct nsbox_err ignored;
+        _exit(nsbox_sandbox_destroy(sb, &ignored) < 0);
+    }
+    waitpid(child, NULL, 0);
+    nsbox_sandbox_close(sb);
+    return 0;
+}
+
 char **nsbox_sandbox_list(const char *state_root, struct nsbox_err *err)
 {
     size_t n = 0, cap = 16;

@@ -18,6 +18,7 @@
 #include <fcntl.h>
 #include <grp.h>
 #include <linux/mount.h>
+#include <linux/sched.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdio.h>
@@ -245,7 +246,8 @@ static int idmapped_lower(struct spawn *s, pid_t pid, struct nsbox_err *err)
     return 0;
 }
 
-static int map_and_place(struct spawn *s, pid_t pid, uint32_t base, struct nsbox_err *err)
+static int map_and_place(struct spawn *s, pid_t pid, uint32_t base, bool placed,
+                         struct nsbox_err *err)
 {
     const struct nsbox_sandbox_config *cfg = s->cfg;
 
@@ -255,7 +257,7 @@ static int map_and_place(struct spawn *s, pid_t pid, uint32_t base, struct nsbox
     } else if (write_root_map(pid, base, err) < 0 || idmapped_lower(s, pid, err) < 0) {
         return -1;
     }
-    return nsbox_cgroup_add(&s->sb->cgroup, pid, err);
+    return placed ? 0 : nsbox_cgroup_add(&s->sb->cgroup, pid, err);
 }
 
 /* Root: the first free slot of id ranges, held by a lock the init keeps. */
@@ -404,6 +406,37 @@ static int spawn_fds(struct spawn *s, struct nsbox_err *err)
     return 0;
 }
 
+/* On cgroup v2, clone3(CLONE_INTO_CGROUP) (Linux 5.7) starts the child in
+ * its cgroup: no migration afterwards, and so no wait for the RCU grace
+ * period a write to cgroup.procs costs.  Elsewhere a plain clone, and the
+ * parent moves the child. */
+static pid_t clone_into_cgroup(struct spawn *s, int flags, bool *placed)
+{
+    if (s->sb->cgroup.kind == NSBOX_CGROUP_V2) {
+        int cg = open(s->sb->cgroup.v2, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (cg >= 0) {
+            struct clone_args args = {
+                .flags = (uint64_t)(flags & ~0xff) | CLONE_INTO_CGROUP,
+                .exit_signal = SIGCHLD,
+                .cgroup = (uint64_t)cg,
+            };
+            pid_t pid = (pid_t)syscall(SYS_clone3, &args, sizeof(args));
+            int saved = errno;
+            if (pid != 0)
+                close(cg);
+            if (pid >= 0) {
+                *placed = pid > 0;
+                return pid;
+            }
+            if (saved != ENOSYS && saved != E2BIG && saved != EINVAL) {
+                errno = saved;
+                return -1;
+            }
+        }
+    }
+    return (pid_t)syscall(SYS_clone, flags, NULL, NULL, NULL, 0);
+}
+
 /* Clones the child and walks it through setup; see the top of the file. */
 static int start_child(struct spawn *s, uint32_t base, struct nsbox_err *err)
 {
@@ -414,7 +447,8 @@ static int start_child(struct spawn *s, uint32_t base, struct nsbox_err *err)
 
     s->parent = getpid();
     fflush(NULL);
-    pid_t pid = (pid_t)syscall(SYS_clone, flags, NULL, NULL, NULL, 0);
+    bool placed = false;
+    pid_t pid = clone_into_cgroup(s, flags, &placed);
     if (pid < 0)
         return nsbox_err_sys(err, "cannot create the sandbox's namespaces (see `nsbox doctor`)");
     if (pid == 0)
@@ -424,7 +458,7 @@ static int start_child(struct spawn *s, uint32_t base, struct nsbox_err *err)
     close_fd(&s->err_w);
     close_fd(&s->sync_r);
     close_fd(&s->ctl_child);
-    int r = map_and_place(s, pid, base, err);
+    int r = map_and_place(s, pid, base, placed, err);
     if (r == 0 && write(s->sync_w, &go, 1) != 1)
         r = nsbox_err_sys(err, "cannot signal the sandbox");
     close_fd(&s->sync_w);

@@ -73,6 +73,11 @@ int nsbox_sandbox_open(const char *state_root, const char *id,
 /* Kills everything in the sandbox and removes its state.  Returns 0 or -1. */
 int nsbox_sandbox_destroy(struct nsbox_sandbox *sb, struct nsbox_err *err);
 
+/* Kills every process in the sandbox now and leaves the removal of its
+ * cgroup and state to a detached process, so the caller can return at
+ * once.  Returns 0 or -1. */
+int nsbox_sandbox_destroy_detached(struct nsbox_sandbox *sb, struct nsbox_err *err);
+
 /* Closes the handle without stopping a detached sandbox. */
 void nsbox_sandbox_close(struct nsbox_sandbox *sb);
 

@@ -46,7 +46,7 @@ F=${F%/}
 NSBOX=${NSBOX:-$ROOT/build/nsbox}
 RUNS=${BENCH_RUNS:-5}
 
-BENCHES=(pull_unpack_python unpack_python)
+BENCHES=(pull_unpack_python unpack_python sandbox_start exec_live idle_sandboxes)
 
 say() { printf 'bench: %s\n' "$*" >&2; }
 die() {
@@ -344,6 +344,119 @@ bench_unpack_python() {
 	row "nsbox pull oci:LAYOUT (incl. its skopeo copy)" nsbox
 	row "baseline: umoci unpack" baseline
 	report unpack_python none nsbox baseline
+}
+
+
+# ---- runtime: sandbox start and exec -------------------------------------------
+
+# A store with the python fixture, for the runtime benchmarks.
+RT_STORE= RT_ROOTFS=
+need_runtime_store() {
+	[ -n "$RT_STORE" ] && return
+	RT_STORE=$TMP/rt-store
+	"$NSBOX" --store "$RT_STORE" pull --quiet "oci:$F/oci/python:latest" >/dev/null ||
+		die "cannot pull the python fixture into $RT_STORE"
+	check_store "$RT_STORE"
+	RT_ROOTFS=$ROOTFS
+}
+
+# repeat N CMD...: CMD N times in a row (one timed sample), failing on the
+# first failure.  Both sides pay the same loop.
+REPEAT=${BENCH_REPEAT:-20}
+repeat() {
+	local n=$1 i
+	shift
+	for ((i = 0; i < n; i++)); do "$@" >/dev/null || return 1; done
+}
+
+# per-invocation series: divides the last run_timed figures by REPEAT.
+record_each() {
+	WALL_US=$((WALL_US / REPEAT)) USER_MS=$((USER_MS / REPEAT)) SYS_MS=$((SYS_MS / REPEAT))
+	record "$1"
+}
+
+bench_sandbox_start() {
+	need_runtime_store
+	local img="oci:$F/oci/python:latest" i have_bwrap=0
+	command -v bwrap >/dev/null && have_bwrap=1
+	start_nsbox() { run_timed nsbox-run repeat "$REPEAT" "$NSBOX" --store "$RT_STORE" run "$img" -- python3 -c pass; }
+	start_chroot() { run_timed chroot repeat "$REPEAT" chroot "$RT_ROOTFS" python3 -c pass; }
+	start_bwrap() {
+		run_timed bwrap repeat "$REPEAT" bwrap --unshare-all --die-with-parent --ro-bind "$RT_ROOTFS" / \
+			--proc /proc --dev /dev --tmpfs /tmp python3 -c pass
+	}
+	say "sandbox_start: warm-up round (untimed)"
+	start_nsbox && start_chroot
+	[ $have_bwrap = 1 ] && start_bwrap
+	series_reset nsbox chroot bwrap
+	for ((i = 1; i <= RUNS; i++)); do
+		say "sandbox_start: run $i/$RUNS"
+		start_nsbox && record_each nsbox
+		start_chroot && record_each chroot
+		if [ $have_bwrap = 1 ]; then start_bwrap && record_each bwrap; fi
+	done
+	header "sandbox_start: python3 -c pass in a fresh sandbox (create, run, destroy), $RUNS x $REPEAT runs; ms per run"
+	row "nsbox run (all namespaces, seccomp, cgroup limits)" nsbox
+	row "baseline: chroot ROOTFS" chroot
+	report sandbox_start_vs_chroot 1.25 nsbox chroot
+	if [ $have_bwrap = 1 ]; then
+		row "context: bwrap --unshare-all" bwrap
+		report sandbox_start_vs_bwrap 1.00 nsbox bwrap
+	fi
+}
+
+bench_exec_live() {
+	need_runtime_store
+	local id i
+	id=$("$NSBOX" --store "$RT_STORE" create "oci:$F/oci/python:latest") || die "nsbox create failed"
+	exec_nsbox() { run_timed nsbox-exec repeat "$REPEAT" "$NSBOX" --store "$RT_STORE" exec "$id" -- python3 -c pass; }
+	exec_chroot() { run_timed chroot repeat "$REPEAT" chroot "$RT_ROOTFS" python3 -c pass; }
+	say "exec_live: warm-up round (untimed)"
+	exec_nsbox && exec_chroot
+	series_reset nsbox chroot
+	for ((i = 1; i <= RUNS; i++)); do
+		say "exec_live: run $i/$RUNS"
+		exec_nsbox && record_each nsbox
+		exec_chroot && record_each chroot
+	done
+	"$NSBOX" --store "$RT_STORE" rm "$id" >/dev/null
+	header "exec_live: python3 -c pass in a live sandbox (nsbox exec, a new nsbox process each time), $RUNS x $REPEAT runs; ms per run"
+	row "nsbox exec" nsbox
+	row "baseline: chroot ROOTFS" chroot
+	report exec_live 1.10 nsbox chroot
+}
+
+# Memory is not a ratio: 100 idle sandboxes, the host's MemAvailable before
+# and after, per sandbox.  Also proves 100 of them run side by side.
+bench_idle_sandboxes() {
+	need_runtime_store
+	local n=${BENCH_IDLE:-100} ids=() before after i ok=0 t0 t1
+	sync
+	before=$(awk '/^MemAvailable/ {print $2}' /proc/meminfo)
+	t0=$EPOCHREALTIME
+	for ((i = 0; i < n; i++)); do
+		ids+=("$("$NSBOX" --store "$RT_STORE" create "oci:$F/oci/python:latest")") || die "create $i failed"
+	done
+	t1=$EPOCHREALTIME
+	sleep 1
+	after=$(awk '/^MemAvailable/ {print $2}' /proc/meminfo)
+	for id in "${ids[@]}"; do
+		"$NSBOX" --store "$RT_STORE" exec "$id" -- true && ok=$((ok + 1))
+	done
+	local init_rss=0 pid
+	for pid in $("$NSBOX" --store "$RT_STORE" ps | awk 'NR > 1 && $3 == "running" {print $2}'); do
+		init_rss=$((init_rss + $(awk '/^Pss:/ {s += $2} END {print s + 0}' /proc/$pid/smaps_rollup 2>/dev/null || echo 0)))
+	done
+	"$NSBOX" --store "$RT_STORE" rm "${ids[@]}" >/dev/null
+	local per_kb=$(((before - after) / n)) create_ms
+	create_ms=$(awk -v a="${t0//[!0-9]/}" -v b="${t1//[!0-9]/}" -v n="$n" 'BEGIN { printf "%.1f", (b - a) / 1000 / n }')
+	printf '\nidle_sandboxes: %d idle python sandboxes side by side\n' "$n"
+	printf '  created in %s ms each; %d of %d answered an exec afterwards\n' "$create_ms" "$ok" "$n"
+	printf '  host MemAvailable drop: %d KiB per sandbox (kernel objects, tmpfs, overlay, init)\n' "$per_kb"
+	printf '  init processes: %d KiB PSS per sandbox\n' "$((init_rss / n))"
+	local verdict=MISSED
+	[ "$per_kb" -lt 2048 ] && [ "$ok" = "$n" ] && verdict=OK
+	RESULTS+=("bench idle_sandboxes per_sandbox_kib=$per_kb answered=$ok/$n target<2048KiB $verdict")
 }
 
 # ---- main --------------------------------------------------------------------

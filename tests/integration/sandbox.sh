@@ -171,7 +171,12 @@ sleep 0.3
 if ! pgrep -f 'sleep 4242' >/dev/null; then pass nsbox_death_kills_sandbox; else fail nsbox_death_kills_sandbox "sleep survived"; pkill -9 -f 'sleep 4242'; fi
 stale=$(ls "$S/sandboxes" | grep -c '^[0-9a-f]\{32\}$')
 nsbox run "$BB" -- true
-left=$(ls "$S/sandboxes" | grep -c '^[0-9a-f]\{32\}$')
+# run removes its own sandbox's state in the background: give it a moment.
+for _ in $(seq 50); do
+	left=$(ls "$S/sandboxes" | grep -c '^[0-9a-f]\{32\}$')
+	[ "$left" = 0 ] && break
+	sleep 0.05
+done
 if [ "$stale" -ge 1 ] && [ "$left" = 0 ]; then pass stale_state_cleaned_on_next_start; else fail stale_state_cleaned_on_next_start "stale=$stale left=$left"; fi
 
 # -- hostile images ---------------------------------------------------------------
