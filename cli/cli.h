@@ -29,6 +29,7 @@ int cmd_pull(struct cli_globals *g, int argc, char **argv);
 int cmd_images(struct cli_globals *g, int argc, char **argv);
 int cmd_inspect(struct cli_globals *g, int argc, char **argv);
 int cmd_rmi(struct cli_globals *g, int argc, char **argv);
+int cmd_tag(struct cli_globals *g, int argc, char **argv);
 int cmd_prune(struct cli_globals *g, int argc, char **argv);
 int cmd_run(struct cli_globals *g, int argc, char **argv);
 int cmd_create(struct cli_globals *g, int argc, char **argv);

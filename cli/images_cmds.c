@@ -299,3 +299,17 @@ int cmd_prune(struct cli_globals *g, int argc, char **argv)
            st.images, st.blobs, st.staging, st.in_use);
     return 0;
 }
+
+int cmd_tag(struct cli_globals *g, int argc, char **argv)
+{
+    struct images_store store;
+    struct nsbox_err err = {0};
+
+    if (argc != 3)
+        return cli_usage_error("tag", "usage: nsbox tag REF NAME");
+    if (open_store(g, &store) != 0)
+        return CLI_EXIT_FAILURE;
+    int r = images_tag(&store, argv[1], argv[2], &err);
+    images_store_close(&store);
+    return r < 0 ? cli_fail(&err) : 0;
+}

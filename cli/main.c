@@ -20,6 +20,7 @@ static const struct cli_command commands[] = {
     {"pull", cmd_pull, "REF", "fetch an image with skopeo and unpack it"},
     {"images", cmd_images, "[--json]", "list images in the store"},
     {"inspect", cmd_inspect, "REF", "show an image's record and config as JSON"},
+    {"tag", cmd_tag, "REF NAME", "give an image another name"},
     {"rmi", cmd_rmi, "REF...", "remove image references (and unused images)"},
     {"prune", cmd_prune, "", "remove unused images, blobs and leftovers"},
     {"run", cmd_run, "IMAGE [-- CMD]", "run a command in a fresh sandbox, then remove it"},

@@ -201,6 +201,34 @@ int images_list(struct images_store *store, struct images_image **out, size_t *n
     return 0;
 }
 
+int images_tag(struct images_store *store, const char *name, const char *new_name,
+               struct nsbox_err *err)
+{
+    struct ref_table refs;
+    struct image_ref ref;
+    char digest[OCI_DIGEST_BUF];
+    bool by_digest;
+
+    if (image_ref_parse(new_name, NULL, &ref, err) < 0)
+        return -1;
+    if (ref.transport != IMAGE_TRANSPORT_DOCKER) {
+        image_ref_free(&ref);
+        return nsbox_err_set(err, EINVAL, "a tag is a Docker-style name, not %s", new_name);
+    }
+    _cleanup_close_ int rlock = nsbox_lock_at(store->root_fd, "refs.lock", LOCK_EX, err);
+    int r = rlock < 0 ? -1 : refs_load(store, &refs, err);
+    if (r == 0) {
+        r = resolve_name(store, &refs, name, digest, &by_digest, err);
+        if (r == 0)
+            r = refs_set(&refs, ref.name, digest, err);
+        if (r == 0)
+            r = refs_save(store, &refs, err);
+        refs_free(&refs);
+    }
+    image_ref_free(&ref);
+    return r;
+}
+
 /* Removes an unreferenced image unless a sandbox holds its lease.  Returns
  * 1 when removed, 0 when in use, -1 on error.  The caller holds the store
  * lock exclusively. */

@@ -8,3 +8,5 @@ NSBOX=${1:-build/nsbox}
 F=${NSBOX_FIXTURES:-/var/cache/nsbox/fixtures}
 tests/fixtures/build.sh >&2
 "$NSBOX" pull "oci:$F/oci/python:latest"
+"$NSBOX" tag "oci:$F/oci/python:latest" localhost/nsbox-python:latest
+echo "default image: localhost/nsbox-python:latest"

@@ -84,6 +84,12 @@ int images_lookup(struct images_store *store, const char *name,
 int images_list(struct images_store *store, struct images_image **out,
                 size_t *n, struct nsbox_err *err);
 
+/* Points the reference new_name (normalized like any reference) at the
+ * image that name (reference or digest prefix) designates.  Returns 0 or
+ * -1. */
+int images_tag(struct images_store *store, const char *name, const char *new_name,
+               struct nsbox_err *err);
+
 /* Removes a reference (or, given a digest, every reference to it); the
  * image itself goes when nothing else points at it and no sandbox holds its
  * lease.  *removed tells whether the image went (may be NULL). */

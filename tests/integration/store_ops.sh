@@ -77,6 +77,13 @@ if printf '%s' "$out" | grep -q deleted && ! "$NSBOX" --store "$S" inspect "oci:
 else
 	fail rmi_by_digest_prefix "$out"
 fi
+# tag: a second (Docker-style) name for an image; transports are not names.
+"$NSBOX" --store "$S" pull --quiet "oci:$F/oci/busybox:latest" >/dev/null
+"$NSBOX" --store "$S" tag "oci:$F/oci/busybox:latest" localhost/bb:1
+d1=$("$NSBOX" --store "$S" inspect localhost/bb:1 | python3 -c 'import json,sys; print(json.load(sys.stdin)["digest"])')
+d2=$("$NSBOX" --store "$S" inspect "oci:$F/oci/busybox:latest" | python3 -c 'import json,sys; print(json.load(sys.stdin)["digest"])')
+if [ -n "$d1" ] && [ "$d1" = "$d2" ]; then pass tag_names_same_image; else fail tag_names_same_image "$d1 vs $d2"; fi
+expect_fail tag_rejects_transport 'Docker-style' "$NSBOX" --store "$S" tag localhost/bb:1 oci:/tmp/x
 expect_fail rmi_unknown 'no image' "$NSBOX" --store "$S" rmi "oci:$F/oci/none:latest"
 
 # -- interrupted pulls ------------------------------------------------------
