@@ -15,6 +15,7 @@
 
 #include "../common/cleanup.h"
 #include "../common/fsutil.h"
+#include "internal.h"
 #include "sandbox.h"
 
 static bool valid_id(const char *id)
@@ -22,7 +23,7 @@ static bool valid_id(const char *id)
     return strlen(id) == NSBOX_ID_LEN && strspn(id, "0123456789abcdef") == NSBOX_ID_LEN;
 }
 
-static unsigned long long starttime_of(pid_t pid)
+unsigned long long nsbox_proc_starttime(pid_t pid)
 {
     char path[64], buf[1024];
     snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
@@ -84,7 +85,7 @@ static int load_state(const char *state_root, const char *id, struct nsbox_sandb
     field(text, "cpu", sb->cgroup.cpu, sizeof(sb->cgroup.cpu));
     field(text, "limits", sb->limits_note, sizeof(sb->limits_note));
     sb->rootless = atoi(field(text, "rootless", v, sizeof(v))) != 0;
-    *alive = sb->pid > 0 && start != 0 && starttime_of(sb->pid) == start;
+    *alive = sb->pid > 0 && start != 0 && nsbox_proc_starttime(sb->pid) == start;
     if (*alive)
         sb->pidfd = (int)syscall(SYS_pidfd_open, sb->pid, 0);
     return 0;

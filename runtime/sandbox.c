@@ -41,6 +41,7 @@
 #include "../common/log.h"
 #include "caps.h"
 #include "init.h"
+#include "internal.h"
 #include "mounts.h"
 #include "net.h"
 #include "seccomp.h"
@@ -324,31 +325,13 @@ static int listen_socket(const char *state_dir, struct nsbox_err *err)
     return fd;
 }
 
-static unsigned long long proc_starttime(pid_t pid)
-{
-    char path[64], buf[1024];
-    snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-    _cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC);
-    ssize_t n = fd < 0 ? -1 : read(fd, buf, sizeof(buf) - 1);
-    if (n <= 0)
-        return 0;
-    buf[n] = '\0';
-    char *p = strrchr(buf, ')');
-    unsigned long long start = 0;
-    /* Field 22, counting from the state after the command name. */
-    if (p == NULL || sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d "
-                                   "%*d %*d %*d %*d %*d %llu", &start) != 1)
-        return 0;
-    return start;
-}
-
 static int save_state(const struct nsbox_sandbox *sb, struct nsbox_err *err)
 {
     char text[4 * PATH_MAX + 256];
     int n = snprintf(text, sizeof(text),
                      "pid=%d\nstart=%llu\ncgroup=%d\nv2=%s\nmem=%s\npids=%s\ncpu=%s\n"
                      "rootless=%d\nlimits=%s\n",
-                     (int)sb->pid, proc_starttime(sb->pid), (int)sb->cgroup.kind,
+                     (int)sb->pid, nsbox_proc_starttime(sb->pid), (int)sb->cgroup.kind,
                      sb->cgroup.v2, sb->cgroup.mem, sb->cgroup.pids, sb->cgroup.cpu,
                      sb->rootless, sb->limits_note);
     _cleanup_close_ int dfd = open(sb->state_dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
