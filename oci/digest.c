@@ -1,11 +1,15 @@
 #include "digest.h"
 
-#include <openssl/evp.h>
+/* OpenSSL's low-level SHA-256 (deprecated in 3.0 in favour of EVP, still
+ * shipped): the same SHA-NI/AVX2 code as EVP, without linking the EVP and
+ * provider machinery into every nsbox start (17,000 relocations, 0.35 ms). */
+#define OPENSSL_SUPPRESS_DEPRECATED
+#include <openssl/sha.h>
 #include <stdlib.h>
 #include <string.h>
 
 struct oci_sha256 {
-    EVP_MD_CTX *ctx;
+    SHA256_CTX ctx;
 };
 
 bool oci_digest_valid(const char *s)
@@ -29,26 +33,21 @@ struct oci_sha256 *oci_sha256_new(void)
     struct oci_sha256 *h = calloc(1, sizeof(*h));
     if (h == NULL)
         return NULL;
-    h->ctx = EVP_MD_CTX_new();
-    if (h->ctx == NULL || EVP_DigestInit_ex(h->ctx, EVP_sha256(), NULL) != 1) {
-        oci_sha256_free(h);
-        return NULL;
-    }
+    SHA256_Init(&h->ctx);
     return h;
 }
 
 void oci_sha256_update(struct oci_sha256 *h, const void *data, size_t len)
 {
-    EVP_DigestUpdate(h->ctx, data, len);
+    SHA256_Update(&h->ctx, data, len);
 }
 
 void oci_sha256_finish(struct oci_sha256 *h, char out[OCI_DIGEST_BUF])
 {
     static const char hex[] = "0123456789abcdef";
-    unsigned char md[32];
-    unsigned int n = 0;
+    unsigned char md[SHA256_DIGEST_LENGTH];
 
-    EVP_DigestFinal_ex(h->ctx, md, &n);
+    SHA256_Final(md, &h->ctx);
     memcpy(out, "sha256:", 7);
     for (unsigned int i = 0; i < 32; i++) {
         out[7 + 2 * i] = hex[md[i] >> 4];
@@ -60,9 +59,6 @@ void oci_sha256_finish(struct oci_sha256 *h, char out[OCI_DIGEST_BUF])
 
 void oci_sha256_free(struct oci_sha256 *h)
 {
-    if (h == NULL)
-        return;
-    EVP_MD_CTX_free(h->ctx);
     free(h);
 }
 
