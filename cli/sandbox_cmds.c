@@ -473,7 +473,7 @@ static int save_cli_state(const struct nsbox_sandbox *sb, const struct prepared 
         return nsbox_err_set(err, ENOMEM, "out of memory");
     _cleanup_close_ int dfd = open(sb->state_dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
     int r = dfd < 0 ? nsbox_err_sys(err, "cannot open %s", sb->state_dir)
-                    : nsbox_write_file_atomic(dfd, "cli.json", text, strlen(text), 0600, err);
+                    : nsbox_write_file_replace(dfd, "cli.json", text, strlen(text), 0600, err);
     free(text);
     return r;
 }

@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -156,8 +157,8 @@ static int write_all(int fd, const void *data, size_t len)
     return 0;
 }
 
-int nsbox_write_file_atomic(int dirfd, const char *name, const void *data,
-                            size_t len, mode_t mode, struct nsbox_err *err)
+static int write_replace(int dirfd, const char *name, const void *data, size_t len,
+                         mode_t mode, bool durable, struct nsbox_err *err)
 {
     char tmp[NAME_MAX + 1];
 
@@ -169,7 +170,7 @@ int nsbox_write_file_atomic(int dirfd, const char *name, const void *data,
                mode);
     if (fd < 0)
         return nsbox_err_sys(err, "cannot create %s", tmp);
-    if (write_all(fd, data, len) < 0 || fsync(fd) < 0) {
+    if (write_all(fd, data, len) < 0 || (durable && fsync(fd) < 0)) {
         nsbox_err_sys(err, "cannot write %s", tmp);
         unlinkat(dirfd, tmp, 0);
         return -1;
@@ -180,6 +181,18 @@ int nsbox_write_file_atomic(int dirfd, const char *name, const void *data,
         return -1;
     }
     return 0;
+}
+
+int nsbox_write_file_atomic(int dirfd, const char *name, const void *data,
+                            size_t len, mode_t mode, struct nsbox_err *err)
+{
+    return write_replace(dirfd, name, data, len, mode, true, err);
+}
+
+int nsbox_write_file_replace(int dirfd, const char *name, const void *data,
+                             size_t len, mode_t mode, struct nsbox_err *err)
+{
+    return write_replace(dirfd, name, data, len, mode, false, err);
 }
 
 int nsbox_lock_at(int dirfd, const char *name, int operation,

@@ -32,6 +32,11 @@ char *nsbox_read_file_at(int dirfd, const char *name, size_t max, size_t *len,
 int nsbox_write_file_atomic(int dirfd, const char *name, const void *data,
                             size_t len, mode_t mode, struct nsbox_err *err);
 
+/* The same without fsync: for runtime state that is worthless after a
+ * reboot (a sandbox's pid), where durability would only cost time. */
+int nsbox_write_file_replace(int dirfd, const char *name, const void *data,
+                             size_t len, mode_t mode, struct nsbox_err *err);
+
 /* Opens (creating if needed) dirfd/name and takes a flock of the given
  * operation (LOCK_SH / LOCK_EX, optionally | LOCK_NB).  Returns the fd that
  * holds the lock, or -1 (errno EWOULDBLOCK when LOCK_NB found it taken). */

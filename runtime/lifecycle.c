@@ -184,14 +184,13 @@ int nsbox_sandbox_destroy_detached(struct nsbox_sandbox *sb, struct nsbox_err *e
     if (sb->ctl >= 0)
         close(sb->ctl);
     sb->ctl = -1;
+    /* One child in a session of its own does the removal, holding none of
+     * the caller's stdio (a `$(nsbox run ...)` must not wait for it).  Not
+     * waited for: when the caller exits, it is reparented and reaped. */
     pid_t child = fork();
     if (child < 0)
         return nsbox_sandbox_destroy(sb, err);
     if (child == 0) {
-        /* A grandchild in its own session does the removal, holding none of
-         * the caller's stdio (a `$(nsbox run ...)` must not wait for it). */
-        if (fork() != 0)
-            _exit(0);
         setsid();
         int nul = open("/dev/null", O_RDWR | O_CLOEXEC);
         if (nul >= 0)
@@ -199,7 +198,6 @@ int nsbox_sandbox_destroy_detached(struct nsbox_sandbox *sb, struct nsbox_err *e
         struct nsbox_err ignored;
         _exit(nsbox_sandbox_destroy(sb, &ignored) < 0);
     }
-    waitpid(child, NULL, 0);
     nsbox_sandbox_close(sb);
     return 0;
 }

@@ -180,6 +180,26 @@ static int child_setup(struct spawn *s, struct nsbox_err *err)
     return nsbox_seccomp_install(cfg->seccomp, err);
 }
 
+static int cmp_int(const void *a, const void *b)
+{
+    return *(const int *)a - *(const int *)b;
+}
+
+/* Closes every fd from 3 up except those in keep (-1 entries ignored). */
+static void close_all_but(int *keep, size_t n)
+{
+    unsigned int next = 3;
+    qsort(keep, n, sizeof(int), cmp_int);
+    for (size_t i = 0; i < n; i++) {
+        if (keep[i] < (int)next)
+            continue;
+        if ((unsigned int)keep[i] > next)
+            close_range(next, (unsigned int)keep[i] - 1, 0);
+        next = (unsigned int)keep[i] + 1;
+    }
+    close_range(next, ~0u, 0);
+}
+
 static _Noreturn void child_main(struct spawn *s)
 {
     struct nsbox_err err = {0};
@@ -191,15 +211,10 @@ static _Noreturn void child_main(struct spawn *s)
     close_fd(&s->sync_w);
     close_fd(&s->err_r);
     int r = child_setup(s, &err);
-    /* Everything else nsbox had open stays outside. */
+    /* Everything else nsbox had open stays outside: close_range over the
+     * gaps between the few fds init keeps. */
     int keep[] = {s->err_w, s->ctl_child, s->listen_fd, s->slot_fd, s->cfg->keep_fd};
-    for (int fd = 3; fd < 1024; fd++) {
-        bool kept = false;
-        for (size_t i = 0; i < sizeof(keep) / sizeof(keep[0]); i++)
-            kept |= keep[i] == fd;
-        if (!kept)
-            close(fd);
-    }
+    close_all_but(keep, sizeof(keep) / sizeof(keep[0]));
     if (write(s->err_w, &err, sizeof(err)) != (ssize_t)sizeof(err) || r < 0)
         _exit(1);
     close(s->err_w);
@@ -337,7 +352,7 @@ static int save_state(const struct nsbox_sandbox *sb, struct nsbox_err *err)
     _cleanup_close_ int dfd = open(sb->state_dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
     if (dfd < 0)
         return nsbox_err_sys(err, "cannot open %s", sb->state_dir);
-    return nsbox_write_file_atomic(dfd, "state", text, (size_t)n, 0600, err);
+    return nsbox_write_file_replace(dfd, "state", text, (size_t)n, 0600, err);
 }
 
 static int limits_setup(const struct nsbox_sandbox_config *cfg, struct nsbox_sandbox *sb,

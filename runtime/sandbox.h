@@ -74,8 +74,9 @@ int nsbox_sandbox_open(const char *state_root, const char *id,
 int nsbox_sandbox_destroy(struct nsbox_sandbox *sb, struct nsbox_err *err);
 
 /* Kills every process in the sandbox now and leaves the removal of its
- * cgroup and state to a detached process, so the caller can return at
- * once.  Returns 0 or -1. */
+ * cgroup and state to a child process in its own session, so the caller
+ * can return at once (a process that lives on must reap that child, or
+ * ignore SIGCHLD).  Returns 0 or -1. */
 int nsbox_sandbox_destroy_detached(struct nsbox_sandbox *sb, struct nsbox_err *err);
 
 /* Closes the handle without stopping a detached sandbox. */
