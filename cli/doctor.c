@@ -212,7 +212,9 @@ static void check_cgroups(struct verdict *v)
         report(v, "ok", "cgroups", NULL, "cgroup v2 under %s: memory, pids, cpu", base);
     else if (kind == NSBOX_CGROUP_V1)
         report(v, "ok", "cgroups", NULL,
-               "cgroup v1 memory, pids and cpu controllers (hybrid host; enforced)");
+               "cgroup v1 memory, pids and cpu controllers (hybrid host; enforced; "
+               "each sandbox start waits for an RCU grace period to join them, "
+               "which cgroup v2 avoids)");
     else
         report(v, "FAIL", "cgroups",
                geteuid() == 0 ? "boot with systemd.unified_cgroup_hierarchy=1"

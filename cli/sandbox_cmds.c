@@ -41,6 +41,7 @@ struct run_opts {
     enum nsbox_limits_mode mode;
     uint64_t tmp_bytes;
     size_t output_cap;
+    const char *user;      /* --user UID[:GID] or NAME, else the image's */
 };
 
 static void run_opts_init(struct run_opts *o)
@@ -70,7 +71,7 @@ static int add_env(struct run_opts *o, const char *kv)
 }
 
 enum { OPT_MEMORY = 256, OPT_CPUS, OPT_PIDS, OPT_TIMEOUT, OPT_WORKDIR, OPT_JSON,
-       OPT_PROFILE, OPT_LIMITS, OPT_TMP };
+       OPT_PROFILE, OPT_LIMITS, OPT_TMP, OPT_USER };
 
 static const struct option run_options[] = {
     {"memory", required_argument, NULL, OPT_MEMORY},
@@ -83,6 +84,7 @@ static const struct option run_options[] = {
     {"seccomp-profile", required_argument, NULL, OPT_PROFILE},
     {"limits", required_argument, NULL, OPT_LIMITS},
     {"tmp-size", required_argument, NULL, OPT_TMP},
+    {"user", required_argument, NULL, OPT_USER},
     {NULL, 0, NULL, 0},
 };
 
@@ -122,6 +124,9 @@ static const char *parse_run_option(struct run_opts *o, int c, const char *arg)
     case OPT_PROFILE:
         o->profile = arg;
         return NULL;
+    case OPT_USER:
+        o->user = arg;
+        return arg[0] == '\0' ? "--user takes UID[:GID] or a name" : NULL;
     case OPT_LIMITS:
         if (strcmp(arg, "strict") == 0)
             o->mode = NSBOX_LIMITS_STRICT;
@@ -296,7 +301,8 @@ static int prepare(struct cli_globals *g, const char *ref, const struct run_opts
     p->env = merge_env(p->image.config.env, o->env);
     if (p->lease < 0 || p->state_root == NULL || p->env == NULL)
         return p->lease < 0 ? -1 : nsbox_err_set(err, ENOMEM, "out of memory");
-    if (resolve_user(p->image.rootfs, p->image.config.user, &p->uid, &p->gid, err) < 0)
+    if (resolve_user(p->image.rootfs, o->user ? o->user : p->image.config.user, &p->uid,
+                     &p->gid, err) < 0)
         return -1;
     return load_profile(&p->store, o, &p->seccomp, err);
 }
@@ -588,8 +594,21 @@ int cmd_exec(struct cli_globals *g, int argc, char **argv)
     bool workdir_given = false;
     for (int i = 1; i < optind; i++)
         workdir_given |= strncmp(argv[i], "--workdir", 9) == 0;
+    uint32_t uid = cs.uid, gid = cs.gid;
+    if (o.user != NULL) {
+        char *end;
+        uid = gid = (uint32_t)strtoul(o.user, &end, 10);
+        if (*end == ':')
+            gid = (uint32_t)strtoul(end + 1, &end, 10);
+        if (*end != '\0' || o.user[0] == ':') {
+            cli_state_free(&cs);
+            nsbox_sandbox_close(&sb);
+            images_store_close(&store);
+            return cli_usage_error("exec", "--user takes UID[:GID] in exec");
+        }
+    }
     int status = run_command(&sb, argv + optind, env, workdir_given ? o.workdir : cs.workdir,
-                             cs.uid, cs.gid, &o);
+                             uid, gid, &o);
     cli_state_free(&cs);
     nsbox_sandbox_close(&sb);
     images_store_close(&store);

@@ -125,10 +125,14 @@ static int setup_proc(int root, struct nsbox_err *err)
     _cleanup_close_ int fd = open_dir_in(root, "proc", 0555, err);
     if (fd < 0)
         return -1;
-    /* hidepid is moot with one pid namespace per sandbox, and a userns
-     * proc mount refuses some options on older kernels: plain. */
-    if (mount_at_fd("proc", fd, "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL, "/proc",
-                    err) < 0)
+    /* hidepid=invisible (5.8+): a command running as the image's user
+     * cannot even see processes of other users (init, root's commands).
+     * Kernels without it get a plain /proc of the sandbox's own pid
+     * namespace. */
+    char target[64];
+    fd_path(target, sizeof(target), fd);
+    if (mount("proc", target, "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, "hidepid=invisible") < 0 &&
+        mount_at_fd("proc", fd, "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL, "/proc", err) < 0)
         return -1;
     if (mask_proc(root, err) < 0)
         return -1;

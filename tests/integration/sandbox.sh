@@ -130,6 +130,16 @@ nsbox exec "$id" -- sh -c 'echo persisted > /workspace/f; pwd'
 out=$(nsbox exec "$id" -- cat /workspace/f)
 [ "$out" = persisted ] && pass workspace_persists_between_execs || fail workspace_persists_between_execs "$out"
 nsbox ps | grep -q "^$id .* running" && pass ps_lists_running || fail ps_lists_running "$(nsbox ps)"
+# Orphans are reparented to init, which reaps them: no zombie stays.
+nsbox exec "$id" -- sh -c '(sleep 0.2 &) ; true'
+sleep 0.5
+zombies=$(nsbox exec "$id" -- sh -c 'grep -l "^State:.*Z" /proc/[0-9]*/status 2>/dev/null | wc -l')
+[ "$zombies" = 0 ] && pass init_reaps_orphans || fail init_reaps_orphans "$zombies zombies"
+# hidepid=invisible: a command running as uid 1000 cannot see root's processes.
+seen=$(nsbox exec --user 1000 "$id" -- sh -c 'id -u; ls -d /proc/[0-9]* | wc -l' 2>&1 | tr '\n' ' ')
+# uid 1000 sees only its own: sh and ls (and /proc/self).
+set -- $seen
+[ "$1" = 1000 ] && [ "$2" -le 3 ] && pass proc_hidepid_and_exec_user || fail proc_hidepid_and_exec_user "id/visible: $seen"
 init=$(nsbox ps | awk -v id="$id" '$1 == id {print $2}')
 # A timeout kills everything in the sandbox but init: setsid and double
 # forks included.
