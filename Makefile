@@ -14,11 +14,13 @@ STATIC_LIBS := -larchive -lcrypto -ljansson -lseccomp -lcap -lz -lzstd
 DYNAMIC_LIBS := -lmnl
 PKG_LIBS   := -Wl,-Bstatic $(STATIC_LIBS) -Wl,-Bdynamic $(DYNAMIC_LIBS)
 
+# CFLAGS/LDFLAGS are yours to set (optimization, sanitizers); the flags
+# nsbox needs, warnings and hardening are always added.
 CFLAGS   ?= -O2 -g
-CFLAGS   += -std=gnu11 -Wall -Wextra -Werror -Wshadow -Wformat=2 \
+NSBOX_CFLAGS := -std=gnu11 -Wall -Wextra -Werror -Wshadow -Wformat=2 \
             -Wno-unused-parameter -Wno-format-truncation -fstack-protector-strong -fPIE \
             -D_FORTIFY_SOURCE=2 -D_GNU_SOURCE -pthread $(PKG_CFLAGS)
-LDFLAGS  += -pie -Wl,-z,relro,-z,now -pthread
+NSBOX_LDFLAGS := -pie -Wl,-z,relro,-z,now -pthread
 LDLIBS   += $(PKG_LIBS)
 
 LIB_SRCS := $(wildcard common/*.c oci/*.c images/*.c runtime/*.c)
@@ -30,7 +32,7 @@ LIB_OBJS  := $(LIB_SRCS:%.c=$(BUILD)/%.o)
 CLI_OBJS  := $(CLI_SRCS:%.c=$(BUILD)/%.o) $(BUILD)/cli/profile.o
 UNIT_OBJS := $(UNIT_SRCS:%.c=$(BUILD)/%.o)
 
-.PHONY: all test unit-test bench deps fixtures default-image clean format
+.PHONY: all test unit-test bench deps fixtures default-image asan clean format
 
 all: $(BUILD)/nsbox
 
@@ -38,16 +40,16 @@ $(BUILD)/libnsbox.a: $(LIB_OBJS)
 	$(AR) rcs $@ $^
 
 $(BUILD)/nsbox: $(CLI_OBJS) $(BUILD)/libnsbox.a
-	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+	$(CC) $(NSBOX_LDFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
 # The tests also write archives (libarchive's writer wants nettle, lz4, ...):
 # shared libraries there.
 $(BUILD)/unit-tests: $(UNIT_OBJS) $(BUILD)/libnsbox.a
-	$(CC) $(LDFLAGS) -o $@ $^ $(shell pkg-config --libs $(PKGS))
+	$(CC) $(NSBOX_LDFLAGS) $(LDFLAGS) -o $@ $^ $(shell pkg-config --libs $(PKGS))
 
 $(BUILD)/%.o: %.c
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -MMD -MP -c -o $@ $<
+	$(CC) $(NSBOX_CFLAGS) $(CFLAGS) -MMD -MP -c -o $@ $<
 
 $(BUILD)/cli/profile.o: cli/profile.S seccomp-profiles/default.json
 	@mkdir -p $(dir $@)
@@ -78,5 +80,10 @@ deps:
 format:
 	clang-format -i $(LIB_SRCS) $(CLI_SRCS) $(UNIT_SRCS) $(wildcard */*.h tests/unit/*.h)
 
+# An ASan+UBSan build in build-asan/ (the test scripts take NSBOX=...).
+asan:
+	$(MAKE) BUILD=build-asan CFLAGS="-O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer" \
+		LDFLAGS="-fsanitize=address,undefined" build-asan/nsbox build-asan/unit-tests
+
 clean:
-	rm -rf $(BUILD)
+	rm -rf $(BUILD) build-asan

@@ -675,7 +675,8 @@ static int placed_cmp(const void *a, const void *b)
  * one.  Such a profile does not do what it says, so it is refused. */
 static int check_shadowed(struct placed_list *l, struct nsbox_err *err)
 {
-    qsort(l->v, l->n, sizeof(*l->v), placed_cmp);
+    if (l->n > 1) /* qsort(NULL, 0, ...) is undefined */
+        qsort(l->v, l->n, sizeof(*l->v), placed_cmp);
     for (size_t g = 0; g < l->n;) {
         size_t end = g, u = SIZE_MAX;
         while (end < l->n && l->v[end].nr == l->v[g].nr)

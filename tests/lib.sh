@@ -4,7 +4,7 @@
 set -u
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-NSBOX=$ROOT/build/nsbox
+NSBOX=${NSBOX:-$ROOT/build/nsbox}
 F=${NSBOX_FIXTURES:-/var/cache/nsbox/fixtures}
 SUITE=${SUITE:-$(basename "$0" .sh)}
 REGISTRY=${NSBOX_TEST_REGISTRY:-}
