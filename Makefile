@@ -24,7 +24,7 @@ NSBOX_LDFLAGS := -pie -Wl,-z,relro,-z,now -pthread
 LDLIBS   += $(PKG_LIBS)
 
 LIB_SRCS := $(wildcard common/*.c oci/*.c images/*.c runtime/*.c)
-CLI_SRCS := $(wildcard cli/*.c)
+CLI_SRCS := $(wildcard cli/*.c mcp/*.c)
 CLI_ASM  := cli/profile.S
 UNIT_SRCS := $(wildcard tests/unit/*.c)
 

@@ -17,6 +17,7 @@
 
 
 static const struct cli_command commands[] = {
+    {"serve", cmd_serve, "", "the MCP server (stdio): sandboxes and code execution for AI assistants"},
     {"pull", cmd_pull, "REF", "fetch an image with skopeo and unpack it"},
     {"images", cmd_images, "[--json]", "list images in the store"},
     {"inspect", cmd_inspect, "REF", "show an image's record and config as JSON"},

@@ -347,3 +347,11 @@ void nsbox_exec_result_free(struct nsbox_exec_result *res)
     free(res->err);
     res->out = res->err = NULL;
 }
+
+void nsbox_sandbox_kill_all(struct nsbox_sandbox *sb)
+{
+    struct nsbox_msg_kill k = {.type = NSBOX_MSG_KILL, .id = 0};
+    /* Through init (kill(-1) from pid 1): cgroup.kill would take init too. */
+    if (sb->ctl >= 0)
+        nsbox_proto_send(sb->ctl, &k, sizeof(k), NULL, 0, NULL);
+}

@@ -122,6 +122,10 @@ int nsbox_sandbox_exec(struct nsbox_sandbox *sb, const struct nsbox_exec_opts *o
 
 void nsbox_exec_result_free(struct nsbox_exec_result *res);
 
+/* Kills every process in the sandbox but its init, now (a running
+ * nsbox_sandbox_exec then returns).  Safe to call from another thread. */
+void nsbox_sandbox_kill_all(struct nsbox_sandbox *sb);
+
 /* Sandbox ids with a state directory under state_root (malloc'ed,
  * NULL-terminated). */
 char **nsbox_sandbox_list(const char *state_root, struct nsbox_err *err);

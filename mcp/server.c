@@ -1,0 +1,301 @@
+/* MCP protocol handling: lifecycle, version negotiation, dispatch, logging,
+ * cancellation.  Protocol errors are JSON-RPC errors; tool failures are
+ * isError results the model can act on. */
+#include "server.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../common/log.h"
+#include "jsonrpc.h"
+
+static const char *const versions[] = {"2025-11-25", "2025-06-18", "2025-03-26",
+                                       "2024-11-05"};
+static const char *const levels[] = {"debug", "info", "notice", "warning",
+                                     "error", "critical", "alert", "emergency"};
+
+static void send_result(struct mcp_server *s, json_t *id, json_t *result)
+{
+    s->send(s, jsonrpc_result(id, result));
+}
+
+static void send_error(struct mcp_server *s, json_t *id, int code, const char *message)
+{
+    s->send(s, jsonrpc_error(id, code, message));
+}
+
+static int level_index(const char *name)
+{
+    for (size_t i = 0; i < sizeof(levels) / sizeof(levels[0]); i++)
+        if (name && strcmp(levels[i], name) == 0)
+            return (int)i;
+    return -1;
+}
+
+void mcp_server_log(struct mcp_server *s, const char *level, const char *fmt, ...)
+{
+    char msg[1024];
+    va_list ap;
+    int idx = level_index(level);
+
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof(msg), fmt, ap);
+    va_end(ap);
+    nsbox_info("%s", msg);
+    if (!s->initialized || idx < s->log_level)
+        return;
+    s->send(s, jsonrpc_notification("notifications/message",
+                                    json_pack("{s:s,s:s,s:s}", "level", level, "logger",
+                                              "nsbox", "data", msg)));
+}
+
+/* ---- lifecycle ---- */
+
+static void handle_initialize(struct mcp_server *s, json_t *id, json_t *params)
+{
+    const char *asked = json_string_value(json_object_get(params, "protocolVersion"));
+    const char *chosen = versions[0];
+
+    if (asked == NULL) {
+        send_error(s, id, JSONRPC_INVALID_PARAMS, "initialize needs protocolVersion");
+        return;
+    }
+    for (size_t i = 0; i < sizeof(versions) / sizeof(versions[0]); i++)
+        if (strcmp(asked, versions[i]) == 0)
+            chosen = versions[i];
+    pthread_mutex_lock(&s->lock);
+    snprintf(s->protocol, sizeof(s->protocol), "%s", chosen);
+    s->initialized = true;
+    pthread_mutex_unlock(&s->lock);
+    send_result(s, id,
+                json_pack("{s:s,s:{s:{s:b},s:{}},s:{s:s,s:s,s:s},s:s}", "protocolVersion",
+                          chosen, "capabilities", "tools", "listChanged", 0, "logging",
+                          "serverInfo", "name", "nsbox", "title", "nsbox sandboxes",
+                          "version", "0.1.0", "instructions",
+                          "Run code in isolated sandboxes. execute_code runs a program "
+                          "(python by default, see list_languages) in a fresh sandbox, or "
+                          "in one made with sandbox_create (files persist there between "
+                          "calls, in /workspace). Results report exit status, output, "
+                          "time, memory, timeouts and out-of-memory kills."));
+}
+
+static void handle_set_level(struct mcp_server *s, json_t *id, json_t *params)
+{
+    int idx = level_index(json_string_value(json_object_get(params, "level")));
+    if (idx < 0) {
+        send_error(s, id, JSONRPC_INVALID_PARAMS, "level must be one of debug, info, notice, "
+                                                  "warning, error, critical, alert, emergency");
+        return;
+    }
+    s->log_level = idx;
+    send_result(s, id, json_object());
+}
+
+static void handle_tools_list(struct mcp_server *s, json_t *id)
+{
+    json_t *tools = json_array();
+    for (size_t i = 0; i < mcp_n_tools; i++) {
+        const struct mcp_tool *t = &mcp_tools[i];
+        json_t *in = json_loads(t->input_schema, 0, NULL);
+        json_t *out = json_loads(t->output_schema, 0, NULL);
+        json_array_append_new(tools, json_pack("{s:s,s:s,s:s,s:o,s:o}", "name", t->name,
+                                               "title", t->title, "description",
+                                               t->description, "inputSchema", in,
+                                               "outputSchema", out));
+    }
+    send_result(s, id, json_pack("{s:o}", "tools", tools));
+}
+
+/* ---- tools/call, on a thread of its own ---- */
+
+struct call_job {
+    struct mcp_server *s;
+    const struct mcp_tool *tool;
+    json_t *id;
+    json_t *args;
+    json_t *progress_token;
+    size_t slot;
+};
+
+static json_t *tool_result(json_t *structured, const char *error)
+{
+    if (structured == NULL)
+        return json_pack("{s:[{s:s,s:s}],s:b}", "content", "type", "text", "text", error,
+                         "isError", 1);
+    char *text = json_dumps(structured, JSON_COMPACT);
+    json_t *r = json_pack("{s:[{s:s,s:s}],s:o,s:b}", "content", "type", "text", "text",
+                          text ? text : "", "structuredContent", structured, "isError", 0);
+    free(text);
+    return r;
+}
+
+static void *call_thread(void *arg)
+{
+    struct call_job *job = arg;
+    struct mcp_server *s = job->s;
+    char error[1024] = "";
+
+    json_t *structured = job->tool->call(s, &s->calls[job->slot], job->args, error,
+                                         sizeof(error));
+    pthread_mutex_lock(&s->lock);
+    bool cancelled = s->calls[job->slot].cancelled;
+    json_decref(s->calls[job->slot].id);
+    s->calls[job->slot] = (struct mcp_call){0};
+    s->n_running--;
+    pthread_cond_broadcast(&s->idle);
+    pthread_mutex_unlock(&s->lock);
+    /* A cancelled request gets no response (MCP, "Cancellation"). */
+    if (!cancelled)
+        send_result(s, job->id, tool_result(structured, error));
+    else
+        json_decref(structured);
+    json_decref(job->id);
+    json_decref(job->args);
+    json_decref(job->progress_token);
+    free(job);
+    return NULL;
+}
+
+static const struct mcp_tool *find_tool(const char *name)
+{
+    for (size_t i = 0; name && i < mcp_n_tools; i++)
+        if (strcmp(mcp_tools[i].name, name) == 0)
+            return &mcp_tools[i];
+    return NULL;
+}
+
+static void handle_tools_call(struct mcp_server *s, json_t *id, json_t *params)
+{
+    const char *name = json_string_value(json_object_get(params, "name"));
+    json_t *args = json_object_get(params, "arguments");
+    const struct mcp_tool *tool = find_tool(name);
+
+    if (tool == NULL) {
+        send_error(s, id, JSONRPC_INVALID_PARAMS, name ? "unknown tool" : "tools/call needs a name");
+        return;
+    }
+    if (args != NULL && !json_is_object(args)) {
+        send_error(s, id, JSONRPC_INVALID_PARAMS, "arguments must be an object");
+        return;
+    }
+    struct call_job *job = calloc(1, sizeof(*job));
+    pthread_mutex_lock(&s->lock);
+    size_t slot = MCP_MAX_CALLS;
+    for (size_t i = 0; i < MCP_MAX_CALLS && job; i++)
+        if (s->calls[i].id == NULL) {
+            slot = i;
+            break;
+        }
+    if (slot == MCP_MAX_CALLS) {
+        pthread_mutex_unlock(&s->lock);
+        free(job);
+        send_result(s, id, tool_result(NULL, "too many calls running at once; wait for one "
+                                             "to finish"));
+        return;
+    }
+    s->calls[slot] = (struct mcp_call){.id = json_incref(id)};
+    s->n_running++;
+    pthread_mutex_unlock(&s->lock);
+    *job = (struct call_job){s, tool, json_incref(id),
+                             args ? json_incref(args) : json_object(),
+                             json_incref(json_object_get(json_object_get(params, "_meta"),
+                                                         "progressToken")),
+                             slot};
+    pthread_t t;
+    pthread_attr_t attr;
+    pthread_attr_init(&attr);
+    pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+    if (pthread_create(&t, &attr, call_thread, job) != 0) {
+        pthread_mutex_lock(&s->lock);
+        json_decref(s->calls[slot].id);
+        s->calls[slot] = (struct mcp_call){0};
+        s->n_running--;
+        pthread_mutex_unlock(&s->lock);
+        send_result(s, id, tool_result(NULL, "the server is out of threads; try again"));
+        json_decref(job->id), json_decref(job->args), json_decref(job->progress_token);
+        free(job);
+    }
+    pthread_attr_destroy(&attr);
+}
+
+static bool same_id(json_t *a, json_t *b)
+{
+    return a != NULL && b != NULL && json_equal(a, b);
+}
+
+/* notifications/cancelled: the run is killed; its sandbox survives unless
+ * it was a one-shot one. */
+static void handle_cancelled(struct mcp_server *s, json_t *params)
+{
+    json_t *rid = json_object_get(params, "requestId");
+    pthread_mutex_lock(&s->lock);
+    for (size_t i = 0; i < MCP_MAX_CALLS; i++) {
+        struct mcp_call *c = &s->calls[i];
+        if (!same_id(c->id, rid))
+            continue;
+        c->cancelled = true;
+        if (c->sandbox != NULL)
+            nsbox_sandbox_kill_all(&c->sandbox->sb);
+    }
+    pthread_mutex_unlock(&s->lock);
+}
+
+void mcp_server_handle(struct mcp_server *s, const char *text, size_t len)
+{
+    struct jsonrpc_msg m;
+    json_t *err_id;
+    const char *why = NULL;
+
+    int code = jsonrpc_parse(text, len, &m, &err_id, &why);
+    if (code != 0) {
+        send_error(s, err_id, code, why);
+        json_decref(err_id);
+        return;
+    }
+    json_decref(err_id);
+    if (m.method == NULL) { /* a response from the client: nothing asked */
+        jsonrpc_msg_free(&m);
+        return;
+    }
+    bool notification = m.id == NULL;
+    if (strcmp(m.method, "initialize") == 0 && !notification)
+        handle_initialize(s, m.id, m.params);
+    else if (strcmp(m.method, "ping") == 0 && !notification)
+        send_result(s, m.id, json_object());
+    else if (strcmp(m.method, "notifications/cancelled") == 0)
+        handle_cancelled(s, m.params);
+    else if (strncmp(m.method, "notifications/", 14) == 0)
+        ; /* initialized, roots/list_changed, ...: nothing to do */
+    else if (notification)
+        ; /* unknown notifications are ignored (JSON-RPC: never answered) */
+    else if (!s->initialized)
+        send_error(s, m.id, MCP_NOT_INITIALIZED, "call initialize first");
+    else if (strcmp(m.method, "tools/list") == 0)
+        handle_tools_list(s, m.id);
+    else if (strcmp(m.method, "tools/call") == 0)
+        handle_tools_call(s, m.id, m.params);
+    else if (strcmp(m.method, "logging/setLevel") == 0)
+        handle_set_level(s, m.id, m.params);
+    else
+        send_error(s, m.id, JSONRPC_METHOD_NOT_FOUND, "method not found");
+    jsonrpc_msg_free(&m);
+}
+
+void mcp_server_shutdown(struct mcp_server *s)
+{
+    pthread_mutex_lock(&s->lock);
+    /* Cancel whatever runs, then wait for the calls to come back. */
+    for (size_t i = 0; i < MCP_MAX_CALLS; i++)
+        if (s->calls[i].id != NULL && s->calls[i].sandbox != NULL) {
+            s->calls[i].cancelled = true;
+            nsbox_sandbox_kill_all(&s->calls[i].sandbox->sb);
+        }
+    while (s->n_running > 0)
+        pthread_cond_wait(&s->idle, &s->lock);
+    pthread_mutex_unlock(&s->lock);
+    while (s->sandboxes != NULL)
+        mcp_sandbox_destroy(s, s->sandboxes);
+}

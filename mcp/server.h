@@ -1,0 +1,137 @@
+/* The MCP server: protocol state, the tool table, and the session's
+ * sandboxes.  Transports (stdio.c) feed it messages and give it a way to
+ * send; everything else is here and in the tool files. */
+#ifndef NSBOX_MCP_SERVER_H
+#define NSBOX_MCP_SERVER_H
+
+#include <jansson.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "../images/store.h"
+#include "../runtime/sandbox.h"
+
+#define MCP_MAX_LANGS 32
+#define MCP_MAX_CALLS 64
+
+struct mcp_limits {
+    uint64_t memory_mb;
+    double cpus;
+    uint32_t pids;
+    double timeout_s;
+};
+
+struct mcp_lang {
+    char *language;
+    char *ref;    /* image reference or digest */
+};
+
+/* A sandbox this session created. */
+struct mcp_sandbox {
+    struct nsbox_sandbox sb;
+    char *image;
+    char digest[OCI_DIGEST_BUF];
+    char **env;
+    char *workdir;
+    uint32_t uid, gid;
+    int lease;
+    time_t created;
+    struct mcp_limits limits;
+    bool one_shot;
+    pthread_mutex_t exec_lock;  /* one command at a time on its socket */
+    struct mcp_sandbox *next;
+};
+
+/* A tools/call in progress, for notifications/cancelled. */
+struct mcp_call {
+    json_t *id;                 /* the request id */
+    struct mcp_sandbox *sandbox;/* where it runs, once known */
+    bool cancelled;
+};
+
+struct mcp_server;
+typedef void (*mcp_send_fn)(struct mcp_server *s, json_t *msg);
+
+struct mcp_server {
+    /* Configuration. */
+    struct images_store store;
+    char *state_root;
+    struct nsbox_seccomp *seccomp;
+    enum nsbox_limits_mode mode;
+    struct mcp_lang langs[MCP_MAX_LANGS];
+    size_t n_langs;
+    struct mcp_limits defaults, ceilings;
+    size_t max_sandboxes;
+    size_t output_cap;
+
+    /* Transport. */
+    mcp_send_fn send;
+    void *transport;
+
+    /* Session (stdio: the one client). */
+    pthread_mutex_t lock;
+    bool initialized;
+    char protocol[16];
+    int log_level;             /* index into the syslog-style levels */
+    struct mcp_sandbox *sandboxes;
+    size_t n_sandboxes;
+    struct mcp_call calls[MCP_MAX_CALLS];
+    size_t n_running;
+    pthread_cond_t idle;
+};
+
+/* Handles one raw message (a line over stdio).  Sends responses through
+ * s->send, possibly later from a worker thread. */
+void mcp_server_handle(struct mcp_server *s, const char *text, size_t len);
+
+/* Waits for running calls, then stops every sandbox of the session. */
+void mcp_server_shutdown(struct mcp_server *s);
+
+/* Sends notifications/message at level (when the client asked for it). */
+void mcp_server_log(struct mcp_server *s, const char *level, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* ---- tools (tools_*.c) ---- */
+
+struct mcp_tool {
+    const char *name;
+    const char *title;
+    const char *description;
+    const char *input_schema;   /* JSON text */
+    const char *output_schema;  /* JSON text */
+    /* Returns the structured result (new reference), or NULL with *error
+     * set to a message the model can act on (an isError result). */
+    json_t *(*call)(struct mcp_server *s, struct mcp_call *call, json_t *args,
+                    char *error, size_t error_size);
+};
+
+extern const struct mcp_tool mcp_tools[];
+extern const size_t mcp_n_tools;
+
+/* Shared by the tools. */
+struct mcp_sandbox *mcp_sandbox_find(struct mcp_server *s, const char *id);
+struct mcp_sandbox *mcp_sandbox_new(struct mcp_server *s, const char *image,
+                                    const struct mcp_limits *limits, json_t *env,
+                                    const char *workdir, bool one_shot, char *error,
+                                    size_t error_size);
+void mcp_sandbox_destroy(struct mcp_server *s, struct mcp_sandbox *sb);
+const char *mcp_image_for_language(struct mcp_server *s, const char *language);
+/* Refuses arguments not in allowed (additionalProperties: false). */
+bool mcp_check_args(json_t *args, const char *const *allowed, char *error, size_t error_size);
+/* Per-call limits: defaults, or the arguments within the ceilings. */
+bool mcp_limits_from_args(struct mcp_server *s, json_t *args, struct mcp_limits *l,
+                          char *error, size_t error_size);
+
+#define MCP_TOOL_FN(name)                                                      \
+    json_t *mcp_tool_##name(struct mcp_server *s, struct mcp_call *call,       \
+                            json_t *args, char *error, size_t error_size)
+MCP_TOOL_FN(sandbox_create);
+MCP_TOOL_FN(sandbox_list);
+MCP_TOOL_FN(sandbox_stop);
+MCP_TOOL_FN(list_languages);
+MCP_TOOL_FN(list_images);
+MCP_TOOL_FN(execute_code);
+MCP_TOOL_FN(run_command);
+
+#endif

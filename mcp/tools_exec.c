@@ -1,0 +1,204 @@
+/* execute_code and run_command: one result record for both. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "server.h"
+
+/* Code travels in argv: bounded well below the control message (128 KiB)
+ * and ARG_MAX.  Larger programs belong in a file (write_file, issue #4). */
+#define CODE_MAX (96 * 1024)
+
+struct runner {
+    const char *language;
+    const char *argv[3]; /* program, flag; the code is appended */
+};
+
+static const struct runner runners[] = {
+    {"python", {"python3", "-c", NULL}},
+    {"python3", {"python3", "-c", NULL}},
+    {"sh", {"/bin/sh", "-c", NULL}},
+    {"bash", {"bash", "-c", NULL}},
+    {"javascript", {"node", "-e", NULL}},
+    {"node", {"node", "-e", NULL}},
+    {"ruby", {"ruby", "-e", NULL}},
+    {"perl", {"perl", "-e", NULL}},
+};
+
+static const struct runner *runner_for(const char *language)
+{
+    for (size_t i = 0; i < sizeof(runners) / sizeof(runners[0]); i++)
+        if (strcmp(runners[i].language, language) == 0)
+            return &runners[i];
+    return NULL;
+}
+
+static json_t *result_record(const struct nsbox_exec_result *r)
+{
+    const char *status = r->timed_out ? "timeout" : r->oom_killed ? "oom" :
+                         r->signal ? "signaled" : r->exit_code == 0 ? "ok" : "error";
+    uint64_t peak = r->memory_peak_bytes ? r->memory_peak_bytes : r->maxrss_bytes;
+    return json_pack("{s:s,s:i,s:i,s:s%,s:s%,s:b,s:b,s:b,s:b,s:I,s:I,s:I,s:[]}", "status",
+                     status, "exit_code", r->exit_code, "signal", r->signal, "stdout",
+                     r->out ? r->out : "", r->out_len, "stderr", r->err ? r->err : "",
+                     r->err_len, "stdout_truncated", r->out_truncated, "stderr_truncated",
+                     r->err_truncated, "timed_out", r->timed_out, "oom_killed", r->oom_killed,
+                     "wall_ms", (json_int_t)(r->wall_us / 1000), "cpu_ms",
+                     (json_int_t)(r->cpu_us / 1000), "memory_peak_bytes", (json_int_t)peak,
+                     "files");
+}
+
+struct run_request {
+    char *const *argv;
+    const char *sandbox_id;
+    const char *language;     /* for the one-shot image */
+    const char *stdin_data;
+    const char *workdir;
+    json_t *args;             /* for limits */
+};
+
+static void set_call_sandbox(struct mcp_server *s, struct mcp_call *call,
+                             struct mcp_sandbox *m)
+{
+    pthread_mutex_lock(&s->lock);
+    call->sandbox = m;
+    bool cancelled = call->cancelled;
+    pthread_mutex_unlock(&s->lock);
+    if (cancelled && m != NULL)
+        nsbox_sandbox_kill_all(&m->sb);
+}
+
+static json_t *exec_in(struct mcp_server *s, struct mcp_call *call, struct mcp_sandbox *m,
+                       const struct run_request *rq, double timeout, char *error,
+                       size_t error_size)
+{
+    struct nsbox_exec_result res;
+    struct nsbox_err err = {0};
+    struct nsbox_exec_opts eo = {
+        .argv = rq->argv, .env = m->env, .cwd = rq->workdir ? rq->workdir : m->workdir,
+        .uid = m->uid, .gid = m->gid, .timeout_s = timeout, .stdin_fd = -1,
+        .stdin_data = rq->stdin_data, .stdin_len = rq->stdin_data ? strlen(rq->stdin_data) : 0,
+        .capture = true, .output_cap = s->output_cap};
+
+    pthread_mutex_lock(&m->exec_lock);
+    set_call_sandbox(s, call, m);
+    int r = nsbox_sandbox_exec(&m->sb, &eo, &res, &err);
+    set_call_sandbox(s, call, NULL);
+    pthread_mutex_unlock(&m->exec_lock);
+    if (r < 0) {
+        snprintf(error, error_size, "%s", err.msg);
+        return NULL;
+    }
+    json_t *rec = result_record(&res);
+    nsbox_exec_result_free(&res);
+    return rec;
+}
+
+static json_t *run(struct mcp_server *s, struct mcp_call *call, const struct run_request *rq,
+                   char *error, size_t error_size)
+{
+    struct mcp_limits l;
+
+    if (!mcp_limits_from_args(s, rq->args, &l, error, error_size))
+        return NULL;
+    if (rq->sandbox_id != NULL) {
+        struct mcp_sandbox *m = mcp_sandbox_find(s, rq->sandbox_id);
+        if (m == NULL || m->one_shot) {
+            snprintf(error, error_size, "no sandbox \"%.64s\" in this session (see sandbox_list)",
+                     rq->sandbox_id);
+            return NULL;
+        }
+        double timeout = json_object_get(rq->args, "timeout_s") ? l.timeout_s : m->limits.timeout_s;
+        return exec_in(s, call, m, rq, timeout, error, error_size);
+    }
+    const char *image = mcp_image_for_language(s, rq->language);
+    if (image == NULL) {
+        snprintf(error, error_size, "no image serves language \"%s\" (see list_languages)",
+                 rq->language);
+        return NULL;
+    }
+    struct mcp_sandbox *m = mcp_sandbox_new(s, image, &l, NULL, NULL, true, error, error_size);
+    if (m == NULL)
+        return NULL;
+    json_t *rec = exec_in(s, call, m, rq, l.timeout_s, error, error_size);
+    mcp_sandbox_destroy(s, m);
+    return rec;
+}
+
+static bool string_arg(json_t *args, const char *key, bool required, const char **out,
+                       char *error, size_t error_size)
+{
+    json_t *v = json_object_get(args, key);
+    *out = NULL;
+    if (v == NULL && !required)
+        return true;
+    if (!json_is_string(v) || strlen(json_string_value(v)) != json_string_length(v)) {
+        snprintf(error, error_size, "%s must be a string%s", key,
+                 v && json_is_string(v) ? " without NUL bytes" : "");
+        return false;
+    }
+    *out = json_string_value(v);
+    return true;
+}
+
+MCP_TOOL_FN(execute_code)
+{
+    static const char *const allowed[] = {"code", "language", "sandbox_id", "timeout_s",
+                                          "stdin", "memory_mb", "cpus", "pids", NULL};
+    struct run_request rq = {.args = args};
+    const char *code;
+
+    if (!mcp_check_args(args, allowed, error, error_size) ||
+        !string_arg(args, "code", true, &code, error, error_size) ||
+        !string_arg(args, "language", false, &rq.language, error, error_size) ||
+        !string_arg(args, "sandbox_id", false, &rq.sandbox_id, error, error_size) ||
+        !string_arg(args, "stdin", false, &rq.stdin_data, error, error_size))
+        return NULL;
+    if (rq.language == NULL)
+        rq.language = "python";
+    const struct runner *runner = runner_for(rq.language);
+    if (runner == NULL) {
+        snprintf(error, error_size, "no way to run \"%.32s\" code; use run_command, or one of "
+                                    "python, sh, bash, javascript, ruby, perl",
+                 rq.language);
+        return NULL;
+    }
+    if (strlen(code) > CODE_MAX) {
+        snprintf(error, error_size, "code is longer than %d bytes; write it to a file and run "
+                                    "it with run_command",
+                 CODE_MAX);
+        return NULL;
+    }
+    char *argv[] = {(char *)runner->argv[0], (char *)runner->argv[1], (char *)code, NULL};
+    rq.argv = argv;
+    return run(s, call, &rq, error, error_size);
+}
+
+MCP_TOOL_FN(run_command)
+{
+    static const char *const allowed[] = {"command", "sandbox_id", "timeout_s", "stdin",
+                                          "workdir", "memory_mb", "cpus", "pids", NULL};
+    struct run_request rq = {.args = args};
+    const char *command;
+
+    if (!mcp_check_args(args, allowed, error, error_size) ||
+        !string_arg(args, "command", true, &command, error, error_size) ||
+        !string_arg(args, "sandbox_id", false, &rq.sandbox_id, error, error_size) ||
+        !string_arg(args, "stdin", false, &rq.stdin_data, error, error_size) ||
+        !string_arg(args, "workdir", false, &rq.workdir, error, error_size))
+        return NULL;
+    if (strlen(command) > CODE_MAX) {
+        snprintf(error, error_size, "command is longer than %d bytes", CODE_MAX);
+        return NULL;
+    }
+    if (rq.workdir != NULL && rq.workdir[0] != '/') {
+        snprintf(error, error_size, "workdir must be an absolute path inside the sandbox");
+        return NULL;
+    }
+    /* One-shot commands run in the shell image, else in python's. */
+    rq.language = mcp_image_for_language(s, "sh") ? "sh" : "python";
+    char *argv[] = {"/bin/sh", "-c", (char *)command, NULL};
+    rq.argv = argv;
+    return run(s, call, &rq, error, error_size);
+}

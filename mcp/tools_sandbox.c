@@ -1,0 +1,425 @@
+/* sandbox_create, sandbox_list, sandbox_stop, list_languages, list_images,
+ * and the session's sandbox bookkeeping. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "../common/cleanup.h"
+#include "../common/log.h"
+#include "../images/spec.h"
+#include "server.h"
+
+struct mcp_sandbox *mcp_sandbox_find(struct mcp_server *s, const char *id)
+{
+    struct mcp_sandbox *sb;
+    pthread_mutex_lock(&s->lock);
+    for (sb = s->sandboxes; sb != NULL; sb = sb->next)
+        if (id != NULL && strcmp(sb->sb.id, id) == 0)
+            break;
+    pthread_mutex_unlock(&s->lock);
+    return sb;
+}
+
+static bool has_language(const char *list, const char *lang)
+{
+    size_t n = strlen(lang);
+    for (const char *p = list; p && *p;) {
+        while (*p == ' ' || *p == ',')
+            p++;
+        if (strncmp(p, lang, n) == 0 && (p[n] == '\0' || p[n] == ',' || p[n] == ' '))
+            return true;
+        p = strchr(p, ',');
+    }
+    return false;
+}
+
+/* --image LANG=REF first, then the store's images by their
+ * sandbox.language label.  Returns a reference (static storage: the
+ * configured one, or a digest kept in buf) or NULL. */
+const char *mcp_image_for_language(struct mcp_server *s, const char *language)
+{
+    static __thread char buf[OCI_DIGEST_BUF];
+    struct images_image *v;
+    size_t n;
+    struct nsbox_err err;
+
+    for (size_t i = 0; i < s->n_langs; i++)
+        if (strcmp(s->langs[i].language, language) == 0)
+            return s->langs[i].ref;
+    if (images_list(&s->store, &v, &n, &err) < 0)
+        return NULL;
+    const char *found = NULL;
+    for (size_t i = 0; i < n; i++) {
+        if (found == NULL && has_language(images_image_languages(&v[i]), language)) {
+            snprintf(buf, sizeof(buf), "%s", v[i].digest);
+            found = buf;
+        }
+        images_image_free(&v[i]);
+    }
+    free(v);
+    return found;
+}
+
+static char **env_from_json(json_t *env, char *error, size_t error_size, bool *ok)
+{
+    const char *key;
+    json_t *value;
+    size_t i = 0;
+
+    *ok = true;
+    if (env == NULL)
+        return NULL;
+    char **v = calloc(json_object_size(env) + 1, sizeof(char *));
+    json_object_foreach(env, key, value) {
+        if (!json_is_string(value) || key[0] == '\0' || strchr(key, '=') != NULL) {
+            snprintf(error, error_size, "env: \"%s\" must be a name without '=' with a string value",
+                     key);
+            *ok = false;
+            break;
+        }
+        if (asprintf(&v[i], "%s=%s", key, json_string_value(value)) < 0)
+            break;
+        i++;
+    }
+    if (!*ok) {
+        for (size_t k = 0; k < i; k++)
+            free(v[k]);
+        free(v);
+        return NULL;
+    }
+    return v;
+}
+
+static void free_env_strings(char **v)
+{
+    for (size_t i = 0; v && v[i]; i++)
+        free(v[i]);
+    free(v);
+}
+
+/* The image's env with the caller's on top, owned by the sandbox (the
+ * image record it came from is freed right after start). */
+static char **copy_env(char **image_env, char **extra)
+{
+    char **merged = images_merge_env(image_env, extra);
+    size_t n = 0;
+    while (merged && merged[n])
+        n++;
+    char **v = merged ? calloc(n + 1, sizeof(char *)) : NULL;
+    for (size_t i = 0; v && i < n; i++)
+        if ((v[i] = strdup(merged[i])) == NULL) {
+            nsbox_strvfree(v);
+            v = NULL;
+        }
+    free(merged);
+    return v;
+}
+
+static int start(struct mcp_server *s, struct mcp_sandbox *m, const struct images_image *im,
+                 struct nsbox_err *err)
+{
+    struct nsbox_sandbox_config cfg = {
+        .rootfs = im->rootfs, .state_root = s->state_root, .env = m->env,
+        .workdir = m->workdir, .uid = m->uid, .gid = m->gid,
+        .limits = {.memory_bytes = m->limits.memory_mb << 20, .pids = m->limits.pids,
+                   .cpu_quota_us = (uint64_t)(m->limits.cpus * 100000), .cpu_period_us = 100000},
+        .tmp_bytes = 256ull << 20, .shm_bytes = 64ull << 20, .rlimit_nofile = 1024,
+        .rlimit_fsize = 1ull << 30, .mode = s->mode, .seccomp = s->seccomp,
+        .rootless_map = s->store.rootless ? &s->store.idmap : NULL, .detach = false,
+        .keep_fd = m->lease,
+    };
+    return nsbox_sandbox_create(&cfg, &m->sb, err);
+}
+
+struct mcp_sandbox *mcp_sandbox_new(struct mcp_server *s, const char *image,
+                                    const struct mcp_limits *limits, json_t *env,
+                                    const char *workdir, bool one_shot, char *error,
+                                    size_t error_size)
+{
+    struct images_image im;
+    struct nsbox_err err = {0};
+    bool ok;
+
+    pthread_mutex_lock(&s->lock);
+    bool full = s->n_sandboxes >= s->max_sandboxes;
+    if (!full)
+        s->n_sandboxes++; /* reserved */
+    pthread_mutex_unlock(&s->lock);
+    if (full) {
+        snprintf(error, error_size, "this session already has %zu sandboxes (the limit); "
+                                    "stop one with sandbox_stop",
+                 s->max_sandboxes);
+        return NULL;
+    }
+    char **extra = env_from_json(env, error, error_size, &ok);
+    struct mcp_sandbox *m = calloc(1, sizeof(*m));
+    if (!ok || m == NULL || images_lookup(&s->store, image, &im, &err) < 0) {
+        if (ok && m != NULL)
+            snprintf(error, error_size, "%s", err.msg);
+        goto fail_early;
+    }
+    m->lease = images_lease(&s->store, im.digest, &err);
+    m->env = copy_env(im.config.env, extra);
+    m->workdir = strdup(workdir ? workdir : "/workspace");
+    m->image = strdup(im.names && im.names[0] ? im.names[0] : im.digest);
+    snprintf(m->digest, sizeof(m->digest), "%s", im.digest);
+    m->limits = *limits;
+    m->one_shot = one_shot;
+    m->created = time(NULL);
+    pthread_mutex_init(&m->exec_lock, NULL);
+    if (m->lease < 0 || m->env == NULL ||
+        images_resolve_user(im.rootfs, im.config.user, &m->uid, &m->gid, &err) < 0 ||
+        start(s, m, &im, &err) < 0) {
+        snprintf(error, error_size, "%s", err.msg);
+        images_image_free(&im);
+        goto fail;
+    }
+    images_image_free(&im);
+    free_env_strings(extra);
+    pthread_mutex_lock(&s->lock);
+    m->next = s->sandboxes;
+    s->sandboxes = m;
+    pthread_mutex_unlock(&s->lock);
+    return m;
+fail:
+    if (m->lease >= 0)
+        close(m->lease);
+    nsbox_strvfree(m->env);
+    free(m->workdir);
+    free(m->image);
+fail_early:
+    free(m);
+    free_env_strings(extra);
+    pthread_mutex_lock(&s->lock);
+    s->n_sandboxes--;
+    pthread_mutex_unlock(&s->lock);
+    return NULL;
+}
+
+void mcp_sandbox_destroy(struct mcp_server *s, struct mcp_sandbox *m)
+{
+    struct nsbox_err err;
+
+    pthread_mutex_lock(&s->lock);
+    for (struct mcp_sandbox **p = &s->sandboxes; *p != NULL; p = &(*p)->next) {
+        if (*p == m) {
+            *p = m->next;
+            s->n_sandboxes--;
+            break;
+        }
+    }
+    pthread_mutex_unlock(&s->lock);
+    if (nsbox_sandbox_destroy(&m->sb, &err) < 0)
+        nsbox_warn("stopping sandbox %s: %s", m->sb.id, err.msg);
+    close(m->lease);
+    nsbox_strvfree(m->env);
+    free(m->workdir);
+    free(m->image);
+    pthread_mutex_destroy(&m->exec_lock);
+    free(m);
+}
+
+/* ---- argument helpers ---- */
+
+static bool get_number(json_t *args, const char *key, double lo, double hi, double *out,
+                       char *error, size_t error_size)
+{
+    json_t *v = json_object_get(args, key);
+    if (v == NULL)
+        return true;
+    if (!json_is_number(v) || json_number_value(v) < lo || json_number_value(v) > hi) {
+        snprintf(error, error_size, "%s must be a number from %g to %g", key, lo, hi);
+        return false;
+    }
+    *out = json_number_value(v);
+    return true;
+}
+
+bool mcp_check_args(json_t *args, const char *const *allowed, char *error, size_t error_size)
+{
+    const char *key;
+    json_t *v;
+    json_object_foreach(args, key, v) {
+        bool ok = false;
+        for (const char *const *a = allowed; *a && !ok; a++)
+            ok = strcmp(*a, key) == 0;
+        if (!ok) {
+            snprintf(error, error_size, "unknown argument \"%s\"", key);
+            return false;
+        }
+    }
+    return true;
+}
+
+bool mcp_limits_from_args(struct mcp_server *s, json_t *args, struct mcp_limits *l,
+                          char *error, size_t error_size)
+{
+    double mem = (double)s->defaults.memory_mb, pids = s->defaults.pids;
+    *l = s->defaults;
+    if (!get_number(args, "memory_mb", 16, (double)s->ceilings.memory_mb, &mem, error, error_size) ||
+        !get_number(args, "cpus", 0.01, s->ceilings.cpus, &l->cpus, error, error_size) ||
+        !get_number(args, "pids", 8, s->ceilings.pids, &pids, error, error_size) ||
+        !get_number(args, "timeout_s", 0.1, s->ceilings.timeout_s, &l->timeout_s, error,
+                    error_size))
+        return false;
+    l->memory_mb = (uint64_t)mem;
+    l->pids = (uint32_t)pids;
+    return true;
+}
+
+static json_t *limits_json(const struct mcp_sandbox *m)
+{
+    return json_pack("{s:I,s:f,s:i,s:f,s:s}", "memory_mb", (json_int_t)m->limits.memory_mb,
+                     "cpus", m->limits.cpus, "pids", (int)m->limits.pids, "timeout_s",
+                     m->limits.timeout_s, "enforced", m->sb.limits_note);
+}
+
+/* ---- the tools ---- */
+
+json_t *mcp_tool_sandbox_create(struct mcp_server *s, struct mcp_call *call, json_t *args,
+                              char *error, size_t error_size)
+{
+    static const char *const allowed[] = {"image", "language", "memory_mb", "cpus", "pids",
+                                          "timeout_s", "env", "workdir", NULL};
+    struct mcp_limits l;
+    json_t *env = json_object_get(args, "env");
+    const char *image = json_string_value(json_object_get(args, "image"));
+    const char *lang = json_string_value(json_object_get(args, "language"));
+    const char *workdir = json_string_value(json_object_get(args, "workdir"));
+
+    if (!mcp_check_args(args, allowed, error, error_size) ||
+        !mcp_limits_from_args(s, args, &l, error, error_size))
+        return NULL;
+    if (env != NULL && !json_is_object(env)) {
+        snprintf(error, error_size, "env must be an object of strings");
+        return NULL;
+    }
+    if (workdir != NULL && workdir[0] != '/') {
+        snprintf(error, error_size, "workdir must be an absolute path inside the sandbox");
+        return NULL;
+    }
+    if (image == NULL) {
+        image = mcp_image_for_language(s, lang ? lang : "python");
+        if (image == NULL) {
+            snprintf(error, error_size, "no image for language \"%s\" (see list_languages)",
+                     lang ? lang : "python");
+            return NULL;
+        }
+    }
+    struct mcp_sandbox *m = mcp_sandbox_new(s, image, &l, env, workdir, false, error, error_size);
+    if (m == NULL)
+        return NULL;
+    mcp_server_log(s, "info", "sandbox %s created from %s", m->sb.id, m->image);
+    (void)call;
+    return json_pack("{s:s,s:s,s:s,s:o}", "sandbox_id", m->sb.id, "image", m->image, "digest",
+                     m->digest, "limits", limits_json(m));
+}
+
+json_t *mcp_tool_sandbox_list(struct mcp_server *s, struct mcp_call *call, json_t *args,
+                            char *error, size_t error_size)
+{
+    static const char *const allowed[] = {NULL};
+    if (!mcp_check_args(args, allowed, error, error_size))
+        return NULL;
+    json_t *list = json_array();
+    pthread_mutex_lock(&s->lock);
+    for (struct mcp_sandbox *m = s->sandboxes; m != NULL; m = m->next)
+        if (!m->one_shot)
+            json_array_append_new(list, json_pack("{s:s,s:s,s:s,s:I,s:o}", "sandbox_id",
+                                                  m->sb.id, "image", m->image, "digest",
+                                                  m->digest, "created", (json_int_t)m->created,
+                                                  "limits", limits_json(m)));
+    pthread_mutex_unlock(&s->lock);
+    (void)call;
+    return json_pack("{s:o}", "sandboxes", list);
+}
+
+json_t *mcp_tool_sandbox_stop(struct mcp_server *s, struct mcp_call *call, json_t *args,
+                            char *error, size_t error_size)
+{
+    static const char *const allowed[] = {"sandbox_id", NULL};
+    const char *id = json_string_value(json_object_get(args, "sandbox_id"));
+    if (!mcp_check_args(args, allowed, error, error_size))
+        return NULL;
+    struct mcp_sandbox *m = mcp_sandbox_find(s, id);
+    if (m == NULL || m->one_shot) {
+        snprintf(error, error_size, "no sandbox \"%.64s\" in this session (see sandbox_list)",
+                 id ? id : "");
+        return NULL;
+    }
+    /* Kill first, so a command running in it ends and frees exec_lock. */
+    nsbox_sandbox_kill_all(&m->sb);
+    pthread_mutex_lock(&m->exec_lock);
+    pthread_mutex_unlock(&m->exec_lock);
+    char saved[NSBOX_ID_LEN + 1];
+    snprintf(saved, sizeof(saved), "%s", m->sb.id);
+    mcp_sandbox_destroy(s, m);
+    (void)call;
+    return json_pack("{s:s,s:b}", "sandbox_id", saved, "stopped", 1);
+}
+
+json_t *mcp_tool_list_languages(struct mcp_server *s, struct mcp_call *call, json_t *args,
+                              char *error, size_t error_size)
+{
+    static const char *const allowed[] = {NULL};
+    struct images_image *v;
+    size_t n;
+    struct nsbox_err err;
+
+    if (!mcp_check_args(args, allowed, error, error_size))
+        return NULL;
+    json_t *langs = json_array();
+    for (size_t i = 0; i < s->n_langs; i++)
+        json_array_append_new(langs, json_pack("{s:s,s:s}", "language", s->langs[i].language,
+                                               "image", s->langs[i].ref));
+    if (images_list(&s->store, &v, &n, &err) == 0) {
+        for (size_t i = 0; i < n; i++) {
+            const char *l = images_image_languages(&v[i]);
+            char copy[256];
+            snprintf(copy, sizeof(copy), "%s", l ? l : "");
+            for (char *save, *tok = strtok_r(copy, ", ", &save); tok;
+                 tok = strtok_r(NULL, ", ", &save))
+                json_array_append_new(langs, json_pack("{s:s,s:s,s:s}", "language", tok,
+                                                       "image", v[i].names[0] ? v[i].names[0]
+                                                                              : v[i].digest,
+                                                       "digest", v[i].digest));
+            images_image_free(&v[i]);
+        }
+        free(v);
+    }
+    (void)call;
+    return json_pack("{s:o}", "languages", langs);
+}
+
+json_t *mcp_tool_list_images(struct mcp_server *s, struct mcp_call *call, json_t *args,
+                           char *error, size_t error_size)
+{
+    static const char *const allowed[] = {NULL};
+    struct images_image *v;
+    size_t n;
+    struct nsbox_err err;
+
+    if (!mcp_check_args(args, allowed, error, error_size))
+        return NULL;
+    if (images_list(&s->store, &v, &n, &err) < 0) {
+        snprintf(error, error_size, "%s", err.msg);
+        return NULL;
+    }
+    json_t *images = json_array();
+    for (size_t i = 0; i < n; i++) {
+        json_t *names = json_array();
+        for (char **p = v[i].names; p && *p; p++)
+            json_array_append_new(names, json_string(*p));
+        json_array_append_new(images, json_pack("{s:o,s:s,s:I,s:s?}", "names", names, "digest",
+                                                v[i].digest, "size", (json_int_t)v[i].size,
+                                                "languages", images_image_languages(&v[i])));
+        images_image_free(&v[i]);
+    }
+    free(v);
+    (void)call;
+    return json_pack("{s:o}", "images", images);
+}
+
