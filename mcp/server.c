@@ -143,6 +143,7 @@ static void *call_thread(void *arg)
     pthread_mutex_lock(&s->lock);
     bool cancelled = s->calls[job->slot].cancelled;
     json_decref(s->calls[job->slot].id);
+    json_decref(s->calls[job->slot].progress_token);
     s->calls[job->slot] = (struct mcp_call){0};
     s->n_running--;
     pthread_cond_broadcast(&s->idle);
@@ -196,7 +197,10 @@ static void handle_tools_call(struct mcp_server *s, json_t *id, json_t *params)
                                              "to finish"));
         return;
     }
-    s->calls[slot] = (struct mcp_call){.id = json_incref(id)};
+    s->calls[slot] = (struct mcp_call){
+        .id = json_incref(id),
+        .progress_token =
+            json_incref(json_object_get(json_object_get(params, "_meta"), "progressToken"))};
     s->n_running++;
     pthread_mutex_unlock(&s->lock);
     *job = (struct call_job){s, tool, json_incref(id),
@@ -211,6 +215,7 @@ static void handle_tools_call(struct mcp_server *s, json_t *id, json_t *params)
     if (pthread_create(&t, &attr, call_thread, job) != 0) {
         pthread_mutex_lock(&s->lock);
         json_decref(s->calls[slot].id);
+        json_decref(s->calls[slot].progress_token);
         s->calls[slot] = (struct mcp_call){0};
         s->n_running--;
         pthread_mutex_unlock(&s->lock);

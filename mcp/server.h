@@ -46,6 +46,7 @@ struct mcp_sandbox {
 /* A tools/call in progress, for notifications/cancelled. */
 struct mcp_call {
     json_t *id;                 /* the request id */
+    json_t *progress_token;     /* _meta.progressToken, or NULL */
     struct mcp_sandbox *sandbox;/* where it runs, once known */
     bool cancelled;
 };

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "jsonrpc.h"
 #include "server.h"
 
 /* Code travels in argv: bounded well below the control message (128 KiB)
@@ -69,6 +70,35 @@ static void set_call_sandbox(struct mcp_server *s, struct mcp_call *call,
         nsbox_sandbox_kill_all(&m->sb);
 }
 
+struct progress_ctx {
+    struct mcp_server *s;
+    json_t *token;
+};
+
+/* The newest lines of output, for a human watching a long run. */
+static void tail_lines(const char *buf, size_t len, char *out, size_t size)
+{
+    size_t start = len, lines = 0;
+    while (start > 0 && lines < 3 && len - start < size - 1)
+        if (buf[--start] == '\n' && start != len - 1)
+            lines++;
+    if (buf[start] == '\n')
+        start++;
+    snprintf(out, size, "%.*s", (int)(len - start), buf + start);
+}
+
+static void send_progress(void *arg, uint64_t elapsed_ms, const char *out, size_t out_len,
+                          const char *err, size_t err_len)
+{
+    struct progress_ctx *p = arg;
+    char msg[512];
+    tail_lines(out_len ? out : err, out_len ? out_len : err_len, msg, sizeof(msg));
+    p->s->send(p->s, jsonrpc_notification(
+                         "notifications/progress",
+                         json_pack("{s:O,s:I,s:s}", "progressToken", p->token, "progress",
+                                   (json_int_t)elapsed_ms, "message", msg)));
+}
+
 static json_t *exec_in(struct mcp_server *s, struct mcp_call *call, struct mcp_sandbox *m,
                        const struct run_request *rq, double timeout, char *error,
                        size_t error_size)
@@ -80,6 +110,13 @@ static json_t *exec_in(struct mcp_server *s, struct mcp_call *call, struct mcp_s
         .uid = m->uid, .gid = m->gid, .timeout_s = timeout, .stdin_fd = -1,
         .stdin_data = rq->stdin_data, .stdin_len = rq->stdin_data ? strlen(rq->stdin_data) : 0,
         .capture = true, .output_cap = s->output_cap};
+    struct progress_ctx pc = {s, call->progress_token};
+    /* Progress only where the client asked for it (a progressToken). */
+    if (call->progress_token != NULL) {
+        eo.progress = send_progress;
+        eo.progress_ctx = &pc;
+        eo.progress_ms = 1000;
+    }
 
     pthread_mutex_lock(&m->exec_lock);
     set_call_sandbox(s, call, m);

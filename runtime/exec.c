@@ -43,6 +43,7 @@ struct run {
     int timer;
     bool started, exited;
     int64_t exited_at_ms;
+    int64_t started_ms, last_progress_ms;
 };
 
 static int64_t now_ms(void)
@@ -211,8 +212,20 @@ static bool done(const struct run *r)
     return now_ms() - r->exited_at_ms >= DRAIN_AFTER_EXIT_MS;
 }
 
+static void maybe_progress(struct run *r)
+{
+    const struct nsbox_exec_opts *o = r->o;
+    int64_t now = now_ms();
+    if (o->progress == NULL || r->exited || now - r->last_progress_ms < (int64_t)o->progress_ms)
+        return;
+    r->last_progress_ms = now;
+    o->progress(o->progress_ctx, (uint64_t)(now - r->started_ms), r->out.buf ? r->out.buf : "",
+                r->out.len, r->err.buf ? r->err.buf : "", r->err.len);
+}
+
 static int event_loop(struct run *r, struct nsbox_err *err)
 {
+    r->started_ms = r->last_progress_ms = now_ms();
     while (!done(r)) {
         struct pollfd p[5];
         int n = 0;
@@ -221,7 +234,9 @@ static int event_loop(struct run *r, struct nsbox_err *err)
         p[n++] = (struct pollfd){.fd = r->err.fd, .events = POLLIN};
         p[n++] = (struct pollfd){.fd = r->stdin_w, .events = POLLOUT};
         p[n++] = (struct pollfd){.fd = r->timer, .events = POLLIN};
-        int timeout = r->exited ? DRAIN_AFTER_EXIT_MS : -1;
+        int timeout = r->exited ? DRAIN_AFTER_EXIT_MS
+                      : r->o->progress ? (int)(r->o->progress_ms ? r->o->progress_ms : 1000)
+                                       : -1;
         if (poll(p, (nfds_t)n, timeout) < 0) {
             if (errno == EINTR)
                 continue;
@@ -237,6 +252,7 @@ static int event_loop(struct run *r, struct nsbox_err *err)
             feed_stdin(r);
         if (p[4].revents)
             on_timeout(r);
+        maybe_progress(r);
     }
     return 0;
 }

@@ -99,6 +99,12 @@ struct nsbox_exec_opts {
     size_t output_cap;
     int out_fd, err_fd;
     uint64_t rlimit_nofile, rlimit_fsize, rlimit_nproc;
+    /* Capture only: called about every progress_ms while the command runs
+     * with what was captured so far (NUL-terminated), for live progress. */
+    void (*progress)(void *ctx, uint64_t elapsed_ms, const char *out, size_t out_len,
+                     const char *err, size_t err_len);
+    void *progress_ctx;
+    unsigned progress_ms;
 };
 
 struct nsbox_exec_result {
