@@ -100,15 +100,14 @@ int cmd_serve(struct cli_globals *g, int argc, char **argv)
         .ceilings = {.memory_mb = 4096, .cpus = 4, .pids = 4096, .timeout_s = 600},
         .max_sandboxes = 16,
         .output_cap = 1u << 20,
-        .log_level = 3, /* warning */
     };
+    static struct mcp_session session;
     struct nsbox_err err = {0};
 
     int r = parse(&s, argc, argv);
     if (r != 0)
         return r < 0 ? 0 : r;
-    pthread_mutex_init(&s.lock, NULL);
-    pthread_cond_init(&s.idle, NULL);
+    mcp_session_init(&session, &s);
     if (images_store_open(&s.store, g->store_dir, &err) < 0 ||
         asprintf(&s.state_root, "%s/sandboxes", s.store.root) < 0 ||
         nsbox_seccomp_compile(nsbox_default_profile,
@@ -118,8 +117,8 @@ int cmd_serve(struct cli_globals *g, int argc, char **argv)
     if (nsbox_sandbox_gc(s.state_root, s.store.rootless ? &s.store.idmap : NULL, &err) < 0)
         nsbox_warn("cleaning stale sandboxes: %s", err.msg);
     nsbox_info("serving MCP on stdio (store %s)", s.store.root);
-    mcp_stdio_run(&s);
-    mcp_server_shutdown(&s);
+    mcp_stdio_run(&session);
+    mcp_session_shutdown(&session);
     nsbox_seccomp_free(s.seccomp);
     images_store_close(&s.store);
     return 0;

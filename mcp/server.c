@@ -17,12 +17,12 @@ static const char *const versions[] = {"2025-11-25", "2025-06-18", "2025-03-26",
 static const char *const levels[] = {"debug", "info", "notice", "warning",
                                      "error", "critical", "alert", "emergency"};
 
-static void send_result(struct mcp_server *s, json_t *id, json_t *result)
+static void send_result(struct mcp_session *s, json_t *id, json_t *result)
 {
     s->send(s, jsonrpc_result(id, result));
 }
 
-static void send_error(struct mcp_server *s, json_t *id, int code, const char *message)
+static void send_error(struct mcp_session *s, json_t *id, int code, const char *message)
 {
     s->send(s, jsonrpc_error(id, code, message));
 }
@@ -35,7 +35,7 @@ static int level_index(const char *name)
     return -1;
 }
 
-void mcp_server_log(struct mcp_server *s, const char *level, const char *fmt, ...)
+void mcp_session_log(struct mcp_session *s, const char *level, const char *fmt, ...)
 {
     char msg[1024];
     va_list ap;
@@ -54,7 +54,7 @@ void mcp_server_log(struct mcp_server *s, const char *level, const char *fmt, ..
 
 /* ---- lifecycle ---- */
 
-static void handle_initialize(struct mcp_server *s, json_t *id, json_t *params)
+static void handle_initialize(struct mcp_session *s, json_t *id, json_t *params)
 {
     const char *asked = json_string_value(json_object_get(params, "protocolVersion"));
     const char *chosen = versions[0];
@@ -82,7 +82,7 @@ static void handle_initialize(struct mcp_server *s, json_t *id, json_t *params)
                           "time, memory, timeouts and out-of-memory kills."));
 }
 
-static void handle_set_level(struct mcp_server *s, json_t *id, json_t *params)
+static void handle_set_level(struct mcp_session *s, json_t *id, json_t *params)
 {
     int idx = level_index(json_string_value(json_object_get(params, "level")));
     if (idx < 0) {
@@ -94,7 +94,7 @@ static void handle_set_level(struct mcp_server *s, json_t *id, json_t *params)
     send_result(s, id, json_object());
 }
 
-static void handle_tools_list(struct mcp_server *s, json_t *id)
+static void handle_tools_list(struct mcp_session *s, json_t *id)
 {
     json_t *tools = json_array();
     for (size_t i = 0; i < mcp_n_tools; i++) {
@@ -112,7 +112,7 @@ static void handle_tools_list(struct mcp_server *s, json_t *id)
 /* ---- tools/call, on a thread of its own ---- */
 
 struct call_job {
-    struct mcp_server *s;
+    struct mcp_session *s;
     const struct mcp_tool *tool;
     json_t *id;
     json_t *args;
@@ -135,7 +135,7 @@ static json_t *tool_result(json_t *structured, const char *error)
 static void *call_thread(void *arg)
 {
     struct call_job *job = arg;
-    struct mcp_server *s = job->s;
+    struct mcp_session *s = job->s;
     char error[1024] = "";
 
     json_t *structured = job->tool->call(s, &s->calls[job->slot], job->args, error,
@@ -168,7 +168,7 @@ static const struct mcp_tool *find_tool(const char *name)
     return NULL;
 }
 
-static void handle_tools_call(struct mcp_server *s, json_t *id, json_t *params)
+static void handle_tools_call(struct mcp_session *s, json_t *id, json_t *params)
 {
     const char *name = json_string_value(json_object_get(params, "name"));
     json_t *args = json_object_get(params, "arguments");
@@ -233,7 +233,7 @@ static bool same_id(json_t *a, json_t *b)
 
 /* notifications/cancelled: the run is killed; its sandbox survives unless
  * it was a one-shot one. */
-static void handle_cancelled(struct mcp_server *s, json_t *params)
+static void handle_cancelled(struct mcp_session *s, json_t *params)
 {
     json_t *rid = json_object_get(params, "requestId");
     pthread_mutex_lock(&s->lock);
@@ -248,7 +248,16 @@ static void handle_cancelled(struct mcp_server *s, json_t *params)
     pthread_mutex_unlock(&s->lock);
 }
 
-void mcp_server_handle(struct mcp_server *s, const char *text, size_t len)
+void mcp_session_init(struct mcp_session *s, struct mcp_server *cfg)
+{
+    memset(s, 0, sizeof(*s));
+    s->cfg = cfg;
+    s->log_level = 3; /* warning */
+    pthread_mutex_init(&s->lock, NULL);
+    pthread_cond_init(&s->idle, NULL);
+}
+
+bool mcp_session_handle(struct mcp_session *s, const char *text, size_t len)
 {
     struct jsonrpc_msg m;
     json_t *err_id;
@@ -258,12 +267,12 @@ void mcp_server_handle(struct mcp_server *s, const char *text, size_t len)
     if (code != 0) {
         send_error(s, err_id, code, why);
         json_decref(err_id);
-        return;
+        return true;
     }
     json_decref(err_id);
     if (m.method == NULL) { /* a response from the client: nothing asked */
         jsonrpc_msg_free(&m);
-        return;
+        return false;
     }
     bool notification = m.id == NULL;
     if (strcmp(m.method, "initialize") == 0 && !notification)
@@ -287,9 +296,10 @@ void mcp_server_handle(struct mcp_server *s, const char *text, size_t len)
     else
         send_error(s, m.id, JSONRPC_METHOD_NOT_FOUND, "method not found");
     jsonrpc_msg_free(&m);
+    return !notification;
 }
 
-void mcp_server_shutdown(struct mcp_server *s)
+void mcp_session_shutdown(struct mcp_session *s)
 {
     pthread_mutex_lock(&s->lock);
     /* Cancel whatever runs, then wait for the calls to come back. */

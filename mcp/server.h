@@ -1,5 +1,5 @@
-/* The MCP server: protocol state, the tool table, and the session's
- * sandboxes.  Transports (stdio.c) feed it messages and give it a way to
+/* The MCP server: its configuration, sessions (protocol state and the
+ * session's sandboxes), and the tool table.  Transports (stdio.c) feed it messages and give it a way to
  * send; everything else is here and in the tool files. */
 #ifndef NSBOX_MCP_SERVER_H
 #define NSBOX_MCP_SERVER_H
@@ -51,11 +51,8 @@ struct mcp_call {
     bool cancelled;
 };
 
-struct mcp_server;
-typedef void (*mcp_send_fn)(struct mcp_server *s, json_t *msg);
-
+/* What the operator configured: shared by every session. */
 struct mcp_server {
-    /* Configuration. */
     struct images_store store;
     char *state_root;
     struct nsbox_seccomp *seccomp;
@@ -63,14 +60,23 @@ struct mcp_server {
     struct mcp_lang langs[MCP_MAX_LANGS];
     size_t n_langs;
     struct mcp_limits defaults, ceilings;
-    size_t max_sandboxes;
+    size_t max_sandboxes;       /* per session */
     size_t output_cap;
+};
 
-    /* Transport. */
+struct mcp_session;
+typedef void (*mcp_send_fn)(struct mcp_session *s, json_t *msg);
+
+/* One client: over stdio the process's, over HTTP one per Mcp-Session-Id.
+ * Sandboxes belong to the session that made them. */
+struct mcp_session {
+    struct mcp_server *cfg;
+    char id[33];                /* HTTP: the Mcp-Session-Id; stdio: "" */
+
+    /* Transport: how messages reach this session's client. */
     mcp_send_fn send;
     void *transport;
 
-    /* Session (stdio: the one client). */
     pthread_mutex_t lock;
     bool initialized;
     char protocol[16];
@@ -82,15 +88,20 @@ struct mcp_server {
     pthread_cond_t idle;
 };
 
-/* Handles one raw message (a line over stdio).  Sends responses through
- * s->send, possibly later from a worker thread. */
-void mcp_server_handle(struct mcp_server *s, const char *text, size_t len);
+/* Initializes a session for cfg (locks, defaults).  send/transport are
+ * the caller's to set. */
+void mcp_session_init(struct mcp_session *s, struct mcp_server *cfg);
+
+/* Handles one raw message (a line over stdio, a POST body over HTTP).
+ * Sends responses through s->send, possibly later from a worker thread.
+ * Returns true when the message was a request (a response will follow). */
+bool mcp_session_handle(struct mcp_session *s, const char *text, size_t len);
 
 /* Waits for running calls, then stops every sandbox of the session. */
-void mcp_server_shutdown(struct mcp_server *s);
+void mcp_session_shutdown(struct mcp_session *s);
 
 /* Sends notifications/message at level (when the client asked for it). */
-void mcp_server_log(struct mcp_server *s, const char *level, const char *fmt, ...)
+void mcp_session_log(struct mcp_session *s, const char *level, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
 /* ---- tools (tools_*.c) ---- */
@@ -103,7 +114,7 @@ struct mcp_tool {
     const char *output_schema;  /* JSON text */
     /* Returns the structured result (new reference), or NULL with *error
      * set to a message the model can act on (an isError result). */
-    json_t *(*call)(struct mcp_server *s, struct mcp_call *call, json_t *args,
+    json_t *(*call)(struct mcp_session *s, struct mcp_call *call, json_t *args,
                     char *error, size_t error_size);
 };
 
@@ -111,21 +122,21 @@ extern const struct mcp_tool mcp_tools[];
 extern const size_t mcp_n_tools;
 
 /* Shared by the tools. */
-struct mcp_sandbox *mcp_sandbox_find(struct mcp_server *s, const char *id);
-struct mcp_sandbox *mcp_sandbox_new(struct mcp_server *s, const char *image,
+struct mcp_sandbox *mcp_sandbox_find(struct mcp_session *s, const char *id);
+struct mcp_sandbox *mcp_sandbox_new(struct mcp_session *s, const char *image,
                                     const struct mcp_limits *limits, json_t *env,
                                     const char *workdir, bool one_shot, char *error,
                                     size_t error_size);
-void mcp_sandbox_destroy(struct mcp_server *s, struct mcp_sandbox *sb);
-const char *mcp_image_for_language(struct mcp_server *s, const char *language);
+void mcp_sandbox_destroy(struct mcp_session *s, struct mcp_sandbox *sb);
+const char *mcp_image_for_language(struct mcp_session *s, const char *language);
 /* Refuses arguments not in allowed (additionalProperties: false). */
 bool mcp_check_args(json_t *args, const char *const *allowed, char *error, size_t error_size);
 /* Per-call limits: defaults, or the arguments within the ceilings. */
-bool mcp_limits_from_args(struct mcp_server *s, json_t *args, struct mcp_limits *l,
+bool mcp_limits_from_args(struct mcp_session *s, json_t *args, struct mcp_limits *l,
                           char *error, size_t error_size);
 
 #define MCP_TOOL_FN(name)                                                      \
-    json_t *mcp_tool_##name(struct mcp_server *s, struct mcp_call *call,       \
+    json_t *mcp_tool_##name(struct mcp_session *s, struct mcp_call *call,       \
                             json_t *args, char *error, size_t error_size)
 MCP_TOOL_FN(sandbox_create);
 MCP_TOOL_FN(sandbox_list);

@@ -59,7 +59,7 @@ struct run_request {
     json_t *args;             /* for limits */
 };
 
-static void set_call_sandbox(struct mcp_server *s, struct mcp_call *call,
+static void set_call_sandbox(struct mcp_session *s, struct mcp_call *call,
                              struct mcp_sandbox *m)
 {
     pthread_mutex_lock(&s->lock);
@@ -71,7 +71,7 @@ static void set_call_sandbox(struct mcp_server *s, struct mcp_call *call,
 }
 
 struct progress_ctx {
-    struct mcp_server *s;
+    struct mcp_session *s;
     json_t *token;
 };
 
@@ -99,7 +99,7 @@ static void send_progress(void *arg, uint64_t elapsed_ms, const char *out, size_
                                    (json_int_t)elapsed_ms, "message", msg)));
 }
 
-static json_t *exec_in(struct mcp_server *s, struct mcp_call *call, struct mcp_sandbox *m,
+static json_t *exec_in(struct mcp_session *s, struct mcp_call *call, struct mcp_sandbox *m,
                        const struct run_request *rq, double timeout, char *error,
                        size_t error_size)
 {
@@ -109,7 +109,7 @@ static json_t *exec_in(struct mcp_server *s, struct mcp_call *call, struct mcp_s
         .argv = rq->argv, .env = m->env, .cwd = rq->workdir ? rq->workdir : m->workdir,
         .uid = m->uid, .gid = m->gid, .timeout_s = timeout, .stdin_fd = -1,
         .stdin_data = rq->stdin_data, .stdin_len = rq->stdin_data ? strlen(rq->stdin_data) : 0,
-        .capture = true, .output_cap = s->output_cap};
+        .capture = true, .output_cap = s->cfg->output_cap};
     struct progress_ctx pc = {s, call->progress_token};
     /* Progress only where the client asked for it (a progressToken). */
     if (call->progress_token != NULL) {
@@ -132,7 +132,7 @@ static json_t *exec_in(struct mcp_server *s, struct mcp_call *call, struct mcp_s
     return rec;
 }
 
-static json_t *run(struct mcp_server *s, struct mcp_call *call, const struct run_request *rq,
+static json_t *run(struct mcp_session *s, struct mcp_call *call, const struct run_request *rq,
                    char *error, size_t error_size)
 {
     struct mcp_limits l;

@@ -12,7 +12,7 @@
 #include "../images/spec.h"
 #include "server.h"
 
-struct mcp_sandbox *mcp_sandbox_find(struct mcp_server *s, const char *id)
+struct mcp_sandbox *mcp_sandbox_find(struct mcp_session *s, const char *id)
 {
     struct mcp_sandbox *sb;
     pthread_mutex_lock(&s->lock);
@@ -39,17 +39,17 @@ static bool has_language(const char *list, const char *lang)
 /* --image LANG=REF first, then the store's images by their
  * sandbox.language label.  Returns a reference (static storage: the
  * configured one, or a digest kept in buf) or NULL. */
-const char *mcp_image_for_language(struct mcp_server *s, const char *language)
+const char *mcp_image_for_language(struct mcp_session *s, const char *language)
 {
     static __thread char buf[OCI_DIGEST_BUF];
     struct images_image *v;
     size_t n;
     struct nsbox_err err;
 
-    for (size_t i = 0; i < s->n_langs; i++)
-        if (strcmp(s->langs[i].language, language) == 0)
-            return s->langs[i].ref;
-    if (images_list(&s->store, &v, &n, &err) < 0)
+    for (size_t i = 0; i < s->cfg->n_langs; i++)
+        if (strcmp(s->cfg->langs[i].language, language) == 0)
+            return s->cfg->langs[i].ref;
+    if (images_list(&s->cfg->store, &v, &n, &err) < 0)
         return NULL;
     const char *found = NULL;
     for (size_t i = 0; i < n; i++) {
@@ -118,23 +118,23 @@ static char **copy_env(char **image_env, char **extra)
     return v;
 }
 
-static int start(struct mcp_server *s, struct mcp_sandbox *m, const struct images_image *im,
+static int start(struct mcp_session *s, struct mcp_sandbox *m, const struct images_image *im,
                  struct nsbox_err *err)
 {
     struct nsbox_sandbox_config cfg = {
-        .rootfs = im->rootfs, .state_root = s->state_root, .env = m->env,
+        .rootfs = im->rootfs, .state_root = s->cfg->state_root, .env = m->env,
         .workdir = m->workdir, .uid = m->uid, .gid = m->gid,
         .limits = {.memory_bytes = m->limits.memory_mb << 20, .pids = m->limits.pids,
                    .cpu_quota_us = (uint64_t)(m->limits.cpus * 100000), .cpu_period_us = 100000},
         .tmp_bytes = 256ull << 20, .shm_bytes = 64ull << 20, .rlimit_nofile = 1024,
-        .rlimit_fsize = 1ull << 30, .mode = s->mode, .seccomp = s->seccomp,
-        .rootless_map = s->store.rootless ? &s->store.idmap : NULL, .detach = false,
+        .rlimit_fsize = 1ull << 30, .mode = s->cfg->mode, .seccomp = s->cfg->seccomp,
+        .rootless_map = s->cfg->store.rootless ? &s->cfg->store.idmap : NULL, .detach = false,
         .keep_fd = m->lease,
     };
     return nsbox_sandbox_create(&cfg, &m->sb, err);
 }
 
-struct mcp_sandbox *mcp_sandbox_new(struct mcp_server *s, const char *image,
+struct mcp_sandbox *mcp_sandbox_new(struct mcp_session *s, const char *image,
                                     const struct mcp_limits *limits, json_t *env,
                                     const char *workdir, bool one_shot, char *error,
                                     size_t error_size)
@@ -144,24 +144,24 @@ struct mcp_sandbox *mcp_sandbox_new(struct mcp_server *s, const char *image,
     bool ok;
 
     pthread_mutex_lock(&s->lock);
-    bool full = s->n_sandboxes >= s->max_sandboxes;
+    bool full = s->n_sandboxes >= s->cfg->max_sandboxes;
     if (!full)
         s->n_sandboxes++; /* reserved */
     pthread_mutex_unlock(&s->lock);
     if (full) {
         snprintf(error, error_size, "this session already has %zu sandboxes (the limit); "
                                     "stop one with sandbox_stop",
-                 s->max_sandboxes);
+                 s->cfg->max_sandboxes);
         return NULL;
     }
     char **extra = env_from_json(env, error, error_size, &ok);
     struct mcp_sandbox *m = calloc(1, sizeof(*m));
-    if (!ok || m == NULL || images_lookup(&s->store, image, &im, &err) < 0) {
+    if (!ok || m == NULL || images_lookup(&s->cfg->store, image, &im, &err) < 0) {
         if (ok && m != NULL)
             snprintf(error, error_size, "%s", err.msg);
         goto fail_early;
     }
-    m->lease = images_lease(&s->store, im.digest, &err);
+    m->lease = images_lease(&s->cfg->store, im.digest, &err);
     m->env = copy_env(im.config.env, extra);
     m->workdir = strdup(workdir ? workdir : "/workspace");
     m->image = strdup(im.names && im.names[0] ? im.names[0] : im.digest);
@@ -199,7 +199,7 @@ fail_early:
     return NULL;
 }
 
-void mcp_sandbox_destroy(struct mcp_server *s, struct mcp_sandbox *m)
+void mcp_sandbox_destroy(struct mcp_session *s, struct mcp_sandbox *m)
 {
     struct nsbox_err err;
 
@@ -254,15 +254,15 @@ bool mcp_check_args(json_t *args, const char *const *allowed, char *error, size_
     return true;
 }
 
-bool mcp_limits_from_args(struct mcp_server *s, json_t *args, struct mcp_limits *l,
+bool mcp_limits_from_args(struct mcp_session *s, json_t *args, struct mcp_limits *l,
                           char *error, size_t error_size)
 {
-    double mem = (double)s->defaults.memory_mb, pids = s->defaults.pids;
-    *l = s->defaults;
-    if (!get_number(args, "memory_mb", 16, (double)s->ceilings.memory_mb, &mem, error, error_size) ||
-        !get_number(args, "cpus", 0.01, s->ceilings.cpus, &l->cpus, error, error_size) ||
-        !get_number(args, "pids", 8, s->ceilings.pids, &pids, error, error_size) ||
-        !get_number(args, "timeout_s", 0.1, s->ceilings.timeout_s, &l->timeout_s, error,
+    double mem = (double)s->cfg->defaults.memory_mb, pids = s->cfg->defaults.pids;
+    *l = s->cfg->defaults;
+    if (!get_number(args, "memory_mb", 16, (double)s->cfg->ceilings.memory_mb, &mem, error, error_size) ||
+        !get_number(args, "cpus", 0.01, s->cfg->ceilings.cpus, &l->cpus, error, error_size) ||
+        !get_number(args, "pids", 8, s->cfg->ceilings.pids, &pids, error, error_size) ||
+        !get_number(args, "timeout_s", 0.1, s->cfg->ceilings.timeout_s, &l->timeout_s, error,
                     error_size))
         return false;
     l->memory_mb = (uint64_t)mem;
@@ -279,7 +279,7 @@ static json_t *limits_json(const struct mcp_sandbox *m)
 
 /* ---- the tools ---- */
 
-json_t *mcp_tool_sandbox_create(struct mcp_server *s, struct mcp_call *call, json_t *args,
+json_t *mcp_tool_sandbox_create(struct mcp_session *s, struct mcp_call *call, json_t *args,
                               char *error, size_t error_size)
 {
     static const char *const allowed[] = {"image", "language", "memory_mb", "cpus", "pids",
@@ -312,13 +312,13 @@ json_t *mcp_tool_sandbox_create(struct mcp_server *s, struct mcp_call *call, jso
     struct mcp_sandbox *m = mcp_sandbox_new(s, image, &l, env, workdir, false, error, error_size);
     if (m == NULL)
         return NULL;
-    mcp_server_log(s, "info", "sandbox %s created from %s", m->sb.id, m->image);
+    mcp_session_log(s, "info", "sandbox %s created from %s", m->sb.id, m->image);
     (void)call;
     return json_pack("{s:s,s:s,s:s,s:o}", "sandbox_id", m->sb.id, "image", m->image, "digest",
                      m->digest, "limits", limits_json(m));
 }
 
-json_t *mcp_tool_sandbox_list(struct mcp_server *s, struct mcp_call *call, json_t *args,
+json_t *mcp_tool_sandbox_list(struct mcp_session *s, struct mcp_call *call, json_t *args,
                             char *error, size_t error_size)
 {
     static const char *const allowed[] = {NULL};
@@ -337,7 +337,7 @@ json_t *mcp_tool_sandbox_list(struct mcp_server *s, struct mcp_call *call, json_
     return json_pack("{s:o}", "sandboxes", list);
 }
 
-json_t *mcp_tool_sandbox_stop(struct mcp_server *s, struct mcp_call *call, json_t *args,
+json_t *mcp_tool_sandbox_stop(struct mcp_session *s, struct mcp_call *call, json_t *args,
                             char *error, size_t error_size)
 {
     static const char *const allowed[] = {"sandbox_id", NULL};
@@ -361,7 +361,7 @@ json_t *mcp_tool_sandbox_stop(struct mcp_server *s, struct mcp_call *call, json_
     return json_pack("{s:s,s:b}", "sandbox_id", saved, "stopped", 1);
 }
 
-json_t *mcp_tool_list_languages(struct mcp_server *s, struct mcp_call *call, json_t *args,
+json_t *mcp_tool_list_languages(struct mcp_session *s, struct mcp_call *call, json_t *args,
                               char *error, size_t error_size)
 {
     static const char *const allowed[] = {NULL};
@@ -372,10 +372,10 @@ json_t *mcp_tool_list_languages(struct mcp_server *s, struct mcp_call *call, jso
     if (!mcp_check_args(args, allowed, error, error_size))
         return NULL;
     json_t *langs = json_array();
-    for (size_t i = 0; i < s->n_langs; i++)
-        json_array_append_new(langs, json_pack("{s:s,s:s}", "language", s->langs[i].language,
-                                               "image", s->langs[i].ref));
-    if (images_list(&s->store, &v, &n, &err) == 0) {
+    for (size_t i = 0; i < s->cfg->n_langs; i++)
+        json_array_append_new(langs, json_pack("{s:s,s:s}", "language", s->cfg->langs[i].language,
+                                               "image", s->cfg->langs[i].ref));
+    if (images_list(&s->cfg->store, &v, &n, &err) == 0) {
         for (size_t i = 0; i < n; i++) {
             const char *l = images_image_languages(&v[i]);
             char copy[256];
@@ -394,7 +394,7 @@ json_t *mcp_tool_list_languages(struct mcp_server *s, struct mcp_call *call, jso
     return json_pack("{s:o}", "languages", langs);
 }
 
-json_t *mcp_tool_list_images(struct mcp_server *s, struct mcp_call *call, json_t *args,
+json_t *mcp_tool_list_images(struct mcp_session *s, struct mcp_call *call, json_t *args,
                            char *error, size_t error_size)
 {
     static const char *const allowed[] = {NULL};
@@ -404,7 +404,7 @@ json_t *mcp_tool_list_images(struct mcp_server *s, struct mcp_call *call, json_t
 
     if (!mcp_check_args(args, allowed, error, error_size))
         return NULL;
-    if (images_list(&s->store, &v, &n, &err) < 0) {
+    if (images_list(&s->cfg->store, &v, &n, &err) < 0) {
         snprintf(error, error_size, "%s", err.msg);
         return NULL;
     }

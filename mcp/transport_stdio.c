@@ -30,7 +30,7 @@ static void write_all(int fd, const char *p, size_t n)
 /* One message per line: jansson's compact output has no raw newline
  * (newlines inside strings are escaped), so nothing from a sandbox can
  * break the framing. */
-static void stdio_send(struct mcp_server *s, json_t *msg)
+static void stdio_send(struct mcp_session *s, json_t *msg)
 {
     (void)s;
     if (msg == NULL)
@@ -46,7 +46,7 @@ static void stdio_send(struct mcp_server *s, json_t *msg)
     free(text);
 }
 
-int mcp_stdio_run(struct mcp_server *s)
+int mcp_stdio_run(struct mcp_session *s)
 {
     size_t cap = 1 << 16, len = 0;
     char *buf = malloc(cap);
@@ -82,7 +82,7 @@ int mcp_stdio_run(struct mcp_server *s)
         while ((nl = memchr(start, '\n', (size_t)(buf + len - start))) != NULL) {
             size_t line = (size_t)(nl - start);
             if (!discarding && line > 0 && !(line == 1 && start[0] == '\r'))
-                mcp_server_handle(s, start, line);
+                mcp_session_handle(s, start, line);
             discarding = false;
             start = nl + 1;
         }

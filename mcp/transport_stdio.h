@@ -4,6 +4,6 @@
 #include "server.h"
 
 /* Serves s over stdin/stdout until stdin closes.  Returns 0 or -1. */
-int mcp_stdio_run(struct mcp_server *s);
+int mcp_stdio_run(struct mcp_session *s);
 
 #endif
