@@ -129,6 +129,8 @@ struct mcp_sandbox *mcp_sandbox_new(struct mcp_session *s, const char *image,
                                     size_t error_size);
 void mcp_sandbox_destroy(struct mcp_session *s, struct mcp_sandbox *sb);
 const char *mcp_image_for_language(struct mcp_session *s, const char *language);
+/* Standard base64 (malloc'ed), or NULL when out of memory. */
+char *mcp_base64_encode(const unsigned char *in, size_t len);
 /* Refuses arguments not in allowed (additionalProperties: false). */
 bool mcp_check_args(json_t *args, const char *const *allowed, char *error, size_t error_size);
 /* Per-call limits: defaults, or the arguments within the ceilings. */
@@ -145,5 +147,11 @@ MCP_TOOL_FN(list_languages);
 MCP_TOOL_FN(list_images);
 MCP_TOOL_FN(execute_code);
 MCP_TOOL_FN(run_command);
+MCP_TOOL_FN(write_file);
+MCP_TOOL_FN(read_file);
+MCP_TOOL_FN(list_directory);
+MCP_TOOL_FN(create_directory);
+MCP_TOOL_FN(delete_path);
+MCP_TOOL_FN(project_structure);
 
 #endif

@@ -25,6 +25,14 @@
     "\"cpus\":{\"type\":\"number\"},\"pids\":{\"type\":\"integer\"},"                     \
     "\"timeout_s\":{\"type\":\"number\"},\"enforced\":{\"type\":\"string\"}}}"
 
+#define ENTRIES_SCHEMA                                                                   \
+    "{\"type\":\"object\",\"properties\":{\"path\":{\"type\":\"string\"},"                    \
+    "\"entries\":{\"type\":\"array\",\"items\":{\"type\":\"object\",\"properties\":{"          \
+    "\"path\":{\"type\":\"string\"},\"type\":{\"type\":\"string\"},\"size\":{\"type\":\"integer\"}," \
+    "\"mode\":{\"type\":\"string\"},\"mtime\":{\"type\":\"integer\"}}}},"                    \
+    "\"truncated\":{\"type\":\"boolean\"},\"tree\":{\"type\":\"string\"}},"                  \
+    "\"required\":[\"entries\",\"truncated\"]}"
+
 const struct mcp_tool mcp_tools[] = {
     {"sandbox_create", "Create a sandbox",
      "Start a long-lived sandbox from an image (by image reference, or by language). Files "
@@ -76,6 +84,63 @@ const struct mcp_tool mcp_tools[] = {
      "\"workdir\":{\"type\":\"string\",\"description\":\"absolute path inside the sandbox\"},"
      LIMIT_PROPS "},\"required\":[\"command\"],\"additionalProperties\":false}",
      RESULT_SCHEMA, mcp_tool_run_command},
+    {"write_file", "Write a file",
+     "Write a file in a sandbox made by sandbox_create (path relative to its working "
+     "directory, or absolute inside it). Text (utf-8) or base64 for binary; append to add.",
+     "{\"type\":\"object\",\"properties\":{\"sandbox_id\":{\"type\":\"string\"},"
+     "\"path\":{\"type\":\"string\"},\"content\":{\"type\":\"string\"},"
+     "\"encoding\":{\"type\":\"string\",\"enum\":[\"utf-8\",\"base64\"],\"default\":\"utf-8\"},"
+     "\"append\":{\"type\":\"boolean\"}},"
+     "\"required\":[\"sandbox_id\",\"path\",\"content\"],\"additionalProperties\":false}",
+     "{\"type\":\"object\",\"properties\":{\"path\":{\"type\":\"string\"},"
+     "\"bytes_written\":{\"type\":\"integer\"},\"appended\":{\"type\":\"boolean\"}},"
+     "\"required\":[\"path\",\"bytes_written\"]}",
+     mcp_tool_write_file},
+    {"read_file", "Read a file",
+     "Read a regular file from a sandbox (1 MiB by default, at most 8 MiB per call; offset "
+     "and length page through larger files). Binary content comes back as base64; images "
+     "also as image content.",
+     "{\"type\":\"object\",\"properties\":{\"sandbox_id\":{\"type\":\"string\"},"
+     "\"path\":{\"type\":\"string\"},"
+     "\"encoding\":{\"type\":\"string\",\"enum\":[\"utf-8\",\"base64\"]},"
+     "\"offset\":{\"type\":\"integer\",\"minimum\":0},\"length\":{\"type\":\"integer\",\"minimum\":1}},"
+     "\"required\":[\"sandbox_id\",\"path\"],\"additionalProperties\":false}",
+     "{\"type\":\"object\",\"properties\":{\"path\":{\"type\":\"string\"},"
+     "\"size\":{\"type\":\"integer\"},\"offset\":{\"type\":\"integer\"},"
+     "\"encoding\":{\"type\":\"string\"},\"content\":{\"type\":\"string\"},"
+     "\"truncated\":{\"type\":\"boolean\"},\"mime_type\":{\"type\":\"string\"}},"
+     "\"required\":[\"path\",\"size\",\"encoding\",\"content\",\"truncated\"]}",
+     mcp_tool_read_file},
+    {"list_directory", "List a directory",
+     "Entries of a directory in a sandbox (recursive: the whole tree, at most 10000 "
+     "entries), without following symlinks.",
+     "{\"type\":\"object\",\"properties\":{\"sandbox_id\":{\"type\":\"string\"},"
+     "\"path\":{\"type\":\"string\",\"default\":\".\"},\"recursive\":{\"type\":\"boolean\"}},"
+     "\"required\":[\"sandbox_id\"],\"additionalProperties\":false}",
+     ENTRIES_SCHEMA, mcp_tool_list_directory},
+    {"create_directory", "Create a directory",
+     "Create a directory (and its missing parents) in a sandbox.",
+     "{\"type\":\"object\",\"properties\":{\"sandbox_id\":{\"type\":\"string\"},"
+     "\"path\":{\"type\":\"string\"}},\"required\":[\"sandbox_id\",\"path\"],"
+     "\"additionalProperties\":false}",
+     "{\"type\":\"object\",\"properties\":{\"path\":{\"type\":\"string\"},"
+     "\"created\":{\"type\":\"boolean\"}},\"required\":[\"path\",\"created\"]}",
+     mcp_tool_create_directory},
+    {"delete_path", "Delete a file or directory",
+     "Delete a file, symlink or (with recursive) a directory tree in a sandbox.",
+     "{\"type\":\"object\",\"properties\":{\"sandbox_id\":{\"type\":\"string\"},"
+     "\"path\":{\"type\":\"string\"},\"recursive\":{\"type\":\"boolean\"}},"
+     "\"required\":[\"sandbox_id\",\"path\"],\"additionalProperties\":false}",
+     "{\"type\":\"object\",\"properties\":{\"path\":{\"type\":\"string\"},"
+     "\"deleted\":{\"type\":\"boolean\"}},\"required\":[\"path\",\"deleted\"]}",
+     mcp_tool_delete_path},
+    {"project_structure", "Show a project tree",
+     "A directory tree of a sandbox (default the working directory, 3 levels), as text and "
+     "as entries.",
+     "{\"type\":\"object\",\"properties\":{\"sandbox_id\":{\"type\":\"string\"},"
+     "\"path\":{\"type\":\"string\"},\"depth\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":16}},"
+     "\"required\":[\"sandbox_id\"],\"additionalProperties\":false}",
+     ENTRIES_SCHEMA, mcp_tool_project_structure},
     {"list_languages", "List languages",
      "Languages that execute_code can run, and the image serving each.",
      "{\"type\":\"object\",\"properties\":{},\"additionalProperties\":false}",

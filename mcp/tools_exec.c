@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "changes.h"
 #include "jsonrpc.h"
 #include "server.h"
 
@@ -118,16 +119,31 @@ static json_t *exec_in(struct mcp_session *s, struct mcp_call *call, struct mcp_
         eo.progress_ms = 1000;
     }
 
+    const char *cwd = eo.cwd;
+    struct mcp_snapshot before, after;
+
     pthread_mutex_lock(&m->exec_lock);
+    mcp_snapshot_take(m->sb.state_dir, cwd, &before);
     set_call_sandbox(s, call, m);
     int r = nsbox_sandbox_exec(&m->sb, &eo, &res, &err);
     set_call_sandbox(s, call, NULL);
+    mcp_snapshot_take(m->sb.state_dir, cwd, &after);
     pthread_mutex_unlock(&m->exec_lock);
     if (r < 0) {
         snprintf(error, error_size, "%s", err.msg);
+        mcp_snapshot_free(&before);
+        mcp_snapshot_free(&after);
         return NULL;
     }
     json_t *rec = result_record(&res);
+    json_t *images;
+    json_object_set_new(rec, "files", mcp_snapshot_diff(&before, &after, m->sb.state_dir, cwd,
+                                                        &images, mcp_base64_encode));
+    if (json_array_size(images) > 0)
+        json_object_set(rec, "_images", images);
+    json_decref(images);
+    mcp_snapshot_free(&before);
+    mcp_snapshot_free(&after);
     nsbox_exec_result_free(&res);
     return rec;
 }

@@ -27,6 +27,7 @@
 #include <unistd.h>
 
 #include "caps.h"
+#include "files.h"
 #include "proto.h"
 
 #define MAX_CLIENTS 64
@@ -145,6 +146,7 @@ static void child_exec(const struct nsbox_msg_exec *m, char **argv, char **env,
         dprintf(2, "nsbox: cannot enter working directory %s: %s\n", cwd, strerror(errno));
         _exit(126);
     }
+    nsbox_files_builtin(argv); /* returns only when argv is a real command */
     exec_with_path(argv, env);
     int e = errno;
     dprintf(2, "nsbox: cannot execute %s: %s\n", argv[0], strerror(e));

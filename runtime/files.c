@@ -1,0 +1,259 @@
+/* File operations inside a sandbox.
+ *
+ * They run in a child of the sandbox's init that has already become the
+ * command user (capabilities dropped, seccomp, inside the sandbox's mount
+ * namespace and root): the host never resolves a path of the sandbox, so
+ * "..", absolute paths and planted symlinks mean what they mean inside the
+ * sandbox and cannot reach the host (threat model, "host-side files").
+ * Only regular files and directories are read or written; FIFOs, devices
+ * and sockets are refused; reads are capped by the caller.
+ *
+ * Protocol: an exec whose argv[0] is NSBOX_FILE_OP_MARKER followed by the
+ * operation's name.  Data comes in on stdin, results go out on stdout
+ * (raw bytes for read, JSON otherwise); on failure stderr has the reason
+ * and the exit status is the errno. */
+#include "files.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <jansson.h>
+#include <limits.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "../common/cleanup.h"
+#include "../common/fsutil.h"
+#include "../common/syscalls.h"
+
+#define LIST_MAX 10000
+
+static _Noreturn void fail(int code, const char *what, const char *path)
+{
+    dprintf(2, "%s %s: %s", what, path, strerror(code));
+    _exit(code > 0 && code < 126 ? code : EIO);
+}
+
+static int write_all_fd(int fd, const char *p, size_t n)
+{
+    while (n > 0) {
+        ssize_t w = write(fd, p, n);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0)
+            return -1;
+        p += w;
+        n -= (size_t)w;
+    }
+    return 0;
+}
+
+/* No magic links (/proc/N/root and friends), whatever the path says. */
+static int open_path(const char *path, int flags, mode_t mode)
+{
+    return nsbox_openat2(AT_FDCWD, path, flags | O_CLOEXEC, mode,
+                         RESOLVE_NO_MAGICLINKS);
+}
+
+static const char *type_name(mode_t m)
+{
+    return S_ISREG(m) ? "file" : S_ISDIR(m) ? "directory" : S_ISLNK(m) ? "symlink" :
+           S_ISFIFO(m) ? "fifo" : S_ISSOCK(m) ? "socket" : "device";
+}
+
+static void op_write(char **args)
+{
+    const char *path = args[0];
+    bool append = args[1] && strcmp(args[1], "append") == 0;
+    char buf[65536];
+    ssize_t n;
+
+    /* O_NOFOLLOW: writing through a symlink the code planted would land
+     * wherever it points; a file tool writes the path it was given. */
+    int fd = open_path(path, O_WRONLY | O_CREAT | O_NOFOLLOW | O_NONBLOCK |
+                                 (append ? O_APPEND : O_TRUNC), 0644);
+    if (fd < 0)
+        fail(errno, "cannot write", path);
+    struct stat st;
+    if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode))
+        fail(EINVAL, "not a regular file:", path);
+    while ((n = read(0, buf, sizeof(buf))) > 0 || (n < 0 && errno == EINTR))
+        if (n > 0 && write_all_fd(fd, buf, (size_t)n) < 0)
+            fail(errno, "cannot write", path);
+    if (fstat(fd, &st) < 0 || close(fd) < 0)
+        fail(errno, "cannot write", path);
+    /* dprintf, not printf: _exit does not flush stdio. */
+    dprintf(1, "{\"size\":%lld}", (long long)st.st_size);
+    _exit(0);
+}
+
+static void op_read(char **args)
+{
+    const char *path = args[0];
+    long long offset = args[1] ? atoll(args[1]) : 0;
+    long long length = args[1] && args[2] ? atoll(args[2]) : LLONG_MAX;
+    char buf[65536];
+
+    /* O_NONBLOCK: a FIFO opened for reading must not hang the tool. */
+    int fd = open_path(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK, 0);
+    if (fd < 0)
+        fail(errno, "cannot read", path);
+    struct stat st;
+    if (fstat(fd, &st) < 0)
+        fail(errno, "cannot read", path);
+    if (!S_ISREG(st.st_mode)) {
+        dprintf(2, "%s is a %s, not a regular file", path, type_name(st.st_mode));
+        _exit(EINVAL);
+    }
+    dprintf(2, "%lld", (long long)st.st_size);
+    if (offset > 0 && lseek(fd, offset, SEEK_SET) < 0)
+        fail(errno, "cannot seek in", path);
+    while (length > 0) {
+        ssize_t n = read(fd, buf, (size_t)(length < (long long)sizeof(buf) ? length : (long long)sizeof(buf)));
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            break;
+        if (write_all_fd(1, buf, (size_t)n) < 0)
+            break; /* the caller has enough (its cap) */
+        length -= n;
+    }
+    _exit(0);
+}
+
+static void add_entry(json_t *list, const char *path, const struct stat *st)
+{
+    char mode[8];
+    snprintf(mode, sizeof(mode), "%04o", (unsigned)(st->st_mode & 07777));
+    json_array_append_new(list, json_pack("{s:s,s:s,s:I,s:s,s:I}", "path", path, "type",
+                                          type_name(st->st_mode), "size",
+                                          (json_int_t)st->st_size, "mode", mode, "mtime",
+                                          (json_int_t)st->st_mtime));
+}
+
+/* Lists dir (path relative to the listing's root in prefix), depth-first,
+ * never following symlinks, at most LIST_MAX entries. */
+static void list_dir(int dfd, const char *prefix, int depth, json_t *list, bool *truncated)
+{
+    _cleanup_closedir_ DIR *d = fdopendir(dfd);
+    struct dirent *de;
+
+    if (d == NULL) {
+        close(dfd);
+        return;
+    }
+    while ((de = readdir(d)) != NULL) {
+        if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
+            continue;
+        if (json_array_size(list) >= LIST_MAX) {
+            *truncated = true;
+            return;
+        }
+        struct stat st;
+        if (fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+            continue;
+        char path[PATH_MAX];
+        snprintf(path, sizeof(path), "%s%s%s", prefix, prefix[0] ? "/" : "", de->d_name);
+        add_entry(list, path, &st);
+        if (S_ISDIR(st.st_mode) && depth > 1) {
+            int sub = openat(dirfd(d), de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+            if (sub >= 0)
+                list_dir(sub, path, depth - 1, list, truncated);
+        }
+    }
+}
+
+static void op_list(char **args)
+{
+    const char *path = args[0];
+    int depth = args[1] ? atoi(args[1]) : 1;
+    bool truncated = false;
+
+    int fd = open_path(path, O_RDONLY | O_DIRECTORY, 0);
+    if (fd < 0)
+        fail(errno, "cannot list", path);
+    json_t *list = json_array();
+    list_dir(fd, "", depth < 1 ? 1 : depth > 64 ? 64 : depth, list, &truncated);
+    json_t *out = json_pack("{s:o,s:b}", "entries", list, "truncated", truncated);
+    json_dumpfd(out, 1, JSON_COMPACT);
+    _exit(0);
+}
+
+static void op_mkdir(char **args)
+{
+    const char *path = args[0];
+    char buf[PATH_MAX];
+
+    snprintf(buf, sizeof(buf), "%s", path);
+    /* Every missing parent too, like mkdir -p; existing is fine. */
+    for (char *p = buf + 1;; p++) {
+        if (*p != '/' && *p != '\0')
+            continue;
+        char saved = *p;
+        *p = '\0';
+        if (mkdir(buf, 0755) < 0 && errno != EEXIST)
+            fail(errno, "cannot create directory", buf);
+        *p = saved;
+        if (saved == '\0')
+            break;
+    }
+    struct stat st;
+    if (stat(path, &st) < 0 || !S_ISDIR(st.st_mode))
+        fail(ENOTDIR, "not a directory:", path);
+    dprintf(1, "{\"created\":true}");
+    _exit(0);
+}
+
+static void op_delete(char **args)
+{
+    const char *path = args[0];
+    bool recursive = args[1] && strcmp(args[1], "recursive") == 0;
+    struct stat st;
+    struct nsbox_err err;
+
+    if (lstat(path, &st) < 0)
+        fail(errno, "cannot delete", path);
+    if (S_ISDIR(st.st_mode) && !recursive) {
+        if (rmdir(path) < 0)
+            fail(errno, "cannot delete directory (not empty? pass recursive)", path);
+    } else if (S_ISDIR(st.st_mode)) {
+        if (nsbox_rm_rf_at(AT_FDCWD, path, &err) < 0) {
+            dprintf(2, "%s", err.msg);
+            _exit(err.code ? err.code : EIO);
+        }
+    } else if (unlink(path) < 0) {
+        fail(errno, "cannot delete", path);
+    }
+    dprintf(1, "{\"deleted\":true}");
+    _exit(0);
+}
+
+int nsbox_files_builtin(char **argv)
+{
+    static const struct {
+        const char *name;
+        void (*fn)(char **args);
+        int n_args; /* at least */
+    } ops[] = {
+        {"write", op_write, 1}, {"read", op_read, 1}, {"list", op_list, 1},
+        {"mkdir", op_mkdir, 1}, {"delete", op_delete, 1},
+    };
+    if (argv[0] == NULL || strcmp(argv[0], NSBOX_FILE_OP_MARKER) != 0)
+        return -1;
+    for (size_t i = 0; argv[1] && i < sizeof(ops) / sizeof(ops[0]); i++) {
+        if (strcmp(argv[1], ops[i].name) != 0)
+            continue;
+        int n = 0;
+        while (argv[2 + n])
+            n++;
+        if (n < ops[i].n_args)
+            break;
+        ops[i].fn(argv + 2);
+    }
+    dprintf(2, "unknown file operation");
+    _exit(EINVAL);
+}
