@@ -49,7 +49,8 @@ int jsonrpc_parse(const char *text, size_t len, struct jsonrpc_msg *msg,
         *why = "JSON nested too deeply";
         return JSONRPC_INVALID_REQUEST;
     }
-    json_t *root = json_loadb(text, len, JSON_REJECT_DUPLICATES, &jerr);
+    /* DECODE_ANY: a bare number is valid JSON but not a request (-32600). */
+    json_t *root = json_loadb(text, len, JSON_REJECT_DUPLICATES | JSON_DECODE_ANY, &jerr);
     if (root == NULL) {
         *why = "parse error: not valid JSON";
         return JSONRPC_PARSE_ERROR;

@@ -154,7 +154,7 @@ const struct mcp_tool mcp_tools[] = {
      "{\"type\":\"object\",\"properties\":{\"images\":{\"type\":\"array\",\"items\":{"
      "\"type\":\"object\",\"properties\":{\"names\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},"
      "\"digest\":{\"type\":\"string\"},\"size\":{\"type\":\"integer\"},"
-     "\"languages\":{\"type\":\"string\"}}}}},\"required\":[\"images\"]}",
+     "\"languages\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}}}}}},\"required\":[\"images\"]}",
      mcp_tool_list_images},
 };
 

@@ -413,9 +413,14 @@ json_t *mcp_tool_list_images(struct mcp_session *s, struct mcp_call *call, json_
         json_t *names = json_array();
         for (char **p = v[i].names; p && *p; p++)
             json_array_append_new(names, json_string(*p));
-        json_array_append_new(images, json_pack("{s:o,s:s,s:I,s:s?}", "names", names, "digest",
+        json_t *langs = json_array();
+        char copy[256];
+        snprintf(copy, sizeof(copy), "%s", images_image_languages(&v[i]) ?: "");
+        for (char *save, *tok = strtok_r(copy, ", ", &save); tok; tok = strtok_r(NULL, ", ", &save))
+            json_array_append_new(langs, json_string(tok));
+        json_array_append_new(images, json_pack("{s:o,s:s,s:I,s:o}", "names", names, "digest",
                                                 v[i].digest, "size", (json_int_t)v[i].size,
-                                                "languages", images_image_languages(&v[i])));
+                                                "languages", langs));
         images_image_free(&v[i]);
     }
     free(v);

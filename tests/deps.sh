@@ -16,4 +16,8 @@ if [ -z "$(find /var/lib/apt/lists -name '*Packages*' -newermt '-1 day' 2>/dev/n
 fi
 # shellcheck disable=SC2086
 apt-get install -y -qq --no-install-recommends $BUILD $RUNTIME $TESTS >/dev/null
-echo "make deps: installed $BUILD $RUNTIME $TESTS"
+# The MCP tests drive nsbox with the official TypeScript SDK: Node 18+.
+if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then
+	apt-get install -y -qq --no-install-recommends nodejs npm >/dev/null
+fi
+echo "make deps: installed $BUILD $RUNTIME $TESTS (node $(node --version 2>/dev/null))"

@@ -1,0 +1,51 @@
+/* MCP over Streamable HTTP (MCP 2025-03-26 .. 2025-11-25, "Transports"):
+ * one endpoint, /mcp, served by libmicrohttpd with a thread per
+ * connection.  Every Mcp-Session-Id is an mcp_session of its own, so
+ * sandboxes stay with the client that made them. */
+#ifndef NSBOX_MCP_TRANSPORT_HTTP_H
+#define NSBOX_MCP_TRANSPORT_HTTP_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../common/err.h"
+#include "server.h"
+
+#define MCP_HTTP_MAX_ALLOWED_HOSTS 8
+
+struct mcp_http_options {
+    const char *host;         /* bind address: numeric IPv4/IPv6 or a name */
+    uint16_t port;            /* 0: any free port (see mcp_http_port) */
+    const char *token;        /* bearer token, or NULL (loopback binds only) */
+    /* Extra names accepted in the Host header (besides localhost,
+     * 127.0.0.1, [::1] and host itself), e.g. the machine's name when
+     * bound to 0.0.0.0. */
+    const char *allowed_hosts[MCP_HTTP_MAX_ALLOWED_HOSTS];
+    size_t n_allowed_hosts;
+    size_t max_sessions;      /* 0: 64 */
+    unsigned max_connections; /* 0: 256 */
+    unsigned max_per_ip;      /* 0: 64 */
+    unsigned idle_timeout_s;  /* 0: 60 */
+};
+
+struct mcp_http;
+
+/* Parses "HOST:PORT", "[V6]:PORT", ":PORT" or "PORT" (host 127.0.0.1)
+ * into opt->host (points into buf) and opt->port.  Returns 0 or -1. */
+int mcp_http_parse_address(const char *arg, char *buf, size_t buf_size,
+                           struct mcp_http_options *opt, struct nsbox_err *err);
+
+/* Starts serving cfg (which must outlive the server) in threads of its
+ * own.  Refuses a non-loopback address without a token.  Returns the
+ * server (stop it with mcp_http_stop) or NULL with err set. */
+struct mcp_http *mcp_http_start(struct mcp_server *cfg, const struct mcp_http_options *opt,
+                                struct nsbox_err *err);
+
+/* The port actually bound (useful with port 0). */
+uint16_t mcp_http_port(const struct mcp_http *h);
+
+/* Stops accepting, ends every session (running calls are cancelled, the
+ * sessions' sandboxes stop), closes every connection and frees h. */
+void mcp_http_stop(struct mcp_http *h);
+
+#endif

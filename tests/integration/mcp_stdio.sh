@@ -1,0 +1,70 @@
+#!/usr/bin/env bash
+# `nsbox serve` as an MCP server over stdio, as root on this host (cgroup v1
+# controllers).  Two clients: tests/mcp/stdio.test.mjs drives it with the
+# official TypeScript SDK (Client + StdioClientTransport), and
+# tests/mcp/raw_protocol.py speaks raw newline-delimited JSON-RPC for the bad
+# inputs no SDK sends.  Both print the PASS/FAIL lines passed through here.
+# Needs node >= 18 and npm (tests/mcp/setup.sh runs `npm ci` when needed).
+SUITE=mcp_stdio
+. "$(dirname "$0")/../lib.sh"
+
+MCP=$ROOT/tests/mcp
+S=$T/store
+LOGS=$T/logs
+mkdir -p "$LOGS"
+nsbox() { "$NSBOX" --store "$S" "$@"; }
+
+if ! out=$("$MCP/setup.sh" 2>&1); then
+	fail setup "tests/mcp/setup.sh failed: $(printf '%s' "$out" | tail -3 | tr '\n' ' ')"
+	finish
+fi
+if ! out=$("$NSBOX" serve --help 2>&1); then
+	fail setup "\`nsbox serve --help\` failed: $(printf '%s' "$out" | head -2 | tr '\n' ' ')"
+	finish
+fi
+for img in python busybox; do
+	if ! out=$(nsbox pull --quiet "oci:$F/oci/$img:latest" 2>&1) ||
+		! out=$(nsbox tag "oci:$F/oci/$img:latest" "$img" 2>&1); then
+		fail setup "cannot pull and tag oci:$F/oci/$img:latest: $(printf '%s' "$out" | tail -2 | tr '\n' ' ')"
+		finish
+	fi
+done
+
+# run_client NAME CMD...: runs a test program, passes its PASS/FAIL/# lines
+# through, and turns a crash without a FAIL line into one.
+run_client() {
+	local name=$1 rc nfail
+	shift
+	env NSBOX="$NSBOX" NSBOX_STORE="$S" SUITE="$SUITE" MCP_LOG_DIR="$LOGS" "$@" \
+		2>"$LOGS/$name.stderr" | tee "$LOGS/$name.out" | grep -E --line-buffered '^(PASS: |FAIL: |# )'
+	rc=${PIPESTATUS[0]}
+	nfail=$(grep -c '^FAIL: ' "$LOGS/$name.out")
+	_failures=$((_failures + nfail))
+	if [ "$rc" -ne 0 ] && [ "$nfail" -eq 0 ]; then
+		fail "$name" "exited $rc without a FAIL line: $(tail -3 "$LOGS/$name.stderr" | tr '\n' ' ')"
+	elif [ "$rc" -eq 0 ] && ! grep -q '^PASS: ' "$LOGS/$name.out"; then
+		fail "$name" "ran no test: $(tail -3 "$LOGS/$name.stderr" | tr '\n' ' ')"
+	fi
+}
+
+run_client sdk timeout 900 node "$MCP/stdio.test.mjs"
+run_client raw timeout 600 python3 "$MCP/raw_protocol.py"
+
+# Every server is gone by now, and so must be every sandbox process.
+left=$(pgrep -f 'sleep 313[1-5]' | tr '\n' ' ')
+if [ -n "$left" ]; then
+	fail no_leftover_processes "marker sleeps still run: $(ps -o pid=,args= -p "${left// /,}" 2>/dev/null | tr '\n' ';')"
+	# shellcheck disable=SC2086
+	kill -9 $left 2>/dev/null
+else
+	pass no_leftover_processes
+fi
+if ps_out=$(nsbox ps 2>&1) && [ "$(printf '%s\n' "$ps_out" | grep -cv '^ID ')" -gt 0 ]; then
+	echo "# nsbox ps after the sessions ended: $(printf '%s' "$ps_out" | tr '\n' ';')"
+fi
+if [ "$_failures" -gt 0 ]; then
+	for f in "$LOGS"/serve-*.log; do
+		[ -s "$f" ] && echo "# $(basename "$f"): $(tail -2 "$f" | tr '\n' ' ')"
+	done
+fi
+finish
