@@ -40,33 +40,67 @@ static void add(struct mcp_snapshot *s, const char *path, const struct stat *st)
         (int64_t)st->st_size};
 }
 
-static void walk(int dfd, const char *prefix, int depth, struct mcp_snapshot *s)
+/* Breadth first: within the entry budget, what sits near the working
+ * directory is seen before the depths of a huge subtree. */
+struct pending {
+    int fd;
+    char *prefix;
+    int depth;
+};
+
+static void walk(int root, struct mcp_snapshot *s)
 {
-    DIR *d = fdopendir(dfd);
-    struct dirent *de;
-    if (d == NULL) {
-        close(dfd);
+    struct pending *q = malloc(sizeof(*q) * 64);
+    size_t head = 0, tail = 0, cap = 64;
+
+    if (q == NULL) {
+        close(root);
         return;
     }
-    while ((de = readdir(d)) != NULL && s->n < MAX_ENTRIES) {
-        if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
-            continue;
-        struct stat st;
-        char path[PATH_MAX];
-        if (fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0)
-            continue;
-        snprintf(path, sizeof(path), "%s%s%s", prefix, prefix[0] ? "/" : "", de->d_name);
-        if (S_ISREG(st.st_mode))
-            add(s, path, &st);
-        else if (S_ISDIR(st.st_mode) && depth < MAX_DEPTH) {
-            int sub = openat(dirfd(d), de->d_name,
-                             O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-            if (sub >= 0)
-                walk(sub, path, depth + 1, s);
+    q[tail++] = (struct pending){root, strdup(""), 0};
+    while (head < tail) {
+        struct pending cur = q[head++];
+        DIR *d = fdopendir(cur.fd);
+        struct dirent *de;
+        while (d != NULL && (de = readdir(d)) != NULL) {
+            if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
+                continue;
+            if (s->n >= MAX_ENTRIES) {
+                s->truncated = true;
+                break;
+            }
+            struct stat st;
+            char path[PATH_MAX];
+            if (fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+                continue;
+            snprintf(path, sizeof(path), "%s%s%s", cur.prefix, cur.prefix[0] ? "/" : "",
+                     de->d_name);
+            if (S_ISREG(st.st_mode)) {
+                add(s, path, &st);
+            } else if (S_ISDIR(st.st_mode) && cur.depth < MAX_DEPTH) {
+                int sub = openat(dirfd(d), de->d_name,
+                                 O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+                if (sub < 0)
+                    continue;
+                if (tail == cap) {
+                    struct pending *nq = realloc(q, sizeof(*q) * cap * 2);
+                    if (nq == NULL) {
+                        close(sub);
+                        continue;
+                    }
+                    q = nq, cap *= 2;
+                }
+                q[tail++] = (struct pending){sub, strdup(path), cur.depth + 1};
+            }
+            /* Whiteouts (char 0/0: deletions), symlinks, FIFOs: not reported. */
         }
-        /* Whiteouts (char 0/0: deletions), symlinks, FIFOs: not reported. */
+        if (d != NULL)
+            closedir(d);
+        else
+            close(cur.fd);
+        free(cur.prefix);
     }
-    closedir(d);
+    free(q);
 }
 
 int mcp_snapshot_open_root(const char *state_dir, const char *workdir)
@@ -89,7 +123,7 @@ void mcp_snapshot_take(const char *state_dir, const char *workdir, struct mcp_sn
     memset(s, 0, sizeof(*s));
     int fd = mcp_snapshot_open_root(state_dir, workdir);
     if (fd >= 0)
-        walk(fd, "", 0, s);
+        walk(fd, s);
 }
 
 void mcp_snapshot_free(struct mcp_snapshot *s)
@@ -159,9 +193,19 @@ json_t *mcp_snapshot_diff(const struct mcp_snapshot *before, const struct mcp_sn
         if (b != NULL && b->mtime_ns == a->mtime_ns && b->size == a->size)
             continue;
         const char *mime = image_type(a->path);
-        json_array_append_new(files, json_pack("{s:s,s:s,s:I,s:s?}", "path", a->path, "change",
-                                               b ? "modified" : "created", "size",
-                                               (json_int_t)a->size, "mime_type", mime));
+        json_t *f = json_pack("{s:s,s:s,s:I,s:s?}", "path", a->path, "change",
+                              b ? "modified" : "created", "size", (json_int_t)a->size,
+                              "mime_type", mime);
+        /* A name that is not UTF-8 cannot be a JSON string: listed
+         * base64-encoded instead. */
+        if (f == NULL) {
+            char *enc = encode((const unsigned char *)a->path, strlen(a->path));
+            f = json_pack("{s:s?,s:s,s:I}", "path_base64", enc, "change",
+                          b ? "modified" : "created", "size", (json_int_t)a->size);
+            free(enc);
+            mime = NULL;
+        }
+        json_array_append_new(files, f);
         if (mime == NULL || a->size > IMAGE_MAX || image_bytes + (size_t)a->size > IMAGES_TOTAL)
             continue;
         if (root < 0)

@@ -2,6 +2,7 @@
 #define NSBOX_MCP_CHANGES_H
 
 #include <jansson.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -14,6 +15,7 @@ struct mcp_snap_entry {
 struct mcp_snapshot {
     struct mcp_snap_entry *v;
     size_t n, cap;
+    bool truncated;  /* more files than the walk looks at */
 };
 
 /* Regular files under STATE/upper/WORKDIR (what the sandbox wrote). */

@@ -163,17 +163,22 @@ static void *call_thread(void *arg)
                                          sizeof(error));
     pthread_mutex_lock(&s->lock);
     bool cancelled = s->calls[job->slot].cancelled;
+    pthread_mutex_unlock(&s->lock);
+    /* A cancelled request gets no response (MCP, "Cancellation").  The
+     * response goes out while the call still counts as running: once
+     * mcp_session_shutdown() has seen n_running reach 0, an HTTP session
+     * and its send callback are freed. */
+    if (!cancelled)
+        send_result(s, job->id, tool_result(structured, error));
+    else
+        json_decref(structured);
+    pthread_mutex_lock(&s->lock);
     json_decref(s->calls[job->slot].id);
     json_decref(s->calls[job->slot].progress_token);
     s->calls[job->slot] = (struct mcp_call){0};
     s->n_running--;
     pthread_cond_broadcast(&s->idle);
     pthread_mutex_unlock(&s->lock);
-    /* A cancelled request gets no response (MCP, "Cancellation"). */
-    if (!cancelled)
-        send_result(s, job->id, tool_result(structured, error));
-    else
-        json_decref(structured);
     json_decref(job->id);
     json_decref(job->args);
     json_decref(job->progress_token);

@@ -139,6 +139,8 @@ static json_t *exec_in(struct mcp_session *s, struct mcp_call *call, struct mcp_
     json_t *images;
     json_object_set_new(rec, "files", mcp_snapshot_diff(&before, &after, m->sb.state_dir, cwd,
                                                         &images, mcp_base64_encode));
+    if (before.truncated || after.truncated)
+        json_object_set_new(rec, "files_truncated", json_true());
     if (json_array_size(images) > 0)
         json_object_set(rec, "_images", images);
     json_decref(images);

@@ -25,7 +25,9 @@ struct mcp_http_options {
     size_t max_sessions;      /* 0: 64 */
     unsigned max_connections; /* 0: 256 */
     unsigned max_per_ip;      /* 0: 64 */
-    unsigned idle_timeout_s;  /* 0: 60 */
+    unsigned idle_timeout_s;  /* 0: 60 (a connection silent while a request is read) */
+    unsigned session_timeout_s; /* 0: 3600 (a session with no request, no open
+                                 * stream and no running call is ended) */
 };
 
 struct mcp_http;

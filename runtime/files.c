@@ -98,8 +98,10 @@ static void op_read(char **args)
     long long length = args[1] && args[2] ? atoll(args[2]) : LLONG_MAX;
     char buf[65536];
 
-    /* O_NONBLOCK: a FIFO opened for reading must not hang the tool. */
-    int fd = open_path(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK, 0);
+    /* Symlinks are followed, as cat would: they resolve in the sandbox's
+     * own tree (magic links excepted).  O_NONBLOCK: a FIFO opened for
+     * reading must not hang the tool. */
+    int fd = open_path(path, O_RDONLY | O_NONBLOCK, 0);
     if (fd < 0)
         fail(errno, "cannot read", path);
     struct stat st;
@@ -125,14 +127,45 @@ static void op_read(char **args)
     _exit(0);
 }
 
-static void add_entry(json_t *list, const char *path, const struct stat *st)
+/* JSON strings must be UTF-8; file names need not be.  Bytes that are not
+ * valid UTF-8 become '?' (and the entry says so). */
+static bool sanitize_utf8(const char *in, char *out, size_t size)
 {
+    const unsigned char *s = (const unsigned char *)in;
+    size_t o = 0;
+    bool changed = false;
+    for (size_t i = 0; s[i] != '\0' && o + 5 < size;) {
+        unsigned c = s[i];
+        size_t k = c < 0x80 ? 1 : (c >> 5) == 6 ? 2 : (c >> 4) == 14 ? 3 : (c >> 3) == 30 ? 4 : 0;
+        bool ok = k > 0;
+        for (size_t j = 1; ok && j < k; j++)
+            ok = (s[i + j] & 0xc0) == 0x80;
+        if (!ok) {
+            out[o++] = '?';
+            changed = true;
+            i++;
+            continue;
+        }
+        memcpy(out + o, s + i, k);
+        o += k;
+        i += k;
+    }
+    out[o] = '\0';
+    return changed;
+}
+
+static void add_entry(json_t *list, const char *raw_path, const struct stat *st)
+{
+    char path[PATH_MAX * 2];
+    bool changed = sanitize_utf8(raw_path, path, sizeof(path));
     char mode[8];
     snprintf(mode, sizeof(mode), "%04o", (unsigned)(st->st_mode & 07777));
-    json_array_append_new(list, json_pack("{s:s,s:s,s:I,s:s,s:I}", "path", path, "type",
-                                          type_name(st->st_mode), "size",
-                                          (json_int_t)st->st_size, "mode", mode, "mtime",
-                                          (json_int_t)st->st_mtime));
+    json_t *e = json_pack("{s:s,s:s,s:I,s:s,s:I}", "path", path, "type",
+                          type_name(st->st_mode), "size", (json_int_t)st->st_size, "mode", mode,
+                          "mtime", (json_int_t)st->st_mtime);
+    if (changed)
+        json_object_set_new(e, "name_not_utf8", json_true());
+    json_array_append_new(list, e);
 }
 
 /* Lists dir (path relative to the listing's root in prefix), depth-first,
@@ -217,6 +250,13 @@ static void op_delete(char **args)
 
     if (lstat(path, &st) < 0)
         fail(errno, "cannot delete", path);
+    /* "../..", "/", "/." ...: however it is spelled, not the whole tree. */
+    char *real = realpath(path, NULL);
+    if (real != NULL && strcmp(real, "/") == 0) {
+        dprintf(2, "refusing to delete the sandbox's root (%s)", path);
+        _exit(EINVAL);
+    }
+    free(real);
     if (S_ISDIR(st.st_mode) && !recursive) {
         if (rmdir(path) < 0)
             fail(errno, "cannot delete directory (not empty? pass recursive)", path);

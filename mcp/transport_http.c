@@ -1,0 +1,1361 @@
+/* MCP over Streamable HTTP, served by libmicrohttpd (MHD).
+ *
+ * Threads.  MHD runs one thread per connection, so a connection thread may
+ * block: a POST answered with application/json waits in the access handler
+ * for its response, an SSE stream waits in its content reader for the next
+ * event (MHD allows both in this mode only).  A slow or idle client holds
+ * its own thread and nothing else; the connection limits (total, per IP)
+ * bound how many threads a client can hold, and MHD drops a connection that
+ * sends nothing for idle_timeout_s while a request is being read.  A thread
+ * waiting for a response looks at its socket every second and gives up once
+ * the peer has gone (the call itself runs on: MCP says a disconnect is not
+ * a cancellation).
+ *
+ * Routing.  The session code answers through http_send(), from the
+ * connection's thread or from a tool's worker thread.  Each POSTed request
+ * is a stream registered in its session under the request's JSON-RPC id
+ * and progressToken:
+ *   - a response goes to the stream waiting for that id;
+ *   - notifications/progress to the SSE stream whose request carried that
+ *     token;
+ *   - other notifications (notifications/message) to the newest open SSE
+ *     stream of the session, else to its GET stream, else nowhere.
+ * A message goes to one stream only (MCP: never broadcast).
+ *
+ * Lifetimes.  A session is reference counted: the table holds one
+ * reference, each request using it one, each stream one.  A stream belongs
+ * to its connection and sits in its session's list while open.  Lock
+ * order: srv->lock, then hs->lock; nothing calls into the session code
+ * with either held. */
+#include "transport_http.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <microhttpd.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <openssl/crypto.h>
+#include <openssl/sha.h>
+#include <poll.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/random.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "../common/log.h"
+#include "jsonrpc.h"
+
+#define ENDPOINT "/mcp"
+#define SSE_QUEUE_MAX (64u << 20) /* bytes of notifications waiting on one stream */
+#define BODY_DISCARD_MAX (16u << 20) /* past the limit, bytes read before hanging up */
+#define SSE_KEEPALIVE_S 25        /* a comment on a quiet GET stream this often */
+#define ERR_TRANSPORT (-32000)    /* JSON-RPC "server error" for HTTP-level refusals */
+
+/* MCP-Protocol-Version values we speak (the same list as server.c's). */
+static const char *const versions[] = {"2025-11-25", "2025-06-18", "2025-03-26",
+                                       "2024-11-05"};
+
+enum stream_kind { STREAM_JSON, STREAM_SSE, STREAM_GET };
+
+struct http_session;
+
+struct http_stream {
+    struct http_session *hs; /* holds a reference */
+    enum stream_kind kind;
+    json_t *request_id;      /* POST: the request's id */
+    json_t *progress_token;  /* POST: params._meta.progressToken, or NULL */
+    int fd;                  /* the connection's socket (MHD's) */
+    pthread_cond_t wake;
+    char *buf;               /* SSE: bytes not yet handed out; JSON: the response */
+    size_t len, off;
+    bool answered;           /* the response is in buf */
+    bool answer_is_error;
+    bool ended;              /* cancelled, or the session ended: finish now */
+    bool linked;             /* in hs->streams */
+    struct http_stream *next;
+};
+
+struct http_session {
+    struct mcp_session s;    /* s.transport points here */
+    struct mcp_http *srv;
+    pthread_mutex_t lock;    /* everything below */
+    pthread_cond_t quiet;    /* handlers went down to 0 */
+    struct http_stream *streams; /* newest first */
+    bool has_get;
+    int refs;
+    int handlers;            /* threads inside mcp_session_handle() */
+    time_t last_used;        /* CLOCK_MONOTONIC seconds: last request or stream end */
+    bool ended;
+    struct http_session *next; /* in srv->sessions */
+};
+
+struct mcp_http {
+    struct mcp_server *cfg;
+    struct MHD_Daemon *daemon;
+    int listen_fd;
+    uint16_t port;
+    char host[256];          /* the bind host as given, IPv6 without brackets */
+    char allowed[MCP_HTTP_MAX_ALLOWED_HOSTS][256];
+    size_t n_allowed;
+    bool has_token;
+    unsigned char token_hash[SHA256_DIGEST_LENGTH];
+    size_t max_sessions;
+    unsigned session_timeout_s;
+    pthread_t reaper;
+    bool has_reaper;
+    pthread_mutex_t lock;    /* sessions, n_sessions, stopping */
+    pthread_cond_t stop;     /* wakes the reaper */
+    struct http_session *sessions;
+    size_t n_sessions;
+    bool stopping;
+};
+
+/* One HTTP request (MHD's per-request closure). */
+struct http_request {
+    char *body;
+    size_t len, cap, seen;      /* seen: body bytes received */
+    bool too_large;
+    bool replied;            /* an error went out before the body was read */
+    bool want_sse;
+};
+
+/* ---- replies ---- */
+
+struct header {
+    const char *name, *value;
+};
+
+/* Queues status with body (owned; NULL for none) and up to two headers. */
+static enum MHD_Result reply(struct MHD_Connection *c, unsigned status, char *body,
+                             struct header h1, struct header h2)
+{
+    struct MHD_Response *r =
+        body ? MHD_create_response_from_buffer(strlen(body), body, MHD_RESPMEM_MUST_FREE)
+             : MHD_create_response_from_buffer(0, (void *)"", MHD_RESPMEM_PERSISTENT);
+    if (r == NULL) {
+        free(body);
+        return MHD_NO;
+    }
+    if (body != NULL)
+        MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, "application/json");
+    if (h1.name)
+        MHD_add_response_header(r, h1.name, h1.value);
+    if (h2.name)
+        MHD_add_response_header(r, h2.name, h2.value);
+    enum MHD_Result ret = MHD_queue_response(c, status, r);
+    MHD_destroy_response(r);
+    return ret;
+}
+
+static char *dump_steal(json_t *msg)
+{
+    char *text = msg ? json_dumps(msg, JSON_COMPACT) : NULL;
+    json_decref(msg);
+    return text;
+}
+
+/* An HTTP error with a JSON-RPC error body (MCP: "MAY comprise a JSON-RPC
+ * error response that has no id"). */
+static enum MHD_Result reply_error(struct MHD_Connection *c, unsigned status, json_t *id,
+                                   int code, const char *message, struct header h)
+{
+    return reply(c, status, dump_steal(jsonrpc_error(id, code, message)), h,
+                 (struct header){0});
+}
+
+static enum MHD_Result refuse(struct MHD_Connection *c, unsigned status, const char *message)
+{
+    return reply_error(c, status, NULL, ERR_TRANSPORT, message, (struct header){0});
+}
+
+/* ---- header checks ---- */
+
+static const char *header(struct MHD_Connection *c, const char *name)
+{
+    return MHD_lookup_connection_value(c, MHD_HEADER_KIND, name);
+}
+
+static bool is_loopback_name(const char *name, size_t n)
+{
+    static const char *const names[] = {"localhost", "127.0.0.1", "[::1]"};
+    for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+        if (n == strlen(names[i]) && strncasecmp(name, names[i], n) == 0)
+            return true;
+    return false;
+}
+
+/* Splits "name[:port]" or "[v6][:port]"; *port is NULL when absent. */
+static bool split_host_port(const char *s, size_t *name_len, const char **port)
+{
+    const char *colon;
+    if (s[0] == '[') {
+        const char *close = strchr(s, ']');
+        if (close == NULL)
+            return false;
+        colon = close[1] == ':' ? close + 1 : NULL;
+        if (close[1] != '\0' && colon == NULL)
+            return false;
+    } else {
+        colon = strchr(s, ':');
+        if (colon && strchr(colon + 1, ':'))
+            return false;
+    }
+    *name_len = colon ? (size_t)(colon - s) : strlen(s);
+    *port = colon ? colon + 1 : NULL;
+    if (*port && (**port == '\0' || strspn(*port, "0123456789") != strlen(*port) ||
+                  strlen(*port) > 5))
+        return false;
+    return *name_len > 0;
+}
+
+static bool same_name(const char *name, size_t n, const char *host)
+{
+    char bracketed[260];
+    if (strchr(host, ':') != NULL) { /* an IPv6 literal is bracketed in Host */
+        snprintf(bracketed, sizeof(bracketed), "[%s]", host);
+        host = bracketed;
+    }
+    return n == strlen(host) && strncasecmp(name, host, n) == 0;
+}
+
+/* DNS rebinding: a page in the browser reaches 127.0.0.1 under the
+ * attacker's name, so the Host header must name us: a loopback name or the
+ * configured host, with our port (or none when we are on port 80). */
+static bool host_allowed(const struct mcp_http *srv, const char *host)
+{
+    size_t n;
+    const char *port;
+
+    if (host == NULL || !split_host_port(host, &n, &port))
+        return false;
+    if (port ? strtoul(port, NULL, 10) != srv->port : srv->port != 80)
+        return false;
+    if (is_loopback_name(host, n) || same_name(host, n, srv->host))
+        return true;
+    for (size_t i = 0; i < srv->n_allowed; i++)
+        if (same_name(host, n, srv->allowed[i]))
+            return true;
+    return false;
+}
+
+/* A browser sends Origin on cross-site requests: only pages served from
+ * this machine's loopback names may talk to us (any port). */
+static bool origin_allowed(const char *origin)
+{
+    size_t n;
+    const char *port;
+
+    if (strncasecmp(origin, "http://", 7) == 0)
+        origin += 7;
+    else if (strncasecmp(origin, "https://", 8) == 0)
+        origin += 8;
+    else
+        return false; /* "null", file://, chrome-extension://, ... */
+    return split_host_port(origin, &n, &port) && is_loopback_name(origin, n);
+}
+
+/* Compares hashes so that neither the content nor the length of the token
+ * shows in the timing (CRYPTO_memcmp is constant-time). */
+static bool token_ok(const struct mcp_http *srv, const char *auth)
+{
+    unsigned char h[SHA256_DIGEST_LENGTH];
+
+    if (!srv->has_token)
+        return true;
+    if (auth == NULL || strncasecmp(auth, "Bearer ", 7) != 0)
+        return false;
+    auth += 7;
+    auth += strspn(auth, " ");
+    SHA256((const unsigned char *)auth, strlen(auth), h);
+    return CRYPTO_memcmp(h, srv->token_hash, sizeof(h)) == 0;
+}
+
+static bool version_supported(const char *v)
+{
+    for (size_t i = 0; i < sizeof(versions) / sizeof(versions[0]); i++)
+        if (strcmp(v, versions[i]) == 0)
+            return true;
+    return false;
+}
+
+/* Trims spaces and tabs at both ends, in place. */
+static char *trim(char *s)
+{
+    s += strspn(s, " \t");
+    size_t n = strlen(s);
+    while (n > 0 && (s[n - 1] == ' ' || s[n - 1] == '\t'))
+        s[--n] = '\0';
+    return s;
+}
+
+/* Whether media-range parameters say q=0 ("not acceptable"). */
+static bool q_is_zero(char *params)
+{
+    for (char *save = NULL, *p = strtok_r(params, ";", &save); p; p = strtok_r(NULL, ";", &save)) {
+        p = trim(p);
+        if (strncasecmp(p, "q=", 2) == 0)
+            return strtod(p + 2, NULL) == 0.0;
+    }
+    return false;
+}
+
+/* Whether an Accept header admits type ("text/event-stream"): listed
+ * by name, or with wildcards also as "*" "/" "*" or "text/" "*"; a range
+ * with q=0 admits nothing. */
+static bool accepts(const char *accept, const char *type, bool wildcards)
+{
+    size_t major = strcspn(type, "/");
+
+    for (const char *p = accept; *p;) {
+        size_t len = strcspn(p, ",");
+        char buf[256];
+        snprintf(buf, sizeof(buf), "%.*s", (int)len, p);
+        p += len + (p[len] == ',');
+        char *params = strchr(buf, ';');
+        if (params)
+            *params++ = '\0';
+        char *range = trim(buf);
+        bool match = strcasecmp(range, type) == 0 ||
+                     (wildcards && (strcmp(range, "*/*") == 0 ||
+                                    (strlen(range) == major + 2 &&
+                                     strncasecmp(range, type, major + 1) == 0 &&
+                                     range[major + 1] == '*')));
+        if (match && !(params && q_is_zero(params)))
+            return true;
+    }
+    return false;
+}
+
+static bool content_type_json(const char *ct)
+{
+    if (ct == NULL)
+        return false;
+    size_t n = strcspn(ct, "; \t");
+    return n == 16 && strncasecmp(ct, "application/json", 16) == 0;
+}
+
+/* The checks every request passes before its body is read, in the order
+ * that leaks least: who may ask (Host, Origin, token), then what. */
+static enum MHD_Result check_headers(struct mcp_http *srv, struct MHD_Connection *c,
+                                     const char *url, const char *method,
+                                     struct http_request *rq)
+{
+    const char *origin = header(c, "Origin");
+    const char *version = header(c, "MCP-Protocol-Version");
+    const char *accept = header(c, MHD_HTTP_HEADER_ACCEPT);
+    const char *length = header(c, MHD_HTTP_HEADER_CONTENT_LENGTH);
+    bool post = strcmp(method, "POST") == 0;
+
+    rq->replied = true; /* unless every check passes */
+    if (!host_allowed(srv, header(c, MHD_HTTP_HEADER_HOST)))
+        return refuse(c, MHD_HTTP_FORBIDDEN, "forbidden: Host is not this server "
+                                              "(DNS rebinding protection)");
+    if (origin != NULL && !origin_allowed(origin))
+        return refuse(c, MHD_HTTP_FORBIDDEN, "forbidden: Origin is not a loopback page");
+    if (!token_ok(srv, header(c, MHD_HTTP_HEADER_AUTHORIZATION)))
+        return reply_error(c, MHD_HTTP_UNAUTHORIZED, NULL, ERR_TRANSPORT,
+                           "unauthorized: send Authorization: Bearer <token>",
+                           (struct header){MHD_HTTP_HEADER_WWW_AUTHENTICATE,
+                                           "Bearer realm=\"nsbox\""});
+    if (strcmp(url, ENDPOINT) != 0)
+        return refuse(c, MHD_HTTP_NOT_FOUND, "not found: the MCP endpoint is " ENDPOINT);
+    if (!post && strcmp(method, "GET") != 0 && strcmp(method, "DELETE") != 0)
+        return reply_error(c, MHD_HTTP_METHOD_NOT_ALLOWED, NULL, ERR_TRANSPORT,
+                           "method not allowed: use POST, GET or DELETE",
+                           (struct header){MHD_HTTP_HEADER_ALLOW, "GET, POST, DELETE"});
+    if (version != NULL && !version_supported(version))
+        return refuse(c, MHD_HTTP_BAD_REQUEST, "unsupported MCP-Protocol-Version (supported: "
+                                               "2025-11-25, 2025-06-18, 2025-03-26, "
+                                               "2024-11-05)");
+    if (post && !content_type_json(header(c, MHD_HTTP_HEADER_CONTENT_TYPE)))
+        return refuse(c, MHD_HTTP_UNSUPPORTED_MEDIA_TYPE,
+                      "unsupported media type: POST a JSON-RPC message as application/json");
+    if (post && accept) {
+        /* SSE when the client names it; else JSON, which a missing Accept
+         * or a wildcard admits. */
+        rq->want_sse = accepts(accept, "text/event-stream", false);
+        if (!rq->want_sse && !accepts(accept, "application/json", true)) {
+            rq->want_sse = accepts(accept, "text/event-stream", true);
+            if (!rq->want_sse)
+                return refuse(c, MHD_HTTP_NOT_ACCEPTABLE,
+                              "not acceptable: Accept application/json or text/event-stream");
+        }
+    }
+    if (!post && strcmp(method, "GET") == 0 && accept &&
+        !accepts(accept, "text/event-stream", true))
+        return refuse(c, MHD_HTTP_NOT_ACCEPTABLE, "not acceptable: GET opens a "
+                                                  "text/event-stream");
+    if (length && strtoull(length, NULL, 10) > MCP_MESSAGE_MAX) {
+        /* Refused now when the body is not on its way yet (Expect:
+         * 100-continue) or too big to drain; else drained first (take_body),
+         * so that the client, still sending, does not get a reset instead
+         * of the 413. */
+        if (header(c, MHD_HTTP_HEADER_EXPECT) ||
+            strtoull(length, NULL, 10) > MCP_MESSAGE_MAX + BODY_DISCARD_MAX)
+            return refuse(c, MHD_HTTP_CONTENT_TOO_LARGE, "message too large (limit 16 MiB)");
+        rq->too_large = true;
+    }
+    rq->replied = false;
+    return MHD_YES;
+}
+
+/* Keeps at most MCP_MESSAGE_MAX bytes; past that, reads on (so the client
+ * sees the 413) up to BODY_DISCARD_MAX more, then hangs up. */
+static enum MHD_Result take_body(struct http_request *rq, const char *data, size_t *size)
+{
+    size_t n = *size;
+
+    *size = 0;
+    rq->seen += n;
+    if (rq->too_large)
+        return rq->seen > MCP_MESSAGE_MAX + BODY_DISCARD_MAX ? MHD_NO : MHD_YES;
+    if (rq->len + n > MCP_MESSAGE_MAX) {
+        rq->too_large = true;
+        free(rq->body);
+        rq->body = NULL;
+        rq->len = rq->cap = 0;
+        return MHD_YES;
+    }
+    if (rq->len + n + 1 > rq->cap) {
+        size_t cap = rq->cap ? rq->cap : 4096;
+        while (cap < rq->len + n + 1)
+            cap *= 2;
+        char *nb = realloc(rq->body, cap);
+        if (nb == NULL)
+            return MHD_NO;
+        rq->body = nb;
+        rq->cap = cap;
+    }
+    memcpy(rq->body + rq->len, data, n);
+    rq->len += n;
+    rq->body[rq->len] = '\0';
+    return MHD_YES;
+}
+
+/* ---- sessions ---- */
+
+static time_t now_s(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return t.tv_sec;
+}
+
+static void session_unref(struct http_session *hs)
+{
+    pthread_mutex_lock(&hs->lock);
+    bool last = --hs->refs == 0;
+    pthread_mutex_unlock(&hs->lock);
+    if (!last)
+        return;
+    pthread_mutex_destroy(&hs->s.lock);
+    pthread_cond_destroy(&hs->s.idle);
+    pthread_mutex_destroy(&hs->lock);
+    pthread_cond_destroy(&hs->quiet);
+    free(hs);
+}
+
+static void http_send(struct mcp_session *s, json_t *msg);
+
+/* 128 bits from getrandom(2), as hex: not guessable, and never reused
+ * while the server runs (checked against the table all the same). */
+static bool random_id(char out[33])
+{
+    unsigned char b[16];
+    if (getrandom(b, sizeof(b), 0) != (ssize_t)sizeof(b))
+        return false;
+    for (size_t i = 0; i < sizeof(b); i++)
+        snprintf(out + 2 * i, 3, "%02x", b[i]);
+    return true;
+}
+
+/* Compares session ids in constant time: they are the only secret a
+ * client without a token holds. */
+static bool same_session_id(const char *a, const char *b)
+{
+    return strlen(b) == 32 && CRYPTO_memcmp(a, b, 32) == 0;
+}
+
+/* Finds id in the table and takes a reference, or NULL. */
+static struct http_session *session_get(struct mcp_http *srv, const char *id)
+{
+    struct http_session *found = NULL;
+
+    pthread_mutex_lock(&srv->lock);
+    for (struct http_session *hs = srv->sessions; hs && id; hs = hs->next)
+        if (same_session_id(hs->s.id, id))
+            found = hs;
+    if (found) {
+        pthread_mutex_lock(&found->lock);
+        found->refs++;
+        found->last_used = now_s();
+        pthread_mutex_unlock(&found->lock);
+    }
+    pthread_mutex_unlock(&srv->lock);
+    return found;
+}
+
+
+/* Whether id names a session in the table (srv->lock held). */
+static bool id_in_use(const struct mcp_http *srv, const char *id)
+{
+    for (const struct http_session *hs = srv->sessions; hs; hs = hs->next)
+        if (same_session_id(hs->s.id, id))
+            return true;
+    return false;
+}
+
+/* A new session in the table, with a reference for the caller; NULL with
+ * *why set when the server is full or stopping. */
+static struct http_session *session_new(struct mcp_http *srv, const char **why)
+{
+    struct http_session *hs = calloc(1, sizeof(*hs));
+
+    *why = "out of memory";
+    if (hs == NULL)
+        return NULL;
+    mcp_session_init(&hs->s, srv->cfg);
+    hs->s.send = http_send;
+    hs->s.transport = hs;
+    hs->srv = srv;
+    hs->refs = 2; /* the table's and the caller's */
+    hs->last_used = now_s();
+    pthread_mutex_init(&hs->lock, NULL);
+    pthread_cond_init(&hs->quiet, NULL);
+    pthread_mutex_lock(&srv->lock);
+    *why = NULL;
+    if (srv->stopping)
+        *why = "the server is shutting down";
+    else if (srv->n_sessions >= srv->max_sessions)
+        *why = "too many sessions: end one (DELETE /mcp with its Mcp-Session-Id) or try later";
+    while (*why == NULL) {
+        if (!random_id(hs->s.id))
+            *why = "getrandom failed";
+        else if (!id_in_use(srv, hs->s.id))
+            break;
+    }
+    if (*why == NULL) {
+        hs->next = srv->sessions;
+        srv->sessions = hs;
+        srv->n_sessions++;
+    }
+    pthread_mutex_unlock(&srv->lock);
+    if (*why != NULL) {
+        hs->refs = 1;
+        session_unref(hs);
+        return NULL;
+    }
+    nsbox_info("MCP session %.8s... started", hs->s.id);
+    return hs;
+}
+
+/* Counts a thread into mcp_session_handle(); false once the session ended. */
+static bool session_enter(struct http_session *hs)
+{
+    pthread_mutex_lock(&hs->lock);
+    bool ok = !hs->ended;
+    if (ok)
+        hs->handlers++;
+    pthread_mutex_unlock(&hs->lock);
+    return ok;
+}
+
+static void session_leave(struct http_session *hs)
+{
+    pthread_mutex_lock(&hs->lock);
+    if (--hs->handlers == 0)
+        pthread_cond_broadcast(&hs->quiet);
+    pthread_mutex_unlock(&hs->lock);
+}
+
+/* Ends hs, once: out of the table (later requests get 404), no new
+ * messages in, running calls cancelled and waited for, sandboxes stopped,
+ * then every open stream finished. */
+static void session_end(struct mcp_http *srv, struct http_session *hs)
+{
+    bool mine = false;
+
+    pthread_mutex_lock(&srv->lock);
+    for (struct http_session **p = &srv->sessions; *p; p = &(*p)->next)
+        if (*p == hs) {
+            *p = hs->next;
+            srv->n_sessions--;
+            mine = true;
+            break;
+        }
+    pthread_mutex_unlock(&srv->lock);
+    if (!mine)
+        return; /* another thread is ending it */
+    pthread_mutex_lock(&hs->lock);
+    hs->ended = true;
+    while (hs->handlers > 0)
+        pthread_cond_wait(&hs->quiet, &hs->lock);
+    pthread_mutex_unlock(&hs->lock);
+    /* Responses of calls that finish meanwhile still reach their streams. */
+    mcp_session_shutdown(&hs->s);
+    pthread_mutex_lock(&hs->lock);
+    for (struct http_stream *st = hs->streams; st; st = st->next) {
+        st->ended = true;
+        pthread_cond_broadcast(&st->wake);
+    }
+    pthread_mutex_unlock(&hs->lock);
+    nsbox_info("MCP session %.8s... ended", hs->s.id);
+    session_unref(hs); /* the table's reference */
+}
+
+/* Whether hs has been unused for the session timeout: nobody holds it but
+ * the table (no request, no open stream) and no call runs (srv->lock held). */
+static bool session_expired(struct mcp_http *srv, struct http_session *hs, time_t now)
+{
+    pthread_mutex_lock(&hs->lock);
+    bool unused = hs->refs == 1 && now - hs->last_used >= (time_t)srv->session_timeout_s;
+    pthread_mutex_unlock(&hs->lock);
+    if (!unused)
+        return false;
+    pthread_mutex_lock(&hs->s.lock);
+    bool idle = hs->s.n_running == 0;
+    pthread_mutex_unlock(&hs->s.lock);
+    return idle;
+}
+
+/* Ends abandoned sessions: most clients never send DELETE (the SDK's
+ * close() does not), and their sandboxes would otherwise run, and their
+ * slots stay taken, until the server stops. */
+static void *reaper_thread(void *arg)
+{
+    struct mcp_http *srv = arg;
+    unsigned tick = srv->session_timeout_s < 5 ? 1 : 5;
+
+    pthread_mutex_lock(&srv->lock);
+    while (!srv->stopping) {
+        struct timespec t;
+        clock_gettime(CLOCK_MONOTONIC, &t);
+        t.tv_sec += tick;
+        pthread_cond_timedwait(&srv->stop, &srv->lock, &t);
+        struct http_session *hs = srv->sessions;
+        time_t now = now_s();
+        while (!srv->stopping && hs && !session_expired(srv, hs, now))
+            hs = hs->next;
+        if (srv->stopping || hs == NULL)
+            continue;
+        pthread_mutex_lock(&hs->lock);
+        hs->refs++;
+        pthread_mutex_unlock(&hs->lock);
+        pthread_mutex_unlock(&srv->lock);
+        nsbox_info("MCP session %.8s... unused for %u s: ending it", hs->s.id,
+                   srv->session_timeout_s);
+        session_end(srv, hs);
+        session_unref(hs);
+        pthread_mutex_lock(&srv->lock);
+    }
+    pthread_mutex_unlock(&srv->lock);
+    return NULL;
+}
+
+/* ---- streams ---- */
+
+static int connection_fd(struct MHD_Connection *c)
+{
+    const union MHD_ConnectionInfo *ci =
+        MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
+    return ci ? ci->connect_fd : -1;
+}
+
+/* A stream for hs (takes a session reference), not yet linked. */
+static struct http_stream *stream_new(struct http_session *hs, enum stream_kind kind,
+                                      json_t *id, json_t *token, int fd)
+{
+    struct http_stream *st = calloc(1, sizeof(*st));
+    pthread_condattr_t attr;
+
+    if (st == NULL)
+        return NULL;
+    *st = (struct http_stream){.hs = hs, .kind = kind, .fd = fd,
+                               .request_id = id ? json_deep_copy(id) : NULL,
+                               .progress_token = token ? json_deep_copy(token) : NULL};
+    pthread_condattr_init(&attr);
+    pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
+    pthread_cond_init(&st->wake, &attr);
+    pthread_condattr_destroy(&attr);
+    pthread_mutex_lock(&hs->lock);
+    hs->refs++;
+    pthread_mutex_unlock(&hs->lock);
+    return st;
+}
+
+/* hs->lock held. */
+static void stream_link(struct http_stream *st)
+{
+    st->next = st->hs->streams;
+    st->hs->streams = st;
+    st->linked = true;
+    if (st->kind == STREAM_GET)
+        st->hs->has_get = true;
+}
+
+/* hs->lock held. */
+static void stream_unlink(struct http_stream *st)
+{
+    if (!st->linked)
+        return;
+    st->hs->last_used = now_s();
+    for (struct http_stream **p = &st->hs->streams; *p; p = &(*p)->next)
+        if (*p == st) {
+            *p = st->next;
+            break;
+        }
+    st->linked = false;
+    if (st->kind == STREAM_GET)
+        st->hs->has_get = false;
+}
+
+static void stream_free(struct http_stream *st)
+{
+    struct http_session *hs = st->hs;
+    json_decref(st->request_id);
+    json_decref(st->progress_token);
+    free(st->buf);
+    pthread_cond_destroy(&st->wake);
+    free(st);
+    session_unref(hs);
+}
+
+/* An open POST stream still waiting for its response (hs->lock held). */
+static bool waiting(const struct http_stream *st)
+{
+    return st->kind != STREAM_GET && !st->answered && !st->ended;
+}
+
+/* The stream a message from the session belongs on (hs->lock held). */
+static struct http_stream *route(struct http_session *hs, json_t *msg)
+{
+    const char *method = json_string_value(json_object_get(msg, "method"));
+    struct http_stream *st;
+
+    if (method == NULL) { /* a response: to the request's own stream */
+        json_t *id = json_object_get(msg, "id");
+        for (st = hs->streams; st; st = st->next)
+            if (waiting(st) && json_equal(st->request_id, id))
+                return st;
+        return NULL;
+    }
+    if (strcmp(method, "notifications/progress") == 0) {
+        json_t *token = json_object_get(json_object_get(msg, "params"), "progressToken");
+        for (st = hs->streams; st; st = st->next)
+            if (st->kind == STREAM_SSE && waiting(st) && st->progress_token &&
+                json_equal(st->progress_token, token))
+                return st;
+        return NULL;
+    }
+    for (st = hs->streams; st; st = st->next) /* newest first */
+        if (st->kind == STREAM_SSE && waiting(st))
+            return st;
+    for (st = hs->streams; st; st = st->next)
+        if (st->kind == STREAM_GET && !st->ended)
+            return st;
+    return NULL;
+}
+
+/* Appends one SSE event.  jansson escapes every control character inside
+ * strings, so the compact text has no newline and nothing a sandbox
+ * printed can end the data line or forge an event. */
+static bool sse_append(struct http_stream *st, const char *text, bool is_response)
+{
+    static const char head[] = "event: message\ndata: ";
+    size_t n = strlen(text), need = sizeof(head) - 1 + n + 2;
+
+    if (st->off > 0) {
+        memmove(st->buf, st->buf + st->off, st->len - st->off);
+        st->len -= st->off;
+        st->off = 0;
+    }
+    if (!is_response && st->len + need > SSE_QUEUE_MAX)
+        return false; /* a client that does not read loses notifications */
+    char *nb = realloc(st->buf, st->len + need);
+    if (nb == NULL)
+        return false;
+    st->buf = nb;
+    memcpy(st->buf + st->len, head, sizeof(head) - 1);
+    memcpy(st->buf + st->len + sizeof(head) - 1, text, n);
+    memcpy(st->buf + st->len + need - 2, "\n\n", 2);
+    st->len += need;
+    return true;
+}
+
+/* The session's way out: called from connection threads and from tool
+ * worker threads alike.  Steals msg. */
+static void http_send(struct mcp_session *s, json_t *msg)
+{
+    struct http_session *hs = s->transport;
+    bool is_response = msg && json_object_get(msg, "method") == NULL;
+    bool is_error = msg && json_object_get(msg, "error") != NULL;
+    char *text = msg ? json_dumps(msg, JSON_COMPACT) : NULL;
+
+    if (text == NULL) {
+        json_decref(msg);
+        return;
+    }
+    pthread_mutex_lock(&hs->lock);
+    struct http_stream *st = route(hs, msg);
+    bool delivered = false;
+    if (st != NULL && st->kind == STREAM_JSON) {
+        if (is_response) { /* notifications cannot ride a JSON answer */
+            st->buf = text;
+            st->len = strlen(text);
+            text = NULL;
+            delivered = true;
+        }
+    } else if (st != NULL) {
+        delivered = sse_append(st, text, is_response);
+    }
+    if (delivered && is_response) {
+        st->answered = true;
+        st->answer_is_error = is_error;
+    }
+    if (delivered)
+        pthread_cond_broadcast(&st->wake);
+    pthread_mutex_unlock(&hs->lock);
+    if (!delivered)
+        nsbox_debug("MCP session %.8s...: no open stream for a %s", hs->s.id,
+                    is_response ? "response" : "notification");
+    free(text);
+    json_decref(msg);
+}
+
+/* notifications/cancelled: the request's stream ends without a response
+ * (MCP, "Cancellation": none is sent). */
+static void streams_cancel(struct http_session *hs, json_t *request_id)
+{
+    pthread_mutex_lock(&hs->lock);
+    for (struct http_stream *st = hs->streams; st && request_id; st = st->next)
+        if (waiting(st) && json_equal(st->request_id, request_id)) {
+            st->ended = true;
+            pthread_cond_broadcast(&st->wake);
+        }
+    pthread_mutex_unlock(&hs->lock);
+}
+
+static bool peer_gone(int fd)
+{
+    struct pollfd p = {.fd = fd, .events = POLLRDHUP};
+    return fd >= 0 && poll(&p, 1, 0) > 0 &&
+           (p.revents & (POLLRDHUP | POLLHUP | POLLERR | POLLNVAL)) != 0;
+}
+
+/* Waits for news on st up to a second (hs->lock held).  Returns 1 when
+ * woken, 0 after a quiet second, -1 when the client has hung up. */
+static int wait_tick(struct http_stream *st)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    t.tv_sec += 1;
+    if (pthread_cond_timedwait(&st->wake, &st->hs->lock, &t) != ETIMEDOUT)
+        return 1;
+    return peer_gone(st->fd) ? -1 : 0;
+}
+
+/* MHD's content reader for SSE: blocks (its connection's own thread) until
+ * there are bytes, the response went out, or the stream ends. */
+static ssize_t sse_read(void *cls, uint64_t pos, char *out, size_t max)
+{
+    static const char keepalive[] = ":\n\n"; /* an SSE comment */
+    struct http_stream *st = cls;
+    ssize_t n = 0;
+    int quiet = 0, w;
+
+    (void)pos;
+    pthread_mutex_lock(&st->hs->lock);
+    for (;;) {
+        if (st->off < st->len) {
+            size_t k = st->len - st->off < max ? st->len - st->off : max;
+            memcpy(out, st->buf + st->off, k);
+            st->off += k;
+            n = (ssize_t)k;
+            break;
+        }
+        if (st->answered || st->ended) {
+            n = MHD_CONTENT_READER_END_OF_STREAM;
+            break;
+        }
+        if ((w = wait_tick(st)) < 0) {
+            n = MHD_CONTENT_READER_END_WITH_ERROR;
+            break;
+        }
+        /* A GET stream may stay silent for hours: a comment now and then
+         * finds a peer that vanished without a FIN, and keeps proxies
+         * from timing the stream out. */
+        quiet = w ? 0 : quiet + 1;
+        if (st->kind == STREAM_GET && quiet >= SSE_KEEPALIVE_S && max >= sizeof(keepalive)) {
+            memcpy(out, keepalive, sizeof(keepalive) - 1);
+            n = (ssize_t)sizeof(keepalive) - 1;
+            break;
+        }
+    }
+    pthread_mutex_unlock(&st->hs->lock);
+    return n;
+}
+
+static void sse_done(void *cls)
+{
+    struct http_stream *st = cls;
+    pthread_mutex_lock(&st->hs->lock);
+    stream_unlink(st);
+    pthread_mutex_unlock(&st->hs->lock);
+    stream_free(st);
+}
+
+/* Answers with st as an SSE stream; st now belongs to MHD. */
+static enum MHD_Result reply_sse(struct MHD_Connection *c, struct http_stream *st,
+                                 const char *session_id)
+{
+    struct MHD_Response *r =
+        MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 16 * 1024, sse_read, st, sse_done);
+    if (r == NULL) {
+        sse_done(st);
+        return MHD_NO;
+    }
+    MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, "text/event-stream");
+    MHD_add_response_header(r, MHD_HTTP_HEADER_CACHE_CONTROL, "no-cache");
+    if (session_id)
+        MHD_add_response_header(r, "Mcp-Session-Id", session_id);
+    enum MHD_Result ret = MHD_queue_response(c, MHD_HTTP_OK, r);
+    MHD_destroy_response(r); /* sse_done runs once MHD is done with it */
+    return ret;
+}
+
+/* Waits in the access handler (the connection's own thread) for the
+ * response to an application/json POST. */
+static enum MHD_Result reply_json(struct MHD_Connection *c, struct http_stream *st,
+                                  const char *session_id)
+{
+    struct http_session *hs = st->hs;
+    bool here = true;
+
+    pthread_mutex_lock(&hs->lock);
+    while (!st->answered && !st->ended && here)
+        here = wait_tick(st) >= 0;
+    char *body = st->answered ? st->buf : NULL;
+    if (body)
+        st->buf = NULL;
+    bool session_gone = hs->ended;
+    stream_unlink(st);
+    pthread_mutex_unlock(&hs->lock);
+    stream_free(st);
+    if (body)
+        return reply(c, MHD_HTTP_OK, body, (struct header){session_id ? "Mcp-Session-Id" : NULL,
+                                                           session_id},
+                     (struct header){0});
+    if (!here)
+        return MHD_NO;
+    if (session_gone)
+        return refuse(c, MHD_HTTP_NOT_FOUND, "the session ended before the response");
+    return reply(c, MHD_HTTP_ACCEPTED, NULL, (struct header){0}, (struct header){0});
+}
+
+/* ---- methods ---- */
+
+/* A request: registered as a stream under its id before the session sees
+ * it, so that even an immediate answer finds its way. */
+static enum MHD_Result post_request(struct MHD_Connection *c, struct http_session *hs,
+                                    struct http_request *rq, struct jsonrpc_msg *m,
+                                    bool initialize)
+{
+    json_t *token = json_object_get(json_object_get(m->params, "_meta"), "progressToken");
+    struct http_stream *st = stream_new(hs, rq->want_sse ? STREAM_SSE : STREAM_JSON, m->id,
+                                        token, connection_fd(c));
+    const char *why = NULL;
+    unsigned status = MHD_HTTP_OK;
+
+    if (st == NULL)
+        return refuse(c, MHD_HTTP_SERVICE_UNAVAILABLE, "out of memory");
+    pthread_mutex_lock(&hs->lock);
+    for (struct http_stream *o = hs->streams; o && !hs->ended; o = o->next)
+        if (waiting(o) && json_equal(o->request_id, m->id))
+            why = "a request with this id is still running in this session";
+    if (hs->ended)
+        why = "session ended", status = MHD_HTTP_NOT_FOUND;
+    else if (why)
+        status = MHD_HTTP_BAD_REQUEST;
+    else {
+        stream_link(st);
+        hs->handlers++;
+    }
+    pthread_mutex_unlock(&hs->lock);
+    if (why) {
+        stream_free(st);
+        return reply_error(c, status, m->id, status == MHD_HTTP_NOT_FOUND ? ERR_TRANSPORT
+                                                                           : JSONRPC_INVALID_REQUEST,
+                           why, (struct header){0});
+    }
+    mcp_session_handle(&hs->s, rq->body, rq->len);
+    session_leave(hs);
+    const char *session_id = NULL;
+    if (initialize) {
+        /* initialize is answered on the spot: a failed one leaves no
+         * session behind. */
+        pthread_mutex_lock(&hs->lock);
+        bool failed = st->answered && st->answer_is_error;
+        pthread_mutex_unlock(&hs->lock);
+        if (failed)
+            session_end(hs->srv, hs);
+        else
+            session_id = hs->s.id;
+    }
+    return st->kind == STREAM_SSE ? reply_sse(c, st, session_id) : reply_json(c, st, session_id);
+}
+
+/* A notification or a response from the client: 202, no body. */
+static enum MHD_Result post_message(struct MHD_Connection *c, struct http_session *hs,
+                                    struct http_request *rq, struct jsonrpc_msg *m)
+{
+    if (!session_enter(hs))
+        return refuse(c, MHD_HTTP_NOT_FOUND, "session ended");
+    mcp_session_handle(&hs->s, rq->body, rq->len);
+    session_leave(hs);
+    if (m->method && strcmp(m->method, "notifications/cancelled") == 0)
+        streams_cancel(hs, json_object_get(m->params, "requestId"));
+    return reply(c, MHD_HTTP_ACCEPTED, NULL, (struct header){0}, (struct header){0});
+}
+
+static enum MHD_Result handle_post(struct mcp_http *srv, struct MHD_Connection *c,
+                                   struct http_request *rq)
+{
+    struct jsonrpc_msg m;
+    json_t *eid;
+    const char *why = NULL;
+
+    if (rq->too_large)
+        return refuse(c, MHD_HTTP_CONTENT_TOO_LARGE, "message too large (limit 16 MiB)");
+    int code = jsonrpc_parse(rq->body ? rq->body : "", rq->len, &m, &eid, &why);
+    if (code != 0) { /* not JSON, a batch, too deep, not JSON-RPC */
+        enum MHD_Result r = reply_error(c, MHD_HTTP_BAD_REQUEST, eid, code, why,
+                                        (struct header){0});
+        json_decref(eid);
+        return r;
+    }
+    json_decref(eid);
+    const char *sid = header(c, "Mcp-Session-Id");
+    bool request = m.method != NULL && m.id != NULL;
+    bool init = request && strcmp(m.method, "initialize") == 0;
+    struct http_session *hs = NULL;
+    enum MHD_Result ret;
+    if (init && sid)
+        ret = refuse(c, MHD_HTTP_BAD_REQUEST,
+                     "initialize starts a new session: send it without Mcp-Session-Id");
+    else if (init && (hs = session_new(srv, &why)) == NULL)
+        ret = refuse(c, MHD_HTTP_SERVICE_UNAVAILABLE, why);
+    else if (!init && sid == NULL)
+        ret = refuse(c, MHD_HTTP_BAD_REQUEST,
+                     "bad request: no Mcp-Session-Id header (send initialize first)");
+    else if (!init && (hs = session_get(srv, sid)) == NULL)
+        ret = refuse(c, MHD_HTTP_NOT_FOUND,
+                     "session not found (it ended or never existed): send initialize");
+    else if (request)
+        ret = post_request(c, hs, rq, &m, init);
+    else
+        ret = post_message(c, hs, rq, &m);
+    if (hs)
+        session_unref(hs);
+    jsonrpc_msg_free(&m);
+    return ret;
+}
+
+/* Looks up the request's session; on failure queues the error in *ret. */
+static struct http_session *request_session(struct mcp_http *srv, struct MHD_Connection *c,
+                                            enum MHD_Result *ret)
+{
+    const char *sid = header(c, "Mcp-Session-Id");
+    struct http_session *hs = sid ? session_get(srv, sid) : NULL;
+    if (sid == NULL)
+        *ret = refuse(c, MHD_HTTP_BAD_REQUEST, "bad request: no Mcp-Session-Id header");
+    else if (hs == NULL)
+        *ret = refuse(c, MHD_HTTP_NOT_FOUND, "session not found (it ended or never existed)");
+    return hs;
+}
+
+/* GET: the session's stream for messages that belong to no request. */
+static enum MHD_Result handle_get(struct mcp_http *srv, struct MHD_Connection *c)
+{
+    enum MHD_Result ret = MHD_NO;
+    struct http_session *hs = request_session(srv, c, &ret);
+    if (hs == NULL)
+        return ret;
+    struct http_stream *st = stream_new(hs, STREAM_GET, NULL, NULL, connection_fd(c));
+    unsigned status = 0;
+    if (st == NULL)
+        status = MHD_HTTP_SERVICE_UNAVAILABLE;
+    else {
+        pthread_mutex_lock(&hs->lock);
+        if (hs->ended)
+            status = MHD_HTTP_NOT_FOUND;
+        else if (hs->has_get)
+            status = MHD_HTTP_CONFLICT;
+        else
+            stream_link(st);
+        pthread_mutex_unlock(&hs->lock);
+    }
+    if (status == 0)
+        ret = reply_sse(c, st, NULL);
+    else {
+        if (st)
+            stream_free(st);
+        ret = refuse(c, status, status == MHD_HTTP_CONFLICT
+                                    ? "conflict: this session already has a GET stream"
+                                    : "session ended");
+    }
+    session_unref(hs);
+    return ret;
+}
+
+/* DELETE: ends the session; its sandboxes are gone when the 200 goes out. */
+static enum MHD_Result handle_delete(struct mcp_http *srv, struct MHD_Connection *c)
+{
+    enum MHD_Result ret = MHD_NO;
+    struct http_session *hs = request_session(srv, c, &ret);
+    if (hs == NULL)
+        return ret;
+    session_end(srv, hs);
+    session_unref(hs);
+    return reply(c, MHD_HTTP_OK, NULL, (struct header){0}, (struct header){0});
+}
+
+/* MHD calls this first when the headers are in (*con_cls NULL), then with
+ * each piece of the body, then once more with *upload_size 0. */
+static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const char *url,
+                                  const char *method, const char *version,
+                                  const char *upload, size_t *upload_size, void **con_cls)
+{
+    struct mcp_http *srv = cls;
+    struct http_request *rq = *con_cls;
+
+    (void)version;
+    if (rq == NULL) {
+        rq = calloc(1, sizeof(*rq));
+        if (rq == NULL)
+            return MHD_NO;
+        *con_cls = rq;
+        return check_headers(srv, c, url, method, rq);
+    }
+    if (rq->replied) {
+        *upload_size = 0;
+        return MHD_YES;
+    }
+    if (*upload_size > 0)
+        return take_body(rq, upload, upload_size);
+    rq->replied = true;
+    if (strcmp(method, "POST") == 0)
+        return handle_post(srv, c, rq);
+    if (strcmp(method, "GET") == 0)
+        return handle_get(srv, c);
+    return handle_delete(srv, c);
+}
+
+static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
+                         enum MHD_RequestTerminationCode toe)
+{
+    struct http_request *rq = *con_cls;
+    (void)cls, (void)c, (void)toe;
+    if (rq) {
+        free(rq->body);
+        free(rq);
+        *con_cls = NULL;
+    }
+}
+
+static void mhd_log(void *cls, const char *fmt, va_list ap)
+{
+    char msg[512];
+    (void)cls;
+    vsnprintf(msg, sizeof(msg), fmt, ap);
+    msg[strcspn(msg, "\n")] = '\0';
+    nsbox_debug("http: %s", msg);
+}
+
+/* ---- starting and stopping ---- */
+
+int mcp_http_parse_address(const char *arg, char *buf, size_t buf_size,
+                           struct mcp_http_options *opt, struct nsbox_err *err)
+{
+    const char *port = arg, *host = "127.0.0.1";
+    size_t host_len = strlen(host);
+
+    if (arg[0] == '[') {
+        const char *close = strchr(arg, ']');
+        if (close == NULL || close[1] != ':')
+            return nsbox_err_set(err, EINVAL, "--http takes [IPV6]:PORT, got \"%s\"", arg);
+        host = arg + 1, host_len = (size_t)(close - host), port = close + 2;
+    } else if (strchr(arg, ':') != NULL) {
+        const char *colon = strrchr(arg, ':');
+        if (memchr(arg, ':', (size_t)(colon - arg)) != NULL)
+            return nsbox_err_set(err, EINVAL, "write IPv6 addresses in brackets: [::1]:8080");
+        if (colon > arg)
+            host = arg, host_len = (size_t)(colon - arg);
+        port = colon + 1;
+    }
+    char *end;
+    unsigned long p = strtoul(port, &end, 10);
+    if (*port == '\0' || *end != '\0' || p > 65535 || strspn(port, "0123456789") != strlen(port))
+        return nsbox_err_set(err, EINVAL, "--http takes HOST:PORT (e.g. 127.0.0.1:8080), got "
+                                          "\"%s\"", arg);
+    if (host_len == 0 || host_len >= buf_size)
+        return nsbox_err_set(err, EINVAL, "bad host in \"%s\"", arg);
+    memcpy(buf, host, host_len);
+    buf[host_len] = '\0';
+    opt->host = buf;
+    opt->port = (uint16_t)p;
+    return 0;
+}
+
+static bool is_loopback(const struct sockaddr *sa)
+{
+    if (sa->sa_family == AF_INET)
+        return (ntohl(((const struct sockaddr_in *)sa)->sin_addr.s_addr) >> 24) == 127;
+    const struct in6_addr *a = &((const struct sockaddr_in6 *)sa)->sin6_addr;
+    return IN6_IS_ADDR_LOOPBACK(a) || (IN6_IS_ADDR_V4MAPPED(a) && a->s6_addr[12] == 127);
+}
+
+/* Binds the listening socket ourselves, for exact errors and port 0. */
+static int listen_on(struct mcp_http *srv, const struct mcp_http_options *opt,
+                     struct nsbox_err *err)
+{
+    struct addrinfo hints = {.ai_socktype = SOCK_STREAM, .ai_flags = AI_NUMERICSERV}, *res, *ai;
+    char port[8];
+    int one = 1, r;
+
+    snprintf(port, sizeof(port), "%u", opt->port);
+    if ((r = getaddrinfo(opt->host, port, &hints, &res)) != 0)
+        return nsbox_err_set(err, EINVAL, "cannot resolve %s: %s", opt->host, gai_strerror(r));
+    for (ai = res; ai->ai_next && ai->ai_family != AF_INET; ai = ai->ai_next)
+        ; /* "localhost": prefer 127.0.0.1 */
+    if (!is_loopback(ai->ai_addr) && !srv->has_token) {
+        freeaddrinfo(res);
+        return nsbox_err_set(err, EPERM,
+                             "refusing to serve HTTP on %s, which is not a loopback address, "
+                             "without a token: anyone who reaches the port could run code; "
+                             "set --token-file FILE or NSBOX_TOKEN",
+                             opt->host);
+    }
+    int fd = socket(ai->ai_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd >= 0 && ai->ai_family == AF_INET6)
+        setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one));
+    if (fd < 0 || setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) < 0 ||
+        bind(fd, ai->ai_addr, ai->ai_addrlen) < 0 || listen(fd, 128) < 0) {
+        nsbox_err_sys(err, "cannot listen on %s port %u", opt->host, opt->port);
+        if (fd >= 0)
+            close(fd);
+        freeaddrinfo(res);
+        return -1;
+    }
+    freeaddrinfo(res);
+    struct sockaddr_storage ss;
+    socklen_t len = sizeof(ss);
+    if (getsockname(fd, (struct sockaddr *)&ss, &len) == 0)
+        srv->port = ntohs(ss.ss_family == AF_INET ? ((struct sockaddr_in *)&ss)->sin_port
+                                                  : ((struct sockaddr_in6 *)&ss)->sin6_port);
+    srv->listen_fd = fd;
+    return 0;
+}
+
+static void server_free(struct mcp_http *srv)
+{
+    pthread_cond_destroy(&srv->stop);
+    pthread_mutex_destroy(&srv->lock);
+    free(srv);
+}
+
+struct mcp_http *mcp_http_start(struct mcp_server *cfg, const struct mcp_http_options *opt,
+                                struct nsbox_err *err)
+{
+    struct mcp_http *srv = calloc(1, sizeof(*srv));
+
+    if (srv == NULL) {
+        nsbox_err_set(err, ENOMEM, "out of memory");
+        return NULL;
+    }
+    srv->cfg = cfg;
+    srv->listen_fd = -1;
+    srv->max_sessions = opt->max_sessions ? opt->max_sessions : 64;
+    srv->session_timeout_s = opt->session_timeout_s ? opt->session_timeout_s : 3600;
+    snprintf(srv->host, sizeof(srv->host), "%s", opt->host);
+    for (size_t i = 0; i < opt->n_allowed_hosts && i < MCP_HTTP_MAX_ALLOWED_HOSTS; i++)
+        snprintf(srv->allowed[srv->n_allowed++], sizeof(srv->allowed[0]), "%s",
+                 opt->allowed_hosts[i]);
+    if (opt->token && *opt->token) {
+        srv->has_token = true;
+        SHA256((const unsigned char *)opt->token, strlen(opt->token), srv->token_hash);
+    }
+    pthread_mutex_init(&srv->lock, NULL);
+    pthread_condattr_t attr;
+    pthread_condattr_init(&attr);
+    pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
+    pthread_cond_init(&srv->stop, &attr);
+    pthread_condattr_destroy(&attr);
+    if (listen_on(srv, opt, err) < 0) {
+        server_free(srv);
+        return NULL;
+    }
+    /* A thread per connection (see the top of this file); poll(), not
+     * select(), so descriptors above FD_SETSIZE work; ITC for quiesce. */
+    srv->daemon = MHD_start_daemon(
+        MHD_USE_THREAD_PER_CONNECTION | MHD_USE_POLL_INTERNAL_THREAD | MHD_USE_ITC |
+            MHD_USE_ERROR_LOG,
+        0, NULL, NULL, on_request, srv, MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL,
+        MHD_OPTION_LISTEN_SOCKET, srv->listen_fd,
+        MHD_OPTION_CONNECTION_LIMIT, opt->max_connections ? opt->max_connections : 256u,
+        MHD_OPTION_PER_IP_CONNECTION_LIMIT, opt->max_per_ip ? opt->max_per_ip : 64u,
+        MHD_OPTION_CONNECTION_TIMEOUT, opt->idle_timeout_s ? opt->idle_timeout_s : 60u,
+        MHD_OPTION_NOTIFY_COMPLETED, on_completed, NULL, MHD_OPTION_END);
+    if (srv->daemon == NULL) {
+        nsbox_err_set(err, EIO, "libmicrohttpd could not start on %s port %u", opt->host,
+                      srv->port);
+        close(srv->listen_fd);
+        server_free(srv);
+        return NULL;
+    }
+    srv->has_reaper = pthread_create(&srv->reaper, NULL, reaper_thread, srv) == 0;
+    if (!srv->has_reaper)
+        nsbox_warn("no thread to end unused MCP sessions: they last until the server stops");
+    return srv;
+}
+
+uint16_t mcp_http_port(const struct mcp_http *h)
+{
+    return h->port;
+}
+
+void mcp_http_stop(struct mcp_http *srv)
+{
+    /* Stop accepting first; connections already open get 404/503. */
+    int fd = MHD_quiesce_daemon(srv->daemon);
+    if (fd >= 0)
+        close(fd);
+    pthread_mutex_lock(&srv->lock);
+    srv->stopping = true;
+    pthread_cond_broadcast(&srv->stop);
+    pthread_mutex_unlock(&srv->lock);
+    if (srv->has_reaper)
+        pthread_join(srv->reaper, NULL);
+    for (;;) {
+        pthread_mutex_lock(&srv->lock);
+        struct http_session *hs = srv->sessions;
+        if (hs) {
+            pthread_mutex_lock(&hs->lock);
+            hs->refs++;
+            pthread_mutex_unlock(&hs->lock);
+        }
+        pthread_mutex_unlock(&srv->lock);
+        if (hs == NULL)
+            break;
+        session_end(srv, hs);
+        session_unref(hs);
+    }
+    /* Every stream has ended, so no connection thread stays blocked in
+     * our callbacks: MHD can close the connections and join the threads. */
+    MHD_stop_daemon(srv->daemon);
+    server_free(srv);
+}
