@@ -9,7 +9,9 @@
  *   child:  overlay, /proc (masked), /dev, /tmp, /sys; pivot_root
  *   child:  hostname; loopback up; rlimits; not dumpable
  *   child:  capabilities cut to init's four; no_new_privs; seccomp
- *   child:  every other fd closed; "ready" over the error pipe; init loop
+ *   child:  every other fd closed; "ready" over the error pipe; init loop,
+ *           which ends (and with it every process of the sandbox) when the
+ *           owner's control socket closes
  * Any failure in the child travels back over the CLOEXEC error pipe as a
  * struct nsbox_err, so the caller sees the real cause. */
 #include "sandbox.h"
@@ -204,10 +206,11 @@ static _Noreturn void child_main(struct spawn *s)
 {
     struct nsbox_err err = {0};
 
-    /* getppid() is 0 across the pid namespace boundary; a parent that died
-     * before PDEATHSIG was armed shows up as EOF on the sync pipe instead. */
-    if (!s->cfg->detach)
-        prctl(PR_SET_PDEATHSIG, SIGKILL);
+    /* No PR_SET_PDEATHSIG: the kernel ignores an unforced SIGKILL to the
+     * init of a pid namespace, which this child is.  What ties the sandbox
+     * to its owner is the control socket: init leaves its loop when the
+     * owner's end closes (the owner died, or let go), and a parent that
+     * dies during setup shows up as EOF on the sync pipe. */
     close_fd(&s->sync_w);
     close_fd(&s->err_r);
     int r = child_setup(s, &err);
