@@ -4,14 +4,16 @@
 
 CC       ?= cc
 BUILD    ?= build
-PKGS     := jansson libarchive libcrypto libseccomp libcap libmnl zlib libzstd
+PKGS     := jansson libarchive libcrypto libseccomp libcap libmnl zlib libzstd libmicrohttpd
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 # Linked statically where Debian ships the archive: nsbox starts on every
 # `run` and `exec`, and the dynamic loader spent 2.4 ms there (libarchive
 # alone drags in libxml2, ICU and libstdc++).  Only the objects nsbox uses
 # are linked.  libmnl has no static archive; libc stays shared.
+# libmicrohttpd stays shared too: Debian's archive is built with HTTPS and
+# would drag in gnutls (nsbox serves plain HTTP on loopback).
 STATIC_LIBS := -larchive -lcrypto -ljansson -lseccomp -lcap -lz -lzstd
-DYNAMIC_LIBS := -lmnl
+DYNAMIC_LIBS := -lmnl -lmicrohttpd
 PKG_LIBS   := -Wl,-Bstatic $(STATIC_LIBS) -Wl,-Bdynamic $(DYNAMIC_LIBS)
 
 # CFLAGS/LDFLAGS are yours to set (optimization, sanitizers); the flags

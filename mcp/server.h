@@ -62,6 +62,14 @@ struct mcp_server {
     struct mcp_limits defaults, ceilings;
     size_t max_sandboxes;       /* per session */
     size_t output_cap;
+
+    /* The spare sandbox for one-shot runs (tools_sandbox.c). */
+    pthread_mutex_t pool_lock;
+    pthread_cond_t pool_idle;
+    struct mcp_sandbox *spare;
+    char spare_image[512];
+    bool refilling, draining;
+    size_t n_freeing;
 };
 
 struct mcp_session;
@@ -128,6 +136,13 @@ struct mcp_sandbox *mcp_sandbox_new(struct mcp_session *s, const char *image,
                                     const char *workdir, bool one_shot, char *error,
                                     size_t error_size);
 void mcp_sandbox_destroy(struct mcp_session *s, struct mcp_sandbox *sb);
+/* Stops and frees a sandbox that is in no session (now, or on a thread). */
+void mcp_sandbox_free(struct mcp_server *cfg, struct mcp_sandbox *m);
+void mcp_sandbox_free_detached(struct mcp_server *cfg, struct mcp_sandbox *m);
+/* The ready spare for image, or NULL; either way a new spare is started. */
+struct mcp_sandbox *mcp_pool_take(struct mcp_server *cfg, const char *image);
+/* Stops refilling, waits for pending removals, frees the spare. */
+void mcp_pool_drain(struct mcp_server *cfg);
 const char *mcp_image_for_language(struct mcp_session *s, const char *language);
 /* Standard base64 (malloc'ed), or NULL when out of memory. */
 char *mcp_base64_encode(const unsigned char *in, size_t len);

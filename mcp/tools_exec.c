@@ -173,11 +173,16 @@ static json_t *run(struct mcp_session *s, struct mcp_call *call, const struct ru
                  rq->language);
         return NULL;
     }
-    struct mcp_sandbox *m = mcp_sandbox_new(s, image, &l, NULL, NULL, true, error, error_size);
+    /* The spare fits when the call asks for the default limits. */
+    bool defaults = !json_object_get(rq->args, "memory_mb") &&
+                    !json_object_get(rq->args, "cpus") && !json_object_get(rq->args, "pids");
+    struct mcp_sandbox *m = defaults ? mcp_pool_take(s->cfg, image) : NULL;
+    if (m == NULL)
+        m = mcp_sandbox_new(s, image, &l, NULL, NULL, true, error, error_size);
     if (m == NULL)
         return NULL;
     json_t *rec = exec_in(s, call, m, rq, l.timeout_s, error, error_size);
-    mcp_sandbox_destroy(s, m);
+    mcp_sandbox_free_detached(s->cfg, m);
     return rec;
 }
 

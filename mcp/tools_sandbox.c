@@ -118,50 +118,42 @@ static char **copy_env(char **image_env, char **extra)
     return v;
 }
 
-static int start(struct mcp_session *s, struct mcp_sandbox *m, const struct images_image *im,
+static int start(struct mcp_server *cfg, struct mcp_sandbox *m, const struct images_image *im,
                  struct nsbox_err *err)
 {
-    struct nsbox_sandbox_config cfg = {
-        .rootfs = im->rootfs, .state_root = s->cfg->state_root, .env = m->env,
+    struct nsbox_sandbox_config sc = {
+        .rootfs = im->rootfs, .state_root = cfg->state_root, .env = m->env,
         .workdir = m->workdir, .uid = m->uid, .gid = m->gid,
         .limits = {.memory_bytes = m->limits.memory_mb << 20, .pids = m->limits.pids,
                    .cpu_quota_us = (uint64_t)(m->limits.cpus * 100000), .cpu_period_us = 100000},
         .tmp_bytes = 256ull << 20, .shm_bytes = 64ull << 20, .rlimit_nofile = 1024,
-        .rlimit_fsize = 1ull << 30, .mode = s->cfg->mode, .seccomp = s->cfg->seccomp,
-        .rootless_map = s->cfg->store.rootless ? &s->cfg->store.idmap : NULL, .detach = false,
+        .rlimit_fsize = 1ull << 30, .mode = cfg->mode, .seccomp = cfg->seccomp,
+        .rootless_map = cfg->store.rootless ? &cfg->store.idmap : NULL, .detach = false,
         .keep_fd = m->lease,
     };
-    return nsbox_sandbox_create(&cfg, &m->sb, err);
+    return nsbox_sandbox_create(&sc, &m->sb, err);
 }
 
-struct mcp_sandbox *mcp_sandbox_new(struct mcp_session *s, const char *image,
-                                    const struct mcp_limits *limits, json_t *env,
-                                    const char *workdir, bool one_shot, char *error,
-                                    size_t error_size)
+/* A started sandbox, not yet in any session. */
+static struct mcp_sandbox *build(struct mcp_server *cfg, const char *image,
+                                 const struct mcp_limits *limits, json_t *env,
+                                 const char *workdir, bool one_shot, char *error,
+                                 size_t error_size)
 {
     struct images_image im;
     struct nsbox_err err = {0};
     bool ok;
 
-    pthread_mutex_lock(&s->lock);
-    bool full = s->n_sandboxes >= s->cfg->max_sandboxes;
-    if (!full)
-        s->n_sandboxes++; /* reserved */
-    pthread_mutex_unlock(&s->lock);
-    if (full) {
-        snprintf(error, error_size, "this session already has %zu sandboxes (the limit); "
-                                    "stop one with sandbox_stop",
-                 s->cfg->max_sandboxes);
-        return NULL;
-    }
     char **extra = env_from_json(env, error, error_size, &ok);
     struct mcp_sandbox *m = calloc(1, sizeof(*m));
-    if (!ok || m == NULL || images_lookup(&s->cfg->store, image, &im, &err) < 0) {
+    if (!ok || m == NULL || images_lookup(&cfg->store, image, &im, &err) < 0) {
         if (ok && m != NULL)
             snprintf(error, error_size, "%s", err.msg);
-        goto fail_early;
+        free(m);
+        free_env_strings(extra);
+        return NULL;
     }
-    m->lease = images_lease(&s->cfg->store, im.digest, &err);
+    m->lease = images_lease(&cfg->store, im.digest, &err);
     m->env = copy_env(im.config.env, extra);
     m->workdir = strdup(workdir ? workdir : "/workspace");
     m->image = strdup(im.names && im.names[0] ? im.names[0] : im.digest);
@@ -170,39 +162,199 @@ struct mcp_sandbox *mcp_sandbox_new(struct mcp_session *s, const char *image,
     m->one_shot = one_shot;
     m->created = time(NULL);
     pthread_mutex_init(&m->exec_lock, NULL);
+    free_env_strings(extra);
     if (m->lease < 0 || m->env == NULL ||
         images_resolve_user(im.rootfs, im.config.user, &m->uid, &m->gid, &err) < 0 ||
-        start(s, m, &im, &err) < 0) {
+        start(cfg, m, &im, &err) < 0) {
         snprintf(error, error_size, "%s", err.msg);
         images_image_free(&im);
-        goto fail;
+        if (m->lease >= 0)
+            close(m->lease);
+        nsbox_strvfree(m->env);
+        free(m->workdir);
+        free(m->image);
+        pthread_mutex_destroy(&m->exec_lock);
+        free(m);
+        return NULL;
     }
     images_image_free(&im);
-    free_env_strings(extra);
+    return m;
+}
+
+struct mcp_sandbox *mcp_sandbox_new(struct mcp_session *s, const char *image,
+                                    const struct mcp_limits *limits, json_t *env,
+                                    const char *workdir, bool one_shot, char *error,
+                                    size_t error_size)
+{
+    /* One-shot sandboxes are bounded by the calls running at once; the
+     * session's cap is for the ones it keeps. */
+    if (!one_shot) {
+        pthread_mutex_lock(&s->lock);
+        bool full = s->n_sandboxes >= s->cfg->max_sandboxes;
+        if (!full)
+            s->n_sandboxes++; /* reserved */
+        pthread_mutex_unlock(&s->lock);
+        if (full) {
+            snprintf(error, error_size, "this session already has %zu sandboxes (the limit); "
+                                        "stop one with sandbox_stop",
+                     s->cfg->max_sandboxes);
+            return NULL;
+        }
+    }
+    struct mcp_sandbox *m = build(s->cfg, image, limits, env, workdir, one_shot, error,
+                                  error_size);
     pthread_mutex_lock(&s->lock);
-    m->next = s->sandboxes;
-    s->sandboxes = m;
+    if (m == NULL && !one_shot)
+        s->n_sandboxes--;
+    if (m != NULL && !one_shot) {
+        m->next = s->sandboxes;
+        s->sandboxes = m;
+    }
     pthread_mutex_unlock(&s->lock);
     return m;
-fail:
-    if (m->lease >= 0)
-        close(m->lease);
+}
+
+/* ---- the spare for one-shot runs ----
+ * A long-lived server keeps one fresh, never-used sandbox of the default
+ * language's image ready, so a one-shot execute_code does not wait for a
+ * sandbox to be made (and, on cgroup v1, for the RCU grace period of moving
+ * it into its cgroup).  Each one-shot run still gets a sandbox of its own,
+ * removed afterwards, off the response's path. */
+
+static void *refill_thread(void *arg)
+{
+    struct mcp_server *cfg = arg;
+    char image[512], error[256];
+
+    pthread_mutex_lock(&cfg->pool_lock);
+    snprintf(image, sizeof(image), "%s", cfg->spare_image);
+    pthread_mutex_unlock(&cfg->pool_lock);
+    struct mcp_sandbox *m = image[0] ? build(cfg, image, &cfg->defaults, NULL, NULL, true,
+                                             error, sizeof(error))
+                                     : NULL;
+    pthread_mutex_lock(&cfg->pool_lock);
+    cfg->refilling = false;
+    if (m != NULL && cfg->spare == NULL && !cfg->draining && strcmp(image, cfg->spare_image) == 0) {
+        cfg->spare = m;
+        m = NULL;
+    }
+    pthread_cond_broadcast(&cfg->pool_idle);
+    pthread_mutex_unlock(&cfg->pool_lock);
+    if (m != NULL)
+        mcp_sandbox_free(cfg, m);
+    return NULL;
+}
+
+static void start_refill(struct mcp_server *cfg)
+{
+    pthread_t t;
+    pthread_attr_t attr;
+
+    /* pool_lock held */
+    if (cfg->refilling || cfg->spare != NULL || cfg->draining || cfg->spare_image[0] == '\0')
+        return;
+    cfg->refilling = true;
+    pthread_attr_init(&attr);
+    pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+    if (pthread_create(&t, &attr, refill_thread, cfg) != 0)
+        cfg->refilling = false;
+    pthread_attr_destroy(&attr);
+}
+
+struct mcp_sandbox *mcp_pool_take(struct mcp_server *cfg, const char *image)
+{
+    struct mcp_sandbox *m = NULL;
+
+    pthread_mutex_lock(&cfg->pool_lock);
+    if (strcmp(cfg->spare_image, image) != 0) {
+        /* Another image asked for: the spare follows the demand. */
+        snprintf(cfg->spare_image, sizeof(cfg->spare_image), "%s", image);
+        if (cfg->spare != NULL) {
+            struct mcp_sandbox *old = cfg->spare;
+            cfg->spare = NULL;
+            pthread_mutex_unlock(&cfg->pool_lock);
+            mcp_sandbox_free_detached(cfg, old);
+            pthread_mutex_lock(&cfg->pool_lock);
+        }
+    } else if (cfg->spare != NULL) {
+        m = cfg->spare;
+        cfg->spare = NULL;
+    }
+    start_refill(cfg);
+    pthread_mutex_unlock(&cfg->pool_lock);
+    return m;
+}
+
+void mcp_pool_drain(struct mcp_server *cfg)
+{
+    pthread_mutex_lock(&cfg->pool_lock);
+    cfg->draining = true;
+    while (cfg->refilling || cfg->n_freeing > 0)
+        pthread_cond_wait(&cfg->pool_idle, &cfg->pool_lock);
+    struct mcp_sandbox *m = cfg->spare;
+    cfg->spare = NULL;
+    pthread_mutex_unlock(&cfg->pool_lock);
+    if (m != NULL)
+        mcp_sandbox_free(cfg, m);
+}
+
+void mcp_sandbox_free(struct mcp_server *cfg, struct mcp_sandbox *m)
+{
+    struct nsbox_err err;
+    (void)cfg;
+    if (nsbox_sandbox_destroy(&m->sb, &err) < 0)
+        nsbox_warn("stopping sandbox %s: %s", m->sb.id, err.msg);
+    close(m->lease);
     nsbox_strvfree(m->env);
     free(m->workdir);
     free(m->image);
-fail_early:
+    pthread_mutex_destroy(&m->exec_lock);
     free(m);
-    free_env_strings(extra);
-    pthread_mutex_lock(&s->lock);
-    s->n_sandboxes--;
-    pthread_mutex_unlock(&s->lock);
+}
+
+struct free_job {
+    struct mcp_server *cfg;
+    struct mcp_sandbox *m;
+};
+
+static void *free_thread(void *arg)
+{
+    struct free_job *job = arg;
+    struct mcp_server *cfg = job->cfg;
+    mcp_sandbox_free(cfg, job->m);
+    free(job);
+    pthread_mutex_lock(&cfg->pool_lock);
+    cfg->n_freeing--;
+    pthread_cond_broadcast(&cfg->pool_idle);
+    pthread_mutex_unlock(&cfg->pool_lock);
     return NULL;
+}
+
+void mcp_sandbox_free_detached(struct mcp_server *cfg, struct mcp_sandbox *m)
+{
+    struct free_job *job = malloc(sizeof(*job));
+    pthread_t t;
+    pthread_attr_t attr;
+
+    /* Everything in it dies now; the removal happens on another thread. */
+    nsbox_sandbox_kill_all(&m->sb);
+    if (job == NULL) {
+        mcp_sandbox_free(cfg, m);
+        return;
+    }
+    *job = (struct free_job){cfg, m};
+    pthread_mutex_lock(&cfg->pool_lock);
+    cfg->n_freeing++;
+    pthread_mutex_unlock(&cfg->pool_lock);
+    pthread_attr_init(&attr);
+    pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+    if (pthread_create(&t, &attr, free_thread, job) != 0)
+        free_thread(job);
+    pthread_attr_destroy(&attr);
 }
 
 void mcp_sandbox_destroy(struct mcp_session *s, struct mcp_sandbox *m)
 {
-    struct nsbox_err err;
-
     pthread_mutex_lock(&s->lock);
     for (struct mcp_sandbox **p = &s->sandboxes; *p != NULL; p = &(*p)->next) {
         if (*p == m) {
@@ -212,14 +364,7 @@ void mcp_sandbox_destroy(struct mcp_session *s, struct mcp_sandbox *m)
         }
     }
     pthread_mutex_unlock(&s->lock);
-    if (nsbox_sandbox_destroy(&m->sb, &err) < 0)
-        nsbox_warn("stopping sandbox %s: %s", m->sb.id, err.msg);
-    close(m->lease);
-    nsbox_strvfree(m->env);
-    free(m->workdir);
-    free(m->image);
-    pthread_mutex_destroy(&m->exec_lock);
-    free(m);
+    mcp_sandbox_free(s->cfg, m);
 }
 
 /* ---- argument helpers ---- */

@@ -48,6 +48,7 @@
 #include <unistd.h>
 
 #include "../common/log.h"
+#include "http_policy.h"
 #include "jsonrpc.h"
 
 #define ENDPOINT "/mcp"
@@ -55,10 +56,6 @@
 #define BODY_DISCARD_MAX (16u << 20) /* past the limit, bytes read before hanging up */
 #define SSE_KEEPALIVE_S 25        /* a comment on a quiet GET stream this often */
 #define ERR_TRANSPORT (-32000)    /* JSON-RPC "server error" for HTTP-level refusals */
-
-/* MCP-Protocol-Version values we speak (the same list as server.c's). */
-static const char *const versions[] = {"2025-11-25", "2025-06-18", "2025-03-26",
-                                       "2024-11-05"};
 
 enum stream_kind { STREAM_JSON, STREAM_SSE, STREAM_GET };
 
@@ -99,9 +96,8 @@ struct mcp_http {
     struct MHD_Daemon *daemon;
     int listen_fd;
     uint16_t port;
-    char host[256];          /* the bind host as given, IPv6 without brackets */
-    char allowed[MCP_HTTP_MAX_ALLOWED_HOSTS][256];
-    size_t n_allowed;
+    struct http_host_policy hosts; /* names point into names[] */
+    char names[HTTP_MAX_HOST_NAMES][256];
     bool has_token;
     unsigned char token_hash[SHA256_DIGEST_LENGTH];
     size_t max_sessions;
@@ -180,85 +176,6 @@ static const char *header(struct MHD_Connection *c, const char *name)
     return MHD_lookup_connection_value(c, MHD_HEADER_KIND, name);
 }
 
-static bool is_loopback_name(const char *name, size_t n)
-{
-    static const char *const names[] = {"localhost", "127.0.0.1", "[::1]"};
-    for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
-        if (n == strlen(names[i]) && strncasecmp(name, names[i], n) == 0)
-            return true;
-    return false;
-}
-
-/* Splits "name[:port]" or "[v6][:port]"; *port is NULL when absent. */
-static bool split_host_port(const char *s, size_t *name_len, const char **port)
-{
-    const char *colon;
-    if (s[0] == '[') {
-        const char *close = strchr(s, ']');
-        if (close == NULL)
-            return false;
-        colon = close[1] == ':' ? close + 1 : NULL;
-        if (close[1] != '\0' && colon == NULL)
-            return false;
-    } else {
-        colon = strchr(s, ':');
-        if (colon && strchr(colon + 1, ':'))
-            return false;
-    }
-    *name_len = colon ? (size_t)(colon - s) : strlen(s);
-    *port = colon ? colon + 1 : NULL;
-    if (*port && (**port == '\0' || strspn(*port, "0123456789") != strlen(*port) ||
-                  strlen(*port) > 5))
-        return false;
-    return *name_len > 0;
-}
-
-static bool same_name(const char *name, size_t n, const char *host)
-{
-    char bracketed[260];
-    if (strchr(host, ':') != NULL) { /* an IPv6 literal is bracketed in Host */
-        snprintf(bracketed, sizeof(bracketed), "[%s]", host);
-        host = bracketed;
-    }
-    return n == strlen(host) && strncasecmp(name, host, n) == 0;
-}
-
-/* DNS rebinding: a page in the browser reaches 127.0.0.1 under the
- * attacker's name, so the Host header must name us: a loopback name or the
- * configured host, with our port (or none when we are on port 80). */
-static bool host_allowed(const struct mcp_http *srv, const char *host)
-{
-    size_t n;
-    const char *port;
-
-    if (host == NULL || !split_host_port(host, &n, &port))
-        return false;
-    if (port ? strtoul(port, NULL, 10) != srv->port : srv->port != 80)
-        return false;
-    if (is_loopback_name(host, n) || same_name(host, n, srv->host))
-        return true;
-    for (size_t i = 0; i < srv->n_allowed; i++)
-        if (same_name(host, n, srv->allowed[i]))
-            return true;
-    return false;
-}
-
-/* A browser sends Origin on cross-site requests: only pages served from
- * this machine's loopback names may talk to us (any port). */
-static bool origin_allowed(const char *origin)
-{
-    size_t n;
-    const char *port;
-
-    if (strncasecmp(origin, "http://", 7) == 0)
-        origin += 7;
-    else if (strncasecmp(origin, "https://", 8) == 0)
-        origin += 8;
-    else
-        return false; /* "null", file://, chrome-extension://, ... */
-    return split_host_port(origin, &n, &port) && is_loopback_name(origin, n);
-}
-
 /* Compares hashes so that neither the content nor the length of the token
  * shows in the timing (CRYPTO_memcmp is constant-time). */
 static bool token_ok(const struct mcp_http *srv, const char *auth)
@@ -275,70 +192,6 @@ static bool token_ok(const struct mcp_http *srv, const char *auth)
     return CRYPTO_memcmp(h, srv->token_hash, sizeof(h)) == 0;
 }
 
-static bool version_supported(const char *v)
-{
-    for (size_t i = 0; i < sizeof(versions) / sizeof(versions[0]); i++)
-        if (strcmp(v, versions[i]) == 0)
-            return true;
-    return false;
-}
-
-/* Trims spaces and tabs at both ends, in place. */
-static char *trim(char *s)
-{
-    s += strspn(s, " \t");
-    size_t n = strlen(s);
-    while (n > 0 && (s[n - 1] == ' ' || s[n - 1] == '\t'))
-        s[--n] = '\0';
-    return s;
-}
-
-/* Whether media-range parameters say q=0 ("not acceptable"). */
-static bool q_is_zero(char *params)
-{
-    for (char *save = NULL, *p = strtok_r(params, ";", &save); p; p = strtok_r(NULL, ";", &save)) {
-        p = trim(p);
-        if (strncasecmp(p, "q=", 2) == 0)
-            return strtod(p + 2, NULL) == 0.0;
-    }
-    return false;
-}
-
-/* Whether an Accept header admits type ("text/event-stream"): listed
- * by name, or with wildcards also as "*" "/" "*" or "text/" "*"; a range
- * with q=0 admits nothing. */
-static bool accepts(const char *accept, const char *type, bool wildcards)
-{
-    size_t major = strcspn(type, "/");
-
-    for (const char *p = accept; *p;) {
-        size_t len = strcspn(p, ",");
-        char buf[256];
-        snprintf(buf, sizeof(buf), "%.*s", (int)len, p);
-        p += len + (p[len] == ',');
-        char *params = strchr(buf, ';');
-        if (params)
-            *params++ = '\0';
-        char *range = trim(buf);
-        bool match = strcasecmp(range, type) == 0 ||
-                     (wildcards && (strcmp(range, "*/*") == 0 ||
-                                    (strlen(range) == major + 2 &&
-                                     strncasecmp(range, type, major + 1) == 0 &&
-                                     range[major + 1] == '*')));
-        if (match && !(params && q_is_zero(params)))
-            return true;
-    }
-    return false;
-}
-
-static bool content_type_json(const char *ct)
-{
-    if (ct == NULL)
-        return false;
-    size_t n = strcspn(ct, "; \t");
-    return n == 16 && strncasecmp(ct, "application/json", 16) == 0;
-}
-
 /* The checks every request passes before its body is read, in the order
  * that leaks least: who may ask (Host, Origin, token), then what. */
 static enum MHD_Result check_headers(struct mcp_http *srv, struct MHD_Connection *c,
@@ -352,10 +205,10 @@ static enum MHD_Result check_headers(struct mcp_http *srv, struct MHD_Connection
     bool post = strcmp(method, "POST") == 0;
 
     rq->replied = true; /* unless every check passes */
-    if (!host_allowed(srv, header(c, MHD_HTTP_HEADER_HOST)))
+    if (!http_host_allowed(&srv->hosts, header(c, MHD_HTTP_HEADER_HOST)))
         return refuse(c, MHD_HTTP_FORBIDDEN, "forbidden: Host is not this server "
                                               "(DNS rebinding protection)");
-    if (origin != NULL && !origin_allowed(origin))
+    if (origin != NULL && !http_origin_allowed(origin))
         return refuse(c, MHD_HTTP_FORBIDDEN, "forbidden: Origin is not a loopback page");
     if (!token_ok(srv, header(c, MHD_HTTP_HEADER_AUTHORIZATION)))
         return reply_error(c, MHD_HTTP_UNAUTHORIZED, NULL, ERR_TRANSPORT,
@@ -368,26 +221,26 @@ static enum MHD_Result check_headers(struct mcp_http *srv, struct MHD_Connection
         return reply_error(c, MHD_HTTP_METHOD_NOT_ALLOWED, NULL, ERR_TRANSPORT,
                            "method not allowed: use POST, GET or DELETE",
                            (struct header){MHD_HTTP_HEADER_ALLOW, "GET, POST, DELETE"});
-    if (version != NULL && !version_supported(version))
+    if (version != NULL && !http_version_supported(version))
         return refuse(c, MHD_HTTP_BAD_REQUEST, "unsupported MCP-Protocol-Version (supported: "
                                                "2025-11-25, 2025-06-18, 2025-03-26, "
                                                "2024-11-05)");
-    if (post && !content_type_json(header(c, MHD_HTTP_HEADER_CONTENT_TYPE)))
+    if (post && !http_content_type_json(header(c, MHD_HTTP_HEADER_CONTENT_TYPE)))
         return refuse(c, MHD_HTTP_UNSUPPORTED_MEDIA_TYPE,
                       "unsupported media type: POST a JSON-RPC message as application/json");
     if (post && accept) {
         /* SSE when the client names it; else JSON, which a missing Accept
          * or a wildcard admits. */
-        rq->want_sse = accepts(accept, "text/event-stream", false);
-        if (!rq->want_sse && !accepts(accept, "application/json", true)) {
-            rq->want_sse = accepts(accept, "text/event-stream", true);
+        rq->want_sse = http_accepts(accept, "text/event-stream", false);
+        if (!rq->want_sse && !http_accepts(accept, "application/json", true)) {
+            rq->want_sse = http_accepts(accept, "text/event-stream", true);
             if (!rq->want_sse)
                 return refuse(c, MHD_HTTP_NOT_ACCEPTABLE,
                               "not acceptable: Accept application/json or text/event-stream");
         }
     }
     if (!post && strcmp(method, "GET") == 0 && accept &&
-        !accepts(accept, "text/event-stream", true))
+        !http_accepts(accept, "text/event-stream", true))
         return refuse(c, MHD_HTTP_NOT_ACCEPTABLE, "not acceptable: GET opens a "
                                                   "text/event-stream");
     if (length && strtoull(length, NULL, 10) > MCP_MESSAGE_MAX) {
@@ -973,6 +826,14 @@ static enum MHD_Result post_request(struct MHD_Connection *c, struct http_sessio
 
     if (st == NULL)
         return refuse(c, MHD_HTTP_SERVICE_UNAVAILABLE, "out of memory");
+    /* Ids must be unique among a session's outstanding requests: a call
+     * whose client hung up still runs, and its response would otherwise
+     * reach the new request. */
+    pthread_mutex_lock(&hs->s.lock);
+    for (size_t i = 0; i < MCP_MAX_CALLS; i++)
+        if (hs->s.calls[i].id != NULL && json_equal(hs->s.calls[i].id, m->id))
+            why = "a request with this id is still running in this session";
+    pthread_mutex_unlock(&hs->s.lock);
     pthread_mutex_lock(&hs->lock);
     for (struct http_stream *o = hs->streams; o && !hs->ended; o = o->next)
         if (waiting(o) && json_equal(o->request_id, m->id))
@@ -988,9 +849,8 @@ static enum MHD_Result post_request(struct MHD_Connection *c, struct http_sessio
     pthread_mutex_unlock(&hs->lock);
     if (why) {
         stream_free(st);
-        return reply_error(c, status, m->id, status == MHD_HTTP_NOT_FOUND ? ERR_TRANSPORT
-                                                                           : JSONRPC_INVALID_REQUEST,
-                           why, (struct header){0});
+        int code = status == MHD_HTTP_NOT_FOUND ? ERR_TRANSPORT : JSONRPC_INVALID_REQUEST;
+        return reply_error(c, status, m->id, code, why, (struct header){0});
     }
     mcp_session_handle(&hs->s, rq->body, rq->len);
     session_leave(hs);
@@ -1176,49 +1036,6 @@ static void mhd_log(void *cls, const char *fmt, va_list ap)
     nsbox_debug("http: %s", msg);
 }
 
-/* ---- starting and stopping ---- */
-
-int mcp_http_parse_address(const char *arg, char *buf, size_t buf_size,
-                           struct mcp_http_options *opt, struct nsbox_err *err)
-{
-    const char *port = arg, *host = "127.0.0.1";
-    size_t host_len = strlen(host);
-
-    if (arg[0] == '[') {
-        const char *close = strchr(arg, ']');
-        if (close == NULL || close[1] != ':')
-            return nsbox_err_set(err, EINVAL, "--http takes [IPV6]:PORT, got \"%s\"", arg);
-        host = arg + 1, host_len = (size_t)(close - host), port = close + 2;
-    } else if (strchr(arg, ':') != NULL) {
-        const char *colon = strrchr(arg, ':');
-        if (memchr(arg, ':', (size_t)(colon - arg)) != NULL)
-            return nsbox_err_set(err, EINVAL, "write IPv6 addresses in brackets: [::1]:8080");
-        if (colon > arg)
-            host = arg, host_len = (size_t)(colon - arg);
-        port = colon + 1;
-    }
-    char *end;
-    unsigned long p = strtoul(port, &end, 10);
-    if (*port == '\0' || *end != '\0' || p > 65535 || strspn(port, "0123456789") != strlen(port))
-        return nsbox_err_set(err, EINVAL, "--http takes HOST:PORT (e.g. 127.0.0.1:8080), got "
-                                          "\"%s\"", arg);
-    if (host_len == 0 || host_len >= buf_size)
-        return nsbox_err_set(err, EINVAL, "bad host in \"%s\"", arg);
-    memcpy(buf, host, host_len);
-    buf[host_len] = '\0';
-    opt->host = buf;
-    opt->port = (uint16_t)p;
-    return 0;
-}
-
-static bool is_loopback(const struct sockaddr *sa)
-{
-    if (sa->sa_family == AF_INET)
-        return (ntohl(((const struct sockaddr_in *)sa)->sin_addr.s_addr) >> 24) == 127;
-    const struct in6_addr *a = &((const struct sockaddr_in6 *)sa)->sin6_addr;
-    return IN6_IS_ADDR_LOOPBACK(a) || (IN6_IS_ADDR_V4MAPPED(a) && a->s6_addr[12] == 127);
-}
-
 /* Binds the listening socket ourselves, for exact errors and port 0. */
 static int listen_on(struct mcp_http *srv, const struct mcp_http_options *opt,
                      struct nsbox_err *err)
@@ -1232,7 +1049,7 @@ static int listen_on(struct mcp_http *srv, const struct mcp_http_options *opt,
         return nsbox_err_set(err, EINVAL, "cannot resolve %s: %s", opt->host, gai_strerror(r));
     for (ai = res; ai->ai_next && ai->ai_family != AF_INET; ai = ai->ai_next)
         ; /* "localhost": prefer 127.0.0.1 */
-    if (!is_loopback(ai->ai_addr) && !srv->has_token) {
+    if (!http_is_loopback(ai->ai_addr) && !srv->has_token) {
         freeaddrinfo(res);
         return nsbox_err_set(err, EPERM,
                              "refusing to serve HTTP on %s, which is not a loopback address, "
@@ -1255,9 +1072,21 @@ static int listen_on(struct mcp_http *srv, const struct mcp_http_options *opt,
     struct sockaddr_storage ss;
     socklen_t len = sizeof(ss);
     if (getsockname(fd, (struct sockaddr *)&ss, &len) == 0)
-        srv->port = ntohs(ss.ss_family == AF_INET ? ((struct sockaddr_in *)&ss)->sin_port
-                                                  : ((struct sockaddr_in6 *)&ss)->sin6_port);
+        srv->port = srv->hosts.port =
+            ntohs(ss.ss_family == AF_INET ? ((struct sockaddr_in *)&ss)->sin_port
+                                          : ((struct sockaddr_in6 *)&ss)->sin6_port);
     srv->listen_fd = fd;
+    return 0;
+}
+
+/* ---- starting and stopping ---- */
+
+int mcp_http_parse_address(const char *arg, char *buf, size_t buf_size,
+                           struct mcp_http_options *opt, struct nsbox_err *err)
+{
+    if (http_parse_address(arg, buf, buf_size, &opt->port, err) < 0)
+        return -1;
+    opt->host = buf;
     return 0;
 }
 
@@ -1281,10 +1110,11 @@ struct mcp_http *mcp_http_start(struct mcp_server *cfg, const struct mcp_http_op
     srv->listen_fd = -1;
     srv->max_sessions = opt->max_sessions ? opt->max_sessions : 64;
     srv->session_timeout_s = opt->session_timeout_s ? opt->session_timeout_s : 3600;
-    snprintf(srv->host, sizeof(srv->host), "%s", opt->host);
-    for (size_t i = 0; i < opt->n_allowed_hosts && i < MCP_HTTP_MAX_ALLOWED_HOSTS; i++)
-        snprintf(srv->allowed[srv->n_allowed++], sizeof(srv->allowed[0]), "%s",
-                 opt->allowed_hosts[i]);
+    for (size_t i = 0; i <= opt->n_allowed_hosts && i < HTTP_MAX_HOST_NAMES; i++) {
+        snprintf(srv->names[i], sizeof(srv->names[i]), "%s",
+                 i == 0 ? opt->host : opt->allowed_hosts[i - 1]);
+        srv->hosts.names[srv->hosts.n_names++] = srv->names[i];
+    }
     if (opt->token && *opt->token) {
         srv->has_token = true;
         SHA256((const unsigned char *)opt->token, strlen(opt->token), srv->token_hash);

@@ -438,6 +438,49 @@ static pid_t clone_into_cgroup(struct spawn *s, int flags, bool *placed)
     return (pid_t)syscall(SYS_clone, flags, NULL, NULL, NULL, 0);
 }
 
+/* The raw clone happens in a helper made by glibc's fork(): a raw clone
+ * skips glibc's fork handlers, so in a multithreaded nsbox (the MCP
+ * server) the child could inherit a malloc lock another thread held and
+ * deadlock at its first allocation.  The helper is single-threaded, its
+ * allocator sane; it clones init, reports init's pid and exits, and init,
+ * orphaned, is adopted by nsbox (a child subreaper), so that nsbox waits
+ * for it like for its own child. */
+static pid_t clone_via_helper(struct spawn *s, int flags, bool *placed)
+{
+    struct {
+        pid_t pid;
+        int placed, err;
+    } msg = {-1, 0, EIO};
+    int p[2];
+
+    if (prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) < 0 || pipe2(p, O_CLOEXEC) < 0)
+        return -1;
+    pid_t helper = fork();
+    if (helper < 0) {
+        close(p[0]), close(p[1]);
+        return -1;
+    }
+    if (helper == 0) {
+        bool pl = false;
+        pid_t pid = clone_into_cgroup(s, flags, &pl);
+        if (pid == 0)
+            child_main(s);
+        msg.pid = pid, msg.placed = pl, msg.err = errno;
+        _exit(write(p[1], &msg, sizeof(msg)) == (ssize_t)sizeof(msg) ? 0 : 1);
+    }
+    close(p[1]);
+    ssize_t n = read(p[0], &msg, sizeof(msg));
+    close(p[0]);
+    while (waitpid(helper, NULL, 0) < 0 && errno == EINTR)
+        ;
+    if (n != (ssize_t)sizeof(msg) || msg.pid < 0) {
+        errno = n == (ssize_t)sizeof(msg) ? msg.err : EIO;
+        return -1;
+    }
+    *placed = msg.placed;
+    return msg.pid;
+}
+
 /* Clones the child and walks it through setup; see the top of the file. */
 static int start_child(struct spawn *s, uint32_t base, struct nsbox_err *err)
 {
@@ -449,11 +492,9 @@ static int start_child(struct spawn *s, uint32_t base, struct nsbox_err *err)
     s->parent = getpid();
     fflush(NULL);
     bool placed = false;
-    pid_t pid = clone_into_cgroup(s, flags, &placed);
+    pid_t pid = clone_via_helper(s, flags, &placed);
     if (pid < 0)
         return nsbox_err_sys(err, "cannot create the sandbox's namespaces (see `nsbox doctor`)");
-    if (pid == 0)
-        child_main(s);
     s->sb->pid = pid;
     s->sb->pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
     close_fd(&s->err_w);

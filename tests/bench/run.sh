@@ -46,7 +46,7 @@ F=${F%/}
 NSBOX=${NSBOX:-$ROOT/build/nsbox}
 RUNS=${BENCH_RUNS:-5}
 
-BENCHES=(pull_unpack_python unpack_python sandbox_start exec_live idle_sandboxes)
+BENCHES=(pull_unpack_python unpack_python sandbox_start exec_live idle_sandboxes mcp_execute)
 
 say() { printf 'bench: %s\n' "$*" >&2; }
 die() {
@@ -457,6 +457,36 @@ bench_idle_sandboxes() {
 	local verdict=MISSED
 	[ "$per_kb" -lt 2048 ] && [ "$ok" = "$n" ] && verdict=OK
 	RESULTS+=("bench idle_sandboxes per_sandbox_kib=$per_kb answered=$ok/$n target<2048KiB $verdict")
+}
+
+# ---- MCP: execute_code through the official client SDK --------------------------
+
+bench_mcp_execute() {
+	need_runtime_store
+	"$ROOT/tests/mcp/setup.sh" >/dev/null || die "tests/mcp/setup.sh failed"
+	local k=$((REPEAT * RUNS)) out i
+	out=$(node "$ROOT/tests/bench/mcp_bench.mjs" "$NSBOX" "$RT_STORE" "$k") || die "mcp_bench.mjs failed"
+	series_reset chroot
+	for ((i = 1; i <= RUNS; i++)); do
+		run_timed chroot repeat "$REPEAT" chroot "$RT_ROOTFS" python3 -c 'print(1)'
+		record_each chroot
+	done
+	python3 - "$out" "${chroot_wall[@]}" <<'PYEOF'
+import json, statistics, sys
+r = json.loads(sys.argv[1])
+chroot = statistics.median(int(x) for x in sys.argv[2:]) / 1000
+live, one = statistics.median(r["live_ms"]), statistics.median(r["oneshot_ms"])
+print(f"\nmcp_execute: execute_code {{code: print(1)}} through the MCP client SDK over stdio, {len(r['live_ms'])} calls each; ms per call")
+print(f"  live sandbox (sandbox_id)   median {live:6.2f} ms   min {min(r['live_ms']):6.2f}")
+print(f"  one-shot (fresh sandbox)    median {one:6.2f} ms   min {min(r['oneshot_ms']):6.2f}")
+print(f"  baseline: chroot ROOTFS python3 -c 'print(1)'   {chroot:6.2f} ms")
+print(f"  server RSS: {r['idle_rss_kb']} KiB idle, {r['busy_rss_kb']} KiB after the calls (target < 16 MiB idle)")
+for name, v, t in (("mcp_execute_live", live, 1.15), ("mcp_execute_oneshot", one, 1.40)):
+    ratio = v / chroot
+    print(f"RESULT bench {name} nsbox_ms={v:.0f} baseline_ms={chroot:.0f} ratio={ratio:.2f} target<={t:.2f} {'OK' if ratio <= t else 'MISSED'}")
+ok = r["idle_rss_kb"] < 16384
+print(f"RESULT bench mcp_server_idle_rss rss_kib={r['idle_rss_kb']} target<16384KiB {'OK' if ok else 'MISSED'}")
+PYEOF
 }
 
 # ---- main --------------------------------------------------------------------
