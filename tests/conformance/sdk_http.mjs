@@ -90,12 +90,10 @@ await test("logging", async () => {
   if (run.structuredContent?.stdout !== "kept\n") return JSON.stringify(run).slice(0, 300);
 });
 
-// Four calls at once on one connection pool: each response must reach its
-// own request (routing by JSON-RPC id), whatever order they finish in.
-// They share one sandbox: concurrent sandbox *creation* is left out while
-// the runtime's clone child calls glibc's setgroups()/setresuid(), which
-// can wait forever there for a thread the parent was creating at the time
-// of the clone (runtime/sandbox.c become_root; stdio has it too).
+// Four calls at once: each response must reach its own request (routing
+// by JSON-RPC id), whatever order they finish in.  First in one sandbox,
+// then four one-shot sandboxes created at the same time (a raw clone from
+// the multithreaded server once inherited a held malloc lock and hung).
 await test("concurrent_calls", async () => {
   const sb = (await client.callTool({ name: "sandbox_create", arguments: { language: "sh" } }))
     .structuredContent?.sandbox_id;
@@ -111,6 +109,19 @@ await test("concurrent_calls", async () => {
   await client.callTool({ name: "sandbox_stop", arguments: { sandbox_id: sb } });
   if (outs.join("") !== "1\n2\n3\n4\n") return `responses reached the wrong calls: ${JSON.stringify(outs)}`;
 });
+
+await test("concurrent_one_shot", async () => {
+  const results = await Promise.all(
+    [1, 2, 3, 4].map((i) =>
+      client.callTool({
+        name: "execute_code",
+        arguments: { code: `import time; time.sleep(${0.2 * (5 - i)}); print(${i})` },
+      }),
+    ),
+  );
+  const outs = results.map((r) => r.structuredContent?.stdout);
+  if (outs.join("") !== "1\n2\n3\n4\n") return `responses reached the wrong calls: ${JSON.stringify(outs)}`;
+}, 120);
 
 await test("tool_error", async () => {
   const r = await client.callTool({ name: "sandbox_stop", arguments: { sandbox_id: "0".repeat(32) } });
