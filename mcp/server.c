@@ -125,23 +125,14 @@ static json_t *tool_result(json_t *structured, const char *error)
     if (structured == NULL)
         return json_pack("{s:[{s:s,s:s}],s:b}", "content", "type", "text", "text", error,
                          "isError", 1);
-    /* A tool may attach images ("_image": {data, mimeType}, or a list in
-     * "_images"): they go out as MCP image content, not inside the
-     * structured result. */
-    json_t *image = json_incref(json_object_get(structured, "_image"));
+    /* A tool may attach images ("_images": [{data, mimeType, ...}]): they go
+     * out as MCP image content, not inside the structured result. */
     json_t *images = json_incref(json_object_get(structured, "_images"));
-    json_object_del(structured, "_image");
     json_object_del(structured, "_images");
     char *text = json_dumps(structured, JSON_COMPACT);
     json_t *r = json_pack("{s:[{s:s,s:s}],s:o,s:b}", "content", "type", "text", "text",
                           text ? text : "", "structuredContent", structured, "isError", 0);
     free(text);
-    if (image != NULL)
-        json_array_append_new(json_object_get(r, "content"),
-                              json_pack("{s:s,s:O,s:O}", "type", "image", "data",
-                                        json_object_get(image, "data"), "mimeType",
-                                        json_object_get(image, "mimeType")));
-    json_decref(image);
     size_t i;
     json_t *im;
     json_array_foreach(images, i, im)

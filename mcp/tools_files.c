@@ -253,7 +253,8 @@ MCP_TOOL_FN(read_file)
     if (mime != NULL && res.out_len <= IMAGE_MAX && !res.out_truncated) {
         char *img = enc ? strdup(enc) : mcp_base64_encode(data, res.out_len);
         if (img != NULL)
-            json_object_set_new(r, "_image", json_pack("{s:s,s:s}", "data", img, "mimeType", mime));
+            json_object_set_new(r, "_images",
+                                json_pack("[{s:s,s:s}]", "data", img, "mimeType", mime));
         free(img);
     }
     free(enc);

@@ -506,6 +506,17 @@ json_t *mcp_tool_sandbox_stop(struct mcp_session *s, struct mcp_call *call, json
     return json_pack("{s:s,s:b}", "sandbox_id", saved, "stopped", 1);
 }
 
+/* The sandbox.language label ("python, python3") as a list. */
+static json_t *languages_of(const struct images_image *im)
+{
+    json_t *langs = json_array();
+    char copy[256];
+    snprintf(copy, sizeof(copy), "%s", images_image_languages(im) ?: "");
+    for (char *save, *tok = strtok_r(copy, ", ", &save); tok; tok = strtok_r(NULL, ", ", &save))
+        json_array_append_new(langs, json_string(tok));
+    return langs;
+}
+
 json_t *mcp_tool_list_languages(struct mcp_session *s, struct mcp_call *call, json_t *args,
                               char *error, size_t error_size)
 {
@@ -522,15 +533,14 @@ json_t *mcp_tool_list_languages(struct mcp_session *s, struct mcp_call *call, js
                                                "image", s->cfg->langs[i].ref));
     if (images_list(&s->cfg->store, &v, &n, &err) == 0) {
         for (size_t i = 0; i < n; i++) {
-            const char *l = images_image_languages(&v[i]);
-            char copy[256];
-            snprintf(copy, sizeof(copy), "%s", l ? l : "");
-            for (char *save, *tok = strtok_r(copy, ", ", &save); tok;
-                 tok = strtok_r(NULL, ", ", &save))
-                json_array_append_new(langs, json_pack("{s:s,s:s,s:s}", "language", tok,
-                                                       "image", v[i].names[0] ? v[i].names[0]
-                                                                              : v[i].digest,
+            json_t *own = languages_of(&v[i]), *l;
+            size_t k;
+            json_array_foreach(own, k, l)
+                json_array_append_new(langs, json_pack("{s:O,s:s,s:s}", "language", l, "image",
+                                                       v[i].names[0] ? v[i].names[0]
+                                                                     : v[i].digest,
                                                        "digest", v[i].digest));
+            json_decref(own);
             images_image_free(&v[i]);
         }
         free(v);
@@ -558,14 +568,9 @@ json_t *mcp_tool_list_images(struct mcp_session *s, struct mcp_call *call, json_
         json_t *names = json_array();
         for (char **p = v[i].names; p && *p; p++)
             json_array_append_new(names, json_string(*p));
-        json_t *langs = json_array();
-        char copy[256];
-        snprintf(copy, sizeof(copy), "%s", images_image_languages(&v[i]) ?: "");
-        for (char *save, *tok = strtok_r(copy, ", ", &save); tok; tok = strtok_r(NULL, ", ", &save))
-            json_array_append_new(langs, json_string(tok));
         json_array_append_new(images, json_pack("{s:o,s:s,s:I,s:o}", "names", names, "digest",
                                                 v[i].digest, "size", (json_int_t)v[i].size,
-                                                "languages", langs));
+                                                "languages", languages_of(&v[i])));
         images_image_free(&v[i]);
     }
     free(v);
