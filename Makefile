@@ -10,10 +10,10 @@ PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 # `run` and `exec`, and the dynamic loader spent 2.4 ms there (libarchive
 # alone drags in libxml2, ICU and libstdc++).  Only the objects nsbox uses
 # are linked.  libmnl has no static archive; libc stays shared.
-# libmicrohttpd stays shared too: Debian's archive is built with HTTPS and
-# would drag in gnutls (nsbox serves plain HTTP on loopback).
+# libmicrohttpd is not linked at all: `serve --http` dlopens it
+# (mcp/transport_http.c), so gnutls never loads for run and exec.
 STATIC_LIBS := -larchive -lcrypto -ljansson -lseccomp -lcap -lz -lzstd
-DYNAMIC_LIBS := -lmnl -lmicrohttpd
+DYNAMIC_LIBS := -lmnl
 PKG_LIBS   := -Wl,-Bstatic $(STATIC_LIBS) -Wl,-Bdynamic $(DYNAMIC_LIBS)
 
 # CFLAGS/LDFLAGS are yours to set (optimization, sanitizers); the flags

@@ -51,6 +51,58 @@
 #include "http_policy.h"
 #include "jsonrpc.h"
 
+/* libmicrohttpd is loaded only when `serve --http` starts: linked, it
+ * brings gnutls and eight more libraries that every nsbox start (run, exec)
+ * would pay for, about 1.2 ms.  The ten functions used, by dlsym. */
+#include <dlfcn.h>
+
+static struct {
+    __typeof__(MHD_add_response_header) *add_response_header;
+    __typeof__(MHD_create_response_from_buffer) *create_response_from_buffer;
+    __typeof__(MHD_create_response_from_callback) *create_response_from_callback;
+    __typeof__(MHD_destroy_response) *destroy_response;
+    __typeof__(MHD_get_connection_info) *get_connection_info;
+    __typeof__(MHD_lookup_connection_value) *lookup_connection_value;
+    __typeof__(MHD_queue_response) *queue_response;
+    __typeof__(MHD_quiesce_daemon) *quiesce_daemon;
+    __typeof__(MHD_start_daemon) *start_daemon;
+    __typeof__(MHD_stop_daemon) *stop_daemon;
+} mhd;
+
+static int mhd_load(struct nsbox_err *err)
+{
+    static const char *const names[] = {
+        "MHD_add_response_header", "MHD_create_response_from_buffer",
+        "MHD_create_response_from_callback", "MHD_destroy_response",
+        "MHD_get_connection_info", "MHD_lookup_connection_value", "MHD_queue_response",
+        "MHD_quiesce_daemon", "MHD_start_daemon", "MHD_stop_daemon"};
+    void **slots = (void **)&mhd;
+
+    if (mhd.start_daemon != NULL)
+        return 0;
+    void *h = dlopen("libmicrohttpd.so.12", RTLD_NOW | RTLD_LOCAL);
+    if (h == NULL)
+        return nsbox_err_set(err, ENOENT, "cannot load libmicrohttpd (apt-get install "
+                                          "libmicrohttpd12): %s", dlerror());
+    for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+        slots[i] = dlsym(h, names[i]);
+        if (slots[i] == NULL)
+            return nsbox_err_set(err, ENOENT, "libmicrohttpd lacks %s", names[i]);
+    }
+    return 0;
+}
+
+#define MHD_add_response_header (*mhd.add_response_header)
+#define MHD_create_response_from_buffer (*mhd.create_response_from_buffer)
+#define MHD_create_response_from_callback (*mhd.create_response_from_callback)
+#define MHD_destroy_response (*mhd.destroy_response)
+#define MHD_get_connection_info (*mhd.get_connection_info)
+#define MHD_lookup_connection_value (*mhd.lookup_connection_value)
+#define MHD_queue_response (*mhd.queue_response)
+#define MHD_quiesce_daemon (*mhd.quiesce_daemon)
+#define MHD_start_daemon (*mhd.start_daemon)
+#define MHD_stop_daemon (*mhd.stop_daemon)
+
 #define ENDPOINT "/mcp"
 #define SSE_QUEUE_MAX (64u << 20) /* bytes of notifications waiting on one stream */
 #define BODY_DISCARD_MAX (16u << 20) /* past the limit, bytes read before hanging up */
@@ -1125,7 +1177,7 @@ struct mcp_http *mcp_http_start(struct mcp_server *cfg, const struct mcp_http_op
     pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
     pthread_cond_init(&srv->stop, &attr);
     pthread_condattr_destroy(&attr);
-    if (listen_on(srv, opt, err) < 0) {
+    if (mhd_load(err) < 0 || listen_on(srv, opt, err) < 0) {
         server_free(srv);
         return NULL;
     }
