@@ -27,7 +27,7 @@ static void serve_usage(FILE *f)
             "usage: nsbox [--store DIR] serve [--image LANG=REF]... [--limits=best-effort]\n"
             "             [--memory MB] [--cpus N] [--pids N] [--timeout S]      (defaults)\n"
             "             [--max-memory MB] [--max-cpus N] [--max-pids N] [--max-timeout S]\n"
-            "             [--max-sandboxes N]\n"
+            "             [--max-sandboxes N] [--allow-host-dir DIR]...  (enables copy_in/copy_out)\n"
             "             [--http HOST:PORT [--token-file FILE] [--allow-host NAME]...\n"
             "                               [--session-timeout S]]\n\n"
             "An MCP server on stdin/stdout (newline-delimited JSON-RPC); logs on stderr.\n"
@@ -42,7 +42,7 @@ static void serve_usage(FILE *f)
             "from --image (e.g. --image python=localhost/nsbox-python).\n");
 }
 
-enum { O_IMAGE = 300, O_LIMITS, O_MEM, O_CPUS, O_PIDS, O_TIMEOUT, O_MAXMEM, O_MAXCPUS,
+enum { O_HOSTDIR = 299, O_IMAGE = 300, O_LIMITS, O_MEM, O_CPUS, O_PIDS, O_TIMEOUT, O_MAXMEM, O_MAXCPUS,
        O_MAXPIDS, O_MAXTIMEOUT, O_MAXSB, O_HELP, O_HTTP, O_TOKEN_FILE, O_ALLOW_HOST,
        O_SESSION_TIMEOUT };
 
@@ -59,6 +59,7 @@ static int parse(struct mcp_server *s, struct serve_http *h, int argc, char **ar
 {
     static const struct option opts[] = {
         {"image", required_argument, NULL, O_IMAGE}, {"limits", required_argument, NULL, O_LIMITS},
+        {"allow-host-dir", required_argument, NULL, O_HOSTDIR},
         {"memory", required_argument, NULL, O_MEM}, {"cpus", required_argument, NULL, O_CPUS},
         {"pids", required_argument, NULL, O_PIDS}, {"timeout", required_argument, NULL, O_TIMEOUT},
         {"max-memory", required_argument, NULL, O_MAXMEM},
@@ -80,6 +81,19 @@ static int parse(struct mcp_server *s, struct serve_http *h, int argc, char **ar
         double v = optarg ? strtod(optarg, &end) : 0;
         bool num_ok = optarg && *end == '\0' && v > 0;
         switch (c) {
+        case O_HOSTDIR: {
+            /* Held open by fd: copy_in/copy_out resolve beneath it, so a
+             * later rename or symlink of the path itself changes nothing. */
+            char *real = realpath(optarg, NULL);
+            int fd = real ? open(real, O_PATH | O_DIRECTORY | O_CLOEXEC) : -1;
+            if (fd < 0 || s->n_host_dirs == sizeof(s->host_dirs) / sizeof(s->host_dirs[0])) {
+                free(real);
+                return cli_usage_error("serve", "--allow-host-dir %s: not a directory", optarg);
+            }
+            s->host_dirs[s->n_host_dirs].path = real;
+            s->host_dirs[s->n_host_dirs++].fd = fd;
+            break;
+        }
         case O_IMAGE: {
             char *eq = strchr(optarg, '=');
             if (eq == NULL || eq == optarg || s->n_langs == MCP_MAX_LANGS)

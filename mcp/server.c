@@ -99,6 +99,8 @@ static void handle_tools_list(struct mcp_session *s, json_t *id)
     json_t *tools = json_array();
     for (size_t i = 0; i < mcp_n_tools; i++) {
         const struct mcp_tool *t = &mcp_tools[i];
+        if (t->needs_host_dirs && s->cfg->n_host_dirs == 0)
+            continue;
         json_t *in = json_loads(t->input_schema, 0, NULL);
         json_t *out = json_loads(t->output_schema, 0, NULL);
         json_array_append_new(tools, json_pack("{s:s,s:s,s:s,s:o,s:o}", "name", t->name,
@@ -177,11 +179,12 @@ static void *call_thread(void *arg)
     return NULL;
 }
 
-static const struct mcp_tool *find_tool(const char *name)
+static const struct mcp_tool *find_tool(struct mcp_session *s, const char *name)
 {
     for (size_t i = 0; name && i < mcp_n_tools; i++)
         if (strcmp(mcp_tools[i].name, name) == 0)
-            return &mcp_tools[i];
+            return mcp_tools[i].needs_host_dirs && s->cfg->n_host_dirs == 0 ? NULL
+                                                                             : &mcp_tools[i];
     return NULL;
 }
 
@@ -189,7 +192,7 @@ static void handle_tools_call(struct mcp_session *s, json_t *id, json_t *params)
 {
     const char *name = json_string_value(json_object_get(params, "name"));
     json_t *args = json_object_get(params, "arguments");
-    const struct mcp_tool *tool = find_tool(name);
+    const struct mcp_tool *tool = find_tool(s, name);
 
     if (tool == NULL) {
         send_error(s, id, JSONRPC_INVALID_PARAMS, name ? "unknown tool" : "tools/call needs a name");

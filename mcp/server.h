@@ -62,6 +62,9 @@ struct mcp_server {
     struct mcp_limits defaults, ceilings;
     size_t max_sandboxes;       /* per session */
     size_t output_cap;
+    /* Host directories copy_in/copy_out may use (serve --allow-host-dir). */
+    struct { char *path; int fd; } host_dirs[16];
+    size_t n_host_dirs;
 
     /* The spare sandbox for one-shot runs (tools_sandbox.c). */
     pthread_mutex_t pool_lock;
@@ -124,6 +127,7 @@ struct mcp_tool {
      * set to a message the model can act on (an isError result). */
     json_t *(*call)(struct mcp_session *s, struct mcp_call *call, json_t *args,
                     char *error, size_t error_size);
+    bool needs_host_dirs;  /* listed and callable only with --allow-host-dir */
 };
 
 extern const struct mcp_tool mcp_tools[];
@@ -168,5 +172,7 @@ MCP_TOOL_FN(list_directory);
 MCP_TOOL_FN(create_directory);
 MCP_TOOL_FN(delete_path);
 MCP_TOOL_FN(project_structure);
+MCP_TOOL_FN(copy_in);
+MCP_TOOL_FN(copy_out);
 
 #endif

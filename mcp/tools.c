@@ -48,7 +48,7 @@ const struct mcp_tool mcp_tools[] = {
      "{\"type\":\"object\",\"properties\":{\"sandbox_id\":{\"type\":\"string\"},"
      "\"image\":{\"type\":\"string\"},\"digest\":{\"type\":\"string\"},\"limits\":" LIMITS_OUT "},"
      "\"required\":[\"sandbox_id\",\"image\",\"digest\",\"limits\"]}",
-     mcp_tool_sandbox_create},
+     mcp_tool_sandbox_create, false},
     {"sandbox_list", "List sandboxes", "The sandboxes this session created and still runs.",
      "{\"type\":\"object\",\"properties\":{},\"additionalProperties\":false}",
      "{\"type\":\"object\",\"properties\":{\"sandboxes\":{\"type\":\"array\",\"items\":{"
@@ -56,14 +56,14 @@ const struct mcp_tool mcp_tools[] = {
      "\"image\":{\"type\":\"string\"},\"digest\":{\"type\":\"string\"},"
      "\"created\":{\"type\":\"integer\"},\"limits\":" LIMITS_OUT "}}}},"
      "\"required\":[\"sandboxes\"]}",
-     mcp_tool_sandbox_list},
+     mcp_tool_sandbox_list, false},
     {"sandbox_stop", "Stop a sandbox",
      "Kill every process in a sandbox of this session and remove it with its files.",
      "{\"type\":\"object\",\"properties\":{\"sandbox_id\":{\"type\":\"string\"}},"
      "\"required\":[\"sandbox_id\"],\"additionalProperties\":false}",
      "{\"type\":\"object\",\"properties\":{\"sandbox_id\":{\"type\":\"string\"},"
      "\"stopped\":{\"type\":\"boolean\"}},\"required\":[\"sandbox_id\",\"stopped\"]}",
-     mcp_tool_sandbox_stop},
+     mcp_tool_sandbox_stop, false},
     {"execute_code", "Execute code",
      "Run a program in a sandbox: in a fresh one for the language (removed afterwards) or, "
      "with sandbox_id, in one made by sandbox_create. A program that fails is a normal "
@@ -74,7 +74,7 @@ const struct mcp_tool mcp_tools[] = {
      "\"description\":\"python, sh, bash, javascript, ruby or perl (see list_languages)\"},"
      "\"sandbox_id\":{\"type\":\"string\"},\"stdin\":{\"type\":\"string\"}," LIMIT_PROPS "},"
      "\"required\":[\"code\"],\"additionalProperties\":false}",
-     RESULT_SCHEMA, mcp_tool_execute_code},
+     RESULT_SCHEMA, mcp_tool_execute_code, false},
     {"run_command", "Run a shell command",
      "Run a command line with /bin/sh -c, in a fresh sandbox or, with sandbox_id, in a "
      "sandbox made by sandbox_create.",
@@ -83,7 +83,7 @@ const struct mcp_tool mcp_tools[] = {
      "\"stdin\":{\"type\":\"string\"},"
      "\"workdir\":{\"type\":\"string\",\"description\":\"absolute path inside the sandbox\"},"
      LIMIT_PROPS "},\"required\":[\"command\"],\"additionalProperties\":false}",
-     RESULT_SCHEMA, mcp_tool_run_command},
+     RESULT_SCHEMA, mcp_tool_run_command, false},
     {"write_file", "Write a file",
      "Write a file in a sandbox made by sandbox_create (path relative to its working "
      "directory, or absolute inside it). Text (utf-8) or base64 for binary; append to add.",
@@ -95,7 +95,7 @@ const struct mcp_tool mcp_tools[] = {
      "{\"type\":\"object\",\"properties\":{\"path\":{\"type\":\"string\"},"
      "\"bytes_written\":{\"type\":\"integer\"},\"appended\":{\"type\":\"boolean\"}},"
      "\"required\":[\"path\",\"bytes_written\"]}",
-     mcp_tool_write_file},
+     mcp_tool_write_file, false},
     {"read_file", "Read a file",
      "Read a regular file from a sandbox (1 MiB by default, at most 8 MiB per call; offset "
      "and length page through larger files). Binary content comes back as base64; images "
@@ -110,14 +110,14 @@ const struct mcp_tool mcp_tools[] = {
      "\"encoding\":{\"type\":\"string\"},\"content\":{\"type\":\"string\"},"
      "\"truncated\":{\"type\":\"boolean\"},\"mime_type\":{\"type\":\"string\"}},"
      "\"required\":[\"path\",\"size\",\"encoding\",\"content\",\"truncated\"]}",
-     mcp_tool_read_file},
+     mcp_tool_read_file, false},
     {"list_directory", "List a directory",
      "Entries of a directory in a sandbox (recursive: the whole tree, at most 10000 "
      "entries), without following symlinks.",
      "{\"type\":\"object\",\"properties\":{\"sandbox_id\":{\"type\":\"string\"},"
      "\"path\":{\"type\":\"string\",\"default\":\".\"},\"recursive\":{\"type\":\"boolean\"}},"
      "\"required\":[\"sandbox_id\"],\"additionalProperties\":false}",
-     ENTRIES_SCHEMA, mcp_tool_list_directory},
+     ENTRIES_SCHEMA, mcp_tool_list_directory, false},
     {"create_directory", "Create a directory",
      "Create a directory (and its missing parents) in a sandbox.",
      "{\"type\":\"object\",\"properties\":{\"sandbox_id\":{\"type\":\"string\"},"
@@ -125,7 +125,7 @@ const struct mcp_tool mcp_tools[] = {
      "\"additionalProperties\":false}",
      "{\"type\":\"object\",\"properties\":{\"path\":{\"type\":\"string\"},"
      "\"created\":{\"type\":\"boolean\"}},\"required\":[\"path\",\"created\"]}",
-     mcp_tool_create_directory},
+     mcp_tool_create_directory, false},
     {"delete_path", "Delete a file or directory",
      "Delete a file, symlink or (with recursive) a directory tree in a sandbox.",
      "{\"type\":\"object\",\"properties\":{\"sandbox_id\":{\"type\":\"string\"},"
@@ -133,14 +133,37 @@ const struct mcp_tool mcp_tools[] = {
      "\"required\":[\"sandbox_id\",\"path\"],\"additionalProperties\":false}",
      "{\"type\":\"object\",\"properties\":{\"path\":{\"type\":\"string\"},"
      "\"deleted\":{\"type\":\"boolean\"}},\"required\":[\"path\",\"deleted\"]}",
-     mcp_tool_delete_path},
+     mcp_tool_delete_path, false},
     {"project_structure", "Show a project tree",
      "A directory tree of a sandbox (default the working directory, 3 levels), as text and "
      "as entries.",
      "{\"type\":\"object\",\"properties\":{\"sandbox_id\":{\"type\":\"string\"},"
      "\"path\":{\"type\":\"string\"},\"depth\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":16}},"
      "\"required\":[\"sandbox_id\"],\"additionalProperties\":false}",
-     ENTRIES_SCHEMA, mcp_tool_project_structure},
+     ENTRIES_SCHEMA, mcp_tool_project_structure, false},
+    {"copy_in", "Copy a host file in",
+     "Copy a file from an operator-allowed host directory into a sandbox made by "
+     "sandbox_create (16 MiB at most).",
+     "{\"type\":\"object\",\"properties\":{\"sandbox_id\":{\"type\":\"string\"},"
+     "\"host_path\":{\"type\":\"string\",\"description\":\"absolute, inside an allowed directory\"},"
+     "\"path\":{\"type\":\"string\"}},\"required\":[\"sandbox_id\",\"host_path\",\"path\"],"
+     "\"additionalProperties\":false}",
+     "{\"type\":\"object\",\"properties\":{\"host_path\":{\"type\":\"string\"},"
+     "\"path\":{\"type\":\"string\"},\"bytes\":{\"type\":\"integer\"}},"
+     "\"required\":[\"host_path\",\"path\",\"bytes\"]}",
+     mcp_tool_copy_in, true},
+    {"copy_out", "Copy a file out to the host",
+     "Copy a file from a sandbox to an operator-allowed host directory (16 MiB at most; an "
+     "existing host file is replaced only with overwrite).",
+     "{\"type\":\"object\",\"properties\":{\"sandbox_id\":{\"type\":\"string\"},"
+     "\"path\":{\"type\":\"string\"},"
+     "\"host_path\":{\"type\":\"string\",\"description\":\"absolute, inside an allowed directory\"},"
+     "\"overwrite\":{\"type\":\"boolean\"}},\"required\":[\"sandbox_id\",\"path\",\"host_path\"],"
+     "\"additionalProperties\":false}",
+     "{\"type\":\"object\",\"properties\":{\"path\":{\"type\":\"string\"},"
+     "\"host_path\":{\"type\":\"string\"},\"bytes\":{\"type\":\"integer\"}},"
+     "\"required\":[\"path\",\"host_path\",\"bytes\"]}",
+     mcp_tool_copy_out, true},
     {"list_languages", "List languages",
      "Languages that execute_code can run, and the image serving each.",
      "{\"type\":\"object\",\"properties\":{},\"additionalProperties\":false}",
@@ -148,14 +171,14 @@ const struct mcp_tool mcp_tools[] = {
      "\"type\":\"object\",\"properties\":{\"language\":{\"type\":\"string\"},"
      "\"image\":{\"type\":\"string\"},\"digest\":{\"type\":\"string\"}}}}},"
      "\"required\":[\"languages\"]}",
-     mcp_tool_list_languages},
+     mcp_tool_list_languages, false},
     {"list_images", "List images", "Images in the local store that sandboxes can use.",
      "{\"type\":\"object\",\"properties\":{},\"additionalProperties\":false}",
      "{\"type\":\"object\",\"properties\":{\"images\":{\"type\":\"array\",\"items\":{"
      "\"type\":\"object\",\"properties\":{\"names\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},"
      "\"digest\":{\"type\":\"string\"},\"size\":{\"type\":\"integer\"},"
      "\"languages\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}}}}}},\"required\":[\"images\"]}",
-     mcp_tool_list_images},
+     mcp_tool_list_images, false},
 };
 
 const size_t mcp_n_tools = sizeof(mcp_tools) / sizeof(mcp_tools[0]);

@@ -50,6 +50,7 @@ run_client() {
 run_client sdk timeout 900 node "$MCP/stdio.test.mjs"
 run_client raw timeout 600 python3 "$MCP/raw_protocol.py"
 run_client files timeout 600 python3 "$MCP/file_tools.py"
+run_client host timeout 300 python3 "$MCP/host_copy.py"
 
 # Every server is gone by now, and so must be every sandbox process.
 left=$(pgrep -f 'sleep 313[1-5]' | tr '\n' ' ')

@@ -1,0 +1,202 @@
+/* copy_in and copy_out: files between the host and a sandbox, only in
+ * directories the operator allowed (`serve --allow-host-dir DIR`).
+ *
+ * Host paths are resolved beneath an allowed directory's fd with openat2
+ * RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS: no "..",
+ * no absolute escape, no symlink (the client or a sandbox may have planted
+ * one there).  Only regular files; sizes capped; an existing host file is
+ * replaced only when asked, never through a symlink.  The sandbox side goes
+ * through the in-sandbox file builtins, like the other file tools. */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "../common/syscalls.h"
+#include "../runtime/files.h"
+#include "server.h"
+
+#define COPY_MAX (16u << 20)
+#define HOST_RESOLVE (RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS)
+
+/* Maps host_path (absolute, under an allowed directory) to that directory's
+ * fd and the path below it.  Returns the fd (borrowed) or -1. */
+static int allowed_dir(struct mcp_server *cfg, const char *host_path, const char **rel,
+                       char *error, size_t error_size)
+{
+    for (size_t i = 0; i < cfg->n_host_dirs; i++) {
+        const char *d = cfg->host_dirs[i].path;
+        size_t n = strlen(d);
+        if (strncmp(host_path, d, n) == 0 && host_path[n] == '/' && host_path[n + 1] != '\0') {
+            *rel = host_path + n + 1;
+            return cfg->host_dirs[i].fd;
+        }
+    }
+    snprintf(error, error_size, "%.200s is not inside a directory the operator allowed "
+                                "(serve --allow-host-dir)", host_path);
+    return -1;
+}
+
+static bool strarg(json_t *args, const char *key, const char **out, char *error, size_t size)
+{
+    json_t *v = json_object_get(args, key);
+    if (!json_is_string(v) || json_string_length(v) == 0 ||
+        strlen(json_string_value(v)) != json_string_length(v)) {
+        snprintf(error, size, "%s must be a non-empty string", key);
+        return false;
+    }
+    *out = json_string_value(v);
+    return true;
+}
+
+/* One in-sandbox file operation (see tools_files.c). */
+static bool sandbox_op(struct mcp_session *s, struct mcp_call *call, const char *id, char **argv,
+                       const char *in, size_t in_len, struct nsbox_exec_result *res,
+                       char *error, size_t error_size)
+{
+    struct mcp_sandbox *m = mcp_sandbox_find(s, id);
+    struct nsbox_err err = {0};
+    if (m == NULL || m->one_shot) {
+        snprintf(error, error_size, "no sandbox \"%.64s\" in this session", id);
+        return false;
+    }
+    struct nsbox_exec_opts eo = {
+        .argv = argv, .env = m->env, .cwd = m->workdir, .uid = m->uid, .gid = m->gid,
+        .timeout_s = 60, .stdin_fd = -1, .stdin_data = in ? in : "", .stdin_len = in_len,
+        .capture = true, .output_cap = COPY_MAX, .rlimit_fsize = COPY_MAX};
+    pthread_mutex_lock(&m->exec_lock);
+    int r = nsbox_sandbox_exec(&m->sb, &eo, res, &err);
+    pthread_mutex_unlock(&m->exec_lock);
+    (void)call;
+    if (r < 0) {
+        snprintf(error, error_size, "%s", err.msg);
+        return false;
+    }
+    if (res->exit_code != 0 || res->signal != 0) {
+        snprintf(error, error_size, "%s", res->err && res->err[0] ? res->err : "failed");
+        nsbox_exec_result_free(res);
+        return false;
+    }
+    return true;
+}
+
+MCP_TOOL_FN(copy_in)
+{
+    static const char *const allowed[] = {"sandbox_id", "host_path", "path", NULL};
+    const char *id, *host, *path, *rel;
+    struct nsbox_exec_result res;
+    struct stat st;
+
+    if (!mcp_check_args(args, allowed, error, error_size) ||
+        !strarg(args, "sandbox_id", &id, error, error_size) ||
+        !strarg(args, "host_path", &host, error, error_size) ||
+        !strarg(args, "path", &path, error, error_size))
+        return NULL;
+    int dfd = allowed_dir(s->cfg, host, &rel, error, error_size);
+    if (dfd < 0)
+        return NULL;
+    int fd = nsbox_openat2(dfd, rel, O_RDONLY | O_NONBLOCK | O_CLOEXEC, 0, HOST_RESOLVE);
+    if (fd < 0) {
+        snprintf(error, error_size, "cannot open %.200s: %s%s", host, strerror(errno),
+                 errno == ELOOP || errno == EXDEV ? " (symlinks and escapes are refused)" : "");
+        return NULL;
+    }
+    char *buf = NULL;
+    ssize_t n = -1;
+    if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size <= COPY_MAX &&
+        (buf = malloc((size_t)st.st_size + 1)) != NULL)
+        n = read(fd, buf, (size_t)st.st_size);
+    close(fd);
+    if (n < 0 || n != st.st_size) {
+        free(buf);
+        snprintf(error, error_size, "%.200s is not a regular file of at most %u bytes", host,
+                 COPY_MAX);
+        return NULL;
+    }
+    char *argv[] = {NSBOX_FILE_OP_MARKER, "write", (char *)path, NULL};
+    bool ok = sandbox_op(s, call, id, argv, buf, (size_t)n, &res, error, error_size);
+    free(buf);
+    if (!ok)
+        return NULL;
+    nsbox_exec_result_free(&res);
+    return json_pack("{s:s,s:s,s:I}", "host_path", host, "path", path, "bytes", (json_int_t)n);
+}
+
+MCP_TOOL_FN(copy_out)
+{
+    static const char *const allowed[] = {"sandbox_id", "path", "host_path", "overwrite", NULL};
+    const char *id, *host, *path, *rel;
+    struct nsbox_exec_result res;
+    char len[32];
+
+    if (!mcp_check_args(args, allowed, error, error_size) ||
+        !strarg(args, "sandbox_id", &id, error, error_size) ||
+        !strarg(args, "host_path", &host, error, error_size) ||
+        !strarg(args, "path", &path, error, error_size))
+        return NULL;
+    bool overwrite = json_is_true(json_object_get(args, "overwrite"));
+    int dfd = allowed_dir(s->cfg, host, &rel, error, error_size);
+    if (dfd < 0)
+        return NULL;
+    /* The parent must exist beneath the allowed directory, symlink-free. */
+    char parent[PATH_MAX];
+    snprintf(parent, sizeof(parent), "%s", rel);
+    char *slash = strrchr(parent, '/');
+    const char *name = slash ? slash + 1 : parent;
+    if (slash)
+        *slash = '\0';
+    int pfd = slash ? nsbox_openat2(dfd, parent, O_PATH | O_DIRECTORY | O_CLOEXEC, 0, HOST_RESOLVE)
+                    : dup(dfd);
+    if (pfd < 0 || strcmp(name, "..") == 0 || strcmp(name, ".") == 0) {
+        if (pfd >= 0)
+            close(pfd);
+        snprintf(error, error_size, "cannot write %.200s: no such directory, or a symlink or "
+                                    "escape on the way", host);
+        return NULL;
+    }
+    snprintf(len, sizeof(len), "%u", COPY_MAX + 1);
+    char *argv[] = {NSBOX_FILE_OP_MARKER, "read", (char *)path, "0", len, NULL};
+    if (!sandbox_op(s, call, id, argv, NULL, 0, &res, error, error_size)) {
+        close(pfd);
+        return NULL;
+    }
+    if (res.out_truncated || res.out_len > COPY_MAX) {
+        close(pfd);
+        nsbox_exec_result_free(&res);
+        snprintf(error, error_size, "%.200s is larger than %u bytes", path, COPY_MAX);
+        return NULL;
+    }
+    /* O_NOFOLLOW always; O_EXCL unless replacing was asked for. */
+    int fd = openat(pfd, name, O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC |
+                                   (overwrite ? O_TRUNC : O_EXCL), 0644);
+    close(pfd);
+    struct stat st;
+    if (fd < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+        int e = errno;
+        if (fd >= 0)
+            close(fd);
+        nsbox_exec_result_free(&res);
+        snprintf(error, error_size, "cannot write %.200s: %s%s", host, strerror(e),
+                 e == EEXIST ? " (pass overwrite: true to replace it)" : "");
+        return NULL;
+    }
+    size_t done = 0;
+    while (done < res.out_len) {
+        ssize_t w = write(fd, res.out + done, res.out_len - done);
+        if (w <= 0)
+            break;
+        done += (size_t)w;
+    }
+    close(fd);
+    size_t total = res.out_len;
+    nsbox_exec_result_free(&res);
+    if (done != total) {
+        snprintf(error, error_size, "cannot write %.200s completely", host);
+        return NULL;
+    }
+    return json_pack("{s:s,s:s,s:I}", "path", path, "host_path", host, "bytes", (json_int_t)total);
+}
