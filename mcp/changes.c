@@ -1,8 +1,9 @@
 /* Which files a run created or changed in the working directory.
  *
  * Everything a sandbox writes lands in its overlay's upper layer, a host
- * directory (STATE/upper).  Before and after a run we walk upper/WORKDIR
- * and compare sizes and mtimes.  The tree is the sandbox's, so hostile:
+ * directory (STATE/upper), or in its persistent workspace.  Before and
+ * after a run we walk upper/WORKDIR (or the workspace) and compare sizes
+ * and mtimes.  The tree is the sandbox's, so hostile:
  * the walk starts with openat2(RESOLVE_NO_SYMLINKS), descends only with
  * O_DIRECTORY|O_NOFOLLOW, reads metadata only, and is bounded in entries
  * and depth.  Image contents are read only for regular files under a size
@@ -103,11 +104,9 @@ static void walk(int root, struct mcp_snapshot *s)
     free(q);
 }
 
-int mcp_snapshot_open_root(const char *state_dir, const char *workdir)
+int mcp_snapshot_open_root(const char *base, const char *workdir)
 {
-    char upper[PATH_MAX + 8];
-    snprintf(upper, sizeof(upper), "%s/upper", state_dir);
-    int ufd = open(upper, O_PATH | O_DIRECTORY | O_CLOEXEC);
+    int ufd = open(base, O_PATH | O_DIRECTORY | O_CLOEXEC);
     if (ufd < 0)
         return -1;
     const char *rel = workdir[0] == '/' ? workdir + 1 : workdir;

@@ -18,17 +18,18 @@ struct mcp_snapshot {
     bool truncated;  /* more files than the walk looks at */
 };
 
-/* Regular files under STATE/upper/WORKDIR (what the sandbox wrote). */
-void mcp_snapshot_take(const char *state_dir, const char *workdir, struct mcp_snapshot *s);
+/* Regular files under BASE/WORKDIR: the upper layer (STATE/upper) and the
+ * working directory, or a persistent workspace's directory and "". */
+void mcp_snapshot_take(const char *base, const char *workdir, struct mcp_snapshot *s);
 void mcp_snapshot_free(struct mcp_snapshot *s);
 
-/* An fd of STATE/upper/WORKDIR (no symlink followed), or -1. */
-int mcp_snapshot_open_root(const char *state_dir, const char *workdir);
+/* An fd of BASE/WORKDIR (no symlink followed), or -1. */
+int mcp_snapshot_open_root(const char *base, const char *workdir);
 
 /* [{path, change: created|modified, size, mime_type?}] and, in *images, the
  * changed images' contents ({data (encoded), mimeType, path}), size-capped. */
 json_t *mcp_snapshot_diff(const struct mcp_snapshot *before, const struct mcp_snapshot *after,
-                          const char *state_dir, const char *workdir, json_t **images,
+                          const char *base, const char *workdir, json_t **images,
                           char *(*encode)(const unsigned char *, size_t));
 
 #endif

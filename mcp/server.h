@@ -39,6 +39,8 @@ struct mcp_sandbox {
     time_t created;
     struct mcp_limits limits;
     bool one_shot;
+    char *workspace;            /* persistent workspace name, or NULL */
+    int workspace_lock;         /* flock held while it is mounted, or -1 */
     pthread_mutex_t exec_lock;  /* one command at a time on its socket */
     struct mcp_sandbox *next;
 };
@@ -137,8 +139,8 @@ extern const size_t mcp_n_tools;
 struct mcp_sandbox *mcp_sandbox_find(struct mcp_session *s, const char *id);
 struct mcp_sandbox *mcp_sandbox_new(struct mcp_session *s, const char *image,
                                     const struct mcp_limits *limits, json_t *env,
-                                    const char *workdir, bool one_shot, char *error,
-                                    size_t error_size);
+                                    const char *workdir, const char *workspace, bool one_shot,
+                                    char *error, size_t error_size);
 void mcp_sandbox_destroy(struct mcp_session *s, struct mcp_sandbox *sb);
 /* Stops and frees a sandbox that is in no session (now, or on a thread). */
 void mcp_sandbox_free(struct mcp_server *cfg, struct mcp_sandbox *m);

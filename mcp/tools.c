@@ -43,7 +43,9 @@ const struct mcp_tool mcp_tools[] = {
      "\"language\":{\"type\":\"string\",\"description\":\"pick the image serving this language\"},"
      LIMIT_PROPS ","
      "\"env\":{\"type\":\"object\",\"additionalProperties\":{\"type\":\"string\"}},"
-     "\"workdir\":{\"type\":\"string\",\"description\":\"absolute path, default /workspace\"}},"
+     "\"workdir\":{\"type\":\"string\",\"description\":\"absolute path, default /workspace\"},"
+     "\"workspace\":{\"type\":\"string\",\"description\":\"name of a persistent workspace "
+     "mounted at workdir: its files outlive the sandbox and the server\"}},"
      "\"additionalProperties\":false}",
      "{\"type\":\"object\",\"properties\":{\"sandbox_id\":{\"type\":\"string\"},"
      "\"image\":{\"type\":\"string\"},\"digest\":{\"type\":\"string\"},\"limits\":" LIMITS_OUT "},"

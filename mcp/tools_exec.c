@@ -1,5 +1,6 @@
 /* execute_code and run_command: one result record for both. */
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -119,15 +120,24 @@ static json_t *exec_in(struct mcp_session *s, struct mcp_call *call, struct mcp_
         eo.progress_ms = 1000;
     }
 
-    const char *cwd = eo.cwd;
     struct mcp_snapshot before, after;
+    /* Where the working directory's files live on the host: the upper
+     * layer, or the persistent workspace mounted over it. */
+    char base[PATH_MAX + 16];
+    const char *cwd = eo.cwd;
+    if (m->workspace != NULL && strcmp(eo.cwd, m->workdir) == 0) {
+        snprintf(base, sizeof(base), "%s/workspaces/%s", s->cfg->store.root, m->workspace);
+        cwd = "";
+    } else {
+        snprintf(base, sizeof(base), "%s/upper", m->sb.state_dir);
+    }
 
     pthread_mutex_lock(&m->exec_lock);
-    mcp_snapshot_take(m->sb.state_dir, cwd, &before);
+    mcp_snapshot_take(base, cwd, &before);
     set_call_sandbox(s, call, m);
     int r = nsbox_sandbox_exec(&m->sb, &eo, &res, &err);
     set_call_sandbox(s, call, NULL);
-    mcp_snapshot_take(m->sb.state_dir, cwd, &after);
+    mcp_snapshot_take(base, cwd, &after);
     pthread_mutex_unlock(&m->exec_lock);
     if (r < 0) {
         snprintf(error, error_size, "%s", err.msg);
@@ -137,8 +147,8 @@ static json_t *exec_in(struct mcp_session *s, struct mcp_call *call, struct mcp_
     }
     json_t *rec = result_record(&res);
     json_t *images;
-    json_object_set_new(rec, "files", mcp_snapshot_diff(&before, &after, m->sb.state_dir, cwd,
-                                                        &images, mcp_base64_encode));
+    json_object_set_new(rec, "files", mcp_snapshot_diff(&before, &after, base, cwd, &images,
+                                                        mcp_base64_encode));
     if (before.truncated || after.truncated)
         json_object_set_new(rec, "files_truncated", json_true());
     if (json_array_size(images) > 0)
@@ -178,7 +188,7 @@ static json_t *run(struct mcp_session *s, struct mcp_call *call, const struct ru
                     !json_object_get(rq->args, "cpus") && !json_object_get(rq->args, "pids");
     struct mcp_sandbox *m = defaults ? mcp_pool_take(s->cfg, image) : NULL;
     if (m == NULL)
-        m = mcp_sandbox_new(s, image, &l, NULL, NULL, true, error, error_size);
+        m = mcp_sandbox_new(s, image, &l, NULL, NULL, NULL, true, error, error_size);
     if (m == NULL)
         return NULL;
     json_t *rec = exec_in(s, call, m, rq, l.timeout_s, error, error_size);

@@ -1,6 +1,10 @@
 /* sandbox_create, sandbox_list, sandbox_stop, list_languages, list_images,
  * and the session's sandbox bookkeeping. */
 #include <errno.h>
+#include <sys/stat.h>
+#include <sys/file.h>
+#include <limits.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -8,6 +12,7 @@
 #include <unistd.h>
 
 #include "../common/cleanup.h"
+#include "../common/fsutil.h"
 #include "../common/log.h"
 #include "../images/spec.h"
 #include "server.h"
@@ -119,7 +124,7 @@ static char **copy_env(char **image_env, char **extra)
 }
 
 static int start(struct mcp_server *cfg, struct mcp_sandbox *m, const struct images_image *im,
-                 struct nsbox_err *err)
+                 const char *workspace_dir, struct nsbox_err *err)
 {
     struct nsbox_sandbox_config sc = {
         .rootfs = im->rootfs, .state_root = cfg->state_root, .env = m->env,
@@ -129,17 +134,61 @@ static int start(struct mcp_server *cfg, struct mcp_sandbox *m, const struct ima
         .tmp_bytes = 256ull << 20, .shm_bytes = 64ull << 20, .rlimit_nofile = 1024,
         .rlimit_fsize = 1ull << 30, .mode = cfg->mode, .seccomp = cfg->seccomp,
         .rootless_map = cfg->store.rootless ? &cfg->store.idmap : NULL, .detach = false,
-        .keep_fd = m->lease,
+        .keep_fd = m->lease, .workspace = workspace_dir,
     };
     return nsbox_sandbox_create(&sc, &m->sb, err);
 }
 
 /* A started sandbox, not yet in any session. */
+/* STORE/workspaces/NAME, created, and locked for this sandbox alone.
+ * Returns the lock fd (the path in dir) or -1 with error set. */
+static int claim_workspace(struct mcp_server *cfg, const char *name, char *dir, size_t size,
+                           char *error, size_t error_size)
+{
+    struct nsbox_err err = {0};
+    size_t n = strlen(name);
+    if (n == 0 || n > 64 || strspn(name, "abcdefghijklmnopqrstuvwxyz0123456789._-") != n ||
+        name[0] == '.' || name[0] == '-') {
+        snprintf(error, error_size, "workspace names are 1-64 of a-z 0-9 . _ -, not starting "
+                                    "with . or -");
+        return -1;
+    }
+    snprintf(dir, size, "%s/workspaces", cfg->store.root);
+    mkdir(dir, 0700);
+    int wfd = open(dir, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    char lock[80];
+    snprintf(lock, sizeof(lock), "%s.lock", name);
+    int lfd = wfd < 0 ? -1 : nsbox_lock_at(wfd, lock, LOCK_EX | LOCK_NB, &err);
+    if (lfd < 0) {
+        if (wfd >= 0)
+            close(wfd);
+        snprintf(error, error_size, err.code == EWOULDBLOCK
+                                        ? "workspace \"%s\" is in use by another sandbox"
+                                        : "cannot use workspace \"%s\": %s",
+                 name, err.msg);
+        return -1;
+    }
+    if (mkdirat(wfd, name, 0755) < 0 && errno != EEXIST) {
+        snprintf(error, error_size, "cannot create workspace \"%s\": %s", name, strerror(errno));
+        close(wfd), close(lfd);
+        return -1;
+    }
+    close(wfd);
+    snprintf(dir + strlen(dir), size - strlen(dir), "/%s", name);
+    return lfd;
+}
+
 static struct mcp_sandbox *build(struct mcp_server *cfg, const char *image,
                                  const struct mcp_limits *limits, json_t *env,
-                                 const char *workdir, bool one_shot, char *error,
-                                 size_t error_size)
+                                 const char *workdir, const char *workspace, bool one_shot,
+                                 char *error, size_t error_size)
 {
+    char ws_dir[PATH_MAX];
+    int ws_lock = -1;
+
+    if (workspace != NULL &&
+        (ws_lock = claim_workspace(cfg, workspace, ws_dir, sizeof(ws_dir), error, error_size)) < 0)
+        return NULL;
     struct images_image im;
     struct nsbox_err err = {0};
     bool ok;
@@ -151,8 +200,12 @@ static struct mcp_sandbox *build(struct mcp_server *cfg, const char *image,
             snprintf(error, error_size, "%s", err.msg);
         free(m);
         free_env_strings(extra);
+        if (ws_lock >= 0)
+            close(ws_lock);
         return NULL;
     }
+    m->workspace = workspace ? strdup(workspace) : NULL;
+    m->workspace_lock = ws_lock;
     m->lease = images_lease(&cfg->store, im.digest, &err);
     m->env = copy_env(im.config.env, extra);
     m->workdir = strdup(workdir ? workdir : "/workspace");
@@ -165,11 +218,14 @@ static struct mcp_sandbox *build(struct mcp_server *cfg, const char *image,
     free_env_strings(extra);
     if (m->lease < 0 || m->env == NULL ||
         images_resolve_user(im.rootfs, im.config.user, &m->uid, &m->gid, &err) < 0 ||
-        start(cfg, m, &im, &err) < 0) {
+        start(cfg, m, &im, workspace ? ws_dir : NULL, &err) < 0) {
         snprintf(error, error_size, "%s", err.msg);
         images_image_free(&im);
         if (m->lease >= 0)
             close(m->lease);
+        if (m->workspace_lock >= 0)
+            close(m->workspace_lock);
+        free(m->workspace);
         nsbox_strvfree(m->env);
         free(m->workdir);
         free(m->image);
@@ -183,8 +239,8 @@ static struct mcp_sandbox *build(struct mcp_server *cfg, const char *image,
 
 struct mcp_sandbox *mcp_sandbox_new(struct mcp_session *s, const char *image,
                                     const struct mcp_limits *limits, json_t *env,
-                                    const char *workdir, bool one_shot, char *error,
-                                    size_t error_size)
+                                    const char *workdir, const char *workspace, bool one_shot,
+                                    char *error, size_t error_size)
 {
     /* One-shot sandboxes are bounded by the calls running at once; the
      * session's cap is for the ones it keeps. */
@@ -201,8 +257,8 @@ struct mcp_sandbox *mcp_sandbox_new(struct mcp_session *s, const char *image,
             return NULL;
         }
     }
-    struct mcp_sandbox *m = build(s->cfg, image, limits, env, workdir, one_shot, error,
-                                  error_size);
+    struct mcp_sandbox *m = build(s->cfg, image, limits, env, workdir, workspace, one_shot,
+                                  error, error_size);
     pthread_mutex_lock(&s->lock);
     if (m == NULL && !one_shot)
         s->n_sandboxes--;
@@ -229,7 +285,7 @@ static void *refill_thread(void *arg)
     pthread_mutex_lock(&cfg->pool_lock);
     snprintf(image, sizeof(image), "%s", cfg->spare_image);
     pthread_mutex_unlock(&cfg->pool_lock);
-    struct mcp_sandbox *m = image[0] ? build(cfg, image, &cfg->defaults, NULL, NULL, true,
+    struct mcp_sandbox *m = image[0] ? build(cfg, image, &cfg->defaults, NULL, NULL, NULL, true,
                                              error, sizeof(error))
                                      : NULL;
     pthread_mutex_lock(&cfg->pool_lock);
@@ -305,6 +361,10 @@ void mcp_sandbox_free(struct mcp_server *cfg, struct mcp_sandbox *m)
     if (nsbox_sandbox_destroy(&m->sb, &err) < 0)
         nsbox_warn("stopping sandbox %s: %s", m->sb.id, err.msg);
     close(m->lease);
+    /* The workspace stays on disk; only its lock goes. */
+    if (m->workspace_lock >= 0)
+        close(m->workspace_lock);
+    free(m->workspace);
     nsbox_strvfree(m->env);
     free(m->workdir);
     free(m->image);
@@ -428,12 +488,18 @@ json_t *mcp_tool_sandbox_create(struct mcp_session *s, struct mcp_call *call, js
                               char *error, size_t error_size)
 {
     static const char *const allowed[] = {"image", "language", "memory_mb", "cpus", "pids",
-                                          "timeout_s", "env", "workdir", NULL};
+                                          "timeout_s", "env", "workdir", "workspace", NULL};
     struct mcp_limits l;
     json_t *env = json_object_get(args, "env");
     const char *image = json_string_value(json_object_get(args, "image"));
     const char *lang = json_string_value(json_object_get(args, "language"));
     const char *workdir = json_string_value(json_object_get(args, "workdir"));
+    json_t *jws = json_object_get(args, "workspace");
+    const char *workspace = json_string_value(jws);
+    if (jws != NULL && workspace == NULL) {
+        snprintf(error, error_size, "workspace must be a name");
+        return NULL;
+    }
 
     if (!mcp_check_args(args, allowed, error, error_size) ||
         !mcp_limits_from_args(s, args, &l, error, error_size))
@@ -454,13 +520,14 @@ json_t *mcp_tool_sandbox_create(struct mcp_session *s, struct mcp_call *call, js
             return NULL;
         }
     }
-    struct mcp_sandbox *m = mcp_sandbox_new(s, image, &l, env, workdir, false, error, error_size);
+    struct mcp_sandbox *m = mcp_sandbox_new(s, image, &l, env, workdir, workspace, false, error,
+                                            error_size);
     if (m == NULL)
         return NULL;
     mcp_session_log(s, "info", "sandbox %s created from %s", m->sb.id, m->image);
     (void)call;
-    return json_pack("{s:s,s:s,s:s,s:o}", "sandbox_id", m->sb.id, "image", m->image, "digest",
-                     m->digest, "limits", limits_json(m));
+    return json_pack("{s:s,s:s,s:s,s:o,s:s?}", "sandbox_id", m->sb.id, "image", m->image,
+                     "digest", m->digest, "limits", limits_json(m), "workspace", m->workspace);
 }
 
 json_t *mcp_tool_sandbox_list(struct mcp_session *s, struct mcp_call *call, json_t *args,
@@ -473,10 +540,11 @@ json_t *mcp_tool_sandbox_list(struct mcp_session *s, struct mcp_call *call, json
     pthread_mutex_lock(&s->lock);
     for (struct mcp_sandbox *m = s->sandboxes; m != NULL; m = m->next)
         if (!m->one_shot)
-            json_array_append_new(list, json_pack("{s:s,s:s,s:s,s:I,s:o}", "sandbox_id",
+            json_array_append_new(list, json_pack("{s:s,s:s,s:s,s:I,s:o,s:s?}", "sandbox_id",
                                                   m->sb.id, "image", m->image, "digest",
                                                   m->digest, "created", (json_int_t)m->created,
-                                                  "limits", limits_json(m)));
+                                                  "limits", limits_json(m), "workspace",
+                                                  m->workspace));
     pthread_mutex_unlock(&s->lock);
     (void)call;
     return json_pack("{s:o}", "sandboxes", list);

@@ -152,8 +152,8 @@ int nsbox_sandbox_destroy(struct nsbox_sandbox *sb, struct nsbox_err *err)
     nsbox_sandbox_close(sb);
     /* As root the idmapped rootfs is mounted on lower/ for a moment during
      * creation; a crash there leaves it behind. */
-    static const char *const mounts[] = {"lower", "merged"};
-    for (size_t i = 0; i < 2; i++) {
+    static const char *const mounts[] = {"lower", "merged", "ws"};
+    for (size_t i = 0; i < 3; i++) {
         char path[PATH_MAX + 16];
         snprintf(path, sizeof(path), "%s/%s", sb->state_dir, mounts[i]);
         umount2(path, MNT_DETACH | UMOUNT_NOFOLLOW);

@@ -216,6 +216,26 @@ static int mount_overlay(const struct nsbox_mount_config *c, struct nsbox_err *e
     return 0;
 }
 
+/* A persistent workspace over the working directory: nosuid, nodev.  The
+ * remount needs the new mount itself, so the path is resolved again after
+ * the bind (an fd opened before it points underneath). */
+static int bind_workspace(const char *src, int root, const char *rel, int target_fd,
+                          struct nsbox_err *err)
+{
+    char target[64];
+    fd_path(target, sizeof(target), target_fd);
+    if (mount(src, target, NULL, MS_BIND, NULL) < 0)
+        return nsbox_err_sys(err, "cannot mount the workspace");
+    _cleanup_close_ int top = nsbox_openat2(root, rel, O_PATH | O_DIRECTORY | O_CLOEXEC, 0,
+                                            RESOLVE_STRICT);
+    if (top < 0)
+        return nsbox_err_sys(err, "cannot reopen the workspace");
+    fd_path(target, sizeof(target), top);
+    if (mount(NULL, target, NULL, MS_BIND | MS_REMOUNT | MS_NOSUID | MS_NODEV, NULL) < 0)
+        return nsbox_err_sys(err, "cannot make the workspace nosuid,nodev");
+    return 0;
+}
+
 /* pivot_root(".", ".") stacks the old root under the new one; detaching
  * it leaves no path back to the host's tree (pivot_root(2), NOTES). */
 static int enter_root(const char *merged, struct nsbox_err *err)
@@ -258,6 +278,10 @@ int nsbox_mounts_setup(const struct nsbox_mount_config *c, struct nsbox_err *err
                                             0755, err);
         if (w < 0)
             return nsbox_err_prefix(err, "working directory");
+        if (c->workspace != NULL &&
+            bind_workspace(c->workspace, root, c->workdir[0] == '/' ? c->workdir + 1 : c->workdir,
+                           w, err) < 0)
+            return -1;
     }
     return enter_root(c->merged, err);
 }

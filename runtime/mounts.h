@@ -15,6 +15,7 @@ struct nsbox_mount_config {
     uint64_t tmp_bytes;  /* size of the /tmp tmpfs */
     uint64_t shm_bytes;  /* size of the /dev/shm tmpfs */
     const char *workdir; /* created inside when missing; may be NULL */
+    const char *workspace; /* bind-mounted at workdir ("/proc/self/fd/N"), or NULL */
 };
 
 /* In a fresh mount namespace (of the sandbox's user namespace): builds the

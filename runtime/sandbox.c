@@ -68,6 +68,7 @@ struct spawn {
     int slot_fd;         /* root: holds the id range */
     pid_t parent;
     char lower[PATH_MAX];
+    char workspace[PATH_MAX]; /* what the child mounts at workdir, or "" */
 };
 
 static void close_fd(int *fd)
@@ -108,11 +109,12 @@ static void set_rlimit(int resource, uint64_t value)
 /* Opens the overlay's directories while the child still has the host
  * credentials it was cloned with: the sandbox's own root may not traverse
  * the 0700 store it lives in.  The mount then names them by fd. */
-static int open_layers(struct spawn *s, int fds[4], char paths[4][64], struct nsbox_err *err)
+static int open_layers(struct spawn *s, int fds[5], char paths[5][64], struct nsbox_err *err)
 {
     static const char *const names[] = {"upper", "work", ""};
     char path[PATH_MAX + 16];
 
+    fds[4] = -1;
     for (int i = 0; i < 4; i++) {
         if (i == 0)
             snprintf(path, sizeof(path), "%s", s->lower);
@@ -127,14 +129,20 @@ static int open_layers(struct spawn *s, int fds[4], char paths[4][64], struct ns
      * merged/ the same name leads onto it (a magic link to merged/ itself
      * would keep pointing under the mount). */
     snprintf(paths[3], sizeof(paths[3]), "/proc/self/fd/%d/merged", fds[3]);
+    if (s->workspace[0] != '\0') {
+        fds[4] = open(s->workspace, O_PATH | O_DIRECTORY | O_CLOEXEC);
+        if (fds[4] < 0)
+            return nsbox_err_sys(err, "cannot open the workspace %s", s->workspace);
+        snprintf(paths[4], sizeof(paths[4]), "/proc/self/fd/%d", fds[4]);
+    }
     return 0;
 }
 
 static int child_setup(struct spawn *s, struct nsbox_err *err)
 {
     const struct nsbox_sandbox_config *cfg = s->cfg;
-    int layer_fds[4];
-    char layers[4][64];
+    int layer_fds[5];
+    char layers[5][64];
     char c;
 
     if (read(s->sync_r, &c, 1) != 1)
@@ -152,11 +160,12 @@ static int child_setup(struct spawn *s, struct nsbox_err *err)
     struct nsbox_mount_config mc = {
         .lower = layers[0], .upper = layers[1], .work = layers[2], .merged = layers[3],
         .userxattr = true, .tmp_bytes = cfg->tmp_bytes, .shm_bytes = cfg->shm_bytes,
-        .workdir = cfg->workdir,
+        .workdir = cfg->workdir, .workspace = layer_fds[4] >= 0 ? layers[4] : NULL,
     };
     int r = nsbox_mounts_setup(&mc, err);
-    for (int i = 0; i < 4; i++)
-        close(layer_fds[i]);
+    for (int i = 0; i < 5; i++)
+        if (layer_fds[i] >= 0)
+            close(layer_fds[i]);
     if (r < 0)
         return -1;
     const char *host = cfg->hostname ? cfg->hostname : "nsbox";
@@ -243,26 +252,38 @@ static int write_root_map(pid_t pid, uint32_t base, struct nsbox_err *err)
 /* As root: the shared rootfs, seen through the sandbox's own id range.
  * The mount sits in the host's namespace only until the child has copied
  * it into its own; then it is detached here. */
-static int idmapped_lower(struct spawn *s, pid_t pid, struct nsbox_err *err)
+static int idmapped_mount(pid_t pid, const char *src, const char *dst, bool rdonly,
+                          struct nsbox_err *err)
 {
     char path[64];
     snprintf(path, sizeof(path), "/proc/%d/ns/user", (int)pid);
     _cleanup_close_ int ns = open(path, O_RDONLY | O_CLOEXEC);
     if (ns < 0)
         return nsbox_err_sys(err, "cannot open the sandbox's user namespace");
-    _cleanup_close_ int tree = (int)syscall(SYS_open_tree, AT_FDCWD, s->cfg->rootfs,
+    _cleanup_close_ int tree = (int)syscall(SYS_open_tree, AT_FDCWD, src,
                                             OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC);
     if (tree < 0)
-        return nsbox_err_sys(err, "open_tree %s (idmapped mounts need Linux 5.12+)",
-                             s->cfg->rootfs);
-    struct mount_attr attr = {.attr_set = MOUNT_ATTR_IDMAP | MOUNT_ATTR_RDONLY |
-                                          MOUNT_ATTR_NODEV | MOUNT_ATTR_NOSUID,
+        return nsbox_err_sys(err, "open_tree %s (idmapped mounts need Linux 5.12+)", src);
+    struct mount_attr attr = {.attr_set = MOUNT_ATTR_IDMAP | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOSUID |
+                                          (rdonly ? MOUNT_ATTR_RDONLY : 0),
                               .userns_fd = (uint64_t)ns};
     if (syscall(SYS_mount_setattr, tree, "", AT_EMPTY_PATH, &attr, sizeof(attr)) < 0)
-        return nsbox_err_sys(err, "cannot idmap the image rootfs");
-    if (syscall(SYS_move_mount, tree, "", AT_FDCWD, s->lower, MOVE_MOUNT_F_EMPTY_PATH) < 0)
-        return nsbox_err_sys(err, "cannot mount the idmapped rootfs");
+        return nsbox_err_sys(err, "cannot idmap %s", src);
+    if (syscall(SYS_move_mount, tree, "", AT_FDCWD, dst, MOVE_MOUNT_F_EMPTY_PATH) < 0)
+        return nsbox_err_sys(err, "cannot mount the idmapped %s", src);
     return 0;
+}
+
+/* As root: the shared rootfs (and a persistent workspace) seen through the
+ * sandbox's own id range.  The mounts sit in the host's namespace only
+ * until the child has copied them into its own; then they are detached. */
+static int idmapped_lower(struct spawn *s, pid_t pid, struct nsbox_err *err)
+{
+    if (idmapped_mount(pid, s->cfg->rootfs, s->lower, true, err) < 0)
+        return -1;
+    if (s->cfg->workspace == NULL)
+        return 0;
+    return idmapped_mount(pid, s->cfg->workspace, s->workspace, false, err);
 }
 
 static int map_and_place(struct spawn *s, pid_t pid, uint32_t base, bool placed,
@@ -305,13 +326,13 @@ static int claim_range(const char *state_root, uint32_t *base, struct nsbox_err 
 static int make_state_dir(struct nsbox_sandbox *sb, const char *state_root, bool root,
                           uint32_t base, struct nsbox_err *err)
 {
-    static const char *const subdirs[] = {"upper", "work", "merged", "lower"};
+    static const char *const subdirs[] = {"upper", "work", "merged", "lower", "ws"};
     char path[PATH_MAX + 16];
 
     snprintf(sb->state_dir, sizeof(sb->state_dir), "%s/%s", state_root, sb->id);
     if (mkdir(sb->state_dir, 0700) < 0)
         return nsbox_err_sys(err, "cannot create %s", sb->state_dir);
-    for (size_t i = 0; i < 4; i++) {
+    for (size_t i = 0; i < 5; i++) {
         snprintf(path, sizeof(path), "%s/%s", sb->state_dir, subdirs[i]);
         if (mkdir(path, 0755) < 0)
             return nsbox_err_sys(err, "cannot create %s", path);
@@ -512,8 +533,11 @@ static int start_child(struct spawn *s, uint32_t base, struct nsbox_err *err)
             nsbox_err_set(err, EIO, "the sandbox died during setup");
         r = -1;
     }
-    if (s->cfg->rootless_map == NULL)
+    if (s->cfg->rootless_map == NULL) {
         umount2(s->lower, MNT_DETACH);
+        if (s->workspace[0] != '\0')
+            umount2(s->workspace, MNT_DETACH);
+    }
     return r;
 }
 
@@ -554,6 +578,12 @@ int nsbox_sandbox_create(const struct nsbox_sandbox_config *cfg,
     int r = make_state_dir(out, cfg->state_root, !out->rootless, base, err);
     if (r == 0 && !out->rootless)
         snprintf(s.lower, sizeof(s.lower), "%s/lower", out->state_dir);
+    /* The workspace: as root an idmapped mount on STATE/ws, rootless the
+     * directory itself (its ids are already the sandbox's). */
+    if (r == 0 && cfg->workspace != NULL)
+        snprintf(s.workspace, sizeof(s.workspace), "%s", out->rootless ? cfg->workspace : "");
+    if (r == 0 && cfg->workspace != NULL && !out->rootless)
+        snprintf(s.workspace, sizeof(s.workspace), "%s/ws", out->state_dir);
     if (r == 0)
         r = limits_setup(cfg, out, err);
     if (r == 0)

@@ -33,6 +33,10 @@ struct nsbox_sandbox_config {
     const char *state_root;   /* sandboxes' state directories go here */
     char *const *env;         /* the environment of commands, "K=V" */
     const char *workdir;      /* default working directory; created */
+    /* A host directory mounted at workdir (a persistent workspace), or
+     * NULL.  Root: seen through an idmapped mount like the rootfs, so it
+     * keeps the image's ids on disk and any later sandbox can use it. */
+    const char *workspace;
     uint32_t uid, gid;        /* default user inside */
     const char *hostname;     /* NULL: "nsbox" */
     struct nsbox_cgroup_limits limits;
