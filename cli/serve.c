@@ -27,7 +27,8 @@ static void serve_usage(FILE *f)
             "usage: nsbox [--store DIR] serve [--image LANG=REF]... [--limits=best-effort]\n"
             "             [--memory MB] [--cpus N] [--pids N] [--timeout S]      (defaults)\n"
             "             [--max-memory MB] [--max-cpus N] [--max-pids N] [--max-timeout S]\n"
-            "             [--max-sandboxes N] [--allow-host-dir DIR]...  (enables copy_in/copy_out)\n"
+            "             [--max-sandboxes N] [--max-total-sandboxes N (128)]\n"
+            "             [--allow-host-dir DIR]...  (enables copy_in/copy_out)\n"
             "             [--http HOST:PORT [--token-file FILE] [--allow-host NAME]...\n"
             "                               [--session-timeout S]]\n\n"
             "An MCP server on stdin/stdout (newline-delimited JSON-RPC); logs on stderr.\n"
@@ -42,7 +43,7 @@ static void serve_usage(FILE *f)
             "from --image (e.g. --image python=localhost/nsbox-python).\n");
 }
 
-enum { O_HOSTDIR = 299, O_IMAGE = 300, O_LIMITS, O_MEM, O_CPUS, O_PIDS, O_TIMEOUT, O_MAXMEM, O_MAXCPUS,
+enum { O_MAXTOTAL = 298, O_HOSTDIR = 299, O_IMAGE = 300, O_LIMITS, O_MEM, O_CPUS, O_PIDS, O_TIMEOUT, O_MAXMEM, O_MAXCPUS,
        O_MAXPIDS, O_MAXTIMEOUT, O_MAXSB, O_HELP, O_HTTP, O_TOKEN_FILE, O_ALLOW_HOST,
        O_SESSION_TIMEOUT };
 
@@ -60,6 +61,7 @@ static int parse(struct mcp_server *s, struct serve_http *h, int argc, char **ar
     static const struct option opts[] = {
         {"image", required_argument, NULL, O_IMAGE}, {"limits", required_argument, NULL, O_LIMITS},
         {"allow-host-dir", required_argument, NULL, O_HOSTDIR},
+        {"max-total-sandboxes", required_argument, NULL, O_MAXTOTAL},
         {"memory", required_argument, NULL, O_MEM}, {"cpus", required_argument, NULL, O_CPUS},
         {"pids", required_argument, NULL, O_PIDS}, {"timeout", required_argument, NULL, O_TIMEOUT},
         {"max-memory", required_argument, NULL, O_MAXMEM},
@@ -136,6 +138,7 @@ static int parse(struct mcp_server *s, struct serve_http *h, int argc, char **ar
             else if (c == O_MAXPIDS) s->ceilings.pids = (uint32_t)v;
             else if (c == O_MAXTIMEOUT) s->ceilings.timeout_s = v;
             else if (c == O_MAXSB) s->max_sandboxes = (size_t)v;
+            else if (c == O_MAXTOTAL) s->max_total = (size_t)v;
             else if (c == O_SESSION_TIMEOUT) h->session_timeout_s = v < 1 ? 1 : (unsigned)v;
             else
                 return CLI_EXIT_USAGE;
@@ -296,6 +299,7 @@ int cmd_serve(struct cli_globals *g, int argc, char **argv)
         .defaults = {.memory_mb = 512, .cpus = 1, .pids = 256, .timeout_s = 30},
         .ceilings = {.memory_mb = 4096, .cpus = 4, .pids = 4096, .timeout_s = 600},
         .max_sandboxes = 16,
+        .max_total = 128,
         .output_cap = 1u << 20,
     };
     static struct mcp_session session;

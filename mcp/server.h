@@ -63,6 +63,7 @@ struct mcp_server {
     size_t n_langs;
     struct mcp_limits defaults, ceilings;
     size_t max_sandboxes;       /* per session */
+    size_t max_total;           /* live sandboxes, all sessions and spares */
     size_t output_cap;
     /* Host directories copy_in/copy_out may use (serve --allow-host-dir). */
     struct { char *path; int fd; } host_dirs[16];
@@ -75,6 +76,7 @@ struct mcp_server {
     char spare_image[512];
     bool refilling, draining;
     size_t n_freeing;
+    size_t n_live;              /* under pool_lock */
 };
 
 struct mcp_session;

@@ -178,6 +178,12 @@ static int claim_workspace(struct mcp_server *cfg, const char *name, char *dir, 
     return lfd;
 }
 
+static struct mcp_sandbox *build_counted(struct mcp_server *cfg, const char *image,
+                                         const struct mcp_limits *limits, json_t *env,
+                                         const char *workdir, const char *workspace,
+                                         bool one_shot, char *ws_dir_buf, int *ws_lock_out,
+                                         char *error, size_t error_size);
+
 static struct mcp_sandbox *build(struct mcp_server *cfg, const char *image,
                                  const struct mcp_limits *limits, json_t *env,
                                  const char *workdir, const char *workspace, bool one_shot,
@@ -186,8 +192,41 @@ static struct mcp_sandbox *build(struct mcp_server *cfg, const char *image,
     char ws_dir[PATH_MAX];
     int ws_lock = -1;
 
+    /* Server-wide: sessions times their caps would be too many for one
+     * host; every sandbox, kept, one-shot or spare, counts here. */
+    pthread_mutex_lock(&cfg->pool_lock);
+    bool full = cfg->n_live >= cfg->max_total;
+    if (!full)
+        cfg->n_live++;
+    pthread_mutex_unlock(&cfg->pool_lock);
+    if (full) {
+        snprintf(error, error_size, "the server runs %zu sandboxes, its limit; try again when "
+                                    "some have finished",
+                 cfg->max_total);
+        return NULL;
+    }
+    struct mcp_sandbox *m = build_counted(cfg, image, limits, env, workdir, workspace, one_shot,
+                                          ws_dir, &ws_lock, error, error_size);
+    if (m == NULL) {
+        pthread_mutex_lock(&cfg->pool_lock);
+        cfg->n_live--;
+        pthread_mutex_unlock(&cfg->pool_lock);
+    }
+    return m;
+}
+
+static struct mcp_sandbox *build_counted(struct mcp_server *cfg, const char *image,
+                                         const struct mcp_limits *limits, json_t *env,
+                                         const char *workdir, const char *workspace,
+                                         bool one_shot, char *ws_dir_buf, int *ws_lock_out,
+                                         char *error, size_t error_size)
+{
+    char *ws_dir = ws_dir_buf;
+    int ws_lock = -1;
+    (void)ws_lock_out;
+
     if (workspace != NULL &&
-        (ws_lock = claim_workspace(cfg, workspace, ws_dir, sizeof(ws_dir), error, error_size)) < 0)
+        (ws_lock = claim_workspace(cfg, workspace, ws_dir, PATH_MAX, error, error_size)) < 0)
         return NULL;
     struct images_image im;
     struct nsbox_err err = {0};
@@ -357,7 +396,10 @@ void mcp_pool_drain(struct mcp_server *cfg)
 void mcp_sandbox_free(struct mcp_server *cfg, struct mcp_sandbox *m)
 {
     struct nsbox_err err;
-    (void)cfg;
+    pthread_mutex_lock(&cfg->pool_lock);
+    cfg->n_live--;
+    pthread_cond_broadcast(&cfg->pool_idle);
+    pthread_mutex_unlock(&cfg->pool_lock);
     if (nsbox_sandbox_destroy(&m->sb, &err) < 0)
         nsbox_warn("stopping sandbox %s: %s", m->sb.id, err.msg);
     close(m->lease);

@@ -20,8 +20,8 @@ def result(name, ok, why=""):
 
 
 class Server:
-    def __init__(self):
-        self.p = subprocess.Popen([NSBOX, "--store", STORE, "serve"], stdin=subprocess.PIPE,
+    def __init__(self, extra=()):
+        self.p = subprocess.Popen([NSBOX, "--store", STORE, "serve", *extra], stdin=subprocess.PIPE,
                                   stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
         self.n = 0
         self.req("initialize", {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}})
@@ -65,4 +65,16 @@ disk = os.path.join(STORE, "workspaces", "proj", "notes.txt")
 st = os.stat(disk)
 owner_ok = st.st_uid == 0 if os.geteuid() == 0 else st.st_uid == os.geteuid()
 result("on_disk_owner_canonical", owner_ok and open(disk).read() == "kept\n", (st.st_uid, os.geteuid()))
+# The server-wide cap: every session's sandboxes and one-shots count.
+s = Server(["--max-total-sandboxes", "2"])
+a = s.call("sandbox_create")
+b = s.call("sandbox_create")
+c = s.call("sandbox_create")
+d = s.call("execute_code", code="print(1)")
+s.call("sandbox_stop", sandbox_id=a["structuredContent"]["sandbox_id"])
+e = s.call("sandbox_create")
+result("server_wide_sandbox_cap", not a.get("isError") and not b.get("isError") and c.get("isError")
+       and "limit" in c["content"][0]["text"] and d.get("isError") and not e.get("isError"), (c, d, e))
+s.p.stdin.close()
+s.p.wait(timeout=30)
 sys.exit(1 if failures else 0)
