@@ -34,7 +34,7 @@ LIB_OBJS  := $(LIB_SRCS:%.c=$(BUILD)/%.o)
 CLI_OBJS  := $(CLI_SRCS:%.c=$(BUILD)/%.o) $(BUILD)/cli/profile.o
 UNIT_OBJS := $(UNIT_SRCS:%.c=$(BUILD)/%.o)
 
-.PHONY: all test unit-test bench deps fixtures default-image asan clean format
+.PHONY: all test unit-test bench deps fixtures default-image asan fuzz fuzz-build fuzz-long clean format
 
 all: $(BUILD)/nsbox
 
@@ -56,6 +56,29 @@ $(BUILD)/%.o: %.c
 $(BUILD)/cli/profile.o: cli/profile.S seccomp-profiles/default.json
 	@mkdir -p $(dir $@)
 	$(CC) -c -o $@ $<
+
+# libFuzzer targets (tests/fuzz/fuzz_NAME.c -> build-fuzz/fuzz-NAME), built
+# with clang, ASan and UBSan.  `make fuzz` runs each for FUZZ_SECONDS from
+# the seed corpus in tests/fuzz/corpus/NAME; `make fuzz-long` for 30 min.
+FUZZ_TARGETS := $(patsubst tests/fuzz/fuzz_%.c,%,$(wildcard tests/fuzz/fuzz_*.c))
+FUZZ_CFLAGS  := -O1 -g -fsanitize=fuzzer-no-link,address,undefined \
+                -fno-sanitize-recover=undefined -fno-omit-frame-pointer \
+                -Wno-unknown-warning-option -Wno-format-nonliteral
+FUZZ_SECONDS ?= 60
+FUZZ_OBJS    := $(BUILD)/mcp/jsonrpc.o $(BUILD)/mcp/http_policy.o
+
+fuzz-build:
+	$(MAKE) BUILD=build-fuzz CC=clang CFLAGS="$(FUZZ_CFLAGS)" \
+		$(FUZZ_TARGETS:%=build-fuzz/fuzz-%)
+
+$(BUILD)/fuzz-%: $(BUILD)/tests/fuzz/fuzz_%.o $(FUZZ_OBJS) $(BUILD)/libnsbox.a
+	$(CC) -fsanitize=fuzzer,address,undefined $(NSBOX_LDFLAGS) -o $@ $^ $(LDLIBS)
+
+fuzz: fuzz-build
+	@tests/fuzz/run.sh $(FUZZ_SECONDS) $(FUZZ_TARGETS)
+
+fuzz-long: fuzz-build
+	@tests/fuzz/run.sh 1800 $(FUZZ_TARGETS)
 
 -include $(LIB_OBJS:.o=.d) $(CLI_OBJS:.o=.d) $(UNIT_OBJS:.o=.d)
 
@@ -88,4 +111,4 @@ asan:
 		LDFLAGS="-fsanitize=address,undefined" build-asan/nsbox build-asan/unit-tests
 
 clean:
-	rm -rf $(BUILD) build-asan
+	rm -rf $(BUILD) build-asan build-fuzz

@@ -28,8 +28,9 @@ struct jsonrpc_msg {
 };
 
 /* Parses len bytes.  On success fills msg (free with jsonrpc_msg_free) and
- * returns 0.  On failure returns a JSON-RPC error code and sets *error_id
- * (a new reference: the request's id when it could be read, else null). */
+ * returns 0.  On failure returns a JSON-RPC error code.  Either way
+ * *error_id is a new reference the caller releases: the request's id when
+ * it could be read, else null. */
 int jsonrpc_parse(const char *text, size_t len, struct jsonrpc_msg *msg,
                   json_t **error_id, const char **why);
 
