@@ -74,6 +74,9 @@ fuzz-build:
 $(BUILD)/fuzz-%: $(BUILD)/tests/fuzz/fuzz_%.o $(FUZZ_OBJS) $(BUILD)/libnsbox.a
 	$(CC) -fsanitize=fuzzer,address,undefined $(NSBOX_LDFLAGS) -o $@ $^ $(LDLIBS)
 
+# Keep the objects (make would delete them as intermediates and rebuild).
+.PRECIOUS: $(BUILD)/tests/fuzz/%.o
+
 fuzz: fuzz-build
 	@tests/fuzz/run.sh $(FUZZ_SECONDS) $(FUZZ_TARGETS)
 
