@@ -75,7 +75,7 @@ $(BUILD)/fuzz-%: $(BUILD)/tests/fuzz/fuzz_%.o $(FUZZ_OBJS) $(BUILD)/libnsbox.a
 	$(CC) -fsanitize=fuzzer,address,undefined $(NSBOX_LDFLAGS) -o $@ $^ $(LDLIBS)
 
 # Keep the objects (make would delete them as intermediates and rebuild).
-.PRECIOUS: $(BUILD)/tests/fuzz/%.o
+.SECONDARY: $(FUZZ_TARGETS:%=$(BUILD)/tests/fuzz/fuzz_%.o)
 
 fuzz: fuzz-build
 	@tests/fuzz/run.sh $(FUZZ_SECONDS) $(FUZZ_TARGETS)
