@@ -5,39 +5,16 @@ ways; host paths that climb out ("..", absolute elsewhere) or pass a
 symlink are refused in both directions (CVE-2018-15664 class), and host
 files outside the allowed directory never change.  PASS/FAIL lines like
 tests/lib.sh.  Environment: NSBOX, NSBOX_STORE, SUITE (default mcp_host)."""
-import json, os, shutil, subprocess, sys, tempfile
+import os, shutil, tempfile
 
-NSBOX = os.environ.get("NSBOX") or os.path.join(os.path.dirname(__file__), "..", "..", "build", "nsbox")
+from stdio_client import Server as _Server, finish, result
+
 STORE = os.environ.get("NSBOX_STORE", "")
-SUITE = os.environ.get("SUITE", "mcp_host")
-failures = 0
+os.environ.setdefault("SUITE", "mcp_host")
 
 
-def result(name, ok, why=""):
-    global failures
-    print(f"PASS: {SUITE}/{name}" if ok else f"FAIL: {SUITE}/{name}: {' '.join(str(why).split())[:400]}", flush=True)
-    failures += not ok
-
-
-class Server:
-    def __init__(self, extra):
-        args = [NSBOX] + (["--store", STORE] if STORE else []) + ["serve"] + extra
-        self.p = subprocess.Popen(args, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
-        self.n = 0
-        self.req("initialize", {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}})
-
-    def req(self, method, params):
-        self.n += 1
-        self.p.stdin.write(json.dumps({"jsonrpc": "2.0", "id": self.n, "method": method, "params": params}) + "\n")
-        self.p.stdin.flush()
-        return json.loads(self.p.stdout.readline())
-
-    def call(self, name, **args):
-        return self.req("tools/call", {"name": name, "arguments": args})
-
-    def close(self):
-        self.p.stdin.close()
-        self.p.wait(timeout=30)
+def Server(extra):
+    return _Server(extra, STORE)
 
 
 share = tempfile.mkdtemp(prefix="nsbox-share.")
@@ -86,4 +63,4 @@ try:
 finally:
     shutil.rmtree(share, ignore_errors=True)
     shutil.rmtree(outside, ignore_errors=True)
-sys.exit(1 if failures else 0)
+finish()

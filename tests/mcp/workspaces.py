@@ -5,59 +5,40 @@ with SIGKILL; one sandbox at a time per workspace; names cannot climb out;
 the mount is nosuid,nodev; `files` sees workspace changes.  Run as root and
 (with NSBOX_TEST_AS=user) rootless.  PASS/FAIL lines like tests/lib.sh.
 Environment: NSBOX, NSBOX_STORE, SUITE (default mcp_workspaces)."""
-import json, os, subprocess, sys
+import os
 
-NSBOX = os.environ.get("NSBOX") or os.path.join(os.path.dirname(__file__), "..", "..", "build", "nsbox")
+from stdio_client import Server as _Server, finish, result
+
 STORE = os.environ["NSBOX_STORE"]
-SUITE = os.environ.get("SUITE", "mcp_workspaces")
-failures = 0
+os.environ.setdefault("SUITE", "mcp_workspaces")
 
 
-def result(name, ok, why=""):
-    global failures
-    print(f"PASS: {SUITE}/{name}" if ok else f"FAIL: {SUITE}/{name}: {' '.join(str(why).split())[:400]}", flush=True)
-    failures += not ok
-
-
-class Server:
-    def __init__(self, extra=()):
-        self.p = subprocess.Popen([NSBOX, "--store", STORE, "serve", *extra], stdin=subprocess.PIPE,
-                                  stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
-        self.n = 0
-        self.req("initialize", {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}})
-
-    def req(self, method, params):
-        self.n += 1
-        self.p.stdin.write(json.dumps({"jsonrpc": "2.0", "id": self.n, "method": method, "params": params}) + "\n")
-        self.p.stdin.flush()
-        return json.loads(self.p.stdout.readline())
-
-    def call(self, name, **args):
-        return self.req("tools/call", {"name": name, "arguments": args})["result"]
+def Server(extra=()):
+    return _Server(extra, STORE)
 
 
 s = Server()
-r = s.call("sandbox_create", workspace="proj")
+r = s.tool("sandbox_create", workspace="proj")
 sid = r.get("structuredContent", {}).get("sandbox_id")
 result("create_with_workspace", sid is not None and r["structuredContent"].get("workspace") == "proj", r)
-out = s.call("run_command", sandbox_id=sid, command="echo kept > notes.txt; mkdir -p sub; echo x > sub/f; grep ' /workspace ' /proc/self/mountinfo")["structuredContent"]
+out = s.tool("run_command", sandbox_id=sid, command="echo kept > notes.txt; mkdir -p sub; echo x > sub/f; grep ' /workspace ' /proc/self/mountinfo")["structuredContent"]
 result("workspace_mount_nosuid_nodev", "nosuid" in out["stdout"] and "nodev" in out["stdout"], out["stdout"])
 result("files_sees_workspace_changes", {f.get("path") for f in out["files"]} >= {"notes.txt", "sub/f"}, out["files"])
-r = s.call("sandbox_create", workspace="proj")
+r = s.tool("sandbox_create", workspace="proj")
 result("one_sandbox_per_workspace", r.get("isError") and "in use" in r["content"][0]["text"], r)
 bad = [n for n in ("../escape", ".hidden", "", "a/b", "x" * 65, "-opt", "Proj")
-       if not s.call("sandbox_create", workspace=n).get("isError")]
+       if not s.tool("sandbox_create", workspace=n).get("isError")]
 result("workspace_names_validated", not bad and not os.path.exists(os.path.join(STORE, "escape")), bad)
 s.p.kill()
 s.p.wait()
 
 s = Server()
-r = s.call("sandbox_create", workspace="proj")
+r = s.tool("sandbox_create", workspace="proj")
 sid2 = r.get("structuredContent", {}).get("sandbox_id")
-out = s.call("run_command", sandbox_id=sid2, command="cat notes.txt sub/f; stat -c %u notes.txt")["structuredContent"] if sid2 else {}
+out = s.tool("run_command", sandbox_id=sid2, command="cat notes.txt sub/f; stat -c %u notes.txt")["structuredContent"] if sid2 else {}
 result("files_survive_server_sigkill", out.get("stdout") == "kept\nx\n0\n", out or r)
-s.call("sandbox_stop", sandbox_id=sid2)
-r = s.call("sandbox_create", workspace="proj")
+s.tool("sandbox_stop", sandbox_id=sid2)
+r = s.tool("sandbox_create", workspace="proj")
 result("reusable_after_stop", not r.get("isError"), r)
 s.p.stdin.close()
 s.p.wait(timeout=30)
@@ -67,14 +48,14 @@ owner_ok = st.st_uid == 0 if os.geteuid() == 0 else st.st_uid == os.geteuid()
 result("on_disk_owner_canonical", owner_ok and open(disk).read() == "kept\n", (st.st_uid, os.geteuid()))
 # The server-wide cap: every session's sandboxes and one-shots count.
 s = Server(["--max-total-sandboxes", "2"])
-a = s.call("sandbox_create")
-b = s.call("sandbox_create")
-c = s.call("sandbox_create")
-d = s.call("execute_code", code="print(1)")
-s.call("sandbox_stop", sandbox_id=a["structuredContent"]["sandbox_id"])
-e = s.call("sandbox_create")
+a = s.tool("sandbox_create")
+b = s.tool("sandbox_create")
+c = s.tool("sandbox_create")
+d = s.tool("execute_code", code="print(1)")
+s.tool("sandbox_stop", sandbox_id=a["structuredContent"]["sandbox_id"])
+e = s.tool("sandbox_create")
 result("server_wide_sandbox_cap", not a.get("isError") and not b.get("isError") and c.get("isError")
        and "limit" in c["content"][0]["text"] and d.get("isError") and not e.get("isError"), (c, d, e))
 s.p.stdin.close()
 s.p.wait(timeout=30)
-sys.exit(1 if failures else 0)
+finish()

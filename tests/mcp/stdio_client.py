@@ -1,0 +1,51 @@
+"""The small stdio MCP client and PASS/FAIL reporting that the Python
+suites of tests/integration/mcp_stdio.sh share (raw_protocol.py and
+file_tools.py keep their own: they send malformed bytes and time out
+reads).  Environment: NSBOX (default build/nsbox), SUITE."""
+import json, os, subprocess, sys
+
+NSBOX = os.environ.get("NSBOX") or os.path.join(os.path.dirname(__file__), "..", "..", "build", "nsbox")
+failures = 0
+
+
+def result(name, ok, why=""):
+    """One PASS/FAIL line like tests/lib.sh, under $SUITE."""
+    global failures
+    suite = os.environ.get("SUITE", "mcp")
+    print(f"PASS: {suite}/{name}" if ok else f"FAIL: {suite}/{name}: {' '.join(str(why).split())[:400]}", flush=True)
+    failures += not ok
+
+
+def finish():
+    sys.exit(1 if failures else 0)
+
+
+class Server:
+    """`nsbox [--store STORE] serve EXTRA...`, initialized."""
+
+    def __init__(self, extra=(), store=""):
+        args = [NSBOX] + (["--store", store] if store else []) + ["serve", *extra]
+        self.p = subprocess.Popen(args, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                  stderr=subprocess.DEVNULL, text=True)
+        self.n = 0
+        self.req("initialize", {"protocolVersion": "2025-11-25", "capabilities": {},
+                                "clientInfo": {"name": "t", "version": "1"}})
+
+    def req(self, method, params):
+        """The whole response to one request."""
+        self.n += 1
+        self.p.stdin.write(json.dumps({"jsonrpc": "2.0", "id": self.n, "method": method, "params": params}) + "\n")
+        self.p.stdin.flush()
+        return json.loads(self.p.stdout.readline())
+
+    def call(self, name, **args):
+        """The whole response to a tools/call."""
+        return self.req("tools/call", {"name": name, "arguments": args})
+
+    def tool(self, name, **args):
+        """The CallToolResult of a tools/call."""
+        return self.call(name, **args)["result"]
+
+    def close(self):
+        self.p.stdin.close()
+        self.p.wait(timeout=30)
