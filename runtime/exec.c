@@ -5,7 +5,15 @@
  * so an exec costs a fork and an execve.  Here we feed stdin, collect
  * stdout and stderr (capped, with a truncated flag, still draining so the
  * command never blocks on a full pipe), enforce the wall-clock timeout and
- * read the cgroup's OOM counter. */
+ * read the cgroup's OOM counter.
+ *
+ * The command only ever gets pipes (or /dev/null), never the caller's own
+ * descriptors, even when its output streams to the caller's terminal or
+ * file: a descriptor names a host file, and through /proc/self/fd/N the
+ * sandbox could reopen it with new flags (read a log it was only meant to
+ * append to, read keystrokes from a terminal, change its modes), or keep
+ * writing to it after the command ended (CVE-2024-21626 class: nothing of
+ * the host's reaches the sandbox as a descriptor).  We relay instead. */
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -27,9 +35,19 @@
 
 struct sink {
     int fd;
+    int forward;              /* streaming: the caller's fd we copy to, else -1 */
     char *buf;
     size_t len, cap, limit;
     bool truncated;
+};
+
+/* Streaming stdin: the caller's fd is read only when the pipe to the
+ * command has room, through a buffer of our own; the caller's file status
+ * flags (a shared terminal's) are never changed. */
+struct relay {
+    int from;                 /* the caller's stdin, -1 once at EOF */
+    char buf[16384];
+    size_t len, off;
 };
 
 struct run {
@@ -40,6 +58,7 @@ struct run {
     struct sink out, err;
     int stdin_w;
     size_t stdin_off;
+    struct relay in;
     int timer;
     bool started, exited;
     int64_t exited_at_ms;
@@ -105,7 +124,21 @@ static int send_exec(struct run *r, const int fds[3], struct nsbox_err *err)
     return nsbox_proto_send(r->sb->ctl, m, sizeof(*m) + bytes, fds, 3, err);
 }
 
-/* Reads what is there; keeps up to limit bytes, discards the rest. */
+static int write_all(int fd, const char *p, size_t n)
+{
+    while (n > 0) {
+        ssize_t w = write(fd, p, n);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0)
+            return -1;
+        p += w, n -= (size_t)w;
+    }
+    return 0;
+}
+
+/* Reads what is there; forwards it when streaming; keeps up to limit
+ * bytes, discards the rest. */
 static void sink_read(struct sink *s)
 {
     char tmp[65536];
@@ -117,6 +150,8 @@ static void sink_read(struct sink *s)
         }
         return;
     }
+    if (s->forward >= 0 && write_all(s->forward, tmp, (size_t)n) < 0)
+        s->forward = -1;      /* the caller's reader is gone: keep draining */
     size_t keep = s->len < s->limit ? s->limit - s->len : 0;
     if ((size_t)n > keep)
         s->truncated = true;
@@ -144,6 +179,33 @@ static void feed_stdin(struct run *r)
     if (n > 0)
         r->stdin_off += (size_t)n;
     if (r->stdin_off >= r->o->stdin_len || (n < 0 && errno != EAGAIN)) {
+        close(r->stdin_w);
+        r->stdin_w = -1;
+    }
+}
+
+/* One step of the stdin relay: fill the buffer from the caller when it is
+ * empty, else push it into the pipe (non-blocking on our side only). */
+static void relay_stdin(struct run *r, short from_events, short pipe_events)
+{
+    struct relay *in = &r->in;
+    if (in->off == in->len && in->from >= 0 && from_events) {
+        ssize_t n = read(in->from, in->buf, sizeof(in->buf));
+        if (n < 0 && (errno == EINTR || errno == EAGAIN))
+            return;
+        if (n <= 0)
+            in->from = -1;
+        else
+            in->len = (size_t)n, in->off = 0;
+    }
+    if (in->off < in->len && pipe_events) {
+        ssize_t n = write(r->stdin_w, in->buf + in->off, in->len - in->off);
+        if (n > 0)
+            in->off += (size_t)n;
+        else if (n < 0 && errno != EAGAIN && errno != EINTR)
+            in->from = -1, in->off = in->len;   /* the command closed its stdin */
+    }
+    if (in->off == in->len && in->from < 0) {
         close(r->stdin_w);
         r->stdin_w = -1;
     }
@@ -227,13 +289,16 @@ static int event_loop(struct run *r, struct nsbox_err *err)
 {
     r->started_ms = r->last_progress_ms = now_ms();
     while (!done(r)) {
-        struct pollfd p[5];
+        struct pollfd p[6];
         int n = 0;
+        bool relaying = r->stdin_w >= 0 && r->o->stdin_data == NULL;
+        bool buffered = r->in.off < r->in.len;
         p[n++] = (struct pollfd){.fd = r->exited ? -1 : r->sb->ctl, .events = POLLIN};
         p[n++] = (struct pollfd){.fd = r->out.fd, .events = POLLIN};
         p[n++] = (struct pollfd){.fd = r->err.fd, .events = POLLIN};
-        p[n++] = (struct pollfd){.fd = r->stdin_w, .events = POLLOUT};
+        p[n++] = (struct pollfd){.fd = relaying && !buffered ? -1 : r->stdin_w, .events = POLLOUT};
         p[n++] = (struct pollfd){.fd = r->timer, .events = POLLIN};
+        p[n++] = (struct pollfd){.fd = relaying && !buffered ? r->in.from : -1, .events = POLLIN};
         int timeout = r->exited ? DRAIN_AFTER_EXIT_MS
                       : r->o->progress ? (int)(r->o->progress_ms ? r->o->progress_ms : 1000)
                                        : -1;
@@ -248,7 +313,9 @@ static int event_loop(struct run *r, struct nsbox_err *err)
             sink_read(&r->out);
         if (p[2].revents)
             sink_read(&r->err);
-        if (p[3].revents)
+        if (relaying && (p[3].revents || p[5].revents))
+            relay_stdin(r, p[5].revents, p[3].revents);
+        else if (p[3].revents)
             feed_stdin(r);
         if (p[4].revents)
             on_timeout(r);
@@ -262,29 +329,25 @@ static int open_stdio(struct run *r, int fds[3], int close_after[3], struct nsbo
     const struct nsbox_exec_opts *o = r->o;
     int p[2];
 
-    if (o->stdin_data != NULL) {
+    if (o->stdin_data != NULL || o->stdin_fd >= 0) {
         if (pipe2(p, O_CLOEXEC) < 0)
             return nsbox_err_sys(err, "pipe");
         fds[0] = close_after[0] = p[0];
         r->stdin_w = p[1];
+        r->in.from = o->stdin_data != NULL ? -1 : o->stdin_fd;
         fcntl(r->stdin_w, F_SETFL, O_NONBLOCK);
         signal(SIGPIPE, SIG_IGN);
-    } else if (o->stdin_fd >= 0) {
-        fds[0] = o->stdin_fd;
     } else {
         fds[0] = close_after[0] = open("/dev/null", O_RDONLY | O_CLOEXEC);
     }
     struct sink *sinks[2] = {&r->out, &r->err};
     int given[2] = {o->out_fd, o->err_fd};
     for (int i = 0; i < 2; i++) {
-        if (!o->capture) {
-            fds[i + 1] = given[i];
-            continue;
-        }
         if (pipe2(p, O_CLOEXEC) < 0)
             return nsbox_err_sys(err, "pipe");
         sinks[i]->fd = p[0];
-        sinks[i]->limit = o->output_cap ? o->output_cap : (1u << 20);
+        sinks[i]->forward = o->capture ? -1 : given[i];
+        sinks[i]->limit = !o->capture ? 0 : o->output_cap ? o->output_cap : (1u << 20);
         fcntl(p[0], F_SETFL, O_NONBLOCK);
         fds[i + 1] = close_after[i + 1] = p[1];
     }
@@ -322,8 +385,8 @@ static void finish(struct run *r, uint64_t oom_before)
 int nsbox_sandbox_exec(struct nsbox_sandbox *sb, const struct nsbox_exec_opts *o,
                        struct nsbox_exec_result *res, struct nsbox_err *err)
 {
-    struct run r = {.sb = sb, .o = o, .res = res, .out = {.fd = -1}, .err = {.fd = -1},
-                    .stdin_w = -1, .timer = -1};
+    struct run r = {.sb = sb, .o = o, .res = res, .out = {.fd = -1, .forward = -1},
+                    .err = {.fd = -1, .forward = -1}, .stdin_w = -1, .timer = -1, .in = {.from = -1}};
     int fds[3] = {-1, -1, -1}, close_after[3] = {-1, -1, -1};
     uint64_t oom_before, peak;
 

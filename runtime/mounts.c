@@ -67,6 +67,16 @@ static int mount_at_fd(const char *src, int fd, const char *type, unsigned long 
     return 0;
 }
 
+/* tmpfs's default inode cap is half the host's RAM pages: empty files cost
+ * no blocks, so `size=` alone would let a sandbox pin gigabytes of kernel
+ * memory in inodes (unaccounted without a memory cgroup, best-effort
+ * mode).  One inode per 4 KiB of size bounds that to about 1/4 of it. */
+static unsigned long long tmpfs_inodes(uint64_t bytes)
+{
+    unsigned long long n = bytes / 4096;
+    return n < 1024 ? 1024 : n;
+}
+
 static int mount_tmpfs(int root, const char *dir, const char *opts, unsigned long flags,
                        struct nsbox_err *err)
 {
@@ -165,7 +175,7 @@ static int setup_dev(int root, const struct nsbox_mount_config *c, struct nsbox_
 {
     char opts[64];
 
-    if (mount_tmpfs(root, "dev", "mode=755,size=64k", MS_NOSUID | MS_NOEXEC, err) < 0)
+    if (mount_tmpfs(root, "dev", "mode=755,size=64k,nr_inodes=256", MS_NOSUID | MS_NOEXEC, err) < 0)
         return -1;
     _cleanup_close_ int devfd = nsbox_openat2(root, "dev", O_RDONLY | O_DIRECTORY | O_CLOEXEC,
                                               0, RESOLVE_STRICT);
@@ -179,7 +189,8 @@ static int setup_dev(int root, const struct nsbox_mount_config *c, struct nsbox_
     if (pts < 0 || mount_at_fd("devpts", pts, "devpts", MS_NOSUID | MS_NOEXEC,
                                "newinstance,ptmxmode=0666,mode=0620", "/dev/pts", err) < 0)
         return -1;
-    snprintf(opts, sizeof(opts), "mode=1777,size=%llu", (unsigned long long)c->shm_bytes);
+    snprintf(opts, sizeof(opts), "mode=1777,size=%llu,nr_inodes=%llu",
+             (unsigned long long)c->shm_bytes, tmpfs_inodes(c->shm_bytes));
     if (mount_tmpfs(root, "dev/shm", opts, MS_NOSUID | MS_NODEV, err) < 0)
         return -1;
     static const char *const links[][2] = {{"pts/ptmx", "ptmx"}, {"/proc/self/fd", "fd"},
@@ -265,7 +276,8 @@ int nsbox_mounts_setup(const struct nsbox_mount_config *c, struct nsbox_err *err
         return nsbox_err_sys(err, "cannot open %s", c->merged);
     if (setup_proc(root, err) < 0 || setup_dev(root, c, err) < 0)
         return nsbox_err_prefix(err, "sandbox filesystem");
-    snprintf(opts, sizeof(opts), "mode=1777,size=%llu", (unsigned long long)c->tmp_bytes);
+    snprintf(opts, sizeof(opts), "mode=1777,size=%llu,nr_inodes=%llu",
+             (unsigned long long)c->tmp_bytes, tmpfs_inodes(c->tmp_bytes));
     if (mount_tmpfs(root, "tmp", opts, MS_NOSUID | MS_NODEV, err) < 0)
         return -1;
     /* /sys stays empty: nothing a sandboxed program needs is there, and much

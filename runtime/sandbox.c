@@ -184,6 +184,12 @@ static int child_setup(struct spawn *s, struct nsbox_err *err)
     set_rlimit(RLIMIT_FSIZE, cfg->rlimit_fsize);
     if (s->sb->cgroup.kind == NSBOX_CGROUP_NONE && cfg->limits.memory_bytes)
         set_rlimit(RLIMIT_AS, cfg->limits.memory_bytes);
+    /* Without a pids cgroup a fork bomb still meets RLIMIT_NPROC: since
+     * 5.14 the kernel counts it per user namespace and user id (ucounts),
+     * so it bounds this sandbox's processes and threads of each id, and
+     * nothing outside the sandbox counts against it. */
+    if (s->sb->cgroup.kind == NSBOX_CGROUP_NONE && cfg->limits.pids)
+        set_rlimit(RLIMIT_NPROC, cfg->limits.pids);
     if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0)
         return nsbox_err_sys(err, "cannot make init undumpable");
     if (nsbox_caps_limit_for_init(err) < 0)
@@ -395,7 +401,8 @@ static int limits_setup(const struct nsbox_sandbox_config *cfg, struct nsbox_san
                              why);
     if (kind == NSBOX_CGROUP_NONE)
         snprintf(sb->limits_note, sizeof(sb->limits_note),
-                 "best-effort: memory as RLIMIT_AS, no pids or cpu limit; timeouts and "
+                 "best-effort: memory as RLIMIT_AS, processes as RLIMIT_NPROC (per user id), "
+                 "no cpu limit; timeouts and "
                  "rlimits enforced");
     else
         snprintf(sb->limits_note, sizeof(sb->limits_note), "%s: memory, pids, cpu",

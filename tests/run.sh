@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs every test: the C unit tests and the shell integration suites, with
 # real fixture images served by a real local registry.  Ends with the line
-# "N passed, N failed".  TESTS="name ..." runs only those integration suites.
+# "N passed, N failed".  TESTS="name ..." runs only those integration suites;
+# UNIT=PATH runs another unit-test binary (make test-asan).
 set -u
 cd "$(dirname "$0")/.."
 ROOT=$PWD
@@ -42,9 +43,11 @@ run_suite() {
 	echo "   ($((SECONDS - start)) s)"
 }
 
-run_suite unit build/unit-tests
-for t in tests/integration/*.sh; do
+run_suite unit "${UNIT:-build/unit-tests}"
+# The integration suites, then the hostile suite (tests/hostile/run.sh).
+for t in tests/integration/*.sh tests/hostile/run.sh; do
 	name=$(basename "$t" .sh)
+	[ "$name" = run ] && name=hostile
 	if [ -n "${TESTS:-}" ] && ! [[ " $TESTS " == *" $name "* ]]; then
 		continue
 	fi

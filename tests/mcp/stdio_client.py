@@ -21,22 +21,32 @@ def finish():
 
 
 class Server:
-    """`nsbox [--store STORE] serve EXTRA...`, initialized."""
+    """`[ARGV_PREFIX...] nsbox [--store STORE] serve EXTRA...`, initialized.
+    argv_prefix runs it as another user (runuser ...) or with more
+    environment (env K=V ...); pass_fds are inherited by it."""
 
-    def __init__(self, extra=(), store=""):
-        args = [NSBOX] + (["--store", store] if store else []) + ["serve", *extra]
+    def __init__(self, extra=(), store="", argv_prefix=(), nsbox=None, pass_fds=()):
+        args = list(argv_prefix) + [nsbox or NSBOX] + (["--store", store] if store else []) + ["serve", *extra]
         self.p = subprocess.Popen(args, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                  stderr=subprocess.DEVNULL, text=True)
+                                  stderr=subprocess.DEVNULL, text=True, pass_fds=pass_fds)
         self.n = 0
         self.req("initialize", {"protocolVersion": "2025-11-25", "capabilities": {},
                                 "clientInfo": {"name": "t", "version": "1"}})
 
-    def req(self, method, params):
-        """The whole response to one request."""
+    def req(self, method, params, notify=False):
+        """The whole response to one request (None for a notification)."""
+        if notify:
+            msg = {"jsonrpc": "2.0", "method": method} | ({"params": params} if params else {})
+            self.p.stdin.write(json.dumps(msg) + "\n")
+            self.p.stdin.flush()
+            return None
         self.n += 1
         self.p.stdin.write(json.dumps({"jsonrpc": "2.0", "id": self.n, "method": method, "params": params}) + "\n")
         self.p.stdin.flush()
-        return json.loads(self.p.stdout.readline())
+        while True:
+            msg = json.loads(self.p.stdout.readline())
+            if msg.get("id") == self.n:   # skip notifications (log messages)
+                return msg
 
     def call(self, name, **args):
         """The whole response to a tools/call."""

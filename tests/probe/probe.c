@@ -2503,6 +2503,107 @@ static int a_output(long mb)
 	return 0;
 }
 
+/* CVE-2019-5736 attacker: for SEC seconds, open /proc/PID/exe of every
+ * process it can see (O_PATH, as the exploit does) and classify what it got.
+ * An fd whose target is not the file of the same name inside our own root
+ * is a binary from outside the sandbox (the runtime's, on the host): count
+ * it as escaped and try to reopen it for writing through /proc/self/fd. */
+static int same_inside(int fd)
+{
+	char self[64], target[PATH_MAX];
+	snprintf(self, sizeof self, "/proc/self/fd/%d", fd);
+	ssize_t n = readlink(self, target, sizeof target - 1);
+	if (n <= 0 || target[0] != '/')
+		return 0;
+	target[n] = '\0';
+	struct stat a, b;
+	return fstat(fd, &a) == 0 && stat(target, &b) == 0 && a.st_dev == b.st_dev &&
+	       a.st_ino == b.st_ino;
+}
+
+static int a_exe_scan(long sec)
+{
+	long end = now_ms(CLOCK_MONOTONIC) + sec * 1000;
+	long scans = 0, opened = 0, escaped = 0, writable = 0, denied = 0;
+	int write_err = 0;
+	char escaped_path[PATH_MAX] = "";
+	while (now_ms(CLOCK_MONOTONIC) < end) {
+		DIR *d = opendir("/proc");
+		if (!d)
+			break;
+		struct dirent *e;
+		while ((e = readdir(d))) {
+			if (e->d_name[0] < '0' || e->d_name[0] > '9')
+				continue;
+			char path[300];
+			snprintf(path, sizeof path, "/proc/%s/exe", e->d_name);
+			int fd = open(path, O_PATH | O_CLOEXEC);
+			if (fd < 0) {
+				denied += errno == EACCES || errno == EPERM;
+				continue;
+			}
+			opened++;
+			if (!same_inside(fd)) {
+				escaped++;
+				char self[64];
+				snprintf(self, sizeof self, "/proc/self/fd/%d", fd);
+				ssize_t n = readlink(self, escaped_path, sizeof escaped_path - 1);
+				escaped_path[n > 0 ? n : 0] = '\0';
+				int w = open(self, O_WRONLY | O_CLOEXEC);
+				if (w >= 0) {
+					writable++;   /* opened only: nothing is written */
+					close(w);
+				} else {
+					write_err = errno;
+				}
+			}
+			close(fd);
+		}
+		closedir(d);
+		scans++;
+	}
+	struct res x;
+	res_init(&x);
+	x_int(&x, "scans", scans);
+	x_int(&x, "opened_inside", opened - escaped);
+	x_int(&x, "denied", denied);
+	x_int(&x, "escaped", escaped);
+	x_int(&x, "writable", writable);
+	x_str(&x, "escaped_path", escaped_path);
+	act_line("exe_scan", escaped, write_err, "ret = exe links that led outside the sandbox", &x);
+	return 0;
+}
+
+/* CVE-2018-15664 / CVE-2021-30465 attacker: swap A and B (a directory and a
+ * symlink, say) with renameat2(RENAME_EXCHANGE) as fast as possible for SEC
+ * seconds, so that whoever resolves a path through A meets either. */
+static int a_exchange(const char *a, const char *b, long sec)
+{
+	long end = now_ms(CLOCK_MONOTONIC) + sec * 1000, swaps = 0;
+	int err = 0;
+	while (!err) {
+		for (int i = 0; i < 1000; i++) {
+			if (syscall(SYS_renameat2, AT_FDCWD, a, AT_FDCWD, b, 2 /* RENAME_EXCHANGE */) < 0) {
+				err = errno;
+				break;
+			}
+			swaps++;
+		}
+		if (now_ms(CLOCK_MONOTONIC) >= end)
+			break;
+	}
+	/* An odd count leaves them swapped: put them back. */
+	if (!err && swaps % 2)
+		syscall(SYS_renameat2, AT_FDCWD, a, AT_FDCWD, b, 2);
+	struct res x;
+	res_init(&x);
+	x_str(&x, "a", a);
+	x_str(&x, "b", b);
+	x_int(&x, "seconds", sec);
+	act_line("exchange", err ? -1 : swaps, err, "ret = exchanges made", &x);
+	return 0;
+}
+
 struct action {
 	const char *name;
 	const char *args;   /* "N", "MB", "SEC", "PATH MB" */
@@ -2513,6 +2614,7 @@ static const struct action actions[] = {
 	{"fork", "N", 1}, {"mem", "MB", 1}, {"spin", "SEC", 1}, {"fds", "N", 1},
 	{"threads", "N", 1}, {"write", "PATH MB", 2}, {"sleep", "SEC", 1},
 	{"daemon", "SEC", 1}, {"daemon_keepfds", "SEC", 1}, {"output", "MB", 1},
+	{"exe_scan", "SEC", 1}, {"exchange", "A B SEC", 3},
 };
 
 #define NACTIONS (sizeof actions / sizeof actions[0])
@@ -2562,6 +2664,10 @@ static int run_action(const struct action *a, char **args)
 		parse_num(args[1], &n);
 		return a_write(args[0], n);
 	}
+	if (strcmp(a->name, "exchange") == 0) {
+		parse_num(args[2], &n);
+		return a_exchange(args[0], args[1], n);
+	}
 	parse_num(args[0], &n);
 	if (!strcmp(a->name, "fork")) return a_fork(n);
 	if (!strcmp(a->name, "mem")) return a_mem(n);
@@ -2572,6 +2678,7 @@ static int run_action(const struct action *a, char **args)
 	if (!strcmp(a->name, "daemon")) return a_daemon(n);
 	if (!strcmp(a->name, "daemon_keepfds")) return a_daemon_keepfds(n);
 	if (!strcmp(a->name, "output")) return a_output(n);
+	if (!strcmp(a->name, "exe_scan")) return a_exe_scan(n);
 	return -1;
 }
 
@@ -2579,7 +2686,8 @@ static void usage(FILE *f)
 {
 	fprintf(f, "usage: probe all | list | NAME... \n"
 		   "  checks: see 'probe list'; actions: fork N, mem MB, spin SEC, fds N,\n"
-		   "  threads N, write PATH MB, sleep SEC, daemon SEC, daemon_keepfds SEC, output MB\n"
+		   "  threads N, write PATH MB, sleep SEC, daemon SEC, daemon_keepfds SEC, output MB,\n"
+		   "  exe_scan SEC, exchange A B SEC\n"
 		   "  output: JSON lines on stdout; exit 0 ran, 1 a check failed to run, 2 usage\n");
 }
 

@@ -1,0 +1,847 @@
+#!/usr/bin/env python3
+"""The hostile suite: the threat model's cases (../shared/threat-model.md,
+"Cases the test suite should cover"), each named after its attack (and CVE),
+run through four fronts: the CLI and the MCP server (stdio), as root (cgroup
+v1 limits on this host) and as an unprivileged user (best-effort limits:
+this host delegates no cgroup v2).  The static probe (tests/probe) is the
+oracle inside; outcomes are asserted exactly.
+
+After every case: no process of the case is left in any sandbox, the host's
+mount table is as before, and the server still answers `ping`.  Canaries:
+a secret in the environment of every nsbox process, a secret file on the
+host, an inheritable host fd, and the sha256 of the nsbox binaries; checked
+against every result and at the end.
+
+Environment (set by tests/hostile/run.sh): NSBOX, NSBOX_RL (the rootless
+copy), STORE, STORE_RL, IMAGE (probe image ref), PROBE_OCI (oci:DIR:TAG),
+CANARY_ENV, CANARY_FILE (path), CANARY_DIR (a host dir the races aim at),
+ROOTLESS_USER, ONLY (a regex: run matching cases only), RACE_SECONDS.
+Prints PASS/FAIL lines; exits 1 on any failure."""
+import hashlib
+import json
+import os
+import re
+import socket
+import subprocess
+import sys
+import threading
+import time
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "mcp"))
+import stdio_client  # noqa: E402
+
+E = os.environ
+NSBOX, NSBOX_RL = E["NSBOX"], E["NSBOX_RL"]
+IMAGE = E["IMAGE"]
+CANARY_ENV = E["CANARY_ENV"]
+CANARY_FILE = E["CANARY_FILE"]
+CANARY_DIR = E["CANARY_DIR"]
+USER = E.get("ROOTLESS_USER", "nsboxtest")
+ONLY = re.compile(E.get("ONLY", ""))
+RACE_SECONDS = float(E.get("RACE_SECONDS", "8"))
+SUITE = "hostile"
+failures = 0
+outputs = []          # every stdout/stderr/response seen, for the canary scan
+
+
+def report(name, ok, why=""):
+    global failures
+    print(f"PASS: {SUITE}/{name}" if ok else f"FAIL: {SUITE}/{name}: {' '.join(str(why).split())[:600]}",
+          flush=True)
+    failures += not ok
+
+
+def probe_lines(text):
+    """The probe's JSON lines in a command's stdout, by check name (the last of each)."""
+    out = {}
+    for line in text.splitlines():
+        try:
+            d = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(d, dict) and "check" in d:
+            out[d["check"]] = d   # the last line of a check (actions print progress first)
+    return out
+
+
+# -- what the host sees ---------------------------------------------------------
+
+def _proc(pid):
+    """(nspid_depth, ppid, state, starttime, cmdline) of a process, or None."""
+    try:
+        with open(f"/proc/{pid}/status") as f:
+            status = f.read()
+        with open(f"/proc/{pid}/stat") as f:
+            stat = f.read()
+        with open(f"/proc/{pid}/cmdline", "rb") as f:
+            cmd = f.read().replace(b"\0", b" ").decode(errors="replace")
+    except OSError:
+        return None
+    nspid = re.search(r"^NSpid:\s+(.*)$", status, re.M)
+    fields = stat.rsplit(")", 1)[1].split()
+    return (len(nspid.group(1).split()) if nspid else 1, int(fields[1]), fields[0], fields[19], cmd)
+
+
+def _ours(pid):
+    """Whether a sandboxed process belongs to this suite: the first process
+    above it outside any sandbox is one of our nsbox processes (its command
+    line names our work directory) or pid 1 (an orphaned init).  Other
+    test suites may run sandboxes on the same machine."""
+    for _ in range(64):
+        info = _proc(pid)
+        if info is None:
+            return True
+        if info[0] < 2:
+            return pid == 1 or E["WORK"] in info[4]
+        pid = info[1]
+    return True
+
+
+def sandboxed_processes():
+    """{(pid, starttime): (ppid, cmdline)} of this suite's processes in a
+    child pid namespace (NSpid has more than one entry), zombies aside."""
+    found = {}
+    for pid in os.listdir("/proc"):
+        if not pid.isdigit():
+            continue
+        info = _proc(pid)
+        if info is None or info[0] < 2 or info[2] == "Z" or not _ours(int(pid)):
+            continue
+        found[(int(pid), info[3])] = (info[1], info[4][:80])
+    return found
+
+
+def host_mounts():
+    """The host's mounts that could be this suite's: under its work directory
+    (stores, sandboxes) or of the kinds a sandbox mounts."""
+    with open("/proc/1/mountinfo") as f:
+        return len([l for l in f if E["WORK"] in l or " - overlay " in l])
+
+
+def sha256(path):
+    with open(path, "rb") as f:
+        return hashlib.sha256(f.read()).hexdigest()
+
+
+# -- the four fronts ------------------------------------------------------------
+
+class Front:
+    """One way in: `cli` or `mcp`, as `root` or `rootless`."""
+
+    def __init__(self, kind, mode):
+        self.kind, self.mode = kind, mode
+        self.name = f"{kind}-{mode}"
+        self.rootless = mode == "rootless"
+        self.nsbox = NSBOX_RL if self.rootless else NSBOX
+        self.store = E["STORE_RL"] if self.rootless else E["STORE"]
+        # A host fd without O_CLOEXEC: it must not reach any sandbox.
+        self.leak_fd = os.open(CANARY_FILE, os.O_RDONLY)
+        os.set_inheritable(self.leak_fd, True)
+        self.server = None
+
+    def prefix(self):
+        env = ["env", f"NSBOX_HOSTILE_CANARY={CANARY_ENV}"]
+        if self.rootless:
+            return ["runuser", "-u", USER, "--"] + env + ["NSBOX_LIMITS=best-effort", f"HOME=/home/{USER}"]
+        return env
+
+    def cli(self, args, timeout=120, stdin=subprocess.DEVNULL):
+        p = subprocess.run(self.prefix() + [self.nsbox, "--store", self.store] + args,
+                           stdin=stdin, capture_output=True, timeout=timeout,
+                           pass_fds=(self.leak_fd,))
+        out, err = p.stdout.decode(errors="replace"), p.stderr.decode(errors="replace")
+        outputs.append(out + err)
+        return p.returncode, out, err
+
+    # The MCP server of this front, started on first use.
+    def mcp(self):
+        if self.server is None:
+            self.server = stdio_client.Server(
+                store=self.store, argv_prefix=self.prefix(), nsbox=self.nsbox,
+                extra=["--allow-host-dir", self.hostdir()] + (["--limits=best-effort"] if self.rootless else []),
+                pass_fds=(self.leak_fd,))
+            self.server.req("notifications/initialized", None, notify=True)
+        return self.server
+
+    def hostdir(self):
+        d = os.path.join(E["WORK"], f"hostdir-{self.mode}")
+        if not os.path.isdir(d):
+            os.makedirs(d)
+            if self.rootless:
+                subprocess.run(["chown", USER, d], check=True)
+        return d
+
+    def tool(self, name, **args):
+        r = self.mcp().call(name, **args)
+        outputs.append(json.dumps(r))
+        if "result" not in r:
+            raise RuntimeError(f"{name}: {r}")
+        return r["result"]
+
+    # Sandboxes, whatever the front.
+    def create(self, memory=None, pids=None, cpus=None, workspace=None, image=None):
+        """(sandbox id, None) or (None, the error).  self.limits: what the
+        sandbox reports in force."""
+        image = image or IMAGE
+        if self.kind == "cli":
+            args = ["create"] + (["--memory", f"{memory}m"] if memory else []) + \
+                (["--pids", str(pids)] if pids else []) + (["--cpus", str(cpus)] if cpus else []) + [image]
+            rc, out, err = self.cli(args)
+            if rc != 0:
+                return None, err.strip()
+            return out.strip(), None
+        a = {"image": image}
+        for k, v in (("memory_mb", memory), ("pids", pids), ("cpus", cpus), ("workspace", workspace)):
+            if v:
+                a[k] = v
+        r = self.tool("sandbox_create", **a)
+        if r.get("isError"):
+            return None, r["content"][0]["text"]
+        self.limits = r["structuredContent"]["limits"]["enforced"]
+        return r["structuredContent"]["sandbox_id"], None
+
+    def exec(self, sid, cmd, timeout=30):
+        """The result record of `sh -c cmd` in sandbox sid."""
+        if self.kind == "cli":
+            rc, out, err = self.cli(["exec", "--json", "--timeout", str(timeout), sid, "--", "sh", "-c", cmd],
+                                    timeout=timeout + 60)
+            return record(rc, out, err)
+        r = self.tool("run_command", command=cmd, sandbox_id=sid, timeout_s=timeout)
+        if r.get("isError"):
+            return {"nsbox_error": r["content"][0]["text"]}
+        return r["structuredContent"]
+
+    def stop(self, sid):
+        if self.kind == "cli":
+            self.cli(["rm", sid])
+        else:
+            self.tool("sandbox_stop", sandbox_id=sid)
+
+    def run(self, cmd, memory=None, pids=None, cpus=None, timeout=30, image=None):
+        """A fresh sandbox for one command, removed afterwards: the result
+        record, with "limits" (what was in force) on both fronts."""
+        if self.kind == "cli":
+            args = ["run", "--json", "--timeout", str(timeout)] + \
+                (["--memory", f"{memory}m"] if memory else []) + (["--cpus", str(cpus)] if cpus else []) + \
+                (["--pids", str(pids)] if pids else []) + [image or IMAGE, "--", "sh", "-c", cmd]
+            rc, out, err = self.cli(args, timeout=timeout + 60)
+            return record(rc, out, err)
+        sid, why = self.create(memory=memory, pids=pids, cpus=cpus, image=image)
+        if sid is None:
+            return {"nsbox_error": why}
+        try:
+            return dict(self.exec(sid, cmd, timeout), limits=self.limits)
+        finally:
+            self.stop(sid)
+
+    def answers(self):
+        if self.kind == "cli":
+            rc, out, _ = self.cli(["ps"])
+            return rc == 0
+        return self.mcp().req("ping", {}).get("result") == {}
+
+    def close(self):
+        if self.server:
+            self.server.close()
+            self.server = None
+
+
+def record(rc, out, err):
+    if rc == 125 or not out.strip().startswith("{"):
+        return {"nsbox_error": err.strip(), "rc": rc}
+    r = json.loads(out)
+    r["rc"] = rc
+    return r
+
+
+# -- the check after every case ------------------------------------------------
+
+def settle(front, before_procs, before_mounts):
+    """'' when the case left nothing behind, else what it left."""
+    server_pid = front.server.p.pid if front.server else -1
+    left = {}
+    for _ in range(100):
+        now = sandboxed_processes()
+        # The MCP server keeps one spare sandbox (its init is the server's
+        # child); anything else new is a leftover.
+        left = {k: v for k, v in now.items() if k not in before_procs and v[0] != server_pid}
+        spares = [k for k, v in now.items() if v[0] == server_pid]
+        if not left and len(spares) <= 1:
+            break
+        time.sleep(0.05)
+    problems = []
+    if left:
+        problems.append("processes left: " + "; ".join(f"{k[0]} {v[1]}" for k, v in list(left.items())[:5]))
+    if front.server and len([1 for v in sandboxed_processes().values() if v[0] == server_pid]) > 1:
+        problems.append("the server still holds more than its spare sandbox")
+    m = host_mounts()
+    if m != before_mounts:
+        problems.append(f"host mounts {before_mounts} -> {m}")
+    try:
+        if not front.answers():
+            problems.append("the front no longer answers")
+    except Exception as e:  # noqa: BLE001
+        problems.append(f"the front no longer answers: {e!r}")
+    return "; ".join(problems)
+
+
+def case(front, name, fn):
+    """Runs one case on one front; fn(front) returns (ok, why)."""
+    full = f"{front.name}/{name}"
+    if not ONLY.search(full):
+        return
+    procs, mounts = sandboxed_processes(), host_mounts()
+    try:
+        ok, why = fn(front)
+    except Exception as e:  # noqa: BLE001
+        ok, why = False, f"raised {e!r}"
+    left = settle(front, procs, mounts)
+    if left:
+        ok, why = False, f"{why} | {left}"
+    report(full, ok, why)
+
+
+# -- kernel surface -------------------------------------------------------------
+# Every call must be refused by the filter itself: EPERM (the kernel's own
+# answer would be EFAULT/EINVAL/ENOENT... for these arguments, or ENOSYS on a
+# kernel without the feature), clone3 ENOSYS (so libc falls back to clone,
+# whose flags the filter can see), foreign ABIs killed with SIGSYS.
+
+SURFACE = [
+    ("nested_userns_unshare", {"unshare_user": "EPERM", "clone_newuser": "EPERM", "clone3": "ENOSYS"}),
+    ("namespace_unshare_setns", {"unshare_mnt": "EPERM", "unshare_net": "EPERM", "setns": "EPERM"}),
+    ("mount_umount_pivot_root", {"mount": "EPERM", "umount": "EPERM", "pivot_root": "EPERM", "open_tree": "EPERM",
+                                 "fsopen": "EPERM", "move_mount": "EPERM", "mount_setattr": "EPERM"}),
+    ("keyctl_add_key", {"keyctl": "EPERM", "add_key": "EPERM", "request_key": "EPERM"}),
+    ("bpf", {"bpf": "EPERM"}),
+    ("perf_event_open", {"perf_event_open": "EPERM"}),
+    ("userfaultfd", {"userfaultfd": "EPERM"}),
+    ("io_uring", {"io_uring_setup": "EPERM"}),
+    ("kexec", {"kexec_load": "EPERM", "kexec_file_load": "EPERM"}),
+    ("module_loading", {"init_module": "EPERM", "finit_module": "EPERM", "delete_module": "EPERM"}),
+    ("shocker_open_by_handle_at", {"open_by_handle_at": "EPERM"}),
+    ("af_alg_socket", {"socket_alg": "EPERM"}),
+    ("af_vsock_socket", {"socket_vsock": "EPERM"}),
+    ("tiocsti_injection", {"tiocsti": "EPERM", "tiocsti_highbits": "EPERM", "tioclinux": "EPERM"}),
+    ("dmesg_syslog", {"syslog": "EPERM"}),
+    ("host_admin_calls", {"acct": "EPERM", "swapon": "EPERM", "reboot": "EPERM", "iopl": "EPERM",
+                          "ioperm": "EPERM", "sethostname": "EPERM", "chroot": "EPERM", "mknod_char": "EPERM"}),
+]
+
+
+def surface_case(expect):
+    def fn(front):
+        r = front.run("probe " + " ".join(expect))
+        got = probe_lines(r.get("stdout", ""))
+        bad = {c: (got.get(c, {}).get("errname"), got.get(c, {}).get("detail")) for c, e in expect.items()
+               if got.get(c, {}).get("errname") != e}
+        return not bad and r.get("exit_code") == 0, bad or r
+    return fn
+
+
+def abi_case(front):
+    r = front.run("probe abi_i386 abi_x32")
+    got = probe_lines(r.get("stdout", ""))
+    sig = {c: got.get(c, {}).get("signame") for c in ("abi_i386", "abi_x32")}
+    return sig == {"abi_i386": "SIGSYS", "abi_x32": "SIGSYS"}, sig
+
+
+def personality_case(front):
+    # PER_LINUX32 is allowed (as in Docker); disabling ASLR is not.
+    got = probe_lines(front.run("probe personality").get("stdout", ""))["personality"]
+    return got["addr_no_randomize"]["errname"] == "EPERM" and got["after"] == "0x0", got
+
+
+def privileges_case(front):
+    """Capabilities all zero and no_new_privs set: root in the sandbox
+    executing a setuid-root binary gains no capability (NNP, locked
+    SECBIT_NOROOT), and (CLI --user) uid 1000 executing it stays uid 1000."""
+    r = front.run("probe caps capbnd capamb no_new_privs seccomp_mode; /usr/local/bin/probe-suid ids caps")
+    lines = [json.loads(l) for l in r.get("stdout", "").splitlines() if l.startswith("{")]
+    by = {}
+    for d in lines:
+        by.setdefault(d["check"], []).append(d)
+    zero = lambda c: all(int(c[k], 16) == 0 for k in ("effective", "permitted", "inheritable"))
+    ok = (zero(by["caps"][0]) and zero(by["caps"][1]) and int(by["capbnd"][0]["bounding"], 16) == 0
+          and int(by["capamb"][0]["ambient"], 16) == 0 and by["no_new_privs"][0]["ret"] == 1
+          and by["seccomp_mode"][0]["ret"] == 2 and by["ids"][0]["euid"] == 0)
+    why = [by["caps"], by["capbnd"], by["capamb"], by["ids"]]
+    if front.kind == "cli":
+        rc, out, err = front.cli(["run", "--user", "1000", IMAGE, "--", "/usr/local/bin/probe-suid", "ids", "caps"])
+        got = probe_lines(out)
+        ok = ok and got["ids"]["euid"] == 1000 and got["ids"]["suid"] == 1000 and zero(got["caps"])
+        why.append(got)
+    return ok, why
+
+
+def proc_writes_case(front):
+    """Writes to /proc/sys (core_pattern), sysrq-trigger, cgroup files, /sys."""
+    got = probe_lines(front.run("probe proc_sys_write sysrq_write cgroup_write sys_write").get("stdout", ""))
+    v = {c: (got[c]["verdict"], got[c]["errname"]) for c in got}
+    ok = (v["proc_sys_write"] in (("blocked", "EACCES"), ("blocked", "EROFS"))
+          # absent on this host's kernel (no CONFIG_MAGIC_SYSRQ); read-only where present
+          and v["sysrq_write"] in (("absent", "ENOENT"), ("blocked", "EROFS"), ("blocked", "EACCES"))
+          # no cgroupfs is mounted in the sandbox, /sys is an empty read-only tmpfs
+          and v["cgroup_write"] == ("absent", "ENOENT") and v["sys_write"] == ("absent", "ENOENT"))
+    return ok, v
+
+
+# -- runtime CVE classes -------------------------------------------------------
+
+def leaked_fds_case(front):
+    """CVE-2024-21626: no host fd (the runner's or an inheritable one the
+    caller holds) and no host working directory reaches the command, in
+    run and in exec; stdio are pipes or /dev/null, never host files."""
+    def check(r):
+        got = probe_lines(r.get("stdout", ""))
+        fds = got["fds"]["fds"]
+        cwd = got["cwd"]
+        bad = [f for f in fds if f["fd"] > 2 or not (f["target"].startswith("pipe:") or f["target"] == "/dev/null")]
+        if cwd["getcwd_path"] != "/workspace" or "unreachable" in cwd["getcwd_path"] or cwd["proc_cwd"] != "/workspace":
+            bad.append(cwd)
+        return bad
+    r1 = front.run("probe fds cwd")
+    sid, why = front.create()
+    if sid is None:
+        return False, why
+    try:
+        r2 = front.exec(sid, "probe fds cwd")
+    finally:
+        front.stop(sid)
+    bad = check(r1) + check(r2)
+    return not bad, bad
+
+
+def proc_self_exe_case(front):
+    """CVE-2019-5736: while the runtime keeps starting commands in a sandbox,
+    a process in it scans /proc/*/exe for the runtime's binary and tries to
+    reopen it for writing.  It must never reach a file outside the sandbox;
+    the nsbox binary's hash is checked at the end of the suite."""
+    sid, why = front.create()
+    if sid is None:
+        return False, why
+    secs = max(2, int(RACE_SECONDS / 2))
+    try:
+        scan = {}
+        t = threading.Thread(target=lambda: scan.update(front.exec(sid, f"probe exe_scan {secs}", timeout=secs + 30))
+                             ) if front.kind == "cli" else None
+        if t:
+            t.start()
+        else:
+            front.exec(sid, f"probe exe_scan {secs} >/tmp/scan.jsonl 2>&1 &")
+        end, execs = time.time() + secs, 0
+        while time.time() < end:
+            front.exec(sid, "true")
+            execs += 1
+        if t:
+            t.join()
+        else:
+            time.sleep(1)
+            scan = front.exec(sid, "cat /tmp/scan.jsonl")
+        got = probe_lines(scan.get("stdout", "")).get("exe_scan", {})
+        ok = got.get("escaped") == 0 and got.get("writable") == 0 and got.get("opened_inside", 0) > 0 and execs > 20
+        return ok, {"execs": execs, **got}
+    finally:
+        front.stop(sid)
+
+
+def hostile_image_case(image_name, pattern):
+    """CVE-2019-16884 class: images whose /proc or /dev is a symlink are refused
+    with a clear error; nothing is mounted through them."""
+    def fn(front):
+        image = E[image_name]
+        if front.kind == "cli":
+            r = front.run("true", image=image)
+        else:
+            sid, why = front.create(image=image)
+            if sid:
+                front.stop(sid)
+            r = {"nsbox_error": why} if sid is None else {"ran": sid}
+        err = r.get("nsbox_error") or ""
+        return re.search(pattern, err) is not None and r.get("rc", 125) == 125, r
+    return fn
+
+
+def fake_proc_case(front):
+    """An image shipping a fake /proc tree (a core_pattern file, a fake
+    self/): procfs is mounted over it, the fake files are not what is seen."""
+    r = front.run("probe mountinfo proc_sys_write; cat /proc/sys/kernel/core_pattern", image=E["FAKEPROC_IMAGE"])
+    got = probe_lines(r.get("stdout", ""))
+    proc = [l for l in got["mountinfo"]["lines"] if " /proc " in l and " - proc " in l]
+    return bool(proc) and "FAKE" not in r.get("stdout", "") and got["proc_sys_write"]["verdict"] == "blocked", \
+        (proc, r.get("stdout", "")[-200:])
+
+
+# -- resources -------------------------------------------------------------------
+
+def fork_bomb_case(front):
+    r = front.run("probe fork 100000", pids=64)
+    got = probe_lines(r.get("stdout", "")).get("fork", {})
+    return got.get("errname") == "EAGAIN" and 0 < got.get("ret", 0) < 64, (got, r.get("limits"))
+
+
+def thread_bomb_case(front):
+    r = front.run("probe threads 100000", pids=64)
+    got = probe_lines(r.get("stdout", "")).get("threads", {})
+    return got.get("errname") == "EAGAIN" and 0 < got.get("ret", 0) < 64, (got, r.get("limits"))
+
+
+def memory_balloon_case(front):
+    r = front.run("probe mem 1024", memory=64)
+    if front.rootless:
+        # best-effort: RLIMIT_AS; the allocation fails, nothing is killed
+        got = probe_lines(r.get("stdout", "")).get("mem", {})
+        return got.get("errname") == "ENOMEM" and not r.get("oom_killed") and \
+            r["limits"].startswith("best-effort"), (got, r.get("limits"))
+    return r.get("oom_killed") is True and r.get("status") == "oom" and r.get("signal") == 9, \
+        {k: r.get(k) for k in ("status", "oom_killed", "signal", "memory_peak_bytes")}
+
+
+def fill_case(path, mb, cap):
+    """/dev/shm and /tmp are size-capped tmpfs: ENOSPC at the cap."""
+    def fn(front):
+        got = probe_lines(front.run(f"probe write {path} {mb}").get("stdout", "")).get("write", {})
+        return got.get("errname") == "ENOSPC" and got.get("bytes", 0) <= cap, got
+    return fn
+
+
+def inode_case(front):
+    """Inode exhaustion in /tmp: the tmpfs's inode cap, not the host's."""
+    # `true`, not `:`: a failed redirection on a special builtin ends sh.
+    r = front.run("probe tmp_size; i=0; while true > /tmp/f$i 2>/dev/null; do i=$((i+1)); done; echo files=$i",
+                  timeout=120)
+    got = probe_lines(r.get("stdout", "")).get("tmp_size", {})
+    m = re.search(r"files=(\d+)", r.get("stdout", ""))
+    # 256 MiB /tmp: 65536 inodes (one per 4 KiB), the root directory uses one
+    return (m is not None and got.get("inodes") == 65536 and int(m.group(1)) == got["inodes_free"]), \
+        (got, m and m.group(0))
+
+
+def disk_fill_case(front):
+    """One file in the sandbox's own tree stops at RLIMIT_FSIZE (1 GiB): EFBIG."""
+    got = probe_lines(front.run("probe write /workspace/big 1100; rm -f /workspace/big", timeout=120)
+                      .get("stdout", "")).get("write", {})
+    return got.get("errname") == "EFBIG" and got.get("bytes") == 1 << 30, got
+
+
+def huge_output_case(front):
+    r = front.run("probe output 4")
+    return (r.get("stdout_truncated") is True and len(r["stdout"].encode()) == 1 << 20
+            and r.get("exit_code") == 0), {k: r.get(k) for k in ("stdout_truncated", "exit_code")}
+
+
+def cpu_spin_case(front):
+    t0 = time.time()
+    r = front.run("probe spin 60", timeout=1)
+    took = time.time() - t0
+    return r.get("timed_out") is True and r.get("status") == "timeout" and took < 20, \
+        ({k: r.get(k) for k in ("timed_out", "status", "wall_ms")}, took)
+
+
+def outlive_case(front):
+    """setsid, nohup and a double fork ignoring SIGTERM/SIGHUP try to outlive
+    the timeout, in a one-shot run and in a kept sandbox; settle() then
+    proves nothing is left."""
+    cmd = "setsid sleep 3141 & nohup sleep 3142 >/dev/null 2>&1 & probe daemon 3143 >/dev/null; sleep 3144"
+    r = front.run(cmd, timeout=1)
+    sid, why = front.create()
+    if sid is None:
+        return False, why
+    try:
+        r2 = front.exec(sid, cmd, timeout=1)
+        left = front.exec(sid, "ps -o args | grep -c '[s]leep 314\\|[p]robe daemon'")
+    finally:
+        front.stop(sid)
+    return r.get("timed_out") and r2.get("timed_out") and left.get("stdout") == "0\n", (r.get("status"), r2.get("status"), left.get("stdout"))
+
+
+def zombies_case(front):
+    r = front.run("for i in $(seq 50); do (sleep 0.01 &) ; done; sleep 1; "
+                  "grep -l '^State:.*Z' /proc/[0-9]*/status 2>/dev/null | wc -l")
+    return r.get("stdout") == "0\n", r.get("stdout")
+
+
+def fd_exhaustion_case(front):
+    got = probe_lines(front.run("probe fds 100000").get("stdout", "")).get("fds", {})
+    return got.get("errname") == "EMFILE" and got.get("ret", 0) < 1024, got
+
+
+def cpu_limit_case(front):
+    r = front.run("probe spin 2", cpus=0.25)
+    got = probe_lines(r.get("stdout", "")).get("spin", {})
+    if front.rootless:
+        # best-effort: no cpu limit, and the result says so
+        return "no cpu limit" in r.get("limits", "") and got.get("cpu_ms", 0) > 0, r.get("limits")
+    return 0 < got.get("cpu_permille", 1000) <= 400, got
+
+
+# -- leaks ------------------------------------------------------------------------
+
+def env_canary_case(front):
+    r = front.run("probe environ")
+    env = probe_lines(r.get("stdout", "")).get("environ", {}).get("env", {})
+    return bool(env) and CANARY_ENV not in json.dumps(r) and "NSBOX_HOSTILE_CANARY" not in env, env
+
+
+def hostname_case(front):
+    got = probe_lines(front.run("probe hostname domainname").get("stdout", ""))
+    h = got["hostname"]["hostname"]
+    return h == "nsbox" and h != socket.gethostname() and got["domainname"]["domainname"] in ("", "(none)"), got
+
+
+def abstract_socket_case(front):
+    """A host process listens on @nsbox-probe-canary: the sandbox's net
+    namespace has its own abstract socket namespace."""
+    got = probe_lines(front.run("probe abstract_socket").get("stdout", "")).get("abstract_socket", {})
+    return got.get("errname") == "ECONNREFUSED" and "received" not in got, got
+
+
+def proc_side_channels_case(front):
+    got = probe_lines(front.run("probe proc_masked kcore_read").get("stdout", ""))
+    bad = []
+    for f in got["proc_masked"]["files"]:
+        if not f.get("exists"):
+            continue
+        if f["path"].startswith("/proc/") and f["type"] == "file" and f.get("bytes", 0) != 0:
+            bad.append(f)
+        if f["type"] == "dir" and f.get("entries", 0) != 0:
+            bad.append(f)
+    return not bad, bad or got["proc_masked"]["files"]
+
+
+def mountinfo_case(front):
+    lines = probe_lines(front.run("probe mountinfo").get("stdout", ""))["mountinfo"]["lines"]
+    text = "\n".join(lines)
+    bad = [p for p in (front.store, "/work", "/tmp/nsbox-", "/home/", "/var/lib/nsbox", os.path.dirname(NSBOX))
+           if p in text]
+    return not bad and len(lines) > 5, bad or lines
+
+
+def network_case(front):
+    got = probe_lines(front.run("probe netdevs lo_up net_egress").get("stdout", ""))
+    ok = got["netdevs"]["ret"] == 1 and got["lo_up"]["ret"] == 1 and got["net_egress"]["errname"] == "ENETUNREACH"
+    return ok, got
+
+
+# -- races ---------------------------------------------------------------------------
+
+def exchange_setup(front, sid):
+    """/workspace/d (a dir with 'secret' = inside) and /workspace/l (a symlink
+    to CANARY_DIR, which exists on the host, not in the sandbox)."""
+    r = front.exec(sid, f"mkdir -p /workspace/d && echo inside > /workspace/d/secret && "
+                        f"ln -sfn {CANARY_DIR} /workspace/l && echo ok")
+    return r.get("stdout") == "ok\n"
+
+
+def canary_dir_state():
+    return sorted((n, open(os.path.join(CANARY_DIR, n), "rb").read()) for n in os.listdir(CANARY_DIR))
+
+
+def file_tools_race_case(front):
+    """CVE-2018-15664 class: a process in the sandbox swaps a directory and a
+    symlink to a host directory with RENAME_EXCHANGE while the MCP file tools
+    (and copy_out) work on paths through it.  Every answer is the sandbox's
+    file or a clear error; the host directory never changes and its secret
+    never shows."""
+    sid, why = front.create()
+    if sid is None:
+        return False, why
+    before = canary_dir_state()
+    counts = {"read_ok": 0, "read_err": 0, "write_ok": 0, "write_err": 0, "list": 0, "copy_out": 0}
+    bad = []
+    try:
+        if not exchange_setup(front, sid):
+            return False, "setup"
+        front.exec(sid, f"cd /workspace && probe exchange d l {int(RACE_SECONDS) + 2} >/tmp/x.jsonl 2>&1 &")
+        end, i = time.time() + RACE_SECONDS, 0
+        hostdir = front.hostdir()
+        while time.time() < end:
+            i += 1
+            r = front.tool("read_file", sandbox_id=sid, path="d/secret")
+            if r.get("isError"):
+                counts["read_err"] += 1
+            elif r["structuredContent"]["content"] == "inside\n":
+                counts["read_ok"] += 1
+            else:
+                bad.append(("read", r["structuredContent"]))
+            w = front.tool("write_file", sandbox_id=sid, path=f"d/new{i % 50}", content="x")
+            counts["write_ok" if not w.get("isError") else "write_err"] += 1
+            front.tool("list_directory", sandbox_id=sid, path="d")
+            counts["list"] += 1
+            if i % 10 == 0:
+                dst = os.path.join(hostdir, f"out{i}")
+                c = front.tool("copy_out", sandbox_id=sid, path="d/secret", host_path=dst)
+                if not c.get("isError"):
+                    counts["copy_out"] += 1
+                    if open(dst).read() != "inside\n":
+                        bad.append(("copy_out", open(dst).read()))
+        time.sleep(3)
+        x = probe_lines(front.exec(sid, "cat /tmp/x.jsonl").get("stdout", "")).get("exchange", {})
+        counts["exchanges"] = x.get("ret")
+    finally:
+        front.stop(sid)
+    after = canary_dir_state()
+    secret = open(CANARY_FILE).read().strip()
+    leaked = any(secret in o for o in outputs[-50:])
+    ok = (not bad and after == before and not leaked and (counts.get("exchanges") or 0) > 1000
+          and counts["read_ok"] > 0 and sum(counts.values()) > 1000)
+    return ok, {"bad": bad[:3], "host_dir_changed": after != before, **counts}
+
+
+def changes_walk_race_case(front):
+    """The host walks the sandbox's upper layer after each run to list the
+    files it changed (and reads images among them).  A background process
+    swaps a directory of pictures with a symlink to a host directory holding
+    canary.png: the walk must never list or read the host's files."""
+    sid, why = front.create()
+    if sid is None:
+        return False, why
+    bad, runs = [], 0
+    try:
+        exchange_setup(front, sid)
+        front.exec(sid, f"cd /workspace && probe exchange d l {int(RACE_SECONDS) + 2} >/tmp/x.jsonl 2>&1 &")
+        end = time.time() + RACE_SECONDS
+        canary_png = open(os.path.join(CANARY_DIR, "canary.png"), "rb").read()
+        import base64
+        while time.time() < end:
+            runs += 1
+            r = front.tool("run_command", sandbox_id=sid, command=f"cp /workspace/pic.png /workspace/d/p{runs % 20}.png 2>/dev/null; "
+                                                                    f"printf '\\x89PNG\\r\\n\\x1a\\n' > /workspace/pic.png")
+            files = r.get("structuredContent", {}).get("files", [])
+            if any("canary" in f["path"] for f in files):
+                bad.append(files)
+            for c in r.get("content", []):
+                if c.get("type") == "image" and base64.b64decode(c["data"]) == canary_png:
+                    bad.append("canary.png content returned")
+        time.sleep(3)
+        x = probe_lines(front.exec(sid, "cat /tmp/x.jsonl").get("stdout", "")).get("exchange", {})
+    finally:
+        front.stop(sid)
+    return not bad and runs > 20 and (x.get("ret") or 0) > 1000, {"bad": bad[:2], "runs": runs, "exchanges": x.get("ret")}
+
+
+def mount_race_case(front):
+    """CVE-2021-30465 class: mount targets swapped for symlinks while the
+    runtime mounts.  A sandbox swaps directories and symlinks to / in a
+    persistent workspace (left behind for the next tenant) while new
+    sandboxes are set up next to it, from the same image: each must come up
+    with exactly its own mounts, the next tenant of the workspace included,
+    and the host's mount table must not change."""
+    ws = f"race-{front.mode}"
+    a, why = front.create(workspace=ws) if front.kind == "mcp" else front.create()
+    if a is None:
+        return False, why
+    bad, made = [], 0
+    try:
+        front.exec(a, "cd /workspace && mkdir -p d tmp proc && for n in l workspace dev sys; do ln -sfn / $n; done; "
+                      f"(probe exchange d l {int(RACE_SECONDS) + 2} >/dev/null 2>&1 &); "
+                      f"(probe exchange tmp workspace {int(RACE_SECONDS) + 2} >/dev/null 2>&1 &); echo started")
+        end = time.time() + RACE_SECONDS
+        while time.time() < end:
+            made += 1
+            r = front.run("probe mountinfo")
+            lines = probe_lines(r.get("stdout", "")).get("mountinfo", {}).get("lines", [])
+            points = sorted(l.split()[4] for l in lines)
+            for want in ("/", "/proc", "/dev", "/dev/shm", "/dev/pts", "/tmp", "/sys"):
+                if want not in points:
+                    bad.append((want, points))
+            if any(" / " not in l and "/workspace/" in l.split()[4] for l in lines):
+                bad.append(points)
+    finally:
+        front.stop(a)
+    if front.kind == "mcp":
+        # The next tenant of the hostile workspace: its own mounts, planted
+        # symlinks are plain files of the workspace.
+        b, why = front.create(workspace=ws)
+        if b is None:
+            return False, why
+        try:
+            r = front.exec(b, "probe mountinfo; readlink /workspace/l")
+            points = sorted(l.split()[4] for l in probe_lines(r.get("stdout", ""))["mountinfo"]["lines"])
+            if points.count("/workspace") != 1 or "/proc" not in points:
+                bad.append(("next tenant", points))
+        finally:
+            front.stop(b)
+    return not bad and made > 5, {"bad": bad[:2], "sandboxes": made}
+
+
+# -- the table -----------------------------------------------------------------------
+
+def cases_for(front):
+    c = [(name, surface_case(expect)) for name, expect in SURFACE]
+    c += [
+        ("syscall_abi_i386_x32", abi_case),
+        ("personality_aslr_off", personality_case),
+        ("caps_zero_nnp_setuid_gains_nothing", privileges_case),
+        ("write_proc_sys_sysrq_cgroup_sys", proc_writes_case),
+        ("cve_2024_21626_leaked_fds_cwd", leaked_fds_case),
+        ("cve_2019_5736_proc_self_exe", proc_self_exe_case),
+        ("cve_2019_16884_proc_symlink_image", hostile_image_case("PROCSYM_IMAGE", r"proc is a symlink")),
+        ("cve_2019_16884_dev_symlink_image", hostile_image_case("DEVSYM_IMAGE", r"dev is a symlink")),
+        ("fake_proc_directory_image", fake_proc_case),
+        ("fork_bomb", fork_bomb_case),
+        ("thread_bomb", thread_bomb_case),
+        ("memory_balloon", memory_balloon_case),
+        ("dev_shm_fill", fill_case("/dev/shm/fill", 200, 64 << 20)),
+        ("tmp_fill", fill_case("/tmp/fill", 400, 256 << 20)),
+        ("inode_exhaustion_tmp", inode_case),
+        ("disk_fill_single_file", disk_fill_case),
+        ("huge_output", huge_output_case),
+        ("cpu_spin_timeout", cpu_spin_case),
+        ("cpu_limit", cpu_limit_case),
+        ("outlive_timeout_setsid_nohup_double_fork", outlive_case),
+        ("zombies_reaped", zombies_case),
+        ("fd_exhaustion", fd_exhaustion_case),
+        ("host_env_canary", env_canary_case),
+        ("hostname", hostname_case),
+        ("abstract_unix_socket", abstract_socket_case),
+        ("proc_sys_side_channels", proc_side_channels_case),
+        ("mountinfo_host_paths", mountinfo_case),
+        ("network_none", network_case),
+        ("cve_2021_30465_mount_race", mount_race_case),
+    ]
+    if front.kind == "mcp":
+        c += [("cve_2018_15664_file_tools_symlink_exchange", file_tools_race_case),
+              ("changes_walk_symlink_exchange", changes_walk_race_case)]
+    return c
+
+
+def main():
+    # A host listener on the abstract socket the probe knocks on.
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    listener.bind("\0nsbox-probe-canary")
+    listener.listen(8)
+
+    def serve():
+        while True:
+            try:
+                c, _ = listener.accept()
+                c.sendall(b"host abstract socket canary")
+                c.close()
+            except OSError:
+                return
+    threading.Thread(target=serve, daemon=True).start()
+
+    hashes = {p: sha256(p) for p in (NSBOX, NSBOX_RL)}
+    secret = open(CANARY_FILE).read()
+    fronts = [Front(k, m) for k in ("cli", "mcp") for m in ("root", "rootless")]
+    for front in fronts:
+        t0 = time.time()
+        for name, fn in cases_for(front):
+            case(front, name, fn)
+        front.close()
+        print(f"# {front.name}: {time.time() - t0:.1f} s", flush=True)
+
+    if not E.get("ONLY"):
+        everything = "\n".join(outputs)
+        report("canary/host_env_never_seen", CANARY_ENV not in everything, "the environment canary showed up")
+        report("canary/host_secret_file_never_seen", secret.strip() not in everything, "the host secret showed up")
+        report("canary/host_secret_file_unchanged", open(CANARY_FILE).read() == secret, "changed")
+        report("canary/nsbox_binaries_unchanged", all(sha256(p) == h for p, h in hashes.items()), "hash changed")
+    left = sandboxed_processes()
+    report("canary/no_sandbox_process_left", not left, left)
+    sys.exit(1 if failures else 0)
+
+
+if __name__ == "__main__":
+    main()

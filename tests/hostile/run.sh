@@ -1,0 +1,100 @@
+#!/usr/bin/env bash
+# The hostile suite (tests/hostile/hostile.py): the threat model's cases
+# through the CLI and the MCP server, as root and rootless, on this host;
+# then the resource and kernel-surface cases that need a cgroup v2 kernel,
+# in the qemu VM (tests/hostile/vm-guest.sh).  Sets up the images (busybox
+# + the static probe, a setuid-root copy of it, and hostile /proc and /dev
+# variants), both stores, and the canaries.  ONLY=REGEX runs matching cases.
+SUITE=hostile
+. "$(dirname "$0")/../lib.sh"
+"$ROOT/tests/setup-users.sh"
+U=nsboxtest
+
+PROBE=$ROOT/build/probe
+cc -static -O2 -Wall -Wextra -Werror -D_GNU_SOURCE -o "$PROBE" "$ROOT/tests/probe/probe.c" ||
+	{ fail setup "cannot build the probe"; finish; }
+
+# Canaries: a secret file and a directory on the host that the sandboxes'
+# symlinks aim at, owned by the rootless user (so that an escape as that
+# user could read or write them).
+mkdir -p "$T/canary-dir"
+secret="nsbox-host-secret-$(od -An -N8 -tx8 /dev/urandom | tr -d ' ')"
+echo "$secret" >"$T/canary-secret"
+echo "$secret" >"$T/canary-dir/secret"
+printf '\x89PNG\r\n\x1a\nhost canary picture %s' "$secret" >"$T/canary-dir/canary.png"
+chown -R "$U" "$T/canary-dir" "$T/canary-secret"
+chmod 600 "$T/canary-secret"
+
+echo FAKE >"$T/fake"
+add() { python3 "$ROOT/tests/fixtures/add-layer.py" "$F/oci/busybox" "$T/img-$1" "${@:2}"; }
+add probe "$PROBE:/usr/local/bin/probe" "$PROBE:/usr/local/bin/probe-suid:4755"
+add procsym "symlink:/etc:/proc"
+add devsym "symlink:/:/dev"
+add fakeproc "$PROBE:/usr/local/bin/probe" "$T/fake:/proc/sys/kernel/core_pattern" "$T/fake:/proc/self/status"
+chmod -R a+rX "$T"
+
+# Private copies: the binary canary must not see a rebuild of build/nsbox.
+install -m 755 "$NSBOX" "$T/nsbox-rootless"
+install -m 755 "$NSBOX" "$T/nsbox-root"
+mkdir -p "$T/store-rl" && chown "$U" "$T/store-rl"
+as_user() { runuser -u "$U" -- env -i PATH=/usr/bin:/bin HOME=/home/$U "$@"; }
+for img in probe procsym devsym fakeproc; do
+	"$NSBOX" --store "$T/store" pull --quiet "oci:$T/img-$img:latest" >/dev/null &&
+		"$NSBOX" --store "$T/store" tag "oci:$T/img-$img:latest" "hostile-$img" &&
+		as_user "$T/nsbox-rootless" --store "$T/store-rl" pull --quiet "oci:$T/img-$img:latest" >/dev/null &&
+		as_user "$T/nsbox-rootless" --store "$T/store-rl" tag "oci:$T/img-$img:latest" "hostile-$img" ||
+		{ fail setup "cannot pull $img"; finish; }
+done
+
+env NSBOX="$T/nsbox-root" NSBOX_RL="$T/nsbox-rootless" STORE="$T/store" STORE_RL="$T/store-rl" WORK="$T" \
+	IMAGE=hostile-probe PROCSYM_IMAGE=hostile-procsym DEVSYM_IMAGE=hostile-devsym \
+	FAKEPROC_IMAGE=hostile-fakeproc CANARY_ENV="nsbox-env-canary-$RANDOM$RANDOM" \
+	CANARY_FILE="$T/canary-secret" CANARY_DIR="$T/canary-dir" ROOTLESS_USER=$U \
+	timeout 1500 python3 "$ROOT/tests/hostile/hostile.py"
+rc=$?
+[ $rc -le 1 ] || fail hostile_py "exited $rc without finishing"
+
+# The host-side file attacks (file tools, copy_in/copy_out) and the protocol
+# attacks, rootless: the same clients that tests/integration/mcp_stdio.sh
+# runs as root, against a server run by the unprivileged user.
+for img in python busybox; do
+	as_user "$T/nsbox-rootless" --store "$T/store-rl" pull --quiet "oci:$F/oci/$img:latest" >/dev/null &&
+		as_user "$T/nsbox-rootless" --store "$T/store-rl" tag "oci:$F/oci/$img:latest" "$img" ||
+		fail mcp-rootless/setup "cannot pull $img"
+done
+mkdir -p "$T/mcp-logs" && chown "$U" "$T/mcp-logs"
+for client in file_tools:files host_copy:host raw_protocol:protocol; do
+	if [ -n "${ONLY:-}" ] && ! [[ "mcp-rootless/${client#*:}/" =~ $ONLY ]]; then
+		continue
+	fi
+	out=$(cd "$ROOT/tests/mcp" && as_user NSBOX="$T/nsbox-rootless" NSBOX_STORE="$T/store-rl" NSBOX_LIMITS=best-effort \
+		SUITE="hostile/mcp-rootless/${client#*:}" MCP_LOG_DIR="$T/mcp-logs" TMPDIR=/tmp \
+		timeout 600 python3 "${client%:*}.py" 2>&1)
+	rc=$?
+	printf '%s\n' "$out" | grep -E '^(PASS|FAIL): '
+	_failures=$((_failures + $(printf '%s\n' "$out" | grep -c '^FAIL: ')))
+	if [ $rc != 0 ] && ! printf '%s' "$out" | grep -q '^FAIL: '; then
+		fail "mcp-rootless/${client#*:}" "exited $rc: $(printf '%s' "$out" | tail -3 | tr '\n' ' ')"
+	fi
+done
+
+# The cases that need cgroup v2 or kernel features this host lacks, in the
+# VM: root's store and a rootless single-id store (uid 1000 in the guest).
+mkdir -p "$T/disk"
+cp -a "$T/store" "$T/disk/root"
+rm -rf "$T/disk/root/sandboxes" "$T/disk/root/cache"
+img=$("$NSBOX" --store "$T/disk/root" inspect hostile-probe | python3 -c 'import json,sys; print(json.load(sys.stdin)["digest"][7:19])')
+cp -a "$T/disk/root" "$T/disk/tester"
+chown -R 1000:1000 "$T/disk/tester"
+if ! mke2fs -q -t ext4 -d "$T/disk" "$T/store.img" 256M >/dev/null; then
+	fail vm/setup "mke2fs"
+	finish
+fi
+"$ROOT/tests/vm/run.sh" --mem 768 --timeout 300 --module loop \
+	--add "$T/nsbox-root:/usr/local/bin/nsbox" --add "$PROBE:/usr/local/bin/probe" --data "$T/store.img:/store.img" \
+	-- "$ROOT/tests/hostile/vm-guest.sh" "$img" >"$T/guest.out" 2>&1
+rc=$?
+grep -E '^(PASS|FAIL)' "$T/guest.out"
+n=$(grep -cE '^(PASS|FAIL): hostile/vm/' "$T/guest.out")
+[ "$n" -ge 10 ] || fail vm/guest_ran_every_case "only $n results (exit $rc): $(tail -5 "$T/guest.out" | tr '\n' ' ')"
+finish

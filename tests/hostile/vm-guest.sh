@@ -1,0 +1,120 @@
+# Runs inside the cgroup v2 VM (booted by tests/hostile/run.sh): the hostile
+# cases that need a real cgroup v2 hierarchy or kernel features this host's
+# kernel lacks (kexec, modules, sysrq, kcore).  Arguments: IMAGE (a digest
+# prefix in /store.img's root store).  busybox sh only: no python here.
+IMG=$1
+CG=/sys/fs/cgroup
+failures=0
+pass() { echo "PASS: hostile/vm/$1"; }
+fail() {
+	echo "FAIL: hostile/vm/$1: $2"
+	failures=$((failures + 1))
+}
+# jf KEY [CHECK]: a JSON field from stdin (numbers, booleans, short strings),
+# from the line of CHECK when given.
+jf() {
+	if [ -n "${2:-}" ]; then grep "\"check\":\"$2\"" | tail -1; else cat; fi |
+		sed -n "s/.*\"$1\": *\"\{0,1\}\([^,\"}]*\).*/\1/p" | head -1
+}
+
+modprobe loop 2>/dev/null
+mkdir -p /mnt/store
+mount -o loop /store.img /mnt/store || { echo "FAIL: hostile/vm/setup: cannot mount /store.img"; exit 1; }
+nsbox() { /usr/local/bin/nsbox --store /mnt/store/root "$@"; }
+# After every case: nothing of the sandbox left (cgroup gone, no process).
+# (`run` removes its cgroup in a detached process: give it up to 10 s.)
+settled() {
+	for _ in $(seq 100); do
+		[ -z "$(ls "$CG/nsbox" 2>/dev/null | grep -E '^[0-9a-f]{32}$')" ] && ! pgrep -f 'probe ' >/dev/null && return 0
+		sleep 0.1
+	done
+	return 1
+}
+
+# -- kernel surface on a kernel that has the features -----------------------------
+# The guest kernel has kexec, modules, sysrq and kcore: a host baseline (the
+# probe run directly as root) shows the calls reach the kernel, so EPERM in
+# the sandbox is the filter's answer, not a missing feature.
+calls="kexec_load kexec_file_load init_module finit_module delete_module iopl ioperm syslog acct swapon"
+base=$(probe $calls 2>/dev/null)
+in=$(nsbox run "$IMG" -- probe $calls sysrq_write kcore_read proc_masked)
+reached=0 blocked=0 bad=
+for c in $calls; do
+	v=$(echo "$base" | jf verdict "$c")
+	e=$(echo "$in" | jf errname "$c")
+	[ "$v" = reached ] || [ "$v" = succeeded ] && reached=$((reached + 1))
+	[ "$e" = EPERM ] && blocked=$((blocked + 1)) || bad="$bad $c=$e"
+done
+if [ "$blocked" = 10 ] && [ "$reached" -ge 8 ]; then
+	pass kernel_features_present_but_filtered
+else
+	fail kernel_features_present_but_filtered "reached on the bare guest: $reached, EPERM in the sandbox: $blocked;$bad"
+fi
+# sysrq-trigger exists here: read-only in the sandbox.  kcore: /dev/null.
+v=$(echo "$in" | jf verdict sysrq_write)
+[ "$v" = blocked ] && [ -e /proc/sysrq-trigger ] && pass sysrq_trigger_read_only || fail sysrq_trigger_read_only "$(echo "$in" | grep sysrq)"
+t=$(echo "$in" | jf type kcore_read)
+[ "$t" = chr ] && [ -e /proc/kcore ] && pass kcore_masked || fail kcore_masked "$(echo "$in" | grep kcore_read)"
+masked=$(echo "$in" | grep '"check":"proc_masked"')
+leaky=$(echo "$masked" | grep -o '"path":"[^"]*","exists":true,"type":"file","bytes":[1-9][0-9]*')
+if [ -n "$masked" ] && [ -z "$leaky" ]; then pass proc_masked_files_empty; else fail proc_masked_files_empty "${leaky:-no proc_masked line}"; fi
+settled || fail kernel_surface_settled "left behind"
+
+# -- resources under cgroup v2 --------------------------------------------------------
+j=$(nsbox run --json --pids 32 "$IMG" -- probe threads 100000)
+n=$(echo "$j" | sed 's/\\"/"/g' | jf ret threads)
+if [ -n "$n" ] && [ "$n" -lt 32 ] && echo "$j" | grep -q EAGAIN; then pass thread_bomb_pids_max; else fail thread_bomb_pids_max "$j"; fi
+settled || fail thread_bomb_settled "left behind"
+
+# /dev/shm pages are charged to the sandbox's memory: a 64 MiB shm under a
+# 32 MiB limit ends in an OOM kill the result reports, nothing else dies.
+j=$(nsbox run --json --memory 32m "$IMG" -- probe write /dev/shm/x 60)
+if [ "$(echo "$j" | jf oom_killed)" = true ] && [ "$(echo "$j" | jf status)" = oom ]; then
+	pass shm_fill_charged_to_sandbox_memory
+else
+	fail shm_fill_charged_to_sandbox_memory "$(echo "$j" | cut -c1-300)"
+fi
+settled || fail shm_fill_settled "left behind"
+
+j=$(nsbox run --json --memory 64m "$IMG" -- probe mem 4096)
+peak=$(echo "$j" | jf memory_peak_bytes)
+if [ "$(echo "$j" | jf oom_killed)" = true ] && [ "${peak:-0}" -le $((64 << 20)) ] && [ "${peak:-0}" -gt $((32 << 20)) ]; then
+	pass memory_balloon_oom_confined
+else
+	fail memory_balloon_oom_confined "$(echo "$j" | cut -c1-300)"
+fi
+settled || fail memory_balloon_settled "left behind"
+
+# Inode exhaustion: /tmp's inode cap (one per 4 KiB of its size), memory charged.
+out=$(nsbox run --memory 256m "$IMG" -- sh -c 'i=0; while true > /tmp/f$i 2>/dev/null; do i=$((i+1)); done; echo $i')
+[ "$out" = 65535 ] && pass inode_exhaustion_tmp_capped || fail inode_exhaustion_tmp_capped "$out files"
+settled || fail inode_settled "left behind"
+
+# Processes that try to outlive a timeout: everything in the cgroup but init dies.
+id=$(nsbox create "$IMG")
+nsbox exec --timeout 1 "$id" -- sh -c 'setsid sleep 601 & nohup sleep 602 >/dev/null 2>&1 & probe daemon 603 >/dev/null; sleep 604' >/dev/null
+procs=$(wc -l <"$CG/nsbox/$id/cgroup.procs")
+nsbox rm "$id" >/dev/null
+if [ "$procs" = 1 ] && [ ! -d "$CG/nsbox/$id" ] && ! pgrep -f 'sleep 60[1-4]' >/dev/null; then
+	pass outlive_timeout_cgroup_emptied
+else
+	fail outlive_timeout_cgroup_emptied "procs=$procs"
+fi
+
+# The same fork bomb as the delegated rootless user (cgroup v2 scope).
+mkdir "$CG/tester"
+echo "+memory +pids +cpu" >"$CG/tester/cgroup.subtree_control"
+chown -R tester:tester "$CG/tester"
+T=/mnt/store/tester
+chown -R tester:tester "$T" /mnt/store
+scope=$(mktemp -d -p "$CG/tester" scope.XXXXXX) && chown -R tester:tester "$scope"
+j=$(sh -c 'echo $$ > "$1/cgroup.procs" && exec su -s /bin/sh tester -c "$0"' \
+	"/usr/local/bin/nsbox --store $T run --json --pids 32 $IMG -- probe fork 100000 threads 100000" "$scope" 2>&1)
+if echo "$j" | grep -q '"limits": *"cgroup v2' && [ "$(echo "$j" | grep -o EAGAIN | wc -l)" -ge 2 ]; then
+	pass rootless_delegated_fork_and_thread_bomb
+else
+	fail rootless_delegated_fork_and_thread_bomb "$(echo "$j" | cut -c1-300)"
+fi
+
+umount /mnt/store
+exit $((failures > 0))
