@@ -80,6 +80,9 @@ done
 
 # The cases that need cgroup v2 or kernel features this host lacks, in the
 # VM: root's store and a rootless single-id store (uid 1000 in the guest).
+if [ -n "${ONLY:-}" ] && ! [[ vm/ =~ $ONLY ]]; then
+	finish
+fi
 mkdir -p "$T/disk"
 cp -a "$T/store" "$T/disk/root"
 rm -rf "$T/disk/root/sandboxes" "$T/disk/root/cache"

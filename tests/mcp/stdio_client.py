@@ -45,7 +45,9 @@ class Server:
         self.p.stdin.flush()
         while True:
             msg = json.loads(self.p.stdout.readline())
-            if msg.get("id") == self.n:   # skip notifications (log messages)
+            # Skip notifications (log messages); an error without an id
+            # (the request could not be parsed) answers this request too.
+            if msg.get("id") == self.n or ("id" in msg and msg["id"] is None):
                 return msg
 
     def call(self, name, **args):
