@@ -402,11 +402,20 @@ static int limits_setup(const struct nsbox_sandbox_config *cfg, struct nsbox_san
     if (kind == NSBOX_CGROUP_NONE)
         snprintf(sb->limits_note, sizeof(sb->limits_note),
                  "best-effort: memory as RLIMIT_AS, processes as RLIMIT_NPROC (per user id), "
-                 "no cpu limit; timeouts and "
-                 "rlimits enforced");
+                 "no cpu limit; timeouts and rlimits enforced");
     else
         snprintf(sb->limits_note, sizeof(sb->limits_note), "%s: memory, pids, cpu",
                  nsbox_cgroup_kind_name(kind));
+    /* Said in every result: what the sandbox writes to its own tree (the
+     * overlay's upper layer, a workspace) lands on the host's filesystem,
+     * where only RLIMIT_FSIZE bounds it, per file (docs/security.md). */
+    size_t l = strlen(sb->limits_note);
+    if (cfg->rlimit_fsize)
+        snprintf(sb->limits_note + l, sizeof(sb->limits_note) - l,
+                 "; disk: %llu MiB per file, no total limit",
+                 (unsigned long long)(cfg->rlimit_fsize >> 20));
+    else
+        snprintf(sb->limits_note + l, sizeof(sb->limits_note) - l, "; disk: no limit");
     return nsbox_cgroup_create(kind, base, sb->id, &cfg->limits, &sb->cgroup, err);
 }
 
