@@ -298,7 +298,15 @@ def case(front, name, fn):
     left = settle(front, procs, mounts)
     if left:
         ok, why = False, f"{why} | {left}"
+    if ok and name in FIGURES:
+        # the attacker's and the victim's counts, for docs and the log
+        print(f"# {full}: {json.dumps(why)[:300]}", flush=True)
     report(full, ok, why)
+
+
+# Cases whose counts (iterations, exchanges, scans) are worth printing.
+FIGURES = {"cve_2019_5736_proc_self_exe", "cve_2018_15664_file_tools_symlink_exchange",
+           "changes_walk_symlink_exchange", "cve_2021_30465_mount_race"}
 
 
 # -- kernel surface -------------------------------------------------------------
@@ -732,9 +740,10 @@ def file_tools_race_case(front):
     after = canary_dir_state()
     secret = open(CANARY_FILE).read().strip()
     leaked = any(secret in o for o in outputs[-50:])
+    calls = sum(v for k, v in counts.items() if k != "exchanges")
     ok = (not bad and after == before and not leaked and (counts.get("exchanges") or 0) > 1000
-          and counts["read_ok"] > 0 and sum(counts.values()) > 1000)
-    return ok, {"bad": bad[:3], "host_dir_changed": after != before, **counts}
+          and counts["read_ok"] > 0 and calls >= 100)
+    return ok, {"bad": bad[:3], "host_dir_changed": after != before, "calls": calls, **counts}
 
 
 def changes_walk_race_case(front):
