@@ -34,7 +34,7 @@ LIB_OBJS  := $(LIB_SRCS:%.c=$(BUILD)/%.o)
 CLI_OBJS  := $(CLI_SRCS:%.c=$(BUILD)/%.o) $(BUILD)/cli/profile.o
 UNIT_OBJS := $(UNIT_SRCS:%.c=$(BUILD)/%.o)
 
-.PHONY: all test unit-test bench deps fixtures default-image asan fuzz fuzz-build fuzz-long clean format
+.PHONY: all test test-asan unit-test load bench deps fixtures default-image asan fuzz fuzz-build fuzz-long clean format
 
 all: $(BUILD)/nsbox
 
@@ -65,7 +65,9 @@ FUZZ_CFLAGS  := -O1 -g -fsanitize=fuzzer-no-link,address,undefined \
                 -fno-sanitize-recover=undefined -fno-omit-frame-pointer \
                 -Wno-unknown-warning-option -Wno-format-nonliteral
 FUZZ_SECONDS ?= 60
-FUZZ_OBJS    := $(BUILD)/mcp/jsonrpc.o $(BUILD)/mcp/http_policy.o
+# The MCP objects but the transports: fuzz_tools walks the tool table
+# (mcp/tools.c), whose entries point at every tool.
+FUZZ_OBJS    := $(patsubst %.c,$(BUILD)/%.o,$(filter-out mcp/transport_%.c,$(wildcard mcp/*.c)))
 
 fuzz-build:
 	$(MAKE) BUILD=build-fuzz CC=clang CFLAGS="$(FUZZ_CFLAGS)" \
@@ -92,6 +94,11 @@ test: $(BUILD)/nsbox $(BUILD)/unit-tests
 unit-test: $(BUILD)/unit-tests
 	@$(BUILD)/unit-tests
 
+# The HTTP load suite for longer than `make test` runs it (45 s).
+LOAD_SECONDS ?= 300
+load: $(BUILD)/nsbox $(BUILD)/unit-tests
+	@LOAD_SECONDS=$(LOAD_SECONDS) TESTS=load_http tests/run.sh
+
 fixtures:
 	@tests/fixtures/build.sh
 
@@ -109,9 +116,20 @@ format:
 	clang-format -i $(LIB_SRCS) $(CLI_SRCS) $(UNIT_SRCS) $(wildcard */*.h tests/unit/*.h)
 
 # An ASan+UBSan build in build-asan/ (the test scripts take NSBOX=...).
+# clang, as for the fuzzers: its one runtime writes UBSan reports to
+# log_path too (GCC's separate libubsan ignores it), and the runtime is
+# linked in, so copies of the binary (rootless tests, the VM) need nothing.
+# UBSan reports are fatal even where UBSAN_OPTIONS does not reach (env -i).
+ASAN_CFLAGS := -O1 -g -fsanitize=address,undefined -fno-sanitize-recover=undefined \
+               -fno-omit-frame-pointer -Wno-unknown-warning-option -Wno-format-nonliteral
 asan:
-	$(MAKE) BUILD=build-asan CFLAGS="-O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer" \
+	$(MAKE) BUILD=build-asan CC=clang CFLAGS="$(ASAN_CFLAGS)" \
 		LDFLAGS="-fsanitize=address,undefined" build-asan/nsbox build-asan/unit-tests
+
+# Every test against that build; any sanitizer report, even from a child
+# whose exit status nobody reads, fails it (tests/run-asan.sh).
+test-asan: asan
+	@tests/run-asan.sh
 
 clean:
 	rm -rf $(BUILD) build-asan build-fuzz

@@ -142,15 +142,18 @@ char *nsbox_read_file_at(int dirfd, const char *name, size_t max, size_t *len,
     return TAKE_PTR(buf);
 }
 
-static int write_all(int fd, const void *data, size_t len)
+int nsbox_write_all(int fd, const void *data, size_t len)
 {
     const char *p = data;
     while (len > 0) {
         ssize_t n = write(fd, p, len);
         if (n < 0 && errno == EINTR)
             continue;
-        if (n < 0)
+        if (n <= 0) {
+            if (n == 0)
+                errno = EIO;
             return -1;
+        }
         p += n;
         len -= (size_t)n;
     }
@@ -170,7 +173,7 @@ static int write_replace(int dirfd, const char *name, const void *data, size_t l
                mode);
     if (fd < 0)
         return nsbox_err_sys(err, "cannot create %s", tmp);
-    if (write_all(fd, data, len) < 0 || (durable && fsync(fd) < 0)) {
+    if (nsbox_write_all(fd, data, len) < 0 || (durable && fsync(fd) < 0)) {
         nsbox_err_sys(err, "cannot write %s", tmp);
         unlinkat(dirfd, tmp, 0);
         return -1;

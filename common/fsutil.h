@@ -27,6 +27,10 @@ int nsbox_mkdir_p(const char *path, mode_t mode, struct nsbox_err *err);
 char *nsbox_read_file_at(int dirfd, const char *name, size_t max, size_t *len,
                          struct nsbox_err *err);
 
+/* Writes all of data to fd, retrying short writes and EINTR.  Returns 0,
+ * or -1 with errno set (EIO when write wrote nothing). */
+int nsbox_write_all(int fd, const void *data, size_t len);
+
 /* Writes data to dirfd/name atomically: a temporary file in the same
  * directory, fsync, rename.  Returns 0 or -1. */
 int nsbox_write_file_atomic(int dirfd, const char *name, const void *data,

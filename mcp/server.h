@@ -8,6 +8,7 @@
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "../images/store.h"
 #include "../runtime/sandbox.h"
@@ -139,8 +140,10 @@ extern const size_t mcp_n_tools;
 
 /* Shared by the tools. */
 struct mcp_sandbox *mcp_sandbox_find(struct mcp_session *s, const char *id);
+/* A started sandbox, in s when not one_shot.  env ("KEY=VALUE", or NULL)
+ * is borrowed and copied. */
 struct mcp_sandbox *mcp_sandbox_new(struct mcp_session *s, const char *image,
-                                    const struct mcp_limits *limits, json_t *env,
+                                    const struct mcp_limits *limits, char **env,
                                     const char *workdir, const char *workspace, bool one_shot,
                                     char *error, size_t error_size);
 void mcp_sandbox_destroy(struct mcp_session *s, struct mcp_sandbox *sb);
@@ -154,11 +157,13 @@ void mcp_pool_drain(struct mcp_server *cfg);
 const char *mcp_image_for_language(struct mcp_session *s, const char *language);
 /* Standard base64 (malloc'ed), or NULL when out of memory. */
 char *mcp_base64_encode(const unsigned char *in, size_t len);
-/* Refuses arguments not in allowed (additionalProperties: false). */
-bool mcp_check_args(json_t *args, const char *const *allowed, char *error, size_t error_size);
-/* Per-call limits: defaults, or the arguments within the ceilings. */
-bool mcp_limits_from_args(struct mcp_session *s, json_t *args, struct mcp_limits *l,
-                          char *error, size_t error_size);
+/* A tool's failure: msg (e.g. a decoder's err.msg, tool_args.h) as its
+ * error.  Returns NULL, for `return mcp_tool_fail(...)`. */
+static inline json_t *mcp_tool_fail(char *error, size_t error_size, const char *msg)
+{
+    snprintf(error, error_size, "%s", msg);
+    return NULL;
+}
 
 #define MCP_TOOL_FN(name)                                                      \
     json_t *mcp_tool_##name(struct mcp_session *s, struct mcp_call *call,       \

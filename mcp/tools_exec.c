@@ -8,34 +8,7 @@
 #include "changes.h"
 #include "jsonrpc.h"
 #include "server.h"
-
-/* Code travels in argv: bounded well below the control message (128 KiB)
- * and ARG_MAX.  Larger programs belong in a file (write_file, issue #4). */
-#define CODE_MAX (96 * 1024)
-
-struct runner {
-    const char *language;
-    const char *argv[3]; /* program, flag; the code is appended */
-};
-
-static const struct runner runners[] = {
-    {"python", {"python3", "-c", NULL}},
-    {"python3", {"python3", "-c", NULL}},
-    {"sh", {"/bin/sh", "-c", NULL}},
-    {"bash", {"bash", "-c", NULL}},
-    {"javascript", {"node", "-e", NULL}},
-    {"node", {"node", "-e", NULL}},
-    {"ruby", {"ruby", "-e", NULL}},
-    {"perl", {"perl", "-e", NULL}},
-};
-
-static const struct runner *runner_for(const char *language)
-{
-    for (size_t i = 0; i < sizeof(runners) / sizeof(runners[0]); i++)
-        if (strcmp(runners[i].language, language) == 0)
-            return &runners[i];
-    return NULL;
-}
+#include "tool_args.h"
 
 static json_t *result_record(const struct nsbox_exec_result *r)
 {
@@ -51,15 +24,6 @@ static json_t *result_record(const struct nsbox_exec_result *r)
                      (json_int_t)(r->cpu_us / 1000), "memory_peak_bytes", (json_int_t)peak,
                      "files");
 }
-
-struct run_request {
-    char *const *argv;
-    const char *sandbox_id;
-    const char *language;     /* for the one-shot image */
-    const char *stdin_data;
-    const char *workdir;
-    json_t *args;             /* for limits */
-};
 
 static void set_call_sandbox(struct mcp_session *s, struct mcp_call *call,
                              struct mcp_sandbox *m)
@@ -102,7 +66,7 @@ static void send_progress(void *arg, uint64_t elapsed_ms, const char *out, size_
 }
 
 static json_t *exec_in(struct mcp_session *s, struct mcp_call *call, struct mcp_sandbox *m,
-                       const struct run_request *rq, double timeout, char *error,
+                       const struct mcp_run_args *rq, double timeout, char *error,
                        size_t error_size)
 {
     struct nsbox_exec_result res;
@@ -160,13 +124,11 @@ static json_t *exec_in(struct mcp_session *s, struct mcp_call *call, struct mcp_
     return rec;
 }
 
-static json_t *run(struct mcp_session *s, struct mcp_call *call, const struct run_request *rq,
+static json_t *run(struct mcp_session *s, struct mcp_call *call, const struct mcp_run_args *rq,
                    char *error, size_t error_size)
 {
-    struct mcp_limits l;
+    const struct mcp_limits *l = &rq->limits.limits;
 
-    if (!mcp_limits_from_args(s, rq->args, &l, error, error_size))
-        return NULL;
     if (rq->sandbox_id != NULL) {
         struct mcp_sandbox *m = mcp_sandbox_find(s, rq->sandbox_id);
         if (m == NULL || m->one_shot) {
@@ -174,7 +136,7 @@ static json_t *run(struct mcp_session *s, struct mcp_call *call, const struct ru
                      rq->sandbox_id);
             return NULL;
         }
-        double timeout = json_object_get(rq->args, "timeout_s") ? l.timeout_s : m->limits.timeout_s;
+        double timeout = rq->limits.has_timeout ? l->timeout_s : m->limits.timeout_s;
         return exec_in(s, call, m, rq, timeout, error, error_size);
     }
     const char *image = mcp_image_for_language(s, rq->language);
@@ -184,91 +146,35 @@ static json_t *run(struct mcp_session *s, struct mcp_call *call, const struct ru
         return NULL;
     }
     /* The spare fits when the call asks for the default limits. */
-    bool defaults = !json_object_get(rq->args, "memory_mb") &&
-                    !json_object_get(rq->args, "cpus") && !json_object_get(rq->args, "pids");
+    bool defaults = !rq->limits.has_memory && !rq->limits.has_cpus && !rq->limits.has_pids;
     struct mcp_sandbox *m = defaults ? mcp_pool_take(s->cfg, image) : NULL;
     if (m == NULL)
-        m = mcp_sandbox_new(s, image, &l, NULL, NULL, NULL, true, error, error_size);
+        m = mcp_sandbox_new(s, image, l, NULL, NULL, NULL, true, error, error_size);
     if (m == NULL)
         return NULL;
-    json_t *rec = exec_in(s, call, m, rq, l.timeout_s, error, error_size);
+    json_t *rec = exec_in(s, call, m, rq, l->timeout_s, error, error_size);
     mcp_sandbox_free_detached(s->cfg, m);
     return rec;
 }
 
-static bool string_arg(json_t *args, const char *key, bool required, const char **out,
-                       char *error, size_t error_size)
-{
-    json_t *v = json_object_get(args, key);
-    *out = NULL;
-    if (v == NULL && !required)
-        return true;
-    if (!json_is_string(v) || strlen(json_string_value(v)) != json_string_length(v)) {
-        snprintf(error, error_size, "%s must be a string%s", key,
-                 v && json_is_string(v) ? " without NUL bytes" : "");
-        return false;
-    }
-    *out = json_string_value(v);
-    return true;
-}
-
 MCP_TOOL_FN(execute_code)
 {
-    static const char *const allowed[] = {"code", "language", "sandbox_id", "timeout_s",
-                                          "stdin", "memory_mb", "cpus", "pids", NULL};
-    struct run_request rq = {.args = args};
-    const char *code;
+    struct mcp_run_args rq;
+    struct nsbox_err err = {0};
 
-    if (!mcp_check_args(args, allowed, error, error_size) ||
-        !string_arg(args, "code", true, &code, error, error_size) ||
-        !string_arg(args, "language", false, &rq.language, error, error_size) ||
-        !string_arg(args, "sandbox_id", false, &rq.sandbox_id, error, error_size) ||
-        !string_arg(args, "stdin", false, &rq.stdin_data, error, error_size))
-        return NULL;
-    if (rq.language == NULL)
-        rq.language = "python";
-    const struct runner *runner = runner_for(rq.language);
-    if (runner == NULL) {
-        snprintf(error, error_size, "no way to run \"%.32s\" code; use run_command, or one of "
-                                    "python, sh, bash, javascript, ruby, perl",
-                 rq.language);
-        return NULL;
-    }
-    if (strlen(code) > CODE_MAX) {
-        snprintf(error, error_size, "code is longer than %d bytes; write it to a file and run "
-                                    "it with run_command",
-                 CODE_MAX);
-        return NULL;
-    }
-    char *argv[] = {(char *)runner->argv[0], (char *)runner->argv[1], (char *)code, NULL};
-    rq.argv = argv;
+    if (mcp_args_execute_code(s->cfg, args, &rq, &err) < 0)
+        return mcp_tool_fail(error, error_size, err.msg);
     return run(s, call, &rq, error, error_size);
 }
 
 MCP_TOOL_FN(run_command)
 {
-    static const char *const allowed[] = {"command", "sandbox_id", "timeout_s", "stdin",
-                                          "workdir", "memory_mb", "cpus", "pids", NULL};
-    struct run_request rq = {.args = args};
-    const char *command;
+    struct mcp_run_args rq;
+    struct nsbox_err err = {0};
 
-    if (!mcp_check_args(args, allowed, error, error_size) ||
-        !string_arg(args, "command", true, &command, error, error_size) ||
-        !string_arg(args, "sandbox_id", false, &rq.sandbox_id, error, error_size) ||
-        !string_arg(args, "stdin", false, &rq.stdin_data, error, error_size) ||
-        !string_arg(args, "workdir", false, &rq.workdir, error, error_size))
-        return NULL;
-    if (strlen(command) > CODE_MAX) {
-        snprintf(error, error_size, "command is longer than %d bytes", CODE_MAX);
-        return NULL;
-    }
-    if (rq.workdir != NULL && rq.workdir[0] != '/') {
-        snprintf(error, error_size, "workdir must be an absolute path inside the sandbox");
-        return NULL;
-    }
+    if (mcp_args_run_command(s->cfg, args, &rq, &err) < 0)
+        return mcp_tool_fail(error, error_size, err.msg);
     /* One-shot commands run in the shell image, else in python's. */
     rq.language = mcp_image_for_language(s, "sh") ? "sh" : "python";
-    char *argv[] = {"/bin/sh", "-c", (char *)command, NULL};
-    rq.argv = argv;
     return run(s, call, &rq, error, error_size);
 }

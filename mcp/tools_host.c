@@ -19,39 +19,10 @@
 #include "../common/syscalls.h"
 #include "../runtime/files.h"
 #include "server.h"
+#include "tool_args.h"
 
 #define COPY_MAX (16u << 20)
 #define HOST_RESOLVE (RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS)
-
-/* Maps host_path (absolute, under an allowed directory) to that directory's
- * fd and the path below it.  Returns the fd (borrowed) or -1. */
-static int allowed_dir(struct mcp_server *cfg, const char *host_path, const char **rel,
-                       char *error, size_t error_size)
-{
-    for (size_t i = 0; i < cfg->n_host_dirs; i++) {
-        const char *d = cfg->host_dirs[i].path;
-        size_t n = strlen(d);
-        if (strncmp(host_path, d, n) == 0 && host_path[n] == '/' && host_path[n + 1] != '\0') {
-            *rel = host_path + n + 1;
-            return cfg->host_dirs[i].fd;
-        }
-    }
-    snprintf(error, error_size, "%.200s is not inside a directory the operator allowed "
-                                "(serve --allow-host-dir)", host_path);
-    return -1;
-}
-
-static bool strarg(json_t *args, const char *key, const char **out, char *error, size_t size)
-{
-    json_t *v = json_object_get(args, key);
-    if (!json_is_string(v) || json_string_length(v) == 0 ||
-        strlen(json_string_value(v)) != json_string_length(v)) {
-        snprintf(error, size, "%s must be a non-empty string", key);
-        return false;
-    }
-    *out = json_string_value(v);
-    return true;
-}
 
 /* One in-sandbox file operation (see tools_files.c). */
 static bool sandbox_op(struct mcp_session *s, struct mcp_call *call, const char *id, char **argv,
@@ -86,22 +57,17 @@ static bool sandbox_op(struct mcp_session *s, struct mcp_call *call, const char 
 
 MCP_TOOL_FN(copy_in)
 {
-    static const char *const allowed[] = {"sandbox_id", "host_path", "path", NULL};
-    const char *id, *host, *path, *rel;
+    struct mcp_copy_args a;
+    struct nsbox_err err = {0};
     struct nsbox_exec_result res;
     struct stat st;
 
-    if (!mcp_check_args(args, allowed, error, error_size) ||
-        !strarg(args, "sandbox_id", &id, error, error_size) ||
-        !strarg(args, "host_path", &host, error, error_size) ||
-        !strarg(args, "path", &path, error, error_size))
-        return NULL;
-    int dfd = allowed_dir(s->cfg, host, &rel, error, error_size);
-    if (dfd < 0)
-        return NULL;
-    int fd = nsbox_openat2(dfd, rel, O_RDONLY | O_NONBLOCK | O_CLOEXEC, 0, HOST_RESOLVE);
+    if (mcp_args_copy_in(s->cfg, args, &a, &err) < 0)
+        return mcp_tool_fail(error, error_size, err.msg);
+    int dfd = s->cfg->host_dirs[a.dir].fd;
+    int fd = nsbox_openat2(dfd, a.rel, O_RDONLY | O_NONBLOCK | O_CLOEXEC, 0, HOST_RESOLVE);
     if (fd < 0) {
-        snprintf(error, error_size, "cannot open %.200s: %s%s", host, strerror(errno),
+        snprintf(error, error_size, "cannot open %.200s: %s%s", a.host_path, strerror(errno),
                  errno == ELOOP || errno == EXDEV ? " (symlinks and escapes are refused)" : "");
         return NULL;
     }
@@ -113,66 +79,55 @@ MCP_TOOL_FN(copy_in)
     close(fd);
     if (n < 0 || n != st.st_size) {
         free(buf);
-        snprintf(error, error_size, "%.200s is not a regular file of at most %u bytes", host,
-                 COPY_MAX);
+        snprintf(error, error_size, "%.200s is not a regular file of at most %u bytes",
+                 a.host_path, COPY_MAX);
         return NULL;
     }
-    char *argv[] = {NSBOX_FILE_OP_MARKER, "write", (char *)path, NULL};
-    bool ok = sandbox_op(s, call, id, argv, buf, (size_t)n, &res, error, error_size);
+    char *argv[] = {NSBOX_FILE_OP_MARKER, "write", (char *)a.path, NULL};
+    bool ok = sandbox_op(s, call, a.sandbox_id, argv, buf, (size_t)n, &res, error, error_size);
     free(buf);
     if (!ok)
         return NULL;
     nsbox_exec_result_free(&res);
-    return json_pack("{s:s,s:s,s:I}", "host_path", host, "path", path, "bytes", (json_int_t)n);
+    return json_pack("{s:s,s:s,s:I}", "host_path", a.host_path, "path", a.path, "bytes",
+                     (json_int_t)n);
 }
 
 MCP_TOOL_FN(copy_out)
 {
-    static const char *const allowed[] = {"sandbox_id", "path", "host_path", "overwrite", NULL};
-    const char *id, *host, *path, *rel;
+    struct mcp_copy_args a;
+    struct nsbox_err err = {0};
     struct nsbox_exec_result res;
     char len[32];
 
-    if (!mcp_check_args(args, allowed, error, error_size) ||
-        !strarg(args, "sandbox_id", &id, error, error_size) ||
-        !strarg(args, "host_path", &host, error, error_size) ||
-        !strarg(args, "path", &path, error, error_size))
-        return NULL;
-    bool overwrite = json_is_true(json_object_get(args, "overwrite"));
-    int dfd = allowed_dir(s->cfg, host, &rel, error, error_size);
-    if (dfd < 0)
-        return NULL;
-    /* The parent must exist beneath the allowed directory, symlink-free. */
-    char parent[PATH_MAX];
-    snprintf(parent, sizeof(parent), "%s", rel);
-    char *slash = strrchr(parent, '/');
-    const char *name = slash ? slash + 1 : parent;
-    if (slash)
-        *slash = '\0';
-    int pfd = slash ? nsbox_openat2(dfd, parent, O_PATH | O_DIRECTORY | O_CLOEXEC, 0, HOST_RESOLVE)
-                    : dup(dfd);
-    if (pfd < 0 || strcmp(name, "..") == 0 || strcmp(name, ".") == 0) {
-        if (pfd >= 0)
-            close(pfd);
+    if (mcp_args_copy_out(s->cfg, args, &a, &err) < 0)
+        return mcp_tool_fail(error, error_size, err.msg);
+    int dfd = s->cfg->host_dirs[a.dir].fd;
+    /* The parent must exist beneath the allowed directory, symlink-free
+     * (the decoder refused "." and ".." as the name). */
+    int pfd = a.has_parent
+                  ? nsbox_openat2(dfd, a.parent, O_PATH | O_DIRECTORY | O_CLOEXEC, 0, HOST_RESOLVE)
+                  : dup(dfd);
+    if (pfd < 0) {
         snprintf(error, error_size, "cannot write %.200s: no such directory, or a symlink or "
-                                    "escape on the way", host);
+                                    "escape on the way", a.host_path);
         return NULL;
     }
     snprintf(len, sizeof(len), "%u", COPY_MAX + 1);
-    char *argv[] = {NSBOX_FILE_OP_MARKER, "read", (char *)path, "0", len, NULL};
-    if (!sandbox_op(s, call, id, argv, NULL, 0, &res, error, error_size)) {
+    char *argv[] = {NSBOX_FILE_OP_MARKER, "read", (char *)a.path, "0", len, NULL};
+    if (!sandbox_op(s, call, a.sandbox_id, argv, NULL, 0, &res, error, error_size)) {
         close(pfd);
         return NULL;
     }
     if (res.out_truncated || res.out_len > COPY_MAX) {
         close(pfd);
         nsbox_exec_result_free(&res);
-        snprintf(error, error_size, "%.200s is larger than %u bytes", path, COPY_MAX);
+        snprintf(error, error_size, "%.200s is larger than %u bytes", a.path, COPY_MAX);
         return NULL;
     }
     /* O_NOFOLLOW always; O_EXCL unless replacing was asked for. */
-    int fd = openat(pfd, name, O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC |
-                                   (overwrite ? O_TRUNC : O_EXCL), 0644);
+    int fd = openat(pfd, a.name, O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC |
+                                   (a.overwrite ? O_TRUNC : O_EXCL), 0644);
     close(pfd);
     struct stat st;
     if (fd < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
@@ -180,7 +135,7 @@ MCP_TOOL_FN(copy_out)
         if (fd >= 0)
             close(fd);
         nsbox_exec_result_free(&res);
-        snprintf(error, error_size, "cannot write %.200s: %s%s", host, strerror(e),
+        snprintf(error, error_size, "cannot write %.200s: %s%s", a.host_path, strerror(e),
                  e == EEXIST ? " (pass overwrite: true to replace it)" : "");
         return NULL;
     }
@@ -195,8 +150,9 @@ MCP_TOOL_FN(copy_out)
     size_t total = res.out_len;
     nsbox_exec_result_free(&res);
     if (done != total) {
-        snprintf(error, error_size, "cannot write %.200s completely", host);
+        snprintf(error, error_size, "cannot write %.200s completely", a.host_path);
         return NULL;
     }
-    return json_pack("{s:s,s:s,s:I}", "path", path, "host_path", host, "bytes", (json_int_t)total);
+    return json_pack("{s:s,s:s,s:I}", "path", a.path, "host_path", a.host_path, "bytes",
+                     (json_int_t)total);
 }

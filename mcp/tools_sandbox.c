@@ -16,6 +16,7 @@
 #include "../common/log.h"
 #include "../images/spec.h"
 #include "server.h"
+#include "tool_args.h"
 
 struct mcp_sandbox *mcp_sandbox_find(struct mcp_session *s, const char *id)
 {
@@ -68,43 +69,6 @@ const char *mcp_image_for_language(struct mcp_session *s, const char *language)
     return found;
 }
 
-static char **env_from_json(json_t *env, char *error, size_t error_size, bool *ok)
-{
-    const char *key;
-    json_t *value;
-    size_t i = 0;
-
-    *ok = true;
-    if (env == NULL)
-        return NULL;
-    char **v = calloc(json_object_size(env) + 1, sizeof(char *));
-    json_object_foreach(env, key, value) {
-        if (!json_is_string(value) || key[0] == '\0' || strchr(key, '=') != NULL) {
-            snprintf(error, error_size, "env: \"%s\" must be a name without '=' with a string value",
-                     key);
-            *ok = false;
-            break;
-        }
-        if (asprintf(&v[i], "%s=%s", key, json_string_value(value)) < 0)
-            break;
-        i++;
-    }
-    if (!*ok) {
-        for (size_t k = 0; k < i; k++)
-            free(v[k]);
-        free(v);
-        return NULL;
-    }
-    return v;
-}
-
-static void free_env_strings(char **v)
-{
-    for (size_t i = 0; v && v[i]; i++)
-        free(v[i]);
-    free(v);
-}
-
 /* The image's env with the caller's on top, owned by the sandbox (the
  * image record it came from is freed right after start). */
 static char **copy_env(char **image_env, char **extra)
@@ -146,9 +110,7 @@ static int claim_workspace(struct mcp_server *cfg, const char *name, char *dir, 
                            char *error, size_t error_size)
 {
     struct nsbox_err err = {0};
-    size_t n = strlen(name);
-    if (n == 0 || n > 64 || strspn(name, "abcdefghijklmnopqrstuvwxyz0123456789._-") != n ||
-        name[0] == '.' || name[0] == '-') {
+    if (!mcp_workspace_name_ok(name)) { /* checked by the decoder already */
         snprintf(error, error_size, "workspace names are 1-64 of a-z 0-9 . _ -, not starting "
                                     "with . or -");
         return -1;
@@ -179,13 +141,13 @@ static int claim_workspace(struct mcp_server *cfg, const char *name, char *dir, 
 }
 
 static struct mcp_sandbox *build_counted(struct mcp_server *cfg, const char *image,
-                                         const struct mcp_limits *limits, json_t *env,
+                                         const struct mcp_limits *limits, char **env,
                                          const char *workdir, const char *workspace,
                                          bool one_shot, char *ws_dir_buf, int *ws_lock_out,
                                          char *error, size_t error_size);
 
 static struct mcp_sandbox *build(struct mcp_server *cfg, const char *image,
-                                 const struct mcp_limits *limits, json_t *env,
+                                 const struct mcp_limits *limits, char **env,
                                  const char *workdir, const char *workspace, bool one_shot,
                                  char *error, size_t error_size)
 {
@@ -216,7 +178,7 @@ static struct mcp_sandbox *build(struct mcp_server *cfg, const char *image,
 }
 
 static struct mcp_sandbox *build_counted(struct mcp_server *cfg, const char *image,
-                                         const struct mcp_limits *limits, json_t *env,
+                                         const struct mcp_limits *limits, char **env,
                                          const char *workdir, const char *workspace,
                                          bool one_shot, char *ws_dir_buf, int *ws_lock_out,
                                          char *error, size_t error_size)
@@ -230,15 +192,12 @@ static struct mcp_sandbox *build_counted(struct mcp_server *cfg, const char *ima
         return NULL;
     struct images_image im;
     struct nsbox_err err = {0};
-    bool ok;
 
-    char **extra = env_from_json(env, error, error_size, &ok);
     struct mcp_sandbox *m = calloc(1, sizeof(*m));
-    if (!ok || m == NULL || images_lookup(&cfg->store, image, &im, &err) < 0) {
-        if (ok && m != NULL)
+    if (m == NULL || images_lookup(&cfg->store, image, &im, &err) < 0) {
+        if (m != NULL)
             snprintf(error, error_size, "%s", err.msg);
         free(m);
-        free_env_strings(extra);
         if (ws_lock >= 0)
             close(ws_lock);
         return NULL;
@@ -246,7 +205,7 @@ static struct mcp_sandbox *build_counted(struct mcp_server *cfg, const char *ima
     m->workspace = workspace ? strdup(workspace) : NULL;
     m->workspace_lock = ws_lock;
     m->lease = images_lease(&cfg->store, im.digest, &err);
-    m->env = copy_env(im.config.env, extra);
+    m->env = copy_env(im.config.env, env);
     m->workdir = strdup(workdir ? workdir : "/workspace");
     m->image = strdup(im.names && im.names[0] ? im.names[0] : im.digest);
     snprintf(m->digest, sizeof(m->digest), "%s", im.digest);
@@ -254,7 +213,6 @@ static struct mcp_sandbox *build_counted(struct mcp_server *cfg, const char *ima
     m->one_shot = one_shot;
     m->created = time(NULL);
     pthread_mutex_init(&m->exec_lock, NULL);
-    free_env_strings(extra);
     if (m->lease < 0 || m->env == NULL ||
         images_resolve_user(im.rootfs, im.config.user, &m->uid, &m->gid, &err) < 0 ||
         start(cfg, m, &im, workspace ? ws_dir : NULL, &err) < 0) {
@@ -277,7 +235,7 @@ static struct mcp_sandbox *build_counted(struct mcp_server *cfg, const char *ima
 }
 
 struct mcp_sandbox *mcp_sandbox_new(struct mcp_session *s, const char *image,
-                                    const struct mcp_limits *limits, json_t *env,
+                                    const struct mcp_limits *limits, char **env,
                                     const char *workdir, const char *workspace, bool one_shot,
                                     char *error, size_t error_size)
 {
@@ -396,12 +354,17 @@ void mcp_pool_drain(struct mcp_server *cfg)
 void mcp_sandbox_free(struct mcp_server *cfg, struct mcp_sandbox *m)
 {
     struct nsbox_err err;
+    if (nsbox_sandbox_destroy(&m->sb, &err) < 0)
+        nsbox_warn("stopping sandbox %s: %s", m->sb.id, err.msg);
+    /* The slot frees once init is reaped and the state removed, not
+     * before: removals run on threads of their own, and on a busy host
+     * new sandboxes would otherwise outnumber the cap by every removal
+     * still under way (43 live inits under a cap of 36 in
+     * tests/load/load_http.py). */
     pthread_mutex_lock(&cfg->pool_lock);
     cfg->n_live--;
     pthread_cond_broadcast(&cfg->pool_idle);
     pthread_mutex_unlock(&cfg->pool_lock);
-    if (nsbox_sandbox_destroy(&m->sb, &err) < 0)
-        nsbox_warn("stopping sandbox %s: %s", m->sb.id, err.msg);
     close(m->lease);
     /* The workspace stays on disk; only its lock goes. */
     if (m->workspace_lock >= 0)
@@ -469,54 +432,6 @@ void mcp_sandbox_destroy(struct mcp_session *s, struct mcp_sandbox *m)
     mcp_sandbox_free(s->cfg, m);
 }
 
-/* ---- argument helpers ---- */
-
-static bool get_number(json_t *args, const char *key, double lo, double hi, double *out,
-                       char *error, size_t error_size)
-{
-    json_t *v = json_object_get(args, key);
-    if (v == NULL)
-        return true;
-    if (!json_is_number(v) || json_number_value(v) < lo || json_number_value(v) > hi) {
-        snprintf(error, error_size, "%s must be a number from %g to %g", key, lo, hi);
-        return false;
-    }
-    *out = json_number_value(v);
-    return true;
-}
-
-bool mcp_check_args(json_t *args, const char *const *allowed, char *error, size_t error_size)
-{
-    const char *key;
-    json_t *v;
-    json_object_foreach(args, key, v) {
-        bool ok = false;
-        for (const char *const *a = allowed; *a && !ok; a++)
-            ok = strcmp(*a, key) == 0;
-        if (!ok) {
-            snprintf(error, error_size, "unknown argument \"%s\"", key);
-            return false;
-        }
-    }
-    return true;
-}
-
-bool mcp_limits_from_args(struct mcp_session *s, json_t *args, struct mcp_limits *l,
-                          char *error, size_t error_size)
-{
-    double mem = (double)s->cfg->defaults.memory_mb, pids = s->cfg->defaults.pids;
-    *l = s->cfg->defaults;
-    if (!get_number(args, "memory_mb", 16, (double)s->cfg->ceilings.memory_mb, &mem, error, error_size) ||
-        !get_number(args, "cpus", 0.01, s->cfg->ceilings.cpus, &l->cpus, error, error_size) ||
-        !get_number(args, "pids", 8, s->cfg->ceilings.pids, &pids, error, error_size) ||
-        !get_number(args, "timeout_s", 0.1, s->cfg->ceilings.timeout_s, &l->timeout_s, error,
-                    error_size))
-        return false;
-    l->memory_mb = (uint64_t)mem;
-    l->pids = (uint32_t)pids;
-    return true;
-}
-
 static json_t *limits_json(const struct mcp_sandbox *m)
 {
     return json_pack("{s:I,s:f,s:i,s:f,s:s}", "memory_mb", (json_int_t)m->limits.memory_mb,
@@ -529,41 +444,19 @@ static json_t *limits_json(const struct mcp_sandbox *m)
 json_t *mcp_tool_sandbox_create(struct mcp_session *s, struct mcp_call *call, json_t *args,
                               char *error, size_t error_size)
 {
-    static const char *const allowed[] = {"image", "language", "memory_mb", "cpus", "pids",
-                                          "timeout_s", "env", "workdir", "workspace", NULL};
-    struct mcp_limits l;
-    json_t *env = json_object_get(args, "env");
-    const char *image = json_string_value(json_object_get(args, "image"));
-    const char *lang = json_string_value(json_object_get(args, "language"));
-    const char *workdir = json_string_value(json_object_get(args, "workdir"));
-    json_t *jws = json_object_get(args, "workspace");
-    const char *workspace = json_string_value(jws);
-    if (jws != NULL && workspace == NULL) {
-        snprintf(error, error_size, "workspace must be a name");
-        return NULL;
-    }
+    _cleanup_(mcp_create_args_free) struct mcp_create_args a = {0};
+    struct nsbox_err err = {0};
 
-    if (!mcp_check_args(args, allowed, error, error_size) ||
-        !mcp_limits_from_args(s, args, &l, error, error_size))
-        return NULL;
-    if (env != NULL && !json_is_object(env)) {
-        snprintf(error, error_size, "env must be an object of strings");
-        return NULL;
-    }
-    if (workdir != NULL && workdir[0] != '/') {
-        snprintf(error, error_size, "workdir must be an absolute path inside the sandbox");
-        return NULL;
-    }
+    if (mcp_args_sandbox_create(s->cfg, args, &a, &err) < 0)
+        return mcp_tool_fail(error, error_size, err.msg);
+    const char *image = a.image ? a.image : mcp_image_for_language(s, a.language);
     if (image == NULL) {
-        image = mcp_image_for_language(s, lang ? lang : "python");
-        if (image == NULL) {
-            snprintf(error, error_size, "no image for language \"%s\" (see list_languages)",
-                     lang ? lang : "python");
-            return NULL;
-        }
+        snprintf(error, error_size, "no image for language \"%s\" (see list_languages)",
+                 a.language);
+        return NULL;
     }
-    struct mcp_sandbox *m = mcp_sandbox_new(s, image, &l, env, workdir, workspace, false, error,
-                                            error_size);
+    struct mcp_sandbox *m = mcp_sandbox_new(s, image, &a.limits.limits, a.env, a.workdir,
+                                            a.workspace, false, error, error_size);
     if (m == NULL)
         return NULL;
     mcp_session_log(s, "info", "sandbox %s created from %s", m->sb.id, m->image);
@@ -575,9 +468,10 @@ json_t *mcp_tool_sandbox_create(struct mcp_session *s, struct mcp_call *call, js
 json_t *mcp_tool_sandbox_list(struct mcp_session *s, struct mcp_call *call, json_t *args,
                             char *error, size_t error_size)
 {
-    static const char *const allowed[] = {NULL};
-    if (!mcp_check_args(args, allowed, error, error_size))
-        return NULL;
+    struct nsbox_err err = {0};
+
+    if (mcp_args_none(args, &err) < 0)
+        return mcp_tool_fail(error, error_size, err.msg);
     json_t *list = json_array();
     pthread_mutex_lock(&s->lock);
     for (struct mcp_sandbox *m = s->sandboxes; m != NULL; m = m->next)
@@ -595,14 +489,15 @@ json_t *mcp_tool_sandbox_list(struct mcp_session *s, struct mcp_call *call, json
 json_t *mcp_tool_sandbox_stop(struct mcp_session *s, struct mcp_call *call, json_t *args,
                             char *error, size_t error_size)
 {
-    static const char *const allowed[] = {"sandbox_id", NULL};
-    const char *id = json_string_value(json_object_get(args, "sandbox_id"));
-    if (!mcp_check_args(args, allowed, error, error_size))
-        return NULL;
-    struct mcp_sandbox *m = mcp_sandbox_find(s, id);
+    struct mcp_stop_args a;
+    struct nsbox_err err = {0};
+
+    if (mcp_args_sandbox_stop(args, &a, &err) < 0)
+        return mcp_tool_fail(error, error_size, err.msg);
+    struct mcp_sandbox *m = mcp_sandbox_find(s, a.sandbox_id);
     if (m == NULL || m->one_shot) {
         snprintf(error, error_size, "no sandbox \"%.64s\" in this session (see sandbox_list)",
-                 id ? id : "");
+                 a.sandbox_id);
         return NULL;
     }
     /* Kill first, so a command running in it ends and frees exec_lock. */
@@ -630,13 +525,12 @@ static json_t *languages_of(const struct images_image *im)
 json_t *mcp_tool_list_languages(struct mcp_session *s, struct mcp_call *call, json_t *args,
                               char *error, size_t error_size)
 {
-    static const char *const allowed[] = {NULL};
     struct images_image *v;
     size_t n;
-    struct nsbox_err err;
+    struct nsbox_err err = {0};
 
-    if (!mcp_check_args(args, allowed, error, error_size))
-        return NULL;
+    if (mcp_args_none(args, &err) < 0)
+        return mcp_tool_fail(error, error_size, err.msg);
     json_t *langs = json_array();
     for (size_t i = 0; i < s->cfg->n_langs; i++)
         json_array_append_new(langs, json_pack("{s:s,s:s}", "language", s->cfg->langs[i].language,
@@ -662,13 +556,12 @@ json_t *mcp_tool_list_languages(struct mcp_session *s, struct mcp_call *call, js
 json_t *mcp_tool_list_images(struct mcp_session *s, struct mcp_call *call, json_t *args,
                            char *error, size_t error_size)
 {
-    static const char *const allowed[] = {NULL};
     struct images_image *v;
     size_t n;
-    struct nsbox_err err;
+    struct nsbox_err err = {0};
 
-    if (!mcp_check_args(args, allowed, error, error_size))
-        return NULL;
+    if (mcp_args_none(args, &err) < 0)
+        return mcp_tool_fail(error, error_size, err.msg);
     if (images_list(&s->cfg->store, &v, &n, &err) < 0) {
         snprintf(error, error_size, "%s", err.msg);
         return NULL;

@@ -48,6 +48,7 @@
 #include <unistd.h>
 
 #include "../common/log.h"
+#include "http_body.h"
 #include "http_policy.h"
 #include "jsonrpc.h"
 
@@ -106,7 +107,7 @@ static int mhd_load(struct nsbox_err *err)
 #define ENDPOINT "/mcp"
 #define SSE_QUEUE_MAX (64u << 20) /* bytes of notifications waiting on one stream */
 #define BODY_DISCARD_MAX (16u << 20) /* past the limit, bytes read before hanging up */
-#define SSE_KEEPALIVE_S 25        /* a comment on a quiet GET stream this often */
+#define SSE_KEEPALIVE_S 25        /* a comment on a quiet SSE stream at most this often */
 #define ERR_TRANSPORT (-32000)    /* JSON-RPC "server error" for HTTP-level refusals */
 
 enum stream_kind { STREAM_JSON, STREAM_SSE, STREAM_GET };
@@ -154,6 +155,7 @@ struct mcp_http {
     unsigned char token_hash[SHA256_DIGEST_LENGTH];
     size_t max_sessions;
     unsigned session_timeout_s;
+    unsigned keepalive_s;    /* a comment on a quiet SSE stream this often */
     pthread_t reaper;
     bool has_reaper;
     pthread_mutex_t lock;    /* sessions, n_sessions, stopping */
@@ -165,9 +167,7 @@ struct mcp_http {
 
 /* One HTTP request (MHD's per-request closure). */
 struct http_request {
-    char *body;
-    size_t len, cap, seen;      /* seen: body bytes received */
-    bool too_large;
+    struct http_body body;
     bool replied;            /* an error went out before the body was read */
     bool want_sse;
 };
@@ -303,7 +303,7 @@ static enum MHD_Result check_headers(struct mcp_http *srv, struct MHD_Connection
         if (header(c, MHD_HTTP_HEADER_EXPECT) ||
             strtoull(length, NULL, 10) > MCP_MESSAGE_MAX + BODY_DISCARD_MAX)
             return refuse(c, MHD_HTTP_CONTENT_TOO_LARGE, "message too large (limit 16 MiB)");
-        rq->too_large = true;
+        rq->body.too_large = true;
     }
     rq->replied = false;
     return MHD_YES;
@@ -316,30 +316,8 @@ static enum MHD_Result take_body(struct http_request *rq, const char *data, size
     size_t n = *size;
 
     *size = 0;
-    rq->seen += n;
-    if (rq->too_large)
-        return rq->seen > MCP_MESSAGE_MAX + BODY_DISCARD_MAX ? MHD_NO : MHD_YES;
-    if (rq->len + n > MCP_MESSAGE_MAX) {
-        rq->too_large = true;
-        free(rq->body);
-        rq->body = NULL;
-        rq->len = rq->cap = 0;
-        return MHD_YES;
-    }
-    if (rq->len + n + 1 > rq->cap) {
-        size_t cap = rq->cap ? rq->cap : 4096;
-        while (cap < rq->len + n + 1)
-            cap *= 2;
-        char *nb = realloc(rq->body, cap);
-        if (nb == NULL)
-            return MHD_NO;
-        rq->body = nb;
-        rq->cap = cap;
-    }
-    memcpy(rq->body + rq->len, data, n);
-    rq->len += n;
-    rq->body[rq->len] = '\0';
-    return MHD_YES;
+    return http_body_take(&rq->body, data, n, MCP_MESSAGE_MAX, BODY_DISCARD_MAX) < 0 ? MHD_NO
+                                                                                     : MHD_YES;
 }
 
 /* ---- sessions ---- */
@@ -793,9 +771,12 @@ static ssize_t sse_read(void *cls, uint64_t pos, char *out, size_t max)
         }
         /* A GET stream may stay silent for hours: a comment now and then
          * finds a peer that vanished without a FIN, and keeps proxies
-         * from timing the stream out. */
+         * from timing the stream out.  A POST stream needs one too: MHD
+         * closes a connection that sent nothing for its timeout as soon
+         * as this reader returns, so a call running longer than that (60
+         * s; calls may run 600) lost its response after the headers. */
         quiet = w ? 0 : quiet + 1;
-        if (st->kind == STREAM_GET && quiet >= SSE_KEEPALIVE_S && max >= sizeof(keepalive)) {
+        if (quiet >= (int)st->hs->srv->keepalive_s && max >= sizeof(keepalive)) {
             memcpy(out, keepalive, sizeof(keepalive) - 1);
             n = (ssize_t)sizeof(keepalive) - 1;
             break;
@@ -904,7 +885,7 @@ static enum MHD_Result post_request(struct MHD_Connection *c, struct http_sessio
         int code = status == MHD_HTTP_NOT_FOUND ? ERR_TRANSPORT : JSONRPC_INVALID_REQUEST;
         return reply_error(c, status, m->id, code, why, (struct header){0});
     }
-    mcp_session_handle(&hs->s, rq->body, rq->len);
+    mcp_session_handle(&hs->s, rq->body.data, rq->body.len);
     session_leave(hs);
     const char *session_id = NULL;
     if (initialize) {
@@ -927,7 +908,7 @@ static enum MHD_Result post_message(struct MHD_Connection *c, struct http_sessio
 {
     if (!session_enter(hs))
         return refuse(c, MHD_HTTP_NOT_FOUND, "session ended");
-    mcp_session_handle(&hs->s, rq->body, rq->len);
+    mcp_session_handle(&hs->s, rq->body.data, rq->body.len);
     session_leave(hs);
     if (m->method && strcmp(m->method, "notifications/cancelled") == 0)
         streams_cancel(hs, json_object_get(m->params, "requestId"));
@@ -941,9 +922,9 @@ static enum MHD_Result handle_post(struct mcp_http *srv, struct MHD_Connection *
     json_t *eid;
     const char *why = NULL;
 
-    if (rq->too_large)
+    if (rq->body.too_large)
         return refuse(c, MHD_HTTP_CONTENT_TOO_LARGE, "message too large (limit 16 MiB)");
-    int code = jsonrpc_parse(rq->body ? rq->body : "", rq->len, &m, &eid, &why);
+    int code = jsonrpc_parse(rq->body.data ? rq->body.data : "", rq->body.len, &m, &eid, &why);
     if (code != 0) { /* not JSON, a batch, too deep, not JSON-RPC */
         enum MHD_Result r = reply_error(c, MHD_HTTP_BAD_REQUEST, eid, code, why,
                                         (struct header){0});
@@ -1073,7 +1054,7 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
     struct http_request *rq = *con_cls;
     (void)cls, (void)c, (void)toe;
     if (rq) {
-        free(rq->body);
+        http_body_free(&rq->body);
         free(rq);
         *con_cls = NULL;
     }
@@ -1162,6 +1143,11 @@ struct mcp_http *mcp_http_start(struct mcp_server *cfg, const struct mcp_http_op
     srv->listen_fd = -1;
     srv->max_sessions = opt->max_sessions ? opt->max_sessions : 64;
     srv->session_timeout_s = opt->session_timeout_s ? opt->session_timeout_s : 3600;
+    unsigned idle_s = opt->idle_timeout_s ? opt->idle_timeout_s : 60;
+    /* Half MHD's connection timeout, at most SSE_KEEPALIVE_S (see sse_read). */
+    srv->keepalive_s = idle_s / 2 > SSE_KEEPALIVE_S ? SSE_KEEPALIVE_S : idle_s / 2;
+    if (srv->keepalive_s == 0)
+        srv->keepalive_s = 1;
     for (size_t i = 0; i <= opt->n_allowed_hosts && i < HTTP_MAX_HOST_NAMES; i++) {
         snprintf(srv->names[i], sizeof(srv->names[i]), "%s",
                  i == 0 ? opt->host : opt->allowed_hosts[i - 1]);
@@ -1190,7 +1176,7 @@ struct mcp_http *mcp_http_start(struct mcp_server *cfg, const struct mcp_http_op
         MHD_OPTION_LISTEN_SOCKET, srv->listen_fd,
         MHD_OPTION_CONNECTION_LIMIT, opt->max_connections ? opt->max_connections : 256u,
         MHD_OPTION_PER_IP_CONNECTION_LIMIT, opt->max_per_ip ? opt->max_per_ip : 64u,
-        MHD_OPTION_CONNECTION_TIMEOUT, opt->idle_timeout_s ? opt->idle_timeout_s : 60u,
+        MHD_OPTION_CONNECTION_TIMEOUT, idle_s,
         MHD_OPTION_NOTIFY_COMPLETED, on_completed, NULL, MHD_OPTION_END);
     if (srv->daemon == NULL) {
         nsbox_err_set(err, EIO, "libmicrohttpd could not start on %s port %u", opt->host,

@@ -10,22 +10,10 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "../common/fsutil.h"
 #include "jsonrpc.h"
 
 static pthread_mutex_t out_lock = PTHREAD_MUTEX_INITIALIZER;
-
-static void write_all(int fd, const char *p, size_t n)
-{
-    while (n > 0) {
-        ssize_t w = write(fd, p, n);
-        if (w < 0 && errno == EINTR)
-            continue;
-        if (w <= 0)
-            return;
-        p += w;
-        n -= (size_t)w;
-    }
-}
 
 /* One message per line: jansson's compact output has no raw newline
  * (newlines inside strings are escaped), so nothing from a sandbox can
@@ -40,8 +28,8 @@ static void stdio_send(struct mcp_session *s, json_t *msg)
     if (text == NULL)
         return;
     pthread_mutex_lock(&out_lock);
-    write_all(STDOUT_FILENO, text, strlen(text));
-    write_all(STDOUT_FILENO, "\n", 1);
+    (void)nsbox_write_all(STDOUT_FILENO, text, strlen(text));
+    (void)nsbox_write_all(STDOUT_FILENO, "\n", 1);
     pthread_mutex_unlock(&out_lock);
     free(text);
 }

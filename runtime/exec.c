@@ -28,6 +28,7 @@
 #include <unistd.h>
 
 #include "../common/cleanup.h"
+#include "../common/fsutil.h"
 #include "proto.h"
 #include "sandbox.h"
 
@@ -124,19 +125,6 @@ static int send_exec(struct run *r, const int fds[3], struct nsbox_err *err)
     return nsbox_proto_send(r->sb->ctl, m, sizeof(*m) + bytes, fds, 3, err);
 }
 
-static int write_all(int fd, const char *p, size_t n)
-{
-    while (n > 0) {
-        ssize_t w = write(fd, p, n);
-        if (w < 0 && errno == EINTR)
-            continue;
-        if (w <= 0)
-            return -1;
-        p += w, n -= (size_t)w;
-    }
-    return 0;
-}
-
 /* Reads what is there; forwards it when streaming; keeps up to limit
  * bytes, discards the rest. */
 static void sink_read(struct sink *s)
@@ -150,7 +138,7 @@ static void sink_read(struct sink *s)
         }
         return;
     }
-    if (s->forward >= 0 && write_all(s->forward, tmp, (size_t)n) < 0)
+    if (s->forward >= 0 && nsbox_write_all(s->forward, tmp, (size_t)n) < 0)
         s->forward = -1;      /* the caller's reader is gone: keep draining */
     size_t keep = s->len < s->limit ? s->limit - s->len : 0;
     if ((size_t)n > keep)

@@ -1,0 +1,491 @@
+/* libFuzzer target: MCP tool-argument decoding (mcp/tool_args.c), the
+ * path every tools/call takes from its `arguments` object to the typed
+ * struct the tool runs from.  No sandbox is made: the decoders are pure.
+ *
+ * Input: the tool's name, a newline, then the arguments as JSON text,
+ * e.g. "write_file\n{\"sandbox_id\":\"x\",\"path\":\"a\",\"content\":\"\"}".
+ * A name that is not in mcp_tools[] is skipped.  The JSON is read as
+ * jsonrpc_parse reads it (depth limit, duplicate keys refused) but with
+ * \u0000 allowed, a superset of what reaches a tool, so the NUL checks
+ * are exercised too; anything but an object is skipped (the server
+ * refuses it with -32602 before any tool sees it).
+ *
+ * Checks, beyond memory safety and leaks:
+ *   - every tool in mcp_tools[] has a decoder here (at start-up);
+ *   - a decoder either succeeds with err untouched and the struct filled,
+ *     or fails with a message and nothing left in the struct;
+ *   - what it accepts satisfies the tool's own inputSchema: no unknown
+ *     property, the required ones present, types, enums, minimum/maximum;
+ *   - decoded strings are the argument's whole string (no NUL cut one
+ *     short) and limits lie within the server's ceilings, or are its
+ *     defaults when not asked for;
+ *   - base64 content decodes to what an independent strict decoder gets;
+ *   - paths: a workdir is absolute, a workspace a valid name, delete_path
+ *     never gets "/" or ".", a host path maps to an allowed directory and
+ *     splits back into exactly itself. */
+#include <jansson.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../../mcp/jsonrpc.h"
+#include "../../mcp/server.h"
+#include "../../mcp/tool_args.h"
+
+static const char *tool_name = "";
+
+/* Aborts, saying why, unless cond holds. */
+__attribute__((format(printf, 2, 3))) static void must(bool cond, const char *fmt, ...)
+{
+    va_list ap;
+    if (cond)
+        return;
+    fprintf(stderr, "fuzz-tools: %s: ", tool_name);
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fputc('\n', stderr);
+    abort();
+}
+
+/* The configuration the decoders read: serve's defaults and ceilings, and
+ * two allowed host directories, one a prefix of the other's name. */
+static struct mcp_server cfg = {
+    .defaults = {.memory_mb = 512, .cpus = 1, .pids = 256, .timeout_s = 30},
+    .ceilings = {.memory_mb = 4096, .cpus = 4, .pids = 4096, .timeout_s = 600},
+    .host_dirs = {{"/srv/share", -1}, {"/srv/share2", -1}},
+    .n_host_dirs = 2,
+};
+
+/* ---- generic checks ---- */
+
+/* s came from args[key] whole: same pointer, no NUL inside. */
+static void whole_string(json_t *args, const char *key, const char *s)
+{
+    json_t *v = json_object_get(args, key);
+    must(json_is_string(v) && json_string_value(v) == s, "%s is not the argument's string", key);
+    must(strlen(s) == json_string_length(v), "%s holds a NUL byte", key);
+}
+
+static void optional_string(json_t *args, const char *key, const char *s)
+{
+    if (json_object_get(args, key) != NULL || s != NULL)
+        whole_string(args, key, s);
+}
+
+static void check_limits(json_t *args, const struct mcp_limit_args *a)
+{
+    const struct mcp_limits *l = &a->limits, *d = &cfg.defaults, *c = &cfg.ceilings;
+    must(a->has_memory == (json_object_get(args, "memory_mb") != NULL), "has_memory");
+    must(a->has_cpus == (json_object_get(args, "cpus") != NULL), "has_cpus");
+    must(a->has_pids == (json_object_get(args, "pids") != NULL), "has_pids");
+    must(a->has_timeout == (json_object_get(args, "timeout_s") != NULL), "has_timeout");
+    must(a->has_memory ? l->memory_mb >= 16 && l->memory_mb <= c->memory_mb
+                       : l->memory_mb == d->memory_mb, "memory_mb %llu",
+         (unsigned long long)l->memory_mb);
+    must(a->has_cpus ? l->cpus >= 0.01 && l->cpus <= c->cpus : l->cpus == d->cpus, "cpus %g",
+         l->cpus);
+    must(a->has_pids ? l->pids >= 8 && l->pids <= c->pids : l->pids == d->pids, "pids %u",
+         l->pids);
+    must(a->has_timeout ? l->timeout_s >= 0.1 && l->timeout_s <= c->timeout_s
+                        : l->timeout_s == d->timeout_s, "timeout_s %g", l->timeout_s);
+}
+
+static bool integral(json_t *v)
+{
+    return json_is_integer(v) ||
+           (json_is_real(v) && json_real_value(v) == floor(json_real_value(v)));
+}
+
+static bool has_type(json_t *v, const char *type)
+{
+    return strcmp(type, "string") == 0    ? json_is_string(v)
+           : strcmp(type, "number") == 0  ? json_is_number(v)
+           : strcmp(type, "integer") == 0 ? integral(v)
+           : strcmp(type, "boolean") == 0 ? json_is_boolean(v)
+           : strcmp(type, "object") == 0  ? json_is_object(v)
+                                          : false;
+}
+
+/* What was accepted satisfies the tool's inputSchema (the part of JSON
+ * Schema the table uses). */
+static void check_schema(json_t *schema, json_t *args)
+{
+    json_t *props = json_object_get(schema, "properties"), *v, *p;
+    const char *key;
+    size_t i;
+
+    json_array_foreach(json_object_get(schema, "required"), i, v)
+        must(json_object_get(args, json_string_value(v)) != NULL, "accepted without %s",
+             json_string_value(v));
+    json_object_foreach(args, key, v) {
+        p = json_object_get(props, key);
+        must(p != NULL, "accepted the unknown argument \"%s\"", key);
+        const char *type = json_string_value(json_object_get(p, "type"));
+        must(has_type(v, type), "accepted %s of the wrong type (not %s)", key, type);
+        json_t *en = json_object_get(p, "enum"), *e;
+        bool found = en == NULL;
+        json_array_foreach(en, i, e)
+            found = found || json_equal(e, v);
+        must(found, "accepted %s outside its enum", key);
+        json_t *lo = json_object_get(p, "minimum"), *hi = json_object_get(p, "maximum");
+        must(!lo || json_number_value(v) >= json_number_value(lo), "%s below its minimum", key);
+        must(!hi || json_number_value(v) <= json_number_value(hi), "%s above its maximum", key);
+        json_t *items = json_object_get(json_object_get(p, "additionalProperties"), "type");
+        const char *k2;
+        json_t *v2;
+        json_object_foreach(json_is_object(v) && items ? v : NULL, k2, v2)
+            must(has_type(v2, json_string_value(items)), "accepted %s.%s of the wrong type",
+                 key, k2);
+    }
+}
+
+/* ---- an independent base64 decoder, for write_file ---- */
+
+static int b64_value(unsigned char c)
+{
+    return c >= 'A' && c <= 'Z'   ? c - 'A'
+           : c >= 'a' && c <= 'z' ? c - 'a' + 26
+           : c >= '0' && c <= '9' ? c - '0' + 52
+           : c == '+'             ? 62
+           : c == '/'             ? 63
+                                  : -1;
+}
+
+/* RFC 4648 base64 with the padding optional: either none or the right
+ * amount; no other character; no dangling sixth of a byte.  Returns the
+ * length decoded into out, or -1. */
+static long reference_b64(const char *in, size_t n, unsigned char *out)
+{
+    size_t pad = 0;
+    while (n > 0 && in[n - 1] == '=')
+        n--, pad++;
+    if (n % 4 == 1 || pad > 2 || (pad > 0 && (n + pad) % 4 != 0))
+        return -1;
+    size_t o = 0;
+    unsigned v = 0;
+    int bits = 0;
+    for (size_t i = 0; i < n; i++) {
+        int d = b64_value((unsigned char)in[i]);
+        if (d < 0)
+            return -1;
+        v = v << 6 | (unsigned)d;
+        if ((bits += 6) >= 8)
+            out[o++] = (unsigned char)(v >> (bits -= 8));
+    }
+    return (long)o;
+}
+
+/* ---- one check per tool ---- */
+
+static int none(json_t *args, struct nsbox_err *err)
+{
+    return mcp_args_none(args, err);
+}
+
+static int sandbox_create(json_t *args, struct nsbox_err *err)
+{
+    struct mcp_create_args a;
+    if (mcp_args_sandbox_create(&cfg, args, &a, err) < 0) {
+        must(a.env == NULL && a.image == NULL && a.workspace == NULL, "failed but filled");
+        return -1;
+    }
+    optional_string(args, "image", a.image);
+    must(a.language != NULL, "no language");
+    if (json_object_get(args, "language"))
+        whole_string(args, "language", a.language);
+    optional_string(args, "workdir", a.workdir);
+    must(!a.workdir || a.workdir[0] == '/', "workdir \"%s\" is not absolute", a.workdir);
+    optional_string(args, "workspace", a.workspace);
+    must(!a.workspace || mcp_workspace_name_ok(a.workspace), "workspace \"%s\"", a.workspace);
+    check_limits(args, &a.limits);
+    json_t *env = json_object_get(args, "env"), *v;
+    const char *key;
+    size_t i = 0;
+    must((env != NULL) == (a.env != NULL), "env given but not decoded, or the reverse");
+    json_object_foreach(env, key, v) {
+        size_t kl = strlen(key), vl = json_string_length(v);
+        must(a.env[i] != NULL, "env has fewer entries than the object");
+        must(kl > 0 && !strchr(key, '=') && strlen(a.env[i]) == kl + 1 + vl &&
+                 memcmp(a.env[i], key, kl) == 0 && a.env[i][kl] == '=' &&
+                 memcmp(a.env[i] + kl + 1, json_string_value(v), vl) == 0,
+             "env entry %zu is not KEY=VALUE", i);
+        i++;
+    }
+    must(!a.env || a.env[i] == NULL, "env has more entries than the object");
+    mcp_create_args_free(&a);
+    must(a.env == NULL, "free left env");
+    return 0;
+}
+
+static int sandbox_stop(json_t *args, struct nsbox_err *err)
+{
+    struct mcp_stop_args a;
+    if (mcp_args_sandbox_stop(args, &a, err) < 0)
+        return must(a.sandbox_id == NULL, "failed but filled"), -1;
+    whole_string(args, "sandbox_id", a.sandbox_id);
+    return 0;
+}
+
+static void check_run(json_t *args, const struct mcp_run_args *a, const char *key)
+{
+    whole_string(args, key, a->argv[2]);
+    must(a->argv[0] && a->argv[1] && a->argv[3] == NULL, "argv not program, flag, code");
+    must(strlen(a->argv[2]) <= MCP_CODE_MAX, "%s longer than %d", key, MCP_CODE_MAX);
+    optional_string(args, "sandbox_id", a->sandbox_id);
+    optional_string(args, "stdin", a->stdin_data);
+    check_limits(args, &a->limits);
+}
+
+static int execute_code(json_t *args, struct nsbox_err *err)
+{
+    struct mcp_run_args a;
+    if (mcp_args_execute_code(&cfg, args, &a, err) < 0)
+        return must(a.argv[0] == NULL && a.language == NULL, "failed but filled"), -1;
+    check_run(args, &a, "code");
+    must(a.language != NULL, "no language");
+    if (json_object_get(args, "language"))
+        whole_string(args, "language", a.language);
+    must(a.workdir == NULL, "execute_code has no workdir");
+    return 0;
+}
+
+static int run_command(json_t *args, struct nsbox_err *err)
+{
+    struct mcp_run_args a;
+    if (mcp_args_run_command(&cfg, args, &a, err) < 0)
+        return must(a.argv[0] == NULL, "failed but filled"), -1;
+    check_run(args, &a, "command");
+    must(strcmp(a.argv[0], "/bin/sh") == 0 && strcmp(a.argv[1], "-c") == 0, "not sh -c");
+    optional_string(args, "workdir", a.workdir);
+    must(!a.workdir || a.workdir[0] == '/', "workdir \"%s\" is not absolute", a.workdir);
+    return 0;
+}
+
+static int write_file(json_t *args, struct nsbox_err *err)
+{
+    struct mcp_write_args a;
+    if (mcp_args_write_file(args, &a, err) < 0)
+        return must(a.decoded == NULL && a.content == NULL, "failed but filled"), -1;
+    whole_string(args, "sandbox_id", a.sandbox_id);
+    whole_string(args, "path", a.path);
+    must(a.sandbox_id[0] && a.path[0], "empty sandbox_id or path");
+    json_t *c = json_object_get(args, "content");
+    const char *enc = json_string_value(json_object_get(args, "encoding"));
+    must(a.len <= MCP_WRITE_MAX, "%zu bytes to write", a.len);
+    if (enc && strcmp(enc, "base64") == 0) {
+        unsigned char *ref = malloc(json_string_length(c) + 1);
+        long n = ref ? reference_b64(json_string_value(c), json_string_length(c), ref) : -2;
+        must(n != -1, "accepted invalid base64 (%zu characters)", json_string_length(c));
+        must(n < 0 || ((size_t)n == a.len && memcmp(ref, a.content, a.len) == 0),
+             "base64 decoded to %zu bytes, not the %ld expected", a.len, n);
+        must(a.decoded != NULL && a.content == (const char *)a.decoded, "content not decoded");
+        free(ref);
+    } else {
+        must(a.decoded == NULL && a.content == json_string_value(c) &&
+                 a.len == json_string_length(c), "utf-8 content not the argument's");
+    }
+    mcp_write_args_free(&a);
+    must(a.decoded == NULL, "free left decoded");
+    return 0;
+}
+
+static int read_file(json_t *args, struct nsbox_err *err)
+{
+    struct mcp_read_args a;
+    if (mcp_args_read_file(args, &a, err) < 0)
+        return must(a.path == NULL, "failed but filled"), -1;
+    whole_string(args, "sandbox_id", a.sandbox_id);
+    whole_string(args, "path", a.path);
+    json_t *o = json_object_get(args, "offset");
+    must(a.offset >= 0 && a.offset == (o ? json_integer_value(o) : 0), "offset %lld",
+         (long long)a.offset);
+    must(a.length >= 1 && a.length <= MCP_READ_MAX, "length %zu", a.length);
+    const char *enc = json_string_value(json_object_get(args, "encoding"));
+    must(a.base64 == (enc && strcmp(enc, "base64") == 0), "base64 flag");
+    return 0;
+}
+
+static void check_list(json_t *args, const struct mcp_list_args *a)
+{
+    whole_string(args, "sandbox_id", a->sandbox_id);
+    if (json_object_get(args, "path"))
+        whole_string(args, "path", a->path);
+    else
+        must(strcmp(a->path, ".") == 0, "path defaults to \".\"");
+}
+
+static int list_directory(json_t *args, struct nsbox_err *err)
+{
+    struct mcp_list_args a;
+    if (mcp_args_list_directory(args, &a, err) < 0)
+        return must(a.path == NULL, "failed but filled"), -1;
+    check_list(args, &a);
+    must(a.depth == (json_is_true(json_object_get(args, "recursive")) ? MCP_LIST_RECURSIVE_DEPTH
+                                                                       : 1),
+         "depth %d", a.depth);
+    return 0;
+}
+
+static int project_structure(json_t *args, struct nsbox_err *err)
+{
+    struct mcp_list_args a;
+    if (mcp_args_project_structure(args, &a, err) < 0)
+        return must(a.path == NULL, "failed but filled"), -1;
+    check_list(args, &a);
+    must(a.depth >= 1 && a.depth <= MCP_TREE_DEPTH_MAX, "depth %d", a.depth);
+    return 0;
+}
+
+/* The oracle for delete_path, written apart from the decoder's: keep a
+ * stack of the path's names; ".." pops (at the root it stays there, above
+ * the working directory it goes negative).  An empty or negative stack is
+ * the root, the working directory or an ancestor of it. */
+static bool whole_sandbox(const char *path)
+{
+    char *copy = strdup(path);
+    if (copy == NULL)
+        return false;
+    long names = 0;
+    for (char *save = NULL, *c = strtok_r(copy, "/", &save); c; c = strtok_r(NULL, "/", &save)) {
+        if (strcmp(c, "..") == 0)
+            names = path[0] == '/' && names == 0 ? 0 : names - 1;
+        else if (strcmp(c, ".") != 0)
+            names++;
+    }
+    free(copy);
+    return names <= 0;
+}
+
+static int path_tool(json_t *args, struct nsbox_err *err, bool delete)
+{
+    struct mcp_path_args a;
+    int r = delete ? mcp_args_delete_path(args, &a, err) : mcp_args_create_directory(args, &a, err);
+    if (r < 0)
+        return must(a.path == NULL, "failed but filled"), -1;
+    whole_string(args, "sandbox_id", a.sandbox_id);
+    whole_string(args, "path", a.path);
+    must(a.path[0] != '\0', "empty path");
+    must(!delete || !whole_sandbox(a.path), "deleting \"%s\"", a.path);
+    must(delete || !a.recursive, "create_directory has no recursive");
+    return 0;
+}
+
+static int create_directory(json_t *args, struct nsbox_err *err)
+{
+    return path_tool(args, err, false);
+}
+
+static int delete_path(json_t *args, struct nsbox_err *err)
+{
+    return path_tool(args, err, true);
+}
+
+static int copy_tool(json_t *args, struct nsbox_err *err, bool out)
+{
+    struct mcp_copy_args a;
+    int r = out ? mcp_args_copy_out(&cfg, args, &a, err) : mcp_args_copy_in(&cfg, args, &a, err);
+    if (r < 0)
+        return must(a.rel == NULL && a.name == NULL, "failed but filled"), -1;
+    whole_string(args, "sandbox_id", a.sandbox_id);
+    whole_string(args, "path", a.path);
+    whole_string(args, "host_path", a.host_path);
+    must(a.dir < cfg.n_host_dirs, "directory %zu", a.dir);
+    const char *d = cfg.host_dirs[a.dir].path;
+    size_t n = strlen(d);
+    must(strncmp(a.host_path, d, n) == 0 && a.host_path[n] == '/' && a.rel == a.host_path + n + 1 &&
+             a.rel[0] != '\0', "\"%s\" is not below %s as \"%s\"", a.host_path, d, a.rel);
+    if (!out)
+        return 0;
+    must(a.overwrite == json_is_true(json_object_get(args, "overwrite")), "overwrite");
+    must(strcmp(a.name, ".") != 0 && strcmp(a.name, "..") != 0, "name \"%s\"", a.name);
+    const char *slash = strrchr(a.rel, '/');
+    must(a.has_parent == (slash != NULL), "has_parent");
+    must(a.name == (slash ? slash + 1 : a.rel), "name is not what follows the last '/'");
+    must(!slash || (strlen(a.parent) == (size_t)(slash - a.rel) &&
+                    memcmp(a.parent, a.rel, strlen(a.parent)) == 0),
+         "parent \"%.40s...\" is not what precedes the last '/' of rel", a.parent);
+    return 0;
+}
+
+static int copy_in(json_t *args, struct nsbox_err *err)
+{
+    return copy_tool(args, err, false);
+}
+
+static int copy_out(json_t *args, struct nsbox_err *err)
+{
+    return copy_tool(args, err, true);
+}
+
+static const struct {
+    const char *name;
+    int (*check)(json_t *args, struct nsbox_err *err);
+} checks[] = {
+    {"sandbox_create", sandbox_create}, {"sandbox_list", none},
+    {"sandbox_stop", sandbox_stop},     {"execute_code", execute_code},
+    {"run_command", run_command},       {"write_file", write_file},
+    {"read_file", read_file},           {"list_directory", list_directory},
+    {"create_directory", create_directory}, {"delete_path", delete_path},
+    {"project_structure", project_structure}, {"copy_in", copy_in},
+    {"copy_out", copy_out},             {"list_languages", none},
+    {"list_images", none},
+};
+#define N_CHECKS (sizeof(checks) / sizeof(checks[0]))
+
+static json_t *schemas[N_CHECKS];
+
+int LLVMFuzzerInitialize(int *argc, char ***argv)
+{
+    (void)argc, (void)argv;
+    /* A tool added to the table without a decoder check here fails at
+     * once, not silently unfuzzed. */
+    for (size_t t = 0; t < mcp_n_tools; t++) {
+        size_t i = 0;
+        while (i < N_CHECKS && strcmp(checks[i].name, mcp_tools[t].name) != 0)
+            i++;
+        tool_name = mcp_tools[t].name;
+        must(i < N_CHECKS, "in mcp_tools[] but not in fuzz_tools.c's checks");
+        schemas[i] = json_loads(mcp_tools[t].input_schema, 0, NULL);
+        must(schemas[i] != NULL, "inputSchema is not JSON");
+    }
+    return 0;
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    const char *text = (const char *)data;
+    const char *nl = memchr(text, '\n', size);
+    if (nl == NULL)
+        return -1;
+    size_t t = 0, name_len = (size_t)(nl - text);
+    while (t < N_CHECKS && (strlen(checks[t].name) != name_len ||
+                            memcmp(checks[t].name, text, name_len) != 0))
+        t++;
+    if (t == N_CHECKS || schemas[t] == NULL)
+        return -1; /* not a tool: keep it out of the corpus */
+    tool_name = checks[t].name;
+
+    const char *json = nl + 1;
+    size_t len = size - name_len - 1;
+    if (jsonrpc_too_deep(json, len, MCP_DEPTH_MAX))
+        return 0;
+    json_t *args = json_loadb(json, len, JSON_REJECT_DUPLICATES | JSON_ALLOW_NUL, NULL);
+    if (!json_is_object(args)) {
+        json_decref(args);
+        return 0;
+    }
+    struct nsbox_err err = {0};
+    if (checks[t].check(args, &err) == 0) {
+        must(err.msg[0] == '\0' && err.code == 0, "succeeded with an error: %s", err.msg);
+        check_schema(schemas[t], args);
+    } else {
+        must(err.msg[0] != '\0', "failed without a message");
+    }
+    json_decref(args);
+    return 0;
+}
