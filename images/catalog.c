@@ -195,7 +195,10 @@ int images_list(struct images_store *store, struct images_image **out, size_t *n
         free(c.v);
         return -1;
     }
-    qsort(c.v, c.n, sizeof(*c.v), by_name);
+    /* An empty store has no array: qsort's pointer must not be NULL
+     * (UBSan), even for 0 elements. */
+    if (c.n > 1)
+        qsort(c.v, c.n, sizeof(*c.v), by_name);
     *out = c.v;
     *n = c.n;
     return 0;

@@ -20,9 +20,11 @@
 #include <jansson.h>
 #include <limits.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -38,20 +40,6 @@ static _Noreturn void fail(int code, const char *what, const char *path)
     _exit(code > 0 && code < 126 ? code : EIO);
 }
 
-static int write_all_fd(int fd, const char *p, size_t n)
-{
-    while (n > 0) {
-        ssize_t w = write(fd, p, n);
-        if (w < 0 && errno == EINTR)
-            continue;
-        if (w <= 0)
-            return -1;
-        p += w;
-        n -= (size_t)w;
-    }
-    return 0;
-}
-
 /* No magic links (/proc/N/root and friends), whatever the path says. */
 static int open_path(const char *path, int flags, mode_t mode)
 {
@@ -65,30 +53,117 @@ static const char *type_name(mode_t m)
            S_ISFIFO(m) ? "fifo" : S_ISSOCK(m) ? "socket" : "device";
 }
 
-static void op_write(char **args)
+/* Copies stdin to fd.  Returns 0, or -1 with errno set. */
+static int copy_stdin(int fd)
 {
-    const char *path = args[0];
-    bool append = args[1] && strcmp(args[1], "append") == 0;
     char buf[65536];
     ssize_t n;
 
+    while ((n = read(0, buf, sizeof(buf))) != 0) {
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0 || nsbox_write_all(fd, buf, (size_t)n) < 0)
+            return -1;
+    }
+    return 0;
+}
+
+static _Noreturn void wrote(long long size)
+{
+    /* dprintf, not printf: _exit does not flush stdio. */
+    dprintf(1, "{\"size\":%lld}", size);
+    _exit(0);
+}
+
+/* Writes or appends to PATH itself.  A failure takes back what it can: an
+ * append is cut back to the old size, a file this call created goes.  An
+ * overwrite in place cannot be taken back: replace_file comes first. */
+static _Noreturn void write_in_place(const char *path, bool append)
+{
     /* O_NOFOLLOW: writing through a symlink the code planted would land
      * wherever it points; a file tool writes the path it was given. */
-    int fd = open_path(path, O_WRONLY | O_CREAT | O_NOFOLLOW | O_NONBLOCK |
-                                 (append ? O_APPEND : O_TRUNC), 0644);
+    int flags = O_WRONLY | O_NOFOLLOW | O_NONBLOCK | (append ? O_APPEND : O_TRUNC);
+    bool created = true;
+    int fd = open_path(path, flags | O_CREAT | O_EXCL, 0644);
+    if (fd < 0 && errno == EEXIST) {
+        created = false;
+        fd = open_path(path, flags, 0);
+    }
     if (fd < 0)
         fail(errno, "cannot write", path);
     struct stat st;
     if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode))
         fail(EINVAL, "not a regular file:", path);
-    while ((n = read(0, buf, sizeof(buf))) > 0 || (n < 0 && errno == EINTR))
-        if (n > 0 && write_all_fd(fd, buf, (size_t)n) < 0)
-            fail(errno, "cannot write", path);
+    if (copy_stdin(fd) < 0) {
+        int e = errno;
+        if (created)
+            unlink(path);
+        else if (append && ftruncate(fd, st.st_size) < 0)
+            e = errno;
+        fail(e, "cannot write", path);
+    }
     if (fstat(fd, &st) < 0 || close(fd) < 0)
         fail(errno, "cannot write", path);
-    /* dprintf, not printf: _exit does not flush stdio. */
-    dprintf(1, "{\"size\":%lld}", (long long)st.st_size);
-    _exit(0);
+    wrote((long long)st.st_size);
+}
+
+/* An overwrite writes a new file beside PATH that then takes its place
+ * (rename(2)): a write that fails half-way -- a full disk, a quota,
+ * RLIMIT_FSIZE, the sandbox stopped -- leaves PATH as it was instead of
+ * truncated or half-written, and readers see the old file or the new one.
+ * The new file keeps PATH's permission bits; like any new file it belongs
+ * to the writer, and other hard links keep the old data.  Returns, having
+ * read nothing, when PATH is to be written in place: it is not a regular
+ * file (write_in_place says so), or its directory takes no new file. */
+static void replace_file(const char *path)
+{
+    char dir[PATH_MAX], tmp[64];
+    const char *slash = strrchr(path, '/');
+    const char *base = slash ? slash + 1 : path;
+    uint64_t r;
+    struct stat st;
+
+    if (strlen(path) >= sizeof(dir) || *base == '\0' || strcmp(base, ".") == 0 ||
+        strcmp(base, "..") == 0 || getrandom(&r, sizeof(r), 0) != sizeof(r))
+        return;
+    snprintf(dir, sizeof(dir), "%.*s", slash ? (int)(slash - path + 1) : 1, slash ? path : ".");
+    _cleanup_close_ int dfd = open_path(dir, O_PATH | O_DIRECTORY, 0);
+    bool exists = dfd >= 0 && fstatat(dfd, base, &st, AT_SYMLINK_NOFOLLOW) == 0;
+    if (dfd < 0 || (exists && !S_ISREG(st.st_mode)))
+        return;
+    mode_t mask = umask(0);
+    umask(mask);
+    mode_t mode = exists ? st.st_mode & 0777 : 0644 & ~mask;
+    snprintf(tmp, sizeof(tmp), ".nsbox-write-%016llx", (unsigned long long)r);
+    int fd = openat(dfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+    if (fd < 0 && (errno == EACCES || errno == EPERM || errno == EROFS))
+        return;
+    if (fd < 0)
+        fail(errno, "cannot write", path); /* no inode left, say: PATH untouched */
+    if (copy_stdin(fd) < 0 || fchmod(fd, mode) < 0 || fstat(fd, &st) < 0 || close(fd) < 0) {
+        int e = errno;
+        unlinkat(dfd, tmp, 0);
+        fail(e, "cannot write", path);
+    }
+    if (renameat(dfd, tmp, dfd, base) == 0)
+        wrote((long long)st.st_size);
+    /* PATH is a mount point (EBUSY), or someone else's in a sticky
+     * directory (EPERM): in place after all, from the new file. */
+    int in = openat(dfd, tmp, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+    unlinkat(dfd, tmp, 0);
+    if (in < 0 || dup2(in, 0) < 0)
+        fail(errno, "cannot write", path);
+    write_in_place(path, false);
+}
+
+static void op_write(char **args)
+{
+    const char *path = args[0];
+    bool append = args[1] && strcmp(args[1], "append") == 0;
+
+    if (!append)
+        replace_file(path);
+    write_in_place(path, append);
 }
 
 static void op_read(char **args)
@@ -120,7 +195,7 @@ static void op_read(char **args)
             continue;
         if (n <= 0)
             break;
-        if (write_all_fd(1, buf, (size_t)n) < 0)
+        if (nsbox_write_all(1, buf, (size_t)n) < 0)
             break; /* the caller has enough (its cap) */
         length -= n;
     }

@@ -34,10 +34,15 @@ unsigned long long nsbox_proc_starttime(pid_t pid)
     buf[n] = '\0';
     char *p = strrchr(buf, ')');
     unsigned long long start = 0;
-    if (p == NULL || sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d "
-                                   "%*d %*d %*d %*d %*d %llu", &start) != 1)
+    char state;
+    if (p == NULL || sscanf(p + 2, "%c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d "
+                                   "%*d %*d %*d %*d %*d %llu", &state, &start) != 2)
         return 0;
-    return start;
+    /* A zombie is gone too: it only waits for its reaper (pid 1 or a
+     * subreaper), which may be slow or, under a pid 1 that is no init (a
+     * container's), never come.  Counted as running, a dead init kept its
+     * sandbox's state dir and cgroups until then. */
+    return state == 'Z' || state == 'X' ? 0 : start;
 }
 
 static const char *field(const char *text, const char *key, char *out, size_t size)
@@ -233,22 +238,26 @@ int nsbox_sandbox_gc(const char *state_root, const struct nsbox_idmap *rootless_
                      struct nsbox_err *err)
 {
     _cleanup_strv_ char **ids = nsbox_sandbox_list(state_root, err);
-    int removed = 0;
+    struct nsbox_err ignored;
+    int removed = 0, failed = 0;
 
     if (ids == NULL)
         return -1;
     for (char **id = ids; *id != NULL; id++) {
         struct nsbox_sandbox sb;
         bool alive;
-        if (load_state(state_root, *id, &sb, &alive, err) < 0 || alive) {
+        if (load_state(state_root, *id, &sb, &alive, &ignored) < 0 || alive) {
             nsbox_sandbox_close(&sb);
             continue;
         }
         if (rootless_map != NULL)
             sb.idmap = *rootless_map;
-        if (nsbox_sandbox_destroy(&sb, err) < 0)
-            return -1;
-        removed++;
+        /* One that cannot go (say, a mount still busy) keeps none of the
+         * others; the first failure is the one reported. */
+        if (nsbox_sandbox_destroy(&sb, failed ? &ignored : err) < 0)
+            failed++;
+        else
+            removed++;
     }
-    return removed;
+    return failed ? -1 : removed;
 }
