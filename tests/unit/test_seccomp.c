@@ -631,7 +631,7 @@ static long p_thread(void)
     return pthread_join(t, NULL) == 0 ? 0 : -1;
 }
 
-#define PR(fn, e) {#fn + 2, fn, e, 0}
+#define PR(fn, e) {&#fn[2], fn, e, 0} /* the name without "p_" */
 
 static const struct probe PROBES[] = {
     PR(p_getpid, OK),
