@@ -393,10 +393,31 @@ static int check_docker_fields(const struct image_ref *ref,
     return 0;
 }
 
+/* Whether a registry host would read as a transport when the name is
+ * parsed again: "docker://oci:5000/img" names the registry oci:5000, but
+ * "oci:5000/img:latest" is an OCI layout at ./5000/img.  Found by
+ * fuzz-ref's round-trip check. */
+static bool domain_reads_as_transport(const char *domain)
+{
+    for (size_t i = 0; i < sizeof(file_transports) / sizeof(file_transports[0]); i++)
+        if (starts_with(domain, file_transports[i].prefix))
+            return true;
+    for (size_t i = 0; i < sizeof(unsupported_transports) / sizeof(unsupported_transports[0]);
+         i++) {
+        size_t n = strlen(unsupported_transports[i]);
+        if (strncmp(domain, unsupported_transports[i], n) == 0 && domain[n] == ':')
+            return true;
+    }
+    return false;
+}
+
 static int build_docker_names(struct image_ref *ref, struct nsbox_err *err)
 {
-    ref->name = format(err, "%s/%s%s%s%s%s", ref->domain, ref->path,
-                       ref->tag ? ":" : "", ref->tag ? ref->tag : "",
+    /* Such a name keeps its "docker://", so that it means the same image
+     * wherever it is typed again. */
+    ref->name = format(err, "%s%s/%s%s%s%s%s",
+                       domain_reads_as_transport(ref->domain) ? "docker://" : "",
+                       ref->domain, ref->path, ref->tag ? ":" : "", ref->tag ? ref->tag : "",
                        ref->digest ? "@" : "", ref->digest ? ref->digest : "");
     if (ref->name == NULL)
         return -1;
@@ -407,7 +428,7 @@ static int build_docker_names(struct image_ref *ref, struct nsbox_err *err)
         ref->source = format(err, "docker://%s/%s@%s", ref->domain, ref->path,
                              ref->digest);
     else
-        ref->source = format(err, "docker://%s", ref->name);
+        ref->source = format(err, "docker://%s/%s:%s", ref->domain, ref->path, ref->tag);
     return ref->source ? 0 : -1;
 }
 

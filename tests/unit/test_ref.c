@@ -196,6 +196,32 @@ static void test_host_port_without_path(void)
                   "docker.io", "library/localhost", "5000", NULL);
 }
 
+/* A registry host named like a transport ("oci:5000", "dir:1",
+ * "tarball:1") keeps "docker://" in the name, so that the name parses back
+ * to the same registry image (fuzz-ref's round-trip check found
+ * "docker://oci-archive:1/..." turning into an OCI archive path). */
+static void test_registry_named_like_a_transport(void)
+{
+    static const char *const in[] = {"docker://oci:5000/img", "docker://oci-archive:1/a/b",
+                                     "docker://dir:80/x:2", "docker://tarball:1/y"};
+    static const char *const name[] = {"docker://oci:5000/img:latest",
+                                       "docker://oci-archive:1/a/b:latest",
+                                       "docker://dir:80/x:2", "docker://tarball:1/y:latest"};
+    for (size_t i = 0; i < sizeof(in) / sizeof(in[0]); i++) {
+        struct image_ref ref, again;
+        struct nsbox_err err = {0};
+        CHECK(image_ref_parse(in[i], "/cwd", &ref, &err) == 0);
+        CHECK(ref.transport == IMAGE_TRANSPORT_DOCKER);
+        CHECK_STR(ref.name, name[i]);
+        CHECK_STR(ref.source, name[i]);
+        CHECK(image_ref_parse(ref.name, "/elsewhere", &again, &err) == 0);
+        CHECK(again.transport == IMAGE_TRANSPORT_DOCKER);
+        CHECK_STR(again.name, ref.name);
+        image_ref_free(&again);
+        image_ref_free(&ref);
+    }
+}
+
 /* ---- Digests ---- */
 
 static void test_digest_only(void)
@@ -579,6 +605,7 @@ void suite_ref(void)
     RUN_TEST(test_ipv6_port);
     RUN_TEST(test_uppercase_first_component_is_domain);
     RUN_TEST(test_host_port_without_path);
+    RUN_TEST(test_registry_named_like_a_transport);
     RUN_TEST(test_digest_only);
     RUN_TEST(test_tag_and_digest);
     RUN_TEST(test_docker_transport);
