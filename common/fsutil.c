@@ -19,12 +19,16 @@ static int rm_entry(int dirfd, const char *name, struct nsbox_err *err)
 {
     if (unlinkat(dirfd, name, 0) == 0 || errno == ENOENT)
         return 0;
+    int unlink_errno = errno;
     if (errno != EISDIR && errno != EPERM)
         return nsbox_err_sys(err, "cannot remove %s", name);
     /* A directory: O_NOFOLLOW|O_DIRECTORY guarantees we descend into the
      * directory itself, never through a symlink swapped in its place. */
     _cleanup_close_ int fd =
         openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0 && errno == ENOTDIR)   /* not a directory: unlink's EPERM was real */
+        return nsbox_err_set(err, unlink_errno, "cannot remove %s: %s", name,
+                             strerror(unlink_errno));
     if (fd < 0)
         return nsbox_err_sys(err, "cannot open %s for removal", name);
     /* Never descend into another filesystem: a mount left inside the tree
