@@ -177,6 +177,23 @@ static struct mcp_sandbox *build(struct mcp_server *cfg, const char *image,
     return m;
 }
 
+/* Frees a sandbox record and what it owns besides the sandbox itself: the
+ * image lease, the workspace lock (the workspace stays on disk), the
+ * strings.  The sandbox must be destroyed or never started. */
+static void free_record(struct mcp_sandbox *m)
+{
+    if (m->lease >= 0)
+        close(m->lease);
+    if (m->workspace_lock >= 0)
+        close(m->workspace_lock);
+    free(m->workspace);
+    nsbox_strvfree(m->env);
+    free(m->workdir);
+    free(m->image);
+    pthread_mutex_destroy(&m->exec_lock);
+    free(m);
+}
+
 static struct mcp_sandbox *build_counted(struct mcp_server *cfg, const char *image,
                                          const struct mcp_limits *limits, char **env,
                                          const char *workdir, const char *workspace,
@@ -218,16 +235,7 @@ static struct mcp_sandbox *build_counted(struct mcp_server *cfg, const char *ima
         start(cfg, m, &im, workspace ? ws_dir : NULL, &err) < 0) {
         snprintf(error, error_size, "%s", err.msg);
         images_image_free(&im);
-        if (m->lease >= 0)
-            close(m->lease);
-        if (m->workspace_lock >= 0)
-            close(m->workspace_lock);
-        free(m->workspace);
-        nsbox_strvfree(m->env);
-        free(m->workdir);
-        free(m->image);
-        pthread_mutex_destroy(&m->exec_lock);
-        free(m);
+        free_record(m);
         return NULL;
     }
     images_image_free(&im);
@@ -365,16 +373,7 @@ void mcp_sandbox_free(struct mcp_server *cfg, struct mcp_sandbox *m)
     cfg->n_live--;
     pthread_cond_broadcast(&cfg->pool_idle);
     pthread_mutex_unlock(&cfg->pool_lock);
-    close(m->lease);
-    /* The workspace stays on disk; only its lock goes. */
-    if (m->workspace_lock >= 0)
-        close(m->workspace_lock);
-    free(m->workspace);
-    nsbox_strvfree(m->env);
-    free(m->workdir);
-    free(m->image);
-    pthread_mutex_destroy(&m->exec_lock);
-    free(m);
+    free_record(m);
 }
 
 struct free_job {
