@@ -108,8 +108,8 @@ static const char *parse_run_option(struct run_opts *o, int c, const char *arg)
     }
     case OPT_PIDS:
         v = strtoull(arg, &end, 10);
-        if (*end != '\0' || v == 0 || v > 1u << 22)
-            return "bad --pids";
+        if (*end != '\0' || v < 2 || v > 1u << 22)
+            return "bad --pids (at least 2: init and a command)";
         o->limits.pids = (uint32_t)v;
         return NULL;
     case OPT_TIMEOUT:

@@ -317,6 +317,21 @@ int nsbox_cgroup_add(const struct nsbox_cgroup *cg, pid_t pid, struct nsbox_err 
     return 0;
 }
 
+int nsbox_cgroup_enter_self(const struct nsbox_cgroup *cg, struct nsbox_err *err)
+{
+    if (cg->kind != NSBOX_CGROUP_V1)
+        return nsbox_err_set(err, ENOTSUP, "only v1 cgroups are entered this way");
+    /* "0" names the writing thread; through `tasks` it is one thread, not
+     * a thread group, and the kernel then skips the global threadgroup
+     * lock (cgroup_procs_write_start), whose write side waits for an RCU
+     * grace period, 10-30 ms on this kind of host. */
+    const char *dirs[] = {cg->mem, cg->pids, cg->cpu};
+    for (size_t i = 0; i < 3; i++)
+        if (write_file(dirs[i], "tasks", "0", err) < 0)
+            return -1;
+    return 0;
+}
+
 static uint64_t keyed_value(const char *text, const char *key)
 {
     const char *p = text;

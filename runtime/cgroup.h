@@ -51,6 +51,12 @@ int nsbox_cgroup_create(enum nsbox_cgroup_kind kind, const char *base, const cha
 /* Moves pid into the cgroup.  Returns 0 or -1. */
 int nsbox_cgroup_add(const struct nsbox_cgroup *cg, pid_t pid, struct nsbox_err *err);
 
+/* v1 only: moves the calling thread, which must be the only thread of its
+ * process, into the cgroup, so that the children it then makes are born
+ * there.  Unlike nsbox_cgroup_add it takes no global lock and does not wait
+ * for an RCU grace period.  Returns 0 or -1 (ENOTSUP for other kinds). */
+int nsbox_cgroup_enter_self(const struct nsbox_cgroup *cg, struct nsbox_err *err);
+
 /* OOM kills so far and peak memory (0 when unknown). */
 void nsbox_cgroup_stats(const struct nsbox_cgroup *cg, uint64_t *oom_kills,
                         uint64_t *memory_peak);

@@ -391,6 +391,10 @@ static int limits_setup(const struct nsbox_sandbox_config *cfg, struct nsbox_san
     enum nsbox_cgroup_kind kind;
     char base[PATH_MAX], why[768];
 
+    /* init counts, and on v1 so does the helper that clones it there. */
+    if (cfg->limits.pids == 1)
+        return nsbox_err_set(err, EINVAL,
+                             "a pids limit must be at least 2: init and a command");
     if (nsbox_cgroup_probe(&kind, base, why, sizeof(why), err) < 0)
         return -1;
     if (kind == NSBOX_CGROUP_NONE && cfg->mode == NSBOX_LIMITS_STRICT)
@@ -444,10 +448,9 @@ static int spawn_fds(struct spawn *s, struct nsbox_err *err)
     return 0;
 }
 
-/* On cgroup v2, clone3(CLONE_INTO_CGROUP) (Linux 5.7) starts the child in
- * its cgroup: no migration afterwards, and so no wait for the RCU grace
- * period a write to cgroup.procs costs.  Elsewhere a plain clone, and the
- * parent moves the child. */
+/* Runs in the helper.  On cgroup v2, clone3(CLONE_INTO_CGROUP) (Linux 5.7)
+ * starts the child in its cgroup: no migration afterwards, and so no wait
+ * for the RCU grace period a write to cgroup.procs costs. */
 static pid_t clone_into_cgroup(struct spawn *s, int flags, bool *placed)
 {
     if (s->sb->cgroup.kind == NSBOX_CGROUP_V2) {
@@ -472,7 +475,15 @@ static pid_t clone_into_cgroup(struct spawn *s, int flags, bool *placed)
             }
         }
     }
-    return (pid_t)syscall(SYS_clone, flags, NULL, NULL, NULL, 0);
+    /* On v1 the helper, single-threaded, moves itself into the sandbox's
+     * groups first (cheap, see nsbox_cgroup_enter_self), and the child is
+     * born there.  If that fails, the parent moves the child. */
+    struct nsbox_err ignored;
+    bool entered = s->sb->cgroup.kind == NSBOX_CGROUP_V1 &&
+                   nsbox_cgroup_enter_self(&s->sb->cgroup, &ignored) == 0;
+    pid_t pid = (pid_t)syscall(SYS_clone, flags, NULL, NULL, NULL, 0);
+    *placed = entered && pid > 0;
+    return pid;
 }
 
 /* The raw clone happens in a helper made by glibc's fork(): a raw clone
