@@ -7,22 +7,12 @@
 #include <sys/capability.h>
 #include <sys/prctl.h>
 
-static const cap_value_t init_caps[] = {CAP_SETPCAP, CAP_SETUID, CAP_SETGID, CAP_KILL};
+static const cap_value_t init_caps[] = {CAP_SETUID, CAP_SETGID, CAP_KILL};
 
-static bool kept_by_init(int cap)
-{
-    for (size_t i = 0; i < sizeof(init_caps) / sizeof(init_caps[0]); i++)
-        if (init_caps[i] == cap)
-            return true;
-    return false;
-}
-
-static int drop_bounding_except(bool keep_init, struct nsbox_err *err)
+static int drop_bounding(struct nsbox_err *err)
 {
     /* Up to the highest the running kernel knows, not the headers. */
     for (int cap = 0; cap_valid(cap) || prctl(PR_CAPBSET_READ, cap, 0, 0, 0) >= 0; cap++) {
-        if (keep_init && kept_by_init(cap))
-            continue;
         if (prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) < 0 && errno != EINVAL)
             return nsbox_err_sys(err, "cannot drop capability %d from the bounding set", cap);
     }
@@ -57,7 +47,11 @@ static int clear_ambient_and_nnp(struct nsbox_err *err)
 
 int nsbox_caps_limit_for_init(struct nsbox_err *err)
 {
-    if (drop_bounding_except(true, err) < 0)
+    /* The bounding set limits only what execve grants, and init never
+     * execs: emptied here, once, it is empty in every command init forks,
+     * and init keeps its three.  CAP_SETPCAP, needed for this and for the
+     * securebits, goes with the final set. */
+    if (drop_bounding(err) < 0)
         return -1;
     /* uid 0 inside gets no capabilities from execve, and no one can undo
      * that later. */
@@ -69,11 +63,6 @@ int nsbox_caps_limit_for_init(struct nsbox_err *err)
     if (clear_ambient_and_nnp(err) < 0)
         return -1;
     return set_caps(init_caps, (int)(sizeof(init_caps) / sizeof(init_caps[0])), err);
-}
-
-int nsbox_caps_drop_bounding(struct nsbox_err *err)
-{
-    return drop_bounding_except(false, err);
 }
 
 int nsbox_caps_clear(struct nsbox_err *err)

@@ -122,13 +122,9 @@ static void child_exec(const struct nsbox_msg_exec *m, char **argv, char **env,
     set_limit(RLIMIT_NOFILE, m->rlimit_nofile);
     set_limit(RLIMIT_FSIZE, m->rlimit_fsize);
     set_limit(RLIMIT_NPROC, m->rlimit_nproc);
-    /* The bounding set needs CAP_SETPCAP, which a uid switch loses; the
-     * rest of init's capabilities go last. */
+    /* The bounding set is already empty (init's, inherited); init's
+     * three capabilities go after the uid switch that needs them. */
     struct nsbox_err err;
-    if (nsbox_caps_drop_bounding(&err) < 0) {
-        dprintf(2, "nsbox: %s\n", err.msg);
-        _exit(126);
-    }
     /* setgroups is denied in a single-id user namespace; there the only
      * group is the mapped one anyway. */
     if ((setgroups(0, NULL) < 0 && errno != EPERM) ||

@@ -146,6 +146,11 @@ seen=$(nsbox exec --user 1000 "$id" -- sh -c 'id -u; ls -d /proc/[0-9]* | wc -l'
 set -- $seen
 [ "$1" = 1000 ] && [ "$2" -le 3 ] && pass proc_hidepid_and_exec_user || fail proc_hidepid_and_exec_user "id/visible: $seen"
 init=$(nsbox ps | awk -v id="$id" '$1 == id {print $2}')
+# init holds SETUID, SETGID and KILL (bits 7, 6, 5) and an empty bounding
+# set, which every command inherits.
+caps=$(awk '/^Cap(Prm|Eff|Bnd|Amb|Inh):/ {printf "%s%s ", $1, $2}' "/proc/$init/status")
+[ "$caps" = "CapInh:0000000000000000 CapPrm:00000000000000e0 CapEff:00000000000000e0 CapBnd:0000000000000000 CapAmb:0000000000000000 " ] &&
+	pass init_caps_three_bounding_empty || fail init_caps_three_bounding_empty "$caps"
 # On v1 the helper that clones init enters the sandbox's groups itself
 # first, so init is born there: memory, pids and cpu name the sandbox.
 placed=$(grep -cE "^[0-9]+:(memory|pids|cpu):/nsbox/$id\$" "/proc/$init/cgroup")
