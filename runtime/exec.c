@@ -61,7 +61,7 @@ struct run {
     size_t stdin_off;
     struct relay in;
     int timer;
-    bool started, exited;
+    bool exited;
     int64_t exited_at_ms;
     int64_t started_ms, last_progress_ms;
 };
@@ -220,10 +220,6 @@ static int handle_status(struct run *r, struct nsbox_err *err)
         return 0;
     if (m.type == NSBOX_MSG_ERROR)
         return nsbox_err_set(err, m.err_code, "sandbox: %.*s", NSBOX_PROTO_ERR_MAX, m.err);
-    if (m.type == NSBOX_MSG_STARTED) {
-        r->started = true;
-        return 0;
-    }
     if (m.type != NSBOX_MSG_EXITED)
         return 0;
     r->exited = true;

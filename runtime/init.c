@@ -23,6 +23,7 @@
 #include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -94,6 +95,65 @@ static void exec_with_path(char **argv, char **env)
     errno = saved;
 }
 
+/* The home directory of uid in the sandbox's own /etc/passwd, into home;
+ * "/" when it has none.  Read as the command's user, after every privilege
+ * is gone: the file is the sandbox's to forge, so it is opened without
+ * blocking (a FIFO) and only a regular file's first 64 KiB are read. */
+static void passwd_home(uint32_t uid, char *home, size_t size)
+{
+    static char text[65536];
+    snprintf(home, size, "/");
+    int fd = open("/etc/passwd", O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0)
+        return;
+    struct stat st;
+    ssize_t n = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) ? read(fd, text, sizeof(text) - 1) : -1;
+    close(fd);
+    if (n <= 0)
+        return;
+    text[n] = '\0';
+    for (char *line = text, *next; line != NULL; line = next) {
+        next = strchr(line, '\n');
+        if (next != NULL)
+            *next++ = '\0';
+        /* name:password:uid:gid:gecos:home:shell */
+        char *f[7] = {0}, *p = line;
+        int i = 0;
+        for (; i < 7 && p != NULL; i++) {
+            f[i] = p;
+            if ((p = strchr(p, ':')) != NULL)
+                *p++ = '\0';
+        }
+        char *end;
+        if (i >= 6 && f[2][0] != '\0' && strtoul(f[2], &end, 10) == uid && *end == '\0') {
+            if (f[5][0] == '/')
+                snprintf(home, size, "%s", f[5]);
+            return;
+        }
+    }
+}
+
+/* env plus HOME when it has none, as Docker does: from the sandbox's
+ * /etc/passwd, else "/".  Programs look for it (Python's site module
+ * reads the password database without it).  Returns env itself when
+ * nothing is added or memory is short. */
+static char **with_home(char **env, uint32_t uid)
+{
+    static char home[PATH_MAX + 8];
+    size_t n = 0;
+    for (; env[n] != NULL; n++)
+        if (strncmp(env[n], "HOME=", 5) == 0)
+            return env;
+    char **v = calloc(n + 2, sizeof(char *));
+    if (v == NULL)
+        return env;
+    memcpy(v, env, n * sizeof(char *));
+    memcpy(home, "HOME=", 5);
+    passwd_home(uid, home + 5, sizeof(home) - 5);
+    v[n] = home;
+    return v;
+}
+
 static void set_limit(int resource, uint64_t value)
 {
     if (value == 0)
@@ -143,7 +203,7 @@ static void child_exec(const struct nsbox_msg_exec *m, char **argv, char **env,
         _exit(126);
     }
     nsbox_files_builtin(argv); /* returns only when argv is a real command */
-    exec_with_path(argv, env);
+    exec_with_path(argv, with_home(env, m->uid));
     int e = errno;
     dprintf(2, "nsbox: cannot execute %s: %s\n", argv[0], strerror(e));
     _exit(e == ENOENT ? 127 : 126);
@@ -205,8 +265,9 @@ static void handle_exec(struct init_state *st, int client, size_t len, int fds[3
                     "cannot fork in the sandbox (process limit?)");
         return;
     }
+    /* No STARTED message: nothing waits for it, and waking the host while
+     * the command starts cost 0.1 ms of every exec on two cores. */
     track(st, m->id, pid, client);
-    send_status(client, NSBOX_MSG_STARTED, m->id, pid, 0, NULL, 0, NULL);
 }
 
 static void handle_kill(struct init_state *st, int client, size_t len)

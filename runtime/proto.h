@@ -16,7 +16,7 @@
 
 enum nsbox_msg_type {
     NSBOX_MSG_EXEC = 1,   /* host -> init: run a command (3 fds attached) */
-    NSBOX_MSG_STARTED,    /* init -> host: the command's pid */
+    NSBOX_MSG_STARTED,    /* no longer sent; ignored from older inits */
     NSBOX_MSG_EXITED,     /* init -> host: its wait status and usage */
     NSBOX_MSG_KILL,       /* host -> init: kill one exec's group, or all */
     NSBOX_MSG_ERROR,      /* init -> host: the exec could not start */
@@ -34,7 +34,7 @@ struct nsbox_msg_exec {
 };
 
 struct nsbox_msg_status {
-    uint32_t type;        /* STARTED, EXITED or ERROR */
+    uint32_t type;        /* EXITED or ERROR */
     int32_t pid;
     uint64_t id;
     int32_t wait_status;  /* EXITED: as from waitpid() */

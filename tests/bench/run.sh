@@ -170,7 +170,8 @@ stats() {
 		}'
 }
 
-ms() { awk -v us="$1" 'BEGIN { printf "%.0f", us / 1000 }'; }
+# Milliseconds: one decimal below 100 ms (sandbox start and exec), whole above.
+ms() { awk -v us="$1" 'BEGIN { printf (us < 100000 ? "%.1f" : "%.0f"), us / 1000 }'; }
 
 # One table per benchmark: wall-time median and min, CPU-time medians, and
 # every wall-time sample in the order taken.

@@ -145,6 +145,18 @@ seen=$(nsbox exec --user 1000 "$id" -- sh -c 'id -u; ls -d /proc/[0-9]* | wc -l'
 # uid 1000 sees only its own: sh and ls (and /proc/self).
 set -- $seen
 [ "$1" = 1000 ] && [ "$2" -le 3 ] && pass proc_hidepid_and_exec_user || fail proc_hidepid_and_exec_user "id/visible: $seen"
+# HOME as Docker sets it when the image has none: the user's entry in the
+# sandbox's own /etc/passwd, else /; a given HOME wins.  A forged passwd
+# (a FIFO, a line without fields) neither blocks nor leaks anything.
+homes=$(nsbox exec "$id" -- sh -c 'echo $HOME'; nsbox exec --user 4242 "$id" -- sh -c 'echo $HOME'
+	nsbox exec -e HOME=/given "$id" -- sh -c 'echo $HOME')
+[ "$(echo $homes)" = "/root / /given" ] && pass exec_home_like_docker || fail exec_home_like_docker "$(echo $homes)"
+nsbox exec "$id" -- sh -c 'cp /etc/passwd /tmp/passwd.saved; printf "x:x:4242\n::4243:0:g:relative:/bin/sh\nu:x:4244:0::/home/u:/bin/sh" > /etc/passwd'
+homes=$(for u in 4242 4243 4244; do nsbox exec --user $u "$id" -- sh -c 'echo $HOME'; done)
+nsbox exec "$id" -- sh -c 'rm /etc/passwd && mkfifo /etc/passwd'
+fifo=$(timeout 10 "$NSBOX" --store "$S" exec --timeout 5 "$id" -- sh -c 'echo $HOME')
+nsbox exec "$id" -- sh -c 'rm /etc/passwd && cp /tmp/passwd.saved /etc/passwd'
+[ "$(echo $homes) $fifo" = "/ / /home/u /" ] && pass exec_home_forged_passwd || fail exec_home_forged_passwd "$(echo $homes) fifo=[$fifo]"
 init=$(nsbox ps | awk -v id="$id" '$1 == id {print $2}')
 # init holds SETUID, SETGID and KILL (bits 7, 6, 5) and an empty bounding
 # set, which every command inherits.
