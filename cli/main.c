@@ -5,7 +5,6 @@
  * own exit status (issue #3), kept apart from nsbox's. */
 #include <errno.h>
 #include <getopt.h>
-#include <locale.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -72,8 +71,6 @@ int main(int argc, char **argv)
     struct cli_globals g = {0};
     int c;
 
-    /* UTF-8 file names in pax headers reach us unconverted. */
-    setlocale(LC_CTYPE, "C.UTF-8");
     /* A sandbox that dies mid-conversation must surface as an error, not
      * kill nsbox with SIGPIPE. */
     signal(SIGPIPE, SIG_IGN);

@@ -97,6 +97,17 @@ for ref in "oci-archive:$F/archives/busybox-oci.tar:latest" "docker-archive:$F/a
 done
 pass file_transport_rootfs_contents
 
+# Names outside ASCII travel in pax headers as UTF-8 and land byte for byte
+# (libarchive converts them under a per-thread UTF-8 locale while a layer
+# is applied; nsbox sets no process locale).
+echo utf8 >"$T/utf8.txt"
+python3 "$ROOT/tests/fixtures/add-layer.py" "$F/oci/busybox" "$T/utf8" "$T/utf8.txt:/opt/café-ü/naïve-名前 $(printf 'x%.0s' $(seq 120)).txt:0644"
+pull "oci:$T/utf8:latest" >/dev/null
+r=$(rootfs_of "$S" "oci:$T/utf8:latest")
+want=$(printf '%s' "café-ü/naïve-名前 $(printf 'x%.0s' $(seq 120)).txt" | od -An -tx1 | tr -d ' \n')
+got=$(cd "$r/opt" 2>/dev/null && printf '%s' */* | od -An -tx1 | tr -d ' \n')
+[ -n "$got" ] && [ "$got" = "$want" ] && [ "$(cat "$r/opt/"*/*)" = utf8 ] && pass utf8_pax_names_exact || fail utf8_pax_names_exact "got $(ls -R "$r/opt" 2>&1 | head -3)"
+
 # The same layers are stored once, whatever the transport.
 blobs=$(ls "$S/blobs/sha256" | wc -l)
 check pull_again_is_idempotent pull "oci:$F/oci/busybox:latest"
