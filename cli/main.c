@@ -8,7 +8,9 @@
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <jansson.h>
 #include <string.h>
+#include <sys/random.h>
 #include <unistd.h>
 
 #include "../common/log.h"
@@ -74,6 +76,11 @@ int main(int argc, char **argv)
     /* A sandbox that dies mid-conversation must surface as an error, not
      * kill nsbox with SIGPIPE. */
     signal(SIGPIPE, SIG_IGN);
+    /* jansson seeds its hash function from /dev/urandom (open, read,
+     * close) on first use; one getrandom does the same. */
+    size_t seed = 0;
+    if (getrandom(&seed, sizeof(seed), GRND_NONBLOCK) == (ssize_t)sizeof(seed) && seed != 0)
+        json_object_seed(seed);
     while ((c = getopt_long(argc, argv, "+hdV", opts, NULL)) != -1) {
         switch (c) {
         case 's':

@@ -67,16 +67,25 @@ int images_store_open(struct images_store *store, const char *dir,
     if (root[0] != '/')
         return nsbox_err_set(err, EINVAL, "store directory must be absolute: %s", root);
     /* 0700: the store holds setuid binaries and device-free but otherwise
-     * exact copies of image trees; no other user needs to reach them. */
-    if (nsbox_mkdir_p(root, 0700, err) < 0)
-        return nsbox_err_prefix(err, "image store");
+     * exact copies of image trees; no other user needs to reach them.
+     * Every run and exec opens the store: the directories are made only
+     * when the last of them ("tmp") is missing. */
     int fd = open(root, O_PATH | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0 && errno == ENOENT) {
+        if (nsbox_mkdir_p(root, 0700, err) < 0)
+            return nsbox_err_prefix(err, "image store");
+        fd = open(root, O_PATH | O_DIRECTORY | O_CLOEXEC);
+    }
     if (fd < 0)
         return nsbox_err_sys(err, "cannot open image store %s", root);
-    for (size_t i = 0; i < sizeof(store_dirs) / sizeof(store_dirs[0]); i++) {
-        if (mkdirat(fd, store_dirs[i], 0700) < 0 && errno != EEXIST) {
-            close(fd);
-            return nsbox_err_sys(err, "cannot create %s/%s", root, store_dirs[i]);
+    size_t n_dirs = sizeof(store_dirs) / sizeof(store_dirs[0]);
+    struct stat st;
+    if (fstatat(fd, store_dirs[n_dirs - 1], &st, AT_SYMLINK_NOFOLLOW) < 0) {
+        for (size_t i = 0; i < n_dirs; i++) {
+            if (mkdirat(fd, store_dirs[i], 0700) < 0 && errno != EEXIST) {
+                close(fd);
+                return nsbox_err_sys(err, "cannot create %s/%s", root, store_dirs[i]);
+            }
         }
     }
     store->root_fd = fd;

@@ -349,16 +349,19 @@ void nsbox_cgroup_stats(const struct nsbox_cgroup *cg, uint64_t *oom_kills,
 {
     char buf[1024];
 
-    *oom_kills = *memory_peak = 0;
+    *oom_kills = 0;
+    if (memory_peak != NULL)
+        *memory_peak = 0;
     if (cg->kind == NSBOX_CGROUP_V2) {
         if (read_small(cg->v2, "memory.events", buf, sizeof(buf)) == 0)
             *oom_kills = keyed_value(buf, "oom_kill");
-        if (read_small(cg->v2, "memory.peak", buf, sizeof(buf)) == 0)
+        if (memory_peak != NULL && read_small(cg->v2, "memory.peak", buf, sizeof(buf)) == 0)
             *memory_peak = strtoull(buf, NULL, 10);
     } else if (cg->kind == NSBOX_CGROUP_V1) {
         if (read_small(cg->mem, "memory.oom_control", buf, sizeof(buf)) == 0)
             *oom_kills = keyed_value(buf, "oom_kill");
-        if (read_small(cg->mem, "memory.max_usage_in_bytes", buf, sizeof(buf)) == 0)
+        if (memory_peak != NULL &&
+            read_small(cg->mem, "memory.max_usage_in_bytes", buf, sizeof(buf)) == 0)
             *memory_peak = strtoull(buf, NULL, 10);
     }
 }

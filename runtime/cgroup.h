@@ -57,7 +57,8 @@ int nsbox_cgroup_add(const struct nsbox_cgroup *cg, pid_t pid, struct nsbox_err 
  * for an RCU grace period.  Returns 0 or -1 (ENOTSUP for other kinds). */
 int nsbox_cgroup_enter_self(const struct nsbox_cgroup *cg, struct nsbox_err *err);
 
-/* OOM kills so far and peak memory (0 when unknown). */
+/* OOM kills so far and peak memory (0 when unknown; memory_peak may be
+ * NULL when only the OOM count is wanted). */
 void nsbox_cgroup_stats(const struct nsbox_cgroup *cg, uint64_t *oom_kills,
                         uint64_t *memory_peak);
 

@@ -372,14 +372,14 @@ int nsbox_sandbox_exec(struct nsbox_sandbox *sb, const struct nsbox_exec_opts *o
     struct run r = {.sb = sb, .o = o, .res = res, .out = {.fd = -1, .forward = -1},
                     .err = {.fd = -1, .forward = -1}, .stdin_w = -1, .timer = -1, .in = {.from = -1}};
     int fds[3] = {-1, -1, -1}, close_after[3] = {-1, -1, -1};
-    uint64_t oom_before, peak;
+    uint64_t oom_before;
 
     memset(res, 0, sizeof(*res));
     if (sb->ctl < 0)
         return nsbox_err_set(err, EBADF, "sandbox %s is not connected", sb->id);
     if (getrandom(&r.id, sizeof(r.id), 0) != sizeof(r.id) || r.id == 0)
         r.id = (uint64_t)now_us() | 1;
-    nsbox_cgroup_stats(&sb->cgroup, &oom_before, &peak);
+    nsbox_cgroup_stats(&sb->cgroup, &oom_before, NULL);
     uint64_t t0 = now_us();
     int rc = open_stdio(&r, fds, close_after, err);
     if (rc == 0)
