@@ -167,6 +167,14 @@ caps=$(awk '/^Cap(Prm|Eff|Bnd|Amb|Inh):/ {printf "%s%s ", $1, $2}' "/proc/$init/
 # first, so init is born there: memory, pids and cpu name the sandbox.
 placed=$(grep -cE "^[0-9]+:(memory|pids|cpu):/nsbox/$id\$" "/proc/$init/cgroup")
 [ "$placed" = 3 ] && pass init_in_its_cgroups || fail init_in_its_cgroups "$(cat "/proc/$init/cgroup")"
+# Commands start from a vfork of init, whose heap they share until they
+# exec: anything they allocated would stay in init.  300 execs, each with a
+# 4 KiB variable (1.2 MB were it kept), leave init's data segment flat.
+big=$(head -c 4096 /dev/zero | tr '\0' x)
+before=$(awk '/^VmData:/ {print $2}' "/proc/$init/status")
+for _ in $(seq 300); do nsbox exec -e "BIG=$big" "$id" -- true || break; done
+after=$(awk '/^VmData:/ {print $2}' "/proc/$init/status")
+[ -n "$before" ] && [ $((after - before)) -lt 256 ] && pass init_heap_flat_over_execs || fail init_heap_flat_over_execs "VmData $before -> $after kB"
 # A timeout kills everything in the sandbox but init: setsid and double
 # forks included.
 nsbox exec --timeout 1 "$id" -- sh -c 'setsid sleep 997 & (sleep 998 &) ; sleep 999'
