@@ -16,6 +16,7 @@
 #include <limits.h>
 #include <poll.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -259,15 +260,27 @@ static void handle_exec(struct init_state *st, int client, size_t len, int fds[3
     /* A command: vfork, init waits (~0.1 ms) until it has exec'd, and
      * neither page tables nor copy-on-write faults are paid.  The child
      * allocates nothing and only returns through execve or _exit.  A file
-     * operation runs in the child itself, for as long as it takes: fork. */
-    pid_t pid = strcmp(argv[0], NSBOX_FILE_OP_MARKER) == 0 ? fork() : vfork();
+     * operation runs in the child itself, for as long as it takes: fork.
+     * Older kernels (6.1, the VM harness's) refuse to let a child that
+     * enters another time namespace (init's children do) share its
+     * parent's memory: EINVAL, and init forks from then on. */
+    static bool no_vfork;
+    bool file_op = strcmp(argv[0], NSBOX_FILE_OP_MARKER) == 0;
+    pid_t pid = file_op || no_vfork ? fork() : vfork();
+    if (pid < 0 && !file_op && !no_vfork && errno == EINVAL) {
+        no_vfork = true;
+        pid = fork();
+    }
     if (pid == 0)
         child_exec(m, argv, env, cwd, fds);
+    int saved = errno;
     free(argv);
     free(env);
     if (pid < 0) {
-        send_status(client, NSBOX_MSG_ERROR, m->id, 0, 0, NULL, errno,
-                    "cannot fork in the sandbox (process limit?)");
+        char msg[128];
+        snprintf(msg, sizeof(msg), "cannot start a process in the sandbox: %s%s", strerror(saved),
+                 saved == EAGAIN ? " (its process limit?)" : "");
+        send_status(client, NSBOX_MSG_ERROR, m->id, 0, 0, NULL, saved, msg);
         return;
     }
     /* No STARTED message: nothing waits for it, and waking the host while
