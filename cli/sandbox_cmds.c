@@ -3,10 +3,12 @@
  * Exit codes of run and exec follow docker's: the command's own status;
  * 128+N when it died of signal N; 125 when nsbox itself failed; 126/127
  * when the command could not be executed / was not found. */
+#include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
 #include <jansson.h>
+#include <link.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -151,6 +153,45 @@ static char *sandbox_root(const struct images_store *store)
 /* Compiled profiles are cached in the store, keyed by the profile's bytes
  * and nsbox's version: compiling moby-sized profiles costs milliseconds,
  * loading the BPF microseconds.  The store is the user's own (0700). */
+
+struct build_id_search {
+    char *hex;
+    size_t size;
+};
+
+static int build_id_cb(struct dl_phdr_info *info, size_t size, void *data)
+{
+    struct build_id_search *b = data;
+    (void)size;
+    for (int i = 0; i < info->dlpi_phnum; i++) {
+        if (info->dlpi_phdr[i].p_type != PT_NOTE)
+            continue;
+        const char *p = (const char *)(info->dlpi_addr + info->dlpi_phdr[i].p_vaddr);
+        const char *end = p + info->dlpi_phdr[i].p_memsz;
+        while (p + sizeof(ElfW(Nhdr)) <= end) {
+            const ElfW(Nhdr) *n = (const ElfW(Nhdr) *)p;
+            const char *name = p + sizeof(*n);
+            const unsigned char *desc =
+                (const unsigned char *)name + ((n->n_namesz + 3) & ~3u);
+            if (n->n_type == NT_GNU_BUILD_ID && n->n_namesz == 4 && memcmp(name, "GNU", 4) == 0) {
+                for (size_t k = 0; k < n->n_descsz && 2 * k + 2 < b->size; k++)
+                    snprintf(b->hex + 2 * k, 3, "%02x", desc[k]);
+                return 1;
+            }
+            p = (const char *)desc + ((n->n_descsz + 3) & ~3u);
+        }
+    }
+    return 1; /* the first object is the program itself: stop there */
+}
+
+/* The GNU build id of the nsbox binary in hex ("" without one). */
+static void build_id(char *hex, size_t size)
+{
+    struct build_id_search b = {hex, size};
+    hex[0] = '\0';
+    dl_iterate_phdr(build_id_cb, &b);
+}
+
 static int load_profile(const struct images_store *store, const struct run_opts *o,
                         struct nsbox_seccomp **out, struct nsbox_err *err)
 {
@@ -169,7 +210,12 @@ static int load_profile(const struct images_store *store, const struct run_opts 
     struct oci_sha256 *h = oci_sha256_new();
     if (h == NULL)
         return nsbox_err_set(err, ENOMEM, "out of memory");
+    /* The compiled filter depends on the profile and on the compiler (this
+     * binary, libseccomp linked in): a new build compiles anew. */
+    char id[2 * 64 + 1];
+    build_id(id, sizeof(id));
     oci_sha256_update(h, NSBOX_VERSION_STRING, strlen(NSBOX_VERSION_STRING) + 1);
+    oci_sha256_update(h, id, strlen(id) + 1);
     oci_sha256_update(h, text, len);
     oci_sha256_finish(h, key);
     snprintf(name, sizeof(name), "cache/seccomp-%.32s.bpf", oci_digest_hex(key));

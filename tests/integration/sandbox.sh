@@ -28,6 +28,15 @@ BB=oci:$T/bb:latest
 nsbox() { "$NSBOX" --store "$S" "$@"; }
 nsbox pull --quiet "$PY" >/dev/null && nsbox pull --quiet "$BB" >/dev/null
 
+# The compiled seccomp filter is cached per profile and per build: a binary
+# with another build id (here: none) compiles its own instead of loading one
+# another compiler made.
+nsbox run "$BB" -- true
+objcopy --remove-section .note.gnu.build-id "$NSBOX" "$T/nsbox-noid"
+"$T/nsbox-noid" --store "$S" run "$BB" -- true
+n=$(ls "$S/cache" | grep -c '^seccomp-.*\.bpf$')
+[ "$n" = 2 ] && pass seccomp_cache_per_build || fail seccomp_cache_per_build "$(ls "$S/cache")"
+
 # probe_field JSONLINES CHECK KEY
 pf() { python3 -c '
 import json, sys
