@@ -5,9 +5,12 @@
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <stdbool.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/mount.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/un.h>
 #include <sys/wait.h>
@@ -149,10 +152,50 @@ static int rm_job_run(void *arg, struct nsbox_err *err)
     return nsbox_rm_rf_at(AT_FDCWD, job->dir, err);
 }
 
-int nsbox_sandbox_destroy(struct nsbox_sandbox *sb, struct nsbox_err *err)
+/* Removal holds an exclusive lock on the state directory: `run`'s detached
+ * remover and the next start's gc would otherwise both remove one sandbox
+ * (and the loser report files vanishing under it).  wait: block for a
+ * remover at work (rm); else leave the sandbox to it (gc).  Returns 0 with
+ * *done set when there is nothing left to do. */
+static int lock_for_removal(const struct nsbox_sandbox *sb, bool wait, bool *done,
+                            struct nsbox_err *err)
+{
+    struct stat st;
+    *done = false;
+    int fd = open(sb->state_dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0 && errno == ENOENT) {
+        *done = true;
+        return -1;
+    }
+    if (fd < 0)
+        return nsbox_err_sys(err, "cannot open %s", sb->state_dir);
+    if (flock(fd, LOCK_EX | (wait ? 0 : LOCK_NB)) < 0) {
+        int e = errno;
+        close(fd);
+        errno = e;
+        /* Busy: someone else's job. */
+        *done = e == EWOULDBLOCK;
+        return *done ? -1 : nsbox_err_sys(err, "cannot lock %s", sb->state_dir);
+    }
+    if (fstat(fd, &st) == 0 && st.st_nlink == 0) {
+        /* Removed while we waited. */
+        close(fd);
+        *done = true;
+        return -1;
+    }
+    return fd;
+}
+
+static int destroy(struct nsbox_sandbox *sb, bool wait, struct nsbox_err *err)
 {
     struct nsbox_err cerr = {0};
+    bool done;
 
+    _cleanup_close_ int lock = lock_for_removal(sb, wait, &done, err);
+    if (lock < 0) {
+        nsbox_sandbox_close(sb);
+        return done ? 0 : -1;
+    }
     stop_init(sb);
     nsbox_sandbox_close(sb);
     /* As root the idmapped rootfs is mounted on lower/ for a moment during
@@ -177,6 +220,11 @@ int nsbox_sandbox_destroy(struct nsbox_sandbox *sb, struct nsbox_err *err)
         return -1;
     }
     return 0;
+}
+
+int nsbox_sandbox_destroy(struct nsbox_sandbox *sb, struct nsbox_err *err)
+{
+    return destroy(sb, true, err);
 }
 
 int nsbox_sandbox_destroy_detached(struct nsbox_sandbox *sb, struct nsbox_err *err)
@@ -254,7 +302,7 @@ int nsbox_sandbox_gc(const char *state_root, const struct nsbox_idmap *rootless_
             sb.idmap = *rootless_map;
         /* One that cannot go (say, a mount still busy) keeps none of the
          * others; the first failure is the one reported. */
-        if (nsbox_sandbox_destroy(&sb, failed ? &ignored : err) < 0)
+        if (destroy(&sb, false, failed ? &ignored : err) < 0)
             failed++;
         else
             removed++;
