@@ -5,10 +5,10 @@
  * own exit status (issue #3), kept apart from nsbox's. */
 #include <errno.h>
 #include <getopt.h>
+#include <jansson.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <jansson.h>
 #include <string.h>
 #include <sys/random.h>
 #include <unistd.h>

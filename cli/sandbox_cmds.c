@@ -150,10 +150,6 @@ static char *sandbox_root(const struct images_store *store)
     return dir;
 }
 
-/* Compiled profiles are cached in the store, keyed by the profile's bytes
- * and nsbox's version: compiling moby-sized profiles costs milliseconds,
- * loading the BPF microseconds.  The store is the user's own (0700). */
-
 struct build_id_search {
     char *hex;
     size_t size;
@@ -192,6 +188,10 @@ static void build_id(char *hex, size_t size)
     dl_iterate_phdr(build_id_cb, &b);
 }
 
+/* Compiled profiles are cached in the store, keyed by the profile's bytes
+ * and the build of nsbox that compiled them: compiling moby-sized profiles
+ * costs milliseconds, loading the BPF microseconds.  The store is the
+ * user's own (0700). */
 static int load_profile(const struct images_store *store, const struct run_opts *o,
                         struct nsbox_seccomp **out, struct nsbox_err *err)
 {

@@ -3,9 +3,9 @@
 #include <archive.h>
 #include <archive_entry.h>
 #include <errno.h>
-#include <locale.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <locale.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
