@@ -32,6 +32,17 @@
 #include "files.h"
 #include "proto.h"
 
+#if defined(__SANITIZE_ADDRESS__)
+#define NSBOX_ASAN true
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define NSBOX_ASAN true
+#endif
+#endif
+#ifndef NSBOX_ASAN
+#define NSBOX_ASAN false
+#endif
+
 #define MAX_CLIENTS 64
 #define MAX_EXECS 256
 
@@ -263,8 +274,10 @@ static void handle_exec(struct init_state *st, int client, size_t len, int fds[3
      * operation runs in the child itself, for as long as it takes: fork.
      * Older kernels (6.1, the VM harness's) refuse to let a child that
      * enters another time namespace (init's children do) share its
-     * parent's memory: EINVAL, and init forks from then on. */
-    static bool no_vfork;
+     * parent's memory: EINVAL, and init forks from then on.  ASan builds
+     * fork: its vfork interceptor needs memory that init's RLIMIT_AS
+     * (best-effort mode) refuses, and init died at the first command. */
+    static bool no_vfork = NSBOX_ASAN;
     bool file_op = strcmp(argv[0], NSBOX_FILE_OP_MARKER) == 0;
     pid_t pid = file_op || no_vfork ? fork() : vfork();
     if (pid < 0 && !file_op && !no_vfork && errno == EINVAL) {
