@@ -16,6 +16,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "../common/fsutil.h"
 #include "../common/syscalls.h"
 #include "../runtime/files.h"
 #include "server.h"
@@ -139,18 +140,14 @@ MCP_TOOL_FN(copy_out)
                  e == EEXIST ? " (pass overwrite: true to replace it)" : "");
         return NULL;
     }
-    size_t done = 0;
-    while (done < res.out_len) {
-        ssize_t w = write(fd, res.out + done, res.out_len - done);
-        if (w <= 0)
-            break;
-        done += (size_t)w;
-    }
+    int w = nsbox_write_all(fd, res.out, res.out_len);
+    int e = errno;
     close(fd);
     size_t total = res.out_len;
     nsbox_exec_result_free(&res);
-    if (done != total) {
-        snprintf(error, error_size, "cannot write %.200s completely", a.host_path);
+    if (w < 0) {
+        snprintf(error, error_size, "cannot write %.200s completely: %s", a.host_path,
+                 strerror(e));
         return NULL;
     }
     return json_pack("{s:s,s:s,s:I}", "path", a.path, "host_path", a.host_path, "bytes",

@@ -140,9 +140,11 @@ void nsbox_sandbox_kill_all(struct nsbox_sandbox *sb);
  * NULL-terminated). */
 char **nsbox_sandbox_list(const char *state_root, struct nsbox_err *err);
 
-/* Removes state left by sandboxes whose init is gone (after a crash).
- * Returns the number removed, or -1 (the first failure in err) when one
- * could not be removed; the others are removed all the same. */
+/* Removes state left by sandboxes whose init is gone (after a crash); one
+ * that another process is already removing (its state directory locked) is
+ * left to it.  Returns how many were removed or left so, or -1 (the first
+ * failure in err) when one could not be removed; the others are removed
+ * all the same. */
 int nsbox_sandbox_gc(const char *state_root, const struct nsbox_idmap *rootless_map,
                      struct nsbox_err *err);
 

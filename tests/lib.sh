@@ -61,4 +61,23 @@ rootfs_of() {
 	"$NSBOX" --store "$1" inspect "$2" | python3 -c 'import json,sys; print(json.load(sys.stdin)["rootfs"])'
 }
 
+# stop_server PID: SIGTERM, then waits at most 60 s.  Sets STOP_RC (124 when
+# it had to be killed).
+stop_server() {
+	local pid=$1 i
+	kill -TERM "$pid" 2>/dev/null
+	for i in $(seq 300); do
+		kill -0 "$pid" 2>/dev/null || break
+		sleep 0.2
+	done
+	if kill -0 "$pid" 2>/dev/null; then
+		kill -KILL "$pid" 2>/dev/null
+		wait "$pid" 2>/dev/null
+		STOP_RC=124
+	else
+		wait "$pid"
+		STOP_RC=$?
+	fi
+}
+
 finish() { exit $((_failures > 0)); }

@@ -68,19 +68,13 @@ if [ "$rc" -ne 0 ] && [ "$nfail" -eq 0 ]; then
 fi
 
 # SIGTERM: every session ends, the spare stops, exit status 0.
-kill -TERM "$PID" 2>/dev/null
-for i in $(seq 300); do
-	kill -0 "$PID" 2>/dev/null || break
-	sleep 0.2
-done
-if kill -0 "$PID" 2>/dev/null; then
-	kill -KILL "$PID"
-	wait "$PID" 2>/dev/null
+stop_server "$PID"
+if [ "$STOP_RC" = 124 ]; then
 	fail sigterm_exit_0 "still running 60 s after SIGTERM"
-elif wait "$PID"; then
+elif [ "$STOP_RC" = 0 ]; then
 	pass sigterm_exit_0
 else
-	fail sigterm_exit_0 "exit status $?: $(tail -3 "$LOGS/server.log" | tr '\n' ' ')"
+	fail sigterm_exit_0 "exit status $STOP_RC: $(tail -3 "$LOGS/server.log" | tr '\n' ' ')"
 fi
 PID=
 

@@ -62,25 +62,6 @@ start_server() {
 	return 1
 }
 
-# stop_server PID: SIGTERM, then waits at most 60 s.  Sets STOP_RC (124 when
-# it had to be killed).
-stop_server() {
-	local pid=$1 i
-	kill -TERM "$pid" 2>/dev/null
-	for i in $(seq 300); do
-		kill -0 "$pid" 2>/dev/null || break
-		sleep 0.2
-	done
-	if kill -0 "$pid" 2>/dev/null; then
-		kill -KILL "$pid" 2>/dev/null
-		wait "$pid" 2>/dev/null
-		STOP_RC=124
-	else
-		wait "$pid"
-		STOP_RC=$?
-	fi
-}
-
 # run_client NAME CMD...: runs a test program, passes its PASS/FAIL lines
 # through, and turns a crash without a FAIL line into one.
 run_client() {

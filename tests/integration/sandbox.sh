@@ -53,6 +53,14 @@ nsbox run "$BB" -- sh -c 'kill -9 $$'
 [ $? = 137 ] && pass signal_is_128_plus || fail signal_is_128_plus "got $?"
 nsbox run "$BB" -- /no/such/binary 2>/dev/null
 [ $? = 127 ] && pass missing_command_127 || fail missing_command_127 "got $?"
+# init's PATH search works as execvp: a directory, or a file it may not
+# run, of that name early in PATH does not hide the program later on; found
+# but not runnable is 126 (EACCES); found nowhere is 127.
+pid_sb=$(nsbox create "$BB")
+nsbox exec "$pid_sb" -- sh -c 'mkdir -p /opt/a/true /opt/b; printf "#!/bin/sh\n" >/opt/b/noexec; printf "#!/bin/sh\n" >/opt/b/true'
+paths=$(for c in true noexec nowhere; do nsbox exec -e PATH=/opt/a:/opt/b:/bin "$pid_sb" -- $c >/dev/null 2>&1; echo -n "$? "; done)
+nsbox rm "$pid_sb" >/dev/null
+[ "$paths" = "0 126 127 " ] && pass path_search_like_execvp || fail path_search_like_execvp "got $paths"
 out=$(echo "from stdin" | nsbox run "$BB" -- cat)
 [ "$out" = "from stdin" ] && pass stdin_passes_through || fail stdin_passes_through "$out"
 
