@@ -27,7 +27,16 @@ for name in "$@"; do
         passed=$((passed + 1))
     else
         printf 'FAIL fuzz-%s (log: %s)\n' "$name" "$log"
-        grep -E 'ERROR|SUMMARY|==[0-9]+==|Test unit written' "$log" | head -20
+        # The sanitizers' reports, and the target's own failed check
+        # ("fuzz-NAME: ..."), which otherwise shows only as a deadly signal.
+        grep -E 'ERROR|SUMMARY|==[0-9]+==|Test unit written|^fuzz-[a-z]+: ' "$log" | head -20
+        # The input itself, so a CI log alone reproduces the failure (CI's
+        # clone, and the artifact in it, are gone once the run ends).
+        unit=$(sed -n 's/.*Test unit written to \(.*\)$/\1/p' "$log" | tail -1)
+        if [ -n "$unit" ] && [ -f "$unit" ]; then
+            echo "input ($(stat -c %s "$unit") bytes; base64 of the first 4 KiB):"
+            head -c 4096 "$unit" | base64 -w 76
+        fi
         failed=$((failed + 1))
     fi
 done
