@@ -702,8 +702,8 @@ static int check_shadowed(struct placed_list *l, struct nsbox_err *err)
     return 0;
 }
 
-static int export_bpf(scmp_filter_ctx ctx, struct nsbox_seccomp **out,
-                      struct nsbox_err *err)
+static int export_bpf(scmp_filter_ctx ctx, const struct sock_filter *stub, size_t n_stub,
+                      struct nsbox_seccomp **out, struct nsbox_err *err)
 {
     /* libseccomp 2.5 can only write the program to a file descriptor
      * (seccomp_export_bpf_mem is 2.6): a memfd holds any size, a pipe
@@ -722,19 +722,22 @@ static int export_bpf(scmp_filter_ctx ctx, struct nsbox_seccomp **out,
     if (fstat(fd, &st) < 0)
         return nsbox_err_sys(err, "fstat on the BPF memfd");
     size_t bytes = (size_t)st.st_size;
-    size_t n = bytes / sizeof(struct sock_filter);
-    if (n == 0 || bytes % sizeof(struct sock_filter) != 0)
+    size_t n = bytes / sizeof(struct sock_filter) + n_stub;
+    if (n == n_stub || bytes % sizeof(struct sock_filter) != 0)
         return nsbox_err_set(err, EIO, "libseccomp wrote %zu bytes of BPF", bytes);
     if (n > BPF_MAXINSNS)
         return nsbox_err_set(err, E2BIG,
                              "the filter needs %zu BPF instructions; the kernel "
                              "takes at most %d",
                              n, BPF_MAXINSNS);
-    _cleanup_free_ struct nsbox_seccomp *f = malloc(sizeof(*f) + bytes);
+    _cleanup_free_ struct nsbox_seccomp *f = malloc(sizeof(*f) + n * sizeof(*stub));
     if (f == NULL)
         return nsbox_err_set(err, ENOMEM, "out of memory");
+    /* BPF jumps are relative: libseccomp's program works unchanged after
+     * the stub, which falls through (or jumps) to its first instruction. */
+    memcpy(f->insns, stub, n_stub * sizeof(*stub));
     for (size_t done = 0; done < bytes;) {
-        ssize_t got = pread(fd, (char *)f->insns + done, bytes - done, (off_t)done);
+        ssize_t got = pread(fd, (char *)(f->insns + n_stub) + done, bytes - done, (off_t)done);
         if (got <= 0)
             return got < 0 ? nsbox_err_sys(err, "reading the BPF memfd")
                            : nsbox_err_set(err, EIO, "short BPF memfd");
@@ -743,6 +746,46 @@ static int export_bpf(scmp_filter_ctx ctx, struct nsbox_seccomp **out,
     f->len = (unsigned short)n;
     *out = TAKE_PTR(f);
     return 0;
+}
+
+/* Whether a syscall the profile does not name must fail with ENOSYS
+ * rather than take the default action: runc's rule.  A profile is a list
+ * of the syscalls its author knew; one added to the kernel later (fchmodat2,
+ * cachestat, mseal, statmount, ...) would get the default EPERM, and libc
+ * and runtimes fall back to an older call only on ENOSYS ("this kernel
+ * does not have it"), so a newer image broke under an older profile.  Not
+ * for a permissive default (ALLOW, LOG, TRACE: unnamed means allowed), nor
+ * when the default already is ENOSYS. */
+static bool wants_enosys_stub(uint32_t default_action)
+{
+    return default_action != SCMP_ACT_ALLOW && default_action != SCMP_ACT_LOG &&
+           (default_action & 0xffff0000u) != SCMP_ACT_TRACE(0) &&
+           default_action != SCMP_ACT_ERRNO(ENOSYS);
+}
+
+#define STUB_MAX 6
+
+/* The instructions put before libseccomp's program: a native-ABI syscall
+ * numbered above last (the highest the profile names) returns ENOSYS;
+ * everything else, other ABIs included, goes on to the filter, whose
+ * bad-arch action kills them as before.  Returns the count. */
+static size_t enosys_stub(int last, struct sock_filter stub[STUB_MAX])
+{
+    uint32_t arch = seccomp_arch_native(); /* an AUDIT_ARCH_* value */
+    bool x86_64 = arch == SCMP_ARCH_X86_64;
+    /* Offsets of seccomp_data's nr (0) and arch (4). */
+    size_t n = 0;
+
+    stub[n++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS, 4);
+    stub[n++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, arch, 0,
+                                             x86_64 ? 4 : 3);
+    stub[n++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS, 0);
+    if (x86_64) /* an x32 number (bit 30): the filter kills it */
+        stub[n++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JSET | BPF_K,
+                                                 0x40000000u, 2, 0);
+    stub[n++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JGT | BPF_K, (uint32_t)last, 0, 1);
+    stub[n++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, SCMP_ACT_ERRNO(ENOSYS));
+    return n;
 }
 
 static void ctx_releasep(scmp_filter_ctx *ctx)
@@ -787,7 +830,12 @@ static int build(const struct profile *p, const struct target *t,
             return -1;
     if (check_shadowed(&l, err) < 0)
         return -1;
-    return export_bpf(ctx, out, err);
+    /* check_shadowed sorted l by number: the last is the highest named. */
+    struct sock_filter stub[STUB_MAX];
+    size_t n_stub = 0;
+    if (wants_enosys_stub(p->default_action) && l.n > 0)
+        n_stub = enosys_stub(l.v[l.n - 1].nr, stub);
+    return export_bpf(ctx, stub, n_stub, out, err);
 }
 
 /* ---- public ---- */

@@ -110,6 +110,18 @@ if bad:
 sys.exit(1 if bad else 0)
 PYEOF
 
+# A syscall newer than the profile (fchmodat2, Linux 6.6; the host's kernel
+# has it) fails with ENOSYS, so libc can fall back; an older one the profile
+# leaves out (kexec_load) keeps EPERM.
+out=$(nsbox run "$PY" -- python3 -c '
+import ctypes
+libc = ctypes.CDLL(None, use_errno=True)
+for nr, args in ((452, (-1, b"", 0, 0)), (246, (0, 0, None, 0))):
+    ctypes.set_errno(0)
+    r = libc.syscall(nr, *args)
+    print(r, ctypes.get_errno(), end=" ")' 2>&1)
+[ "$out" = "-1 38 -1 1 " ] && pass newer_syscall_enosys || fail newer_syscall_enosys "got: $out"
+
 if python3 - "$T/probe.jsonl" <<'PYEOF'; then pass probe_privileges_dropped; else fail probe_privileges_dropped "see above"; fi
 import json, sys
 r = {json.loads(l)["check"]: json.loads(l) for l in open(sys.argv[1])}

@@ -463,7 +463,50 @@ static void allow_default_with_one_errno_rule(void)
             "[\"getppid\"],\"action\":\"SCMP_ACT_ERRNO\",\"errnoRet\":99}]}",
             NULL, o);
     CHECK(denied(&o[ID_PPID], 99));
+    /* getsid (124) is numbered above getppid (110): with a permissive
+     * default, a syscall newer than the profile is allowed, not ENOSYS. */
     CHECK(worked(&o[ID_PID]) && worked(&o[ID_UID]) && worked(&o[ID_SID_0]));
+}
+
+/* A syscall numbered above every one the profile names is newer than the
+ * profile: ENOSYS, so that libc falls back to an older call, where one the
+ * profile merely leaves out keeps the default errno (runc's rule).  The
+ * profile's highest name is getrandom (318). */
+static void child_newer(int fd, void *arg)
+{
+    (void)arg;
+    put(fd, syscall(SYS_getppid));
+    put(fd, syscall(SYS_getuid));
+    put(fd, syscall(SYS_getcpu, NULL, NULL, NULL));  /* 309 */
+    put(fd, syscall(SYS_getrandom, NULL, 0, 0));      /* 318 */
+    put(fd, syscall(SYS_memfd_create, "x", 0));       /* 319 */
+    put(fd, syscall(452 /* fchmodat2, Linux 6.6 */, -1, "", 0, 0));
+    put(fd, syscall(1000));
+}
+
+static void newer_syscalls_get_enosys(void)
+{
+    struct nsbox_seccomp *f = compile_str(
+        "{\"defaultAction\":\"SCMP_ACT_ERRNO\",\"defaultErrnoRet\":77,\"syscalls\":["
+        /* what the child needs, sanitizer runtimes included */
+        "{\"names\":[\"write\",\"exit_group\",\"exit\",\"getppid\",\"mmap\",\"munmap\","
+        "\"mprotect\",\"madvise\",\"brk\",\"rt_sigaction\",\"rt_sigprocmask\","
+        "\"sigaltstack\",\"gettid\",\"getpid\",\"futex\",\"sched_yield\",\"prctl\"],"
+        "\"action\":\"SCMP_ACT_ALLOW\"},"
+        "{\"names\":[\"getrandom\"],\"action\":\"SCMP_ACT_ERRNO\",\"errnoRet\":55}]}",
+        NULL);
+    struct outcome o[7];
+    size_t got = 0;
+
+    CHECK(f != NULL);
+    if (f == NULL)
+        return;
+    CHECK(exited_ok(run_child(f, child_newer, NULL, o, sizeof(o), &got)) && got == sizeof(o));
+    CHECK(worked(&o[0]));
+    CHECK(denied(&o[1], 77) && denied(&o[2], 77)); /* left out, older */
+    CHECK(denied(&o[3], 55));                      /* the highest named */
+    CHECK(denied(&o[4], ENOSYS) && denied(&o[5], ENOSYS) && denied(&o[6], ENOSYS));
+    nsbox_seccomp_free(f);
 }
 
 /* includes/excludes as moby evaluates them, against uname and caps. */
@@ -619,6 +662,8 @@ static long p_clone_newns(void) { return clone_flags(CLONE_NEWNS); }
 static long p_clone_newuser(void) { return clone_flags(CLONE_NEWUSER); }
 static long p_clone_newnet(void) { return clone_flags(CLONE_NEWNET); }
 static long p_clone3(void) { return syscall(SYS_clone3, NULL, 0); }
+static long p_cachestat(void) { return syscall(451, -1, NULL, NULL, 0); }
+static long p_fchmodat2(void) { return syscall(452, -1, "", 0, 0); }
 static long p_fork(void) { return clone_flags(0) > 0 ? 0 : -1; }
 static long p_thread(void)
 {
@@ -663,6 +708,10 @@ static const struct probe PROBES[] = {
     PR(p_tiocgptn_signext, NOT_DENIED),
     PR(p_clone_newns, DENY), PR(p_clone_newuser, DENY), PR(p_clone_newnet, DENY),
     {"clone3", p_clone3, ERRNO_IS, ENOSYS}, /* so glibc falls back to clone */
+    /* Newer than the profile (its highest is set_mempolicy_home_node, 450):
+     * ENOSYS, not the default errno, so libc falls back. */
+    {"cachestat", p_cachestat, ERRNO_IS, ENOSYS},
+    {"fchmodat2", p_fchmodat2, ERRNO_IS, ENOSYS},
     PR(p_fork, OK), PR(p_thread, OK),
 };
 #define N_PROBES (sizeof(PROBES) / sizeof(PROBES[0]))
@@ -946,6 +995,7 @@ void suite_seccomp(void)
     RUN_TEST(compiles_default_profile);
     RUN_TEST(install_needs_no_new_privs);
     RUN_TEST(allow_default_with_one_errno_rule);
+    RUN_TEST(newer_syscalls_get_enosys);
     RUN_TEST(includes_and_excludes);
     RUN_TEST(default_profile_blocks_kernel_surface);
     RUN_TEST(default_profile_denials_come_from_the_filter);
