@@ -19,8 +19,8 @@ static int drop_bounding(struct nsbox_err *err)
     return 0;
 }
 
-/* Made by nsbox_caps_limit_for_init, so that nsbox_caps_clear allocates
- * nothing: it runs in init's vfork child, which shares init's heap. */
+/* Made once by nsbox_caps_limit_for_init, so that nsbox_caps_clear (in
+ * every command's child of init) allocates nothing. */
 static cap_t empty_caps;
 
 static int set_caps(const cap_value_t *caps, int n, struct nsbox_err *err)

@@ -32,17 +32,6 @@
 #include "files.h"
 #include "proto.h"
 
-#if defined(__SANITIZE_ADDRESS__)
-#define NSBOX_ASAN true
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define NSBOX_ASAN true
-#endif
-#endif
-#ifndef NSBOX_ASAN
-#define NSBOX_ASAN false
-#endif
-
 #define MAX_CLIENTS 64
 #define MAX_EXECS 256
 
@@ -94,13 +83,23 @@ static void exec_with_path(char **argv, char **env)
             path = *e + 5;
     for (const char *p = path;; p++) {
         const char *end = strchrnul(p, ':');
-        int n = snprintf(full, sizeof(full), "%.*s/%s", (int)(end - p), p, argv[0]);
+        /* An empty element is the working directory, as for execvp. */
+        int n = end == p ? snprintf(full, sizeof(full), "%s", argv[0])
+                         : snprintf(full, sizeof(full), "%.*s/%s", (int)(end - p), p, argv[0]);
         /* A failed execve costs a new mm; looking first is cheaper (three
-         * misses before /usr/bin/python3 on Debian's default PATH). */
-        if (n > 0 && (size_t)n < sizeof(full) && faccessat(AT_FDCWD, full, X_OK, AT_EACCESS) == 0)
-            execve(full, argv, env);
-        if (n > 0 && (size_t)n < sizeof(full) && errno != ENOENT && errno != ENOTDIR)
-            saved = errno;
+         * misses before /usr/bin/python3 on Debian's default PATH).  The
+         * ids are all the command's by now, so access() asks the right
+         * question, and it is the plain access syscall: glibc's faccessat
+         * needs faccessat2, which a custom profile may deny with EPERM.
+         * An answer other than "not there" or "not allowed" (such a
+         * denial) does not skip the candidate: execve decides. */
+        if (n > 0 && (size_t)n < sizeof(full)) {
+            if (access(full, X_OK) == 0 ||
+                (errno != ENOENT && errno != ENOTDIR && errno != EACCES))
+                execve(full, argv, env);
+            if (errno != ENOENT && errno != ENOTDIR)
+                saved = errno;
+        }
         if (*end == '\0')
             break;
         p = end;
@@ -116,7 +115,9 @@ static void passwd_home(uint32_t uid, char *home, size_t size)
 {
     static char text[65536];
     snprintf(home, size, "/");
-    int fd = open("/etc/passwd", O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    /* O_NOCTTY: the command is a session leader without a terminal yet,
+     * and the sandbox may have made /etc/passwd a link to a pty. */
+    int fd = open("/etc/passwd", O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
     if (fd < 0)
         return;
     struct stat st;
@@ -129,8 +130,11 @@ static void passwd_home(uint32_t uid, char *home, size_t size)
         next = strchr(line, '\n');
         if (next != NULL)
             *next++ = '\0';
-        /* name:password:uid:gid:gecos:home:shell */
-        char *f[7] = {0}, *p = line;
+        /* name:password:uid:gid:gecos:home:shell; as nss_files, blank
+         * and comment lines are skipped. */
+        char *f[7] = {0}, *p = line + strspn(line, " \t");
+        if (*p == '#' || *p == '\0')
+            continue;
         int i = 0;
         for (; i < 7 && p != NULL; i++) {
             f[i] = p;
@@ -149,8 +153,7 @@ static void passwd_home(uint32_t uid, char *home, size_t size)
 /* Adds HOME to env when it has none, as Docker does: from the sandbox's
  * /etc/passwd, else "/".  Programs look for it (Python's site module
  * reads the password database without it).  env has a spare slot after
- * its NULL (split_strings' extra), so nothing is allocated: this runs in
- * init's vfork child. */
+ * its NULL (split_strings' extra). */
 static char **with_home(char **env, uint32_t uid)
 {
     static char home[PATH_MAX + 8];
@@ -173,8 +176,7 @@ static void set_limit(int resource, uint64_t value)
     setrlimit(resource, &rl);
 }
 
-/* In the vfork child (fork for a file operation): become the command.
- * Never returns; allocates nothing (see handle_exec). */
+/* In init's child: become the command.  Never returns. */
 static void child_exec(const struct nsbox_msg_exec *m, char **argv, char **env,
                        const char *cwd, const int fds[3])
 {
@@ -268,22 +270,13 @@ static void handle_exec(struct init_state *st, int client, size_t len, int fds[3
         free(env);
         return;
     }
-    /* A command: vfork, init waits (~0.1 ms) until it has exec'd, and
-     * neither page tables nor copy-on-write faults are paid.  The child
-     * allocates nothing and only returns through execve or _exit.  A file
-     * operation runs in the child itself, for as long as it takes: fork.
-     * Older kernels (6.1, the VM harness's) refuse to let a child that
-     * enters another time namespace (init's children do) share its
-     * parent's memory: EINVAL, and init forks from then on.  ASan builds
-     * fork: its vfork interceptor needs memory that init's RLIMIT_AS
-     * (best-effort mode) refuses, and init died at the first command. */
-    static bool no_vfork = NSBOX_ASAN;
-    bool file_op = strcmp(argv[0], NSBOX_FILE_OP_MARKER) == 0;
-    pid_t pid = file_op || no_vfork ? fork() : vfork();
-    if (pid < 0 && !file_op && !no_vfork && errno == EINVAL) {
-        no_vfork = true;
-        pid = fork();
-    }
+    /* fork, not vfork: a vfork parent sleeps until the child execs, and
+     * code in the sandbox can stop the child first (kill(-1, SIGSTOP) in
+     * a loop; the child is the sandbox's uid).  init then sat frozen: no
+     * reaping, no KILL for a timeout, every later exec stuck.  vfork saved
+     * 0.23-0.38 ms per exec; an init the sandbox cannot wedge is worth
+     * more (sandbox/init_not_wedged_by_sigstop). */
+    pid_t pid = fork();
     if (pid == 0)
         child_exec(m, argv, env, cwd, fds);
     int saved = errno;

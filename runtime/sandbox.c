@@ -66,6 +66,7 @@ struct spawn {
     int ctl_child;       /* the child's end of the control socketpair */
     int listen_fd;
     int slot_fd;         /* root: holds the id range */
+    int state_lock;      /* the state directory, locked until its state is written */
     pid_t parent;
     char lower[PATH_MAX];
     char workspace[PATH_MAX]; /* what the child mounts at workdir, or "" */
@@ -329,15 +330,27 @@ static int claim_range(const char *state_root, uint32_t *base, struct nsbox_err 
     return nsbox_err_set(err, EAGAIN, "no free id range for another sandbox");
 }
 
+/* The state directory appears under its id already locked (the lock that
+ * removal takes, lifecycle.c): made under another name, locked, renamed.
+ * Until the state is written, a sandbox looks dead to the gc of every
+ * other nsbox on the store, which removed it mid-creation; now gc finds it
+ * busy and leaves it.  *lock is held until then (spawn_close). */
 static int make_state_dir(struct nsbox_sandbox *sb, const char *state_root, bool root,
-                          uint32_t base, struct nsbox_err *err)
+                          uint32_t base, int *lock, struct nsbox_err *err)
 {
     static const char *const subdirs[] = {"upper", "work", "merged", "lower", "ws"};
     char path[PATH_MAX + 16];
 
-    snprintf(sb->state_dir, sizeof(sb->state_dir), "%s/%s", state_root, sb->id);
-    if (mkdir(sb->state_dir, 0700) < 0)
-        return nsbox_err_sys(err, "cannot create %s", sb->state_dir);
+    snprintf(path, sizeof(path), "%s/.new-%s", state_root, sb->id);
+    if (mkdir(path, 0700) < 0)
+        return nsbox_err_sys(err, "cannot create %s", path);
+    *lock = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (*lock < 0 || flock(*lock, LOCK_EX) < 0 ||
+        renameat2(AT_FDCWD, path, AT_FDCWD, sb->state_dir, RENAME_NOREPLACE) < 0) {
+        nsbox_err_sys(err, "cannot create %s", sb->state_dir);
+        rmdir(path);
+        return -1;
+    }
     for (size_t i = 0; i < 5; i++) {
         snprintf(path, sizeof(path), "%s/%s", sb->state_dir, subdirs[i]);
         if (mkdir(path, 0755) < 0)
@@ -427,6 +440,7 @@ static void spawn_close(struct spawn *s)
 {
     close_fd(&s->sync_r), close_fd(&s->sync_w), close_fd(&s->err_r), close_fd(&s->err_w);
     close_fd(&s->ctl_child), close_fd(&s->listen_fd), close_fd(&s->slot_fd);
+    close_fd(&s->state_lock);
 }
 
 static int spawn_fds(struct spawn *s, struct nsbox_err *err)
@@ -586,7 +600,8 @@ int nsbox_sandbox_create(const struct nsbox_sandbox_config *cfg,
                          struct nsbox_sandbox *out, struct nsbox_err *err)
 {
     struct spawn s = {.cfg = cfg, .sb = out, .sync_r = -1, .sync_w = -1, .err_r = -1,
-                      .err_w = -1, .ctl_child = -1, .listen_fd = -1, .slot_fd = -1};
+                      .err_w = -1, .ctl_child = -1, .listen_fd = -1, .slot_fd = -1,
+                      .state_lock = -1};
     uint32_t base = 0;
 
     memset(out, 0, sizeof(*out));
@@ -602,7 +617,8 @@ int nsbox_sandbox_create(const struct nsbox_sandbox_config *cfg,
         return -1;
     if (out->rootless)
         snprintf(s.lower, sizeof(s.lower), "%s", cfg->rootfs);
-    int r = make_state_dir(out, cfg->state_root, !out->rootless, base, err);
+    snprintf(out->state_dir, sizeof(out->state_dir), "%s/%s", cfg->state_root, out->id);
+    int r = make_state_dir(out, cfg->state_root, !out->rootless, base, &s.state_lock, err);
     if (r == 0 && !out->rootless)
         snprintf(s.lower, sizeof(s.lower), "%s/lower", out->state_dir);
     /* The workspace: as root an idmapped mount on STATE/ws, rootless the

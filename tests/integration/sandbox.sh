@@ -59,8 +59,11 @@ nsbox run "$BB" -- /no/such/binary 2>/dev/null
 pid_sb=$(nsbox create "$BB")
 nsbox exec "$pid_sb" -- sh -c 'mkdir -p /opt/a/true /opt/b; printf "#!/bin/sh\n" >/opt/b/noexec; printf "#!/bin/sh\n" >/opt/b/true'
 paths=$(for c in true noexec nowhere; do nsbox exec -e PATH=/opt/a:/opt/b:/bin "$pid_sb" -- $c >/dev/null 2>&1; echo -n "$? "; done)
+# An empty PATH element is the working directory.
+nsbox exec "$pid_sb" -- sh -c 'mkdir -p /opt/c; printf "#!/bin/sh\necho here\n" >/opt/c/mine; chmod +x /opt/c/mine'
+paths="$paths$(nsbox exec --workdir /opt/c -e PATH=/nowhere: "$pid_sb" -- mine 2>&1)"
 nsbox rm "$pid_sb" >/dev/null
-[ "$paths" = "0 126 127 " ] && pass path_search_like_execvp || fail path_search_like_execvp "got $paths"
+[ "$paths" = "0 126 127 here" ] && pass path_search_like_execvp || fail path_search_like_execvp "got $paths"
 out=$(echo "from stdin" | nsbox run "$BB" -- cat)
 [ "$out" = "from stdin" ] && pass stdin_passes_through || fail stdin_passes_through "$out"
 
@@ -109,6 +112,19 @@ if bad:
     print("# not blocked:", [(c, r[c]["errname"], r[c].get("detail")) for c in bad])
 sys.exit(1 if bad else 0)
 PYEOF
+
+# A custom profile that leaves out faccessat2 (EPERM: the profile names
+# newer syscalls) still finds commands along PATH: init looks with the plain
+# access syscall, and tries execve where the look is denied.
+python3 - "$ROOT/seccomp-profiles/default.json" "$T/no-faccessat2.json" <<'PYEOF'
+import json, sys
+p = json.load(open(sys.argv[1]))
+for r in p["syscalls"]:
+    r["names"] = [n for n in r["names"] if n != "faccessat2"]
+json.dump(p, open(sys.argv[2], "w"))
+PYEOF
+out=$(nsbox run --seccomp-profile "$T/no-faccessat2.json" "$BB" -- sh -c 'echo found' 2>&1)
+[ "$out" = found ] && pass path_search_without_faccessat2 || fail path_search_without_faccessat2 "$out"
 
 # A syscall newer than the profile (fchmodat2, Linux 6.6; the host's kernel
 # has it) fails with ENOSYS, so libc can fall back; an older one the profile
@@ -180,12 +196,21 @@ set -- $seen
 homes=$(nsbox exec "$id" -- sh -c 'echo $HOME'; nsbox exec --user 4242 "$id" -- sh -c 'echo $HOME'
 	nsbox exec -e HOME=/given "$id" -- sh -c 'echo $HOME')
 [ "$(echo $homes)" = "/root / /given" ] && pass exec_home_like_docker || fail exec_home_like_docker "$(echo $homes)"
-nsbox exec "$id" -- sh -c 'cp /etc/passwd /tmp/passwd.saved; printf "x:x:4242\n::4243:0:g:relative:/bin/sh\nu:x:4244:0::/home/u:/bin/sh" > /etc/passwd'
-homes=$(for u in 4242 4243 4244; do nsbox exec --user $u "$id" -- sh -c 'echo $HOME'; done)
+nsbox exec "$id" -- sh -c 'cp /etc/passwd /tmp/passwd.saved; printf "x:x:4242\n::4243:0:g:relative:/bin/sh\nu:x:4244:0::/home/u:/bin/sh\n#c:x:4245:0::/commented:/bin/sh\n  # c:x:4245:0::/commented2:/bin/sh\nc:x:4245:0::/home/c:/bin/sh\n" > /etc/passwd'
+homes=$(for u in 4242 4243 4244 4245; do nsbox exec --user $u "$id" -- sh -c 'echo $HOME'; done)
 nsbox exec "$id" -- sh -c 'rm /etc/passwd && mkfifo /etc/passwd'
 fifo=$(timeout 10 "$NSBOX" --store "$S" exec --timeout 5 "$id" -- sh -c 'echo $HOME')
 nsbox exec "$id" -- sh -c 'rm /etc/passwd && cp /tmp/passwd.saved /etc/passwd'
-[ "$(echo $homes) $fifo" = "/ / /home/u /" ] && pass exec_home_forged_passwd || fail exec_home_forged_passwd "$(echo $homes) fifo=[$fifo]"
+[ "$(echo $homes) $fifo" = "/ / /home/u /home/c /" ] && pass exec_home_forged_passwd || fail exec_home_forged_passwd "$(echo $homes) fifo=[$fifo]"
+# /etc/passwd made a link to a pty whose master a sandbox process holds:
+# reading it for HOME must not give the next command (a session leader
+# without a terminal) that pty as its controlling terminal, through which
+# the holder could type into it or signal it.
+pt=$(nsbox create "$BB")
+nsbox exec "$pt" -- probe pty_link /etc/passwd 60 >/dev/null
+ctty=$(nsbox exec "$pt" -- sh -c 'cut -d" " -f7 /proc/$$/stat; readlink /etc/passwd; echo $HOME')
+nsbox rm "$pt" >/dev/null
+[ "$(echo $ctty)" = "0 /dev/pts/0 /" ] && pass exec_home_passwd_pty_no_ctty || fail exec_home_passwd_pty_no_ctty "tty_nr and link: $(echo $ctty)"
 init=$(nsbox ps | awk -v id="$id" '$1 == id {print $2}')
 # init holds SETUID, SETGID and KILL (bits 7, 6, 5) and an empty bounding
 # set, which every command inherits.
@@ -196,14 +221,32 @@ caps=$(awk '/^Cap(Prm|Eff|Bnd|Amb|Inh):/ {printf "%s%s ", $1, $2}' "/proc/$init/
 # first, so init is born there: memory, pids and cpu name the sandbox.
 placed=$(grep -cE "^[0-9]+:(memory|pids|cpu):/nsbox/$id\$" "/proc/$init/cgroup")
 [ "$placed" = 3 ] && pass init_in_its_cgroups || fail init_in_its_cgroups "$(cat "/proc/$init/cgroup")"
-# Commands start from a vfork of init, whose heap they share until they
-# exec: anything they allocated would stay in init.  300 execs, each with a
-# 4 KiB variable (1.2 MB were it kept), leave init's data segment flat.
+# init keeps nothing of a command: 300 execs, each with a 4 KiB variable
+# (1.2 MB were it kept), leave its data segment flat.
 big=$(head -c 4096 /dev/zero | tr '\0' x)
 before=$(awk '/^VmData:/ {print $2}' "/proc/$init/status")
 for _ in $(seq 300); do nsbox exec -e "BIG=$big" "$id" -- true || break; done
 after=$(awk '/^VmData:/ {print $2}' "/proc/$init/status")
 [ -n "$before" ] && [ $((after - before)) -lt 256 ] && pass init_heap_flat_over_execs || fail init_heap_flat_over_execs "VmData $before -> $after kB"
+# Code in the sandbox cannot wedge init: a process that keeps stopping
+# every other process (kill(-1, SIGSTOP)) catches new commands at any
+# point of their start.  init forks them, so it stays free to kill them when
+# their timeout fires; every exec returns (with vfork, init waited for a
+# stopped child and the sandbox's execs and timeouts hung for good).  A
+# sandbox of its own, every call bounded, so a regression fails, not hangs.
+w=$(nsbox create "$BB")
+timeout 15 "$NSBOX" --store "$S" exec "$w" -- sh -c 'while :; do kill -STOP -1; done >/dev/null 2>&1 &'
+wedged=0 stopped=0
+for _ in $(seq 40); do
+	timeout 15 "$NSBOX" --store "$S" exec --timeout 0.3 "$w" -- true >/dev/null 2>&1
+	rc=$?
+	[ "$rc" = 124 ] && { wedged=1; break; }
+	[ "$rc" = 137 ] && stopped=$((stopped + 1))
+done
+echo "# stop loop: $stopped of 40 commands caught by it and killed at their timeout (the kill takes the loop too)"
+timeout 30 "$NSBOX" --store "$S" rm "$w" >/dev/null 2>&1
+[ "$wedged" = 0 ] && [ "$stopped" -gt 0 ] && pass init_not_wedged_by_sigstop ||
+	fail init_not_wedged_by_sigstop "wedged=$wedged stopped=$stopped"
 # A timeout kills everything in the sandbox but init: setsid and double
 # forks included.
 nsbox exec --timeout 1 "$id" -- sh -c 'setsid sleep 997 & (sleep 998 &) ; sleep 999'
@@ -241,6 +284,16 @@ fi
 # twice (which warned about files vanishing in about 1 run of 100).
 for _ in $(seq 200); do nsbox run "$BB" -- true; done 2>"$T/b2b.err"
 [ ! -s "$T/b2b.err" ] && pass run_back_to_back_quiet || fail run_back_to_back_quiet "$(sort "$T/b2b.err" | uniq -c | head -3)"
+# Side by side: four loops of runs on one store, so each run's gc meets
+# sandboxes that others are still creating (no state file yet).  The
+# creator holds the state directory's lock from before its name appears
+# until the state is written, so gc leaves it alone; every run succeeds.
+for l in 1 2 3 4; do
+	(for _ in $(seq 25); do nsbox run "$BB" -- true || echo "run failed: $?"; done) >"$T/par$l.out" 2>&1 &
+done
+wait
+cat "$T"/par[1-4].out >"$T/par.err"
+[ ! -s "$T/par.err" ] && pass run_side_by_side_quiet || fail run_side_by_side_quiet "$(sort "$T/par.err" | uniq -c | head -3)"
 out=$(nsbox run --pids 1 "$BB" -- true 2>&1)
 rc=$?
 if [ $rc = 2 ] && printf '%s' "$out" | grep -q 'at least 2'; then pass pids_below_two_refused; else fail pids_below_two_refused "rc=$rc $out"; fi

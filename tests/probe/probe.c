@@ -2503,6 +2503,40 @@ static int a_output(long mb)
 	return 0;
 }
 
+/* Opens a pty, makes PATH a symlink to its slave (PATH replaced) and leaves
+ * a setsid'd child holding the master for SEC seconds: a file the runtime
+ * reads (/etc/passwd) turned into a terminal, to see whether its reader
+ * gets it as controlling terminal. */
+static int a_pty_link(const char *path, long sec)
+{
+	int err = 0;
+	char slave[64] = "";
+	int m = posix_openpt(O_RDWR | O_NOCTTY);
+	if (m < 0 || grantpt(m) < 0 || unlockpt(m) < 0 || ptsname_r(m, slave, sizeof slave) != 0)
+		err = errno ? errno : EIO;
+	if (!err && ((unlink(path) < 0 && errno != ENOENT) || symlink(slave, path) < 0))
+		err = errno;
+	pid_t pid = -1;
+	if (!err && (pid = fork()) == 0) {
+		setsid();
+		for (int fd = 0; fd < 3; fd++)
+			close(fd);
+		sleep((unsigned)sec);
+		_exit(0);
+	}
+	if (!err && pid < 0)
+		err = errno;
+	if (m >= 0)
+		close(m);
+	struct res x;
+	res_init(&x);
+	x_str(&x, "path", path);
+	x_str(&x, "slave", slave);
+	x_int(&x, "holder_pid", pid);
+	act_line("pty_link", err ? -1 : 0, err, "path links to a pty whose master a child holds", &x);
+	return 0;
+}
+
 /* CVE-2019-5736 attacker: for SEC seconds, open /proc/PID/exe of every
  * process it can see (O_PATH, as the exploit does) and classify what it got.
  * An fd whose target is not the file of the same name inside our own root
@@ -2614,7 +2648,7 @@ static const struct action actions[] = {
 	{"fork", "N", 1}, {"mem", "MB", 1}, {"spin", "SEC", 1}, {"fds", "N", 1},
 	{"threads", "N", 1}, {"write", "PATH MB", 2}, {"sleep", "SEC", 1},
 	{"daemon", "SEC", 1}, {"daemon_keepfds", "SEC", 1}, {"output", "MB", 1},
-	{"exe_scan", "SEC", 1}, {"exchange", "A B SEC", 3},
+	{"exe_scan", "SEC", 1}, {"exchange", "A B SEC", 3}, {"pty_link", "PATH SEC", 2},
 };
 
 #define NACTIONS (sizeof actions / sizeof actions[0])
@@ -2663,6 +2697,10 @@ static int run_action(const struct action *a, char **args)
 	if (strcmp(a->name, "write") == 0) {
 		parse_num(args[1], &n);
 		return a_write(args[0], n);
+	}
+	if (strcmp(a->name, "pty_link") == 0) {
+		parse_num(args[1], &n);
+		return a_pty_link(args[0], n);
 	}
 	if (strcmp(a->name, "exchange") == 0) {
 		parse_num(args[2], &n);
