@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/utsname.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -210,12 +211,17 @@ static int load_profile(const struct images_store *store, const struct run_opts 
     struct oci_sha256 *h = oci_sha256_new();
     if (h == NULL)
         return nsbox_err_set(err, ENOMEM, "out of memory");
-    /* The compiled filter depends on the profile and on the compiler (this
-     * binary, libseccomp linked in): a new build compiles anew. */
+    /* The compiled filter depends on the profile, on the compiler (this
+     * binary, libseccomp linked in: a new build compiles anew) and on the
+     * running kernel (a profile's minKernel conditions). */
     char id[2 * 64 + 1];
+    struct utsname u;
     build_id(id, sizeof(id));
+    if (uname(&u) < 0)
+        snprintf(u.release, sizeof(u.release), "?");
     oci_sha256_update(h, NSBOX_VERSION_STRING, strlen(NSBOX_VERSION_STRING) + 1);
     oci_sha256_update(h, id, strlen(id) + 1);
+    oci_sha256_update(h, u.release, strlen(u.release) + 1);
     oci_sha256_update(h, text, len);
     oci_sha256_finish(h, key);
     snprintf(name, sizeof(name), "cache/seccomp-%.32s.bpf", oci_digest_hex(key));
