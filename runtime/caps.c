@@ -19,10 +19,6 @@ static int drop_bounding(struct nsbox_err *err)
     return 0;
 }
 
-/* Made once by nsbox_caps_limit_for_init, so that nsbox_caps_clear (in
- * every command's child of init) allocates nothing. */
-static cap_t empty_caps;
-
 static int set_caps(const cap_value_t *caps, int n, struct nsbox_err *err)
 {
     cap_t c = cap_init();
@@ -66,8 +62,6 @@ int nsbox_caps_limit_for_init(struct nsbox_err *err)
         return nsbox_err_sys(err, "cannot lock securebits");
     if (clear_ambient_and_nnp(err) < 0)
         return -1;
-    if (empty_caps == NULL && (empty_caps = cap_init()) == NULL)
-        return nsbox_err_sys(err, "cap_init");
     return set_caps(init_caps, (int)(sizeof(init_caps) / sizeof(init_caps[0])), err);
 }
 
@@ -75,9 +69,5 @@ int nsbox_caps_clear(struct nsbox_err *err)
 {
     if (clear_ambient_and_nnp(err) < 0)
         return -1;
-    if (empty_caps == NULL)
-        return set_caps(NULL, 0, err);
-    if (cap_set_proc(empty_caps) < 0)
-        return nsbox_err_sys(err, "cannot drop capabilities");
-    return 0;
+    return set_caps(NULL, 0, err);
 }

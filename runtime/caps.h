@@ -17,8 +17,7 @@
 int nsbox_caps_limit_for_init(struct nsbox_err *err);
 
 /* Empties ambient, inheritable, permitted and effective and sets
- * no_new_privs.  After nsbox_caps_limit_for_init it allocates nothing.
- * Returns 0 or -1. */
+ * no_new_privs.  Returns 0 or -1. */
 int nsbox_caps_clear(struct nsbox_err *err);
 
 #endif

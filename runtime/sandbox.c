@@ -341,6 +341,7 @@ static int make_state_dir(struct nsbox_sandbox *sb, const char *state_root, bool
     static const char *const subdirs[] = {"upper", "work", "merged", "lower", "ws"};
     char path[PATH_MAX + 16];
 
+    snprintf(sb->state_dir, sizeof(sb->state_dir), "%s/%s", state_root, sb->id);
     snprintf(path, sizeof(path), "%s/.new-%s", state_root, sb->id);
     if (mkdir(path, 0700) < 0)
         return nsbox_err_sys(err, "cannot create %s", path);
@@ -617,7 +618,6 @@ int nsbox_sandbox_create(const struct nsbox_sandbox_config *cfg,
         return -1;
     if (out->rootless)
         snprintf(s.lower, sizeof(s.lower), "%s", cfg->rootfs);
-    snprintf(out->state_dir, sizeof(out->state_dir), "%s/%s", cfg->state_root, out->id);
     int r = make_state_dir(out, cfg->state_root, !out->rootless, base, &s.state_lock, err);
     if (r == 0 && !out->rootless)
         snprintf(s.lower, sizeof(s.lower), "%s/lower", out->state_dir);
