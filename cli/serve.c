@@ -13,6 +13,7 @@
 
 #include "../common/cleanup.h"
 #include "../common/log.h"
+#include "../mcp/pool.h"
 #include "../mcp/transport_http.h"
 #include "../mcp/transport_stdio.h"
 #include "../runtime/seccomp.h"

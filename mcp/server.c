@@ -11,6 +11,7 @@
 
 #include "../common/log.h"
 #include "jsonrpc.h"
+#include "sandboxes.h"
 
 static const char *const versions[] = {"2025-11-25", "2025-06-18", "2025-03-26",
                                        "2024-11-05"};
@@ -146,6 +147,15 @@ static json_t *tool_result(json_t *structured, const char *error)
     return r;
 }
 
+/* s->lock held. */
+static void release_slot(struct mcp_call *c)
+{
+    json_decref(c->id);
+    json_decref(c->progress_token);
+    nsbox_cancel_close(&c->cancel);
+    *c = (struct mcp_call){.cancel = {-1}};
+}
+
 static void *call_thread(void *arg)
 {
     struct call_job *job = arg;
@@ -166,9 +176,7 @@ static void *call_thread(void *arg)
     else
         json_decref(structured);
     pthread_mutex_lock(&s->lock);
-    json_decref(s->calls[job->slot].id);
-    json_decref(s->calls[job->slot].progress_token);
-    s->calls[job->slot] = (struct mcp_call){0};
+    release_slot(&s->calls[job->slot]);
     s->n_running--;
     pthread_cond_broadcast(&s->idle);
     pthread_mutex_unlock(&s->lock);
@@ -217,10 +225,19 @@ static void handle_tools_call(struct mcp_session *s, json_t *id, json_t *params)
                                              "to finish"));
         return;
     }
+    struct nsbox_err err;
+    struct nsbox_cancel cancel;
+    if (nsbox_cancel_init(&cancel, &err) < 0) {
+        pthread_mutex_unlock(&s->lock);
+        free(job);
+        send_result(s, id, tool_result(NULL, "the server is out of file descriptors; try again"));
+        return;
+    }
     s->calls[slot] = (struct mcp_call){
         .id = json_incref(id),
         .progress_token =
-            json_incref(json_object_get(json_object_get(params, "_meta"), "progressToken"))};
+            json_incref(json_object_get(json_object_get(params, "_meta"), "progressToken")),
+        .cancel = cancel};
     s->n_running++;
     pthread_mutex_unlock(&s->lock);
     *job = (struct call_job){s, tool, json_incref(id),
@@ -234,9 +251,7 @@ static void handle_tools_call(struct mcp_session *s, json_t *id, json_t *params)
     pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
     if (pthread_create(&t, &attr, call_thread, job) != 0) {
         pthread_mutex_lock(&s->lock);
-        json_decref(s->calls[slot].id);
-        json_decref(s->calls[slot].progress_token);
-        s->calls[slot] = (struct mcp_call){0};
+        release_slot(&s->calls[slot]);
         s->n_running--;
         pthread_mutex_unlock(&s->lock);
         send_result(s, id, tool_result(NULL, "the server is out of threads; try again"));
@@ -251,20 +266,23 @@ static bool same_id(json_t *a, json_t *b)
     return a != NULL && b != NULL && json_equal(a, b);
 }
 
+/* s->lock held.  Whatever the call runs is killed (its exec polls the
+ * cancel), and whatever it would start next is refused (mcp_op_begin). */
+static void cancel_call(struct mcp_call *c)
+{
+    c->cancelled = true;
+    nsbox_cancel_fire(&c->cancel);
+}
+
 /* notifications/cancelled: the run is killed; its sandbox survives unless
  * it was a one-shot one. */
 static void handle_cancelled(struct mcp_session *s, json_t *params)
 {
     json_t *rid = json_object_get(params, "requestId");
     pthread_mutex_lock(&s->lock);
-    for (size_t i = 0; i < MCP_MAX_CALLS; i++) {
-        struct mcp_call *c = &s->calls[i];
-        if (!same_id(c->id, rid))
-            continue;
-        c->cancelled = true;
-        if (c->sandbox != NULL)
-            nsbox_sandbox_kill_all(&c->sandbox->sb);
-    }
+    for (size_t i = 0; i < MCP_MAX_CALLS; i++)
+        if (same_id(s->calls[i].id, rid))
+            cancel_call(&s->calls[i]);
     pthread_mutex_unlock(&s->lock);
 }
 
@@ -273,8 +291,11 @@ void mcp_session_init(struct mcp_session *s, struct mcp_server *cfg)
     memset(s, 0, sizeof(*s));
     s->cfg = cfg;
     s->log_level = 3; /* warning */
+    for (size_t i = 0; i < MCP_MAX_CALLS; i++)
+        s->calls[i].cancel.fd = -1;
     pthread_mutex_init(&s->lock, NULL);
     pthread_cond_init(&s->idle, NULL);
+    pthread_cond_init(&s->released, NULL);
 }
 
 bool mcp_session_handle(struct mcp_session *s, const char *text, size_t len)
@@ -324,13 +345,10 @@ void mcp_session_shutdown(struct mcp_session *s)
     pthread_mutex_lock(&s->lock);
     /* Cancel whatever runs, then wait for the calls to come back. */
     for (size_t i = 0; i < MCP_MAX_CALLS; i++)
-        if (s->calls[i].id != NULL && s->calls[i].sandbox != NULL) {
-            s->calls[i].cancelled = true;
-            nsbox_sandbox_kill_all(&s->calls[i].sandbox->sb);
-        }
+        if (s->calls[i].id != NULL)
+            cancel_call(&s->calls[i]);
     while (s->n_running > 0)
         pthread_cond_wait(&s->idle, &s->lock);
     pthread_mutex_unlock(&s->lock);
-    while (s->sandboxes != NULL)
-        mcp_sandbox_destroy(s, s->sandboxes);
+    mcp_sandboxes_stop_all(s);
 }

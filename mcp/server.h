@@ -11,6 +11,7 @@
 #include <stdio.h>
 
 #include "../images/store.h"
+#include "../runtime/cancel.h"
 #include "../runtime/sandbox.h"
 
 #define MCP_MAX_LANGS 32
@@ -43,14 +44,18 @@ struct mcp_sandbox {
     char *workspace;            /* persistent workspace name, or NULL */
     int workspace_lock;         /* flock held while it is mounted, or -1 */
     pthread_mutex_t exec_lock;  /* one command at a time on its socket */
+    /* Ownership (sandboxes.h), under the session's lock. */
+    unsigned refs;              /* calls holding it */
+    bool stopping;              /* out of the list; freed once refs is 0 */
     struct mcp_sandbox *next;
 };
 
 /* A tools/call in progress, for notifications/cancelled. */
 struct mcp_call {
-    json_t *id;                 /* the request id */
+    json_t *id;                 /* the request id; NULL: a free slot */
     json_t *progress_token;     /* _meta.progressToken, or NULL */
-    struct mcp_sandbox *sandbox;/* where it runs, once known */
+    struct mcp_sandbox *sandbox;/* the sandbox an operation of it runs in */
+    struct nsbox_cancel cancel; /* every exec of the call takes it */
     bool cancelled;
 };
 
@@ -101,7 +106,8 @@ struct mcp_session {
     size_t n_sandboxes;
     struct mcp_call calls[MCP_MAX_CALLS];
     size_t n_running;
-    pthread_cond_t idle;
+    pthread_cond_t idle;        /* n_running fell */
+    pthread_cond_t released;    /* a sandbox's refs reached 0 */
 };
 
 /* Initializes a session for cfg (locks, defaults).  send/transport are
@@ -138,22 +144,7 @@ struct mcp_tool {
 extern const struct mcp_tool mcp_tools[];
 extern const size_t mcp_n_tools;
 
-/* Shared by the tools. */
-struct mcp_sandbox *mcp_sandbox_find(struct mcp_session *s, const char *id);
-/* A started sandbox, in s when not one_shot.  env ("KEY=VALUE", or NULL)
- * is borrowed and copied. */
-struct mcp_sandbox *mcp_sandbox_new(struct mcp_session *s, const char *image,
-                                    const struct mcp_limits *limits, char **env,
-                                    const char *workdir, const char *workspace, bool one_shot,
-                                    char *error, size_t error_size);
-void mcp_sandbox_destroy(struct mcp_session *s, struct mcp_sandbox *sb);
-/* Stops and frees a sandbox that is in no session (now, or on a thread). */
-void mcp_sandbox_free(struct mcp_server *cfg, struct mcp_sandbox *m);
-void mcp_sandbox_free_detached(struct mcp_server *cfg, struct mcp_sandbox *m);
-/* The ready spare for image, or NULL; either way a new spare is started. */
-struct mcp_sandbox *mcp_pool_take(struct mcp_server *cfg, const char *image);
-/* Stops refilling, waits for pending removals, frees the spare. */
-void mcp_pool_drain(struct mcp_server *cfg);
+/* Shared by the tools (sandboxes.h and pool.h have the sandboxes). */
 const char *mcp_image_for_language(struct mcp_session *s, const char *language);
 /* Standard base64 (malloc'ed), or NULL when out of memory. */
 char *mcp_base64_encode(const unsigned char *in, size_t len);

@@ -7,6 +7,8 @@
 
 #include "changes.h"
 #include "jsonrpc.h"
+#include "pool.h"
+#include "sandboxes.h"
 #include "server.h"
 #include "tool_args.h"
 
@@ -25,15 +27,12 @@ static json_t *result_record(const struct nsbox_exec_result *r)
                      "files");
 }
 
-static void set_call_sandbox(struct mcp_session *s, struct mcp_call *call,
-                             struct mcp_sandbox *m)
+static bool stopped(struct mcp_session *s, const struct mcp_sandbox *m)
 {
     pthread_mutex_lock(&s->lock);
-    call->sandbox = m;
-    bool cancelled = call->cancelled;
+    bool stopping = m->stopping;
     pthread_mutex_unlock(&s->lock);
-    if (cancelled && m != NULL)
-        nsbox_sandbox_kill_all(&m->sb);
+    return stopping;
 }
 
 struct progress_ctx {
@@ -75,7 +74,7 @@ static json_t *exec_in(struct mcp_session *s, struct mcp_call *call, struct mcp_
         .argv = rq->argv, .env = m->env, .cwd = rq->workdir ? rq->workdir : m->workdir,
         .uid = m->uid, .gid = m->gid, .timeout_s = timeout, .stdin_fd = -1,
         .stdin_data = rq->stdin_data, .stdin_len = rq->stdin_data ? strlen(rq->stdin_data) : 0,
-        .capture = true, .output_cap = s->cfg->output_cap};
+        .capture = true, .output_cap = s->cfg->output_cap, .cancel = &call->cancel};
     struct progress_ctx pc = {s, call->progress_token};
     /* Progress only where the client asked for it (a progressToken). */
     if (call->progress_token != NULL) {
@@ -96,13 +95,20 @@ static json_t *exec_in(struct mcp_session *s, struct mcp_call *call, struct mcp_
         snprintf(base, sizeof(base), "%s/upper", m->sb.state_dir);
     }
 
-    pthread_mutex_lock(&m->exec_lock);
+    /* A one-shot sandbox is the call's alone: nothing else can stop it. */
+    if (!m->one_shot && mcp_op_begin(s, call, m, &err) < 0) {
+        snprintf(error, error_size, "%s", err.msg);
+        return NULL;
+    }
     mcp_snapshot_take(base, cwd, &before);
-    set_call_sandbox(s, call, m);
     int r = nsbox_sandbox_exec(&m->sb, &eo, &res, &err);
-    set_call_sandbox(s, call, NULL);
     mcp_snapshot_take(base, cwd, &after);
-    pthread_mutex_unlock(&m->exec_lock);
+    if (!m->one_shot)
+        mcp_op_end(s, call, m);
+    if (r == 0 && res.cancelled && stopped(s, m)) {
+        nsbox_exec_result_free(&res);
+        r = nsbox_err_set(&err, ESRCH, "sandbox \"%s\" was stopped while this ran", m->sb.id);
+    }
     if (r < 0) {
         snprintf(error, error_size, "%s", err.msg);
         mcp_snapshot_free(&before);
@@ -130,14 +136,14 @@ static json_t *run(struct mcp_session *s, struct mcp_call *call, const struct mc
     const struct mcp_limits *l = &rq->limits.limits;
 
     if (rq->sandbox_id != NULL) {
-        struct mcp_sandbox *m = mcp_sandbox_find(s, rq->sandbox_id);
-        if (m == NULL || m->one_shot) {
-            snprintf(error, error_size, "no sandbox \"%.64s\" in this session (see sandbox_list)",
-                     rq->sandbox_id);
-            return NULL;
-        }
+        struct nsbox_err err = {0};
+        struct mcp_sandbox *m = mcp_sandbox_get(s, rq->sandbox_id, &err);
+        if (m == NULL)
+            return mcp_tool_fail(error, error_size, err.msg);
         double timeout = rq->limits.has_timeout ? l->timeout_s : m->limits.timeout_s;
-        return exec_in(s, call, m, rq, timeout, error, error_size);
+        json_t *rec = exec_in(s, call, m, rq, timeout, error, error_size);
+        mcp_sandbox_put(s, m);
+        return rec;
     }
     const char *image = mcp_image_for_language(s, rq->language);
     if (image == NULL) {

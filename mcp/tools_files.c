@@ -8,6 +8,7 @@
 
 #include "../common/cleanup.h"
 #include "../runtime/files.h"
+#include "sandboxes.h"
 #include "server.h"
 #include "tool_args.h"
 
@@ -64,33 +65,30 @@ static bool file_op(struct mcp_session *s, struct mcp_call *call, const char *sa
                     char **argv, const char *in, size_t in_len, size_t out_cap,
                     struct nsbox_exec_result *res, char *error, size_t error_size)
 {
-    struct mcp_sandbox *m = mcp_sandbox_find(s, sandbox_id);
     struct nsbox_err err = {0};
-
-    if (m == NULL || m->one_shot) {
-        snprintf(error, error_size, "no sandbox \"%.64s\" in this session (create one with "
-                                    "sandbox_create)", sandbox_id ? sandbox_id : "");
+    struct mcp_sandbox *m = mcp_sandbox_get(s, sandbox_id, &err);
+    if (m == NULL) {
+        snprintf(error, error_size, "%s", err.msg);
         return false;
     }
     struct nsbox_exec_opts eo = {
         .argv = argv, .env = m->env, .cwd = m->workdir, .uid = m->uid, .gid = m->gid,
         .timeout_s = 30, .stdin_fd = -1, .stdin_data = in ? in : "", .stdin_len = in_len,
-        .capture = true, .output_cap = out_cap, .rlimit_fsize = MCP_WRITE_MAX};
-    pthread_mutex_lock(&m->exec_lock);
-    pthread_mutex_lock(&s->lock);
-    call->sandbox = m;
-    pthread_mutex_unlock(&s->lock);
-    int r = nsbox_sandbox_exec(&m->sb, &eo, res, &err);
-    pthread_mutex_lock(&s->lock);
-    call->sandbox = NULL;
-    pthread_mutex_unlock(&s->lock);
-    pthread_mutex_unlock(&m->exec_lock);
+        .capture = true, .output_cap = out_cap, .rlimit_fsize = MCP_WRITE_MAX,
+        .cancel = &call->cancel};
+    int r = mcp_op_begin(s, call, m, &err);
+    if (r == 0) {
+        r = nsbox_sandbox_exec(&m->sb, &eo, res, &err);
+        mcp_op_end(s, call, m);
+    }
+    mcp_sandbox_put(s, m);
     if (r < 0) {
         snprintf(error, error_size, "%s", err.msg);
         return false;
     }
     if (res->exit_code != 0 || res->signal != 0) {
-        snprintf(error, error_size, "%s", res->err && res->err[0] ? res->err
+        snprintf(error, error_size, "%s", res->cancelled ? "cancelled, or the sandbox was stopped"
+                                          : res->err && res->err[0] ? res->err
                                           : res->timed_out ? "timed out" : "failed");
         nsbox_exec_result_free(res);
         return false;

@@ -19,6 +19,7 @@
 #include "../common/fsutil.h"
 #include "../common/syscalls.h"
 #include "../runtime/files.h"
+#include "sandboxes.h"
 #include "server.h"
 #include "tool_args.h"
 
@@ -30,26 +31,30 @@ static bool sandbox_op(struct mcp_session *s, struct mcp_call *call, const char 
                        const char *in, size_t in_len, struct nsbox_exec_result *res,
                        char *error, size_t error_size)
 {
-    struct mcp_sandbox *m = mcp_sandbox_find(s, id);
     struct nsbox_err err = {0};
-    if (m == NULL || m->one_shot) {
-        snprintf(error, error_size, "no sandbox \"%.64s\" in this session", id);
+    struct mcp_sandbox *m = mcp_sandbox_get(s, id, &err);
+    if (m == NULL) {
+        snprintf(error, error_size, "%s", err.msg);
         return false;
     }
     struct nsbox_exec_opts eo = {
         .argv = argv, .env = m->env, .cwd = m->workdir, .uid = m->uid, .gid = m->gid,
         .timeout_s = 60, .stdin_fd = -1, .stdin_data = in ? in : "", .stdin_len = in_len,
-        .capture = true, .output_cap = COPY_MAX, .rlimit_fsize = COPY_MAX};
-    pthread_mutex_lock(&m->exec_lock);
-    int r = nsbox_sandbox_exec(&m->sb, &eo, res, &err);
-    pthread_mutex_unlock(&m->exec_lock);
-    (void)call;
+        .capture = true, .output_cap = COPY_MAX, .rlimit_fsize = COPY_MAX,
+        .cancel = &call->cancel};
+    int r = mcp_op_begin(s, call, m, &err);
+    if (r == 0) {
+        r = nsbox_sandbox_exec(&m->sb, &eo, res, &err);
+        mcp_op_end(s, call, m);
+    }
+    mcp_sandbox_put(s, m);
     if (r < 0) {
         snprintf(error, error_size, "%s", err.msg);
         return false;
     }
     if (res->exit_code != 0 || res->signal != 0) {
-        snprintf(error, error_size, "%s", res->err && res->err[0] ? res->err : "failed");
+        snprintf(error, error_size, "%s", res->cancelled ? "cancelled, or the sandbox was stopped"
+                                          : res->err && res->err[0] ? res->err : "failed");
         nsbox_exec_result_free(res);
         return false;
     }

@@ -15,19 +15,10 @@
 #include "../common/fsutil.h"
 #include "../common/log.h"
 #include "../images/spec.h"
+#include "pool.h"
+#include "sandboxes.h"
 #include "server.h"
 #include "tool_args.h"
-
-struct mcp_sandbox *mcp_sandbox_find(struct mcp_session *s, const char *id)
-{
-    struct mcp_sandbox *sb;
-    pthread_mutex_lock(&s->lock);
-    for (sb = s->sandboxes; sb != NULL; sb = sb->next)
-        if (id != NULL && strcmp(sb->sb.id, id) == 0)
-            break;
-    pthread_mutex_unlock(&s->lock);
-    return sb;
-}
 
 static bool has_language(const char *list, const char *lang)
 {
@@ -146,10 +137,10 @@ static struct mcp_sandbox *build_counted(struct mcp_server *cfg, const char *ima
                                          bool one_shot, char *ws_dir_buf, int *ws_lock_out,
                                          char *error, size_t error_size);
 
-static struct mcp_sandbox *build(struct mcp_server *cfg, const char *image,
-                                 const struct mcp_limits *limits, char **env,
-                                 const char *workdir, const char *workspace, bool one_shot,
-                                 char *error, size_t error_size)
+struct mcp_sandbox *mcp_sandbox_build(struct mcp_server *cfg, const char *image,
+                                      const struct mcp_limits *limits, char **env,
+                                      const char *workdir, const char *workspace, bool one_shot,
+                                      char *error, size_t error_size)
 {
     char ws_dir[PATH_MAX];
     int ws_lock = -1;
@@ -180,7 +171,7 @@ static struct mcp_sandbox *build(struct mcp_server *cfg, const char *image,
 /* Frees a sandbox record and what it owns besides the sandbox itself: the
  * image lease, the workspace lock (the workspace stays on disk), the
  * strings.  The sandbox must be destroyed or never started. */
-static void free_record(struct mcp_sandbox *m)
+void mcp_sandbox_free_record(struct mcp_sandbox *m)
 {
     if (m->lease >= 0)
         close(m->lease);
@@ -235,200 +226,11 @@ static struct mcp_sandbox *build_counted(struct mcp_server *cfg, const char *ima
         start(cfg, m, &im, workspace ? ws_dir : NULL, &err) < 0) {
         snprintf(error, error_size, "%s", err.msg);
         images_image_free(&im);
-        free_record(m);
+        mcp_sandbox_free_record(m);
         return NULL;
     }
     images_image_free(&im);
     return m;
-}
-
-struct mcp_sandbox *mcp_sandbox_new(struct mcp_session *s, const char *image,
-                                    const struct mcp_limits *limits, char **env,
-                                    const char *workdir, const char *workspace, bool one_shot,
-                                    char *error, size_t error_size)
-{
-    /* One-shot sandboxes are bounded by the calls running at once; the
-     * session's cap is for the ones it keeps. */
-    if (!one_shot) {
-        pthread_mutex_lock(&s->lock);
-        bool full = s->n_sandboxes >= s->cfg->max_sandboxes;
-        if (!full)
-            s->n_sandboxes++; /* reserved */
-        pthread_mutex_unlock(&s->lock);
-        if (full) {
-            snprintf(error, error_size, "this session already has %zu sandboxes (the limit); "
-                                        "stop one with sandbox_stop",
-                     s->cfg->max_sandboxes);
-            return NULL;
-        }
-    }
-    struct mcp_sandbox *m = build(s->cfg, image, limits, env, workdir, workspace, one_shot,
-                                  error, error_size);
-    pthread_mutex_lock(&s->lock);
-    if (m == NULL && !one_shot)
-        s->n_sandboxes--;
-    if (m != NULL && !one_shot) {
-        m->next = s->sandboxes;
-        s->sandboxes = m;
-    }
-    pthread_mutex_unlock(&s->lock);
-    return m;
-}
-
-/* ---- the spare for one-shot runs ----
- * A long-lived server keeps one fresh, never-used sandbox of the default
- * language's image ready, so a one-shot execute_code does not wait for a
- * sandbox to be made (and, on cgroup v1, for the RCU grace period of moving
- * it into its cgroup).  Each one-shot run still gets a sandbox of its own,
- * removed afterwards, off the response's path. */
-
-static void *refill_thread(void *arg)
-{
-    struct mcp_server *cfg = arg;
-    char image[512], error[256];
-
-    pthread_mutex_lock(&cfg->pool_lock);
-    snprintf(image, sizeof(image), "%s", cfg->spare_image);
-    pthread_mutex_unlock(&cfg->pool_lock);
-    struct mcp_sandbox *m = image[0] ? build(cfg, image, &cfg->defaults, NULL, NULL, NULL, true,
-                                             error, sizeof(error))
-                                     : NULL;
-    pthread_mutex_lock(&cfg->pool_lock);
-    cfg->refilling = false;
-    if (m != NULL && cfg->spare == NULL && !cfg->draining && strcmp(image, cfg->spare_image) == 0) {
-        cfg->spare = m;
-        m = NULL;
-    }
-    pthread_cond_broadcast(&cfg->pool_idle);
-    pthread_mutex_unlock(&cfg->pool_lock);
-    if (m != NULL)
-        mcp_sandbox_free(cfg, m);
-    return NULL;
-}
-
-static void start_refill(struct mcp_server *cfg)
-{
-    pthread_t t;
-    pthread_attr_t attr;
-
-    /* pool_lock held */
-    if (cfg->refilling || cfg->spare != NULL || cfg->draining || cfg->spare_image[0] == '\0')
-        return;
-    cfg->refilling = true;
-    pthread_attr_init(&attr);
-    pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-    if (pthread_create(&t, &attr, refill_thread, cfg) != 0)
-        cfg->refilling = false;
-    pthread_attr_destroy(&attr);
-}
-
-struct mcp_sandbox *mcp_pool_take(struct mcp_server *cfg, const char *image)
-{
-    struct mcp_sandbox *m = NULL;
-
-    pthread_mutex_lock(&cfg->pool_lock);
-    if (strcmp(cfg->spare_image, image) != 0) {
-        /* Another image asked for: the spare follows the demand. */
-        snprintf(cfg->spare_image, sizeof(cfg->spare_image), "%s", image);
-        if (cfg->spare != NULL) {
-            struct mcp_sandbox *old = cfg->spare;
-            cfg->spare = NULL;
-            pthread_mutex_unlock(&cfg->pool_lock);
-            mcp_sandbox_free_detached(cfg, old);
-            pthread_mutex_lock(&cfg->pool_lock);
-        }
-    } else if (cfg->spare != NULL) {
-        m = cfg->spare;
-        cfg->spare = NULL;
-    }
-    start_refill(cfg);
-    pthread_mutex_unlock(&cfg->pool_lock);
-    return m;
-}
-
-void mcp_pool_drain(struct mcp_server *cfg)
-{
-    pthread_mutex_lock(&cfg->pool_lock);
-    cfg->draining = true;
-    while (cfg->refilling || cfg->n_freeing > 0)
-        pthread_cond_wait(&cfg->pool_idle, &cfg->pool_lock);
-    struct mcp_sandbox *m = cfg->spare;
-    cfg->spare = NULL;
-    pthread_mutex_unlock(&cfg->pool_lock);
-    if (m != NULL)
-        mcp_sandbox_free(cfg, m);
-}
-
-void mcp_sandbox_free(struct mcp_server *cfg, struct mcp_sandbox *m)
-{
-    struct nsbox_err err;
-    if (nsbox_sandbox_destroy(&m->sb, &err) < 0)
-        nsbox_warn("stopping sandbox %s: %s", m->sb.id, err.msg);
-    /* The slot frees once init is reaped and the state removed, not
-     * before: removals run on threads of their own, and on a busy host
-     * new sandboxes would otherwise outnumber the cap by every removal
-     * still under way (43 live inits under a cap of 36 in
-     * tests/load/load_http.py). */
-    pthread_mutex_lock(&cfg->pool_lock);
-    cfg->n_live--;
-    pthread_cond_broadcast(&cfg->pool_idle);
-    pthread_mutex_unlock(&cfg->pool_lock);
-    free_record(m);
-}
-
-struct free_job {
-    struct mcp_server *cfg;
-    struct mcp_sandbox *m;
-};
-
-static void *free_thread(void *arg)
-{
-    struct free_job *job = arg;
-    struct mcp_server *cfg = job->cfg;
-    mcp_sandbox_free(cfg, job->m);
-    free(job);
-    pthread_mutex_lock(&cfg->pool_lock);
-    cfg->n_freeing--;
-    pthread_cond_broadcast(&cfg->pool_idle);
-    pthread_mutex_unlock(&cfg->pool_lock);
-    return NULL;
-}
-
-void mcp_sandbox_free_detached(struct mcp_server *cfg, struct mcp_sandbox *m)
-{
-    struct free_job *job = malloc(sizeof(*job));
-    pthread_t t;
-    pthread_attr_t attr;
-
-    /* Everything in it dies now; the removal happens on another thread. */
-    nsbox_sandbox_kill_all(&m->sb);
-    if (job == NULL) {
-        mcp_sandbox_free(cfg, m);
-        return;
-    }
-    *job = (struct free_job){cfg, m};
-    pthread_mutex_lock(&cfg->pool_lock);
-    cfg->n_freeing++;
-    pthread_mutex_unlock(&cfg->pool_lock);
-    pthread_attr_init(&attr);
-    pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-    if (pthread_create(&t, &attr, free_thread, job) != 0)
-        free_thread(job);
-    pthread_attr_destroy(&attr);
-}
-
-void mcp_sandbox_destroy(struct mcp_session *s, struct mcp_sandbox *m)
-{
-    pthread_mutex_lock(&s->lock);
-    for (struct mcp_sandbox **p = &s->sandboxes; *p != NULL; p = &(*p)->next) {
-        if (*p == m) {
-            *p = m->next;
-            s->n_sandboxes--;
-            break;
-        }
-    }
-    pthread_mutex_unlock(&s->lock);
-    mcp_sandbox_free(s->cfg, m);
 }
 
 static json_t *limits_json(const struct mcp_sandbox *m)
@@ -460,8 +262,11 @@ json_t *mcp_tool_sandbox_create(struct mcp_session *s, struct mcp_call *call, js
         return NULL;
     mcp_session_log(s, "info", "sandbox %s created from %s", m->sb.id, m->image);
     (void)call;
-    return json_pack("{s:s,s:s,s:s,s:o,s:s?}", "sandbox_id", m->sb.id, "image", m->image,
-                     "digest", m->digest, "limits", limits_json(m), "workspace", m->workspace);
+    json_t *r = json_pack("{s:s,s:s,s:s,s:o,s:s?}", "sandbox_id", m->sb.id, "image", m->image,
+                          "digest", m->digest, "limits", limits_json(m), "workspace",
+                          m->workspace);
+    mcp_sandbox_put(s, m); /* a stop may free it from here on */
+    return r;
 }
 
 json_t *mcp_tool_sandbox_list(struct mcp_session *s, struct mcp_call *call, json_t *args,
@@ -474,7 +279,7 @@ json_t *mcp_tool_sandbox_list(struct mcp_session *s, struct mcp_call *call, json
     json_t *list = json_array();
     pthread_mutex_lock(&s->lock);
     for (struct mcp_sandbox *m = s->sandboxes; m != NULL; m = m->next)
-        if (!m->one_shot)
+        if (!m->one_shot && !m->stopping)
             json_array_append_new(list, json_pack("{s:s,s:s,s:s,s:I,s:o,s:s?}", "sandbox_id",
                                                   m->sb.id, "image", m->image, "digest",
                                                   m->digest, "created", (json_int_t)m->created,
@@ -491,23 +296,10 @@ json_t *mcp_tool_sandbox_stop(struct mcp_session *s, struct mcp_call *call, json
     struct mcp_stop_args a;
     struct nsbox_err err = {0};
 
-    if (mcp_args_sandbox_stop(args, &a, &err) < 0)
+    if (mcp_args_sandbox_stop(args, &a, &err) < 0 || mcp_sandbox_stop(s, a.sandbox_id, &err) < 0)
         return mcp_tool_fail(error, error_size, err.msg);
-    struct mcp_sandbox *m = mcp_sandbox_find(s, a.sandbox_id);
-    if (m == NULL || m->one_shot) {
-        snprintf(error, error_size, "no sandbox \"%.64s\" in this session (see sandbox_list)",
-                 a.sandbox_id);
-        return NULL;
-    }
-    /* Kill first, so a command running in it ends and frees exec_lock. */
-    nsbox_sandbox_kill_all(&m->sb);
-    pthread_mutex_lock(&m->exec_lock);
-    pthread_mutex_unlock(&m->exec_lock);
-    char saved[NSBOX_ID_LEN + 1];
-    snprintf(saved, sizeof(saved), "%s", m->sb.id);
-    mcp_sandbox_destroy(s, m);
     (void)call;
-    return json_pack("{s:s,s:b}", "sandbox_id", saved, "stopped", 1);
+    return json_pack("{s:s,s:b}", "sandbox_id", a.sandbox_id, "stopped", 1);
 }
 
 /* The sandbox.language label ("python, python3") as a list. */

@@ -29,6 +29,7 @@
 
 #include "../common/cleanup.h"
 #include "../common/fsutil.h"
+#include "cancel.h"
 #include "proto.h"
 #include "sandbox.h"
 
@@ -61,6 +62,7 @@ struct run {
     size_t stdin_off;
     struct relay in;
     int timer;
+    bool cancel_sent;         /* opts->cancel fired and acted on */
     bool exited;
     int64_t exited_at_ms;
     int64_t started_ms, last_progress_ms;
@@ -248,6 +250,16 @@ static int on_timeout(struct run *r)
     return 0;
 }
 
+/* The cancel fired: like a timeout, the whole sandbox but init.  The
+ * kill follows our exec request on the control socket, so init has started
+ * the command before it kills (or refuses to start it: it is gone). */
+static void on_cancel(struct run *r)
+{
+    r->res->cancelled = !r->exited;
+    r->cancel_sent = true;
+    send_kill(r, 0);
+}
+
 static bool done(const struct run *r)
 {
     if (!r->exited)
@@ -273,7 +285,7 @@ static int event_loop(struct run *r, struct nsbox_err *err)
 {
     r->started_ms = r->last_progress_ms = now_ms();
     while (!done(r)) {
-        struct pollfd p[6];
+        struct pollfd p[7];
         int n = 0;
         bool relaying = r->stdin_w >= 0 && r->o->stdin_data == NULL;
         bool buffered = r->in.off < r->in.len;
@@ -283,6 +295,8 @@ static int event_loop(struct run *r, struct nsbox_err *err)
         p[n++] = (struct pollfd){.fd = relaying && !buffered ? -1 : r->stdin_w, .events = POLLOUT};
         p[n++] = (struct pollfd){.fd = r->timer, .events = POLLIN};
         p[n++] = (struct pollfd){.fd = relaying && !buffered ? r->in.from : -1, .events = POLLIN};
+        p[n++] = (struct pollfd){.fd = r->o->cancel && !r->cancel_sent ? r->o->cancel->fd : -1,
+                                 .events = POLLIN};
         int timeout = r->exited ? DRAIN_AFTER_EXIT_MS
                       : r->o->progress ? (int)(r->o->progress_ms ? r->o->progress_ms : 1000)
                                        : -1;
@@ -303,6 +317,8 @@ static int event_loop(struct run *r, struct nsbox_err *err)
             feed_stdin(r);
         if (p[4].revents)
             on_timeout(r);
+        if (p[6].revents)
+            on_cancel(r);
         maybe_progress(r);
     }
     return 0;

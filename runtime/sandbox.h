@@ -20,6 +20,7 @@
 #include "cgroup.h"
 
 struct nsbox_seccomp;
+struct nsbox_cancel;
 
 #define NSBOX_ID_LEN 32 /* hex digits of a sandbox id (128 random bits) */
 
@@ -109,12 +110,16 @@ struct nsbox_exec_opts {
                      const char *err, size_t err_len);
     void *progress_ctx;
     unsigned progress_ms;
+    /* Fired from another thread: every process but init is killed and the
+     * exec returns with res->cancelled (cancel.h).  NULL: none. */
+    const struct nsbox_cancel *cancel;
 };
 
 struct nsbox_exec_result {
     int exit_code;            /* -1 when killed by a signal */
     int signal;               /* 0 when it exited */
     bool timed_out;
+    bool cancelled;           /* opts->cancel fired while it ran */
     bool oom_killed;
     uint64_t wall_us, cpu_us;
     uint64_t maxrss_bytes;    /* the command's largest process */

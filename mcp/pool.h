@@ -1,0 +1,18 @@
+/* Server-wide sandbox bookkeeping: the live count under
+ * --max-total-sandboxes, the removal of sandboxes off the response's path,
+ * and the spare sandbox kept ready for one-shot runs. */
+#ifndef NSBOX_MCP_POOL_H
+#define NSBOX_MCP_POOL_H
+
+#include "server.h"
+
+/* Stops and frees a sandbox that is in no session, now. */
+void mcp_sandbox_free(struct mcp_server *cfg, struct mcp_sandbox *m);
+/* Kills everything in it now; the removal runs on a thread of its own. */
+void mcp_sandbox_free_detached(struct mcp_server *cfg, struct mcp_sandbox *m);
+/* The ready spare for image, or NULL; either way a new spare is started. */
+struct mcp_sandbox *mcp_pool_take(struct mcp_server *cfg, const char *image);
+/* Stops refilling, waits for pending removals, frees the spare. */
+void mcp_pool_drain(struct mcp_server *cfg);
+
+#endif

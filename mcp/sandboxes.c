@@ -1,0 +1,158 @@
+/* A session's sandboxes: references, operations, stops (sandboxes.h). */
+#include "sandboxes.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "pool.h"
+
+/* s->lock held. */
+static struct mcp_sandbox *find(struct mcp_session *s, const char *id)
+{
+    for (struct mcp_sandbox *m = s->sandboxes; m != NULL && id != NULL; m = m->next)
+        if (!m->stopping && strcmp(m->sb.id, id) == 0)
+            return m;
+    return NULL;
+}
+
+static int no_sandbox(const char *id, struct nsbox_err *err)
+{
+    return nsbox_err_set(err, ENOENT, "no sandbox \"%.64s\" in this session (see sandbox_list)",
+                         id ? id : "");
+}
+
+struct mcp_sandbox *mcp_sandbox_get(struct mcp_session *s, const char *id,
+                                    struct nsbox_err *err)
+{
+    pthread_mutex_lock(&s->lock);
+    struct mcp_sandbox *m = find(s, id);
+    if (m != NULL)
+        m->refs++;
+    pthread_mutex_unlock(&s->lock);
+    if (m == NULL)
+        no_sandbox(id, err);
+    return m;
+}
+
+void mcp_sandbox_put(struct mcp_session *s, struct mcp_sandbox *m)
+{
+    pthread_mutex_lock(&s->lock);
+    if (--m->refs == 0)
+        pthread_cond_broadcast(&s->released);
+    pthread_mutex_unlock(&s->lock);
+}
+
+int mcp_op_begin(struct mcp_session *s, struct mcp_call *call, struct mcp_sandbox *m,
+                 struct nsbox_err *err)
+{
+    pthread_mutex_lock(&m->exec_lock);
+    pthread_mutex_lock(&s->lock);
+    /* Checked and registered under the lock a stop takes to mark the
+     * sandbox and fire the calls registered on it: either this call sees
+     * the stop, or the stop sees this call. */
+    bool stopping = m->stopping, cancelled = call->cancelled;
+    if (!stopping && !cancelled)
+        call->sandbox = m;
+    pthread_mutex_unlock(&s->lock);
+    if (!stopping && !cancelled)
+        return 0;
+    pthread_mutex_unlock(&m->exec_lock);
+    return stopping ? nsbox_err_set(err, ESRCH, "sandbox \"%s\" was stopped", m->sb.id)
+                    : nsbox_err_set(err, ECANCELED, "cancelled");
+}
+
+void mcp_op_end(struct mcp_session *s, struct mcp_call *call, struct mcp_sandbox *m)
+{
+    pthread_mutex_lock(&s->lock);
+    call->sandbox = NULL;
+    pthread_mutex_unlock(&s->lock);
+    pthread_mutex_unlock(&m->exec_lock);
+}
+
+struct mcp_sandbox *mcp_sandbox_new(struct mcp_session *s, const char *image,
+                                    const struct mcp_limits *limits, char **env,
+                                    const char *workdir, const char *workspace, bool one_shot,
+                                    char *error, size_t error_size)
+{
+    /* One-shot sandboxes are bounded by the calls running at once; the
+     * session's cap is for the ones it keeps. */
+    if (!one_shot) {
+        pthread_mutex_lock(&s->lock);
+        bool full = s->n_sandboxes >= s->cfg->max_sandboxes;
+        if (!full)
+            s->n_sandboxes++; /* reserved */
+        pthread_mutex_unlock(&s->lock);
+        if (full) {
+            snprintf(error, error_size, "this session already has %zu sandboxes (the limit); "
+                                        "stop one with sandbox_stop",
+                     s->cfg->max_sandboxes);
+            return NULL;
+        }
+    }
+    struct mcp_sandbox *m = mcp_sandbox_build(s->cfg, image, limits, env, workdir, workspace,
+                                              one_shot, error, error_size);
+    pthread_mutex_lock(&s->lock);
+    if (m == NULL && !one_shot)
+        s->n_sandboxes--;
+    if (m != NULL && !one_shot) {
+        m->refs = 1; /* the caller's */
+        m->next = s->sandboxes;
+        s->sandboxes = m;
+    }
+    pthread_mutex_unlock(&s->lock);
+    return m;
+}
+
+/* s->lock held: m leaves the list (its slot stays counted until freed) and
+ * every call working in it is cancelled. */
+static void mark_stopping(struct mcp_session *s, struct mcp_sandbox *m)
+{
+    m->stopping = true;
+    for (struct mcp_sandbox **p = &s->sandboxes; *p != NULL; p = &(*p)->next)
+        if (*p == m) {
+            *p = m->next;
+            break;
+        }
+    for (size_t i = 0; i < MCP_MAX_CALLS; i++)
+        if (s->calls[i].id != NULL && s->calls[i].sandbox == m)
+            nsbox_cancel_fire(&s->calls[i].cancel);
+}
+
+/* m marked stopping: waits for the calls holding it, then frees it. */
+static void finish_stop(struct mcp_session *s, struct mcp_sandbox *m)
+{
+    pthread_mutex_lock(&s->lock);
+    while (m->refs > 0)
+        pthread_cond_wait(&s->released, &s->lock);
+    s->n_sandboxes--;
+    pthread_mutex_unlock(&s->lock);
+    mcp_sandbox_free(s->cfg, m);
+}
+
+int mcp_sandbox_stop(struct mcp_session *s, const char *id, struct nsbox_err *err)
+{
+    pthread_mutex_lock(&s->lock);
+    struct mcp_sandbox *m = find(s, id);
+    if (m != NULL)
+        mark_stopping(s, m);
+    pthread_mutex_unlock(&s->lock);
+    if (m == NULL)
+        return no_sandbox(id, err);
+    finish_stop(s, m);
+    return 0;
+}
+
+void mcp_sandboxes_stop_all(struct mcp_session *s)
+{
+    for (;;) {
+        pthread_mutex_lock(&s->lock);
+        struct mcp_sandbox *m = s->sandboxes;
+        if (m != NULL)
+            mark_stopping(s, m);
+        pthread_mutex_unlock(&s->lock);
+        if (m == NULL)
+            return;
+        finish_stop(s, m);
+    }
+}

@@ -1,0 +1,60 @@
+/* A session's sandboxes and who may use them (issue #10).
+ *
+ * Ownership: a kept sandbox belongs to its session's list.  A call that
+ * uses one holds a reference (mcp_sandbox_get ... mcp_sandbox_put) for as
+ * long as it touches the record, and runs each operation between
+ * mcp_op_begin and mcp_op_end: one operation at a time per sandbox (its
+ * control socket), registered so that a stop can cancel it.  A stop
+ * unlinks the sandbox at once (nobody new gets it), cancels the
+ * operation running in it, waits until no call holds a reference, and only
+ * then frees it.  So no record is freed while in use, and of two stops at
+ * once exactly one stops the sandbox; the other answers "no sandbox".
+ *
+ * Cancellation: every tools/call has a cancel (runtime/cancel.h) that
+ * every exec of the call takes; notifications/cancelled, the session's end
+ * and a stop of the sandbox the call works in fire it.  One-shot
+ * sandboxes are never in the list: the call that made one owns it. */
+#ifndef NSBOX_MCP_SANDBOXES_H
+#define NSBOX_MCP_SANDBOXES_H
+
+#include "server.h"
+
+/* The kept sandbox `id` of s, with a reference for the caller (drop it with
+ * mcp_sandbox_put).  NULL with err when s has no such sandbox, or when it
+ * is being stopped. */
+struct mcp_sandbox *mcp_sandbox_get(struct mcp_session *s, const char *id,
+                                    struct nsbox_err *err);
+void mcp_sandbox_put(struct mcp_session *s, struct mcp_sandbox *m);
+
+/* Starts an operation of call on m (whose reference the caller holds):
+ * takes m's exec lock and registers the call on m.  Returns 0, or -1 with
+ * err (the lock released) when m is being stopped or the call was
+ * cancelled.  Pass call->cancel to the exec; end with mcp_op_end. */
+int mcp_op_begin(struct mcp_session *s, struct mcp_call *call, struct mcp_sandbox *m,
+                 struct nsbox_err *err);
+void mcp_op_end(struct mcp_session *s, struct mcp_call *call, struct mcp_sandbox *m);
+
+/* A started sandbox: a kept one is linked into s (within the session's
+ * cap) with a reference for the caller, a one-shot one is the caller's.  env ("KEY=VALUE", or NULL) is
+ * borrowed and copied.  NULL with error set. */
+struct mcp_sandbox *mcp_sandbox_new(struct mcp_session *s, const char *image,
+                                    const struct mcp_limits *limits, char **env,
+                                    const char *workdir, const char *workspace, bool one_shot,
+                                    char *error, size_t error_size);
+
+/* Stops the kept sandbox `id` of s as described above.  Returns 0 once it
+ * is gone, or -1 with err when s has no such sandbox (or another stop has
+ * it). */
+int mcp_sandbox_stop(struct mcp_session *s, const char *id, struct nsbox_err *err);
+
+/* At the session's end, with no call running: stops every sandbox. */
+void mcp_sandboxes_stop_all(struct mcp_session *s);
+
+/* ---- in tools_sandbox.c until the boxes/ layer takes them ---- */
+struct mcp_sandbox *mcp_sandbox_build(struct mcp_server *cfg, const char *image,
+                                      const struct mcp_limits *limits, char **env,
+                                      const char *workdir, const char *workspace,
+                                      bool one_shot, char *error, size_t error_size);
+void mcp_sandbox_free_record(struct mcp_sandbox *m);
+
+#endif
