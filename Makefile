@@ -65,9 +65,10 @@ FUZZ_CFLAGS  := -O1 -g -fsanitize=fuzzer-no-link,address,undefined \
                 -fno-sanitize-recover=undefined -fno-omit-frame-pointer \
                 -Wno-unknown-warning-option -Wno-format-nonliteral
 FUZZ_SECONDS ?= 60
-# The MCP objects but the transports: fuzz_tools walks the tool table
+# The MCP objects but the transports and the server's construction (config.c:
+# it needs the profile linked into the nsbox binary): fuzz_tools walks the tool table
 # (mcp/tools.c), whose entries point at every tool.
-FUZZ_OBJS    := $(patsubst %.c,$(BUILD)/%.o,$(filter-out mcp/transport_%.c,$(wildcard mcp/*.c)))
+FUZZ_OBJS    := $(patsubst %.c,$(BUILD)/%.o,$(filter-out mcp/transport_%.c mcp/config.c,$(wildcard mcp/*.c)))
 
 fuzz-build:
 	$(MAKE) BUILD=build-fuzz CC=clang CFLAGS="$(FUZZ_CFLAGS)" \

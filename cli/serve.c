@@ -1,223 +1,20 @@
 /* nsbox serve: the MCP server, on stdio or (--http) Streamable HTTP. */
 #include <errno.h>
 #include <fcntl.h>
-#include <getopt.h>
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "../common/cleanup.h"
 #include "../common/log.h"
-#include "../mcp/pool.h"
+#include "../mcp/config.h"
 #include "../mcp/transport_http.h"
 #include "../mcp/transport_stdio.h"
-#include "../runtime/seccomp.h"
 #include "cli.h"
-
-extern const char nsbox_default_profile[];
-extern const char nsbox_default_profile_end[];
-
-static void serve_usage(FILE *f)
-{
-    fprintf(f,
-            "usage: nsbox [--store DIR] serve [--image LANG=REF]... [--limits=best-effort]\n"
-            "             [--memory MB] [--cpus N] [--pids N] [--timeout S]      (defaults)\n"
-            "             [--max-memory MB] [--max-cpus N] [--max-pids N] [--max-timeout S]\n"
-            "             [--max-sandboxes N] [--max-total-sandboxes N (128)]\n"
-            "             [--allow-host-dir DIR]...  (enables copy_in/copy_out)\n"
-            "             [--http HOST:PORT [--token-file FILE] [--allow-host NAME]...\n"
-            "                               [--session-timeout S]]\n\n"
-            "An MCP server on stdin/stdout (newline-delimited JSON-RPC); logs on stderr.\n"
-            "With --http, MCP Streamable HTTP at http://HOST:PORT/mcp instead (port 0: any\n"
-            "free one; the address is printed on stderr), one session per client, until\n"
-            "SIGINT or SIGTERM.  A bearer token (--token-file, or NSBOX_TOKEN) is required\n"
-            "on addresses other than loopback; --allow-host adds a name the Host header\n"
-            "may carry (besides localhost, 127.0.0.1, [::1] and HOST).  A session with no\n"
-            "request, open stream or running call for --session-timeout seconds (default\n"
-            "3600) ends, and its sandboxes stop.\n"
-            "Languages come from the sandbox.language label of images in the store and\n"
-            "from --image (e.g. --image python=localhost/nsbox-python).\n");
-}
-
-enum { O_MAXTOTAL = 298, O_HOSTDIR = 299, O_IMAGE = 300, O_LIMITS, O_MEM, O_CPUS, O_PIDS, O_TIMEOUT, O_MAXMEM, O_MAXCPUS,
-       O_MAXPIDS, O_MAXTIMEOUT, O_MAXSB, O_HELP, O_HTTP, O_TOKEN_FILE, O_ALLOW_HOST,
-       O_SESSION_TIMEOUT, O_IDLE_TIMEOUT };
-
-/* What --http and friends asked for. */
-struct serve_http {
-    const char *address;    /* NULL: stdio */
-    const char *token_file;
-    const char *allowed_hosts[MCP_HTTP_MAX_ALLOWED_HOSTS];
-    size_t n_allowed_hosts;
-    unsigned session_timeout_s;
-    unsigned idle_timeout_s;
-};
-
-static int parse(struct mcp_server *s, struct serve_http *h, int argc, char **argv)
-{
-    static const struct option opts[] = {
-        {"image", required_argument, NULL, O_IMAGE}, {"limits", required_argument, NULL, O_LIMITS},
-        {"allow-host-dir", required_argument, NULL, O_HOSTDIR},
-        {"max-total-sandboxes", required_argument, NULL, O_MAXTOTAL},
-        {"memory", required_argument, NULL, O_MEM}, {"cpus", required_argument, NULL, O_CPUS},
-        {"pids", required_argument, NULL, O_PIDS}, {"timeout", required_argument, NULL, O_TIMEOUT},
-        {"max-memory", required_argument, NULL, O_MAXMEM},
-        {"max-cpus", required_argument, NULL, O_MAXCPUS},
-        {"max-pids", required_argument, NULL, O_MAXPIDS},
-        {"max-timeout", required_argument, NULL, O_MAXTIMEOUT},
-        {"max-sandboxes", required_argument, NULL, O_MAXSB}, {"help", no_argument, NULL, O_HELP},
-        {"http", required_argument, NULL, O_HTTP},
-        {"token-file", required_argument, NULL, O_TOKEN_FILE},
-        {"allow-host", required_argument, NULL, O_ALLOW_HOST},
-        {"session-timeout", required_argument, NULL, O_SESSION_TIMEOUT},
-        /* Not in --help: lets tests (tests/load) see a silent connection
-         * closed without waiting the documented 60 s. */
-        {"idle-timeout", required_argument, NULL, O_IDLE_TIMEOUT}, {NULL, 0, NULL, 0}};
-    int c;
-    char *end;
-    const char *mode = getenv("NSBOX_LIMITS");
-
-    if (mode && strcmp(mode, "best-effort") == 0)
-        s->mode = NSBOX_LIMITS_BEST_EFFORT;
-    while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
-        double v = optarg ? strtod(optarg, &end) : 0;
-        bool num_ok = optarg && *end == '\0' && v > 0;
-        switch (c) {
-        case O_HOSTDIR: {
-            /* Held open by fd: copy_in/copy_out resolve beneath it, so a
-             * later rename or symlink of the path itself changes nothing. */
-            char *real = realpath(optarg, NULL);
-            int fd = real ? open(real, O_PATH | O_DIRECTORY | O_CLOEXEC) : -1;
-            if (fd < 0 || s->n_host_dirs == sizeof(s->host_dirs) / sizeof(s->host_dirs[0])) {
-                free(real);
-                return cli_usage_error("serve", "--allow-host-dir %s: not a directory", optarg);
-            }
-            s->host_dirs[s->n_host_dirs].path = real;
-            s->host_dirs[s->n_host_dirs++].fd = fd;
-            break;
-        }
-        case O_IMAGE: {
-            char *eq = strchr(optarg, '=');
-            if (eq == NULL || eq == optarg || s->n_langs == MCP_MAX_LANGS)
-                return cli_usage_error("serve", "--image takes LANG=REF");
-            s->langs[s->n_langs++] = (struct mcp_lang){strndup(optarg, (size_t)(eq - optarg)),
-                                                       strdup(eq + 1)};
-            break;
-        }
-        case O_LIMITS:
-            if (strcmp(optarg, "best-effort") == 0)
-                s->mode = NSBOX_LIMITS_BEST_EFFORT;
-            else if (strcmp(optarg, "strict") == 0)
-                s->mode = NSBOX_LIMITS_STRICT;
-            else
-                return cli_usage_error("serve", "--limits takes strict or best-effort");
-            break;
-        case O_HELP:
-            serve_usage(stdout);
-            return -1;
-        case O_HTTP:
-            h->address = optarg;
-            break;
-        case O_TOKEN_FILE:
-            h->token_file = optarg;
-            break;
-        case O_ALLOW_HOST:
-            if (h->n_allowed_hosts == MCP_HTTP_MAX_ALLOWED_HOSTS)
-                return cli_usage_error("serve", "too many --allow-host");
-            h->allowed_hosts[h->n_allowed_hosts++] = optarg;
-            break;
-        default:
-            if (!num_ok)
-                return cli_usage_error("serve", "bad value for an option (see --help)");
-            if (c == O_MEM) s->defaults.memory_mb = (uint64_t)v;
-            else if (c == O_CPUS) s->defaults.cpus = v;
-            else if (c == O_PIDS) s->defaults.pids = (uint32_t)v;
-            else if (c == O_TIMEOUT) s->defaults.timeout_s = v;
-            else if (c == O_MAXMEM) s->ceilings.memory_mb = (uint64_t)v;
-            else if (c == O_MAXCPUS) s->ceilings.cpus = v;
-            else if (c == O_MAXPIDS) s->ceilings.pids = (uint32_t)v;
-            else if (c == O_MAXTIMEOUT) s->ceilings.timeout_s = v;
-            else if (c == O_MAXSB) s->max_sandboxes = (size_t)v;
-            else if (c == O_MAXTOTAL) s->max_total = (size_t)v;
-            else if (c == O_SESSION_TIMEOUT) h->session_timeout_s = v < 1 ? 1 : (unsigned)v;
-            else if (c == O_IDLE_TIMEOUT) h->idle_timeout_s = v < 1 ? 1 : (unsigned)v;
-            else
-                return CLI_EXIT_USAGE;
-        }
-    }
-    if (optind != argc) {
-        serve_usage(stderr);
-        return CLI_EXIT_USAGE;
-    }
-    if (h->address == NULL &&
-        (h->token_file != NULL || h->n_allowed_hosts > 0 || h->session_timeout_s > 0 ||
-         h->idle_timeout_s > 0))
-        return cli_usage_error("serve", "--token-file, --allow-host and --session-timeout go "
-                                        "with --http");
-    return 0;
-}
-
-/* Strips trailing whitespace; a token is visible ASCII (it travels in an
- * HTTP header) and long enough not to be guessed. */
-static int check_token(char *t, const char *from, struct nsbox_err *err)
-{
-    size_t n = strlen(t);
-    while (n > 0 && strchr(" \t\r\n", t[n - 1]) != NULL)
-        t[--n] = '\0';
-    for (size_t i = 0; i < n; i++)
-        if (t[i] < 0x21 || t[i] > 0x7e)
-            return nsbox_err_set(err, EINVAL, "the token in %s has a space or a control or "
-                                              "non-ASCII character", from);
-    if (n < 16)
-        return nsbox_err_set(err, EINVAL, "the token in %s is too short (%zu characters; use "
-                                          "16 or more, e.g. `openssl rand -hex 32`)", from, n);
-    return 0;
-}
-
-/* The bearer token from --token-file, else from NSBOX_TOKEN (empty: none),
- * else none.  *out is NULL or owned by the caller. */
-static int read_token(const char *file, char **out, struct nsbox_err *err)
-{
-    char buf[4097];
-    const char *env = getenv("NSBOX_TOKEN");
-
-    *out = NULL;
-    if (file != NULL) {
-        _cleanup_close_ int fd = open(file, O_RDONLY | O_CLOEXEC);
-        struct stat st;
-        ssize_t n;
-        if (fd < 0 || fstat(fd, &st) < 0)
-            return nsbox_err_sys(err, "cannot read the token file %s", file);
-        if (!S_ISREG(st.st_mode))
-            return nsbox_err_set(err, EINVAL, "the token file %s is not a regular file", file);
-        if ((st.st_mode & 077) != 0)
-            nsbox_warn("the token file %s is readable by other users (chmod 600 it)", file);
-        do
-            n = read(fd, buf, sizeof(buf));
-        while (n < 0 && errno == EINTR);
-        if (n < 0)
-            return nsbox_err_sys(err, "cannot read the token file %s", file);
-        if ((size_t)n == sizeof(buf))
-            return nsbox_err_set(err, EINVAL, "the token file %s is too large", file);
-        buf[n] = '\0';
-    } else if (env != NULL && *env != '\0') {
-        snprintf(buf, sizeof(buf), "%s", env);
-    } else {
-        return 0;
-    }
-    /* Sandboxes start with a clean environment anyway; keep it that way. */
-    unsetenv("NSBOX_TOKEN");
-    if (check_token(buf, file ? file : "NSBOX_TOKEN", err) < 0)
-        return -1;
-    *out = strdup(buf);
-    explicit_bzero(buf, sizeof(buf));
-    return *out ? 0 : nsbox_err_set(err, ENOMEM, "out of memory");
-}
 
 /* SIGINT/SIGTERM end the HTTP server: the handler only writes the signal
  * to a pipe the main thread reads (handlers are reset on exec, so
@@ -271,18 +68,18 @@ static void *stop_watchdog(void *arg)
     _exit(CLI_EXIT_FAILURE);
 }
 
-static int serve_http(struct mcp_server *s, const struct serve_http *h)
+static int serve_http(struct mcp_server *s, const struct mcp_config *c)
 {
-    struct mcp_http_options opt = {.n_allowed_hosts = h->n_allowed_hosts,
-                                   .session_timeout_s = h->session_timeout_s,
-                                   .idle_timeout_s = h->idle_timeout_s};
+    struct mcp_http_options opt = {.n_allowed_hosts = c->n_allowed_hosts,
+                                   .session_timeout_s = c->session_timeout_s,
+                                   .idle_timeout_s = c->idle_timeout_s};
     struct nsbox_err err = {0};
     _cleanup_free_ char *token = NULL;
     char host[256];
 
-    memcpy(opt.allowed_hosts, h->allowed_hosts, sizeof(opt.allowed_hosts));
-    if (mcp_http_parse_address(h->address, host, sizeof(host), &opt, &err) < 0 ||
-        read_token(h->token_file, &token, &err) < 0 || catch_stop_signals(&err) < 0)
+    memcpy(opt.allowed_hosts, c->allowed_hosts, sizeof(opt.allowed_hosts));
+    if (mcp_http_parse_address(c->address, host, sizeof(host), &opt, &err) < 0 ||
+        mcp_config_token(c, &token, &err) < 0 || catch_stop_signals(&err) < 0)
         return cli_fail(&err);
     opt.token = token;
     struct mcp_http *srv = mcp_http_start(s, &opt, &err);
@@ -301,43 +98,44 @@ static int serve_http(struct mcp_server *s, const struct serve_http *h)
     return 0;
 }
 
+/* The SDK clients send SIGTERM 2 s after closing stdin. */
+#define STDIO_EOF_GRACE_MS 2000
+
 int cmd_serve(struct cli_globals *g, int argc, char **argv)
 {
-    static struct mcp_server s = {
-        .defaults = {.memory_mb = 512, .cpus = 1, .pids = 256, .timeout_s = 30},
-        .ceilings = {.memory_mb = 4096, .cpus = 4, .pids = 4096, .timeout_s = 600},
-        .max_sandboxes = 16,
-        .max_total = 128,
-        .output_cap = 1u << 20,
-    };
+    static struct mcp_server s;
     static struct mcp_session session;
-    struct serve_http http = {0};
+    struct mcp_config c;
     struct nsbox_err err = {0};
+    int r = 0;
 
-    int r = parse(&s, &http, argc, argv);
-    if (r != 0)
-        return r < 0 ? 0 : r;
-    mcp_session_init(&session, &s);
-    pthread_mutex_init(&s.pool_lock, NULL);
-    pthread_cond_init(&s.pool_idle, NULL);
-    if (images_store_open(&s.store, g->store_dir, &err) < 0 ||
-        asprintf(&s.state_root, "%s/sandboxes", s.store.root) < 0 ||
-        nsbox_seccomp_compile(nsbox_default_profile,
-                              (size_t)(nsbox_default_profile_end - nsbox_default_profile), NULL,
-                              &s.seccomp, &err) < 0)
+    mcp_config_init(&c);
+    if (mcp_config_parse(&c, argc, argv, &err) < 0) {
+        mcp_config_free(&c);
+        return cli_usage_error("serve", "%s (see --help)", err.msg);
+    }
+    if (c.help) {
+        mcp_config_usage(stdout);
+        mcp_config_free(&c);
+        return 0;
+    }
+    if (mcp_server_open(&s, &c, g->store_dir, &err) < 0) {
+        mcp_config_free(&c);
         return cli_fail(&err);
-    if (nsbox_sandbox_gc(s.state_root, s.store.rootless ? &s.store.idmap : NULL, &err) < 0)
-        nsbox_warn("cleaning stale sandboxes: %s", err.msg);
-    if (http.address != NULL) {
-        r = serve_http(&s, &http);
+    }
+    if (c.address != NULL) {
+        r = serve_http(&s, &c);
     } else {
         nsbox_info("serving MCP on stdio (store %s)", s.store.root);
+        mcp_session_init(&session, &s);
         mcp_stdio_run(&session);
+        /* stdin closed: the client sends nothing more, but a pipe
+         * (`printf ... | nsbox serve`) still wants the answers; what has
+         * not finished after the grace is cancelled. */
+        mcp_session_drain(&session, STDIO_EOF_GRACE_MS);
         mcp_session_shutdown(&session);
     }
-    /* The spare sandbox and removals still under way, for either transport. */
-    mcp_pool_drain(&s);
-    nsbox_seccomp_free(s.seccomp);
-    images_store_close(&s.store);
+    mcp_server_close(&s);
+    mcp_config_free(&c);
     return r;
 }

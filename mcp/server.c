@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "../common/log.h"
 #include "jsonrpc.h"
@@ -338,6 +339,22 @@ bool mcp_session_handle(struct mcp_session *s, const char *text, size_t len)
         send_error(s, m.id, JSONRPC_METHOD_NOT_FOUND, "method not found");
     jsonrpc_msg_free(&m);
     return !notification;
+}
+
+void mcp_session_drain(struct mcp_session *s, unsigned grace_ms)
+{
+    struct timespec until;
+    clock_gettime(CLOCK_REALTIME, &until);
+    until.tv_sec += grace_ms / 1000;
+    until.tv_nsec += (long)(grace_ms % 1000) * 1000000;
+    if (until.tv_nsec >= 1000000000) {
+        until.tv_sec++;
+        until.tv_nsec -= 1000000000;
+    }
+    pthread_mutex_lock(&s->lock);
+    while (s->n_running > 0 && pthread_cond_timedwait(&s->idle, &s->lock, &until) == 0)
+        ;
+    pthread_mutex_unlock(&s->lock);
 }
 
 void mcp_session_shutdown(struct mcp_session *s)

@@ -119,7 +119,11 @@ void mcp_session_init(struct mcp_session *s, struct mcp_server *cfg);
  * Returns true when the message was a request (a response will follow). */
 bool mcp_session_handle(struct mcp_session *s, const char *text, size_t len);
 
-/* Waits for running calls, then stops every sandbox of the session. */
+/* Waits at most grace_ms for the running calls to finish on their own. */
+void mcp_session_drain(struct mcp_session *s, unsigned grace_ms);
+
+/* Cancels the running calls and waits for them, then stops every sandbox
+ * of the session. */
 void mcp_session_shutdown(struct mcp_session *s);
 
 /* Sends notifications/message at level (when the client asked for it). */

@@ -1,0 +1,412 @@
+/* `nsbox serve`'s options as one table; the server opened from them
+ * (config.h). */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "../common/cleanup.h"
+#include "../common/log.h"
+#include "../runtime/seccomp.h"
+#include "pool.h"
+
+/* The default profile, linked into the binary (cli/profile.S). */
+extern const char nsbox_default_profile[];
+extern const char nsbox_default_profile_end[];
+
+struct opt;
+typedef int (*set_fn)(struct mcp_config *c, const struct opt *o, const char *arg,
+                      struct nsbox_err *err);
+
+/* One option: its name, argument and help, and how it is stored: set(),
+ * with `field` the offset of its member in struct mcp_config for the
+ * generic setters. */
+struct opt {
+    const char *name;
+    const char *arg;   /* NULL: takes none */
+    const char *help;
+    set_fn set;
+    size_t field;
+    bool hidden;       /* not in --help */
+};
+
+#define FIELD(m) offsetof(struct mcp_config, m)
+#define AT(c, o, type) ((type *)((char *)(c) + (o)->field))
+
+/* A positive number, as every numeric option takes. */
+static int positive(const struct opt *o, const char *arg, double *v, struct nsbox_err *err)
+{
+    char *end;
+    *v = strtod(arg, &end);
+    if (end == arg || *end != '\0' || !(*v > 0))
+        return nsbox_err_set(err, EINVAL, "--%s takes a positive number, not \"%s\"", o->name,
+                             arg);
+    return 0;
+}
+
+static int set_u64(struct mcp_config *c, const struct opt *o, const char *arg,
+                   struct nsbox_err *err)
+{
+    double v;
+    if (positive(o, arg, &v, err) < 0)
+        return -1;
+    *AT(c, o, uint64_t) = (uint64_t)v;
+    return 0;
+}
+
+static int set_double(struct mcp_config *c, const struct opt *o, const char *arg,
+                      struct nsbox_err *err)
+{
+    double v;
+    if (positive(o, arg, &v, err) < 0)
+        return -1;
+    *AT(c, o, double) = v;
+    return 0;
+}
+
+static int set_u32(struct mcp_config *c, const struct opt *o, const char *arg,
+                   struct nsbox_err *err)
+{
+    double v;
+    if (positive(o, arg, &v, err) < 0)
+        return -1;
+    *AT(c, o, uint32_t) = v > UINT32_MAX ? UINT32_MAX : (uint32_t)v;
+    return 0;
+}
+
+static int set_size(struct mcp_config *c, const struct opt *o, const char *arg,
+                    struct nsbox_err *err)
+{
+    double v;
+    if (positive(o, arg, &v, err) < 0)
+        return -1;
+    *AT(c, o, size_t) = (size_t)v;
+    return 0;
+}
+
+/* Seconds as an unsigned count, at least 1. */
+static int set_seconds(struct mcp_config *c, const struct opt *o, const char *arg,
+                       struct nsbox_err *err)
+{
+    double v;
+    if (positive(o, arg, &v, err) < 0)
+        return -1;
+    *AT(c, o, unsigned) = v < 1 ? 1 : v > 86400 * 365 ? 86400 * 365 : (unsigned)v;
+    return 0;
+}
+
+static int set_string(struct mcp_config *c, const struct opt *o, const char *arg,
+                      struct nsbox_err *err)
+{
+    *AT(c, o, const char *) = arg;
+    return 0;
+}
+
+static int set_limits(struct mcp_config *c, const struct opt *o, const char *arg,
+                      struct nsbox_err *err)
+{
+    if (strcmp(arg, "best-effort") == 0)
+        c->mode = NSBOX_LIMITS_BEST_EFFORT;
+    else if (strcmp(arg, "strict") == 0)
+        c->mode = NSBOX_LIMITS_STRICT;
+    else
+        return nsbox_err_set(err, EINVAL, "--limits takes strict or best-effort");
+    return 0;
+}
+
+static int set_image(struct mcp_config *c, const struct opt *o, const char *arg,
+                     struct nsbox_err *err)
+{
+    const char *eq = strchr(arg, '=');
+    if (eq == NULL || eq == arg || eq[1] == '\0')
+        return nsbox_err_set(err, EINVAL, "--image takes LANG=REF");
+    if (c->n_langs == MCP_MAX_LANGS)
+        return nsbox_err_set(err, E2BIG, "at most %d --image", MCP_MAX_LANGS);
+    char *lang = strndup(arg, (size_t)(eq - arg)), *ref = strdup(eq + 1);
+    if (lang == NULL || ref == NULL) {
+        free(lang), free(ref);
+        return nsbox_err_set(err, ENOMEM, "out of memory");
+    }
+    c->langs[c->n_langs++] = (struct mcp_lang){lang, ref};
+    return 0;
+}
+
+static int set_host_dir(struct mcp_config *c, const struct opt *o, const char *arg,
+                        struct nsbox_err *err)
+{
+    if (c->n_host_dirs == MCP_MAX_HOST_DIRS)
+        return nsbox_err_set(err, E2BIG, "at most %d --allow-host-dir", MCP_MAX_HOST_DIRS);
+    c->host_dirs[c->n_host_dirs++] = arg;
+    return 0;
+}
+
+static int set_allow_host(struct mcp_config *c, const struct opt *o, const char *arg,
+                          struct nsbox_err *err)
+{
+    if (c->n_allowed_hosts == MCP_HTTP_MAX_ALLOWED_HOSTS)
+        return nsbox_err_set(err, E2BIG, "at most %d --allow-host", MCP_HTTP_MAX_ALLOWED_HOSTS);
+    c->allowed_hosts[c->n_allowed_hosts++] = arg;
+    return 0;
+}
+
+static int set_help(struct mcp_config *c, const struct opt *o, const char *arg,
+                    struct nsbox_err *err)
+{
+    c->help = true;
+    return 0;
+}
+
+static const struct opt opts[] = {
+    {"image", "LANG=REF", "the image for a language (else: images labelled sandbox.language)",
+     set_image, 0, false},
+    {"limits", "MODE", "strict (default: refuse without a usable cgroup) or best-effort",
+     set_limits, 0, false},
+    {"memory", "MB", "default memory limit per sandbox (512)", set_u64, FIELD(defaults.memory_mb),
+     false},
+    {"cpus", "N", "default CPU limit (1)", set_double, FIELD(defaults.cpus), false},
+    {"pids", "N", "default process and thread limit (256)", set_u32, FIELD(defaults.pids), false},
+    {"timeout", "S", "default wall-clock limit of a call (30)", set_double,
+     FIELD(defaults.timeout_s), false},
+    {"max-memory", "MB", "the most memory a call may ask for (4096)", set_u64,
+     FIELD(ceilings.memory_mb), false},
+    {"max-cpus", "N", "the most CPUs a call may ask for (4)", set_double, FIELD(ceilings.cpus),
+     false},
+    {"max-pids", "N", "the most processes a call may ask for (4096)", set_u32,
+     FIELD(ceilings.pids), false},
+    {"max-timeout", "S", "the longest timeout a call may ask for (600)", set_double,
+     FIELD(ceilings.timeout_s), false},
+    {"max-sandboxes", "N", "kept sandboxes per session (16)", set_size, FIELD(max_sandboxes),
+     false},
+    {"max-total-sandboxes", "N", "live sandboxes in the whole server (128)", set_size,
+     FIELD(max_total), false},
+    {"allow-host-dir", "DIR", "a host directory copy_in/copy_out may use (repeatable)",
+     set_host_dir, 0, false},
+    {"http", "HOST:PORT", "serve MCP over HTTP at http://HOST:PORT/mcp instead of stdio",
+     set_string, FIELD(address), false},
+    {"token-file", "FILE", "HTTP: the bearer token (else NSBOX_TOKEN)", set_string,
+     FIELD(token_file), false},
+    {"allow-host", "NAME", "HTTP: another name the Host header may carry (repeatable)",
+     set_allow_host, 0, false},
+    {"session-timeout", "S", "HTTP: end a session idle this long (3600)", set_seconds,
+     FIELD(session_timeout_s), false},
+    /* Lets tests (tests/load) see a silent connection closed without
+     * waiting the documented 60 s. */
+    {"idle-timeout", "S", NULL, set_seconds, FIELD(idle_timeout_s), true},
+    {"help", NULL, "this text", set_help, 0, false},
+};
+#define N_OPTS (sizeof(opts) / sizeof(opts[0]))
+
+void mcp_config_init(struct mcp_config *c)
+{
+    const char *mode = getenv("NSBOX_LIMITS");
+    *c = (struct mcp_config){
+        .mode = mode && strcmp(mode, "best-effort") == 0 ? NSBOX_LIMITS_BEST_EFFORT
+                                                          : NSBOX_LIMITS_STRICT,
+        .defaults = {.memory_mb = 512, .cpus = 1, .pids = 256, .timeout_s = 30},
+        .ceilings = {.memory_mb = 4096, .cpus = 4, .pids = 4096, .timeout_s = 600},
+        .max_sandboxes = 16,
+        .max_total = 128,
+    };
+}
+
+int mcp_config_parse(struct mcp_config *c, int argc, char **argv, struct nsbox_err *err)
+{
+    struct option long_opts[N_OPTS + 1];
+    for (size_t i = 0; i < N_OPTS; i++)
+        long_opts[i] = (struct option){opts[i].name,
+                                       opts[i].arg ? required_argument : no_argument, NULL,
+                                       (int)(256 + i)};
+    long_opts[N_OPTS] = (struct option){0};
+    int ch;
+    opterr = 0;
+    optind = 1;
+    while ((ch = getopt_long(argc, argv, "", long_opts, NULL)) != -1) {
+        if (ch < 256 || ch >= 256 + (int)N_OPTS)
+            return nsbox_err_set(err, EINVAL, "unknown option or missing value: %s",
+                                 argv[optind - 1]);
+        const struct opt *o = &opts[ch - 256];
+        if (o->set(c, o, optarg, err) < 0)
+            return -1;
+    }
+    if (optind != argc)
+        return nsbox_err_set(err, EINVAL, "unexpected argument \"%s\"", argv[optind]);
+    if (c->address == NULL && (c->token_file != NULL || c->n_allowed_hosts > 0 ||
+                               c->session_timeout_s > 0 || c->idle_timeout_s > 0))
+        return nsbox_err_set(err, EINVAL, "--token-file, --allow-host and --session-timeout "
+                                          "go with --http");
+    return 0;
+}
+
+void mcp_config_usage(FILE *f)
+{
+    fprintf(f, "usage: nsbox [--store DIR] serve [OPTIONS]\n\n"
+               "An MCP server on stdin/stdout (newline-delimited JSON-RPC); logs on stderr.\n"
+               "With --http, MCP Streamable HTTP at http://HOST:PORT/mcp instead (port 0: any\n"
+               "free one; the address is printed on stderr), one session per client, until\n"
+               "SIGINT or SIGTERM.  A bearer token (--token-file, or NSBOX_TOKEN) is required\n"
+               "on addresses other than loopback; --allow-host adds a name the Host header\n"
+               "may carry (besides localhost, 127.0.0.1, [::1] and HOST).\n\n");
+    for (size_t i = 0; i < N_OPTS; i++) {
+        char left[64];
+        if (opts[i].hidden)
+            continue;
+        snprintf(left, sizeof(left), "--%s%s%s", opts[i].name, opts[i].arg ? " " : "",
+                 opts[i].arg ? opts[i].arg : "");
+        fprintf(f, "  %-28s %s\n", left, opts[i].help);
+    }
+}
+
+void mcp_config_free(struct mcp_config *c)
+{
+    for (size_t i = 0; i < c->n_langs; i++) {
+        free(c->langs[i].language);
+        free(c->langs[i].ref);
+    }
+    c->n_langs = 0;
+}
+
+/* Held open by fd: copy_in/copy_out resolve beneath it, so a later rename
+ * or symlink of the path itself changes nothing. */
+static int open_host_dirs(struct mcp_server *s, const struct mcp_config *c,
+                          struct nsbox_err *err)
+{
+    for (size_t i = 0; i < c->n_host_dirs; i++) {
+        char *real = realpath(c->host_dirs[i], NULL);
+        int fd = real ? open(real, O_PATH | O_DIRECTORY | O_CLOEXEC) : -1;
+        if (fd < 0) {
+            free(real);
+            return nsbox_err_set(err, ENOTDIR, "--allow-host-dir %s: not a directory",
+                                 c->host_dirs[i]);
+        }
+        s->host_dirs[s->n_host_dirs].path = real;
+        s->host_dirs[s->n_host_dirs++].fd = fd;
+    }
+    return 0;
+}
+
+static void close_host_dirs(struct mcp_server *s)
+{
+    for (size_t i = 0; i < s->n_host_dirs; i++) {
+        free(s->host_dirs[i].path);
+        close(s->host_dirs[i].fd);
+    }
+    s->n_host_dirs = 0;
+}
+
+int mcp_server_open(struct mcp_server *s, const struct mcp_config *c, const char *store_dir,
+                    struct nsbox_err *err)
+{
+    *s = (struct mcp_server){.mode = c->mode, .defaults = c->defaults,
+                             .ceilings = c->ceilings, .max_sandboxes = c->max_sandboxes,
+                             .max_total = c->max_total, .output_cap = 1u << 20};
+    for (size_t i = 0; i < c->n_langs; i++)
+        s->langs[i] = (struct mcp_lang){strdup(c->langs[i].language), strdup(c->langs[i].ref)};
+    s->n_langs = c->n_langs;
+    pthread_mutex_init(&s->pool_lock, NULL);
+    pthread_cond_init(&s->pool_idle, NULL);
+    if (open_host_dirs(s, c, err) < 0 || images_store_open(&s->store, store_dir, err) < 0) {
+        close_host_dirs(s);
+        return -1;
+    }
+    if (asprintf(&s->state_root, "%s/sandboxes", s->store.root) < 0 ||
+        nsbox_seccomp_compile(nsbox_default_profile,
+                              (size_t)(nsbox_default_profile_end - nsbox_default_profile), NULL,
+                              &s->seccomp, err) < 0) {
+        if (s->state_root == NULL)
+            nsbox_err_set(err, ENOMEM, "out of memory");
+        mcp_server_close(s);
+        return -1;
+    }
+    struct nsbox_err gc_err;
+    if (nsbox_sandbox_gc(s->state_root, s->store.rootless ? &s->store.idmap : NULL, &gc_err) < 0)
+        nsbox_warn("cleaning stale sandboxes: %s", gc_err.msg);
+    return 0;
+}
+
+void mcp_server_close(struct mcp_server *s)
+{
+    /* The spare sandbox and removals still under way. */
+    mcp_pool_drain(s);
+    if (s->seccomp != NULL)
+        nsbox_seccomp_free(s->seccomp);
+    s->seccomp = NULL;
+    free(s->state_root);
+    s->state_root = NULL;
+    images_store_close(&s->store);
+    close_host_dirs(s);
+    for (size_t i = 0; i < s->n_langs; i++) {
+        free(s->langs[i].language);
+        free(s->langs[i].ref);
+    }
+    s->n_langs = 0;
+    pthread_cond_destroy(&s->pool_idle);
+    pthread_mutex_destroy(&s->pool_lock);
+}
+
+/* Strips trailing whitespace; a token is visible ASCII (it travels in an
+ * HTTP header) and long enough not to be guessed. */
+static int check_token(char *t, const char *from, struct nsbox_err *err)
+{
+    size_t n = strlen(t);
+    while (n > 0 && strchr(" \t\r\n", t[n - 1]) != NULL)
+        t[--n] = '\0';
+    for (size_t i = 0; i < n; i++)
+        if (t[i] < 0x21 || t[i] > 0x7e)
+            return nsbox_err_set(err, EINVAL, "the token in %s has a space or a control or "
+                                              "non-ASCII character", from);
+    if (n < 16)
+        return nsbox_err_set(err, EINVAL, "the token in %s is too short (%zu characters; use "
+                                          "16 or more, e.g. `openssl rand -hex 32`)", from, n);
+    return 0;
+}
+
+static int read_token_file(const char *file, char *buf, size_t size, struct nsbox_err *err)
+{
+    _cleanup_close_ int fd = open(file, O_RDONLY | O_CLOEXEC);
+    struct stat st;
+    ssize_t n;
+    if (fd < 0 || fstat(fd, &st) < 0)
+        return nsbox_err_sys(err, "cannot read the token file %s", file);
+    if (!S_ISREG(st.st_mode))
+        return nsbox_err_set(err, EINVAL, "the token file %s is not a regular file", file);
+    if ((st.st_mode & 077) != 0)
+        nsbox_warn("the token file %s is readable by other users (chmod 600 it)", file);
+    do
+        n = read(fd, buf, size);
+    while (n < 0 && errno == EINTR);
+    if (n < 0)
+        return nsbox_err_sys(err, "cannot read the token file %s", file);
+    if ((size_t)n == size)
+        return nsbox_err_set(err, EINVAL, "the token file %s is too large", file);
+    buf[n] = '\0';
+    return 0;
+}
+
+int mcp_config_token(const struct mcp_config *c, char **out, struct nsbox_err *err)
+{
+    char buf[4097];
+    const char *env = getenv("NSBOX_TOKEN");
+
+    *out = NULL;
+    if (c->token_file != NULL) {
+        if (read_token_file(c->token_file, buf, sizeof(buf), err) < 0)
+            return -1;
+    } else if (env != NULL && *env != '\0') {
+        snprintf(buf, sizeof(buf), "%s", env);
+    } else {
+        return 0;
+    }
+    /* Sandboxes start with a clean environment anyway; keep it that way. */
+    unsetenv("NSBOX_TOKEN");
+    int r = check_token(buf, c->token_file ? c->token_file : "NSBOX_TOKEN", err);
+    if (r == 0 && (*out = strdup(buf)) == NULL)
+        r = nsbox_err_set(err, ENOMEM, "out of memory");
+    explicit_bzero(buf, sizeof(buf));
+    return r;
+}

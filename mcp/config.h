@@ -1,0 +1,63 @@
+/* The server's construction: `nsbox serve`'s options as one table, parsed
+ * into a configuration, and the server opened from it and closed again.
+ * The front end (cli/serve.c) only hands over argv, picks the transport
+ * and handles process signals. */
+#ifndef NSBOX_MCP_CONFIG_H
+#define NSBOX_MCP_CONFIG_H
+
+#include <stdbool.h>
+#include <stdio.h>
+
+#include "../common/err.h"
+#include "server.h"
+#include "transport_http.h"
+
+#define MCP_MAX_HOST_DIRS 16
+
+/* What the operator asked for; strings point into argv (or are owned, see
+ * mcp_config_free). */
+struct mcp_config {
+    enum nsbox_limits_mode mode;
+    struct mcp_limits defaults, ceilings;
+    size_t max_sandboxes, max_total;
+    struct mcp_lang langs[MCP_MAX_LANGS];    /* --image LANG=REF, owned */
+    size_t n_langs;
+    const char *host_dirs[MCP_MAX_HOST_DIRS]; /* --allow-host-dir */
+    size_t n_host_dirs;
+    /* HTTP (--http): address NULL serves stdio. */
+    const char *address;
+    const char *token_file;
+    const char *allowed_hosts[MCP_HTTP_MAX_ALLOWED_HOSTS];
+    size_t n_allowed_hosts;
+    unsigned session_timeout_s, idle_timeout_s;
+    bool help;
+};
+
+/* The defaults (and NSBOX_LIMITS=best-effort from the environment). */
+void mcp_config_init(struct mcp_config *c);
+
+/* Parses `serve`'s options (argv[0] is "serve").  Returns 0 (c->help set
+ * for --help), or -1 with err naming the option: a usage error. */
+int mcp_config_parse(struct mcp_config *c, int argc, char **argv, struct nsbox_err *err);
+
+/* The option list, generated from the table, for --help. */
+void mcp_config_usage(FILE *f);
+
+void mcp_config_free(struct mcp_config *c);
+
+/* Opens the server c describes on the store at store_dir (NULL: the
+ * default): the store, the seccomp filter, the allowed host directories,
+ * stale sandboxes of a crashed server removed.  Returns 0, or -1 with err
+ * (nothing left open). */
+int mcp_server_open(struct mcp_server *s, const struct mcp_config *c, const char *store_dir,
+                    struct nsbox_err *err);
+
+/* Stops the spare and pending removals, then releases what open took.
+ * Every session must have been shut down. */
+void mcp_server_close(struct mcp_server *s);
+
+/* The bearer token from c's --token-file, else NSBOX_TOKEN (unset from the
+ * environment after), else none (*out NULL).  Returns 0 or -1. */
+int mcp_config_token(const struct mcp_config *c, char **out, struct nsbox_err *err);
+
+#endif
