@@ -75,7 +75,7 @@ def ok_result(r):
 
 
 def main():
-    canary_path = "/tmp/nsbox-host-canary-files"
+    canary_path = f"/tmp/nsbox-host-canary-files-{os.getpid()}"  # runs side by side must not share it
     with open(canary_path, "w") as f:
         f.write("host secret\n")
     host_passwd = open("/etc/passwd").read()
