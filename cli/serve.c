@@ -13,7 +13,7 @@
 
 #include "../common/cleanup.h"
 #include "../common/log.h"
-#include "../mcp/transport_http.h"
+#include "../mcp/http/transport.h"
 #include "../mcp/transport_stdio.h"
 #include "../runtime/seccomp.h"
 #include "cli.h"
