@@ -115,7 +115,7 @@ deps:
 	@tests/deps.sh
 
 format:
-	clang-format -i $(LIB_SRCS) $(CLI_SRCS) $(UNIT_SRCS) $(wildcard */*.h tests/unit/*.h)
+	clang-format -i $(LIB_SRCS) $(CLI_SRCS) $(UNIT_SRCS) $(wildcard */*.h mcp/http/*.h tests/unit/*.h)
 
 # An ASan+UBSan build in build-asan/ (the test scripts take NSBOX=...).
 # clang, as for the fuzzers: its one runtime writes UBSan reports to
