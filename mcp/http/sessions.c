@@ -235,9 +235,7 @@ static void *reaper_thread(void *arg)
             hs = hs->next;
         if (t->stopping || hs == NULL)
             continue;
-        pthread_mutex_lock(&hs->lock);
-        hs->refs++;
-        pthread_mutex_unlock(&hs->lock);
+        http_session_ref(hs);
         pthread_mutex_unlock(&t->lock);
         nsbox_info("MCP session %.8s... unused for %u s: ending it", hs->s.id, t->timeout_s);
         http_session_end(hs);
