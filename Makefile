@@ -11,7 +11,7 @@ PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 # alone drags in libxml2, ICU and libstdc++).  Only the objects nsbox uses
 # are linked.  libmnl has no static archive; libc stays shared.
 # libmicrohttpd is not linked at all: `serve --http` dlopens it
-# (mcp/transport_http.c), so gnutls never loads for run and exec.
+# (mcp/http/core.c), so gnutls never loads for run and exec.
 STATIC_LIBS := -larchive -lcrypto -ljansson -lseccomp -lcap -lz -lzstd
 DYNAMIC_LIBS := -lmnl
 PKG_LIBS   := -Wl,-Bstatic $(STATIC_LIBS) -Wl,-Bdynamic $(DYNAMIC_LIBS)
@@ -26,7 +26,7 @@ NSBOX_LDFLAGS := -pie -Wl,-z,relro,-z,now -pthread
 LDLIBS   += $(PKG_LIBS)
 
 LIB_SRCS := $(wildcard common/*.c oci/*.c images/*.c runtime/*.c)
-CLI_SRCS := $(wildcard cli/*.c mcp/*.c)
+CLI_SRCS := $(wildcard cli/*.c mcp/*.c mcp/http/*.c)
 CLI_ASM  := cli/profile.S
 UNIT_SRCS := $(wildcard tests/unit/*.c)
 
@@ -65,10 +65,13 @@ FUZZ_CFLAGS  := -O1 -g -fsanitize=fuzzer-no-link,address,undefined \
                 -fno-sanitize-recover=undefined -fno-omit-frame-pointer \
                 -Wno-unknown-warning-option -Wno-format-nonliteral
 FUZZ_SECONDS ?= 60
-# The MCP objects but the transports and the server's construction (config.c:
-# it needs the profile linked into the nsbox binary): fuzz_tools walks the tool table
-# (mcp/tools.c), whose entries point at every tool.
-FUZZ_OBJS    := $(patsubst %.c,$(BUILD)/%.o,$(filter-out mcp/transport_%.c mcp/config.c,$(wildcard mcp/*.c)))
+# The MCP objects but the transports and the server's construction
+# (config.c needs the profile linked into the nsbox binary): fuzz_tools
+# walks the tool table (mcp/tools.c), whose entries point at every tool.
+# Of mcp/http/ only the pure parts (fuzz_http, fuzz_httpbody), none of the
+# libmicrohttpd code.
+FUZZ_OBJS    := $(patsubst %.c,$(BUILD)/%.o,$(filter-out mcp/transport_%.c mcp/config.c,$(wildcard mcp/*.c)) \
+                mcp/http/policy.c mcp/http/body.c)
 
 fuzz-build:
 	$(MAKE) BUILD=build-fuzz CC=clang CFLAGS="$(FUZZ_CFLAGS)" \
@@ -114,7 +117,7 @@ deps:
 	@tests/deps.sh
 
 format:
-	clang-format -i $(LIB_SRCS) $(CLI_SRCS) $(UNIT_SRCS) $(wildcard */*.h tests/unit/*.h)
+	clang-format -i $(LIB_SRCS) $(CLI_SRCS) $(UNIT_SRCS) $(wildcard */*.h mcp/http/*.h tests/unit/*.h)
 
 # An ASan+UBSan build in build-asan/ (the test scripts take NSBOX=...).
 # clang, as for the fuzzers: its one runtime writes UBSan reports to

@@ -12,7 +12,7 @@
 #include "../common/cleanup.h"
 #include "../common/log.h"
 #include "../mcp/config.h"
-#include "../mcp/transport_http.h"
+#include "../mcp/http/transport.h"
 #include "../mcp/transport_stdio.h"
 #include "cli.h"
 

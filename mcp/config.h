@@ -10,7 +10,7 @@
 
 #include "../common/err.h"
 #include "server.h"
-#include "transport_http.h"
+#include "http/transport.h"
 
 #define MCP_MAX_HOST_DIRS 16
 

@@ -8,7 +8,7 @@
 #include <string.h>
 #include <strings.h>
 
-#include "../../mcp/http_policy.h"
+#include "../../mcp/http/policy.h"
 
 static int starts(const char *s, const char *prefix)
 {

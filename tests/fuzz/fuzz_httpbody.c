@@ -1,5 +1,5 @@
 /* libFuzzer target: the HTTP transport's POST body accumulation
- * (mcp/http_body.c), the one part of reading a request that is neither
+ * (mcp/http/body.c), the one part of reading a request that is neither
  * libmicrohttpd's parsing nor a header check (fuzz_http).  The real
  * limits are 16 MiB kept plus 16 MiB drained; here they come from the
  * input, small, so that every path is reached in a few bytes.
@@ -19,7 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../mcp/http_body.h"
+#include "../../mcp/http/body.h"
 
 static void must(bool cond, const char *what)
 {

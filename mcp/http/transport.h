@@ -1,15 +1,18 @@
-/* MCP over Streamable HTTP (MCP 2025-03-26 .. 2025-11-25, "Transports"):
- * one endpoint, /mcp, served by libmicrohttpd with a thread per
- * connection.  Every Mcp-Session-Id is an mcp_session of its own, so
- * sandboxes stay with the client that made them. */
-#ifndef NSBOX_MCP_TRANSPORT_HTTP_H
-#define NSBOX_MCP_TRANSPORT_HTTP_H
+/* MCP over HTTP, as `nsbox serve --http` starts it: the HTTP core
+ * (core.h: libmicrohttpd with a thread per connection, the listener, the
+ * checks on every request), the session table (sessions.h) and the
+ * endpoints registered on the core, today Streamable HTTP (MCP 2025-03-26
+ * .. 2025-11-25, "Transports": streamable.h, /mcp).  Every session id is
+ * an mcp_session of its own, so sandboxes stay with the client that made
+ * them.  The one header cli/ includes. */
+#ifndef NSBOX_MCP_HTTP_TRANSPORT_H
+#define NSBOX_MCP_HTTP_TRANSPORT_H
 
 #include <stddef.h>
 #include <stdint.h>
 
-#include "../common/err.h"
-#include "server.h"
+#include "../../common/err.h"
+#include "../server.h"
 
 #define MCP_HTTP_MAX_ALLOWED_HOSTS 8
 

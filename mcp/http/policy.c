@@ -1,5 +1,5 @@
-/* Checks on HTTP header values (see http_policy.h). */
-#include "http_policy.h"
+/* Checks on HTTP header values (see policy.h). */
+#include "policy.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -9,7 +9,7 @@
 #include <string.h>
 #include <strings.h>
 
-/* The protocol versions of server.c. */
+/* The protocol versions of mcp/server.c. */
 static const char *const versions[] = {"2025-11-25", "2025-06-18", "2025-03-26",
                                        "2024-11-05"};
 

@@ -1,6 +1,6 @@
 /* A POST body as it arrives, piece by piece, with a size limit: the pure
- * part of reading a request (transport_http.c feeds it what MHD hands
- * over).  No MHD, no locks; tests/fuzz/fuzz_httpbody.c drives it. */
+ * part of reading a request (core.c feeds it what MHD hands over).  No
+ * MHD, no locks; tests/fuzz/fuzz_httpbody.c drives it. */
 #ifndef NSBOX_MCP_HTTP_BODY_H
 #define NSBOX_MCP_HTTP_BODY_H
 

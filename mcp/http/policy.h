@@ -1,6 +1,8 @@
 /* The pure part of the HTTP transport: checks on header values and on
  * the address to listen on.  No allocation, no state, no libmicrohttpd;
- * transport_http.c applies them to every request. */
+ * core.c (Host, Origin, the listen address) and the endpoints (Accept,
+ * Content-Type, MCP-Protocol-Version) apply them to every request;
+ * tests/fuzz/fuzz_http.c drives them. */
 #ifndef NSBOX_MCP_HTTP_POLICY_H
 #define NSBOX_MCP_HTTP_POLICY_H
 
@@ -9,7 +11,7 @@
 #include <stdint.h>
 #include <sys/socket.h>
 
-#include "../common/err.h"
+#include "../../common/err.h"
 
 #define HTTP_MAX_HOST_NAMES 9
 

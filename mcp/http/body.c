@@ -1,5 +1,5 @@
-/* A POST body with a size limit (see http_body.h). */
-#include "http_body.h"
+/* A POST body with a size limit (see body.h). */
+#include "body.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -1,0 +1,301 @@
+/* HTTP sessions (see sessions.h). */
+#include "sessions.h"
+
+#define OPENSSL_SUPPRESS_DEPRECATED
+#include <openssl/crypto.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+
+#include "../../common/log.h"
+#include "streams.h"
+
+struct http_sessions {
+    struct mcp_server *cfg;
+    size_t max;
+    unsigned timeout_s;
+    pthread_t reaper;
+    bool has_reaper;
+    pthread_mutex_t lock;    /* sessions, n, stopping */
+    pthread_cond_t stop;     /* wakes the reaper */
+    struct http_session *sessions;
+    size_t n;
+    bool stopping;
+};
+
+static time_t now_s(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return t.tv_sec;
+}
+
+void http_session_touch(struct http_session *hs)
+{
+    hs->last_used = now_s();
+}
+
+void http_session_ref(struct http_session *hs)
+{
+    pthread_mutex_lock(&hs->lock);
+    hs->refs++;
+    pthread_mutex_unlock(&hs->lock);
+}
+
+void http_session_unref(struct http_session *hs)
+{
+    pthread_mutex_lock(&hs->lock);
+    bool last = --hs->refs == 0;
+    pthread_mutex_unlock(&hs->lock);
+    if (!last)
+        return;
+    pthread_mutex_destroy(&hs->s.lock);
+    pthread_cond_destroy(&hs->s.idle);
+    pthread_mutex_destroy(&hs->lock);
+    pthread_cond_destroy(&hs->quiet);
+    free(hs);
+}
+
+/* 128 bits from getrandom(2), as hex: not guessable, and never reused
+ * while the server runs (checked against the table all the same). */
+static bool random_id(char out[33])
+{
+    unsigned char b[16];
+    if (getrandom(b, sizeof(b), 0) != (ssize_t)sizeof(b))
+        return false;
+    for (size_t i = 0; i < sizeof(b); i++)
+        snprintf(out + 2 * i, 3, "%02x", b[i]);
+    return true;
+}
+
+/* Compares session ids in constant time: they are the only secret a
+ * client without a token holds. */
+static bool same_session_id(const char *a, const char *b)
+{
+    return strlen(b) == 32 && CRYPTO_memcmp(a, b, 32) == 0;
+}
+
+struct http_session *http_session_get(struct http_sessions *t, const char *id)
+{
+    struct http_session *found = NULL;
+
+    pthread_mutex_lock(&t->lock);
+    for (struct http_session *hs = t->sessions; hs && id; hs = hs->next)
+        if (same_session_id(hs->s.id, id))
+            found = hs;
+    if (found) {
+        pthread_mutex_lock(&found->lock);
+        found->refs++;
+        found->last_used = now_s();
+        pthread_mutex_unlock(&found->lock);
+    }
+    pthread_mutex_unlock(&t->lock);
+    return found;
+}
+
+/* Whether id names a session in the table (t->lock held). */
+static bool id_in_use(const struct http_sessions *t, const char *id)
+{
+    for (const struct http_session *hs = t->sessions; hs; hs = hs->next)
+        if (same_session_id(hs->s.id, id))
+            return true;
+    return false;
+}
+
+/* Gives hs a fresh id and puts it in the table; the reason when not. */
+static const char *table_add(struct http_sessions *t, struct http_session *hs)
+{
+    const char *why = NULL;
+
+    pthread_mutex_lock(&t->lock);
+    if (t->stopping)
+        why = "the server is shutting down";
+    else if (t->n >= t->max)
+        why = "too many sessions: end one (DELETE /mcp with its Mcp-Session-Id) or try later";
+    while (why == NULL) {
+        if (!random_id(hs->s.id))
+            why = "getrandom failed";
+        else if (!id_in_use(t, hs->s.id))
+            break;
+    }
+    if (why == NULL) {
+        hs->next = t->sessions;
+        t->sessions = hs;
+        t->n++;
+    }
+    pthread_mutex_unlock(&t->lock);
+    return why;
+}
+
+struct http_session *http_session_new(struct http_sessions *t, const char **why)
+{
+    struct http_session *hs = calloc(1, sizeof(*hs));
+
+    *why = "out of memory";
+    if (hs == NULL)
+        return NULL;
+    mcp_session_init(&hs->s, t->cfg);
+    hs->s.send = http_streams_send;
+    hs->s.transport = hs;
+    hs->table = t;
+    hs->refs = 2; /* the table's and the caller's */
+    hs->last_used = now_s();
+    pthread_mutex_init(&hs->lock, NULL);
+    pthread_cond_init(&hs->quiet, NULL);
+    if ((*why = table_add(t, hs)) != NULL) {
+        hs->refs = 1;
+        http_session_unref(hs);
+        return NULL;
+    }
+    nsbox_info("MCP session %.8s... started", hs->s.id);
+    return hs;
+}
+
+bool http_session_enter(struct http_session *hs)
+{
+    pthread_mutex_lock(&hs->lock);
+    bool ok = !hs->ended;
+    if (ok)
+        hs->handlers++;
+    pthread_mutex_unlock(&hs->lock);
+    return ok;
+}
+
+void http_session_leave(struct http_session *hs)
+{
+    pthread_mutex_lock(&hs->lock);
+    if (--hs->handlers == 0)
+        pthread_cond_broadcast(&hs->quiet);
+    pthread_mutex_unlock(&hs->lock);
+}
+
+void http_session_end(struct http_session *hs)
+{
+    struct http_sessions *t = hs->table;
+    bool mine = false;
+
+    pthread_mutex_lock(&t->lock);
+    for (struct http_session **p = &t->sessions; *p; p = &(*p)->next)
+        if (*p == hs) {
+            *p = hs->next;
+            t->n--;
+            mine = true;
+            break;
+        }
+    pthread_mutex_unlock(&t->lock);
+    if (!mine)
+        return; /* another thread is ending it */
+    pthread_mutex_lock(&hs->lock);
+    hs->ended = true;
+    while (hs->handlers > 0)
+        pthread_cond_wait(&hs->quiet, &hs->lock);
+    pthread_mutex_unlock(&hs->lock);
+    /* Responses of calls that finish meanwhile still reach their streams. */
+    mcp_session_shutdown(&hs->s);
+    pthread_mutex_lock(&hs->lock);
+    http_streams_end(hs);
+    pthread_mutex_unlock(&hs->lock);
+    nsbox_info("MCP session %.8s... ended", hs->s.id);
+    http_session_unref(hs); /* the table's reference */
+}
+
+/* Whether hs has been unused for the session timeout: nobody holds it but
+ * the table (no request, no open stream) and no call runs (t->lock held). */
+static bool session_expired(struct http_sessions *t, struct http_session *hs, time_t now)
+{
+    pthread_mutex_lock(&hs->lock);
+    bool unused = hs->refs == 1 && now - hs->last_used >= (time_t)t->timeout_s;
+    pthread_mutex_unlock(&hs->lock);
+    if (!unused)
+        return false;
+    pthread_mutex_lock(&hs->s.lock);
+    bool idle = hs->s.n_running == 0;
+    pthread_mutex_unlock(&hs->s.lock);
+    return idle;
+}
+
+/* Ends abandoned sessions: most clients never send DELETE (the SDK's
+ * close() does not), and their sandboxes would otherwise run, and their
+ * slots stay taken, until the server stops. */
+static void *reaper_thread(void *arg)
+{
+    struct http_sessions *t = arg;
+    unsigned tick = t->timeout_s < 5 ? 1 : 5;
+
+    pthread_mutex_lock(&t->lock);
+    while (!t->stopping) {
+        struct timespec ts;
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        ts.tv_sec += tick;
+        pthread_cond_timedwait(&t->stop, &t->lock, &ts);
+        struct http_session *hs = t->sessions;
+        time_t now = now_s();
+        while (!t->stopping && hs && !session_expired(t, hs, now))
+            hs = hs->next;
+        if (t->stopping || hs == NULL)
+            continue;
+        http_session_ref(hs);
+        pthread_mutex_unlock(&t->lock);
+        nsbox_info("MCP session %.8s... unused for %u s: ending it", hs->s.id, t->timeout_s);
+        http_session_end(hs);
+        http_session_unref(hs);
+        pthread_mutex_lock(&t->lock);
+    }
+    pthread_mutex_unlock(&t->lock);
+    return NULL;
+}
+
+struct http_sessions *http_sessions_new(struct mcp_server *cfg, size_t max, unsigned timeout_s)
+{
+    struct http_sessions *t = calloc(1, sizeof(*t));
+    pthread_condattr_t attr;
+
+    if (t == NULL)
+        return NULL;
+    t->cfg = cfg;
+    t->max = max;
+    t->timeout_s = timeout_s;
+    pthread_mutex_init(&t->lock, NULL);
+    pthread_condattr_init(&attr);
+    pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
+    pthread_cond_init(&t->stop, &attr);
+    pthread_condattr_destroy(&attr);
+    return t;
+}
+
+void http_sessions_start_reaper(struct http_sessions *t)
+{
+    t->has_reaper = pthread_create(&t->reaper, NULL, reaper_thread, t) == 0;
+    if (!t->has_reaper)
+        nsbox_warn("no thread to end unused MCP sessions: they last until the server stops");
+}
+
+void http_sessions_stop(struct http_sessions *t)
+{
+    pthread_mutex_lock(&t->lock);
+    t->stopping = true;
+    pthread_cond_broadcast(&t->stop);
+    pthread_mutex_unlock(&t->lock);
+    if (t->has_reaper)
+        pthread_join(t->reaper, NULL);
+    t->has_reaper = false;
+    for (;;) {
+        pthread_mutex_lock(&t->lock);
+        struct http_session *hs = t->sessions;
+        if (hs)
+            http_session_ref(hs);
+        pthread_mutex_unlock(&t->lock);
+        if (hs == NULL)
+            break;
+        http_session_end(hs);
+        http_session_unref(hs);
+    }
+}
+
+void http_sessions_free(struct http_sessions *t)
+{
+    pthread_cond_destroy(&t->stop);
+    pthread_mutex_destroy(&t->lock);
+    free(t);
+}

@@ -1,0 +1,300 @@
+/* Streams and the routing of a session's messages (see streams.h). */
+#include "streams.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "../../common/log.h"
+
+#define SSE_QUEUE_MAX (64u << 20) /* bytes of notifications waiting on one stream */
+
+struct http_stream *http_stream_new(struct http_session *hs, enum http_stream_kind kind,
+                                    json_t *id, json_t *token, int fd, unsigned keepalive_s)
+{
+    struct http_stream *st = calloc(1, sizeof(*st));
+    pthread_condattr_t attr;
+
+    if (st == NULL)
+        return NULL;
+    *st = (struct http_stream){.hs = hs, .kind = kind, .fd = fd, .keepalive_s = keepalive_s,
+                               .request_id = id ? json_deep_copy(id) : NULL,
+                               .progress_token = token ? json_deep_copy(token) : NULL};
+    pthread_condattr_init(&attr);
+    pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
+    pthread_cond_init(&st->wake, &attr);
+    pthread_condattr_destroy(&attr);
+    http_session_ref(hs);
+    return st;
+}
+
+void http_stream_link(struct http_stream *st)
+{
+    st->next = st->hs->streams;
+    st->hs->streams = st;
+    st->linked = true;
+    if (st->kind == HTTP_STREAM_GET)
+        st->hs->has_get = true;
+}
+
+/* hs->lock held. */
+static void stream_unlink(struct http_stream *st)
+{
+    if (!st->linked)
+        return;
+    http_session_touch(st->hs);
+    for (struct http_stream **p = &st->hs->streams; *p; p = &(*p)->next)
+        if (*p == st) {
+            *p = st->next;
+            break;
+        }
+    st->linked = false;
+    if (st->kind == HTTP_STREAM_GET)
+        st->hs->has_get = false;
+}
+
+void http_stream_free(struct http_stream *st)
+{
+    struct http_session *hs = st->hs;
+    json_decref(st->request_id);
+    json_decref(st->progress_token);
+    free(st->buf);
+    pthread_cond_destroy(&st->wake);
+    free(st);
+    http_session_unref(hs);
+}
+
+/* An open POST stream still waiting for its response (hs->lock held). */
+static bool waiting(const struct http_stream *st)
+{
+    return st->kind != HTTP_STREAM_GET && !st->answered && !st->ended;
+}
+
+bool http_streams_waiting_for(struct http_session *hs, json_t *id)
+{
+    for (struct http_stream *st = hs->streams; st; st = st->next)
+        if (waiting(st) && json_equal(st->request_id, id))
+            return true;
+    return false;
+}
+
+/* The stream a message from the session belongs on (hs->lock held). */
+static struct http_stream *route(struct http_session *hs, json_t *msg)
+{
+    const char *method = json_string_value(json_object_get(msg, "method"));
+    struct http_stream *st;
+
+    if (method == NULL) { /* a response: to the request's own stream */
+        json_t *id = json_object_get(msg, "id");
+        for (st = hs->streams; st; st = st->next)
+            if (waiting(st) && json_equal(st->request_id, id))
+                return st;
+        return NULL;
+    }
+    if (strcmp(method, "notifications/progress") == 0) {
+        json_t *token = json_object_get(json_object_get(msg, "params"), "progressToken");
+        for (st = hs->streams; st; st = st->next)
+            if (st->kind == HTTP_STREAM_SSE && waiting(st) && st->progress_token &&
+                json_equal(st->progress_token, token))
+                return st;
+        return NULL;
+    }
+    for (st = hs->streams; st; st = st->next) /* newest first */
+        if (st->kind == HTTP_STREAM_SSE && waiting(st))
+            return st;
+    for (st = hs->streams; st; st = st->next)
+        if (st->kind == HTTP_STREAM_GET && !st->ended)
+            return st;
+    return NULL;
+}
+
+/* Appends one SSE event named event (hs->lock held).  jansson escapes
+ * every control character inside strings, so the compact text has no
+ * newline and nothing a sandbox printed can end the data line or forge an
+ * event. */
+static bool sse_append(struct http_stream *st, const char *event, const char *text,
+                       bool is_response)
+{
+    size_t head = strlen("event: ") + strlen(event) + strlen("\ndata: ");
+    size_t n = strlen(text), need = head + n + 2;
+
+    if (st->off > 0) {
+        memmove(st->buf, st->buf + st->off, st->len - st->off);
+        st->len -= st->off;
+        st->off = 0;
+    }
+    if (!is_response && st->len + need > SSE_QUEUE_MAX)
+        return false; /* a client that does not read loses notifications */
+    char *nb = realloc(st->buf, st->len + need + 1);
+    if (nb == NULL)
+        return false;
+    st->buf = nb;
+    snprintf(st->buf + st->len, head + 1, "event: %s\ndata: ", event);
+    memcpy(st->buf + st->len + head, text, n);
+    memcpy(st->buf + st->len + need - 2, "\n\n", 2);
+    st->len += need;
+    return true;
+}
+
+/* Puts text on st (hs->lock held); takes text when it keeps it as is. */
+static bool deliver(struct http_stream *st, char **text, bool is_response)
+{
+    if (st->kind != HTTP_STREAM_JSON)
+        return sse_append(st, "message", *text, is_response);
+    if (!is_response) /* notifications cannot ride a JSON answer */
+        return false;
+    st->buf = *text;
+    st->len = strlen(*text);
+    *text = NULL;
+    return true;
+}
+
+void http_streams_send(struct mcp_session *s, json_t *msg)
+{
+    struct http_session *hs = s->transport;
+    bool is_response = msg && json_object_get(msg, "method") == NULL;
+    bool is_error = msg && json_object_get(msg, "error") != NULL;
+    char *text = msg ? json_dumps(msg, JSON_COMPACT) : NULL;
+
+    if (text == NULL) {
+        json_decref(msg);
+        return;
+    }
+    pthread_mutex_lock(&hs->lock);
+    struct http_stream *st = route(hs, msg);
+    bool delivered = st != NULL && deliver(st, &text, is_response);
+    if (delivered && is_response) {
+        st->answered = true;
+        st->answer_is_error = is_error;
+    }
+    if (delivered)
+        pthread_cond_broadcast(&st->wake);
+    pthread_mutex_unlock(&hs->lock);
+    if (!delivered)
+        nsbox_debug("MCP session %.8s...: no open stream for a %s", hs->s.id,
+                    is_response ? "response" : "notification");
+    free(text);
+    json_decref(msg);
+}
+
+void http_streams_cancel(struct http_session *hs, json_t *request_id)
+{
+    pthread_mutex_lock(&hs->lock);
+    for (struct http_stream *st = hs->streams; st && request_id; st = st->next)
+        if (waiting(st) && json_equal(st->request_id, request_id)) {
+            st->ended = true;
+            pthread_cond_broadcast(&st->wake);
+        }
+    pthread_mutex_unlock(&hs->lock);
+}
+
+void http_streams_end(struct http_session *hs)
+{
+    for (struct http_stream *st = hs->streams; st; st = st->next) {
+        st->ended = true;
+        pthread_cond_broadcast(&st->wake);
+    }
+}
+
+/* Waits for news on st up to a second (hs->lock held).  Returns 1 when
+ * woken, 0 after a quiet second, -1 when the client has hung up. */
+static int wait_tick(struct http_stream *st)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    t.tv_sec += 1;
+    if (pthread_cond_timedwait(&st->wake, &st->hs->lock, &t) != ETIMEDOUT)
+        return 1;
+    return http_peer_gone(st->fd) ? -1 : 0;
+}
+
+/* MHD's content reader for SSE: blocks (its connection's own thread) until
+ * there are bytes, the response went out, or the stream ends. */
+static ssize_t sse_read(void *cls, uint64_t pos, char *out, size_t max)
+{
+    static const char keepalive[] = ":\n\n"; /* an SSE comment */
+    struct http_stream *st = cls;
+    ssize_t n = 0;
+    int quiet = 0, w;
+
+    (void)pos;
+    pthread_mutex_lock(&st->hs->lock);
+    for (;;) {
+        if (st->off < st->len) {
+            size_t k = st->len - st->off < max ? st->len - st->off : max;
+            memcpy(out, st->buf + st->off, k);
+            st->off += k;
+            n = (ssize_t)k;
+            break;
+        }
+        if (st->answered || st->ended) {
+            n = HTTP_READER_END;
+            break;
+        }
+        if ((w = wait_tick(st)) < 0) {
+            n = HTTP_READER_ERROR;
+            break;
+        }
+        /* A GET stream may stay silent for hours: a comment now and then
+         * finds a peer that vanished without a FIN, and keeps proxies
+         * from timing the stream out.  A POST stream needs one too: MHD
+         * closes a connection that sent nothing for its timeout as soon
+         * as this reader returns, so a call running longer than that (60
+         * s; calls may run 600) lost its response after the headers. */
+        quiet = w ? 0 : quiet + 1;
+        if (quiet >= (int)st->keepalive_s && max >= sizeof(keepalive)) {
+            memcpy(out, keepalive, sizeof(keepalive) - 1);
+            n = (ssize_t)sizeof(keepalive) - 1;
+            break;
+        }
+    }
+    pthread_mutex_unlock(&st->hs->lock);
+    return n;
+}
+
+static void sse_done(void *cls)
+{
+    struct http_stream *st = cls;
+    pthread_mutex_lock(&st->hs->lock);
+    stream_unlink(st);
+    pthread_mutex_unlock(&st->hs->lock);
+    http_stream_free(st);
+}
+
+enum http_result http_stream_reply_sse(struct MHD_Connection *c, struct http_stream *st,
+                                       const char *session_id)
+{
+    return http_reply_stream(c, HTTP_OK, "text/event-stream",
+                             (struct http_header){"Cache-Control", "no-cache"},
+                             (struct http_header){session_id ? "Mcp-Session-Id" : NULL,
+                                                  session_id},
+                             sse_read, sse_done, st);
+}
+
+enum http_result http_stream_reply_json(struct MHD_Connection *c, struct http_stream *st,
+                                        const char *session_id)
+{
+    struct http_session *hs = st->hs;
+    bool here = true;
+
+    pthread_mutex_lock(&hs->lock);
+    while (!st->answered && !st->ended && here)
+        here = wait_tick(st) >= 0;
+    char *body = st->answered ? st->buf : NULL;
+    if (body)
+        st->buf = NULL;
+    bool session_gone = hs->ended;
+    stream_unlink(st);
+    pthread_mutex_unlock(&hs->lock);
+    http_stream_free(st);
+    if (body)
+        return http_reply(c, HTTP_OK, body,
+                          (struct http_header){session_id ? "Mcp-Session-Id" : NULL, session_id},
+                          HTTP_NO_HEADER);
+    if (!here)
+        return HTTP_NO;
+    if (session_gone)
+        return http_refuse(c, HTTP_NOT_FOUND, "the session ended before the response");
+    return http_reply(c, HTTP_ACCEPTED, NULL, HTTP_NO_HEADER, HTTP_NO_HEADER);
+}

@@ -1,0 +1,95 @@
+/* Streams: where a session's messages go out.  A stream is one open HTTP
+ * response of a session: a POSTed request waiting for its JSON answer, or
+ * an SSE stream (a POSTed request's, or the session's standing GET
+ * stream).  This file routes each message the session sends to one stream
+ * (MCP: never broadcast), frames SSE events, keeps quiet SSE streams alive
+ * with comments, notices a peer that has gone, and finishes streams on
+ * cancellation or when the session ends.  Endpoints create streams and
+ * hand them to http_stream_reply_sse/json; MHD is reached through core.h.
+ *
+ * Routing (route() in streams.c):
+ *   - a response goes to the stream waiting for that request id;
+ *   - notifications/progress to the SSE stream whose request carried that
+ *     progressToken;
+ *   - other notifications (notifications/message) to the newest open SSE
+ *     stream of the session, else to its GET stream, else nowhere.
+ * A new kind of stream (the legacy SSE transport's, which takes every
+ * message) is a new enum value and a line in route().
+ *
+ * A thread waiting for a response looks at its socket every second and
+ * gives up once the peer has gone (the call itself runs on: MCP says a
+ * disconnect is not a cancellation).  All stream state is under the
+ * session's lock (hs->lock). */
+#ifndef NSBOX_MCP_HTTP_STREAMS_H
+#define NSBOX_MCP_HTTP_STREAMS_H
+
+#include <jansson.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "core.h"
+#include "sessions.h"
+
+enum http_stream_kind {
+    HTTP_STREAM_JSON, /* a POSTed request, answered with one application/json body */
+    HTTP_STREAM_SSE,  /* a POSTed request, answered as text/event-stream */
+    HTTP_STREAM_GET,  /* the session's stream for messages that belong to no request */
+};
+
+struct http_stream {
+    struct http_session *hs; /* holds a reference */
+    enum http_stream_kind kind;
+    json_t *request_id;      /* POST: the request's id */
+    json_t *progress_token;  /* POST: params._meta.progressToken, or NULL */
+    int fd;                  /* the connection's socket (MHD's) */
+    unsigned keepalive_s;    /* SSE: a comment after this many quiet seconds */
+    pthread_cond_t wake;
+    char *buf;               /* SSE: bytes not yet handed out; JSON: the response */
+    size_t len, off;
+    bool answered;           /* the response is in buf */
+    bool answer_is_error;
+    bool ended;              /* cancelled, or the session ended: finish now */
+    bool linked;             /* in hs->streams */
+    struct http_stream *next;
+};
+
+/* A stream of hs (takes a session reference), not yet linked; id and token
+ * are copied (may be NULL); fd is the connection's (http_conn_fd).  NULL
+ * when out of memory. */
+struct http_stream *http_stream_new(struct http_session *hs, enum http_stream_kind kind,
+                                    json_t *id, json_t *token, int fd, unsigned keepalive_s);
+
+/* Puts st in its session's list, where messages find it (hs->lock held). */
+void http_stream_link(struct http_stream *st);
+
+/* Frees a stream that is not linked and drops its session reference. */
+void http_stream_free(struct http_stream *st);
+
+/* Whether an open POST stream of hs still waits for the response to id
+ * (hs->lock held). */
+bool http_streams_waiting_for(struct http_session *hs, json_t *id);
+
+/* The sessions' send function (mcp_session.send): routes msg (stolen) to
+ * one stream, from connection threads and tool worker threads alike. */
+void http_streams_send(struct mcp_session *s, json_t *msg);
+
+/* notifications/cancelled: the stream waiting for request_id ends without
+ * a response (MCP, "Cancellation": none is sent). */
+void http_streams_cancel(struct http_session *hs, json_t *request_id);
+
+/* Finishes every open stream of hs, which is ending (hs->lock held). */
+void http_streams_end(struct http_session *hs);
+
+/* Answers with st (linked) as an SSE stream, with Mcp-Session-Id when
+ * session_id is not NULL; st belongs to the reply from here on. */
+enum http_result http_stream_reply_sse(struct MHD_Connection *c, struct http_stream *st,
+                                       const char *session_id);
+
+/* Waits, on the connection's thread, for the response st (linked) is for,
+ * then answers it as application/json (202 when it was cancelled, 404 when
+ * the session ended first, a hang-up when the client went); frees st. */
+enum http_result http_stream_reply_json(struct MHD_Connection *c, struct http_stream *st,
+                                        const char *session_id);
+
+#endif
