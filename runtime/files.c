@@ -56,27 +56,21 @@ static int render_error(enum files_why why, int code, long long arg, const char 
     }
 }
 
-/* Parses the reply line (files_wire.h).  Returns 0 with *value set for
- * "ok", -1 with err rendered for "err" or anything malformed. */
-static int parse_reply(const char *text, const char *path, long long *value,
-                       struct nsbox_err *err)
+/* Reads the reply line; renders an error reply.  Returns 0 with *value
+ * set, or -1. */
+static int read_reply(const char *text, const char *path, long long *value,
+                      struct nsbox_err *err)
 {
-    static const char tag[] = FILES_REPLY_TAG " ";
-    long long code, why, arg;
-    int end = -1;
-
-    if (text == NULL || strncmp(text, tag, sizeof(tag) - 1) != 0)
-        return nsbox_err_set(err, EPROTO, "%s: the file operation gave no reply", path);
-    text += sizeof(tag) - 1;
-    if (sscanf(text, "ok %lld\n%n", value, &end) == 1 && end > 0 && text[end] == '\0' &&
-        *value >= 0)
+    struct files_reply r;
+    switch (nsbox_files_reply_parse(text, &r)) {
+    case 0:
+        *value = r.value;
         return 0;
-    end = -1;
-    if (sscanf(text, "err %lld %lld %lld\n%n", &code, &why, &arg, &end) != 3 || end < 0 ||
-        text[end] != '\0' || code < 1 || code > 4095 || why < 0 || why >= WHY_COUNT ||
-        arg < 0 || arg > INT_MAX)
+    case 1:
+        return render_error(r.why, r.code, r.arg, path, err);
+    default:
         return nsbox_err_set(err, EPROTO, "%s: the file operation's reply is malformed", path);
-    return render_error((enum files_why)why, (int)code, arg, path, err);
+    }
 }
 
 /* Runs one operation and reads its reply.  Returns 0 with res (the caller
@@ -104,7 +98,7 @@ static int run_op(struct nsbox_sandbox *sb, const struct nsbox_file_ctx *ctx, ch
     else if (res->err_truncated)
         r = nsbox_err_set(err, EPROTO, "%s: the file operation's reply is malformed", path);
     else
-        r = parse_reply(res->err, path, value, err);
+        r = read_reply(res->err, path, value, err);
     /* The status must agree: a reply "ok" from a process that failed is none. */
     if (r == 0 && res->exit_code != 0)
         r = nsbox_err_set(err, EPROTO, "%s: the file operation failed without a reason", path);
@@ -169,53 +163,6 @@ int nsbox_file_write(struct nsbox_sandbox *sb, const struct nsbox_file_ctx *ctx,
     return 0;
 }
 
-/* Takes the next number (and its one following space) off *p. */
-static bool take_num(const char **p, int base, long long lo, long long *v)
-{
-    char *end;
-    errno = 0;
-    *v = strtoll(*p, &end, base);
-    if (end == *p || *end != ' ' || errno != 0 || *v < lo || **p == '-' || **p == ' ')
-        return false;
-    *p = end + 1;
-    return true;
-}
-
-/* One record (files_wire.h), len bytes without its NUL.  Returns 0 or -1. */
-static int parse_entry(const char *rec, size_t len, struct nsbox_file_entry *e)
-{
-    const char *p = rec;
-    long long type, mode, size, mtime, flags;
-    if (!take_num(&p, 10, 0, &type) || type > NSBOX_FILE_DEVICE || !take_num(&p, 8, 0, &mode) ||
-        mode > 07777 || !take_num(&p, 10, 0, &size) || !take_num(&p, 10, LLONG_MIN, &mtime) ||
-        !take_num(&p, 10, 0, &flags) || flags > 1)
-        return -1;
-    size_t plen = len - (size_t)(p - rec);
-    if (plen == 0 || plen >= 2 * PATH_MAX || !nsbox_files_utf8_valid(p, plen))
-        return -1;
-    *e = (struct nsbox_file_entry){.path = strndup(p, plen), .type = (enum nsbox_file_type)type,
-                                   .size = size, .mode = (uint32_t)mode, .mtime = mtime,
-                                   .name_not_utf8 = flags == 1};
-    return e->path ? 0 : -1;
-}
-
-static int parse_listing(const char *buf, size_t len, struct nsbox_file_list *out)
-{
-    size_t count = 0;
-    for (size_t i = 0; i < len; i++)
-        count += buf[i] == '\0';
-    if (len > 0 && buf[len - 1] != '\0')
-        return -1; /* cut short: our cap, or not our format */
-    if (count > FILES_LIST_MAX || (out->v = calloc(count ? count : 1, sizeof(*out->v))) == NULL)
-        return -1;
-    for (const char *p = buf; p < buf + len; p += strlen(p) + 1)
-        if (parse_entry(p, strlen(p), &out->v[out->n++]) < 0) {
-            out->n--;
-            return -1;
-        }
-    return 0;
-}
-
 int nsbox_file_list(struct nsbox_sandbox *sb, const struct nsbox_file_ctx *ctx,
                     const char *path, int depth, struct nsbox_file_list *out,
                     struct nsbox_err *err)
@@ -229,7 +176,7 @@ int nsbox_file_list(struct nsbox_sandbox *sb, const struct nsbox_file_ctx *ctx,
     if (run_op(sb, ctx, OP("list", (char *)path, d), NULL, 0, LIST_CAP, path, &res, &truncated,
                err) < 0)
         return -1;
-    int r = res.out_truncated || truncated > 1 ? -1 : parse_listing(res.out, res.out_len, out);
+    int r = res.out_truncated || truncated > 1 ? -1 : nsbox_files_listing_parse(res.out, res.out_len, out);
     nsbox_exec_result_free(&res);
     if (r < 0) {
         nsbox_file_list_free(out);

@@ -19,6 +19,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "files.h"
+
 /* argv[0] of an exec that is a file operation run by init's child itself
  * (no program is executed).  Contains a byte no real path has. */
 #define NSBOX_FILE_OP_MARKER "\x01nsbox-file"
@@ -53,6 +55,23 @@ enum files_why {
 /* In the command's child: when argv is a file operation, performs it and
  * exits (never returns); otherwise returns -1. */
 int nsbox_files_builtin(char **argv);
+
+struct files_reply {
+    long long value;      /* "ok" */
+    int code;             /* "err": the errno (1..4095) */
+    enum files_why why;
+    long long arg;        /* 0..INT_MAX */
+};
+
+/* Parses the reply line, NUL-terminated, exactly (one line, nothing after
+ * it, every number in range).  Returns 0 for "ok", 1 for "err", -1 for
+ * anything else. */
+int nsbox_files_reply_parse(const char *text, struct files_reply *r);
+
+/* Parses a listing (len bytes of records).  Returns 0 with out filled
+ * (free with nsbox_file_list_free; truncated left false), or -1 when any
+ * record is malformed (out then empty). */
+int nsbox_files_listing_parse(const char *buf, size_t len, struct nsbox_file_list *out);
 
 /* Copies in to out (size bytes), bytes that are not valid UTF-8 turned to
  * '?'.  Returns true when something was replaced. */
