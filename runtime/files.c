@@ -73,6 +73,19 @@ static int read_reply(const char *text, const char *path, long long *value,
     }
 }
 
+/* Init's child failed before the operation began (its uid, its working
+ * directory: exit status 126, "nsbox: why" on stderr).  That text comes
+ * from inside the sandbox too: printable ASCII only, one line, bounded. */
+static int setup_failed(const char *text, const char *path, struct nsbox_err *err)
+{
+    char why[256];
+    size_t n = 0;
+    for (const char *p = text + strlen("nsbox: "); *p && *p != '\n' && n + 1 < sizeof(why); p++)
+        why[n++] = *p >= 0x20 && *p < 0x7f ? *p : '?';
+    why[n] = '\0';
+    return nsbox_err_set(err, EIO, "%s: %s", path, why);
+}
+
 /* Runs one operation and reads its reply.  Returns 0 with res (the caller
  * frees) and *value filled, or -1. */
 static int run_op(struct nsbox_sandbox *sb, const struct nsbox_file_ctx *ctx, char **argv,
@@ -97,6 +110,8 @@ static int run_op(struct nsbox_sandbox *sb, const struct nsbox_file_ctx *ctx, ch
                           res->signal);
     else if (res->err_truncated)
         r = nsbox_err_set(err, EPROTO, "%s: the file operation's reply is malformed", path);
+    else if (res->exit_code == 126 && res->err && strncmp(res->err, "nsbox: ", 7) == 0)
+        r = setup_failed(res->err, path, err);
     else
         r = read_reply(res->err, path, value, err);
     /* The status must agree: a reply "ok" from a process that failed is none. */
