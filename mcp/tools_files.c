@@ -1,6 +1,6 @@
 /* write_file, read_file, list_directory, create_directory, delete_path,
  * project_structure: file operations that run inside the sandbox (see
- * runtime/files.c), so paths are the sandbox's own and never the host's. */
+ * runtime/files.h), so paths are the sandbox's own and never the host's. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
