@@ -648,8 +648,6 @@ int cmd_rm(struct cli_globals *g, int argc, char **argv)
             status = cli_fail(&err);
             continue;
         }
-        if (store.rootless)
-            sb.idmap = store.idmap;
         if (nsbox_sandbox_destroy(&sb, &err) < 0)
             status = cli_fail(&err);
         else

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../common/cleanup.h"
 #include "changes.h"
 #include "jsonrpc.h"
 #include "pool.h"
@@ -83,26 +84,22 @@ static json_t *exec_in(struct mcp_session *s, struct mcp_call *call, struct mcp_
         eo.progress_ms = 1000;
     }
 
-    struct mcp_snapshot before, after;
-    /* Where the working directory's files live on the host: the upper
-     * layer, or the persistent workspace mounted over it. */
-    char base[PATH_MAX + 16];
-    const char *cwd = eo.cwd;
-    if (m->workspace != NULL && strcmp(eo.cwd, m->workdir) == 0) {
-        snprintf(base, sizeof(base), "%s/workspaces/%s", s->cfg->store.root, m->workspace);
-        cwd = "";
-    } else {
-        snprintf(base, sizeof(base), "%s/upper", m->sb.state_dir);
+    /* Two snapshots of a few KiB of paths each: off the thread's stack. */
+    _cleanup_free_ struct nsbox_snapshot *snaps = calloc(2, sizeof(*snaps));
+    if (snaps == NULL) {
+        snprintf(error, error_size, "out of memory");
+        return NULL;
     }
+    struct nsbox_snapshot *before = &snaps[0], *after = &snaps[1];
 
     /* A one-shot sandbox is the call's alone: nothing else can stop it. */
     if (!m->one_shot && mcp_op_begin(s, call, m, &err) < 0) {
         snprintf(error, error_size, "%s", err.msg);
         return NULL;
     }
-    mcp_snapshot_take(base, cwd, &before);
+    nsbox_changes_take(&m->sb, eo.cwd, before);
     int r = nsbox_sandbox_exec(&m->sb, &eo, &res, &err);
-    mcp_snapshot_take(base, cwd, &after);
+    nsbox_changes_take(&m->sb, eo.cwd, after);
     if (!m->one_shot)
         mcp_op_end(s, call, m);
     if (r == 0 && res.cancelled && stopped(s, m)) {
@@ -111,21 +108,21 @@ static json_t *exec_in(struct mcp_session *s, struct mcp_call *call, struct mcp_
     }
     if (r < 0) {
         snprintf(error, error_size, "%s", err.msg);
-        mcp_snapshot_free(&before);
-        mcp_snapshot_free(&after);
+        nsbox_snapshot_free(before);
+        nsbox_snapshot_free(after);
         return NULL;
     }
     json_t *rec = result_record(&res);
     json_t *images;
-    json_object_set_new(rec, "files", mcp_snapshot_diff(&before, &after, base, cwd, &images,
-                                                        mcp_base64_encode));
-    if (before.truncated || after.truncated)
+    json_t *files = mcp_changes_json(before, after, &images);
+    json_object_set_new(rec, "files", files ? files : json_array());
+    if (before->truncated || after->truncated)
         json_object_set_new(rec, "files_truncated", json_true());
     if (json_array_size(images) > 0)
         json_object_set(rec, "_images", images);
     json_decref(images);
-    mcp_snapshot_free(&before);
-    mcp_snapshot_free(&after);
+    nsbox_snapshot_free(before);
+    nsbox_snapshot_free(after);
     nsbox_exec_result_free(&res);
     return rec;
 }

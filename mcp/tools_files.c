@@ -1,12 +1,13 @@
 /* write_file, read_file, list_directory, create_directory, delete_path,
  * project_structure: file operations that run inside the sandbox (see
- * runtime/files.c), so paths are the sandbox's own and never the host's. */
+ * runtime/files.h), so paths are the sandbox's own and never the host's. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "../common/cleanup.h"
+#include "../common/mime.h"
 #include "../runtime/files.h"
 #include "sandboxes.h"
 #include "server.h"
@@ -48,69 +49,55 @@ static bool valid_utf8(const unsigned char *s, size_t n)
     return true;
 }
 
-static const char *image_mime(const unsigned char *d, size_t n, const char *path)
-{
-    size_t pl = strlen(path);
-    if (n >= 8 && memcmp(d, "\x89PNG\r\n\x1a\n", 8) == 0) return "image/png";
-    if (n >= 3 && memcmp(d, "\xff\xd8\xff", 3) == 0) return "image/jpeg";
-    if (n >= 6 && (memcmp(d, "GIF87a", 6) == 0 || memcmp(d, "GIF89a", 6) == 0)) return "image/gif";
-    if (n >= 12 && memcmp(d, "RIFF", 4) == 0 && memcmp(d + 8, "WEBP", 4) == 0) return "image/webp";
-    if (pl > 4 && strcmp(path + pl - 4, ".svg") == 0) return "image/svg+xml";
-    return NULL;
-}
-
-/* Runs one file operation in the sandbox.  Returns the result (caller
- * frees with nsbox_exec_result_free) or false with error set. */
-static bool file_op(struct mcp_session *s, struct mcp_call *call, const char *sandbox_id,
-                    char **argv, const char *in, size_t in_len, size_t out_cap,
-                    struct nsbox_exec_result *res, char *error, size_t error_size)
+/* The session's sandbox id, held and locked for one file operation of the
+ * call (sandboxes.h: a cancellation or a stop kills it), or NULL with error
+ * set.  Each found sandbox is released with op_end. */
+static struct mcp_sandbox *op_begin(struct mcp_session *s, struct mcp_call *call,
+                                    const char *sandbox_id, struct nsbox_file_ctx *ctx,
+                                    char *error, size_t error_size)
 {
     struct nsbox_err err = {0};
     struct mcp_sandbox *m = mcp_sandbox_get(s, sandbox_id, &err);
     if (m == NULL) {
         snprintf(error, error_size, "%s", err.msg);
-        return false;
+        return NULL;
     }
-    struct nsbox_exec_opts eo = {
-        .argv = argv, .env = m->env, .cwd = m->workdir, .uid = m->uid, .gid = m->gid,
-        .timeout_s = 30, .stdin_fd = -1, .stdin_data = in ? in : "", .stdin_len = in_len,
-        .capture = true, .output_cap = out_cap, .rlimit_fsize = MCP_WRITE_MAX,
-        .cancel = &call->cancel};
-    int r = mcp_op_begin(s, call, m, &err);
-    if (r == 0) {
-        r = nsbox_sandbox_exec(&m->sb, &eo, res, &err);
-        mcp_op_end(s, call, m);
-    }
-    mcp_sandbox_put(s, m);
-    if (r < 0) {
+    *ctx = (struct nsbox_file_ctx){.env = m->env, .cwd = m->workdir, .uid = m->uid,
+                                   .gid = m->gid, .timeout_s = 30, .write_max = MCP_WRITE_MAX,
+                                   .cancel = &call->cancel};
+    if (mcp_op_begin(s, call, m, &err) < 0) {
+        mcp_sandbox_put(s, m);
         snprintf(error, error_size, "%s", err.msg);
-        return false;
+        return NULL;
     }
-    if (res->exit_code != 0 || res->signal != 0) {
-        snprintf(error, error_size, "%s", res->cancelled ? "cancelled, or the sandbox was stopped"
-                                          : res->err && res->err[0] ? res->err
-                                          : res->timed_out ? "timed out" : "failed");
-        nsbox_exec_result_free(res);
-        return false;
-    }
-    return true;
+    return m;
 }
 
-#define OP(...) (char *[]){NSBOX_FILE_OP_MARKER, __VA_ARGS__, NULL}
+/* Ends op_begin's operation; r is its result, err its error.  Returns r. */
+static int op_end(struct mcp_session *s, struct mcp_call *call, struct mcp_sandbox *m, int r,
+                  const struct nsbox_err *err, char *error, size_t error_size)
+{
+    mcp_op_end(s, call, m);
+    mcp_sandbox_put(s, m);
+    if (r < 0)
+        snprintf(error, error_size, "%s", err->msg);
+    return r;
+}
 
 MCP_TOOL_FN(write_file)
 {
     _cleanup_(mcp_write_args_free) struct mcp_write_args a = {0};
     struct nsbox_err err = {0};
-    struct nsbox_exec_result res;
+    struct nsbox_file_ctx ctx;
 
     if (mcp_args_write_file(args, &a, &err) < 0)
         return mcp_tool_fail(error, error_size, err.msg);
-    if (!file_op(s, call, a.sandbox_id, a.append ? OP("write", (char *)a.path, "append")
-                                                 : OP("write", (char *)a.path),
-                 a.content, a.len, 4096, &res, error, error_size))
+    struct mcp_sandbox *m = op_begin(s, call, a.sandbox_id, &ctx, error, error_size);
+    if (m == NULL)
         return NULL;
-    nsbox_exec_result_free(&res);
+    int r = nsbox_file_write(&m->sb, &ctx, a.path, a.content, a.len, a.append, NULL, &err);
+    if (op_end(s, call, m, r, &err, error, error_size) < 0)
+        return NULL;
     return json_pack("{s:s,s:I,s:b}", "path", a.path, "bytes_written", (json_int_t)a.len,
                      "appended", a.append);
 }
@@ -119,62 +106,74 @@ MCP_TOOL_FN(read_file)
 {
     struct mcp_read_args a;
     struct nsbox_err err = {0};
-    struct nsbox_exec_result res;
-    char off[32], lenbuf[32];
+    struct nsbox_file_ctx ctx;
+    struct nsbox_file_data d;
 
     if (mcp_args_read_file(args, &a, &err) < 0)
         return mcp_tool_fail(error, error_size, err.msg);
-    snprintf(off, sizeof(off), "%lld", (long long)a.offset);
-    snprintf(lenbuf, sizeof(lenbuf), "%zu", a.length);
-    /* The cap covers stderr too, which carries the file's size (or why the
-     * read failed): never below 4 KiB, or a small length cut those short.
-     * stdout gets at most length bytes from the builtin anyway. */
-    if (!file_op(s, call, a.sandbox_id, OP("read", (char *)a.path, off, lenbuf), NULL, 0,
-                 a.length < 4096 ? 4096 : a.length, &res, error, error_size))
+    struct mcp_sandbox *m = op_begin(s, call, a.sandbox_id, &ctx, error, error_size);
+    if (m == NULL)
         return NULL;
-    long long size = atoll(res.err ? res.err : "0");
-    const unsigned char *data = (const unsigned char *)res.out;
-    bool base64 = a.base64 || !valid_utf8(data, res.out_len);
-    const char *mime = image_mime(data, res.out_len, a.path);
-    char *enc = base64 ? mcp_base64_encode(data, res.out_len) : NULL;
-    json_t *r = json_pack("{s:s,s:I,s:I,s:s,s:s%,s:b,s:s?}", "path", a.path, "size",
-                          (json_int_t)size, "offset", (json_int_t)a.offset, "encoding",
+    int r = nsbox_file_read(&m->sb, &ctx, a.path, a.offset, a.length, &d, &err);
+    if (op_end(s, call, m, r, &err, error, error_size) < 0)
+        return NULL;
+    bool base64 = a.base64 || !valid_utf8(d.data, d.len);
+    const char *mime = nsbox_mime_sniff(d.data, d.len, a.path);
+    char *enc = base64 ? mcp_base64_encode(d.data, d.len) : NULL;
+    json_t *j = json_pack("{s:s,s:I,s:I,s:s,s:s%,s:b,s:s?}", "path", a.path, "size",
+                          (json_int_t)d.size, "offset", (json_int_t)a.offset, "encoding",
                           base64 ? "base64" : "utf-8", "content",
-                          base64 ? (enc ? enc : "") : (const char *)data,
-                          base64 ? (enc ? strlen(enc) : 0) : res.out_len, "truncated",
-                          res.out_truncated || (long long)res.out_len < size - a.offset,
+                          base64 ? (enc ? enc : "") : (const char *)d.data,
+                          base64 ? (enc ? strlen(enc) : 0) : d.len, "truncated", d.truncated,
                           "mime_type", mime);
     /* Images also travel as MCP image content (server.c turns this into
      * content of type "image"). */
-    if (mime != NULL && res.out_len <= IMAGE_MAX && !res.out_truncated) {
-        char *img = enc ? strdup(enc) : mcp_base64_encode(data, res.out_len);
+    if (mime != NULL && d.len <= IMAGE_MAX) {
+        char *img = enc ? strdup(enc) : mcp_base64_encode(d.data, d.len);
         if (img != NULL)
-            json_object_set_new(r, "_images",
+            json_object_set_new(j, "_images",
                                 json_pack("[{s:s,s:s}]", "data", img, "mimeType", mime));
         free(img);
     }
     free(enc);
-    nsbox_exec_result_free(&res);
-    return r;
+    nsbox_file_data_free(&d);
+    return j;
+}
+
+/* {entries: [{path, type, size, mode, mtime, name_not_utf8?}], truncated, path} */
+static json_t *listing_json(const struct nsbox_file_list *l, const char *path)
+{
+    json_t *entries = json_array();
+    for (size_t i = 0; i < l->n; i++) {
+        const struct nsbox_file_entry *e = &l->v[i];
+        char mode[8];
+        snprintf(mode, sizeof(mode), "%04o", (unsigned)e->mode);
+        json_t *o = json_pack("{s:s,s:s,s:I,s:s,s:I}", "path", e->path, "type",
+                              nsbox_file_type_name(e->type), "size", (json_int_t)e->size,
+                              "mode", mode, "mtime", (json_int_t)e->mtime);
+        if (o != NULL && e->name_not_utf8)
+            json_object_set_new(o, "name_not_utf8", json_true());
+        json_array_append_new(entries, o);
+    }
+    return json_pack("{s:o,s:b,s:s}", "entries", entries, "truncated", l->truncated, "path",
+                     path);
 }
 
 static json_t *list(struct mcp_session *s, struct mcp_call *call, const char *id,
                     const char *path, int depth, char *error, size_t error_size)
 {
-    struct nsbox_exec_result res;
-    char d[16];
-    snprintf(d, sizeof(d), "%d", depth);
-    if (!file_op(s, call, id, OP("list", (char *)path, d), NULL, 0, 16u << 20, &res, error,
-                 error_size))
+    struct nsbox_err err = {0};
+    struct nsbox_file_ctx ctx;
+    struct nsbox_file_list l;
+
+    struct mcp_sandbox *m = op_begin(s, call, id, &ctx, error, error_size);
+    if (m == NULL)
         return NULL;
-    json_t *j = json_loadb(res.out, res.out_len, 0, NULL);
-    nsbox_exec_result_free(&res);
-    if (!json_is_object(j)) {
-        json_decref(j);
-        snprintf(error, error_size, "the listing came back malformed");
+    int r = nsbox_file_list(&m->sb, &ctx, path, depth, &l, &err);
+    if (op_end(s, call, m, r, &err, error, error_size) < 0)
         return NULL;
-    }
-    json_object_set_new(j, "path", json_string(path));
+    json_t *j = listing_json(&l, path);
+    nsbox_file_list_free(&l);
     return j;
 }
 
@@ -229,14 +228,16 @@ MCP_TOOL_FN(create_directory)
 {
     struct mcp_path_args a;
     struct nsbox_err err = {0};
-    struct nsbox_exec_result res;
+    struct nsbox_file_ctx ctx;
 
     if (mcp_args_create_directory(args, &a, &err) < 0)
         return mcp_tool_fail(error, error_size, err.msg);
-    if (!file_op(s, call, a.sandbox_id, OP("mkdir", (char *)a.path), NULL, 0, 4096, &res, error,
-                 error_size))
+    struct mcp_sandbox *m = op_begin(s, call, a.sandbox_id, &ctx, error, error_size);
+    if (m == NULL)
         return NULL;
-    nsbox_exec_result_free(&res);
+    int r = nsbox_file_mkdir(&m->sb, &ctx, a.path, &err);
+    if (op_end(s, call, m, r, &err, error, error_size) < 0)
+        return NULL;
     return json_pack("{s:s,s:b}", "path", a.path, "created", 1);
 }
 
@@ -244,14 +245,15 @@ MCP_TOOL_FN(delete_path)
 {
     struct mcp_path_args a;
     struct nsbox_err err = {0};
-    struct nsbox_exec_result res;
+    struct nsbox_file_ctx ctx;
 
     if (mcp_args_delete_path(args, &a, &err) < 0)
         return mcp_tool_fail(error, error_size, err.msg);
-    if (!file_op(s, call, a.sandbox_id, a.recursive ? OP("delete", (char *)a.path, "recursive")
-                                                    : OP("delete", (char *)a.path),
-                 NULL, 0, 4096, &res, error, error_size))
+    struct mcp_sandbox *m = op_begin(s, call, a.sandbox_id, &ctx, error, error_size);
+    if (m == NULL)
         return NULL;
-    nsbox_exec_result_free(&res);
+    int r = nsbox_file_remove(&m->sb, &ctx, a.path, a.recursive, &err);
+    if (op_end(s, call, m, r, &err, error, error_size) < 0)
+        return NULL;
     return json_pack("{s:s,s:b}", "path", a.path, "deleted", 1);
 }

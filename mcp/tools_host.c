@@ -26,10 +26,12 @@
 #define COPY_MAX (16u << 20)
 #define HOST_RESOLVE (RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS)
 
-/* One in-sandbox file operation (see tools_files.c). */
-static bool sandbox_op(struct mcp_session *s, struct mcp_call *call, const char *id, char **argv,
-                       const char *in, size_t in_len, struct nsbox_exec_result *res,
-                       char *error, size_t error_size)
+/* One in-sandbox file operation on the session's sandbox id: a read of at
+ * most COPY_MAX + 1 bytes into *d, or (d NULL) a write of in.  Returns
+ * false with error set. */
+static bool sandbox_op(struct mcp_session *s, struct mcp_call *call, const char *id,
+                       const char *path, const char *in, size_t in_len,
+                       struct nsbox_file_data *d, char *error, size_t error_size)
 {
     struct nsbox_err err = {0};
     struct mcp_sandbox *m = mcp_sandbox_get(s, id, &err);
@@ -37,25 +39,18 @@ static bool sandbox_op(struct mcp_session *s, struct mcp_call *call, const char 
         snprintf(error, error_size, "%s", err.msg);
         return false;
     }
-    struct nsbox_exec_opts eo = {
-        .argv = argv, .env = m->env, .cwd = m->workdir, .uid = m->uid, .gid = m->gid,
-        .timeout_s = 60, .stdin_fd = -1, .stdin_data = in ? in : "", .stdin_len = in_len,
-        .capture = true, .output_cap = COPY_MAX, .rlimit_fsize = COPY_MAX,
-        .cancel = &call->cancel};
+    struct nsbox_file_ctx ctx = {.env = m->env, .cwd = m->workdir, .uid = m->uid,
+                                 .gid = m->gid, .timeout_s = 60, .write_max = COPY_MAX,
+                                 .cancel = &call->cancel};
     int r = mcp_op_begin(s, call, m, &err);
     if (r == 0) {
-        r = nsbox_sandbox_exec(&m->sb, &eo, res, &err);
+        r = d ? nsbox_file_read(&m->sb, &ctx, path, 0, COPY_MAX + 1, d, &err)
+              : nsbox_file_write(&m->sb, &ctx, path, in, in_len, false, NULL, &err);
         mcp_op_end(s, call, m);
     }
     mcp_sandbox_put(s, m);
     if (r < 0) {
         snprintf(error, error_size, "%s", err.msg);
-        return false;
-    }
-    if (res->exit_code != 0 || res->signal != 0) {
-        snprintf(error, error_size, "%s", res->cancelled ? "cancelled, or the sandbox was stopped"
-                                          : res->err && res->err[0] ? res->err : "failed");
-        nsbox_exec_result_free(res);
         return false;
     }
     return true;
@@ -65,7 +60,6 @@ MCP_TOOL_FN(copy_in)
 {
     struct mcp_copy_args a;
     struct nsbox_err err = {0};
-    struct nsbox_exec_result res;
     struct stat st;
 
     if (mcp_args_copy_in(s->cfg, args, &a, &err) < 0)
@@ -89,12 +83,10 @@ MCP_TOOL_FN(copy_in)
                  a.host_path, COPY_MAX);
         return NULL;
     }
-    char *argv[] = {NSBOX_FILE_OP_MARKER, "write", (char *)a.path, NULL};
-    bool ok = sandbox_op(s, call, a.sandbox_id, argv, buf, (size_t)n, &res, error, error_size);
+    bool ok = sandbox_op(s, call, a.sandbox_id, a.path, buf, (size_t)n, NULL, error, error_size);
     free(buf);
     if (!ok)
         return NULL;
-    nsbox_exec_result_free(&res);
     return json_pack("{s:s,s:s,s:I}", "host_path", a.host_path, "path", a.path, "bytes",
                      (json_int_t)n);
 }
@@ -103,8 +95,7 @@ MCP_TOOL_FN(copy_out)
 {
     struct mcp_copy_args a;
     struct nsbox_err err = {0};
-    struct nsbox_exec_result res;
-    char len[32];
+    struct nsbox_file_data res;
 
     if (mcp_args_copy_out(s->cfg, args, &a, &err) < 0)
         return mcp_tool_fail(error, error_size, err.msg);
@@ -119,15 +110,13 @@ MCP_TOOL_FN(copy_out)
                                     "escape on the way", a.host_path);
         return NULL;
     }
-    snprintf(len, sizeof(len), "%u", COPY_MAX + 1);
-    char *argv[] = {NSBOX_FILE_OP_MARKER, "read", (char *)a.path, "0", len, NULL};
-    if (!sandbox_op(s, call, a.sandbox_id, argv, NULL, 0, &res, error, error_size)) {
+    if (!sandbox_op(s, call, a.sandbox_id, a.path, NULL, 0, &res, error, error_size)) {
         close(pfd);
         return NULL;
     }
-    if (res.out_truncated || res.out_len > COPY_MAX) {
+    if (res.len > COPY_MAX) {
         close(pfd);
-        nsbox_exec_result_free(&res);
+        nsbox_file_data_free(&res);
         snprintf(error, error_size, "%.200s is larger than %u bytes", a.path, COPY_MAX);
         return NULL;
     }
@@ -140,16 +129,16 @@ MCP_TOOL_FN(copy_out)
         int e = errno;
         if (fd >= 0)
             close(fd);
-        nsbox_exec_result_free(&res);
+        nsbox_file_data_free(&res);
         snprintf(error, error_size, "cannot write %.200s: %s%s", a.host_path, strerror(e),
                  e == EEXIST ? " (pass overwrite: true to replace it)" : "");
         return NULL;
     }
-    int w = nsbox_write_all(fd, res.out, res.out_len);
+    int w = nsbox_write_all(fd, res.data, res.len);
     int e = errno;
     close(fd);
-    size_t total = res.out_len;
-    nsbox_exec_result_free(&res);
+    size_t total = res.len;
+    nsbox_file_data_free(&res);
     if (w < 0) {
         snprintf(error, error_size, "cannot write %.200s completely: %s", a.host_path,
                  strerror(e));

@@ -1,374 +1,238 @@
-/* File operations inside a sandbox.
+/* Files inside a sandbox: the client (the side in the sandbox is
+ * files_builtin.c, the wire files_wire.h).
  *
- * They run in a child of the sandbox's init that has already become the
- * command user (capabilities dropped, seccomp, inside the sandbox's mount
- * namespace and root): the host never resolves a path of the sandbox, so
- * "..", absolute paths and planted symlinks mean what they mean inside the
- * sandbox and cannot reach the host (threat model, "host-side files").
- * Only regular files and directories are read or written; FIFOs, devices
- * and sockets are refused; reads are capped by the caller.
- *
- * Protocol: an exec whose argv[0] is NSBOX_FILE_OP_MARKER followed by the
- * operation's name.  Data comes in on stdin, results go out on stdout
- * (raw bytes for read, JSON otherwise); on failure stderr has the reason
- * and the exit status is the errno. */
+ * The builtin runs with the sandbox's privileges, and a process of the
+ * sandbox may have got hold of it (ptrace as the same user, say), so its
+ * reply is read as hostile input: its stdout is capped, the reply line must
+ * parse exactly, numbers are range-checked, listing records validated, and
+ * every message is rendered here from the path this side sent. */
 #include "files.h"
 
-#include <dirent.h>
 #include <errno.h>
-#include <fcntl.h>
-#include <jansson.h>
+#include <inttypes.h>
 #include <limits.h>
-#include <stdbool.h>
-#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/random.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include "../common/cleanup.h"
-#include "../common/fsutil.h"
-#include "../common/syscalls.h"
+#include "files_wire.h"
 
-#define LIST_MAX 10000
+#define REPLY_CAP 4096           /* stderr: one short line */
+#define LIST_CAP (16u << 20)     /* a listing's records */
 
-static _Noreturn void fail(int code, const char *what, const char *path)
+const char *nsbox_file_type_name(enum nsbox_file_type t)
 {
-    dprintf(2, "%s %s: %s", what, path, strerror(code));
-    _exit(code > 0 && code < 126 ? code : EIO);
+    static const char *const names[] = {"file", "directory", "symlink", "fifo", "socket",
+                                        "device"};
+    return (unsigned)t < sizeof(names) / sizeof(names[0]) ? names[t] : "device";
 }
 
-/* No magic links (/proc/N/root and friends), whatever the path says. */
-static int open_path(const char *path, int flags, mode_t mode)
+/* What a failed operation says, from the builtin's reason and the path. */
+static int render_error(enum files_why why, int code, long long arg, const char *path,
+                        struct nsbox_err *err)
 {
-    return nsbox_openat2(AT_FDCWD, path, flags | O_CLOEXEC, mode,
-                         RESOLVE_NO_MAGICLINKS);
-}
-
-static const char *type_name(mode_t m)
-{
-    return S_ISREG(m) ? "file" : S_ISDIR(m) ? "directory" : S_ISLNK(m) ? "symlink" :
-           S_ISFIFO(m) ? "fifo" : S_ISSOCK(m) ? "socket" : "device";
-}
-
-/* Copies stdin to fd.  Returns 0, or -1 with errno set. */
-static int copy_stdin(int fd)
-{
-    char buf[65536];
-    ssize_t n;
-
-    while ((n = read(0, buf, sizeof(buf))) != 0) {
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n < 0 || nsbox_write_all(fd, buf, (size_t)n) < 0)
-            return -1;
+    static const char *const what[WHY_COUNT] = {
+        [WHY_READ] = "cannot read", [WHY_SEEK] = "cannot seek in",
+        [WHY_WRITE] = "cannot write", [WHY_WRITE_NOT_REGULAR] = "not a regular file:",
+        [WHY_LIST] = "cannot list", [WHY_NOT_DIR] = "not a directory:",
+        [WHY_DELETE] = "cannot delete",
+        [WHY_RMDIR] = "cannot delete directory (not empty? pass recursive)",
+    };
+    switch (why) {
+    case WHY_NOT_REGULAR:
+        return nsbox_err_set(err, code, "%s is a %s, not a regular file", path,
+                             nsbox_file_type_name((enum nsbox_file_type)arg));
+    case WHY_MKDIR: /* arg: the length of the parent that could not be made */
+        return nsbox_err_set(err, code, "cannot create directory %.*s: %s",
+                             arg > 0 && (size_t)arg <= strlen(path) ? (int)arg : (int)strlen(path),
+                             path, strerror(code));
+    case WHY_ROOT:
+        return nsbox_err_set(err, code, "refusing to delete the sandbox's root (%s)", path);
+    case WHY_UNKNOWN:
+        return nsbox_err_set(err, code, "unknown file operation");
+    default:
+        return nsbox_err_set(err, code, "%s %s: %s", what[why], path, strerror(code));
     }
+}
+
+/* Reads the reply line; renders an error reply.  Returns 0 with *value
+ * set, or -1. */
+static int read_reply(const char *text, const char *path, long long *value,
+                      struct nsbox_err *err)
+{
+    struct files_reply r;
+    switch (nsbox_files_reply_parse(text, &r)) {
+    case 0:
+        *value = r.value;
+        return 0;
+    case 1:
+        return render_error(r.why, r.code, r.arg, path, err);
+    default:
+        return nsbox_err_set(err, EPROTO, "%s: the file operation's reply is malformed", path);
+    }
+}
+
+/* Init's child failed before the operation began (its uid, its working
+ * directory: exit status 126, "nsbox: why" on stderr).  That text comes
+ * from inside the sandbox too: printable ASCII only, one line, bounded. */
+static int setup_failed(const char *text, const char *path, struct nsbox_err *err)
+{
+    char why[256];
+    size_t n = 0;
+    for (const char *p = text + strlen("nsbox: "); *p && *p != '\n' && n + 1 < sizeof(why); p++)
+        why[n++] = *p >= 0x20 && *p < 0x7f ? *p : '?';
+    why[n] = '\0';
+    return nsbox_err_set(err, EIO, "%s: %s", path, why);
+}
+
+/* Runs one operation and reads its reply.  Returns 0 with res (the caller
+ * frees) and *value filled, or -1. */
+static int run_op(struct nsbox_sandbox *sb, const struct nsbox_file_ctx *ctx, char **argv,
+                  const void *in, size_t in_len, size_t out_cap, const char *path,
+                  struct nsbox_exec_result *res, long long *value, struct nsbox_err *err)
+{
+    struct nsbox_exec_opts eo = {
+        .argv = argv, .env = ctx->env, .cwd = ctx->cwd, .uid = ctx->uid, .gid = ctx->gid,
+        .timeout_s = ctx->timeout_s, .stdin_fd = -1, .stdin_data = in ? in : "",
+        .stdin_len = in_len, .capture = true,
+        /* One cap for both streams: the reply line must fit whatever the data. */
+        .output_cap = out_cap < REPLY_CAP ? REPLY_CAP : out_cap,
+        .rlimit_fsize = ctx->write_max, .cancel = ctx->cancel};
+
+    if (nsbox_sandbox_exec(sb, &eo, res, err) < 0)
+        return -1;
+    int r = 0;
+    if (res->cancelled)
+        r = nsbox_err_set(err, ECANCELED, "%s: cancelled", path);
+    else if (res->timed_out)
+        r = nsbox_err_set(err, ETIMEDOUT, "%s: timed out", path);
+    else if (res->signal != 0)
+        r = nsbox_err_set(err, EINTR, "%s: the file operation was killed (signal %d)", path,
+                          res->signal);
+    else if (res->err_truncated)
+        r = nsbox_err_set(err, EPROTO, "%s: the file operation's reply is malformed", path);
+    else if (res->exit_code == 126 && res->err && strncmp(res->err, "nsbox: ", 7) == 0)
+        r = setup_failed(res->err, path, err);
+    else
+        r = read_reply(res->err, path, value, err);
+    /* The status must agree: a reply "ok" from a process that failed is none. */
+    if (r == 0 && res->exit_code != 0)
+        r = nsbox_err_set(err, EPROTO, "%s: the file operation failed without a reason", path);
+    if (r < 0)
+        nsbox_exec_result_free(res);
+    return r;
+}
+
+#define OP(...) (char *[]){NSBOX_FILE_OP_MARKER, __VA_ARGS__, NULL}
+
+int nsbox_file_read(struct nsbox_sandbox *sb, const struct nsbox_file_ctx *ctx,
+                    const char *path, int64_t offset, size_t length,
+                    struct nsbox_file_data *out, struct nsbox_err *err)
+{
+    struct nsbox_exec_result res;
+    char off[32], len[32];
+    long long size;
+
+    memset(out, 0, sizeof(*out));
+    if (offset < 0)
+        return nsbox_err_set(err, EINVAL, "%s: a negative offset", path);
+    snprintf(off, sizeof(off), "%" PRId64, offset);
+    snprintf(len, sizeof(len), "%zu", length);
+    if (run_op(sb, ctx, OP("read", (char *)path, off, len), NULL, 0, length, path, &res, &size,
+               err) < 0)
+        return -1;
+    /* The builtin sends at most length bytes; a hostile one is cut. */
+    bool cut = res.out_truncated || res.out_len > length;
+    out->len = res.out_len > length ? length : res.out_len;
+    out->data = res.out ? (unsigned char *)res.out : calloc(1, 1);
+    res.out = NULL;
+    if (out->data == NULL) {
+        nsbox_exec_result_free(&res);
+        return nsbox_err_set(err, ENOMEM, "reading %s: out of memory", path);
+    }
+    out->data[out->len] = '\0';
+    out->size = size;
+    out->truncated = cut || (int64_t)out->len < size - offset;
+    nsbox_exec_result_free(&res);
     return 0;
 }
 
-static _Noreturn void wrote(long long size)
+void nsbox_file_data_free(struct nsbox_file_data *d)
 {
-    /* dprintf, not printf: _exit does not flush stdio. */
-    dprintf(1, "{\"size\":%lld}", size);
-    _exit(0);
+    free(d->data);
+    memset(d, 0, sizeof(*d));
 }
 
-/* Writes or appends to PATH itself.  A failure takes back what it can: an
- * append is cut back to the old size, a file this call created goes.  An
- * overwrite in place cannot be taken back: replace_file comes first. */
-static _Noreturn void write_in_place(const char *path, bool append)
+int nsbox_file_write(struct nsbox_sandbox *sb, const struct nsbox_file_ctx *ctx,
+                     const char *path, const void *data, size_t len, bool append,
+                     int64_t *size, struct nsbox_err *err)
 {
-    /* O_NOFOLLOW: writing through a symlink the code planted would land
-     * wherever it points; a file tool writes the path it was given. */
-    int flags = O_WRONLY | O_NOFOLLOW | O_NONBLOCK | (append ? O_APPEND : O_TRUNC);
-    bool created = true;
-    int fd = open_path(path, flags | O_CREAT | O_EXCL, 0644);
-    if (fd < 0 && errno == EEXIST) {
-        created = false;
-        fd = open_path(path, flags, 0);
-    }
-    if (fd < 0)
-        fail(errno, "cannot write", path);
-    struct stat st;
-    if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode))
-        fail(EINVAL, "not a regular file:", path);
-    if (copy_stdin(fd) < 0) {
-        int e = errno;
-        if (created)
-            unlink(path);
-        else if (append && ftruncate(fd, st.st_size) < 0)
-            e = errno;
-        fail(e, "cannot write", path);
-    }
-    if (fstat(fd, &st) < 0 || close(fd) < 0)
-        fail(errno, "cannot write", path);
-    wrote((long long)st.st_size);
-}
+    struct nsbox_exec_result res;
+    long long value;
 
-/* An overwrite writes a new file beside PATH that then takes its place
- * (rename(2)): a write that fails half-way -- a full disk, a quota,
- * RLIMIT_FSIZE, the sandbox stopped -- leaves PATH as it was instead of
- * truncated or half-written, and readers see the old file or the new one.
- * The new file keeps PATH's permission bits; like any new file it belongs
- * to the writer, and other hard links keep the old data.  Returns, having
- * read nothing, when PATH is to be written in place: it is not a regular
- * file (write_in_place says so), or its directory takes no new file. */
-static void replace_file(const char *path)
-{
-    char dir[PATH_MAX], tmp[64];
-    const char *slash = strrchr(path, '/');
-    const char *base = slash ? slash + 1 : path;
-    uint64_t r;
-    struct stat st;
-
-    if (strlen(path) >= sizeof(dir) || *base == '\0' || strcmp(base, ".") == 0 ||
-        strcmp(base, "..") == 0 || getrandom(&r, sizeof(r), 0) != sizeof(r))
-        return;
-    snprintf(dir, sizeof(dir), "%.*s", slash ? (int)(slash - path + 1) : 1, slash ? path : ".");
-    _cleanup_close_ int dfd = open_path(dir, O_PATH | O_DIRECTORY, 0);
-    bool exists = dfd >= 0 && fstatat(dfd, base, &st, AT_SYMLINK_NOFOLLOW) == 0;
-    if (dfd < 0 || (exists && !S_ISREG(st.st_mode)))
-        return;
-    mode_t mask = umask(0);
-    umask(mask);
-    mode_t mode = exists ? st.st_mode & 0777 : 0644 & ~mask;
-    snprintf(tmp, sizeof(tmp), ".nsbox-write-%016llx", (unsigned long long)r);
-    int fd = openat(dfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-    if (fd < 0 && (errno == EACCES || errno == EPERM || errno == EROFS))
-        return;
-    if (fd < 0)
-        fail(errno, "cannot write", path); /* no inode left, say: PATH untouched */
-    if (copy_stdin(fd) < 0 || fchmod(fd, mode) < 0 || fstat(fd, &st) < 0 || close(fd) < 0) {
-        int e = errno;
-        unlinkat(dfd, tmp, 0);
-        fail(e, "cannot write", path);
-    }
-    if (renameat(dfd, tmp, dfd, base) == 0)
-        wrote((long long)st.st_size);
-    /* PATH is a mount point (EBUSY), or someone else's in a sticky
-     * directory (EPERM): in place after all, from the new file. */
-    int in = openat(dfd, tmp, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-    unlinkat(dfd, tmp, 0);
-    if (in < 0 || dup2(in, 0) < 0)
-        fail(errno, "cannot write", path);
-    write_in_place(path, false);
-}
-
-static void op_write(char **args)
-{
-    const char *path = args[0];
-    bool append = args[1] && strcmp(args[1], "append") == 0;
-
-    if (!append)
-        replace_file(path);
-    write_in_place(path, append);
-}
-
-static void op_read(char **args)
-{
-    const char *path = args[0];
-    long long offset = args[1] ? atoll(args[1]) : 0;
-    long long length = args[1] && args[2] ? atoll(args[2]) : LLONG_MAX;
-    char buf[65536];
-
-    /* Symlinks are followed, as cat would: they resolve in the sandbox's
-     * own tree (magic links excepted).  O_NONBLOCK: a FIFO opened for
-     * reading must not hang the tool. */
-    int fd = open_path(path, O_RDONLY | O_NONBLOCK, 0);
-    if (fd < 0)
-        fail(errno, "cannot read", path);
-    struct stat st;
-    if (fstat(fd, &st) < 0)
-        fail(errno, "cannot read", path);
-    if (!S_ISREG(st.st_mode)) {
-        dprintf(2, "%s is a %s, not a regular file", path, type_name(st.st_mode));
-        _exit(EINVAL);
-    }
-    dprintf(2, "%lld", (long long)st.st_size);
-    if (offset > 0 && lseek(fd, offset, SEEK_SET) < 0)
-        fail(errno, "cannot seek in", path);
-    while (length > 0) {
-        ssize_t n = read(fd, buf, (size_t)(length < (long long)sizeof(buf) ? length : (long long)sizeof(buf)));
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n <= 0)
-            break;
-        if (nsbox_write_all(1, buf, (size_t)n) < 0)
-            break; /* the caller has enough (its cap) */
-        length -= n;
-    }
-    _exit(0);
-}
-
-/* JSON strings must be UTF-8; file names need not be.  Bytes that are not
- * valid UTF-8 become '?' (and the entry says so). */
-static bool sanitize_utf8(const char *in, char *out, size_t size)
-{
-    const unsigned char *s = (const unsigned char *)in;
-    size_t o = 0;
-    bool changed = false;
-    for (size_t i = 0; s[i] != '\0' && o + 5 < size;) {
-        unsigned c = s[i];
-        size_t k = c < 0x80 ? 1 : (c >> 5) == 6 ? 2 : (c >> 4) == 14 ? 3 : (c >> 3) == 30 ? 4 : 0;
-        bool ok = k > 0;
-        for (size_t j = 1; ok && j < k; j++)
-            ok = (s[i + j] & 0xc0) == 0x80;
-        if (!ok) {
-            out[o++] = '?';
-            changed = true;
-            i++;
-            continue;
-        }
-        memcpy(out + o, s + i, k);
-        o += k;
-        i += k;
-    }
-    out[o] = '\0';
-    return changed;
-}
-
-static void add_entry(json_t *list, const char *raw_path, const struct stat *st)
-{
-    char path[PATH_MAX * 2];
-    bool changed = sanitize_utf8(raw_path, path, sizeof(path));
-    char mode[8];
-    snprintf(mode, sizeof(mode), "%04o", (unsigned)(st->st_mode & 07777));
-    json_t *e = json_pack("{s:s,s:s,s:I,s:s,s:I}", "path", path, "type",
-                          type_name(st->st_mode), "size", (json_int_t)st->st_size, "mode", mode,
-                          "mtime", (json_int_t)st->st_mtime);
-    if (changed)
-        json_object_set_new(e, "name_not_utf8", json_true());
-    json_array_append_new(list, e);
-}
-
-/* Lists dir (path relative to the listing's root in prefix), depth-first,
- * never following symlinks, at most LIST_MAX entries. */
-static void list_dir(int dfd, const char *prefix, int depth, json_t *list, bool *truncated)
-{
-    _cleanup_closedir_ DIR *d = fdopendir(dfd);
-    struct dirent *de;
-
-    if (d == NULL) {
-        close(dfd);
-        return;
-    }
-    while ((de = readdir(d)) != NULL) {
-        if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
-            continue;
-        if (json_array_size(list) >= LIST_MAX) {
-            *truncated = true;
-            return;
-        }
-        struct stat st;
-        if (fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0)
-            continue;
-        char path[PATH_MAX];
-        snprintf(path, sizeof(path), "%s%s%s", prefix, prefix[0] ? "/" : "", de->d_name);
-        add_entry(list, path, &st);
-        if (S_ISDIR(st.st_mode) && depth > 1) {
-            int sub = openat(dirfd(d), de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-            if (sub >= 0)
-                list_dir(sub, path, depth - 1, list, truncated);
-        }
-    }
-}
-
-static void op_list(char **args)
-{
-    const char *path = args[0];
-    int depth = args[1] ? atoi(args[1]) : 1;
-    bool truncated = false;
-
-    int fd = open_path(path, O_RDONLY | O_DIRECTORY, 0);
-    if (fd < 0)
-        fail(errno, "cannot list", path);
-    json_t *list = json_array();
-    list_dir(fd, "", depth < 1 ? 1 : depth > 64 ? 64 : depth, list, &truncated);
-    json_t *out = json_pack("{s:o,s:b}", "entries", list, "truncated", truncated);
-    json_dumpfd(out, 1, JSON_COMPACT);
-    _exit(0);
-}
-
-static void op_mkdir(char **args)
-{
-    const char *path = args[0];
-    char buf[PATH_MAX];
-
-    snprintf(buf, sizeof(buf), "%s", path);
-    /* Every missing parent too, like mkdir -p; existing is fine. */
-    for (char *p = buf + 1;; p++) {
-        if (*p != '/' && *p != '\0')
-            continue;
-        char saved = *p;
-        *p = '\0';
-        if (mkdir(buf, 0755) < 0 && errno != EEXIST)
-            fail(errno, "cannot create directory", buf);
-        *p = saved;
-        if (saved == '\0')
-            break;
-    }
-    struct stat st;
-    if (stat(path, &st) < 0 || !S_ISDIR(st.st_mode))
-        fail(ENOTDIR, "not a directory:", path);
-    dprintf(1, "{\"created\":true}");
-    _exit(0);
-}
-
-static void op_delete(char **args)
-{
-    const char *path = args[0];
-    bool recursive = args[1] && strcmp(args[1], "recursive") == 0;
-    struct stat st;
-    struct nsbox_err err;
-
-    if (lstat(path, &st) < 0)
-        fail(errno, "cannot delete", path);
-    /* "../..", "/", "/." ...: however it is spelled, not the whole tree. */
-    char *real = realpath(path, NULL);
-    if (real != NULL && strcmp(real, "/") == 0) {
-        dprintf(2, "refusing to delete the sandbox's root (%s)", path);
-        _exit(EINVAL);
-    }
-    free(real);
-    if (S_ISDIR(st.st_mode) && !recursive) {
-        if (rmdir(path) < 0)
-            fail(errno, "cannot delete directory (not empty? pass recursive)", path);
-    } else if (S_ISDIR(st.st_mode)) {
-        if (nsbox_rm_rf_at(AT_FDCWD, path, &err) < 0) {
-            dprintf(2, "%s", err.msg);
-            _exit(err.code ? err.code : EIO);
-        }
-    } else if (unlink(path) < 0) {
-        fail(errno, "cannot delete", path);
-    }
-    dprintf(1, "{\"deleted\":true}");
-    _exit(0);
-}
-
-int nsbox_files_builtin(char **argv)
-{
-    static const struct {
-        const char *name;
-        void (*fn)(char **args);
-        int n_args; /* at least */
-    } ops[] = {
-        {"write", op_write, 1}, {"read", op_read, 1}, {"list", op_list, 1},
-        {"mkdir", op_mkdir, 1}, {"delete", op_delete, 1},
-    };
-    if (argv[0] == NULL || strcmp(argv[0], NSBOX_FILE_OP_MARKER) != 0)
+    if (run_op(sb, ctx, append ? OP("write", (char *)path, "append") : OP("write", (char *)path),
+               data, len, 0, path, &res, &value, err) < 0)
         return -1;
-    for (size_t i = 0; argv[1] && i < sizeof(ops) / sizeof(ops[0]); i++) {
-        if (strcmp(argv[1], ops[i].name) != 0)
-            continue;
-        int n = 0;
-        while (argv[2 + n])
-            n++;
-        if (n < ops[i].n_args)
-            break;
-        ops[i].fn(argv + 2);
+    nsbox_exec_result_free(&res);
+    if (size != NULL)
+        *size = value;
+    return 0;
+}
+
+int nsbox_file_list(struct nsbox_sandbox *sb, const struct nsbox_file_ctx *ctx,
+                    const char *path, int depth, struct nsbox_file_list *out,
+                    struct nsbox_err *err)
+{
+    struct nsbox_exec_result res;
+    char d[16];
+    long long truncated;
+
+    memset(out, 0, sizeof(*out));
+    snprintf(d, sizeof(d), "%d", depth < 1 ? 1 : depth > FILES_DEPTH_MAX ? FILES_DEPTH_MAX : depth);
+    if (run_op(sb, ctx, OP("list", (char *)path, d), NULL, 0, LIST_CAP, path, &res, &truncated,
+               err) < 0)
+        return -1;
+    int r = res.out_truncated || truncated > 1 ? -1 : nsbox_files_listing_parse(res.out, res.out_len, out);
+    nsbox_exec_result_free(&res);
+    if (r < 0) {
+        nsbox_file_list_free(out);
+        return nsbox_err_set(err, EPROTO, "the listing of %s came back malformed", path);
     }
-    dprintf(2, "unknown file operation");
-    _exit(EINVAL);
+    out->truncated = truncated == 1;
+    return 0;
+}
+
+void nsbox_file_list_free(struct nsbox_file_list *l)
+{
+    for (size_t i = 0; i < l->n; i++)
+        free(l->v[i].path);
+    free(l->v);
+    memset(l, 0, sizeof(*l));
+}
+
+int nsbox_file_mkdir(struct nsbox_sandbox *sb, const struct nsbox_file_ctx *ctx,
+                     const char *path, struct nsbox_err *err)
+{
+    struct nsbox_exec_result res;
+    long long value;
+
+    if (run_op(sb, ctx, OP("mkdir", (char *)path), NULL, 0, 0, path, &res, &value, err) < 0)
+        return -1;
+    nsbox_exec_result_free(&res);
+    return 0;
+}
+
+int nsbox_file_remove(struct nsbox_sandbox *sb, const struct nsbox_file_ctx *ctx,
+                      const char *path, bool recursive, struct nsbox_err *err)
+{
+    struct nsbox_exec_result res;
+    long long value;
+
+    if (run_op(sb, ctx, recursive ? OP("delete", (char *)path, "recursive")
+                                  : OP("delete", (char *)path),
+               NULL, 0, 0, path, &res, &value, err) < 0)
+        return -1;
+    nsbox_exec_result_free(&res);
+    return 0;
 }

@@ -29,7 +29,7 @@
 #include <unistd.h>
 
 #include "caps.h"
-#include "files.h"
+#include "files_wire.h"
 #include "proto.h"
 
 #define MAX_CLIENTS 64

@@ -20,6 +20,7 @@
 #include "../common/fsutil.h"
 #include "internal.h"
 #include "sandbox.h"
+#include "state.h"
 
 static bool valid_id(const char *id)
 {
@@ -48,27 +49,12 @@ unsigned long long nsbox_proc_starttime(pid_t pid)
     return state == 'Z' || state == 'X' ? 0 : start;
 }
 
-static const char *field(const char *text, const char *key, char *out, size_t size)
-{
-    size_t len = strlen(key);
-    for (const char *p = text; p != NULL && *p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : NULL) {
-        if (strncmp(p, key, len) == 0 && p[len] == '=') {
-            const char *v = p + len + 1;
-            size_t n = strcspn(v, "\n");
-            snprintf(out, size, "%.*s", (int)n, v);
-            return out;
-        }
-    }
-    out[0] = '\0';
-    return out;
-}
-
 /* Reads a sandbox's state; *alive tells whether its init still runs. */
 static int load_state(const char *state_root, const char *id, struct nsbox_sandbox *sb,
                       bool *alive, struct nsbox_err *err)
 {
-    char v[32];
-    size_t len;
+    unsigned long long start;
+    struct nsbox_err ignored;
 
     memset(sb, 0, sizeof(*sb));
     sb->ctl = sb->pidfd = -1;
@@ -79,20 +65,10 @@ static int load_state(const char *state_root, const char *id, struct nsbox_sandb
     _cleanup_close_ int dfd = open(sb->state_dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
     if (dfd < 0)
         return nsbox_err_set(err, ENOENT, "no sandbox %s", id);
-    _cleanup_free_ char *text = nsbox_read_file_at(dfd, "state", 16384, &len, err);
-    if (text == NULL) {
+    if (nsbox_state_read(sb, &start, &ignored) < 0) {
         *alive = false;
         return 0; /* died during creation: only state to remove */
     }
-    sb->pid = (pid_t)atoi(field(text, "pid", v, sizeof(v)));
-    unsigned long long start = strtoull(field(text, "start", v, sizeof(v)), NULL, 10);
-    sb->cgroup.kind = (enum nsbox_cgroup_kind)atoi(field(text, "cgroup", v, sizeof(v)));
-    field(text, "v2", sb->cgroup.v2, sizeof(sb->cgroup.v2));
-    field(text, "mem", sb->cgroup.mem, sizeof(sb->cgroup.mem));
-    field(text, "pids", sb->cgroup.pids, sizeof(sb->cgroup.pids));
-    field(text, "cpu", sb->cgroup.cpu, sizeof(sb->cgroup.cpu));
-    field(text, "limits", sb->limits_note, sizeof(sb->limits_note));
-    sb->rootless = atoi(field(text, "rootless", v, sizeof(v))) != 0;
     *alive = sb->pid > 0 && start != 0 && nsbox_proc_starttime(sb->pid) == start;
     if (*alive)
         sb->pidfd = (int)syscall(SYS_pidfd_open, sb->pid, 0);
@@ -298,7 +274,8 @@ int nsbox_sandbox_gc(const char *state_root, const struct nsbox_idmap *rootless_
             nsbox_sandbox_close(&sb);
             continue;
         }
-        if (rootless_map != NULL)
+        /* A state file from before it held the map. */
+        if (rootless_map != NULL && sb.idmap.n_uid == 0)
             sb.idmap = *rootless_map;
         /* One that cannot go (say, a mount still busy) keeps none of the
          * others; the first failure is the one reported. */

@@ -47,6 +47,7 @@
 #include "mounts.h"
 #include "net.h"
 #include "seccomp.h"
+#include "state.h"
 
 #ifndef CLONE_NEWTIME
 #define CLONE_NEWTIME 0x00000080
@@ -384,20 +385,6 @@ static int listen_socket(const char *state_dir, struct nsbox_err *err)
     return fd;
 }
 
-static int save_state(const struct nsbox_sandbox *sb, struct nsbox_err *err)
-{
-    char text[4 * PATH_MAX + 256];
-    int n = snprintf(text, sizeof(text),
-                     "pid=%d\nstart=%llu\ncgroup=%d\nv2=%s\nmem=%s\npids=%s\ncpu=%s\n"
-                     "rootless=%d\nlimits=%s\n",
-                     (int)sb->pid, nsbox_proc_starttime(sb->pid), (int)sb->cgroup.kind,
-                     sb->cgroup.v2, sb->cgroup.mem, sb->cgroup.pids, sb->cgroup.cpu,
-                     sb->rootless, sb->limits_note);
-    _cleanup_close_ int dfd = open(sb->state_dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
-    if (dfd < 0)
-        return nsbox_err_sys(err, "cannot open %s", sb->state_dir);
-    return nsbox_write_file_replace(dfd, "state", text, (size_t)n, 0600, err);
-}
 
 static int limits_setup(const struct nsbox_sandbox_config *cfg, struct nsbox_sandbox *sb,
                         struct nsbox_err *err)
@@ -610,6 +597,9 @@ int nsbox_sandbox_create(const struct nsbox_sandbox_config *cfg,
     out->rootless = cfg->rootless_map != NULL;
     if (out->rootless)
         out->idmap = *cfg->rootless_map;
+    /* For the state file: where a run's files live (nsbox_changes_take). */
+    snprintf(out->workdir, sizeof(out->workdir), "%s", cfg->workdir ? cfg->workdir : "");
+    snprintf(out->workspace, sizeof(out->workspace), "%s", cfg->workspace ? cfg->workspace : "");
     if (cfg->seccomp == NULL)
         return nsbox_err_set(err, EINVAL, "a sandbox needs a seccomp profile");
     if (random_id(out->id, err) < 0 || nsbox_mkdir_p(cfg->state_root, 0700, err) < 0)
@@ -634,7 +624,7 @@ int nsbox_sandbox_create(const struct nsbox_sandbox_config *cfg,
     if (r == 0)
         r = start_child(&s, base, err);
     if (r == 0)
-        r = save_state(out, err);
+        r = nsbox_state_write(out, err);
     spawn_close(&s);
     if (r < 0) {
         undo_create(out, cfg);

@@ -62,8 +62,10 @@ struct nsbox_sandbox {
     char state_dir[PATH_MAX];
     struct nsbox_cgroup cgroup;
     bool rootless;
-    struct nsbox_idmap idmap;
+    struct nsbox_idmap idmap; /* rootless: the map its ids live in (else empty) */
     char limits_note[256];    /* which limits are really in force */
+    char workdir[PATH_MAX];   /* the default working directory inside */
+    char workspace[PATH_MAX]; /* the host directory mounted at workdir, or "" */
 };
 
 /* Creates and starts a sandbox.  Returns 0, or -1 with err naming the
