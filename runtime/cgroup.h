@@ -5,7 +5,11 @@
  * delegated user slice).  v1: as root on hybrid hosts whose memory/pids/cpu
  * controllers sit on cgroup v1 (this CI host, WSL2, older distributions),
  * one group per controller.  none: no usable cgroup — only with the
- * operator's explicit best-effort consent, and reported as such. */
+ * operator's explicit best-effort consent, and reported as such.
+ *
+ * Each kind is a backend behind an ops table (cgroup_backend.h):
+ * cgroup_v2.c, cgroup_v1.c, cgroup_none.c; cgroup.c probes, picks one and
+ * dispatches every call below on cg->kind. */
 #ifndef NSBOX_RUNTIME_CGROUP_H
 #define NSBOX_RUNTIME_CGROUP_H
 
