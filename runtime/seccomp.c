@@ -39,9 +39,8 @@
 #include <unistd.h>
 
 #include "../common/cleanup.h"
+#include "../common/cleanup_json.h"
 #include "../common/syscalls.h"
-
-#define _cleanup_json_ _cleanup_(json_decrefp)
 
 _Static_assert(NSBOX_SECCOMP_BADARCH_ACTION == SCMP_ACT_KILL_PROCESS,
                "seccomp.h names the bad-arch action by value");
