@@ -78,26 +78,26 @@ static inline void nsbox_killp(pid_t *pid)
 #define _cleanup_pid_ _cleanup_(nsbox_killp)
 /* _cleanup_json_ (json_decref) is in cleanup_json.h. */
 
-#define TAKE_PTR(p)                                                            \
-    ({                                                                         \
-        __typeof__(p) _taken = (p);                                            \
-        (p) = NULL;                                                            \
-        _taken;                                                                \
+#define TAKE_PTR(p)                                                                                \
+    ({                                                                                             \
+        __typeof__(p) _taken = (p);                                                                \
+        (p) = NULL;                                                                                \
+        _taken;                                                                                    \
     })
 
-#define TAKE_FD(fd)                                                            \
-    ({                                                                         \
-        int _taken = (fd);                                                     \
-        (fd) = -1;                                                             \
-        _taken;                                                                \
+#define TAKE_FD(fd)                                                                                \
+    ({                                                                                             \
+        int _taken = (fd);                                                                         \
+        (fd) = -1;                                                                                 \
+        _taken;                                                                                    \
     })
 
 /* The child is someone else's to wait for now. */
-#define TAKE_PID(pid)                                                          \
-    ({                                                                         \
-        pid_t _taken = (pid);                                                  \
-        (pid) = -1;                                                            \
-        _taken;                                                                \
+#define TAKE_PID(pid)                                                                              \
+    ({                                                                                             \
+        pid_t _taken = (pid);                                                                      \
+        (pid) = -1;                                                                                \
+        _taken;                                                                                    \
     })
 
 #endif

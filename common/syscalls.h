@@ -53,20 +53,16 @@
  * the root, so that "..", absolute symlinks and relative symlinks can never
  * climb out of it (RESOLVE_IN_ROOT).  ENOSYS before 5.6; no fallback (a
  * path walk in user space is exactly the race this call exists to close). */
-static inline int nsbox_openat2(int dirfd, const char *path, int flags,
-                                unsigned long long mode,
+static inline int nsbox_openat2(int dirfd, const char *path, int flags, unsigned long long mode,
                                 unsigned long long resolve)
 {
-    struct open_how how = {.flags = (unsigned long long)flags,
-                           .mode = mode,
-                           .resolve = resolve};
+    struct open_how how = {.flags = (unsigned long long)flags, .mode = mode, .resolve = resolve};
     return (int)syscall(SYS_openat2, dirfd, path, &how, sizeof(how));
 }
 
 /* The resolve flags for anything that crosses into an image or sandbox
  * tree: confined to dirfd, no /proc magic links, no crossing mounts. */
-#define NSBOX_RESOLVE_CONFINED                                                 \
-    (RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS | RESOLVE_NO_XDEV)
+#define NSBOX_RESOLVE_CONFINED (RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS | RESOLVE_NO_XDEV)
 
 /* pivot_root(2), every kernel nsbox runs on; glibc has no wrapper.
  * Returns 0 or -1 with errno. */

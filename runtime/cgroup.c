@@ -37,14 +37,17 @@ static const struct cgroup_ops *ops_for(enum nsbox_cgroup_kind kind)
 const char *nsbox_cgroup_kind_name(enum nsbox_cgroup_kind kind)
 {
     switch (kind) {
-    case NSBOX_CGROUP_V2: return "cgroup v2";
-    case NSBOX_CGROUP_V1: return "cgroup v1";
-    default: return "none";
+    case NSBOX_CGROUP_V2:
+        return "cgroup v2";
+    case NSBOX_CGROUP_V1:
+        return "cgroup v1";
+    default:
+        return "none";
     }
 }
 
-int nsbox_cgroup_probe(enum nsbox_cgroup_kind *kind, char base[PATH_MAX],
-                       char *why, size_t why_size, struct nsbox_err *err)
+int nsbox_cgroup_probe(enum nsbox_cgroup_kind *kind, char base[PATH_MAX], char *why,
+                       size_t why_size, struct nsbox_err *err)
 {
     char why_v2[512], why_v1[256];
 
@@ -65,8 +68,8 @@ int nsbox_cgroup_probe(enum nsbox_cgroup_kind *kind, char base[PATH_MAX],
 }
 
 int nsbox_cgroup_create(enum nsbox_cgroup_kind kind, const char *base, const char *name,
-                        const struct nsbox_cgroup_limits *limits,
-                        struct nsbox_cgroup *out, struct nsbox_err *err)
+                        const struct nsbox_cgroup_limits *limits, struct nsbox_cgroup *out,
+                        struct nsbox_err *err)
 {
     memset(out, 0, sizeof(*out));
     out->kind = kind;
@@ -89,8 +92,7 @@ int nsbox_cgroup_enter_self(const struct nsbox_cgroup *cg, struct nsbox_err *err
     return ops->enter_self(cg, err);
 }
 
-void nsbox_cgroup_stats(const struct nsbox_cgroup *cg, uint64_t *oom_kills,
-                        uint64_t *memory_peak)
+void nsbox_cgroup_stats(const struct nsbox_cgroup *cg, uint64_t *oom_kills, uint64_t *memory_peak)
 {
     *oom_kills = 0;
     if (memory_peak != NULL)
@@ -112,8 +114,7 @@ int nsbox_cgroup_destroy(const struct nsbox_cgroup *cg, struct nsbox_err *err)
 
 /* ---- helpers shared by the backends ---- */
 
-int nsbox_cgroup_write(const char *dir, const char *file, const char *value,
-                       struct nsbox_err *err)
+int nsbox_cgroup_write(const char *dir, const char *file, const char *value, struct nsbox_err *err)
 {
     char path[PATH_MAX + 64];
     snprintf(path, sizeof(path), "%s/%s", dir, file);
@@ -146,7 +147,8 @@ bool nsbox_cgroup_has_words(const char *list, const char *const *words, size_t n
         size_t len = strlen(words[i]);
         bool found = false;
         while ((p = strstr(p, words[i])) != NULL) {
-            if ((p == list || p[-1] == ' ') && (p[len] == ' ' || p[len] == '\n' || p[len] == '\0')) {
+            if ((p == list || p[-1] == ' ') &&
+                (p[len] == ' ' || p[len] == '\n' || p[len] == '\0')) {
                 found = true;
                 break;
             }

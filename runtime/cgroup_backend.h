@@ -41,8 +41,7 @@ extern const struct cgroup_ops nsbox_cgroup_none_ops;
 extern const char *const nsbox_cgroup_controllers[3];
 
 /* Writes value to dir/file.  Returns 0 or -1 (err may be NULL). */
-int nsbox_cgroup_write(const char *dir, const char *file, const char *value,
-                       struct nsbox_err *err);
+int nsbox_cgroup_write(const char *dir, const char *file, const char *value, struct nsbox_err *err);
 
 /* Reads at most size-1 bytes of dir/file into buf, NUL-terminated.
  * Returns 0 or -1 (errno set). */

@@ -5,9 +5,8 @@
  * running without cgroup limits. */
 #include "cgroup_backend.h"
 
-static int none_create(const char *base, const char *name,
-                       const struct nsbox_cgroup_limits *limits, struct nsbox_cgroup *out,
-                       struct nsbox_err *err)
+static int none_create(const char *base, const char *name, const struct nsbox_cgroup_limits *limits,
+                       struct nsbox_cgroup *out, struct nsbox_err *err)
 {
     return 0;
 }
@@ -17,8 +16,7 @@ static int none_add(const struct nsbox_cgroup *cg, const char *pid, struct nsbox
     return 0;
 }
 
-static void none_stats(const struct nsbox_cgroup *cg, uint64_t *oom_kills,
-                       uint64_t *memory_peak)
+static void none_stats(const struct nsbox_cgroup *cg, uint64_t *oom_kills, uint64_t *memory_peak)
 {
 }
 

@@ -106,8 +106,7 @@ static int v2_probe(char base[PATH_MAX], char *why, size_t why_size, struct nsbo
     return 0;
 }
 
-static int apply_limits(const char *dir, const struct nsbox_cgroup_limits *l,
-                        struct nsbox_err *err)
+static int apply_limits(const char *dir, const struct nsbox_cgroup_limits *l, struct nsbox_err *err)
 {
     char v[64];
 
