@@ -132,13 +132,14 @@ void nsbox_sandbox_close(struct nsbox_sandbox *sb)
 }
 
 /* stop_init without a pidfd (kernels before 5.3): the pid was init's when
- * the state was read; wait up to 5 s for it to vanish. */
+ * the state was read.  Not our child: wait up to 5 s for it to die; a
+ * zombie counts as dead (its reaper may take its time), as for a pidfd. */
 static void stop_init_by_pid(pid_t pid)
 {
     kill(pid, SIGKILL);
     if (waitpid(pid, NULL, 0) == pid)
         return;
-    for (int i = 0; i < 500 && kill(pid, 0) == 0; i++) {
+    for (int i = 0; i < 500 && nsbox_proc_starttime(pid) != 0; i++) {
         struct timespec ts = {0, 10000000};
         nanosleep(&ts, NULL);
     }
