@@ -6,9 +6,9 @@
  * and says which kernel first has the call: on an older kernel it fails
  * with ENOSYS, and the contract says what the caller does then (a fallback
  * here, a fallback in the caller, or an error naming the kernel needed).
- * The SYS_ numbers below are the asm-generic ones, identical on x86_64,
- * arm64 and every other architecture for calls added since Linux 5.1
- * (the "unified" syscall table); they only matter with old libc headers. */
+ * The SYS_ numbers below are the ones every architecture but alpha shares
+ * for calls added since Linux 5.1 (the unified syscall table); they only
+ * matter with libc headers older than the call. */
 #ifndef NSBOX_SYSCALLS_H
 #define NSBOX_SYSCALLS_H
 
