@@ -34,7 +34,7 @@ LIB_OBJS  := $(LIB_SRCS:%.c=$(BUILD)/%.o)
 CLI_OBJS  := $(CLI_SRCS:%.c=$(BUILD)/%.o) $(BUILD)/cli/profile.o
 UNIT_OBJS := $(UNIT_SRCS:%.c=$(BUILD)/%.o)
 
-.PHONY: all test test-asan unit-test load bench deps fixtures default-image asan fuzz fuzz-build fuzz-long clean format
+.PHONY: all test test-asan unit-test load bench deps fixtures default-image asan fuzz fuzz-build fuzz-long clean format format-check
 
 all: $(BUILD)/nsbox
 
@@ -116,8 +116,24 @@ bench: $(BUILD)/nsbox
 deps:
 	@tests/deps.sh
 
+# clang-format 14 with the checked-in .clang-format.  format-check changes
+# nothing; it lists each file that would change, with how many of its lines,
+# and fails if there is any (details: clang-format --dry-run FILE).
+CLANG_FORMAT ?= clang-format
+FORMAT_SRCS := $(LIB_SRCS) $(CLI_SRCS) $(UNIT_SRCS) $(wildcard */*.h mcp/*/*.h tests/unit/*.h)
+
 format:
-	clang-format -i $(LIB_SRCS) $(CLI_SRCS) $(UNIT_SRCS) $(wildcard */*.h mcp/http/*.h tests/unit/*.h)
+	$(CLANG_FORMAT) -i --style=file $(FORMAT_SRCS)
+
+format-check:
+	@command -v $(CLANG_FORMAT) >/dev/null || { echo "no $(CLANG_FORMAT)"; exit 2; }; \
+	total=0; for f in $(FORMAT_SRCS); do \
+		out=$$($(CLANG_FORMAT) --style=file "$$f") || exit 2; \
+		n=$$(printf '%s\n' "$$out" | diff "$$f" - | grep -c '^<'); \
+		[ "$$n" = 0 ] || echo "$$f: $$n lines would change"; \
+		total=$$((total + n)); \
+	done; \
+	echo "format-check: $$total lines would change"; [ $$total = 0 ]
 
 # An ASan+UBSan build in build-asan/ (the test scripts take NSBOX=...).
 # clang, as for the fuzzers: its one runtime writes UBSan reports to

@@ -10,12 +10,11 @@
 #include <unistd.h>
 
 #include "../common/cleanup.h"
+#include "../common/cleanup_json.h"
 #include "../common/fsutil.h"
 #include "../common/strset.h"
 #include "internal.h"
 #include "ref.h"
-
-#define _cleanup_json_ _cleanup_(json_decrefp)
 
 static bool is_hex(const char *s, size_t min, size_t max)
 {

@@ -21,13 +21,13 @@
 #include <unistd.h>
 
 #include "../common/cleanup.h"
+#include "../common/cleanup_json.h"
 #include "../common/fsutil.h"
 #include "../common/log.h"
 #include "../oci/layer.h"
 #include "internal.h"
 #include "ref.h"
 
-#define _cleanup_json_ _cleanup_(json_decrefp)
 #define DEFAULT_MAX_IMAGE_BYTES (32ull << 30)
 #define NOTES_KEPT 50
 #define STDERR_KEPT 2048
@@ -362,16 +362,16 @@ static int ensure_unpacked(struct images_store *store, const char *digest,
         return 0;
     if (load_manifest(store, digest, &manifest, &config, err) < 0)
         return -1;
+    _cleanup_json_ json_t *notes = json_array();
     struct unpack_job job = {
         .store = store,
         .manifest = &manifest,
         .digest = digest,
         .budget = opts->max_image_bytes ? opts->max_image_bytes : DEFAULT_MAX_IMAGE_BYTES,
         .progress_fd = opts->progress_fd,
-        .notes = json_array(),
+        .notes = notes,
     };
     int r = store_run_as_owner(store, unpack_job_run, &job, err);
-    json_decref(job.notes);
     oci_manifest_free(&manifest);
     oci_config_free(&config);
     return r;

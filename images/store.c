@@ -11,11 +11,10 @@
 #include <unistd.h>
 
 #include "../common/cleanup.h"
+#include "../common/cleanup_json.h"
 #include "../common/fsutil.h"
 #include "internal.h"
 #include "ref.h"
-
-#define _cleanup_json_ _cleanup_(json_decrefp)
 
 static const char *const store_dirs[] = {"blobs", "blobs/sha256", "images",
                                          "locks", "tmp"};

@@ -6,9 +6,7 @@
 #include <string.h>
 
 #include "../common/cleanup.h"
-
-/* jansson >= 2.9 provides json_decrefp for exactly this. */
-#define _cleanup_json_ _cleanup_(json_decrefp)
+#include "../common/cleanup_json.h"
 
 bool oci_media_type_is_index(const char *media_type)
 {
@@ -116,18 +114,17 @@ static json_t *parse_object(const char *json, size_t len, size_t max,
                       len, max);
         return NULL;
     }
-    json_t *root = json_loadb(json, len, JSON_REJECT_DUPLICATES, &jerr);
+    _cleanup_json_ json_t *root = json_loadb(json, len, JSON_REJECT_DUPLICATES, &jerr);
     if (root == NULL) {
         nsbox_err_set(err, EINVAL, "%s is not valid JSON: %s (line %d)", what,
                       jerr.text, jerr.line);
         return NULL;
     }
     if (!json_is_object(root)) {
-        json_decref(root);
         nsbox_err_set(err, EINVAL, "%s is not a JSON object", what);
         return NULL;
     }
-    return root;
+    return TAKE_PTR(root);
 }
 
 static void descriptor_free(struct oci_descriptor *d)

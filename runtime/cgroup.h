@@ -5,7 +5,11 @@
  * delegated user slice).  v1: as root on hybrid hosts whose memory/pids/cpu
  * controllers sit on cgroup v1 (this CI host, WSL2, older distributions),
  * one group per controller.  none: no usable cgroup — only with the
- * operator's explicit best-effort consent, and reported as such. */
+ * operator's explicit best-effort consent, and reported as such.
+ *
+ * Each kind is a backend behind an ops table (cgroup_backend.h):
+ * cgroup_v2.c, cgroup_v1.c, cgroup_none.c; cgroup.c probes, picks one and
+ * dispatches every call below on cg->kind. */
 #ifndef NSBOX_RUNTIME_CGROUP_H
 #define NSBOX_RUNTIME_CGROUP_H
 
@@ -23,15 +27,15 @@ enum nsbox_cgroup_kind {
 };
 
 struct nsbox_cgroup_limits {
-    uint64_t memory_bytes;   /* 0: unlimited */
-    uint32_t pids;           /* 0: unlimited */
-    uint64_t cpu_quota_us;   /* per cpu_period_us; 0: unlimited */
+    uint64_t memory_bytes; /* 0: unlimited */
+    uint32_t pids;         /* 0: unlimited */
+    uint64_t cpu_quota_us; /* per cpu_period_us; 0: unlimited */
     uint64_t cpu_period_us;
 };
 
 struct nsbox_cgroup {
     enum nsbox_cgroup_kind kind;
-    char v2[PATH_MAX];               /* the sandbox's cgroup directory */
+    char v2[PATH_MAX];                                 /* the sandbox's cgroup directory */
     char mem[PATH_MAX], pids[PATH_MAX], cpu[PATH_MAX]; /* v1 */
 };
 
@@ -39,14 +43,14 @@ struct nsbox_cgroup {
  * cannot: fills *kind and base (a directory), or kind NONE with why set to
  * a sentence that names the fix.  Creates nothing but the "nsbox" parent
  * group.  Returns 0 (even for NONE) or -1 on unexpected errors. */
-int nsbox_cgroup_probe(enum nsbox_cgroup_kind *kind, char base[PATH_MAX],
-                       char *why, size_t why_size, struct nsbox_err *err);
+int nsbox_cgroup_probe(enum nsbox_cgroup_kind *kind, char base[PATH_MAX], char *why,
+                       size_t why_size, struct nsbox_err *err);
 
 /* Creates the cgroup `name` under base and applies limits.  Returns 0 or
  * -1 (nothing left behind). */
 int nsbox_cgroup_create(enum nsbox_cgroup_kind kind, const char *base, const char *name,
-                        const struct nsbox_cgroup_limits *limits,
-                        struct nsbox_cgroup *out, struct nsbox_err *err);
+                        const struct nsbox_cgroup_limits *limits, struct nsbox_cgroup *out,
+                        struct nsbox_err *err);
 
 /* Moves pid into the cgroup.  Returns 0 or -1. */
 int nsbox_cgroup_add(const struct nsbox_cgroup *cg, pid_t pid, struct nsbox_err *err);
@@ -59,8 +63,7 @@ int nsbox_cgroup_enter_self(const struct nsbox_cgroup *cg, struct nsbox_err *err
 
 /* OOM kills so far and peak memory (0 when unknown; memory_peak may be
  * NULL when only the OOM count is wanted). */
-void nsbox_cgroup_stats(const struct nsbox_cgroup *cg, uint64_t *oom_kills,
-                        uint64_t *memory_peak);
+void nsbox_cgroup_stats(const struct nsbox_cgroup *cg, uint64_t *oom_kills, uint64_t *memory_peak);
 
 /* Kills every process in the cgroup (cgroup.kill on v2; one SIGKILL per
  * listed pid on v1, repeated until empty). */

@@ -11,13 +11,14 @@
 #include <sys/mount.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <sys/un.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "../common/cleanup.h"
 #include "../common/fsutil.h"
+#include "../common/syscalls.h"
 #include "internal.h"
 #include "sandbox.h"
 #include "state.h"
@@ -71,7 +72,9 @@ static int load_state(const char *state_root, const char *id, struct nsbox_sandb
     }
     *alive = sb->pid > 0 && start != 0 && nsbox_proc_starttime(sb->pid) == start;
     if (*alive)
-        sb->pidfd = (int)syscall(SYS_pidfd_open, sb->pid, 0);
+        sb->pidfd = nsbox_pidfd_open(sb->pid, 0); /* -1 before Linux 5.3: pid only */
+    else
+        sb->pid = 0; /* perhaps another process's by now: never signalled */
     return 0;
 }
 
@@ -104,17 +107,33 @@ void nsbox_sandbox_close(struct nsbox_sandbox *sb)
     sb->ctl = sb->pidfd = -1;
 }
 
+/* stop_init without a pidfd (kernels before 5.3): the pid was init's when
+ * the state was read.  Not our child: wait up to 5 s for it to die; a
+ * zombie counts as dead (its reaper may take its time), as for a pidfd. */
+static void stop_init_by_pid(pid_t pid)
+{
+    kill(pid, SIGKILL);
+    if (waitpid(pid, NULL, 0) == pid)
+        return;
+    for (int i = 0; i < 500 && nsbox_proc_starttime(pid) != 0; i++) {
+        struct timespec ts = {0, 10000000};
+        nanosleep(&ts, NULL);
+    }
+}
+
 /* Kills init (the kernel then kills the rest of its pid namespace) and
  * waits until it is gone. */
 static void stop_init(struct nsbox_sandbox *sb)
 {
     if (sb->pidfd >= 0) {
-        syscall(SYS_pidfd_send_signal, sb->pidfd, SIGKILL, NULL, 0);
+        nsbox_pidfd_send_signal(sb->pidfd, SIGKILL);
         /* Our child: reap it.  Not ours: the pidfd turns readable on exit. */
         if (waitpid(sb->pid, NULL, 0) < 0) {
             struct pollfd p = {.fd = sb->pidfd, .events = POLLIN};
             poll(&p, 1, 5000);
         }
+    } else if (sb->pid > 0) {
+        stop_init_by_pid(sb->pid);
     }
 }
 
@@ -207,7 +226,7 @@ int nsbox_sandbox_destroy_detached(struct nsbox_sandbox *sb, struct nsbox_err *e
 {
     /* Everything in the sandbox dies now, whatever happens next. */
     if (sb->pidfd >= 0)
-        syscall(SYS_pidfd_send_signal, sb->pidfd, SIGKILL, NULL, 0);
+        nsbox_pidfd_send_signal(sb->pidfd, SIGKILL);
     else if (sb->pid > 0)
         kill(sb->pid, SIGKILL);
     if (sb->ctl >= 0)

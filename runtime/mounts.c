@@ -15,7 +15,6 @@
 #include <string.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "../common/cleanup.h"
@@ -253,7 +252,7 @@ static int enter_root(const char *merged, struct nsbox_err *err)
 {
     if (chdir(merged) < 0)
         return nsbox_err_sys(err, "cannot enter %s", merged);
-    if (syscall(SYS_pivot_root, ".", ".") < 0)
+    if (nsbox_pivot_root(".", ".") < 0)
         return nsbox_err_sys(err, "pivot_root");
     if (umount2(".", MNT_DETACH) < 0)
         return nsbox_err_sys(err, "cannot detach the old root");

@@ -33,7 +33,6 @@
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -41,6 +40,7 @@
 #include "../common/cleanup.h"
 #include "../common/fsutil.h"
 #include "../common/log.h"
+#include "../common/syscalls.h"
 #include "caps.h"
 #include "init.h"
 #include "internal.h"
@@ -268,16 +268,16 @@ static int idmapped_mount(pid_t pid, const char *src, const char *dst, bool rdon
     _cleanup_close_ int ns = open(path, O_RDONLY | O_CLOEXEC);
     if (ns < 0)
         return nsbox_err_sys(err, "cannot open the sandbox's user namespace");
-    _cleanup_close_ int tree = (int)syscall(SYS_open_tree, AT_FDCWD, src,
-                                            OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC);
+    _cleanup_close_ int tree = nsbox_open_tree(AT_FDCWD, src, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC);
     if (tree < 0)
         return nsbox_err_sys(err, "open_tree %s (idmapped mounts need Linux 5.12+)", src);
     struct mount_attr attr = {.attr_set = MOUNT_ATTR_IDMAP | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOSUID |
                                           (rdonly ? MOUNT_ATTR_RDONLY : 0),
                               .userns_fd = (uint64_t)ns};
-    if (syscall(SYS_mount_setattr, tree, "", AT_EMPTY_PATH, &attr, sizeof(attr)) < 0)
-        return nsbox_err_sys(err, "cannot idmap %s", src);
-    if (syscall(SYS_move_mount, tree, "", AT_FDCWD, dst, MOVE_MOUNT_F_EMPTY_PATH) < 0)
+    if (nsbox_mount_setattr(tree, "", AT_EMPTY_PATH, &attr) < 0)
+        return nsbox_err_sys(err, "cannot idmap %s%s", src,
+                             errno == ENOSYS ? " (idmapped mounts need Linux 5.12+)" : "");
+    if (nsbox_move_mount(tree, "", AT_FDCWD, dst, MOVE_MOUNT_F_EMPTY_PATH) < 0)
         return nsbox_err_sys(err, "cannot mount the idmapped %s", src);
     return 0;
 }
@@ -463,7 +463,7 @@ static pid_t clone_into_cgroup(struct spawn *s, int flags, bool *placed)
                 .exit_signal = SIGCHLD,
                 .cgroup = (uint64_t)cg,
             };
-            pid_t pid = (pid_t)syscall(SYS_clone3, &args, sizeof(args));
+            pid_t pid = nsbox_clone3(&args);
             int saved = errno;
             if (pid != 0)
                 close(cg);
@@ -483,7 +483,7 @@ static pid_t clone_into_cgroup(struct spawn *s, int flags, bool *placed)
     struct nsbox_err ignored;
     bool entered = s->sb->cgroup.kind == NSBOX_CGROUP_V1 &&
                    nsbox_cgroup_enter_self(&s->sb->cgroup, &ignored) == 0;
-    pid_t pid = (pid_t)syscall(SYS_clone, flags, NULL, NULL, NULL, 0);
+    pid_t pid = nsbox_clone((unsigned long)flags);
     *placed = entered && pid > 0;
     return pid;
 }
@@ -546,7 +546,7 @@ static int start_child(struct spawn *s, uint32_t base, struct nsbox_err *err)
     if (pid < 0)
         return nsbox_err_sys(err, "cannot create the sandbox's namespaces (see `nsbox doctor`)");
     s->sb->pid = pid;
-    s->sb->pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
+    s->sb->pidfd = nsbox_pidfd_open(pid, 0);
     close_fd(&s->err_w);
     close_fd(&s->sync_r);
     close_fd(&s->ctl_child);

@@ -34,13 +34,12 @@
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <sys/utsname.h>
 #include <unistd.h>
 
 #include "../common/cleanup.h"
-
-#define _cleanup_json_ _cleanup_(json_decrefp)
+#include "../common/cleanup_json.h"
+#include "../common/syscalls.h"
 
 _Static_assert(NSBOX_SECCOMP_BADARCH_ACTION == SCMP_ACT_KILL_PROCESS,
                "seccomp.h names the bad-arch action by value");
@@ -955,14 +954,9 @@ int nsbox_seccomp_install(const struct nsbox_seccomp *f, struct nsbox_err *err)
                              "come first)");
     prog.len = f->len;
     prog.filter = (struct sock_filter *)f->insns; /* the kernel only reads */
-    if (syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &prog) == 0)
-        return 0;
-    if (errno != ENOSYS)
-        return nsbox_err_sys(err, "seccomp(SECCOMP_SET_MODE_FILTER)");
-    /* seccomp(2) is Linux 3.17; prctl does the same for one thread. */
-    if (prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog, 0, 0) == 0)
-        return 0;
-    return nsbox_err_sys(err, "prctl(PR_SET_SECCOMP)");
+    if (nsbox_seccomp_set_filter(&prog) < 0)
+        return nsbox_err_sys(err, "cannot install the seccomp filter");
+    return 0;
 }
 
 void nsbox_seccomp_free(struct nsbox_seccomp *f)
