@@ -15,7 +15,7 @@
 #include "../common/log.h"
 #include "../mcp/transport_http.h"
 #include "../mcp/transport_stdio.h"
-#include "../runtime/seccomp.h"
+#include "../boxes/box.h"
 #include "cli.h"
 
 extern const char nsbox_default_profile[];
@@ -57,7 +57,8 @@ struct serve_http {
     unsigned idle_timeout_s;
 };
 
-static int parse(struct mcp_server *s, struct serve_http *h, int argc, char **argv)
+static int parse(struct mcp_server *s, struct serve_http *h, enum nsbox_limits_mode *mode,
+                 int argc, char **argv)
 {
     static const struct option opts[] = {
         {"image", required_argument, NULL, O_IMAGE}, {"limits", required_argument, NULL, O_LIMITS},
@@ -79,10 +80,8 @@ static int parse(struct mcp_server *s, struct serve_http *h, int argc, char **ar
         {"idle-timeout", required_argument, NULL, O_IDLE_TIMEOUT}, {NULL, 0, NULL, 0}};
     int c;
     char *end;
-    const char *mode = getenv("NSBOX_LIMITS");
 
-    if (mode && strcmp(mode, "best-effort") == 0)
-        s->mode = NSBOX_LIMITS_BEST_EFFORT;
+    *mode = box_limits_mode_from_env();
     while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
         double v = optarg ? strtod(optarg, &end) : 0;
         bool num_ok = optarg && *end == '\0' && v > 0;
@@ -109,11 +108,7 @@ static int parse(struct mcp_server *s, struct serve_http *h, int argc, char **ar
             break;
         }
         case O_LIMITS:
-            if (strcmp(optarg, "best-effort") == 0)
-                s->mode = NSBOX_LIMITS_BEST_EFFORT;
-            else if (strcmp(optarg, "strict") == 0)
-                s->mode = NSBOX_LIMITS_STRICT;
-            else
+            if (box_parse_limits_mode(optarg, mode) < 0)
                 return cli_usage_error("serve", "--limits takes strict or best-effort");
             break;
         case O_HELP:
@@ -290,7 +285,7 @@ static int serve_http(struct mcp_server *s, const struct serve_http *h)
     bool v6 = strchr(host, ':') != NULL;
     fprintf(stderr, "nsbox: serving MCP on http://%s%s%s:%u/mcp (%s; store %s)\n",
             v6 ? "[" : "", host, v6 ? "]" : "", mcp_http_port(srv),
-            token ? "bearer token required" : "no token: loopback only", s->store.root);
+            token ? "bearer token required" : "no token: loopback only", s->boxes.store.root);
     int sig = wait_stop_signal();
     nsbox_info("%s: stopping the HTTP server", strsignal(sig));
     pthread_t watchdog;
@@ -300,43 +295,53 @@ static int serve_http(struct mcp_server *s, const struct serve_http *h)
     return 0;
 }
 
+/* The server's defaults: box_defaults' limits, but commands time out
+ * after 30 s unless asked otherwise (the CLI's never do). */
+static void server_defaults(struct mcp_server *s)
+{
+    const struct box_limits *d = &box_defaults.limits;
+    s->defaults = (struct mcp_limits){.memory_mb = d->memory_bytes >> 20, .cpus = d->cpus,
+                                      .pids = d->pids, .timeout_s = 30};
+    s->ceilings = (struct mcp_limits){.memory_mb = 4096, .cpus = 4, .pids = 4096,
+                                      .timeout_s = 600};
+    s->max_sandboxes = 16;
+    s->max_total = 128;
+    s->output_cap = box_defaults.output_cap;
+}
+
 int cmd_serve(struct cli_globals *g, int argc, char **argv)
 {
-    static struct mcp_server s = {
-        .defaults = {.memory_mb = 512, .cpus = 1, .pids = 256, .timeout_s = 30},
-        .ceilings = {.memory_mb = 4096, .cpus = 4, .pids = 4096, .timeout_s = 600},
-        .max_sandboxes = 16,
-        .max_total = 128,
-        .output_cap = 1u << 20,
-    };
+    static struct mcp_server s;
     static struct mcp_session session;
     struct serve_http http = {0};
     struct nsbox_err err = {0};
+    struct box_ctx_opts bo = {
+        .store_dir = g->store_dir, .default_profile = nsbox_default_profile,
+        .default_profile_len = (size_t)(nsbox_default_profile_end - nsbox_default_profile),
+        .version = NSBOX_VERSION_STRING};
 
-    int r = parse(&s, &http, argc, argv);
+    server_defaults(&s);
+    int r = parse(&s, &http, &bo.mode, argc, argv);
     if (r != 0)
         return r < 0 ? 0 : r;
     mcp_session_init(&session, &s);
     pthread_mutex_init(&s.pool_lock, NULL);
     pthread_cond_init(&s.pool_idle, NULL);
-    if (images_store_open(&s.store, g->store_dir, &err) < 0 ||
-        asprintf(&s.state_root, "%s/sandboxes", s.store.root) < 0 ||
-        nsbox_seccomp_compile(nsbox_default_profile,
-                              (size_t)(nsbox_default_profile_end - nsbox_default_profile), NULL,
-                              &s.seccomp, &err) < 0)
+    /* The default profile compiles (or loads from the cache) now, so a
+     * broken one fails the start, not the first sandbox. */
+    if (box_ctx_open(&s.boxes, &bo, &err) < 0 || box_ctx_default_seccomp(&s.boxes, &err) == NULL)
         return cli_fail(&err);
-    if (nsbox_sandbox_gc(s.state_root, s.store.rootless ? &s.store.idmap : NULL, &err) < 0)
+    if (box_ctx_gc(&s.boxes, &err) < 0)
         nsbox_warn("cleaning stale sandboxes: %s", err.msg);
     if (http.address != NULL) {
         r = serve_http(&s, &http);
     } else {
-        nsbox_info("serving MCP on stdio (store %s)", s.store.root);
+        nsbox_info("serving MCP on stdio (store %s)", s.boxes.store.root);
         mcp_stdio_run(&session);
         mcp_session_shutdown(&session);
     }
     /* The spare sandbox and removals still under way, for either transport. */
     mcp_pool_drain(&s);
-    nsbox_seccomp_free(s.seccomp);
-    images_store_close(&s.store);
+    box_ctx_close(&s.boxes);
     return r;
 }

@@ -263,7 +263,7 @@ static void handle_cancelled(struct mcp_session *s, json_t *params)
             continue;
         c->cancelled = true;
         if (c->sandbox != NULL)
-            nsbox_sandbox_kill_all(&c->sandbox->sb);
+            nsbox_sandbox_kill_all(&c->sandbox->box.sb);
     }
     pthread_mutex_unlock(&s->lock);
 }
@@ -326,7 +326,7 @@ void mcp_session_shutdown(struct mcp_session *s)
     for (size_t i = 0; i < MCP_MAX_CALLS; i++)
         if (s->calls[i].id != NULL && s->calls[i].sandbox != NULL) {
             s->calls[i].cancelled = true;
-            nsbox_sandbox_kill_all(&s->calls[i].sandbox->sb);
+            nsbox_sandbox_kill_all(&s->calls[i].sandbox->box.sb);
         }
     while (s->n_running > 0)
         pthread_cond_wait(&s->idle, &s->lock);

@@ -12,12 +12,10 @@
 
 static json_t *result_record(const struct nsbox_exec_result *r)
 {
-    const char *status = r->timed_out ? "timeout" : r->oom_killed ? "oom" :
-                         r->signal ? "signaled" : r->exit_code == 0 ? "ok" : "error";
-    uint64_t peak = r->memory_peak_bytes ? r->memory_peak_bytes : r->maxrss_bytes;
+    uint64_t peak = box_result_memory_peak(r);
     return json_pack("{s:s,s:i,s:i,s:s%,s:s%,s:b,s:b,s:b,s:b,s:I,s:I,s:I,s:[]}", "status",
-                     status, "exit_code", r->exit_code, "signal", r->signal, "stdout",
-                     r->out ? r->out : "", r->out_len, "stderr", r->err ? r->err : "",
+                     box_result_status(r), "exit_code", r->exit_code, "signal", r->signal,
+                     "stdout", r->out ? r->out : "", r->out_len, "stderr", r->err ? r->err : "",
                      r->err_len, "stdout_truncated", r->out_truncated, "stderr_truncated",
                      r->err_truncated, "timed_out", r->timed_out, "oom_killed", r->oom_killed,
                      "wall_ms", (json_int_t)(r->wall_us / 1000), "cpu_ms",
@@ -33,7 +31,7 @@ static void set_call_sandbox(struct mcp_session *s, struct mcp_call *call,
     bool cancelled = call->cancelled;
     pthread_mutex_unlock(&s->lock);
     if (cancelled && m != NULL)
-        nsbox_sandbox_kill_all(&m->sb);
+        nsbox_sandbox_kill_all(&m->box.sb);
 }
 
 struct progress_ctx {
@@ -72,8 +70,8 @@ static json_t *exec_in(struct mcp_session *s, struct mcp_call *call, struct mcp_
     struct nsbox_exec_result res;
     struct nsbox_err err = {0};
     struct nsbox_exec_opts eo = {
-        .argv = rq->argv, .env = m->env, .cwd = rq->workdir ? rq->workdir : m->workdir,
-        .uid = m->uid, .gid = m->gid, .timeout_s = timeout, .stdin_fd = -1,
+        .argv = rq->argv, .env = m->box.env, .cwd = rq->workdir ? rq->workdir : m->box.workdir,
+        .uid = m->box.uid, .gid = m->box.gid, .timeout_s = timeout, .stdin_fd = -1,
         .stdin_data = rq->stdin_data, .stdin_len = rq->stdin_data ? strlen(rq->stdin_data) : 0,
         .capture = true, .output_cap = s->cfg->output_cap};
     struct progress_ctx pc = {s, call->progress_token};
@@ -89,17 +87,17 @@ static json_t *exec_in(struct mcp_session *s, struct mcp_call *call, struct mcp_
      * layer, or the persistent workspace mounted over it. */
     char base[PATH_MAX + 16];
     const char *cwd = eo.cwd;
-    if (m->workspace != NULL && strcmp(eo.cwd, m->workdir) == 0) {
-        snprintf(base, sizeof(base), "%s/workspaces/%s", s->cfg->store.root, m->workspace);
+    if (m->box.workspace != NULL && strcmp(eo.cwd, m->box.workdir) == 0) {
+        box_workspace_dir(&m->box, base, sizeof(base));
         cwd = "";
     } else {
-        snprintf(base, sizeof(base), "%s/upper", m->sb.state_dir);
+        snprintf(base, sizeof(base), "%s/upper", m->box.sb.state_dir);
     }
 
     pthread_mutex_lock(&m->exec_lock);
     mcp_snapshot_take(base, cwd, &before);
     set_call_sandbox(s, call, m);
-    int r = nsbox_sandbox_exec(&m->sb, &eo, &res, &err);
+    int r = nsbox_sandbox_exec(&m->box.sb, &eo, &res, &err);
     set_call_sandbox(s, call, NULL);
     mcp_snapshot_take(base, cwd, &after);
     pthread_mutex_unlock(&m->exec_lock);
@@ -136,7 +134,7 @@ static json_t *run(struct mcp_session *s, struct mcp_call *call, const struct mc
                      rq->sandbox_id);
             return NULL;
         }
-        double timeout = rq->limits.has_timeout ? l->timeout_s : m->limits.timeout_s;
+        double timeout = rq->limits.has_timeout ? l->timeout_s : m->box.limits.timeout_s;
         return exec_in(s, call, m, rq, timeout, error, error_size);
     }
     const char *image = mcp_image_for_language(s, rq->language);

@@ -73,14 +73,14 @@ static bool file_op(struct mcp_session *s, struct mcp_call *call, const char *sa
         return false;
     }
     struct nsbox_exec_opts eo = {
-        .argv = argv, .env = m->env, .cwd = m->workdir, .uid = m->uid, .gid = m->gid,
+        .argv = argv, .env = m->box.env, .cwd = m->box.workdir, .uid = m->box.uid, .gid = m->box.gid,
         .timeout_s = 30, .stdin_fd = -1, .stdin_data = in ? in : "", .stdin_len = in_len,
         .capture = true, .output_cap = out_cap, .rlimit_fsize = MCP_WRITE_MAX};
     pthread_mutex_lock(&m->exec_lock);
     pthread_mutex_lock(&s->lock);
     call->sandbox = m;
     pthread_mutex_unlock(&s->lock);
-    int r = nsbox_sandbox_exec(&m->sb, &eo, res, &err);
+    int r = nsbox_sandbox_exec(&m->box.sb, &eo, res, &err);
     pthread_mutex_lock(&s->lock);
     call->sandbox = NULL;
     pthread_mutex_unlock(&s->lock);

@@ -37,11 +37,11 @@ static bool sandbox_op(struct mcp_session *s, struct mcp_call *call, const char 
         return false;
     }
     struct nsbox_exec_opts eo = {
-        .argv = argv, .env = m->env, .cwd = m->workdir, .uid = m->uid, .gid = m->gid,
+        .argv = argv, .env = m->box.env, .cwd = m->box.workdir, .uid = m->box.uid, .gid = m->box.gid,
         .timeout_s = 60, .stdin_fd = -1, .stdin_data = in ? in : "", .stdin_len = in_len,
         .capture = true, .output_cap = COPY_MAX, .rlimit_fsize = COPY_MAX};
     pthread_mutex_lock(&m->exec_lock);
-    int r = nsbox_sandbox_exec(&m->sb, &eo, res, &err);
+    int r = nsbox_sandbox_exec(&m->box.sb, &eo, res, &err);
     pthread_mutex_unlock(&m->exec_lock);
     (void)call;
     if (r < 0) {
