@@ -2,8 +2,9 @@
  * open (a detached one, from its record), destroy, close, list, remove.
  *
  * Contract: box_create() is the only place a struct nsbox_sandbox_config
- * is filled in; everything it takes comes from the spec, else from
- * box_defaults, else from the image.  On failure nothing is left behind:
+ * is filled in; everything it takes comes from the spec (which starts as
+ * box_spec_init's copy of box_defaults), else from box_defaults (shm,
+ * rlimits), else from the image.  On failure nothing is left behind:
  * no sandbox, no lease, no workspace lock. */
 #include <errno.h>
 #include <fcntl.h>
@@ -55,15 +56,10 @@ static int find_image(struct box_ctx *ctx, const struct box_spec *spec,
     return images_pull(&ctx->store, spec->image, &po, im, err);
 }
 
-static struct box_limits limits_of(const struct box_limits *asked)
+void box_spec_init(struct box_spec *spec)
 {
-    const struct box_limits *d = &box_defaults.limits;
-    return (struct box_limits){
-        .memory_bytes = asked->memory_bytes ? asked->memory_bytes : d->memory_bytes,
-        .cpus = asked->cpus > 0 ? asked->cpus : d->cpus,
-        .pids = asked->pids ? asked->pids : d->pids,
-        .timeout_s = asked->timeout_s > 0 ? asked->timeout_s : d->timeout_s,
-    };
+    *spec = (struct box_spec){.limits = box_defaults.limits, .tmp_bytes = box_defaults.tmp_bytes,
+                              .pull_progress_fd = -1};
 }
 
 /* The record's fields from the image and the spec (no sandbox yet). */
@@ -76,7 +72,7 @@ static int fill(struct box *box, const struct box_spec *spec, const struct image
     box->image = strdup(name);
     box->env = box_merge_env_copy(im->config.env, spec->env);
     box->workdir = strdup(spec->workdir ? spec->workdir : box_defaults.workdir);
-    box->limits = limits_of(&spec->limits);
+    box->limits = spec->limits;
     box->created = time(NULL);
     if (box->image == NULL || box->env == NULL || box->workdir == NULL ||
         box_image_command(im->config.entrypoint, im->config.cmd, &box->command) < 0)
@@ -96,7 +92,7 @@ static int start(struct box *box, const struct box_spec *spec, const struct imag
         .workdir = box->workdir, .workspace = workspace_dir, .uid = box->uid, .gid = box->gid,
         .limits = {.memory_bytes = l->memory_bytes, .pids = l->pids,
                    .cpu_quota_us = (uint64_t)(l->cpus * 100000), .cpu_period_us = 100000},
-        .tmp_bytes = spec->tmp_bytes ? spec->tmp_bytes : box_defaults.tmp_bytes,
+        .tmp_bytes = spec->tmp_bytes,
         .shm_bytes = box_defaults.shm_bytes, .rlimit_nofile = box_defaults.rlimit_nofile,
         .rlimit_fsize = box_defaults.rlimit_fsize, .mode = ctx->mode, .seccomp = seccomp,
         .rootless_map = ctx->store.rootless ? &ctx->store.idmap : NULL,

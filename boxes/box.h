@@ -24,7 +24,8 @@
 #include "../images/store.h"
 #include "../runtime/sandbox.h"
 
-/* Resource limits of a box.  In a spec a zero field means "the default". */
+/* Resource limits of a box (0 memory_bytes: unlimited, as the runtime has
+ * it; 0 timeout_s: none). */
 struct box_limits {
     uint64_t memory_bytes;
     double cpus;              /* CPUs' worth of time (cgroup cpu quota) */
@@ -93,8 +94,9 @@ const struct nsbox_seccomp *box_ctx_default_seccomp(struct box_ctx *ctx, struct 
  * nsbox_sandbox_gc).  Returns 0 or -1. */
 int box_ctx_gc(struct box_ctx *ctx, struct nsbox_err *err);
 
-/* What the caller wants: everything a box is made from.  Strings are
- * borrowed for the duration of box_create. */
+/* What the caller wants: everything a box is made from.  Start from
+ * box_spec_init (the policy defaults) and set what the user asked for.
+ * Strings are borrowed for the duration of box_create. */
 struct box_spec {
     const char *image;        /* reference, digest or unique digest prefix */
     const char *name;         /* recorded as the box's image; NULL: the
@@ -104,8 +106,8 @@ struct box_spec {
     char **env;               /* "K=V" over the image's, NULL-terminated, or NULL */
     const char *workdir;      /* NULL: box_defaults.workdir */
     const char *user;         /* UID[:GID] or a name; NULL: the image's */
-    struct box_limits limits; /* zero fields: box_defaults.limits */
-    uint64_t tmp_bytes;       /* 0: box_defaults.tmp_bytes */
+    struct box_limits limits; /* box_spec_init: box_defaults.limits */
+    uint64_t tmp_bytes;       /* box_spec_init: box_defaults.tmp_bytes */
     /* A Docker-format profile (seccomp_profile_len bytes), or NULL for the
      * ctx's default; seccomp_profile_name names it in errors. */
     const char *seccomp_profile;
@@ -114,6 +116,10 @@ struct box_spec {
     const char *workspace;    /* STORE/workspaces/NAME mounted at workdir, or NULL */
     bool detach;              /* outlives the caller; the record is saved */
 };
+
+/* Fills spec with box_defaults (limits, tmp size) and nothing else: no
+ * image, the default workdir and profile, no pull (progress fd -1). */
+void box_spec_init(struct box_spec *spec);
 
 /* One sandbox and what commands in it need.  The MCP server keeps these in
  * memory; a detached one's record (box.json in its state directory) lets
@@ -131,7 +137,7 @@ struct box {
     char *workspace;          /* workspace name, or NULL */
     int workspace_lock;       /* flock held while it is mounted, or -1 */
     time_t created;
-    struct box_limits limits; /* as asked, defaults filled in */
+    struct box_limits limits; /* as the spec had them */
 };
 
 /* Looks up (or, with spec->pull, pulls) the image, leases it, merges env,

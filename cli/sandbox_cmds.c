@@ -27,8 +27,7 @@
 extern const char nsbox_default_profile[];
 extern const char nsbox_default_profile_end[];
 
-/* The options run, create and exec share.  Limits the user does not give
- * stay 0 in spec: box_defaults applies. */
+/* The options run, create and exec share; spec starts as box_defaults. */
 struct run_opts {
     struct box_spec spec;  /* limits, --timeout, --workdir, -e, --user, --tmp-size */
     size_t n_env;
@@ -40,6 +39,7 @@ struct run_opts {
 static void run_opts_init(struct run_opts *o)
 {
     memset(o, 0, sizeof(*o));
+    box_spec_init(&o->spec);
     o->mode = box_limits_mode_from_env();
 }
 
@@ -151,7 +151,7 @@ static int create_box(struct box_ctx *ctx, const char *ref, struct run_opts *o, 
     o->spec.image = ref;
     o->spec.name = ref;
     o->spec.pull = true;
-    o->spec.pull_progress_fd = isatty(2) ? 2 : -1;
+    o->spec.pull_progress_fd = isatty(2) ? 2 : -1; /* a terminal sees the pull */
     o->spec.detach = detach;
     /* Whatever a crashed nsbox left behind goes first. */
     if (box_ctx_gc(ctx, &gerr) < 0)

@@ -43,14 +43,17 @@ static struct mcp_sandbox *build_counted(struct mcp_server *cfg, const char *ima
                                          bool one_shot, char *error, size_t error_size)
 {
     struct nsbox_err err = {0};
-    struct box_spec spec = {
-        .image = image, .env = env, .workdir = workdir, .workspace = workspace,
-        .pull_progress_fd = -1,
-        .limits = {.memory_bytes = limits->memory_mb << 20, .cpus = limits->cpus,
-                   .pids = limits->pids, .timeout_s = limits->timeout_s},
-    };
+    struct box_spec spec;
     struct mcp_sandbox *m = calloc(1, sizeof(*m));
 
+    box_spec_init(&spec);
+    spec.image = image;
+    spec.env = env;
+    spec.workdir = workdir;
+    spec.workspace = workspace;
+    spec.limits = (struct box_limits){.memory_bytes = limits->memory_mb << 20,
+                                      .cpus = limits->cpus, .pids = limits->pids,
+                                      .timeout_s = limits->timeout_s};
     if (m == NULL || box_create(&cfg->boxes, &spec, &m->box, &err) < 0) {
         snprintf(error, error_size, "%s", m == NULL ? "out of memory" : err.msg);
         free(m);
