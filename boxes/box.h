@@ -55,7 +55,8 @@ struct box_ctx_opts {
      * the front end links it in (cli/profile.S). */
     const char *default_profile;
     size_t default_profile_len;
-    /* Part of the seccomp cache key, with the binary's build id. */
+    /* Part of the seccomp cache key, with the binary's build id.  Both
+     * strings are borrowed for the ctx's life. */
     const char *version;
 };
 
