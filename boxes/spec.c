@@ -114,7 +114,8 @@ int box_resolve_user(const char *rootfs, const char *user, uint32_t *uid, uint32
             }
         }
         if (!found)
-            return nsbox_err_set(err, ENOENT, "user \"%s\" is not in the image's /etc/passwd", name);
+            return nsbox_err_set(err, ENOENT, "user \"%s\" is not in the image's /etc/passwd",
+                                 name);
     }
     if (colon != NULL)
         *gid = (uint32_t)strtoul(colon + 1, NULL, 10);

@@ -73,7 +73,8 @@ static bool file_op(struct mcp_session *s, struct mcp_call *call, const char *sa
         return false;
     }
     struct nsbox_exec_opts eo = {
-        .argv = argv, .env = m->box.env, .cwd = m->box.workdir, .uid = m->box.uid, .gid = m->box.gid,
+        .argv = argv, .env = m->box.env, .cwd = m->box.workdir, .uid = m->box.uid,
+        .gid = m->box.gid,
         .timeout_s = 30, .stdin_fd = -1, .stdin_data = in ? in : "", .stdin_len = in_len,
         .capture = true, .output_cap = out_cap, .rlimit_fsize = MCP_WRITE_MAX};
     pthread_mutex_lock(&m->exec_lock);

@@ -37,7 +37,8 @@ static bool sandbox_op(struct mcp_session *s, struct mcp_call *call, const char 
         return false;
     }
     struct nsbox_exec_opts eo = {
-        .argv = argv, .env = m->box.env, .cwd = m->box.workdir, .uid = m->box.uid, .gid = m->box.gid,
+        .argv = argv, .env = m->box.env, .cwd = m->box.workdir, .uid = m->box.uid,
+        .gid = m->box.gid,
         .timeout_s = 60, .stdin_fd = -1, .stdin_data = in ? in : "", .stdin_len = in_len,
         .capture = true, .output_cap = COPY_MAX, .rlimit_fsize = COPY_MAX};
     pthread_mutex_lock(&m->exec_lock);

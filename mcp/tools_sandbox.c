@@ -322,7 +322,8 @@ json_t *mcp_tool_sandbox_create(struct mcp_session *s, struct mcp_call *call, js
     mcp_session_log(s, "info", "sandbox %s created from %s", m->box.sb.id, m->box.image);
     (void)call;
     return json_pack("{s:s,s:s,s:s,s:o,s:s?}", "sandbox_id", m->box.sb.id, "image", m->box.image,
-                     "digest", m->box.digest, "limits", limits_json(m), "workspace", m->box.workspace);
+                     "digest", m->box.digest, "limits", limits_json(m), "workspace",
+                     m->box.workspace);
 }
 
 json_t *mcp_tool_sandbox_list(struct mcp_session *s, struct mcp_call *call, json_t *args,
@@ -338,9 +339,9 @@ json_t *mcp_tool_sandbox_list(struct mcp_session *s, struct mcp_call *call, json
         if (!m->one_shot)
             json_array_append_new(list, json_pack("{s:s,s:s,s:s,s:I,s:o,s:s?}", "sandbox_id",
                                                   m->box.sb.id, "image", m->box.image, "digest",
-                                                  m->box.digest, "created", (json_int_t)m->box.created,
-                                                  "limits", limits_json(m), "workspace",
-                                                  m->box.workspace));
+                                                  m->box.digest, "created",
+                                                  (json_int_t)m->box.created, "limits",
+                                                  limits_json(m), "workspace", m->box.workspace));
     pthread_mutex_unlock(&s->lock);
     (void)call;
     return json_pack("{s:o}", "sandboxes", list);
