@@ -43,6 +43,11 @@ static void run_opts_init(struct run_opts *o)
     o->mode = box_limits_mode_from_env();
 }
 
+static void run_opts_free(struct run_opts *o)
+{
+    free(o->spec.env); /* the strings are argv's */
+}
+
 static int add_env(struct run_opts *o, const char *kv)
 {
     if (strchr(kv, '=') == NULL || kv[0] == '=')
@@ -232,7 +237,7 @@ static double ms_now(void)
 int cmd_run(struct cli_globals *g, int argc, char **argv)
 {
     double t0 = ms_now();
-    struct run_opts o;
+    _cleanup_(run_opts_free) struct run_opts o;
     struct box_ctx ctx;
     struct box box;
     struct nsbox_err err = {0};
@@ -245,7 +250,6 @@ int cmd_run(struct cli_globals *g, int argc, char **argv)
     const char *ref = argv[optind++];
     if (optind < argc && strcmp(argv[optind], "--") == 0)
         optind++;
-    _cleanup_free_ char **env = o.spec.env;
     if (open_ctx(g, o.mode, &ctx, &err) < 0 || create_box(&ctx, ref, &o, false, &box, &err) < 0) {
         cli_fail(&err);
         box_ctx_close(&ctx);
@@ -275,7 +279,7 @@ int cmd_run(struct cli_globals *g, int argc, char **argv)
 
 int cmd_create(struct cli_globals *g, int argc, char **argv)
 {
-    struct run_opts o;
+    _cleanup_(run_opts_free) struct run_opts o;
     struct box_ctx ctx;
     struct box box;
     struct nsbox_err err = {0};
@@ -285,7 +289,6 @@ int cmd_create(struct cli_globals *g, int argc, char **argv)
         return r;
     if (optind != argc - 1)
         return cli_usage_error("create", "usage: nsbox create [OPTIONS] IMAGE");
-    _cleanup_free_ char **env = o.spec.env;
     r = open_ctx(g, o.mode, &ctx, &err);
     if (r == 0)
         r = create_box(&ctx, argv[optind], &o, true, &box, &err);
@@ -311,7 +314,7 @@ static int exec_user(const char *user, uint32_t *uid, uint32_t *gid)
 
 int cmd_exec(struct cli_globals *g, int argc, char **argv)
 {
-    struct run_opts o;
+    _cleanup_(run_opts_free) struct run_opts o;
     struct box_ctx ctx;
     struct box box;
     struct nsbox_err err = {0};
@@ -319,7 +322,6 @@ int cmd_exec(struct cli_globals *g, int argc, char **argv)
     int r = parse_common("exec", argc, argv, &o);
     if (r != 0)
         return r;
-    _cleanup_free_ char **extra = o.spec.env;
     if (optind + 1 >= argc)
         return cli_usage_error("exec", "usage: nsbox exec [OPTIONS] ID -- CMD...");
     const char *id = argv[optind++];
@@ -334,7 +336,7 @@ int cmd_exec(struct cli_globals *g, int argc, char **argv)
     }
     struct nsbox_exec_opts eo;
     box_exec_defaults(&box, &eo);
-    _cleanup_free_ char **env = box_merge_env(box.env, extra);
+    _cleanup_free_ char **env = box_merge_env(box.env, o.spec.env);
     eo.argv = argv + optind;
     eo.env = env;
     eo.cwd = o.spec.workdir ? o.spec.workdir : box.workdir;
