@@ -1,4 +1,4 @@
-# nsbox: one library (common/ oci/ images/ runtime/) and thin front ends.
+# nsbox: one library (common/ oci/ images/ runtime/ boxes/) and thin front ends.
 # `make` builds build/nsbox; `make test` runs every test; `make deps`
 # installs the Debian packages the build and the tests need.
 
@@ -25,7 +25,7 @@ NSBOX_CFLAGS := -std=gnu11 -Wall -Wextra -Werror -Wshadow -Wformat=2 \
 NSBOX_LDFLAGS := -pie -Wl,-z,relro,-z,now -pthread
 LDLIBS   += $(PKG_LIBS)
 
-LIB_SRCS := $(wildcard common/*.c oci/*.c images/*.c runtime/*.c)
+LIB_SRCS := $(wildcard common/*.c oci/*.c images/*.c runtime/*.c boxes/*.c)
 CLI_SRCS := $(wildcard cli/*.c mcp/*.c mcp/http/*.c)
 CLI_ASM  := cli/profile.S
 UNIT_SRCS := $(wildcard tests/unit/*.c)

@@ -88,7 +88,7 @@ static int serve_http(struct mcp_server *s, const struct mcp_config *c)
     bool v6 = strchr(host, ':') != NULL;
     fprintf(stderr, "nsbox: serving MCP on http://%s%s%s:%u/mcp (%s; store %s)\n",
             v6 ? "[" : "", host, v6 ? "]" : "", mcp_http_port(srv),
-            token ? "bearer token required" : "no token: loopback only", s->store.root);
+            token ? "bearer token required" : "no token: loopback only", s->boxes.store.root);
     int sig = wait_stop_signal();
     nsbox_info("%s: stopping the HTTP server", strsignal(sig));
     pthread_t watchdog;
@@ -97,6 +97,10 @@ static int serve_http(struct mcp_server *s, const struct mcp_config *c)
     mcp_http_stop(srv);
     return 0;
 }
+
+/* The default profile, linked into the binary (cli/profile.S). */
+extern const char nsbox_default_profile[];
+extern const char nsbox_default_profile_end[];
 
 /* The SDK clients send SIGTERM 2 s after closing stdin. */
 #define STDIO_EOF_GRACE_MS 2000
@@ -119,14 +123,18 @@ int cmd_serve(struct cli_globals *g, int argc, char **argv)
         mcp_config_free(&c);
         return 0;
     }
-    if (mcp_server_open(&s, &c, g->store_dir, &err) < 0) {
+    struct box_ctx_opts bo = {
+        .store_dir = g->store_dir, .default_profile = nsbox_default_profile,
+        .default_profile_len = (size_t)(nsbox_default_profile_end - nsbox_default_profile),
+        .version = NSBOX_VERSION_STRING};
+    if (mcp_server_open(&s, &c, &bo, &err) < 0) {
         mcp_config_free(&c);
         return cli_fail(&err);
     }
     if (c.address != NULL) {
         r = serve_http(&s, &c);
     } else {
-        nsbox_info("serving MCP on stdio (store %s)", s.store.root);
+        nsbox_info("serving MCP on stdio (store %s)", s.boxes.store.root);
         mcp_session_init(&session, &s);
         mcp_stdio_run(&session);
         /* stdin closed: the client sends nothing more, but a pipe

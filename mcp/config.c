@@ -13,12 +13,7 @@
 
 #include "../common/cleanup.h"
 #include "../common/log.h"
-#include "../runtime/seccomp.h"
 #include "pool.h"
-
-/* The default profile, linked into the binary (cli/profile.S). */
-extern const char nsbox_default_profile[];
-extern const char nsbox_default_profile_end[];
 
 struct opt;
 typedef int (*set_fn)(struct mcp_config *c, const struct opt *o, const char *arg,
@@ -111,11 +106,7 @@ static int set_string(struct mcp_config *c, const struct opt *o, const char *arg
 static int set_limits(struct mcp_config *c, const struct opt *o, const char *arg,
                       struct nsbox_err *err)
 {
-    if (strcmp(arg, "best-effort") == 0)
-        c->mode = NSBOX_LIMITS_BEST_EFFORT;
-    else if (strcmp(arg, "strict") == 0)
-        c->mode = NSBOX_LIMITS_STRICT;
-    else
+    if (box_parse_limits_mode(arg, &c->mode) < 0)
         return nsbox_err_set(err, EINVAL, "--limits takes strict or best-effort");
     return 0;
 }
@@ -204,11 +195,12 @@ static const struct opt opts[] = {
 
 void mcp_config_init(struct mcp_config *c)
 {
-    const char *mode = getenv("NSBOX_LIMITS");
+    const struct box_limits *d = &box_defaults.limits;
     *c = (struct mcp_config){
-        .mode = mode && strcmp(mode, "best-effort") == 0 ? NSBOX_LIMITS_BEST_EFFORT
-                                                          : NSBOX_LIMITS_STRICT,
-        .defaults = {.memory_mb = 512, .cpus = 1, .pids = 256, .timeout_s = 30},
+        .mode = box_limits_mode_from_env(),
+        /* The policy's, but a call times out after 30 s unless it asks. */
+        .defaults = {.memory_mb = d->memory_bytes >> 20, .cpus = d->cpus, .pids = d->pids,
+                     .timeout_s = 30},
         .ceilings = {.memory_mb = 4096, .cpus = 4, .pids = 4096, .timeout_s = 600},
         .max_sandboxes = 16,
         .max_total = 128,
@@ -299,32 +291,30 @@ static void close_host_dirs(struct mcp_server *s)
     s->n_host_dirs = 0;
 }
 
-int mcp_server_open(struct mcp_server *s, const struct mcp_config *c, const char *store_dir,
-                    struct nsbox_err *err)
+int mcp_server_open(struct mcp_server *s, const struct mcp_config *c,
+                    const struct box_ctx_opts *bo, struct nsbox_err *err)
 {
-    *s = (struct mcp_server){.mode = c->mode, .defaults = c->defaults,
-                             .ceilings = c->ceilings, .max_sandboxes = c->max_sandboxes,
-                             .max_total = c->max_total, .output_cap = 1u << 20};
+    struct box_ctx_opts o = *bo;
+    o.mode = c->mode;
+    *s = (struct mcp_server){.defaults = c->defaults, .ceilings = c->ceilings,
+                             .max_sandboxes = c->max_sandboxes, .max_total = c->max_total,
+                             .output_cap = box_defaults.output_cap};
     for (size_t i = 0; i < c->n_langs; i++)
         s->langs[i] = (struct mcp_lang){strdup(c->langs[i].language), strdup(c->langs[i].ref)};
     s->n_langs = c->n_langs;
     pthread_mutex_init(&s->pool_lock, NULL);
     pthread_cond_init(&s->pool_idle, NULL);
-    if (open_host_dirs(s, c, err) < 0 || images_store_open(&s->store, store_dir, err) < 0) {
-        close_host_dirs(s);
+    if (open_host_dirs(s, c, err) < 0) {
+        mcp_server_close(s);
         return -1;
     }
-    if (asprintf(&s->state_root, "%s/sandboxes", s->store.root) < 0 ||
-        nsbox_seccomp_compile(nsbox_default_profile,
-                              (size_t)(nsbox_default_profile_end - nsbox_default_profile), NULL,
-                              &s->seccomp, err) < 0) {
-        if (s->state_root == NULL)
-            nsbox_err_set(err, ENOMEM, "out of memory");
+    s->opened = true; /* box_ctx_close undoes even a failed box_ctx_open */
+    if (box_ctx_open(&s->boxes, &o, err) < 0 || box_ctx_default_seccomp(&s->boxes, err) == NULL) {
         mcp_server_close(s);
         return -1;
     }
     struct nsbox_err gc_err;
-    if (nsbox_sandbox_gc(s->state_root, s->store.rootless ? &s->store.idmap : NULL, &gc_err) < 0)
+    if (box_ctx_gc(&s->boxes, &gc_err) < 0)
         nsbox_warn("cleaning stale sandboxes: %s", gc_err.msg);
     return 0;
 }
@@ -333,12 +323,9 @@ void mcp_server_close(struct mcp_server *s)
 {
     /* The spare sandbox and removals still under way. */
     mcp_pool_drain(s);
-    if (s->seccomp != NULL)
-        nsbox_seccomp_free(s->seccomp);
-    s->seccomp = NULL;
-    free(s->state_root);
-    s->state_root = NULL;
-    images_store_close(&s->store);
+    if (s->opened)
+        box_ctx_close(&s->boxes);
+    s->opened = false;
     close_host_dirs(s);
     for (size_t i = 0; i < s->n_langs; i++) {
         free(s->langs[i].language);

@@ -8,6 +8,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 
+#include "../boxes/box.h"
 #include "../common/err.h"
 #include "server.h"
 #include "http/transport.h"
@@ -45,12 +46,14 @@ void mcp_config_usage(FILE *f);
 
 void mcp_config_free(struct mcp_config *c);
 
-/* Opens the server c describes on the store at store_dir (NULL: the
- * default): the store, the seccomp filter, the allowed host directories,
- * stale sandboxes of a crashed server removed.  Returns 0, or -1 with err
- * (nothing left open). */
-int mcp_server_open(struct mcp_server *s, const struct mcp_config *c, const char *store_dir,
-                    struct nsbox_err *err);
+/* Opens the server c describes: the sandbox context (bo: the store, the
+ * default seccomp profile and the version the front end links in; its
+ * mode is c's), the default filter compiled or loaded from the cache now
+ * (a broken profile fails the start, not the first sandbox), the allowed
+ * host directories, stale sandboxes of a crashed server removed.  Returns
+ * 0, or -1 with err (nothing left open). */
+int mcp_server_open(struct mcp_server *s, const struct mcp_config *c,
+                    const struct box_ctx_opts *bo, struct nsbox_err *err);
 
 /* Stops the spare and pending removals, then releases what open took.
  * Every session must have been shut down. */

@@ -11,7 +11,7 @@
 static struct mcp_sandbox *find(struct mcp_session *s, const char *id)
 {
     for (struct mcp_sandbox *m = s->sandboxes; m != NULL && id != NULL; m = m->next)
-        if (!m->stopping && strcmp(m->sb.id, id) == 0)
+        if (!m->stopping && strcmp(m->box.sb.id, id) == 0)
             return m;
     return NULL;
 }
@@ -58,7 +58,7 @@ int mcp_op_begin(struct mcp_session *s, struct mcp_call *call, struct mcp_sandbo
     if (!stopping && !cancelled)
         return 0;
     pthread_mutex_unlock(&m->exec_lock);
-    return stopping ? nsbox_err_set(err, ESRCH, "sandbox \"%s\" was stopped", m->sb.id)
+    return stopping ? nsbox_err_set(err, ESRCH, "sandbox \"%s\" was stopped", m->box.sb.id)
                     : nsbox_err_set(err, ECANCELED, "cancelled");
 }
 

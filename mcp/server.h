@@ -10,9 +10,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "../images/store.h"
+#include "../boxes/box.h"
 #include "../runtime/cancel.h"
-#include "../runtime/sandbox.h"
 
 #define MCP_MAX_LANGS 32
 #define MCP_MAX_CALLS 64
@@ -29,20 +28,12 @@ struct mcp_lang {
     char *ref;    /* image reference or digest */
 };
 
-/* A sandbox this session created. */
+/* A sandbox this session created: the box (boxes/box.h: the runtime
+ * handle, image, env, user, lease, workspace, limits) and the server's own
+ * bookkeeping. */
 struct mcp_sandbox {
-    struct nsbox_sandbox sb;
-    char *image;
-    char digest[OCI_DIGEST_BUF];
-    char **env;
-    char *workdir;
-    uint32_t uid, gid;
-    int lease;
-    time_t created;
-    struct mcp_limits limits;
+    struct box box;
     bool one_shot;
-    char *workspace;            /* persistent workspace name, or NULL */
-    int workspace_lock;         /* flock held while it is mounted, or -1 */
     pthread_mutex_t exec_lock;  /* one command at a time on its socket */
     /* Ownership (sandboxes.h), under the session's lock. */
     unsigned refs;              /* calls holding it */
@@ -61,10 +52,8 @@ struct mcp_call {
 
 /* What the operator configured: shared by every session. */
 struct mcp_server {
-    struct images_store store;
-    char *state_root;
-    struct nsbox_seccomp *seccomp;
-    enum nsbox_limits_mode mode;
+    struct box_ctx boxes;       /* the store, STORE/sandboxes, mode, default seccomp */
+    bool opened;                /* boxes is to be closed (mcp_server_open) */
     struct mcp_lang langs[MCP_MAX_LANGS];
     size_t n_langs;
     struct mcp_limits defaults, ceilings;

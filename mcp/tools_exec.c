@@ -15,12 +15,10 @@
 
 static json_t *result_record(const struct nsbox_exec_result *r)
 {
-    const char *status = r->timed_out ? "timeout" : r->oom_killed ? "oom" :
-                         r->signal ? "signaled" : r->exit_code == 0 ? "ok" : "error";
-    uint64_t peak = r->memory_peak_bytes ? r->memory_peak_bytes : r->maxrss_bytes;
+    uint64_t peak = box_result_memory_peak(r);
     return json_pack("{s:s,s:i,s:i,s:s%,s:s%,s:b,s:b,s:b,s:b,s:I,s:I,s:I,s:[]}", "status",
-                     status, "exit_code", r->exit_code, "signal", r->signal, "stdout",
-                     r->out ? r->out : "", r->out_len, "stderr", r->err ? r->err : "",
+                     box_result_status(r), "exit_code", r->exit_code, "signal", r->signal,
+                     "stdout", r->out ? r->out : "", r->out_len, "stderr", r->err ? r->err : "",
                      r->err_len, "stdout_truncated", r->out_truncated, "stderr_truncated",
                      r->err_truncated, "timed_out", r->timed_out, "oom_killed", r->oom_killed,
                      "wall_ms", (json_int_t)(r->wall_us / 1000), "cpu_ms",
@@ -72,8 +70,8 @@ static json_t *exec_in(struct mcp_session *s, struct mcp_call *call, struct mcp_
     struct nsbox_exec_result res;
     struct nsbox_err err = {0};
     struct nsbox_exec_opts eo = {
-        .argv = rq->argv, .env = m->env, .cwd = rq->workdir ? rq->workdir : m->workdir,
-        .uid = m->uid, .gid = m->gid, .timeout_s = timeout, .stdin_fd = -1,
+        .argv = rq->argv, .env = m->box.env, .cwd = rq->workdir ? rq->workdir : m->box.workdir,
+        .uid = m->box.uid, .gid = m->box.gid, .timeout_s = timeout, .stdin_fd = -1,
         .stdin_data = rq->stdin_data, .stdin_len = rq->stdin_data ? strlen(rq->stdin_data) : 0,
         .capture = true, .output_cap = s->cfg->output_cap, .cancel = &call->cancel};
     struct progress_ctx pc = {s, call->progress_token};
@@ -97,14 +95,14 @@ static json_t *exec_in(struct mcp_session *s, struct mcp_call *call, struct mcp_
         snprintf(error, error_size, "%s", err.msg);
         return NULL;
     }
-    nsbox_changes_take(&m->sb, eo.cwd, before);
-    int r = nsbox_sandbox_exec(&m->sb, &eo, &res, &err);
-    nsbox_changes_take(&m->sb, eo.cwd, after);
+    nsbox_changes_take(&m->box.sb, eo.cwd, before);
+    int r = nsbox_sandbox_exec(&m->box.sb, &eo, &res, &err);
+    nsbox_changes_take(&m->box.sb, eo.cwd, after);
     if (!m->one_shot)
         mcp_op_end(s, call, m);
     if (r == 0 && res.cancelled && stopped(s, m)) {
         nsbox_exec_result_free(&res);
-        r = nsbox_err_set(&err, ESRCH, "sandbox \"%s\" was stopped while this ran", m->sb.id);
+        r = nsbox_err_set(&err, ESRCH, "sandbox \"%s\" was stopped while this ran", m->box.sb.id);
     }
     if (r < 0) {
         snprintf(error, error_size, "%s", err.msg);
@@ -137,7 +135,7 @@ static json_t *run(struct mcp_session *s, struct mcp_call *call, const struct mc
         struct mcp_sandbox *m = mcp_sandbox_get(s, rq->sandbox_id, &err);
         if (m == NULL)
             return mcp_tool_fail(error, error_size, err.msg);
-        double timeout = rq->limits.has_timeout ? l->timeout_s : m->limits.timeout_s;
+        double timeout = rq->limits.has_timeout ? l->timeout_s : m->box.limits.timeout_s;
         json_t *rec = exec_in(s, call, m, rq, timeout, error, error_size);
         mcp_sandbox_put(s, m);
         return rec;

@@ -62,8 +62,8 @@ static struct mcp_sandbox *op_begin(struct mcp_session *s, struct mcp_call *call
         snprintf(error, error_size, "%s", err.msg);
         return NULL;
     }
-    *ctx = (struct nsbox_file_ctx){.env = m->env, .cwd = m->workdir, .uid = m->uid,
-                                   .gid = m->gid, .timeout_s = 30, .write_max = MCP_WRITE_MAX,
+    *ctx = (struct nsbox_file_ctx){.env = m->box.env, .cwd = m->box.workdir, .uid = m->box.uid,
+                                   .gid = m->box.gid, .timeout_s = 30, .write_max = MCP_WRITE_MAX,
                                    .cancel = &call->cancel};
     if (mcp_op_begin(s, call, m, &err) < 0) {
         mcp_sandbox_put(s, m);
@@ -95,7 +95,7 @@ MCP_TOOL_FN(write_file)
     struct mcp_sandbox *m = op_begin(s, call, a.sandbox_id, &ctx, error, error_size);
     if (m == NULL)
         return NULL;
-    int r = nsbox_file_write(&m->sb, &ctx, a.path, a.content, a.len, a.append, NULL, &err);
+    int r = nsbox_file_write(&m->box.sb, &ctx, a.path, a.content, a.len, a.append, NULL, &err);
     if (op_end(s, call, m, r, &err, error, error_size) < 0)
         return NULL;
     return json_pack("{s:s,s:I,s:b}", "path", a.path, "bytes_written", (json_int_t)a.len,
@@ -114,7 +114,7 @@ MCP_TOOL_FN(read_file)
     struct mcp_sandbox *m = op_begin(s, call, a.sandbox_id, &ctx, error, error_size);
     if (m == NULL)
         return NULL;
-    int r = nsbox_file_read(&m->sb, &ctx, a.path, a.offset, a.length, &d, &err);
+    int r = nsbox_file_read(&m->box.sb, &ctx, a.path, a.offset, a.length, &d, &err);
     if (op_end(s, call, m, r, &err, error, error_size) < 0)
         return NULL;
     bool base64 = a.base64 || !valid_utf8(d.data, d.len);
@@ -169,7 +169,7 @@ static json_t *list(struct mcp_session *s, struct mcp_call *call, const char *id
     struct mcp_sandbox *m = op_begin(s, call, id, &ctx, error, error_size);
     if (m == NULL)
         return NULL;
-    int r = nsbox_file_list(&m->sb, &ctx, path, depth, &l, &err);
+    int r = nsbox_file_list(&m->box.sb, &ctx, path, depth, &l, &err);
     if (op_end(s, call, m, r, &err, error, error_size) < 0)
         return NULL;
     json_t *j = listing_json(&l, path);
@@ -235,7 +235,7 @@ MCP_TOOL_FN(create_directory)
     struct mcp_sandbox *m = op_begin(s, call, a.sandbox_id, &ctx, error, error_size);
     if (m == NULL)
         return NULL;
-    int r = nsbox_file_mkdir(&m->sb, &ctx, a.path, &err);
+    int r = nsbox_file_mkdir(&m->box.sb, &ctx, a.path, &err);
     if (op_end(s, call, m, r, &err, error, error_size) < 0)
         return NULL;
     return json_pack("{s:s,s:b}", "path", a.path, "created", 1);
@@ -252,7 +252,7 @@ MCP_TOOL_FN(delete_path)
     struct mcp_sandbox *m = op_begin(s, call, a.sandbox_id, &ctx, error, error_size);
     if (m == NULL)
         return NULL;
-    int r = nsbox_file_remove(&m->sb, &ctx, a.path, a.recursive, &err);
+    int r = nsbox_file_remove(&m->box.sb, &ctx, a.path, a.recursive, &err);
     if (op_end(s, call, m, r, &err, error, error_size) < 0)
         return NULL;
     return json_pack("{s:s,s:b}", "path", a.path, "deleted", 1);

@@ -39,13 +39,13 @@ static bool sandbox_op(struct mcp_session *s, struct mcp_call *call, const char 
         snprintf(error, error_size, "%s", err.msg);
         return false;
     }
-    struct nsbox_file_ctx ctx = {.env = m->env, .cwd = m->workdir, .uid = m->uid,
-                                 .gid = m->gid, .timeout_s = 60, .write_max = COPY_MAX,
+    struct nsbox_file_ctx ctx = {.env = m->box.env, .cwd = m->box.workdir, .uid = m->box.uid,
+                                 .gid = m->box.gid, .timeout_s = 60, .write_max = COPY_MAX,
                                  .cancel = &call->cancel};
     int r = mcp_op_begin(s, call, m, &err);
     if (r == 0) {
-        r = d ? nsbox_file_read(&m->sb, &ctx, path, 0, COPY_MAX + 1, d, &err)
-              : nsbox_file_write(&m->sb, &ctx, path, in, in_len, false, NULL, &err);
+        r = d ? nsbox_file_read(&m->box.sb, &ctx, path, 0, COPY_MAX + 1, d, &err)
+              : nsbox_file_write(&m->box.sb, &ctx, path, in, in_len, false, NULL, &err);
         mcp_op_end(s, call, m);
     }
     mcp_sandbox_put(s, m);

@@ -1,5 +1,5 @@
-/* What an image says about the processes that run from it: environment
- * and user.  Shared by the CLI and the MCP server. */
+/* What an image says about the processes that run from it, with the
+ * caller's overrides: environment and user.  Policy, not store: boxes/. */
 #include "spec.h"
 
 #include <errno.h>
@@ -14,7 +14,7 @@
 #include "../common/syscalls.h"
 
 /* Environment: the image's, then -e overrides by key. */
-char **images_merge_env(char **image_env, char **extra)
+char **box_merge_env(char **image_env, char **extra)
 {
     size_t n = 0, m = 0;
     while (image_env && image_env[n]) n++;
@@ -41,10 +41,49 @@ char **images_merge_env(char **image_env, char **extra)
     return v;
 }
 
+char **box_merge_env_copy(char **image_env, char **extra)
+{
+    _cleanup_free_ char **merged = box_merge_env(image_env, extra);
+    size_t n = 0;
+    while (merged && merged[n])
+        n++;
+    char **v = merged ? calloc(n + 1, sizeof(char *)) : NULL;
+    for (size_t i = 0; v && i < n; i++)
+        if ((v[i] = strdup(merged[i])) == NULL) {
+            nsbox_strvfree(v);
+            return NULL;
+        }
+    return v;
+}
+
+static size_t strv_len(char **v)
+{
+    size_t n = 0;
+    while (v && v[n])
+        n++;
+    return n;
+}
+
+int box_image_command(char **entrypoint, char **cmd, char ***out)
+{
+    size_t n = strv_len(entrypoint), m = strv_len(cmd);
+    *out = NULL;
+    if (n + m == 0)
+        return 0;
+    _cleanup_strv_ char **v = calloc(n + m + 1, sizeof(char *));
+    for (size_t i = 0; v && i < n + m; i++)
+        if ((v[i] = strdup(i < n ? entrypoint[i] : cmd[i - n])) == NULL)
+            return -1;
+    if (v == NULL)
+        return -1;
+    *out = TAKE_PTR(v);
+    return 0;
+}
+
 /* "uid[:gid]" or a name looked up in the image's /etc/passwd, read with
  * the rootfs as root so its symlinks cannot point at the host's. */
-int images_resolve_user(const char *rootfs, const char *user, uint32_t *uid, uint32_t *gid,
-                        struct nsbox_err *err)
+int box_resolve_user(const char *rootfs, const char *user, uint32_t *uid, uint32_t *gid,
+                     struct nsbox_err *err)
 {
     char name[256], *colon;
     *uid = *gid = 0;
@@ -75,7 +114,8 @@ int images_resolve_user(const char *rootfs, const char *user, uint32_t *uid, uin
             }
         }
         if (!found)
-            return nsbox_err_set(err, ENOENT, "user \"%s\" is not in the image's /etc/passwd", name);
+            return nsbox_err_set(err, ENOENT, "user \"%s\" is not in the image's /etc/passwd",
+                                 name);
     }
     if (colon != NULL)
         *gid = (uint32_t)strtoul(colon + 1, NULL, 10);

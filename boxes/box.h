@@ -1,0 +1,213 @@
+/* Boxes: an image in the store turned into a sandbox that can run things.
+ *
+ * The layer between the front ends (cli/, mcp/) and images/ + runtime/.
+ * It owns the policy defaults (one table, box_defaults), the store's
+ * STORE/sandboxes, STORE/workspaces and STORE/cache, the seccomp cache,
+ * the sandbox record (struct box, kept in the state directory of a
+ * detached sandbox) and the classification of a command's result.  Front
+ * ends parse arguments into a struct box_spec and print what comes back;
+ * they never assemble a struct nsbox_sandbox_config themselves.
+ *
+ * Contract: nothing here writes to stdout or exits; every function that can
+ * fail fills a struct nsbox_err.  A box_ctx may be shared by threads once
+ * opened (the MCP server's sessions create boxes concurrently). */
+#ifndef NSBOX_BOXES_BOX_H
+#define NSBOX_BOXES_BOX_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <time.h>
+
+#include "../common/err.h"
+#include "../images/store.h"
+#include "../runtime/sandbox.h"
+
+/* Resource limits of a box (0 memory_bytes: unlimited, as the runtime has
+ * it; 0 timeout_s: none). */
+struct box_limits {
+    uint64_t memory_bytes;
+    double cpus;              /* CPUs' worth of time (cgroup cpu quota) */
+    uint32_t pids;
+    double timeout_s;         /* of each command; 0: none */
+};
+
+/* The policy defaults: one table for every front end.  A front end whose
+ * behaviour differs says so by setting the field in its spec (the server's
+ * 30 s timeout, for one). */
+struct box_policy {
+    struct box_limits limits; /* 512 MiB, 1 CPU, 256 pids, no timeout */
+    uint64_t tmp_bytes;       /* /tmp tmpfs: 256 MiB */
+    uint64_t shm_bytes;       /* /dev/shm tmpfs: 64 MiB */
+    uint64_t rlimit_nofile;   /* 1024 */
+    uint64_t rlimit_fsize;    /* 1 GiB: a file larger is SIGXFSZ */
+    const char *workdir;      /* /workspace */
+    size_t output_cap;        /* captured bytes of stdout / stderr: 1 MiB */
+};
+
+extern const struct box_policy box_defaults;
+
+struct box_ctx_opts {
+    const char *store_dir;    /* NULL: the default store (images_store_open) */
+    enum nsbox_limits_mode mode;
+    /* The default seccomp profile (Docker JSON, need not be NUL-terminated):
+     * the front end links it in (cli/profile.S). */
+    const char *default_profile;
+    size_t default_profile_len;
+    /* Part of the seccomp cache key, with the binary's build id.  Both
+     * strings are borrowed for the ctx's life. */
+    const char *version;
+};
+
+/* The mode NSBOX_LIMITS asks for: "best-effort", else strict. */
+enum nsbox_limits_mode box_limits_mode_from_env(void);
+
+/* "strict" or "best-effort" (a --limits option) into *mode.  Returns 0, or
+ * -1 for anything else. */
+int box_parse_limits_mode(const char *s, enum nsbox_limits_mode *mode);
+
+/* Opened once per CLI command, once per server. */
+struct box_ctx {
+    struct images_store store;
+    char *state_root;         /* STORE/sandboxes */
+    enum nsbox_limits_mode mode;
+    const char *default_profile;
+    size_t default_profile_len;
+    const char *version;
+    pthread_mutex_t lock;     /* guards seccomp */
+    struct nsbox_seccomp *seccomp; /* the default profile, compiled once */
+};
+
+/* Opens the store and prepares STORE/sandboxes.  The default profile is
+ * compiled on first use (box_ctx_default_seccomp).  Returns 0 or -1 (close
+ * the ctx either way). */
+int box_ctx_open(struct box_ctx *ctx, const struct box_ctx_opts *opts, struct nsbox_err *err);
+
+/* Frees the default filter and closes the store. */
+void box_ctx_close(struct box_ctx *ctx);
+
+/* The default profile's filter, compiled (through the cache) on the first
+ * call; owned by ctx.  Returns it, or NULL with err set. */
+const struct nsbox_seccomp *box_ctx_default_seccomp(struct box_ctx *ctx, struct nsbox_err *err);
+
+/* Removes what crashed sandboxes left in STORE/sandboxes (see
+ * nsbox_sandbox_gc).  Returns 0 or -1. */
+int box_ctx_gc(struct box_ctx *ctx, struct nsbox_err *err);
+
+/* What the caller wants: everything a box is made from.  Start from
+ * box_spec_init (the policy defaults) and set what the user asked for.
+ * Strings are borrowed for the duration of box_create. */
+struct box_spec {
+    const char *image;        /* reference, digest or unique digest prefix */
+    const char *name;         /* recorded as the box's image; NULL: the
+                                 store's first name for it, else its digest */
+    bool pull;                /* pull image when the store lacks it */
+    int pull_progress_fd;     /* with pull: where progress goes, or -1 */
+    char **env;               /* "K=V" over the image's, NULL-terminated, or NULL */
+    const char *workdir;      /* NULL: box_defaults.workdir */
+    const char *user;         /* UID[:GID] or a name; NULL: the image's */
+    struct box_limits limits; /* box_spec_init: box_defaults.limits */
+    uint64_t tmp_bytes;       /* box_spec_init: box_defaults.tmp_bytes */
+    /* A Docker-format profile (seccomp_profile_len bytes), or NULL for the
+     * ctx's default; seccomp_profile_name names it in errors. */
+    const char *seccomp_profile;
+    size_t seccomp_profile_len;
+    const char *seccomp_profile_name;
+    const char *workspace;    /* STORE/workspaces/NAME mounted at workdir, or NULL */
+    bool detach;              /* outlives the caller; the record is saved */
+};
+
+/* Fills spec with box_defaults (limits, tmp size) and nothing else: no
+ * image, the default workdir and profile, no pull (progress fd -1). */
+void box_spec_init(struct box_spec *spec);
+
+/* One sandbox and what commands in it need.  The MCP server keeps these in
+ * memory; a detached one's record (box.json in its state directory) lets
+ * a later `nsbox exec`/`ps` read it back (box_open). */
+struct box {
+    struct box_ctx *ctx;
+    struct nsbox_sandbox sb;  /* the runtime handle; sb.limits_note */
+    char *image;              /* the name it was made from */
+    char digest[OCI_DIGEST_BUF];
+    char **env;               /* merged environment, owned */
+    char **command;           /* the image's Entrypoint + Cmd (owned), or NULL */
+    char *workdir;
+    uint32_t uid, gid;
+    int lease;                /* the image lease, or -1 */
+    char *workspace;          /* workspace name, or NULL */
+    int workspace_lock;       /* flock held while it is mounted, or -1 */
+    time_t created;
+    struct box_limits limits; /* as the spec had them */
+};
+
+/* Looks up (or, with spec->pull, pulls) the image, leases it, merges env,
+ * resolves the user, compiles the seccomp profile through the cache,
+ * claims the workspace, applies box_defaults, and starts the sandbox;
+ * a detached box's record is saved.  Returns 0 with *box filled (release
+ * with box_destroy, or box_close for a detached one), or -1 with nothing
+ * left behind (err->code EWOULDBLOCK: the workspace is in use). */
+int box_create(struct box_ctx *ctx, const struct box_spec *spec, struct box *box,
+               struct nsbox_err *err);
+
+/* Connects to the running sandbox id and reads its record.  Returns 0, or
+ * -1 (ESRCH: not running; ENOENT: not made by box_create with detach). */
+int box_open(struct box_ctx *ctx, const char *id, struct box *box, struct nsbox_err *err);
+
+/* Kills and removes the sandbox, then box_free.  Returns 0 or -1 (the
+ * record is freed either way). */
+int box_destroy(struct box *box, struct nsbox_err *err);
+
+/* Kills everything in it now and leaves the removal to a child process
+ * (nsbox_sandbox_destroy_detached), then box_free.  Returns 0 or -1. */
+int box_destroy_detached(struct box *box, struct nsbox_err *err);
+
+/* Closes the handle and frees the record; a detached sandbox runs on. */
+void box_close(struct box *box);
+
+/* Frees what the record owns (strings, the lease, the workspace lock: the
+ * workspace stays on disk) but not the sandbox.  Safe to call twice. */
+void box_free(struct box *box);
+
+/* Removes the sandbox id, running or not (`nsbox rm`).  Returns 0 or -1. */
+int box_remove(struct box_ctx *ctx, const char *id, struct nsbox_err *err);
+
+/* One line of `nsbox ps`. */
+struct box_info {
+    char id[NSBOX_ID_LEN + 1];
+    pid_t pid;                /* 0 when not running */
+    bool running;
+    char image[256];          /* "-" without a record */
+};
+
+/* The sandboxes in STORE/sandboxes.  *out is malloc'ed (*n entries).
+ * Returns 0 or -1. */
+int box_list(struct box_ctx *ctx, struct box_info **out, size_t *n, struct nsbox_err *err);
+
+/* The host path of box's workspace (STORE/workspaces/NAME) into buf, or ""
+ * without one. */
+void box_workspace_dir(const struct box *box, char *buf, size_t size);
+
+/* Exec options for a command in box: its env, workdir, user, timeout and
+ * box_defaults.output_cap; the caller sets argv, input and output. */
+void box_exec_defaults(const struct box *box, struct nsbox_exec_opts *eo);
+
+/* How a command ended: "ok", "error", "timeout", "oom" or "signaled". */
+const char *box_result_status(const struct nsbox_exec_result *r);
+
+/* docker's exit code for it: the command's status, or 128+N for signal N
+ * (126/127 come from init: not executable / not found). */
+int box_result_exit_code(const struct nsbox_exec_result *r);
+
+/* The exit code when nsbox itself failed (docker's). */
+#define BOX_EXIT_NSBOX 125
+
+/* Peak memory: the cgroup's, else the command's largest process. */
+uint64_t box_result_memory_peak(const struct nsbox_exec_result *r);
+
+/* An image in the store whose sandbox.language label lists language.
+ * Writes its digest into buf.  Returns 0, or -1 (ENOENT: none). */
+int box_image_for_language(struct box_ctx *ctx, const char *language, char *buf, size_t size,
+                           struct nsbox_err *err);
+
+#endif

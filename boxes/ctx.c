@@ -1,0 +1,126 @@
+/* The context every box is made in (the store, STORE/sandboxes, the limits
+ * mode, the default seccomp filter) and the one table of policy defaults.
+ *
+ * Contract: box_ctx_open() once per CLI command or per server; the ctx is
+ * then shared, read-only but for the default filter, which is compiled on
+ * first use under ctx->lock. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../common/cleanup.h"
+#include "../runtime/seccomp.h"
+#include "internal.h"
+
+/* Where the CLI's and the server's defaults differ, the front end sets its
+ * own in the spec: the server's commands time out after 30 s (serve
+ * --timeout), the CLI's never unless --timeout is given. */
+const struct box_policy box_defaults = {
+    .limits = {.memory_bytes = 512ull << 20, .cpus = 1, .pids = 256, .timeout_s = 0},
+    .tmp_bytes = 256ull << 20,
+    .shm_bytes = 64ull << 20,
+    .rlimit_nofile = 1024,
+    .rlimit_fsize = 1ull << 30,
+    .workdir = "/workspace",
+    .output_cap = 1u << 20,
+};
+
+enum nsbox_limits_mode box_limits_mode_from_env(void)
+{
+    const char *mode = getenv("NSBOX_LIMITS");
+    return mode && strcmp(mode, "best-effort") == 0 ? NSBOX_LIMITS_BEST_EFFORT
+                                                    : NSBOX_LIMITS_STRICT;
+}
+
+int box_parse_limits_mode(const char *s, enum nsbox_limits_mode *mode)
+{
+    if (strcmp(s, "strict") == 0)
+        *mode = NSBOX_LIMITS_STRICT;
+    else if (strcmp(s, "best-effort") == 0)
+        *mode = NSBOX_LIMITS_BEST_EFFORT;
+    else
+        return -1;
+    return 0;
+}
+
+int box_ctx_open(struct box_ctx *ctx, const struct box_ctx_opts *opts, struct nsbox_err *err)
+{
+    memset(ctx, 0, sizeof(*ctx));
+    ctx->store.root_fd = -1;
+    ctx->mode = opts->mode;
+    ctx->default_profile = opts->default_profile;
+    ctx->default_profile_len = opts->default_profile_len;
+    ctx->version = opts->version;
+    pthread_mutex_init(&ctx->lock, NULL);
+    if (images_store_open(&ctx->store, opts->store_dir, err) < 0)
+        return -1;
+    if (asprintf(&ctx->state_root, "%s/sandboxes", ctx->store.root) < 0) {
+        ctx->state_root = NULL;
+        return nsbox_err_set(err, ENOMEM, "out of memory");
+    }
+    return 0;
+}
+
+void box_ctx_close(struct box_ctx *ctx)
+{
+    nsbox_seccomp_free(ctx->seccomp);
+    ctx->seccomp = NULL;
+    free(ctx->state_root);
+    ctx->state_root = NULL;
+    images_store_close(&ctx->store);
+    pthread_mutex_destroy(&ctx->lock);
+}
+
+const struct nsbox_seccomp *box_ctx_default_seccomp(struct box_ctx *ctx, struct nsbox_err *err)
+{
+    pthread_mutex_lock(&ctx->lock);
+    if (ctx->seccomp == NULL && ctx->default_profile == NULL)
+        nsbox_err_set(err, EINVAL, "no default seccomp profile");
+    else if (ctx->seccomp == NULL)
+        box_seccomp_cached(ctx, ctx->default_profile, ctx->default_profile_len, NULL,
+                           &ctx->seccomp, err);
+    const struct nsbox_seccomp *f = ctx->seccomp;
+    pthread_mutex_unlock(&ctx->lock);
+    return f;
+}
+
+int box_ctx_gc(struct box_ctx *ctx, struct nsbox_err *err)
+{
+    return nsbox_sandbox_gc(ctx->state_root, ctx->store.rootless ? &ctx->store.idmap : NULL,
+                            err) < 0 ? -1 : 0;
+}
+
+/* Whether lang is one of the comma/space separated languages in list. */
+static bool has_language(const char *list, const char *lang)
+{
+    size_t n = strlen(lang);
+    for (const char *p = list; p && *p;) {
+        while (*p == ' ' || *p == ',')
+            p++;
+        if (strncmp(p, lang, n) == 0 && (p[n] == '\0' || p[n] == ',' || p[n] == ' '))
+            return true;
+        p = strchr(p, ',');
+    }
+    return false;
+}
+
+int box_image_for_language(struct box_ctx *ctx, const char *language, char *buf, size_t size,
+                           struct nsbox_err *err)
+{
+    struct images_image *v;
+    size_t n;
+    bool found = false;
+
+    if (images_list(&ctx->store, &v, &n, err) < 0)
+        return -1;
+    for (size_t i = 0; i < n; i++) {
+        if (!found && has_language(images_image_languages(&v[i]), language)) {
+            snprintf(buf, size, "%s", v[i].digest);
+            found = true;
+        }
+        images_image_free(&v[i]);
+    }
+    free(v);
+    return found ? 0 : nsbox_err_set(err, ENOENT, "no image for language \"%s\"", language);
+}

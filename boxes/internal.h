@@ -1,0 +1,26 @@
+/* What the files of boxes/ share and nothing above them sees. */
+#ifndef NSBOX_BOXES_INTERNAL_H
+#define NSBOX_BOXES_INTERNAL_H
+
+#include "box.h"
+
+/* Compiles the profile (len bytes of Docker JSON) through the cache in
+ * STORE/cache; name is for errors.  On success *out owns a new filter.
+ * Returns 0 or -1. */
+int box_seccomp_cached(struct box_ctx *ctx, const char *text, size_t len, const char *name,
+                       struct nsbox_seccomp **out, struct nsbox_err *err);
+
+/* STORE/workspaces/NAME, created, and locked (flock) for one sandbox
+ * alone; its path goes into dir.  Returns the lock fd, or -1 (EWOULDBLOCK:
+ * another sandbox holds it). */
+int box_workspace_claim(struct box_ctx *ctx, const char *name, char *dir, size_t size,
+                        struct nsbox_err *err);
+
+/* Writes box's record (box.json) into its state directory.  Returns 0 or -1. */
+int box_record_save(const struct box *box, struct nsbox_err *err);
+
+/* Reads the record in state_dir into box (image, digest, env, workdir,
+ * user, created, limits).  Returns 0, or -1 (ENOENT: there is none). */
+int box_record_load(const char *state_dir, struct box *box, struct nsbox_err *err);
+
+#endif

@@ -1,0 +1,33 @@
+/* How a command in a box ended, in the words every front end uses.
+ *
+ * Contract: one classification for the CLI's --json record, its exit
+ * status and the MCP server's result record.  "nsbox failed" never gets
+ * here (the exec call itself failed: BOX_EXIT_NSBOX, an MCP tool error);
+ * these describe the code in the sandbox.  Exit codes follow docker's:
+ * the command's own status; 128+N when it died of signal N; 126/127 when
+ * it could not be executed / was not found (init reports those as the
+ * command's status, as a shell does). */
+#include "box.h"
+
+const char *box_result_status(const struct nsbox_exec_result *r)
+{
+    /* In this order: a timeout or the OOM killer end the command with
+     * SIGKILL, which is the cause, not the signal. */
+    if (r->timed_out)
+        return "timeout";
+    if (r->oom_killed)
+        return "oom";
+    if (r->signal)
+        return "signaled";
+    return r->exit_code == 0 ? "ok" : "error";
+}
+
+int box_result_exit_code(const struct nsbox_exec_result *r)
+{
+    return r->signal ? 128 + r->signal : r->exit_code;
+}
+
+uint64_t box_result_memory_peak(const struct nsbox_exec_result *r)
+{
+    return r->memory_peak_bytes ? r->memory_peak_bytes : r->maxrss_bytes;
+}
