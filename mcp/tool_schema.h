@@ -53,6 +53,9 @@ struct mcp_tool_args {
 /* The JSON Schema of t's arguments (new reference), or NULL when out of
  * memory. */
 json_t *mcp_schema_build(const struct mcp_tool_args *t);
+/* The same schema as compact JSON text in buf (terminated when size > 0).
+ * Returns the length it needs, as snprintf: it fit when less than size. */
+size_t mcp_schema_text(const struct mcp_tool_args *t, char *buf, size_t size);
 
 /* Checks args (an object, or NULL for none) against t: no unknown key,
  * the required ones present, each of its type, strings without NUL bytes

@@ -16,24 +16,6 @@
 #define INPUT_MAX 2048
 #define INPUT ((char[INPUT_MAX]){""})
 
-/* A tool without a declaration, or one too long for its buffer, is a
- * mistake in this file that every run shows at once. */
-__attribute__((constructor)) static void render_input_schemas(void)
-{
-    for (size_t i = 0; i < mcp_n_tools; i++) {
-        char *text = (char *)mcp_tools[i].input_schema;
-        const struct mcp_tool_args *decl = mcp_tool_args_find(mcp_tools[i].name);
-        json_t *schema = decl ? mcp_schema_build(decl) : NULL;
-        size_t n = schema ? json_dumpb(schema, text, INPUT_MAX - 1, JSON_COMPACT) : 0;
-        json_decref(schema);
-        if (n == 0 || n >= INPUT_MAX - 1) {
-            fprintf(stderr, "nsbox: %s: no input schema\n", mcp_tools[i].name);
-            abort();
-        }
-        text[n] = '\0';
-    }
-}
-
 #define RESULT_SCHEMA                                                                    \
     "{\"type\":\"object\",\"properties\":{"                                              \
     "\"status\":{\"type\":\"string\",\"enum\":[\"ok\",\"error\",\"timeout\",\"oom\",\"signaled\"]}," \
@@ -169,3 +151,17 @@ const struct mcp_tool mcp_tools[] = {
 };
 
 const size_t mcp_n_tools = sizeof(mcp_tools) / sizeof(mcp_tools[0]);
+
+/* A tool without a declaration, or one too long for its buffer, is a
+ * mistake in this file that every run shows at once. */
+__attribute__((constructor)) static void render_input_schemas(void)
+{
+    for (size_t i = 0; i < mcp_n_tools; i++) {
+        char *text = (char *)mcp_tools[i].input_schema;
+        const struct mcp_tool_args *decl = mcp_tool_args_find(mcp_tools[i].name);
+        if (decl == NULL || mcp_schema_text(decl, text, INPUT_MAX) >= INPUT_MAX) {
+            fprintf(stderr, "nsbox: %s: no input schema\n", mcp_tools[i].name);
+            abort();
+        }
+    }
+}
