@@ -105,27 +105,29 @@ static const struct mcp_arg copy_out_fields[] = {
     ARG("overwrite", BOOLEAN, 0),
 };
 
-static const struct mcp_tool_args decls[] = {
-    DECL("sandbox_create", create_fields),
-    NO_ARGS("sandbox_list"),
-    DECL("sandbox_stop", stop_fields),
-    DECL("execute_code", execute_fields),
-    DECL("run_command", run_fields),
-    DECL("write_file", write_fields),
-    DECL("read_file", read_fields),
-    DECL("list_directory", list_fields),
-    DECL("create_directory", mkdir_fields),
-    DECL("delete_path", delete_fields),
-    DECL("project_structure", tree_fields),
-    DECL("copy_in", copy_in_fields),
-    DECL("copy_out", copy_out_fields),
-    NO_ARGS("list_languages"),
-    NO_ARGS("list_images"),
-};
-
+/* The decoders below name their tool's declaration by these. */
 enum {
     SANDBOX_CREATE, SANDBOX_LIST, SANDBOX_STOP, EXECUTE_CODE, RUN_COMMAND, WRITE_FILE, READ_FILE,
     LIST_DIRECTORY, CREATE_DIRECTORY, DELETE_PATH, PROJECT_STRUCTURE, COPY_IN, COPY_OUT,
+    LIST_LANGUAGES, LIST_IMAGES, N_TOOLS
+};
+
+static const struct mcp_tool_args decls[N_TOOLS] = {
+    [SANDBOX_CREATE] = DECL("sandbox_create", create_fields),
+    [SANDBOX_LIST] = NO_ARGS("sandbox_list"),
+    [SANDBOX_STOP] = DECL("sandbox_stop", stop_fields),
+    [EXECUTE_CODE] = DECL("execute_code", execute_fields),
+    [RUN_COMMAND] = DECL("run_command", run_fields),
+    [WRITE_FILE] = DECL("write_file", write_fields),
+    [READ_FILE] = DECL("read_file", read_fields),
+    [LIST_DIRECTORY] = DECL("list_directory", list_fields),
+    [CREATE_DIRECTORY] = DECL("create_directory", mkdir_fields),
+    [DELETE_PATH] = DECL("delete_path", delete_fields),
+    [PROJECT_STRUCTURE] = DECL("project_structure", tree_fields),
+    [COPY_IN] = DECL("copy_in", copy_in_fields),
+    [COPY_OUT] = DECL("copy_out", copy_out_fields),
+    [LIST_LANGUAGES] = NO_ARGS("list_languages"),
+    [LIST_IMAGES] = NO_ARGS("list_images"),
 };
 
 const struct mcp_tool_args *mcp_tool_args_find(const char *tool)
