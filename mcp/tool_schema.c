@@ -19,6 +19,13 @@ static const char *const type_names[] = {
     [MCP_ARG_STRING_MAP] = "object",
 };
 
+/* What a value of each type is, for the errors. */
+static const char *const type_phrases[] = {
+    [MCP_ARG_STRING] = "a string",   [MCP_ARG_INTEGER] = "an integer",
+    [MCP_ARG_NUMBER] = "a number",   [MCP_ARG_BOOLEAN] = "true or false",
+    [MCP_ARG_STRING_MAP] = "an object of strings",
+};
+
 /* ---- the schema ----
  *
  * Written as text, not built from json_t: tools.c renders every tool's
@@ -226,7 +233,7 @@ static bool integral(json_t *v)
 
 static int number_error(const struct mcp_arg *f, struct nsbox_err *err)
 {
-    const char *what = f->type == MCP_ARG_INTEGER ? "an integer" : "a number";
+    const char *what = type_phrases[f->type];
     if (f->has_min && f->has_max)
         return nsbox_err_set(err, 0, "%s must be %s from %g to %g", f->name, what, f->min,
                              f->max);
@@ -239,7 +246,7 @@ static int number_error(const struct mcp_arg *f, struct nsbox_err *err)
 static int check_number(const struct mcp_arg *f, json_t *v, struct nsbox_err *err)
 {
     double d = json_number_value(v);
-    if (!json_is_number(v) || (f->type == MCP_ARG_INTEGER && !integral(v)) ||
+    if ((f->type == MCP_ARG_INTEGER && !integral(v)) ||
         (f->has_min && d < f->min) || (f->has_max && d > f->max))
         return number_error(f, err);
     return 0;
@@ -257,26 +264,33 @@ static int check_map(const struct mcp_arg *f, json_t *v, struct nsbox_err *err)
     return 0;
 }
 
-static int check_field(const struct mcp_arg *f, json_t *v, struct nsbox_err *err)
+static bool has_type(const struct mcp_arg *f, json_t *v)
 {
     switch (f->type) {
     case MCP_ARG_STRING:
-        if (!json_is_string(v))
-            return nsbox_err_set(err, 0, "%s must be a string", f->name);
-        return check_string(f, v, err);
+        return json_is_string(v);
     case MCP_ARG_INTEGER:
     case MCP_ARG_NUMBER:
-        return check_number(f, v, err);
+        return json_is_number(v);
     case MCP_ARG_BOOLEAN:
-        if (!json_is_boolean(v))
-            return nsbox_err_set(err, 0, "%s must be true or false", f->name);
-        return 0;
+        return json_is_boolean(v);
     case MCP_ARG_STRING_MAP:
-        if (!json_is_object(v))
-            return nsbox_err_set(err, 0, "%s must be an object of strings", f->name);
-        return check_map(f, v, err);
+        return json_is_object(v);
     }
-    return nsbox_err_set(err, 0, "%s: no such argument type", f->name);
+    return false;
+}
+
+static int check_field(const struct mcp_arg *f, json_t *v, struct nsbox_err *err)
+{
+    if (!has_type(f, v))
+        return nsbox_err_set(err, 0, "%s must be %s", f->name, type_phrases[f->type]);
+    if (f->type == MCP_ARG_STRING)
+        return check_string(f, v, err);
+    if (f->type == MCP_ARG_INTEGER || f->type == MCP_ARG_NUMBER)
+        return check_number(f, v, err);
+    if (f->type == MCP_ARG_STRING_MAP)
+        return check_map(f, v, err);
+    return 0;
 }
 
 int mcp_schema_check(const struct mcp_tool_args *t, json_t *args, struct nsbox_err *err)
@@ -294,8 +308,8 @@ int mcp_schema_check(const struct mcp_tool_args *t, json_t *args, struct nsbox_e
         const struct mcp_arg *f = &t->fields[i];
         v = json_object_get(args, f->name);
         if (v == NULL && (f->flags & MCP_ARG_REQUIRED))
-            return nsbox_err_set(err, 0, "%s is required (%s %s)", f->name,
-                                 f->type == MCP_ARG_INTEGER ? "an" : "a", type_names[f->type]);
+            return nsbox_err_set(err, 0, "%s is required (%s)", f->name,
+                                 type_phrases[f->type]);
         if (v != NULL && check_field(f, v, err) < 0)
             return -1;
     }
