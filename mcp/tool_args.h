@@ -5,8 +5,9 @@
  * decoder first checks `arguments` against it (additionalProperties:
  * false, types, ranges, enums, a known language), then what the tool
  * needs on top: an absolute workdir, a workspace name, an env map, base64,
- * a host path inside an allowed directory, limits within the ceilings.  It touches no sandbox, store or session, so
- * tests/fuzz/fuzz_tools.c calls it directly; the tool (tools_*.c) then
+ * a host path inside an allowed directory, limits within the ceilings.
+ * It touches no sandbox, store or session, so tests/fuzz/fuzz_tools.c and
+ * tests/unit/test_tool_args.c call it directly; the tool (tools_*.c) then
  * works from the struct alone.
  *
  * Contract, for every decoder: returns 0 with the struct filled, or -1

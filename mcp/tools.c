@@ -11,8 +11,11 @@
 /* Each input schema is built from the tool's declaration of its arguments
  * (tool_args.c), the same one its decoder checks calls against.  The table
  * (server.h) carries JSON text, so the schemas are rendered into these
- * buffers once, before main; INPUT gives each entry a buffer of its own (a
- * compound literal at file scope has static storage). */
+ * buffers once, before main (under 10 us; every nsbox command pays it);
+ * INPUT gives each entry a buffer of its own (a compound literal at file
+ * scope has static storage).  Once server.c lists
+ * mcp_schema_build(mcp_tool_args_find(name)) instead of parsing the text,
+ * the buffers and the constructor below can go. */
 #define INPUT_MAX 2048
 #define INPUT ((char[INPUT_MAX]){""})
 
