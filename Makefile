@@ -46,7 +46,9 @@ $(BUILD)/nsbox: $(CLI_OBJS) $(BUILD)/libnsbox.a
 
 # The tests also write archives (libarchive's writer wants nettle, lz4, ...):
 # shared libraries there.
-$(BUILD)/unit-tests: $(UNIT_OBJS) $(BUILD)/libnsbox.a
+# The MCP tool arguments (pure: no server, store or sandbox) are tested too.
+UNIT_MCP_OBJS := $(BUILD)/mcp/tool_args.o $(BUILD)/mcp/tool_schema.o $(BUILD)/mcp/languages.o
+$(BUILD)/unit-tests: $(UNIT_OBJS) $(UNIT_MCP_OBJS) $(BUILD)/libnsbox.a
 	$(CC) $(NSBOX_LDFLAGS) $(LDFLAGS) -o $@ $^ $(shell pkg-config --libs $(PKGS))
 
 $(BUILD)/%.o: %.c

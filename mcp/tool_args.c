@@ -1,6 +1,8 @@
-/* Tool arguments as typed C structs (see tool_args.h): every check a tool
- * makes on its `arguments` before it touches a sandbox, in the order the
- * tool makes them, so the first problem is the one reported. */
+/* Tool arguments as typed C structs (see tool_args.h).  Each tool's
+ * arguments are declared once, in a table below (tool_schema.h): tools/list
+ * shows the schema built from it and every call is checked against it
+ * first.  A decoder here then does only what a table cannot say, in the
+ * order the tool needs it, so the first problem is the one reported. */
 #include "tool_args.h"
 
 #include <errno.h>
@@ -9,112 +11,156 @@
 #include <string.h>
 
 #include "../common/cleanup.h"
+#include "languages.h"
+#include "tool_schema.h"
+
+/* ---- the declarations ---- */
+
+#define N(a) (sizeof(a) / sizeof((a)[0]))
+#define DECL(t, f) {.tool = t, .fields = f, .n_fields = N(f)}
+#define NO_ARGS(t) {.tool = t}
+
+static const char *const encodings[] = {"utf-8", "base64", NULL};
+
+/* A field: its name, type, MCP_ARG_* flags, then what it needs of the
+ * rest of struct mcp_arg (.description, .dflt, ...). */
+#define ARG(n, t, f, ...) {.name = n, .type = MCP_ARG_##t, .flags = (f), __VA_ARGS__}
+#define REQUIRED MCP_ARG_REQUIRED
+#define NONEMPTY MCP_ARG_NONEMPTY
+
+#define SANDBOX_ID ARG("sandbox_id", STRING, REQUIRED | NONEMPTY)
+#define SANDBOX_ID_OPTIONAL ARG("sandbox_id", STRING, NONEMPTY)
+#define PATH ARG("path", STRING, REQUIRED | NONEMPTY)
+#define HOST_PATH                                                                                \
+    ARG("host_path", STRING, REQUIRED | NONEMPTY,                                                \
+        .description = "absolute, inside an allowed directory")
+/* Their ranges come from the server's ceilings (limit_args). */
+#define LIMITS                                                                                   \
+    ARG("memory_mb", NUMBER, 0, .description = "memory limit in MiB"),                           \
+        ARG("cpus", NUMBER, 0, .description = "CPU limit, e.g. 0.5"),                            \
+        ARG("pids", INTEGER, 0, .description = "most processes and threads"),                    \
+        ARG("timeout_s", NUMBER, 0, .description = "wall-clock limit in seconds")
+
+static const struct mcp_arg create_fields[] = {
+    ARG("image", STRING, 0, .description = "image reference (see list_images)"),
+    /* Any sandbox.language label, not only the languages execute_code runs. */
+    ARG("language", STRING, 0, .description = "pick the image serving this language"),
+    LIMITS,
+    ARG("env", STRING_MAP, 0),
+    ARG("workdir", STRING, 0, .description = "absolute path, default /workspace"),
+    ARG("workspace", STRING, 0,
+        .description = "name of a persistent workspace mounted at workdir: its files outlive "
+                       "the sandbox and the server"),
+};
+static const struct mcp_arg stop_fields[] = {SANDBOX_ID};
+/* Code travels in argv (MCP_CODE_MAX). */
+static const struct mcp_arg execute_fields[] = {
+    ARG("code", STRING, REQUIRED, .description = "the program's source", .max_len = MCP_CODE_MAX,
+        .long_hint = "; write it to a file and run it with run_command"),
+    ARG("language", STRING, MCP_ARG_LANGUAGE, .description = "(see list_languages)",
+        .dflt = MCP_LANGUAGE_DEFAULT),
+    SANDBOX_ID_OPTIONAL,
+    ARG("stdin", STRING, 0),
+    LIMITS,
+};
+static const struct mcp_arg run_fields[] = {
+    ARG("command", STRING, REQUIRED, .max_len = MCP_CODE_MAX),
+    SANDBOX_ID_OPTIONAL,
+    ARG("stdin", STRING, 0),
+    ARG("workdir", STRING, 0, .description = "absolute path inside the sandbox"),
+    LIMITS,
+};
+static const struct mcp_arg write_fields[] = {
+    SANDBOX_ID,
+    PATH,
+    ARG("content", STRING, REQUIRED | MCP_ARG_NUL_OK),
+    ARG("encoding", STRING, 0, .dflt = "utf-8", .choices = encodings),
+    ARG("append", BOOLEAN, 0),
+};
+static const struct mcp_arg read_fields[] = {
+    SANDBOX_ID,
+    PATH,
+    ARG("encoding", STRING, 0, .choices = encodings),
+    ARG("offset", INTEGER, 0, .has_min = true, .min = 0),
+    ARG("length", INTEGER, 0, .has_min = true, .min = 1),
+};
+static const struct mcp_arg list_fields[] = {
+    SANDBOX_ID,
+    ARG("path", STRING, 0, .dflt = "."),
+    ARG("recursive", BOOLEAN, 0),
+};
+static const struct mcp_arg mkdir_fields[] = {SANDBOX_ID, PATH};
+static const struct mcp_arg delete_fields[] = {SANDBOX_ID, PATH, ARG("recursive", BOOLEAN, 0)};
+static const struct mcp_arg tree_fields[] = {
+    SANDBOX_ID,
+    ARG("path", STRING, 0),
+    ARG("depth", INTEGER, 0, .has_min = true, .min = 1, .has_max = true,
+        .max = MCP_TREE_DEPTH_MAX),
+};
+static const struct mcp_arg copy_in_fields[] = {SANDBOX_ID, HOST_PATH, PATH};
+static const struct mcp_arg copy_out_fields[] = {
+    SANDBOX_ID,
+    PATH,
+    HOST_PATH,
+    ARG("overwrite", BOOLEAN, 0),
+};
+
+/* The decoders below name their tool's declaration by these. */
+enum {
+    SANDBOX_CREATE, SANDBOX_LIST, SANDBOX_STOP, EXECUTE_CODE, RUN_COMMAND, WRITE_FILE, READ_FILE,
+    LIST_DIRECTORY, CREATE_DIRECTORY, DELETE_PATH, PROJECT_STRUCTURE, COPY_IN, COPY_OUT,
+    LIST_LANGUAGES, LIST_IMAGES, N_TOOLS
+};
+
+static const struct mcp_tool_args decls[N_TOOLS] = {
+    [SANDBOX_CREATE] = DECL("sandbox_create", create_fields),
+    [SANDBOX_LIST] = NO_ARGS("sandbox_list"),
+    [SANDBOX_STOP] = DECL("sandbox_stop", stop_fields),
+    [EXECUTE_CODE] = DECL("execute_code", execute_fields),
+    [RUN_COMMAND] = DECL("run_command", run_fields),
+    [WRITE_FILE] = DECL("write_file", write_fields),
+    [READ_FILE] = DECL("read_file", read_fields),
+    [LIST_DIRECTORY] = DECL("list_directory", list_fields),
+    [CREATE_DIRECTORY] = DECL("create_directory", mkdir_fields),
+    [DELETE_PATH] = DECL("delete_path", delete_fields),
+    [PROJECT_STRUCTURE] = DECL("project_structure", tree_fields),
+    [COPY_IN] = DECL("copy_in", copy_in_fields),
+    [COPY_OUT] = DECL("copy_out", copy_out_fields),
+    [LIST_LANGUAGES] = NO_ARGS("list_languages"),
+    [LIST_IMAGES] = NO_ARGS("list_images"),
+};
+
+const struct mcp_tool_args *mcp_tool_args_find(const char *tool)
+{
+    for (size_t i = 0; i < N(decls); i++)
+        if (strcmp(decls[i].tool, tool) == 0)
+            return &decls[i];
+    return NULL;
+}
+
+const struct mcp_tool_args *mcp_tool_args_all(size_t *n)
+{
+    *n = N(decls);
+    return decls;
+}
 
 /* ---- helpers ---- */
 
-/* Refuses arguments not in allowed (additionalProperties: false). */
-static int check_allowed(json_t *args, const char *const *allowed, struct nsbox_err *err)
+/* One limit: the default unless named, then within lo..hi (hi: the
+ * server's ceiling). */
+static int limit_arg(json_t *args, const char *key, double lo, double hi, bool integer,
+                     double *v, bool *given, struct nsbox_err *err)
 {
-    const char *key;
-    json_t *v;
-    json_object_foreach(args, key, v) {
-        bool ok = false;
-        for (const char *const *a = allowed; *a && !ok; a++)
-            ok = strcmp(*a, key) == 0;
-        if (!ok)
-            return nsbox_err_set(err, 0, "unknown argument \"%s\"", key);
-    }
-    return 0;
-}
-
-static bool has_nul(json_t *v)
-{
-    return strlen(json_string_value(v)) != json_string_length(v);
-}
-
-/* A string argument as execute_code and run_command take it: required or
- * not, empty allowed.  *out is NULL when absent. */
-static int run_string(json_t *args, const char *key, bool required, const char **out,
-                      struct nsbox_err *err)
-{
-    json_t *v = json_object_get(args, key);
-    *out = NULL;
-    if (v == NULL && !required)
-        return 0;
-    if (!json_is_string(v) || has_nul(v))
-        return nsbox_err_set(err, 0, "%s must be a string%s", key,
-                             v && json_is_string(v) ? " without NUL bytes" : "");
-    *out = json_string_value(v);
-    return 0;
-}
-
-/* A string argument as the file tools take it: a required one must not be
- * empty.  *out is NULL when absent. */
-static int file_string(json_t *args, const char *key, bool required, const char **out,
-                       struct nsbox_err *err)
-{
-    json_t *v = json_object_get(args, key);
-    *out = NULL;
-    if (v == NULL && !required)
-        return 0;
-    if (!json_is_string(v) || has_nul(v) || (required && json_string_length(v) == 0))
-        return nsbox_err_set(err, 0, "%s must be a non-empty string without NUL bytes", key);
-    *out = json_string_value(v);
-    return 0;
-}
-
-/* A required, non-empty string argument of copy_in and copy_out. */
-static int host_string(json_t *args, const char *key, const char **out, struct nsbox_err *err)
-{
-    json_t *v = json_object_get(args, key);
-    if (!json_is_string(v) || json_string_length(v) == 0 || has_nul(v))
-        return nsbox_err_set(err, 0, "%s must be a non-empty string", key);
-    *out = json_string_value(v);
-    return 0;
-}
-
-/* Refuses key when present and not a string, or one holding a NUL. */
-static int not_string(json_t *args, const char *key, struct nsbox_err *err)
-{
-    json_t *v = json_object_get(args, key);
-    if (v != NULL && (!json_is_string(v) || has_nul(v)))
-        return nsbox_err_set(err, 0, "%s must be a string without NUL bytes", key);
-    return 0;
-}
-
-static int bool_arg(json_t *args, const char *key, bool *out, struct nsbox_err *err)
-{
-    json_t *v = json_object_get(args, key);
-    *out = false;
-    if (v == NULL)
-        return 0;
-    if (!json_is_boolean(v))
-        return nsbox_err_set(err, 0, "%s must be true or false", key);
-    *out = json_is_true(v);
-    return 0;
-}
-
-/* A number from lo to hi; with integer, a whole one (JSON Schema's
- * "integer": 64 and 64.0 alike). */
-static int number_arg(json_t *args, const char *key, double lo, double hi, bool integer,
-                      double *out, bool *given, struct nsbox_err *err)
-{
-    json_t *v = json_object_get(args, key);
-    *given = v != NULL;
-    if (v == NULL)
-        return 0;
-    double d = json_number_value(v);
-    /* In range before the cast: a double beyond int64_t is undefined. */
-    if (!json_is_number(v) || d < lo || d > hi || (integer && d != (double)(int64_t)d))
+    *v = mcp_arg_number(args, key, *v, given);
+    if (*given && (*v < lo || *v > hi))
         return nsbox_err_set(err, 0, "%s must be %s from %g to %g", key,
                              integer ? "an integer" : "a number", lo, hi);
-    *out = d;
     return 0;
 }
 
 /* memory_mb, cpus, pids, timeout_s: the defaults, or within the ceilings.
- * pids is an integer in the schema; fuzz_tools found 8.5 accepted (and
- * cut to 8). */
+ * Their types were checked with the rest (pids an integer: fuzz_tools
+ * found 8.5 accepted, and cut to 8, before). */
 static int limit_args(const struct mcp_server *cfg, json_t *args, struct mcp_limit_args *out,
                       struct nsbox_err *err)
 {
@@ -122,17 +168,22 @@ static int limit_args(const struct mcp_server *cfg, json_t *args, struct mcp_lim
     struct mcp_limits *l = &out->limits;
 
     *l = cfg->defaults;
-    if (number_arg(args, "memory_mb", 16, (double)cfg->ceilings.memory_mb, false, &mem,
-                   &out->has_memory, err) < 0 ||
-        number_arg(args, "cpus", 0.01, cfg->ceilings.cpus, false, &l->cpus, &out->has_cpus,
-                   err) < 0 ||
-        number_arg(args, "pids", 8, cfg->ceilings.pids, true, &pids, &out->has_pids, err) < 0 ||
-        number_arg(args, "timeout_s", 0.1, cfg->ceilings.timeout_s, false, &l->timeout_s,
-                   &out->has_timeout, err) < 0)
+    if (limit_arg(args, "memory_mb", 16, (double)cfg->ceilings.memory_mb, false, &mem,
+                  &out->has_memory, err) < 0 ||
+        limit_arg(args, "cpus", 0.01, cfg->ceilings.cpus, false, &l->cpus, &out->has_cpus,
+                  err) < 0 ||
+        limit_arg(args, "pids", 8, cfg->ceilings.pids, true, &pids, &out->has_pids, err) < 0 ||
+        limit_arg(args, "timeout_s", 0.1, cfg->ceilings.timeout_s, false, &l->timeout_s,
+                  &out->has_timeout, err) < 0)
         return -1;
     l->memory_mb = (uint64_t)mem;
     l->pids = (uint32_t)pids;
     return 0;
+}
+
+static const char *str(int tool, json_t *args, const char *name)
+{
+    return mcp_arg_string(&decls[tool], args, name);
 }
 
 /* ---- base64 ---- */
@@ -193,8 +244,7 @@ static int env_strings(json_t *env, char ***out, struct nsbox_err *err)
     if (v == NULL)
         return nsbox_err_set(err, 0, "out of memory");
     json_object_foreach(env, key, value) {
-        if (!json_is_string(value) || has_nul(value) || key[0] == '\0' ||
-            strchr(key, '=') != NULL)
+        if (key[0] == '\0' || strchr(key, '=') != NULL)
             return nsbox_err_set(err, 0, "env: \"%s\" must be a name without '=' with a "
                                          "string value",
                                  key);
@@ -212,42 +262,28 @@ static int env_strings(json_t *env, char ***out, struct nsbox_err *err)
 
 int mcp_args_none(json_t *args, struct nsbox_err *err)
 {
-    static const char *const allowed[] = {NULL};
-    return check_allowed(args, allowed, err);
+    return mcp_schema_check(&decls[SANDBOX_LIST], args, err);
 }
 
 static int create_args(const struct mcp_server *cfg, json_t *args, struct mcp_create_args *out,
                        struct nsbox_err *err)
 {
-    static const char *const allowed[] = {"image", "language", "memory_mb", "cpus", "pids",
-                                          "timeout_s", "env", "workdir", "workspace", NULL};
-    json_t *env = json_object_get(args, "env");
-    json_t *jws = json_object_get(args, "workspace");
-
-    out->image = json_string_value(json_object_get(args, "image"));
-    out->language = json_string_value(json_object_get(args, "language"));
-    out->workdir = json_string_value(json_object_get(args, "workdir"));
-    out->workspace = json_string_value(jws);
+    if (mcp_schema_check(&decls[SANDBOX_CREATE], args, err) < 0)
+        return -1;
+    out->image = str(SANDBOX_CREATE, args, "image");
+    out->language = str(SANDBOX_CREATE, args, "language");
+    out->workdir = str(SANDBOX_CREATE, args, "workdir");
+    out->workspace = str(SANDBOX_CREATE, args, "workspace");
     if (out->language == NULL)
-        out->language = "python";
-    if (jws != NULL && (out->workspace == NULL || has_nul(jws)))
-        return nsbox_err_set(err, 0, "workspace must be a name");
-    if (check_allowed(args, allowed, err) < 0)
+        out->language = MCP_LANGUAGE_DEFAULT;
+    if (limit_args(cfg, args, &out->limits, err) < 0)
         return -1;
-    /* A non-string image, language or workdir was ignored (the default
-     * image, /workspace) where the schema says string; fuzz_tools found
-     * the language one.  A NUL (jsonrpc_parse refuses \u0000, so only a
-     * direct caller) would cut the name short. */
-    if (not_string(args, "image", err) < 0 || not_string(args, "language", err) < 0 ||
-        not_string(args, "workdir", err) < 0 || limit_args(cfg, args, &out->limits, err) < 0)
-        return -1;
-    if (env != NULL && !json_is_object(env))
-        return nsbox_err_set(err, 0, "env must be an object of strings");
     if (out->workdir != NULL && out->workdir[0] != '/')
         return nsbox_err_set(err, 0, "workdir must be an absolute path inside the sandbox");
     /* The env map and the workspace name were checked only once the
      * sandbox was being made; checking them here, with the rest, only
      * changes which error a call with several faults hears first. */
+    json_t *env = json_object_get(args, "env");
     if (env != NULL && env_strings(env, &out->env, err) < 0)
         return -1;
     if (out->workspace != NULL && !mcp_workspace_name_ok(out->workspace))
@@ -275,136 +311,77 @@ void mcp_create_args_free(struct mcp_create_args *a)
 
 int mcp_args_sandbox_stop(json_t *args, struct mcp_stop_args *out, struct nsbox_err *err)
 {
-    static const char *const allowed[] = {"sandbox_id", NULL};
     *out = (struct mcp_stop_args){0};
-    /* A sandbox_id with a NUL byte was taken, cut at the NUL, where every
-     * other tool refuses it; fuzz_tools found it (jsonrpc_parse refuses
-     * \u0000, so only a direct caller could send one). */
-    if (check_allowed(args, allowed, err) < 0 ||
-        file_string(args, "sandbox_id", true, &out->sandbox_id, err) < 0)
+    if (mcp_schema_check(&decls[SANDBOX_STOP], args, err) < 0)
         return -1;
+    out->sandbox_id = str(SANDBOX_STOP, args, "sandbox_id");
     return 0;
 }
 
 /* ---- execute_code, run_command ---- */
 
-struct runner {
-    const char *language;
-    const char *argv[2]; /* program, flag; the code follows */
-};
-
-static const struct runner runners[] = {
-    {"python", {"python3", "-c"}}, {"python3", {"python3", "-c"}}, {"sh", {"/bin/sh", "-c"}},
-    {"bash", {"bash", "-c"}},      {"javascript", {"node", "-e"}}, {"node", {"node", "-e"}},
-    {"ruby", {"ruby", "-e"}},      {"perl", {"perl", "-e"}},
-};
-
-static const struct runner *runner_for(const char *language)
+/* What both share: the sandbox, stdin, the limits, and argv around the
+ * program text. */
+static int run_args(const struct mcp_server *cfg, int tool, json_t *args, const char *key,
+                    struct mcp_run_args *out, struct nsbox_err *err)
 {
-    for (size_t i = 0; i < sizeof(runners) / sizeof(runners[0]); i++)
-        if (strcmp(runners[i].language, language) == 0)
-            return &runners[i];
-    return NULL;
+    *out = (struct mcp_run_args){0};
+    if (mcp_schema_check(&decls[tool], args, err) < 0 ||
+        limit_args(cfg, args, &out->limits, err) < 0) {
+        *out = (struct mcp_run_args){0};
+        return -1;
+    }
+    out->sandbox_id = str(tool, args, "sandbox_id");
+    out->stdin_data = str(tool, args, "stdin");
+    out->argv[2] = (char *)str(tool, args, key);
+    return 0;
 }
 
 int mcp_args_execute_code(const struct mcp_server *cfg, json_t *args, struct mcp_run_args *out,
                           struct nsbox_err *err)
 {
-    static const char *const allowed[] = {"code", "language", "sandbox_id", "timeout_s",
-                                          "stdin", "memory_mb", "cpus", "pids", NULL};
-    const char *code;
-
-    *out = (struct mcp_run_args){0};
-    if (check_allowed(args, allowed, err) < 0 || run_string(args, "code", true, &code, err) < 0 ||
-        run_string(args, "language", false, &out->language, err) < 0 ||
-        run_string(args, "sandbox_id", false, &out->sandbox_id, err) < 0 ||
-        run_string(args, "stdin", false, &out->stdin_data, err) < 0)
-        goto fail;
-    if (out->language == NULL)
-        out->language = "python";
-    const struct runner *runner = runner_for(out->language);
-    if (runner == NULL) {
-        nsbox_err_set(err, 0, "no way to run \"%.32s\" code; use run_command, or one of "
-                              "python, sh, bash, javascript, ruby, perl",
-                      out->language);
-        goto fail;
-    }
-    if (strlen(code) > MCP_CODE_MAX) {
-        nsbox_err_set(err, 0, "code is longer than %d bytes; write it to a file and run it "
-                              "with run_command",
-                      MCP_CODE_MAX);
-        goto fail;
-    }
-    if (limit_args(cfg, args, &out->limits, err) < 0)
-        goto fail;
-    out->argv[0] = (char *)runner->argv[0];
-    out->argv[1] = (char *)runner->argv[1];
-    out->argv[2] = (char *)code;
+    if (run_args(cfg, EXECUTE_CODE, args, "code", out, err) < 0)
+        return -1;
+    out->language = str(EXECUTE_CODE, args, "language");
+    /* Known: the schema check looked it up (MCP_ARG_LANGUAGE). */
+    const struct mcp_language *lang = mcp_language_find(out->language);
+    out->argv[0] = (char *)lang->argv[0];
+    out->argv[1] = (char *)lang->argv[1];
     return 0;
-fail:
-    *out = (struct mcp_run_args){0};
-    return -1;
 }
 
 int mcp_args_run_command(const struct mcp_server *cfg, json_t *args, struct mcp_run_args *out,
                          struct nsbox_err *err)
 {
-    static const char *const allowed[] = {"command", "sandbox_id", "timeout_s", "stdin",
-                                          "workdir", "memory_mb", "cpus", "pids", NULL};
-    const char *command;
-
-    *out = (struct mcp_run_args){0};
-    if (check_allowed(args, allowed, err) < 0 ||
-        run_string(args, "command", true, &command, err) < 0 ||
-        run_string(args, "sandbox_id", false, &out->sandbox_id, err) < 0 ||
-        run_string(args, "stdin", false, &out->stdin_data, err) < 0 ||
-        run_string(args, "workdir", false, &out->workdir, err) < 0)
-        goto fail;
-    if (strlen(command) > MCP_CODE_MAX) {
-        nsbox_err_set(err, 0, "command is longer than %d bytes", MCP_CODE_MAX);
-        goto fail;
-    }
+    if (run_args(cfg, RUN_COMMAND, args, "command", out, err) < 0)
+        return -1;
+    out->workdir = str(RUN_COMMAND, args, "workdir");
     if (out->workdir != NULL && out->workdir[0] != '/') {
-        nsbox_err_set(err, 0, "workdir must be an absolute path inside the sandbox");
-        goto fail;
+        *out = (struct mcp_run_args){0};
+        return nsbox_err_set(err, 0, "workdir must be an absolute path inside the sandbox");
     }
-    if (limit_args(cfg, args, &out->limits, err) < 0)
-        goto fail;
     out->argv[0] = "/bin/sh";
     out->argv[1] = "-c";
-    out->argv[2] = (char *)command;
     return 0;
-fail:
-    *out = (struct mcp_run_args){0};
-    return -1;
 }
 
 /* ---- file tools ---- */
 
 static int write_args(json_t *args, struct mcp_write_args *out, struct nsbox_err *err)
 {
-    static const char *const allowed[] = {"sandbox_id", "path", "content", "encoding",
-                                          "append", NULL};
-    const char *encoding;
-
-    if (check_allowed(args, allowed, err) < 0 ||
-        file_string(args, "sandbox_id", true, &out->sandbox_id, err) < 0 ||
-        file_string(args, "path", true, &out->path, err) < 0 ||
-        bool_arg(args, "append", &out->append, err) < 0 ||
-        file_string(args, "encoding", false, &encoding, err) < 0)
+    if (mcp_schema_check(&decls[WRITE_FILE], args, err) < 0)
         return -1;
     json_t *c = json_object_get(args, "content");
-    if (!json_is_string(c))
-        return nsbox_err_set(err, 0, "content must be a string");
+    out->sandbox_id = str(WRITE_FILE, args, "sandbox_id");
+    out->path = str(WRITE_FILE, args, "path");
+    out->append = mcp_arg_bool(args, "append");
     out->content = json_string_value(c);
     out->len = json_string_length(c);
-    if (encoding != NULL && strcmp(encoding, "base64") == 0) {
+    if (strcmp(str(WRITE_FILE, args, "encoding"), "base64") == 0) {
         out->decoded = base64_decode(out->content, out->len, &out->len);
         if (out->decoded == NULL)
             return nsbox_err_set(err, 0, "content is not valid base64");
         out->content = (const char *)out->decoded;
-    } else if (encoding != NULL && strcmp(encoding, "utf-8") != 0) {
-        return nsbox_err_set(err, 0, "encoding must be utf-8 or base64");
     }
     if (out->len > MCP_WRITE_MAX)
         return nsbox_err_set(err, 0, "content is larger than %u bytes", MCP_WRITE_MAX);
@@ -429,92 +406,50 @@ void mcp_write_args_free(struct mcp_write_args *a)
 
 int mcp_args_read_file(json_t *args, struct mcp_read_args *out, struct nsbox_err *err)
 {
-    static const char *const allowed[] = {"sandbox_id", "path", "encoding", "offset",
-                                          "length", NULL};
-    const char *encoding;
-
     *out = (struct mcp_read_args){0};
-    if (check_allowed(args, allowed, err) < 0 ||
-        file_string(args, "sandbox_id", true, &out->sandbox_id, err) < 0 ||
-        file_string(args, "path", true, &out->path, err) < 0 ||
-        file_string(args, "encoding", false, &encoding, err) < 0)
-        goto fail;
-    json_t *jo = json_object_get(args, "offset"), *jl = json_object_get(args, "length");
-    if ((jo && (!json_is_integer(jo) || json_integer_value(jo) < 0)) ||
-        (jl && (!json_is_integer(jl) || json_integer_value(jl) < 1))) {
-        nsbox_err_set(err, 0, "offset and length must be non-negative integers");
-        goto fail;
-    }
-    /* fuzz_tools found any encoding taken (as utf-8) where the schema
-     * and write_file allow only these two. */
-    if (encoding != NULL && strcmp(encoding, "base64") != 0 && strcmp(encoding, "utf-8") != 0) {
-        nsbox_err_set(err, 0, "encoding must be utf-8 or base64");
-        goto fail;
-    }
-    json_int_t length = jl ? json_integer_value(jl) : MCP_READ_DEFAULT;
+    if (mcp_schema_check(&decls[READ_FILE], args, err) < 0)
+        return -1;
+    const char *encoding = str(READ_FILE, args, "encoding");
+    int64_t length = mcp_arg_integer(args, "length", MCP_READ_DEFAULT);
+    out->sandbox_id = str(READ_FILE, args, "sandbox_id");
+    out->path = str(READ_FILE, args, "path");
     out->length = (size_t)(length > MCP_READ_MAX ? MCP_READ_MAX : length);
-    out->offset = jo ? json_integer_value(jo) : 0;
+    out->offset = mcp_arg_integer(args, "offset", 0);
     out->base64 = encoding && strcmp(encoding, "base64") == 0;
     return 0;
-fail:
-    *out = (struct mcp_read_args){0};
-    return -1;
 }
 
 int mcp_args_list_directory(json_t *args, struct mcp_list_args *out, struct nsbox_err *err)
 {
-    static const char *const allowed[] = {"sandbox_id", "path", "recursive", NULL};
-    bool recursive;
-
     *out = (struct mcp_list_args){0};
-    if (check_allowed(args, allowed, err) < 0 ||
-        file_string(args, "sandbox_id", true, &out->sandbox_id, err) < 0 ||
-        file_string(args, "path", false, &out->path, err) < 0 ||
-        bool_arg(args, "recursive", &recursive, err) < 0) {
-        *out = (struct mcp_list_args){0};
+    if (mcp_schema_check(&decls[LIST_DIRECTORY], args, err) < 0)
         return -1;
-    }
-    if (out->path == NULL)
-        out->path = ".";
-    out->depth = recursive ? MCP_LIST_RECURSIVE_DEPTH : 1;
+    out->sandbox_id = str(LIST_DIRECTORY, args, "sandbox_id");
+    out->path = str(LIST_DIRECTORY, args, "path");
+    out->depth = mcp_arg_bool(args, "recursive") ? MCP_LIST_RECURSIVE_DEPTH : 1;
     return 0;
 }
 
 int mcp_args_project_structure(json_t *args, struct mcp_list_args *out, struct nsbox_err *err)
 {
-    static const char *const allowed[] = {"sandbox_id", "path", "depth", NULL};
-    json_t *jd = json_object_get(args, "depth");
-
     *out = (struct mcp_list_args){0};
-    if (check_allowed(args, allowed, err) < 0 ||
-        file_string(args, "sandbox_id", true, &out->sandbox_id, err) < 0 ||
-        file_string(args, "path", false, &out->path, err) < 0)
-        goto fail;
-    if (jd && (!json_is_integer(jd) || json_integer_value(jd) < 1 ||
-               json_integer_value(jd) > MCP_TREE_DEPTH_MAX)) {
-        nsbox_err_set(err, 0, "depth must be an integer from 1 to %d", MCP_TREE_DEPTH_MAX);
-        goto fail;
-    }
+    if (mcp_schema_check(&decls[PROJECT_STRUCTURE], args, err) < 0)
+        return -1;
+    out->sandbox_id = str(PROJECT_STRUCTURE, args, "sandbox_id");
+    out->path = str(PROJECT_STRUCTURE, args, "path");
     if (out->path == NULL)
         out->path = ".";
-    out->depth = jd ? (int)json_integer_value(jd) : 3;
+    out->depth = (int)mcp_arg_integer(args, "depth", 3);
     return 0;
-fail:
-    *out = (struct mcp_list_args){0};
-    return -1;
 }
 
 int mcp_args_create_directory(json_t *args, struct mcp_path_args *out, struct nsbox_err *err)
 {
-    static const char *const allowed[] = {"sandbox_id", "path", NULL};
-
     *out = (struct mcp_path_args){0};
-    if (check_allowed(args, allowed, err) < 0 ||
-        file_string(args, "sandbox_id", true, &out->sandbox_id, err) < 0 ||
-        file_string(args, "path", true, &out->path, err) < 0) {
-        *out = (struct mcp_path_args){0};
+    if (mcp_schema_check(&decls[CREATE_DIRECTORY], args, err) < 0)
         return -1;
-    }
+    out->sandbox_id = str(CREATE_DIRECTORY, args, "sandbox_id");
+    out->path = str(CREATE_DIRECTORY, args, "path");
     return 0;
 }
 
@@ -541,22 +476,16 @@ static bool names_root_or_workdir(const char *path)
 
 int mcp_args_delete_path(json_t *args, struct mcp_path_args *out, struct nsbox_err *err)
 {
-    static const char *const allowed[] = {"sandbox_id", "path", "recursive", NULL};
-
     *out = (struct mcp_path_args){0};
-    if (check_allowed(args, allowed, err) < 0 ||
-        file_string(args, "sandbox_id", true, &out->sandbox_id, err) < 0 ||
-        file_string(args, "path", true, &out->path, err) < 0 ||
-        bool_arg(args, "recursive", &out->recursive, err) < 0)
-        goto fail;
-    if (names_root_or_workdir(out->path)) {
-        nsbox_err_set(err, 0, "refusing to delete %s", out->path);
-        goto fail;
-    }
+    if (mcp_schema_check(&decls[DELETE_PATH], args, err) < 0)
+        return -1;
+    const char *path = str(DELETE_PATH, args, "path");
+    if (names_root_or_workdir(path))
+        return nsbox_err_set(err, 0, "refusing to delete %s", path);
+    out->sandbox_id = str(DELETE_PATH, args, "sandbox_id");
+    out->path = path;
+    out->recursive = mcp_arg_bool(args, "recursive");
     return 0;
-fail:
-    *out = (struct mcp_path_args){0};
-    return -1;
 }
 
 /* ---- copy_in, copy_out ---- */
@@ -580,27 +509,23 @@ static int allowed_dir(const struct mcp_server *cfg, const char *host_path, size
                          host_path);
 }
 
-static int copy_args(const struct mcp_server *cfg, json_t *args, const char *const *allowed,
+static int copy_args(const struct mcp_server *cfg, int tool, json_t *args,
                      struct mcp_copy_args *out, struct nsbox_err *err)
 {
-    if (check_allowed(args, allowed, err) < 0 ||
-        host_string(args, "sandbox_id", &out->sandbox_id, err) < 0 ||
-        host_string(args, "host_path", &out->host_path, err) < 0 ||
-        host_string(args, "path", &out->path, err) < 0)
+    if (mcp_schema_check(&decls[tool], args, err) < 0)
         return -1;
-    /* A non-boolean overwrite was taken as false (the schema says boolean). */
-    if (bool_arg(args, "overwrite", &out->overwrite, err) < 0)
-        return -1;
+    out->sandbox_id = str(tool, args, "sandbox_id");
+    out->host_path = str(tool, args, "host_path");
+    out->path = str(tool, args, "path");
+    out->overwrite = mcp_arg_bool(args, "overwrite");
     return allowed_dir(cfg, out->host_path, &out->dir, &out->rel, err);
 }
 
 int mcp_args_copy_in(const struct mcp_server *cfg, json_t *args, struct mcp_copy_args *out,
                      struct nsbox_err *err)
 {
-    static const char *const allowed[] = {"sandbox_id", "host_path", "path", NULL};
-
     *out = (struct mcp_copy_args){0};
-    if (copy_args(cfg, args, allowed, out, err) < 0) {
+    if (copy_args(cfg, COPY_IN, args, out, err) < 0) {
         *out = (struct mcp_copy_args){0};
         return -1;
     }
@@ -610,10 +535,8 @@ int mcp_args_copy_in(const struct mcp_server *cfg, json_t *args, struct mcp_copy
 int mcp_args_copy_out(const struct mcp_server *cfg, json_t *args, struct mcp_copy_args *out,
                       struct nsbox_err *err)
 {
-    static const char *const allowed[] = {"sandbox_id", "path", "host_path", "overwrite", NULL};
-
     *out = (struct mcp_copy_args){0};
-    if (copy_args(cfg, args, allowed, out, err) < 0)
+    if (copy_args(cfg, COPY_OUT, args, out, err) < 0)
         goto fail;
     /* The parent is opened beneath the allowed directory, symlink-free;
      * the name is created in it. */

@@ -1,11 +1,13 @@
 /* Tool arguments as typed C structs: the pure part of the tools.
  *
- * Each decoder takes one tool's `arguments` object and checks it the way
- * the tool's inputSchema says (additionalProperties: false, types, ranges,
- * encodings), plus what the tool needs on top: a known language, an
- * absolute workdir, a workspace name, an env map, a host path inside an
- * allowed directory.  It touches no sandbox, store or session, so
- * tests/fuzz/fuzz_tools.c calls it directly; the tool (tools_*.c) then
+ * Each tool's arguments are declared once (struct mcp_tool_args,
+ * tool_schema.h): its inputSchema is built from the declaration, and each
+ * decoder first checks `arguments` against it (additionalProperties:
+ * false, types, ranges, enums, a known language), then what the tool
+ * needs on top: an absolute workdir, a workspace name, an env map, base64,
+ * a host path inside an allowed directory, limits within the ceilings.
+ * It touches no sandbox, store or session, so tests/fuzz/fuzz_tools.c and
+ * tests/unit/test_tool_args.c call it directly; the tool (tools_*.c) then
  * works from the struct alone.
  *
  * Contract, for every decoder: returns 0 with the struct filled, or -1
@@ -24,6 +26,7 @@
 
 #include "../common/err.h"
 #include "server.h"
+#include "tool_schema.h"
 
 /* Code travels in argv: bounded well below the control message (128 KiB)
  * and ARG_MAX.  Larger programs belong in a file (write_file). */
@@ -132,6 +135,12 @@ int mcp_args_copy_out(const struct mcp_server *cfg, json_t *args, struct mcp_cop
 /* Release what the decoder allocated; the struct is zeroed after. */
 void mcp_create_args_free(struct mcp_create_args *a);
 void mcp_write_args_free(struct mcp_write_args *a);
+
+/* The declaration of tool's arguments (static storage), or NULL for a
+ * name no tool has. */
+const struct mcp_tool_args *mcp_tool_args_find(const char *tool);
+/* Every tool's declaration (static storage), their number in *n. */
+const struct mcp_tool_args *mcp_tool_args_all(size_t *n);
 
 /* True for a workspace name: 1-64 of a-z 0-9 . _ -, not starting with .
  * or -, so it is one path component and never "." or "..". */

@@ -1,6 +1,23 @@
 /* The tool table: names, descriptions and JSON schemas.  One entry per
- * tool; the implementations are in tools_*.c. */
+ * tool; the implementations are in tools_*.c, the arguments are declared
+ * in tool_args.c. */
 #include "server.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "tool_args.h"
+
+/* Each input schema is built from the tool's declaration of its arguments
+ * (tool_args.c), the same one its decoder checks calls against.  The table
+ * (server.h) carries JSON text, so the schemas are rendered into these
+ * buffers once, before main (under 10 us; every nsbox command pays it);
+ * INPUT gives each entry a buffer of its own (a compound literal at file
+ * scope has static storage).  Once server.c lists
+ * mcp_schema_build(mcp_tool_args_find(name)) instead of parsing the text,
+ * the buffers and the constructor below can go. */
+#define INPUT_MAX 2048
+#define INPUT ((char[INPUT_MAX]){""})
 
 #define RESULT_SCHEMA                                                                    \
     "{\"type\":\"object\",\"properties\":{"                                              \
@@ -13,12 +30,6 @@
     "\"memory_peak_bytes\":{\"type\":\"integer\"},"                                      \
     "\"files\":{\"type\":\"array\",\"items\":{\"type\":\"object\"}}},"                   \
     "\"required\":[\"status\",\"exit_code\",\"stdout\",\"stderr\",\"timed_out\",\"oom_killed\"]}"
-
-#define LIMIT_PROPS                                                                      \
-    "\"memory_mb\":{\"type\":\"number\",\"description\":\"memory limit in MiB\"},"       \
-    "\"cpus\":{\"type\":\"number\",\"description\":\"CPU limit, e.g. 0.5\"},"            \
-    "\"pids\":{\"type\":\"integer\",\"description\":\"most processes and threads\"},"    \
-    "\"timeout_s\":{\"type\":\"number\",\"description\":\"wall-clock limit in seconds\"}"
 
 #define LIMITS_OUT                                                                       \
     "{\"type\":\"object\",\"properties\":{\"memory_mb\":{\"type\":\"number\"},"           \
@@ -38,21 +49,13 @@ const struct mcp_tool mcp_tools[] = {
      "Start a long-lived sandbox from an image (by image reference, or by language). Files "
      "persist in it between calls (working directory /workspace). Returns its id and the "
      "limits in force.",
-     "{\"type\":\"object\",\"properties\":{"
-     "\"image\":{\"type\":\"string\",\"description\":\"image reference (see list_images)\"},"
-     "\"language\":{\"type\":\"string\",\"description\":\"pick the image serving this language\"},"
-     LIMIT_PROPS ","
-     "\"env\":{\"type\":\"object\",\"additionalProperties\":{\"type\":\"string\"}},"
-     "\"workdir\":{\"type\":\"string\",\"description\":\"absolute path, default /workspace\"},"
-     "\"workspace\":{\"type\":\"string\",\"description\":\"name of a persistent workspace "
-     "mounted at workdir: its files outlive the sandbox and the server\"}},"
-     "\"additionalProperties\":false}",
+     INPUT,
      "{\"type\":\"object\",\"properties\":{\"sandbox_id\":{\"type\":\"string\"},"
      "\"image\":{\"type\":\"string\"},\"digest\":{\"type\":\"string\"},\"limits\":" LIMITS_OUT "},"
      "\"required\":[\"sandbox_id\",\"image\",\"digest\",\"limits\"]}",
      mcp_tool_sandbox_create, false},
     {"sandbox_list", "List sandboxes", "The sandboxes this session created and still runs.",
-     "{\"type\":\"object\",\"properties\":{},\"additionalProperties\":false}",
+     INPUT,
      "{\"type\":\"object\",\"properties\":{\"sandboxes\":{\"type\":\"array\",\"items\":{"
      "\"type\":\"object\",\"properties\":{\"sandbox_id\":{\"type\":\"string\"},"
      "\"image\":{\"type\":\"string\"},\"digest\":{\"type\":\"string\"},"
@@ -61,8 +64,7 @@ const struct mcp_tool mcp_tools[] = {
      mcp_tool_sandbox_list, false},
     {"sandbox_stop", "Stop a sandbox",
      "Kill every process in a sandbox of this session and remove it with its files.",
-     "{\"type\":\"object\",\"properties\":{\"sandbox_id\":{\"type\":\"string\"}},"
-     "\"required\":[\"sandbox_id\"],\"additionalProperties\":false}",
+     INPUT,
      "{\"type\":\"object\",\"properties\":{\"sandbox_id\":{\"type\":\"string\"},"
      "\"stopped\":{\"type\":\"boolean\"}},\"required\":[\"sandbox_id\",\"stopped\"]}",
      mcp_tool_sandbox_stop, false},
@@ -70,30 +72,17 @@ const struct mcp_tool mcp_tools[] = {
      "Run a program in a sandbox: in a fresh one for the language (removed afterwards) or, "
      "with sandbox_id, in one made by sandbox_create. A program that fails is a normal "
      "result (status \"error\" and its exit code), not a tool error.",
-     "{\"type\":\"object\",\"properties\":{"
-     "\"code\":{\"type\":\"string\",\"description\":\"the program's source\"},"
-     "\"language\":{\"type\":\"string\",\"default\":\"python\","
-     "\"description\":\"python, sh, bash, javascript, ruby or perl (see list_languages)\"},"
-     "\"sandbox_id\":{\"type\":\"string\"},\"stdin\":{\"type\":\"string\"}," LIMIT_PROPS "},"
-     "\"required\":[\"code\"],\"additionalProperties\":false}",
+     INPUT,
      RESULT_SCHEMA, mcp_tool_execute_code, false},
     {"run_command", "Run a shell command",
      "Run a command line with /bin/sh -c, in a fresh sandbox or, with sandbox_id, in a "
      "sandbox made by sandbox_create.",
-     "{\"type\":\"object\",\"properties\":{"
-     "\"command\":{\"type\":\"string\"},\"sandbox_id\":{\"type\":\"string\"},"
-     "\"stdin\":{\"type\":\"string\"},"
-     "\"workdir\":{\"type\":\"string\",\"description\":\"absolute path inside the sandbox\"},"
-     LIMIT_PROPS "},\"required\":[\"command\"],\"additionalProperties\":false}",
+     INPUT,
      RESULT_SCHEMA, mcp_tool_run_command, false},
     {"write_file", "Write a file",
      "Write a file in a sandbox made by sandbox_create (path relative to its working "
      "directory, or absolute inside it). Text (utf-8) or base64 for binary; append to add.",
-     "{\"type\":\"object\",\"properties\":{\"sandbox_id\":{\"type\":\"string\"},"
-     "\"path\":{\"type\":\"string\"},\"content\":{\"type\":\"string\"},"
-     "\"encoding\":{\"type\":\"string\",\"enum\":[\"utf-8\",\"base64\"],\"default\":\"utf-8\"},"
-     "\"append\":{\"type\":\"boolean\"}},"
-     "\"required\":[\"sandbox_id\",\"path\",\"content\"],\"additionalProperties\":false}",
+     INPUT,
      "{\"type\":\"object\",\"properties\":{\"path\":{\"type\":\"string\"},"
      "\"bytes_written\":{\"type\":\"integer\"},\"appended\":{\"type\":\"boolean\"}},"
      "\"required\":[\"path\",\"bytes_written\"]}",
@@ -102,11 +91,7 @@ const struct mcp_tool mcp_tools[] = {
      "Read a regular file from a sandbox (1 MiB by default, at most 8 MiB per call; offset "
      "and length page through larger files). Binary content comes back as base64; images "
      "also as image content.",
-     "{\"type\":\"object\",\"properties\":{\"sandbox_id\":{\"type\":\"string\"},"
-     "\"path\":{\"type\":\"string\"},"
-     "\"encoding\":{\"type\":\"string\",\"enum\":[\"utf-8\",\"base64\"]},"
-     "\"offset\":{\"type\":\"integer\",\"minimum\":0},\"length\":{\"type\":\"integer\",\"minimum\":1}},"
-     "\"required\":[\"sandbox_id\",\"path\"],\"additionalProperties\":false}",
+     INPUT,
      "{\"type\":\"object\",\"properties\":{\"path\":{\"type\":\"string\"},"
      "\"size\":{\"type\":\"integer\"},\"offset\":{\"type\":\"integer\"},"
      "\"encoding\":{\"type\":\"string\"},\"content\":{\"type\":\"string\"},"
@@ -116,40 +101,29 @@ const struct mcp_tool mcp_tools[] = {
     {"list_directory", "List a directory",
      "Entries of a directory in a sandbox (recursive: the whole tree, at most 10000 "
      "entries), without following symlinks.",
-     "{\"type\":\"object\",\"properties\":{\"sandbox_id\":{\"type\":\"string\"},"
-     "\"path\":{\"type\":\"string\",\"default\":\".\"},\"recursive\":{\"type\":\"boolean\"}},"
-     "\"required\":[\"sandbox_id\"],\"additionalProperties\":false}",
+     INPUT,
      ENTRIES_SCHEMA, mcp_tool_list_directory, false},
     {"create_directory", "Create a directory",
      "Create a directory (and its missing parents) in a sandbox.",
-     "{\"type\":\"object\",\"properties\":{\"sandbox_id\":{\"type\":\"string\"},"
-     "\"path\":{\"type\":\"string\"}},\"required\":[\"sandbox_id\",\"path\"],"
-     "\"additionalProperties\":false}",
+     INPUT,
      "{\"type\":\"object\",\"properties\":{\"path\":{\"type\":\"string\"},"
      "\"created\":{\"type\":\"boolean\"}},\"required\":[\"path\",\"created\"]}",
      mcp_tool_create_directory, false},
     {"delete_path", "Delete a file or directory",
      "Delete a file, symlink or (with recursive) a directory tree in a sandbox.",
-     "{\"type\":\"object\",\"properties\":{\"sandbox_id\":{\"type\":\"string\"},"
-     "\"path\":{\"type\":\"string\"},\"recursive\":{\"type\":\"boolean\"}},"
-     "\"required\":[\"sandbox_id\",\"path\"],\"additionalProperties\":false}",
+     INPUT,
      "{\"type\":\"object\",\"properties\":{\"path\":{\"type\":\"string\"},"
      "\"deleted\":{\"type\":\"boolean\"}},\"required\":[\"path\",\"deleted\"]}",
      mcp_tool_delete_path, false},
     {"project_structure", "Show a project tree",
      "A directory tree of a sandbox (default the working directory, 3 levels), as text and "
      "as entries.",
-     "{\"type\":\"object\",\"properties\":{\"sandbox_id\":{\"type\":\"string\"},"
-     "\"path\":{\"type\":\"string\"},\"depth\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":16}},"
-     "\"required\":[\"sandbox_id\"],\"additionalProperties\":false}",
+     INPUT,
      ENTRIES_SCHEMA, mcp_tool_project_structure, false},
     {"copy_in", "Copy a host file in",
      "Copy a file from an operator-allowed host directory into a sandbox made by "
      "sandbox_create (16 MiB at most).",
-     "{\"type\":\"object\",\"properties\":{\"sandbox_id\":{\"type\":\"string\"},"
-     "\"host_path\":{\"type\":\"string\",\"description\":\"absolute, inside an allowed directory\"},"
-     "\"path\":{\"type\":\"string\"}},\"required\":[\"sandbox_id\",\"host_path\",\"path\"],"
-     "\"additionalProperties\":false}",
+     INPUT,
      "{\"type\":\"object\",\"properties\":{\"host_path\":{\"type\":\"string\"},"
      "\"path\":{\"type\":\"string\"},\"bytes\":{\"type\":\"integer\"}},"
      "\"required\":[\"host_path\",\"path\",\"bytes\"]}",
@@ -157,25 +131,21 @@ const struct mcp_tool mcp_tools[] = {
     {"copy_out", "Copy a file out to the host",
      "Copy a file from a sandbox to an operator-allowed host directory (16 MiB at most; an "
      "existing host file is replaced only with overwrite).",
-     "{\"type\":\"object\",\"properties\":{\"sandbox_id\":{\"type\":\"string\"},"
-     "\"path\":{\"type\":\"string\"},"
-     "\"host_path\":{\"type\":\"string\",\"description\":\"absolute, inside an allowed directory\"},"
-     "\"overwrite\":{\"type\":\"boolean\"}},\"required\":[\"sandbox_id\",\"path\",\"host_path\"],"
-     "\"additionalProperties\":false}",
+     INPUT,
      "{\"type\":\"object\",\"properties\":{\"path\":{\"type\":\"string\"},"
      "\"host_path\":{\"type\":\"string\"},\"bytes\":{\"type\":\"integer\"}},"
      "\"required\":[\"path\",\"host_path\",\"bytes\"]}",
      mcp_tool_copy_out, true},
     {"list_languages", "List languages",
      "Languages that execute_code can run, and the image serving each.",
-     "{\"type\":\"object\",\"properties\":{},\"additionalProperties\":false}",
+     INPUT,
      "{\"type\":\"object\",\"properties\":{\"languages\":{\"type\":\"array\",\"items\":{"
      "\"type\":\"object\",\"properties\":{\"language\":{\"type\":\"string\"},"
      "\"image\":{\"type\":\"string\"},\"digest\":{\"type\":\"string\"}}}}},"
      "\"required\":[\"languages\"]}",
      mcp_tool_list_languages, false},
     {"list_images", "List images", "Images in the local store that sandboxes can use.",
-     "{\"type\":\"object\",\"properties\":{},\"additionalProperties\":false}",
+     INPUT,
      "{\"type\":\"object\",\"properties\":{\"images\":{\"type\":\"array\",\"items\":{"
      "\"type\":\"object\",\"properties\":{\"names\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},"
      "\"digest\":{\"type\":\"string\"},\"size\":{\"type\":\"integer\"},"
@@ -184,3 +154,17 @@ const struct mcp_tool mcp_tools[] = {
 };
 
 const size_t mcp_n_tools = sizeof(mcp_tools) / sizeof(mcp_tools[0]);
+
+/* A tool without a declaration, or one too long for its buffer, is a
+ * mistake in this file that every run shows at once. */
+__attribute__((constructor)) static void render_input_schemas(void)
+{
+    for (size_t i = 0; i < mcp_n_tools; i++) {
+        char *text = (char *)mcp_tools[i].input_schema;
+        const struct mcp_tool_args *decl = mcp_tool_args_find(mcp_tools[i].name);
+        if (decl == NULL || mcp_schema_text(decl, text, INPUT_MAX) >= INPUT_MAX) {
+            fprintf(stderr, "nsbox: %s: no input schema\n", mcp_tools[i].name);
+            abort();
+        }
+    }
+}

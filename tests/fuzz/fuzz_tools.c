@@ -301,9 +301,10 @@ static int read_file(json_t *args, struct nsbox_err *err)
         return must(a.path == NULL, "failed but filled"), -1;
     whole_string(args, "sandbox_id", a.sandbox_id);
     whole_string(args, "path", a.path);
+    /* An integer as JSON Schema has it: 5 and 5.0 alike. */
     json_t *o = json_object_get(args, "offset");
-    must(a.offset >= 0 && a.offset == (o ? json_integer_value(o) : 0), "offset %lld",
-         (long long)a.offset);
+    json_int_t want = json_is_real(o) ? (json_int_t)json_real_value(o) : json_integer_value(o);
+    must(a.offset >= 0 && a.offset == want, "offset %lld", (long long)a.offset);
     must(a.length >= 1 && a.length <= MCP_READ_MAX, "length %zu", a.length);
     const char *enc = json_string_value(json_object_get(args, "encoding"));
     must(a.base64 == (enc && strcmp(enc, "base64") == 0), "base64 flag");

@@ -1,0 +1,51 @@
+/* The languages table (see languages.h). */
+#include "languages.h"
+
+#include <stdio.h>
+#include <string.h>
+
+static const struct mcp_language table[] = {
+    {"python", NULL, {"python3", "-c"}, "localhost/nsbox-python:latest", "Python 3"},
+    {"sh", NULL, {"/bin/sh", "-c"}, NULL, "POSIX shell"},
+    {"bash", NULL, {"bash", "-c"}, NULL, "Bash"},
+    {"javascript", NULL, {"node", "-e"}, NULL, "JavaScript (Node.js)"},
+    {"ruby", NULL, {"ruby", "-e"}, NULL, "Ruby"},
+    {"perl", NULL, {"perl", "-e"}, NULL, "Perl 5"},
+    {"python3", "python", {"python3", "-c"}, "localhost/nsbox-python:latest", "Python 3"},
+    {"node", "javascript", {"node", "-e"}, NULL, "JavaScript (Node.js)"},
+};
+
+#define N_LANGUAGES (sizeof(table) / sizeof(table[0]))
+
+const struct mcp_language *mcp_languages(size_t *n)
+{
+    *n = N_LANGUAGES;
+    return table;
+}
+
+const struct mcp_language *mcp_language_find(const char *name)
+{
+    for (size_t i = 0; i < N_LANGUAGES; i++)
+        if (strcmp(table[i].name, name) == 0)
+            return &table[i];
+    return NULL;
+}
+
+size_t mcp_languages_text(char *buf, size_t size, const char *last_sep)
+{
+    size_t n_primary = 0, len = 0;
+    for (size_t i = 0; i < N_LANGUAGES; i++)
+        n_primary += table[i].alias_of == NULL;
+    if (size > 0)
+        buf[0] = '\0';
+    for (size_t i = 0, k = 0; i < N_LANGUAGES; i++) {
+        if (table[i].alias_of != NULL)
+            continue;
+        const char *sep = k == 0 ? "" : k + 1 == n_primary ? last_sep : ", ";
+        int w = snprintf(len < size ? buf + len : NULL, len < size ? size - len : 0, "%s%s",
+                         sep, table[i].name);
+        len += (size_t)(w > 0 ? w : 0);
+        k++;
+    }
+    return len;
+}

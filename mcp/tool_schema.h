@@ -1,0 +1,77 @@
+/* Tool arguments declared once.  Each tool's arguments are a table of
+ * fields; from it come both the inputSchema that tools/list shows
+ * (mcp_schema_build) and the checks every call's `arguments` goes through
+ * first (mcp_schema_check).  The tool's decoder (tool_args.c) then does
+ * only what a table cannot say: paths, names, base64, the server's
+ * ceilings. */
+#ifndef NSBOX_MCP_TOOL_SCHEMA_H
+#define NSBOX_MCP_TOOL_SCHEMA_H
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../common/err.h"
+
+enum mcp_arg_type {
+    MCP_ARG_STRING,
+    MCP_ARG_INTEGER,    /* JSON Schema's: 3 and 3.0 alike (within 2^53 for a real) */
+    MCP_ARG_NUMBER,
+    MCP_ARG_BOOLEAN,
+    MCP_ARG_STRING_MAP, /* an object whose values are strings (env) */
+};
+
+/* Flags of a field. */
+#define MCP_ARG_REQUIRED 0x1u
+#define MCP_ARG_NONEMPTY 0x2u /* a string: not "" */
+#define MCP_ARG_NUL_OK 0x4u   /* a string: may hold NUL bytes (file content) */
+#define MCP_ARG_LANGUAGE 0x8u /* a string: a name in languages.h's table, listed in
+                               * the description */
+
+struct mcp_arg {
+    const char *name;
+    enum mcp_arg_type type;
+    unsigned flags;                /* MCP_ARG_* */
+    const char *description;       /* NULL: none */
+    const char *dflt;              /* a string's default: in the schema, and what
+                                    * mcp_arg_string gives when it is absent */
+    const char *const *choices;    /* a string's enum: NULL-terminated, or NULL */
+    bool has_min, has_max;         /* numbers: the schema's minimum and maximum */
+    double min, max;
+    size_t max_len;                /* strings: most bytes (not in the schema), 0: any */
+    const char *long_hint;         /* added to the error when longer than max_len */
+};
+
+/* One tool's arguments; no others are allowed (additionalProperties: false). */
+struct mcp_tool_args {
+    const char *tool;
+    const struct mcp_arg *fields;
+    size_t n_fields;
+};
+
+/* The JSON Schema of t's arguments (new reference), or NULL when out of
+ * memory. */
+json_t *mcp_schema_build(const struct mcp_tool_args *t);
+/* The same schema as compact JSON text in buf (terminated when size > 0).
+ * Returns the length it needs, as snprintf: it fit when less than size. */
+size_t mcp_schema_text(const struct mcp_tool_args *t, char *buf, size_t size);
+
+/* Checks args (an object, or NULL for none) against t: no unknown key,
+ * the required ones present, each of its type, strings without NUL bytes
+ * (unless NUL_OK), non-empty, within max_len, in choices or the languages
+ * table, numbers within min and max, a map's values strings.  Fields are
+ * checked in t's order, so the first problem is the one reported; the
+ * message names the argument.  Returns 0, or -1 with err set. */
+int mcp_schema_check(const struct mcp_tool_args *t, json_t *args, struct nsbox_err *err);
+
+/* Getters for arguments mcp_schema_check accepted.  A string is borrowed
+ * from args, or the field's default (NULL if none) when absent. */
+const char *mcp_arg_string(const struct mcp_tool_args *t, json_t *args, const char *name);
+/* The number, or dflt when absent; *given (if non-NULL) says which. */
+double mcp_arg_number(json_t *args, const char *name, double dflt, bool *given);
+int64_t mcp_arg_integer(json_t *args, const char *name, int64_t dflt);
+/* False when absent. */
+bool mcp_arg_bool(json_t *args, const char *name);
+
+#endif

@@ -1,0 +1,482 @@
+/* Unit tests for the MCP tool arguments: the declarations (mcp/tool_args.c),
+ * the schema built from them and the generic checks (mcp/tool_schema.c),
+ * the decoders, and the languages table (mcp/languages.c).  The schema and
+ * the decoder come from one table; these tests walk the schema and make
+ * the decoder answer for every property in it. */
+#include "check.h"
+#include "suites.h"
+
+#include <jansson.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../../mcp/languages.h"
+#include "../../mcp/tool_args.h"
+
+static struct mcp_server cfg = {
+    .defaults = {.memory_mb = 512, .cpus = 1, .pids = 256, .timeout_s = 30},
+    .ceilings = {.memory_mb = 4096, .cpus = 4, .pids = 4096, .timeout_s = 600},
+    .host_dirs = {{"/srv/share", -1}},
+    .n_host_dirs = 1,
+};
+
+/* ---- helpers ---- */
+
+/* Runs tool's decoder and releases what it decoded: 0, -1 with err set,
+ * or -2 for a tool this file does not know. */
+static int decode(const char *tool, json_t *args, struct nsbox_err *err)
+{
+    int r = -2;
+    if (strcmp(tool, "sandbox_create") == 0) {
+        struct mcp_create_args a;
+        r = mcp_args_sandbox_create(&cfg, args, &a, err);
+        mcp_create_args_free(&a);
+    } else if (strcmp(tool, "sandbox_stop") == 0) {
+        struct mcp_stop_args a;
+        r = mcp_args_sandbox_stop(args, &a, err);
+    } else if (strcmp(tool, "execute_code") == 0 || strcmp(tool, "run_command") == 0) {
+        struct mcp_run_args a;
+        r = tool[0] == 'e' ? mcp_args_execute_code(&cfg, args, &a, err)
+                           : mcp_args_run_command(&cfg, args, &a, err);
+    } else if (strcmp(tool, "write_file") == 0) {
+        struct mcp_write_args a;
+        r = mcp_args_write_file(args, &a, err);
+        mcp_write_args_free(&a);
+    } else if (strcmp(tool, "read_file") == 0) {
+        struct mcp_read_args a;
+        r = mcp_args_read_file(args, &a, err);
+    } else if (strcmp(tool, "list_directory") == 0 || strcmp(tool, "project_structure") == 0) {
+        struct mcp_list_args a;
+        r = tool[0] == 'l' ? mcp_args_list_directory(args, &a, err)
+                           : mcp_args_project_structure(args, &a, err);
+    } else if (strcmp(tool, "create_directory") == 0 || strcmp(tool, "delete_path") == 0) {
+        struct mcp_path_args a;
+        r = tool[0] == 'c' ? mcp_args_create_directory(args, &a, err)
+                           : mcp_args_delete_path(args, &a, err);
+    } else if (strcmp(tool, "copy_in") == 0 || strcmp(tool, "copy_out") == 0) {
+        struct mcp_copy_args a;
+        r = strcmp(tool, "copy_in") == 0 ? mcp_args_copy_in(&cfg, args, &a, err)
+                                         : mcp_args_copy_out(&cfg, args, &a, err);
+    } else if (strcmp(tool, "sandbox_list") == 0 || strcmp(tool, "list_languages") == 0 ||
+               strcmp(tool, "list_images") == 0) {
+        r = mcp_args_none(args, err);
+    }
+    return r;
+}
+
+/* A value every tool taking key accepts; NULL for a key this file does
+ * not know (a new argument needs a line here). */
+static json_t *valid_value(const char *key)
+{
+    static const struct {
+        const char *key, *json;
+    } values[] = {
+        {"sandbox_id", "\"sb1\""},  {"path", "\"a/b\""},      {"host_path", "\"/srv/share/f\""},
+        {"code", "\"print(1)\""},    {"command", "\"ls\""},    {"language", "\"python\""},
+        {"stdin", "\"in\""},         {"image", "\"busybox\""}, {"workdir", "\"/w\""},
+        {"workspace", "\"ws-1\""},   {"env", "{\"A\":\"b\"}"}, {"content", "\"aGk=\""},
+        {"encoding", "\"base64\""}, {"append", "true"},        {"recursive", "true"},
+        {"overwrite", "true"},       {"offset", "0"},          {"length", "10"},
+        {"depth", "2"},              {"memory_mb", "64"},      {"cpus", "0.5"},
+        {"pids", "64"},              {"timeout_s", "5"},
+    };
+    for (size_t i = 0; i < sizeof(values) / sizeof(values[0]); i++)
+        if (strcmp(values[i].key, key) == 0)
+            return json_loads(values[i].json, JSON_DECODE_ANY, NULL);
+    return NULL;
+}
+
+/* A value of the wrong type for a property of this type. */
+static json_t *wrong_value(const char *type)
+{
+    return strcmp(type, "string") == 0 ? json_integer(42) : json_string("x");
+}
+
+/* The tool's required properties, each with a valid value. */
+static json_t *base_args(json_t *schema)
+{
+    json_t *args = json_object(), *v;
+    size_t i;
+    json_array_foreach(json_object_get(schema, "required"), i, v)
+        json_object_set_new(args, json_string_value(v), valid_value(json_string_value(v)));
+    return args;
+}
+
+/* Decodes args (stolen) for tool; returns the result, the message in err. */
+static int try(const char *tool, json_t *args, struct nsbox_err *err)
+{
+    *err = (struct nsbox_err){0};
+    int r = decode(tool, args, err);
+    json_decref(args);
+    return r;
+}
+
+static json_t *parse(const char *text)
+{
+    return json_loads(text, 0, NULL);
+}
+
+/* The message of a call that must fail, or "" (and a failed check). */
+static const char *fails(const char *tool, const char *args_json)
+{
+    static struct nsbox_err err;
+    json_t *args = parse(args_json);
+    CHECK(args != NULL);
+    if (try(tool, args, &err) != -1) {
+        CHECK(!"accepted");
+        return "";
+    }
+    return err.msg;
+}
+
+static bool accepts(const char *tool, const char *args_json)
+{
+    struct nsbox_err err;
+    json_t *args = parse(args_json);
+    return args != NULL && try(tool, args, &err) == 0;
+}
+
+/* ---- the schemas ---- */
+
+static void every_schema_is_closed_json(void)
+{
+    size_t n;
+    const struct mcp_tool_args *all = mcp_tool_args_all(&n);
+    CHECK(n == 15);
+    for (size_t t = 0; t < n; t++) {
+        char text[4096];
+        CHECK(mcp_schema_text(&all[t], text, sizeof(text)) < sizeof(text));
+        json_t *schema = json_loads(text, JSON_REJECT_DUPLICATES, NULL), *built;
+        CHECK(schema != NULL);
+        CHECK(json_equal(schema, built = mcp_schema_build(&all[t])));
+        json_decref(built);
+        CHECK_STR(json_string_value(json_object_get(schema, "type")), "object");
+        CHECK(json_is_false(json_object_get(schema, "additionalProperties")));
+        json_t *props = json_object_get(schema, "properties"), *v;
+        CHECK(json_is_object(props) && json_object_size(props) == all[t].n_fields);
+        size_t i;
+        json_array_foreach(json_object_get(schema, "required"), i, v)
+            CHECK(json_object_get(props, json_string_value(v)) != NULL);
+        struct nsbox_err err;
+        CHECK(decode(all[t].tool, NULL, &err) != -2); /* a decoder for every declaration */
+        CHECK(mcp_tool_args_find(all[t].tool) == &all[t]);
+        json_decref(schema);
+    }
+    CHECK(mcp_tool_args_find("format_disk") == NULL);
+}
+
+/* A schema text that does not fit says how much it needs, and is cut
+ * terminated. */
+static void schema_text_reports_its_length(void)
+{
+    const struct mcp_tool_args *t = mcp_tool_args_find("sandbox_create");
+    char small[16];
+    size_t need = mcp_schema_text(t, NULL, 0);
+    CHECK(need > 100);
+    CHECK(mcp_schema_text(t, small, sizeof(small)) == need);
+    CHECK(strlen(small) == sizeof(small) - 1);
+    CHECK(strncmp(small, "{\"type\":\"object", 15) == 0);
+}
+
+/* Each tool accepts its required arguments alone and each property of its
+ * schema on top: the decoder takes every field the schema lists. */
+static void decoder_takes_every_listed_field(void)
+{
+    size_t n;
+    const struct mcp_tool_args *all = mcp_tool_args_all(&n);
+    for (size_t t = 0; t < n; t++) {
+        json_t *schema = mcp_schema_build(&all[t]), *p;
+        const char *key;
+        struct nsbox_err err;
+        CHECK(try(all[t].tool, base_args(schema), &err) == 0);
+        json_object_foreach(json_object_get(schema, "properties"), key, p) {
+            json_t *args = base_args(schema), *v = valid_value(key);
+            CHECK(v != NULL);
+            json_object_set_new(args, key, v);
+            if (try(all[t].tool, args, &err) != 0)
+                printf("# %s with %s: %s\n", all[t].tool, key, err.msg);
+            CHECK(err.msg[0] == '\0');
+        }
+        json_decref(schema);
+    }
+}
+
+/* ... and refuses each of them of the wrong type, naming it: the decoder
+ * takes exactly the fields and types the schema lists. */
+static void wrong_type_names_the_field(void)
+{
+    size_t n;
+    const struct mcp_tool_args *all = mcp_tool_args_all(&n);
+    for (size_t t = 0; t < n; t++) {
+        json_t *schema = mcp_schema_build(&all[t]), *p;
+        const char *key;
+        json_object_foreach(json_object_get(schema, "properties"), key, p) {
+            json_t *args = base_args(schema);
+            struct nsbox_err err;
+            json_object_set_new(args, key,
+                                wrong_value(json_string_value(json_object_get(p, "type"))));
+            CHECK(try(all[t].tool, args, &err) == -1);
+            if (strstr(err.msg, key) == NULL)
+                printf("# %s with %s of the wrong type: %s\n", all[t].tool, key, err.msg);
+            CHECK(strstr(err.msg, key) != NULL);
+        }
+        json_decref(schema);
+    }
+}
+
+static void unknown_and_missing_arguments_named(void)
+{
+    size_t n;
+    const struct mcp_tool_args *all = mcp_tool_args_all(&n);
+    for (size_t t = 0; t < n; t++) {
+        json_t *schema = mcp_schema_build(&all[t]), *args = base_args(schema), *v;
+        struct nsbox_err err;
+        json_object_set_new(args, "bogus_key", json_true());
+        CHECK(try(all[t].tool, args, &err) == -1);
+        CHECK_STR(err.msg, "unknown argument \"bogus_key\"");
+        size_t i;
+        json_array_foreach(json_object_get(schema, "required"), i, v) {
+            args = base_args(schema);
+            json_object_del(args, json_string_value(v));
+            CHECK(try(all[t].tool, args, &err) == -1);
+            CHECK(strstr(err.msg, json_string_value(v)) != NULL);
+            CHECK(strstr(err.msg, "required") != NULL);
+        }
+        json_decref(schema);
+    }
+    CHECK(strstr(fails("list_images", "[]"), "must be an object") != NULL);
+}
+
+/* ---- ranges ---- */
+
+static void integer_ranges(void)
+{
+    CHECK_STR(fails("project_structure", "{\"sandbox_id\":\"s\",\"depth\":0}"),
+              "depth must be an integer from 1 to 16");
+    fails("project_structure", "{\"sandbox_id\":\"s\",\"depth\":17}");
+    fails("project_structure", "{\"sandbox_id\":\"s\",\"depth\":2.5}");
+    CHECK(accepts("project_structure", "{\"sandbox_id\":\"s\",\"depth\":16}"));
+    CHECK(accepts("project_structure", "{\"sandbox_id\":\"s\",\"depth\":1.0}"));
+    CHECK(strstr(fails("read_file", "{\"sandbox_id\":\"s\",\"path\":\"p\",\"offset\":-1}"),
+                 "offset") != NULL);
+    CHECK(strstr(fails("read_file", "{\"sandbox_id\":\"s\",\"path\":\"p\",\"length\":0}"),
+                 "length") != NULL);
+    /* Beyond 2^53 a real is no exact integer. */
+    fails("read_file", "{\"sandbox_id\":\"s\",\"path\":\"p\",\"offset\":1e300}");
+
+    struct mcp_read_args r;
+    struct nsbox_err err;
+    json_t *args = parse("{\"sandbox_id\":\"s\",\"path\":\"p\",\"offset\":1152921504606846976,"
+                         "\"length\":1000000000000}");
+    CHECK(mcp_args_read_file(args, &r, &err) == 0);
+    CHECK(r.offset == 1152921504606846976LL && r.length == MCP_READ_MAX);
+    json_decref(args);
+    args = parse("{\"sandbox_id\":\"s\",\"path\":\"p\",\"offset\":5.0}");
+    CHECK(mcp_args_read_file(args, &r, &err) == 0);
+    CHECK(r.offset == 5 && r.length == MCP_READ_DEFAULT && !r.base64);
+    json_decref(args);
+}
+
+/* Limits: their types from the table, their ranges from the server's
+ * ceilings; the defaults unless named. */
+static void limits_within_ceilings(void)
+{
+    CHECK_STR(fails("execute_code", "{\"code\":\"\",\"memory_mb\":15}"),
+              "memory_mb must be a number from 16 to 4096");
+    fails("execute_code", "{\"code\":\"\",\"memory_mb\":4097}");
+    fails("execute_code", "{\"code\":\"\",\"cpus\":0.001}");
+    fails("execute_code", "{\"code\":\"\",\"timeout_s\":601}");
+    CHECK_STR(fails("execute_code", "{\"code\":\"\",\"pids\":8.5}"), "pids must be an integer");
+    CHECK_STR(fails("execute_code", "{\"code\":\"\",\"timeout_s\":\"soon\"}"),
+              "timeout_s must be a number");
+
+    struct mcp_run_args a;
+    struct nsbox_err err;
+    json_t *args = parse("{\"code\":\"\",\"pids\":64.0,\"memory_mb\":4096}");
+    CHECK(mcp_args_execute_code(&cfg, args, &a, &err) == 0);
+    CHECK(a.limits.has_pids && a.limits.limits.pids == 64 && a.limits.limits.memory_mb == 4096);
+    CHECK(!a.limits.has_cpus && a.limits.limits.cpus == 1 && a.limits.limits.timeout_s == 30);
+    json_decref(args);
+}
+
+/* ---- strings ---- */
+
+static void strings(void)
+{
+    struct nsbox_err err;
+    json_t *args = json_pack("{s:s%}", "sandbox_id", "a\0b", (size_t)3);
+    CHECK(try("sandbox_stop", args, &err) == -1);
+    CHECK_STR(err.msg, "sandbox_id must be a string without NUL bytes");
+    CHECK_STR(fails("sandbox_stop", "{\"sandbox_id\":\"\"}"),
+              "sandbox_id must be a non-empty string");
+    CHECK_STR(fails("write_file", "{\"sandbox_id\":\"s\",\"path\":\"\",\"content\":\"\"}"),
+              "path must be a non-empty string");
+    CHECK_STR(fails("read_file", "{\"sandbox_id\":\"s\",\"path\":\"p\",\"encoding\":\"latin1\"}"),
+              "encoding must be utf-8 or base64");
+    CHECK(accepts("execute_code", "{\"code\":\"\"}"));
+
+    /* File content may hold NUL bytes: it is written as it is. */
+    struct mcp_write_args w;
+    args = json_pack("{s:s,s:s,s:s%}", "sandbox_id", "s", "path", "p", "content", "a\0b",
+                     (size_t)3);
+    CHECK(mcp_args_write_file(args, &w, &err) == 0);
+    CHECK(w.len == 3 && memcmp(w.content, "a\0b", 3) == 0 && w.decoded == NULL);
+    mcp_write_args_free(&w);
+    json_decref(args);
+
+    char *big = malloc(MCP_CODE_MAX + 2);
+    memset(big, 'x', MCP_CODE_MAX + 1);
+    big[MCP_CODE_MAX + 1] = '\0';
+    args = json_pack("{s:s}", "code", big);
+    CHECK(try("execute_code", args, &err) == -1);
+    CHECK(strstr(err.msg, "code is longer than") && strstr(err.msg, "run_command"));
+    big[MCP_CODE_MAX] = '\0';
+    CHECK(try("run_command", json_pack("{s:s}", "command", big), &err) == 0);
+    free(big);
+}
+
+/* What the table cannot say: checked by the decoders after it. */
+static void tool_specific_checks(void)
+{
+    CHECK(strstr(fails("run_command", "{\"command\":\"ls\",\"workdir\":\"w\"}"), "absolute"));
+    CHECK(strstr(fails("sandbox_create", "{\"workdir\":\"w\"}"), "absolute"));
+    CHECK(strstr(fails("sandbox_create", "{\"workspace\":\"../x\"}"), "workspace names"));
+    CHECK(strstr(fails("sandbox_create", "{\"env\":{\"A=B\":\"x\"}}"), "without '='"));
+    CHECK(strstr(fails("sandbox_create", "{\"env\":{\"A\":1}}"), "env: \"A\""));
+    CHECK(strstr(fails("delete_path", "{\"sandbox_id\":\"s\",\"path\":\"a/../..\"}"),
+                 "refusing"));
+    fails("delete_path", "{\"sandbox_id\":\"s\",\"path\":\"/\"}");
+    fails("delete_path", "{\"sandbox_id\":\"s\",\"path\":\".\"}");
+    CHECK(strstr(fails("copy_in", "{\"sandbox_id\":\"s\",\"host_path\":\"/srv/sharex/f\","
+                                  "\"path\":\"p\"}"),
+                 "not inside"));
+    fails("copy_out", "{\"sandbox_id\":\"s\",\"host_path\":\"/srv/share/a/..\",\"path\":\"p\"}");
+
+    struct mcp_create_args c;
+    struct nsbox_err err;
+    json_t *args = parse("{\"env\":{\"A\":\"b\",\"C\":\"\"},\"workspace\":\"ws\"}");
+    CHECK(mcp_args_sandbox_create(&cfg, args, &c, &err) == 0);
+    CHECK(c.env && strcmp(c.env[0], "A=b") == 0 && strcmp(c.env[1], "C=") == 0 && !c.env[2]);
+    CHECK_STR(c.language, MCP_LANGUAGE_DEFAULT);
+    CHECK(c.image == NULL && c.workdir == NULL);
+    mcp_create_args_free(&c);
+    json_decref(args);
+
+    struct mcp_list_args l;
+    args = parse("{\"sandbox_id\":\"s\"}");
+    CHECK(mcp_args_list_directory(args, &l, &err) == 0 && strcmp(l.path, ".") == 0 &&
+          l.depth == 1);
+    CHECK(mcp_args_project_structure(args, &l, &err) == 0 && strcmp(l.path, ".") == 0 &&
+          l.depth == 3);
+    json_decref(args);
+}
+
+static void base64_strict(void)
+{
+    static const struct {
+        const char *in, *out; /* out NULL: refused */
+    } cases[] = {
+        {"QUJD", "ABC"}, {"QUI=", "AB"}, {"QUI", "AB"}, {"QQ==", "A"}, {"QQ", "A"}, {"", ""},
+        {"QUJDR", NULL}, {"QQ=====", NULL}, {"QQ=", NULL}, {"QU JD", NULL}, {"QUJD\n", NULL},
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        struct mcp_write_args w;
+        struct nsbox_err err;
+        json_t *args = json_pack("{s:s,s:s,s:s,s:s}", "sandbox_id", "s", "path", "p", "content",
+                                 cases[i].in, "encoding", "base64");
+        int r = mcp_args_write_file(args, &w, &err);
+        if (cases[i].out == NULL) {
+            CHECK(r == -1 && strcmp(err.msg, "content is not valid base64") == 0);
+        } else {
+            CHECK(r == 0 && w.len == strlen(cases[i].out) &&
+                  memcmp(w.content, cases[i].out, w.len) == 0);
+        }
+        mcp_write_args_free(&w);
+        json_decref(args);
+    }
+}
+
+/* ---- languages ---- */
+
+static void languages_table(void)
+{
+    size_t n, primary = 0;
+    const struct mcp_language *langs = mcp_languages(&n);
+    char list[256];
+    mcp_languages_text(list, sizeof(list), " or ");
+    CHECK_STR(list, "python, sh, bash, javascript, ruby or perl");
+    CHECK(mcp_language_find(MCP_LANGUAGE_DEFAULT) != NULL);
+    CHECK(mcp_language_find("cobol") == NULL);
+    for (size_t i = 0; i < n; i++) {
+        const struct mcp_language *l = &langs[i], *of;
+        CHECK(mcp_language_find(l->name) == l);
+        CHECK(l->argv[0] && l->argv[1] && l->description);
+        if (l->alias_of == NULL) {
+            primary++;
+            CHECK(strstr(list, l->name) != NULL);
+            continue;
+        }
+        /* An alias runs what the name it stands for runs. */
+        CHECK((of = mcp_language_find(l->alias_of)) != NULL && of->alias_of == NULL);
+        CHECK(of && strcmp(of->argv[0], l->argv[0]) == 0 && strcmp(of->argv[1], l->argv[1]) == 0);
+    }
+    CHECK(primary == 6);
+}
+
+/* execute_code runs each language with the table's interpreter, lists them
+ * in its schema, and refuses others naming them all. */
+static void execute_code_languages(void)
+{
+    size_t n;
+    const struct mcp_language *langs = mcp_languages(&n);
+    for (size_t i = 0; i < n; i++) {
+        struct mcp_run_args a;
+        struct nsbox_err err;
+        json_t *args = json_pack("{s:s,s:s}", "code", "1", "language", langs[i].name);
+        CHECK(mcp_args_execute_code(&cfg, args, &a, &err) == 0);
+        CHECK_STR(a.argv[0], langs[i].argv[0]);
+        CHECK_STR(a.argv[1], langs[i].argv[1]);
+        CHECK_STR(a.argv[2], "1");
+        CHECK(a.argv[3] == NULL);
+        CHECK_STR(a.language, langs[i].name);
+        json_decref(args);
+    }
+    struct mcp_run_args a;
+    struct nsbox_err err;
+    json_t *args = parse("{\"code\":\"1\"}");
+    CHECK(mcp_args_execute_code(&cfg, args, &a, &err) == 0);
+    CHECK_STR(a.language, MCP_LANGUAGE_DEFAULT);
+    CHECK_STR(a.argv[0], mcp_language_find(MCP_LANGUAGE_DEFAULT)->argv[0]);
+    json_decref(args);
+
+    const char *msg = fails("execute_code", "{\"code\":\"1\",\"language\":\"cobol\"}");
+    CHECK(strstr(msg, "\"cobol\"") && strstr(msg, "run_command"));
+    json_t *schema = mcp_schema_build(mcp_tool_args_find("execute_code"));
+    json_t *lang = json_object_get(json_object_get(schema, "properties"), "language");
+    const char *desc = json_string_value(json_object_get(lang, "description"));
+    CHECK_STR(json_string_value(json_object_get(lang, "default")), MCP_LANGUAGE_DEFAULT);
+    for (size_t i = 0; i < n; i++)
+        if (langs[i].alias_of == NULL) {
+            CHECK(desc && strstr(desc, langs[i].name) != NULL);
+            CHECK(strstr(msg, langs[i].name) != NULL);
+        }
+    json_decref(schema);
+    /* sandbox_create's language is any image's label, not only these. */
+    CHECK(accepts("sandbox_create", "{\"language\":\"cobol\"}"));
+}
+
+void suite_tool_args(void)
+{
+    RUN_TEST(every_schema_is_closed_json);
+    RUN_TEST(schema_text_reports_its_length);
+    RUN_TEST(decoder_takes_every_listed_field);
+    RUN_TEST(wrong_type_names_the_field);
+    RUN_TEST(unknown_and_missing_arguments_named);
+    RUN_TEST(integer_ranges);
+    RUN_TEST(limits_within_ceilings);
+    RUN_TEST(strings);
+    RUN_TEST(tool_specific_checks);
+    RUN_TEST(base64_strict);
+    RUN_TEST(languages_table);
+    RUN_TEST(execute_code_languages);
+}
