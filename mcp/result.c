@@ -14,8 +14,8 @@ int mcp_result_add_image(struct mcp_result *r, char *base64, const char *mime_ty
         free(base64);
         return nsbox_err_set(err, 0, "out of memory");
     }
-    v[r->n_content++] = (struct mcp_content){.kind = MCP_CONTENT_IMAGE, .data = base64,
-                                             .mime_type = mime};
+    v[r->n_content++] = (struct mcp_content){
+        .kind = MCP_CONTENT_IMAGE, .data = base64, .mime_type = mime};
     r->content = v;
     return 0;
 }

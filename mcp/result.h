@@ -23,15 +23,15 @@ enum mcp_content_kind {
 
 struct mcp_content {
     enum mcp_content_kind kind;
-    char *data;       /* IMAGE: base64 (owned) */
-    char *mime_type;  /* owned */
-    char *uri;        /* RESOURCE_LINK: owned; NULL for an image */
-    char *name;       /* RESOURCE_LINK: owned; NULL for an image */
+    char *data;      /* IMAGE: base64 (owned) */
+    char *mime_type; /* owned */
+    char *uri;       /* RESOURCE_LINK: owned; NULL for an image */
+    char *name;      /* RESOURCE_LINK: owned; NULL for an image */
 };
 
 struct mcp_result {
-    json_t *structured;           /* owned; NULL until the tool sets it */
-    struct mcp_content *content;  /* owned, n_content entries */
+    json_t *structured;          /* owned; NULL until the tool sets it */
+    struct mcp_content *content; /* owned, n_content entries */
     size_t n_content;
 };
 

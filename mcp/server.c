@@ -114,7 +114,7 @@ static void handle_tools_list(struct mcp_session *s, json_t *id)
         const struct mcp_tool_args *decl = mcp_tool_args_find(t->name);
         if (decl == NULL) {
             nsbox_warn("internal error: tool %s has no argument declaration (tool_args.c)",
-                        t->name);
+                       t->name);
             send_error(s, id, JSONRPC_INTERNAL_ERROR,
                        "internal error: a tool has no argument declaration");
             return;
@@ -242,7 +242,7 @@ static void handle_tools_call(struct mcp_session *s, json_t *id, json_t *params)
         pthread_mutex_unlock(&s->lock);
         free(job);
         send_result(s, id, tool_error("too many calls running at once; wait for one "
-                                             "to finish"));
+                                      "to finish"));
         return;
     }
     struct nsbox_err err;
