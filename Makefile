@@ -46,8 +46,10 @@ $(BUILD)/nsbox: $(CLI_OBJS) $(BUILD)/libnsbox.a
 
 # The tests also write archives (libarchive's writer wants nettle, lz4, ...):
 # shared libraries there.
-# The MCP tool arguments (pure: no server, store or sandbox) are tested too.
-UNIT_MCP_OBJS := $(BUILD)/mcp/tool_args.o $(BUILD)/mcp/tool_schema.o $(BUILD)/mcp/languages.o
+# The MCP tool arguments (pure: no server, store or sandbox) are tested
+# too, and the tool table (mcp/tools.c, which names every tool, so the MCP
+# objects but the transports and config.c come along, as for fuzz_tools).
+UNIT_MCP_OBJS := $(patsubst %.c,$(BUILD)/%.o,$(filter-out mcp/transport_%.c mcp/config.c,$(wildcard mcp/*.c)))
 $(BUILD)/unit-tests: $(UNIT_OBJS) $(UNIT_MCP_OBJS) $(BUILD)/libnsbox.a
 	$(CC) $(NSBOX_LDFLAGS) $(LDFLAGS) -o $@ $^ $(shell pkg-config --libs $(PKGS))
 

@@ -188,6 +188,10 @@ int box_list(struct box_ctx *ctx, struct box_info **out, size_t *n, struct nsbox
  * without one. */
 void box_workspace_dir(const struct box *box, char *buf, size_t size);
 
+/* True for a workspace name: 1-64 of a-z 0-9 . _ -, not starting with .
+ * or -, so it is one path component and never "." or "..". */
+bool box_workspace_name_ok(const char *name);
+
 /* Exec options for a command in box: its env, workdir, user, timeout and
  * box_defaults.output_cap; the caller sets argv, input and output. */
 void box_exec_defaults(const struct box *box, struct nsbox_exec_opts *eo);

@@ -17,8 +17,7 @@
 #include "../common/fsutil.h"
 #include "internal.h"
 
-/* 1-64 of a-z 0-9 . _ -, not starting with . or - (so never "." or ".."). */
-static bool name_ok(const char *name)
+bool box_workspace_name_ok(const char *name)
 {
     size_t n = strlen(name);
     return n > 0 && n <= 64 && strspn(name, "abcdefghijklmnopqrstuvwxyz0123456789._-") == n &&
@@ -30,7 +29,7 @@ int box_workspace_claim(struct box_ctx *ctx, const char *name, char *dir, size_t
 {
     char lock[80];
 
-    if (!name_ok(name))
+    if (!box_workspace_name_ok(name))
         return nsbox_err_set(err, EINVAL, "workspace names are 1-64 of a-z 0-9 . _ -, not "
                                           "starting with . or -");
     snprintf(dir, size, "%s/workspaces", ctx->store.root);

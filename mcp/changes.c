@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../common/cleanup.h"
 #include "server.h"
 
 #define IMAGE_MAX (4u << 20)
@@ -26,28 +27,24 @@ static json_t *entry_json(const struct nsbox_change *c)
     return f;
 }
 
-/* The image's contents as {data, mimeType, path}, or NULL. */
-static json_t *image_json(const struct nsbox_snapshot *after, const struct nsbox_change *c,
-                          size_t *len)
+/* Adds the image's contents to out as an image block; false when it could
+ * not be read (or stored).  *len: its size. */
+static bool add_image(struct mcp_result *out, const struct nsbox_snapshot *after,
+                      const struct nsbox_change *c, size_t *len)
 {
-    unsigned char *data = nsbox_changes_read(after, c->path, IMAGE_MAX, len);
+    struct nsbox_err ignored;
+    _cleanup_free_ unsigned char *data = nsbox_changes_read(after, c->path, IMAGE_MAX, len);
     char *b64 = data ? mcp_base64_encode(data, *len) : NULL;
-    json_t *img = b64 ? json_pack("{s:s,s:s,s:s}", "data", b64, "mimeType", c->mime, "path",
-                                  c->path)
-                      : NULL;
-    free(b64);
-    free(data);
-    return img;
+    return b64 != NULL && mcp_result_add_image(out, b64, c->mime, &ignored) == 0;
 }
 
 json_t *mcp_changes_json(const struct nsbox_snapshot *before, const struct nsbox_snapshot *after,
-                         json_t **images)
+                         struct mcp_result *out)
 {
     struct nsbox_changes ch;
     struct nsbox_err err;
     size_t image_bytes = 0;
 
-    *images = json_array();
     if (nsbox_changes_diff(before, after, &ch, &err) < 0)
         return NULL;
     json_t *files = json_array();
@@ -60,11 +57,8 @@ json_t *mcp_changes_json(const struct nsbox_snapshot *before, const struct nsbox
             image_bytes + (size_t)c->size > IMAGES_TOTAL)
             continue;
         size_t len;
-        json_t *img = image_json(after, c, &len);
-        if (img != NULL) {
-            json_array_append_new(*images, img);
+        if (add_image(out, after, c, &len))
             image_bytes += len;
-        }
     }
     nsbox_changes_free(&ch);
     return files;

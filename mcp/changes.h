@@ -6,12 +6,13 @@
 #include <jansson.h>
 
 #include "../runtime/changes.h"
+#include "result.h"
 
 /* [{path, change: created|modified, size, mime_type?}] (a name that is not
- * UTF-8 as path_base64) and, in *images (always set; caller decrefs), the
- * changed images' contents [{data (base64), mimeType, path}], size-capped.
- * Returns the list, or NULL (out of memory). */
+ * UTF-8 as path_base64); the changed images' contents, size-capped, are
+ * added to out as image blocks (best effort: one that cannot be read or
+ * stored is left out).  Returns the list, or NULL (out of memory). */
 json_t *mcp_changes_json(const struct nsbox_snapshot *before, const struct nsbox_snapshot *after,
-                         json_t **images);
+                         struct mcp_result *out);
 
 #endif

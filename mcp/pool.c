@@ -20,13 +20,14 @@
 static void *refill_thread(void *arg)
 {
     struct mcp_server *cfg = arg;
-    char image[512], error[256];
+    char image[512];
+    struct nsbox_err err;
 
     pthread_mutex_lock(&cfg->pool_lock);
     snprintf(image, sizeof(image), "%s", cfg->spare_image);
     pthread_mutex_unlock(&cfg->pool_lock);
     struct mcp_sandbox *m = image[0] ? mcp_sandbox_build(cfg, image, &cfg->defaults, NULL, NULL,
-                                                         NULL, true, error, sizeof(error))
+                                                         NULL, true, &err)
                                      : NULL;
     pthread_mutex_lock(&cfg->pool_lock);
     cfg->refilling = false;

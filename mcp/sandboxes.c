@@ -73,7 +73,7 @@ void mcp_op_end(struct mcp_session *s, struct mcp_call *call, struct mcp_sandbox
 struct mcp_sandbox *mcp_sandbox_new(struct mcp_session *s, const char *image,
                                     const struct mcp_limits *limits, char **env,
                                     const char *workdir, const char *workspace, bool one_shot,
-                                    char *error, size_t error_size)
+                                    struct nsbox_err *err)
 {
     /* One-shot sandboxes are bounded by the calls running at once; the
      * session's cap is for the ones it keeps. */
@@ -84,14 +84,14 @@ struct mcp_sandbox *mcp_sandbox_new(struct mcp_session *s, const char *image,
             s->n_sandboxes++; /* reserved */
         pthread_mutex_unlock(&s->lock);
         if (full) {
-            snprintf(error, error_size, "this session already has %zu sandboxes (the limit); "
-                                        "stop one with sandbox_stop",
-                     s->cfg->max_sandboxes);
+            nsbox_err_set(err, EAGAIN, "this session already has %zu sandboxes (the limit); "
+                                       "stop one with sandbox_stop",
+                          s->cfg->max_sandboxes);
             return NULL;
         }
     }
     struct mcp_sandbox *m = mcp_sandbox_build(s->cfg, image, limits, env, workdir, workspace,
-                                              one_shot, error, error_size);
+                                              one_shot, err);
     pthread_mutex_lock(&s->lock);
     if (m == NULL && !one_shot)
         s->n_sandboxes--;

@@ -36,11 +36,11 @@ void mcp_op_end(struct mcp_session *s, struct mcp_call *call, struct mcp_sandbox
 
 /* A started sandbox: a kept one is linked into s (within the session's
  * cap) with a reference for the caller, a one-shot one is the caller's.  env ("KEY=VALUE", or NULL) is
- * borrowed and copied.  NULL with error set. */
+ * borrowed and copied.  NULL with err set. */
 struct mcp_sandbox *mcp_sandbox_new(struct mcp_session *s, const char *image,
                                     const struct mcp_limits *limits, char **env,
                                     const char *workdir, const char *workspace, bool one_shot,
-                                    char *error, size_t error_size);
+                                    struct nsbox_err *err);
 
 /* Stops the kept sandbox `id` of s as described above.  Returns 0 once it
  * is gone, or -1 with err when s has no such sandbox (or another stop has
@@ -51,10 +51,12 @@ int mcp_sandbox_stop(struct mcp_session *s, const char *id, struct nsbox_err *er
 void mcp_sandboxes_stop_all(struct mcp_session *s);
 
 /* ---- in tools_sandbox.c until the boxes/ layer takes them ---- */
+/* A started sandbox in no session, counted under --max-total-sandboxes;
+ * NULL with err set. */
 struct mcp_sandbox *mcp_sandbox_build(struct mcp_server *cfg, const char *image,
                                       const struct mcp_limits *limits, char **env,
                                       const char *workdir, const char *workspace,
-                                      bool one_shot, char *error, size_t error_size);
+                                      bool one_shot, struct nsbox_err *err);
 void mcp_sandbox_free_record(struct mcp_sandbox *m);
 
 #endif

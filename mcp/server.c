@@ -10,9 +10,12 @@
 #include <string.h>
 #include <time.h>
 
+#include "../common/cleanup.h"
+#include "../common/cleanup_json.h"
 #include "../common/log.h"
 #include "jsonrpc.h"
 #include "sandboxes.h"
+#include "tool_args.h"
 
 static const char *const versions[] = {"2025-11-25", "2025-06-18", "2025-03-26",
                                        "2024-11-05"};
@@ -96,21 +99,34 @@ static void handle_set_level(struct mcp_session *s, json_t *id, json_t *params)
     send_result(s, id, json_object());
 }
 
+/* Each inputSchema comes from the tool's declaration of its arguments,
+ * the same one its decoder checks calls against (tool_args.c).  A tool
+ * without one is a mistake in mcp/ (tests/fuzz/fuzz_tools.c refuses it at
+ * start-up too): tools/list fails loudly rather than list a tool the
+ * client cannot call correctly. */
 static void handle_tools_list(struct mcp_session *s, json_t *id)
 {
-    json_t *tools = json_array();
+    _cleanup_json_ json_t *tools = json_array();
     for (size_t i = 0; i < mcp_n_tools; i++) {
         const struct mcp_tool *t = &mcp_tools[i];
         if (t->needs_host_dirs && s->cfg->n_host_dirs == 0)
             continue;
-        json_t *in = json_loads(t->input_schema, 0, NULL);
+        const struct mcp_tool_args *decl = mcp_tool_args_find(t->name);
+        if (decl == NULL) {
+            nsbox_warn("internal error: tool %s has no argument declaration (tool_args.c)",
+                       t->name);
+            send_error(s, id, JSONRPC_INTERNAL_ERROR,
+                       "internal error: a tool has no argument declaration");
+            return;
+        }
+        json_t *in = mcp_schema_build(decl);
         json_t *out = json_loads(t->output_schema, 0, NULL);
         json_array_append_new(tools, json_pack("{s:s,s:s,s:s,s:o,s:o}", "name", t->name,
                                                "title", t->title, "description",
                                                t->description, "inputSchema", in,
                                                "outputSchema", out));
     }
-    send_result(s, id, json_pack("{s:o}", "tools", tools));
+    send_result(s, id, json_pack("{s:O}", "tools", tools));
 }
 
 /* ---- tools/call, on a thread of its own ---- */
@@ -124,28 +140,31 @@ struct call_job {
     size_t slot;
 };
 
-static json_t *tool_result(json_t *structured, const char *error)
+static json_t *tool_error(const char *msg)
 {
-    if (structured == NULL)
-        return json_pack("{s:[{s:s,s:s}],s:b}", "content", "type", "text", "text", error,
-                         "isError", 1);
-    /* A tool may attach images ("_images": [{data, mimeType, ...}]): they go
-     * out as MCP image content, not inside the structured result. */
-    json_t *images = json_incref(json_object_get(structured, "_images"));
-    json_object_del(structured, "_images");
-    char *text = json_dumps(structured, JSON_COMPACT);
-    json_t *r = json_pack("{s:[{s:s,s:s}],s:o,s:b}", "content", "type", "text", "text",
-                          text ? text : "", "structuredContent", structured, "isError", 0);
-    free(text);
-    size_t i;
-    json_t *im;
-    json_array_foreach(images, i, im)
-        json_array_append_new(json_object_get(r, "content"),
-                              json_pack("{s:s,s:O,s:O}", "type", "image", "data",
-                                        json_object_get(im, "data"), "mimeType",
-                                        json_object_get(im, "mimeType")));
-    json_decref(images);
-    return r;
+    return json_pack("{s:[{s:s,s:s}],s:b}", "content", "type", "text", "text", msg, "isError",
+                     1);
+}
+
+/* The CallToolResult of a tool that succeeded: the structured JSON as a
+ * text block (for clients that read only content) and as
+ * structuredContent, then its images as image blocks.  Takes r's
+ * structured result (not NULL); the rest stays r's. */
+static json_t *tool_result(struct mcp_result *r)
+{
+    json_t *structured = r->structured;
+    r->structured = NULL;
+    _cleanup_free_ char *text = json_dumps(structured, JSON_COMPACT);
+    json_t *res = json_pack("{s:[{s:s,s:s}],s:o,s:b}", "content", "type", "text", "text",
+                            text ? text : "", "structuredContent", structured, "isError", 0);
+    json_t *content = json_object_get(res, "content");
+    for (size_t i = 0; i < r->n_content; i++) {
+        const struct mcp_content *c = &r->content[i];
+        if (c->kind == MCP_CONTENT_IMAGE)
+            json_array_append_new(content, json_pack("{s:s,s:s,s:s}", "type", "image", "data",
+                                                     c->data, "mimeType", c->mime_type));
+    }
+    return res;
 }
 
 /* s->lock held. */
@@ -161,10 +180,12 @@ static void *call_thread(void *arg)
 {
     struct call_job *job = arg;
     struct mcp_session *s = job->s;
-    char error[1024] = "";
+    struct nsbox_err err = {0};
+    _cleanup_(mcp_result_free) struct mcp_result out = {0};
 
-    json_t *structured = job->tool->call(s, &s->calls[job->slot], job->args, error,
-                                         sizeof(error));
+    int r = job->tool->call(s, &s->calls[job->slot], job->args, &out, &err);
+    if (r == 0 && out.structured == NULL) /* a json_pack that ran out of memory */
+        r = nsbox_err_set(&err, ENOMEM, "out of memory");
     pthread_mutex_lock(&s->lock);
     bool cancelled = s->calls[job->slot].cancelled;
     pthread_mutex_unlock(&s->lock);
@@ -173,9 +194,7 @@ static void *call_thread(void *arg)
      * mcp_session_shutdown() has seen n_running reach 0, an HTTP session
      * and its send callback are freed. */
     if (!cancelled)
-        send_result(s, job->id, tool_result(structured, error));
-    else
-        json_decref(structured);
+        send_result(s, job->id, r == 0 ? tool_result(&out) : tool_error(err.msg));
     pthread_mutex_lock(&s->lock);
     release_slot(&s->calls[job->slot]);
     s->n_running--;
@@ -222,8 +241,8 @@ static void handle_tools_call(struct mcp_session *s, json_t *id, json_t *params)
     if (slot == MCP_MAX_CALLS) {
         pthread_mutex_unlock(&s->lock);
         free(job);
-        send_result(s, id, tool_result(NULL, "too many calls running at once; wait for one "
-                                             "to finish"));
+        send_result(s, id, tool_error("too many calls running at once; wait for one "
+                                      "to finish"));
         return;
     }
     struct nsbox_err err;
@@ -231,7 +250,7 @@ static void handle_tools_call(struct mcp_session *s, json_t *id, json_t *params)
     if (nsbox_cancel_init(&cancel, &err) < 0) {
         pthread_mutex_unlock(&s->lock);
         free(job);
-        send_result(s, id, tool_result(NULL, "the server is out of file descriptors; try again"));
+        send_result(s, id, tool_error("the server is out of file descriptors; try again"));
         return;
     }
     s->calls[slot] = (struct mcp_call){
@@ -255,7 +274,7 @@ static void handle_tools_call(struct mcp_session *s, json_t *id, json_t *params)
         release_slot(&s->calls[slot]);
         s->n_running--;
         pthread_mutex_unlock(&s->lock);
-        send_result(s, id, tool_result(NULL, "the server is out of threads; try again"));
+        send_result(s, id, tool_error("the server is out of threads; try again"));
         json_decref(job->id), json_decref(job->args), json_decref(job->progress_token);
         free(job);
     }

@@ -12,6 +12,7 @@
 
 #include "../boxes/box.h"
 #include "../runtime/cancel.h"
+#include "result.h"
 
 #define MCP_MAX_LANGS 32
 #define MCP_MAX_CALLS 64
@@ -121,16 +122,19 @@ void mcp_session_log(struct mcp_session *s, const char *level, const char *fmt, 
 
 /* ---- tools (tools_*.c) ---- */
 
+/* A tool: returns 0 with out filled (result.h), or -1 with err set to a
+ * message the model can act on (it becomes the isError text). */
+typedef int (*mcp_tool_fn)(struct mcp_session *s, struct mcp_call *call, json_t *args,
+                           struct mcp_result *out, struct nsbox_err *err);
+
+/* The inputSchema is not here: tools/list builds it from the tool's
+ * declaration of its arguments (tool_args.h, mcp_tool_args_find). */
 struct mcp_tool {
     const char *name;
     const char *title;
     const char *description;
-    const char *input_schema;   /* JSON text */
     const char *output_schema;  /* JSON text */
-    /* Returns the structured result (new reference), or NULL with *error
-     * set to a message the model can act on (an isError result). */
-    json_t *(*call)(struct mcp_session *s, struct mcp_call *call, json_t *args,
-                    char *error, size_t error_size);
+    mcp_tool_fn call;
     bool needs_host_dirs;  /* listed and callable only with --allow-host-dir */
 };
 
@@ -141,17 +145,10 @@ extern const size_t mcp_n_tools;
 const char *mcp_image_for_language(struct mcp_session *s, const char *language);
 /* Standard base64 (malloc'ed), or NULL when out of memory. */
 char *mcp_base64_encode(const unsigned char *in, size_t len);
-/* A tool's failure: msg (e.g. a decoder's err.msg, tool_args.h) as its
- * error.  Returns NULL, for `return mcp_tool_fail(...)`. */
-static inline json_t *mcp_tool_fail(char *error, size_t error_size, const char *msg)
-{
-    snprintf(error, error_size, "%s", msg);
-    return NULL;
-}
 
 #define MCP_TOOL_FN(name)                                                      \
-    json_t *mcp_tool_##name(struct mcp_session *s, struct mcp_call *call,       \
-                            json_t *args, char *error, size_t error_size)
+    int mcp_tool_##name(struct mcp_session *s, struct mcp_call *call, json_t *args, \
+                        struct mcp_result *out, struct nsbox_err *err)
 MCP_TOOL_FN(sandbox_create);
 MCP_TOOL_FN(sandbox_list);
 MCP_TOOL_FN(sandbox_stop);

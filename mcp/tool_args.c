@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../boxes/box.h"
 #include "../common/cleanup.h"
 #include "languages.h"
 #include "tool_schema.h"
@@ -224,14 +225,7 @@ static unsigned char *base64_decode(const char *in, size_t n, size_t *len)
     return TAKE_PTR(out);
 }
 
-/* ---- env and workspace names ---- */
-
-bool mcp_workspace_name_ok(const char *name)
-{
-    size_t n = strlen(name);
-    return n > 0 && n <= 64 && strspn(name, "abcdefghijklmnopqrstuvwxyz0123456789._-") == n &&
-           name[0] != '.' && name[0] != '-';
-}
+/* ---- env ---- */
 
 /* {"KEY": "VALUE", ...} as "KEY=VALUE" strings (NULL-terminated). */
 static int env_strings(json_t *env, char ***out, struct nsbox_err *err)
@@ -286,7 +280,7 @@ static int create_args(const struct mcp_server *cfg, json_t *args, struct mcp_cr
     json_t *env = json_object_get(args, "env");
     if (env != NULL && env_strings(env, &out->env, err) < 0)
         return -1;
-    if (out->workspace != NULL && !mcp_workspace_name_ok(out->workspace))
+    if (out->workspace != NULL && !box_workspace_name_ok(out->workspace))
         return nsbox_err_set(err, 0, "workspace names are 1-64 of a-z 0-9 . _ -, not "
                                      "starting with . or -");
     return 0;

@@ -142,8 +142,4 @@ const struct mcp_tool_args *mcp_tool_args_find(const char *tool);
 /* Every tool's declaration (static storage), their number in *n. */
 const struct mcp_tool_args *mcp_tool_args_all(size_t *n);
 
-/* True for a workspace name: 1-64 of a-z 0-9 . _ -, not starting with .
- * or -, so it is one path component and never "." or "..". */
-bool mcp_workspace_name_ok(const char *name);
-
 #endif

@@ -1,23 +1,11 @@
-/* The tool table: names, descriptions and JSON schemas.  One entry per
+/* The tool table: names, descriptions and output schemas.  One entry per
  * tool; the implementations are in tools_*.c, the arguments are declared
  * in tool_args.c. */
 #include "server.h"
 
-#include <stdio.h>
-#include <stdlib.h>
-
-#include "tool_args.h"
-
-/* Each input schema is built from the tool's declaration of its arguments
- * (tool_args.c), the same one its decoder checks calls against.  The table
- * (server.h) carries JSON text, so the schemas are rendered into these
- * buffers once, before main (under 10 us; every nsbox command pays it);
- * INPUT gives each entry a buffer of its own (a compound literal at file
- * scope has static storage).  Once server.c lists
- * mcp_schema_build(mcp_tool_args_find(name)) instead of parsing the text,
- * the buffers and the constructor below can go. */
-#define INPUT_MAX 2048
-#define INPUT ((char[INPUT_MAX]){""})
+/* Each tool's inputSchema is not here: tools/list builds it from the
+ * tool's declaration of its arguments (tool_args.c), the same one its
+ * decoder checks calls against. */
 
 #define RESULT_SCHEMA                                                                    \
     "{\"type\":\"object\",\"properties\":{"                                              \
@@ -49,13 +37,11 @@ const struct mcp_tool mcp_tools[] = {
      "Start a long-lived sandbox from an image (by image reference, or by language). Files "
      "persist in it between calls (working directory /workspace). Returns its id and the "
      "limits in force.",
-     INPUT,
      "{\"type\":\"object\",\"properties\":{\"sandbox_id\":{\"type\":\"string\"},"
      "\"image\":{\"type\":\"string\"},\"digest\":{\"type\":\"string\"},\"limits\":" LIMITS_OUT "},"
      "\"required\":[\"sandbox_id\",\"image\",\"digest\",\"limits\"]}",
      mcp_tool_sandbox_create, false},
     {"sandbox_list", "List sandboxes", "The sandboxes this session created and still runs.",
-     INPUT,
      "{\"type\":\"object\",\"properties\":{\"sandboxes\":{\"type\":\"array\",\"items\":{"
      "\"type\":\"object\",\"properties\":{\"sandbox_id\":{\"type\":\"string\"},"
      "\"image\":{\"type\":\"string\"},\"digest\":{\"type\":\"string\"},"
@@ -64,7 +50,6 @@ const struct mcp_tool mcp_tools[] = {
      mcp_tool_sandbox_list, false},
     {"sandbox_stop", "Stop a sandbox",
      "Kill every process in a sandbox of this session and remove it with its files.",
-     INPUT,
      "{\"type\":\"object\",\"properties\":{\"sandbox_id\":{\"type\":\"string\"},"
      "\"stopped\":{\"type\":\"boolean\"}},\"required\":[\"sandbox_id\",\"stopped\"]}",
      mcp_tool_sandbox_stop, false},
@@ -72,17 +57,14 @@ const struct mcp_tool mcp_tools[] = {
      "Run a program in a sandbox: in a fresh one for the language (removed afterwards) or, "
      "with sandbox_id, in one made by sandbox_create. A program that fails is a normal "
      "result (status \"error\" and its exit code), not a tool error.",
-     INPUT,
      RESULT_SCHEMA, mcp_tool_execute_code, false},
     {"run_command", "Run a shell command",
      "Run a command line with /bin/sh -c, in a fresh sandbox or, with sandbox_id, in a "
      "sandbox made by sandbox_create.",
-     INPUT,
      RESULT_SCHEMA, mcp_tool_run_command, false},
     {"write_file", "Write a file",
      "Write a file in a sandbox made by sandbox_create (path relative to its working "
      "directory, or absolute inside it). Text (utf-8) or base64 for binary; append to add.",
-     INPUT,
      "{\"type\":\"object\",\"properties\":{\"path\":{\"type\":\"string\"},"
      "\"bytes_written\":{\"type\":\"integer\"},\"appended\":{\"type\":\"boolean\"}},"
      "\"required\":[\"path\",\"bytes_written\"]}",
@@ -91,7 +73,6 @@ const struct mcp_tool mcp_tools[] = {
      "Read a regular file from a sandbox (1 MiB by default, at most 8 MiB per call; offset "
      "and length page through larger files). Binary content comes back as base64; images "
      "also as image content.",
-     INPUT,
      "{\"type\":\"object\",\"properties\":{\"path\":{\"type\":\"string\"},"
      "\"size\":{\"type\":\"integer\"},\"offset\":{\"type\":\"integer\"},"
      "\"encoding\":{\"type\":\"string\"},\"content\":{\"type\":\"string\"},"
@@ -101,29 +82,24 @@ const struct mcp_tool mcp_tools[] = {
     {"list_directory", "List a directory",
      "Entries of a directory in a sandbox (recursive: the whole tree, at most 10000 "
      "entries), without following symlinks.",
-     INPUT,
      ENTRIES_SCHEMA, mcp_tool_list_directory, false},
     {"create_directory", "Create a directory",
      "Create a directory (and its missing parents) in a sandbox.",
-     INPUT,
      "{\"type\":\"object\",\"properties\":{\"path\":{\"type\":\"string\"},"
      "\"created\":{\"type\":\"boolean\"}},\"required\":[\"path\",\"created\"]}",
      mcp_tool_create_directory, false},
     {"delete_path", "Delete a file or directory",
      "Delete a file, symlink or (with recursive) a directory tree in a sandbox.",
-     INPUT,
      "{\"type\":\"object\",\"properties\":{\"path\":{\"type\":\"string\"},"
      "\"deleted\":{\"type\":\"boolean\"}},\"required\":[\"path\",\"deleted\"]}",
      mcp_tool_delete_path, false},
     {"project_structure", "Show a project tree",
      "A directory tree of a sandbox (default the working directory, 3 levels), as text and "
      "as entries.",
-     INPUT,
      ENTRIES_SCHEMA, mcp_tool_project_structure, false},
     {"copy_in", "Copy a host file in",
      "Copy a file from an operator-allowed host directory into a sandbox made by "
      "sandbox_create (16 MiB at most).",
-     INPUT,
      "{\"type\":\"object\",\"properties\":{\"host_path\":{\"type\":\"string\"},"
      "\"path\":{\"type\":\"string\"},\"bytes\":{\"type\":\"integer\"}},"
      "\"required\":[\"host_path\",\"path\",\"bytes\"]}",
@@ -131,21 +107,18 @@ const struct mcp_tool mcp_tools[] = {
     {"copy_out", "Copy a file out to the host",
      "Copy a file from a sandbox to an operator-allowed host directory (16 MiB at most; an "
      "existing host file is replaced only with overwrite).",
-     INPUT,
      "{\"type\":\"object\",\"properties\":{\"path\":{\"type\":\"string\"},"
      "\"host_path\":{\"type\":\"string\"},\"bytes\":{\"type\":\"integer\"}},"
      "\"required\":[\"path\",\"host_path\",\"bytes\"]}",
      mcp_tool_copy_out, true},
     {"list_languages", "List languages",
      "Languages that execute_code can run, and the image serving each.",
-     INPUT,
      "{\"type\":\"object\",\"properties\":{\"languages\":{\"type\":\"array\",\"items\":{"
      "\"type\":\"object\",\"properties\":{\"language\":{\"type\":\"string\"},"
-     "\"image\":{\"type\":\"string\"},\"digest\":{\"type\":\"string\"}}}}},"
-     "\"required\":[\"languages\"]}",
+     "\"image\":{\"type\":\"string\"},\"digest\":{\"type\":\"string\"},"
+     "\"description\":{\"type\":\"string\"}}}}},\"required\":[\"languages\"]}",
      mcp_tool_list_languages, false},
     {"list_images", "List images", "Images in the local store that sandboxes can use.",
-     INPUT,
      "{\"type\":\"object\",\"properties\":{\"images\":{\"type\":\"array\",\"items\":{"
      "\"type\":\"object\",\"properties\":{\"names\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},"
      "\"digest\":{\"type\":\"string\"},\"size\":{\"type\":\"integer\"},"
@@ -154,17 +127,3 @@ const struct mcp_tool mcp_tools[] = {
 };
 
 const size_t mcp_n_tools = sizeof(mcp_tools) / sizeof(mcp_tools[0]);
-
-/* A tool without a declaration, or one too long for its buffer, is a
- * mistake in this file that every run shows at once. */
-__attribute__((constructor)) static void render_input_schemas(void)
-{
-    for (size_t i = 0; i < mcp_n_tools; i++) {
-        char *text = (char *)mcp_tools[i].input_schema;
-        const struct mcp_tool_args *decl = mcp_tool_args_find(mcp_tools[i].name);
-        if (decl == NULL || mcp_schema_text(decl, text, INPUT_MAX) >= INPUT_MAX) {
-            fprintf(stderr, "nsbox: %s: no input schema\n", mcp_tools[i].name);
-            abort();
-        }
-    }
-}

@@ -63,12 +63,33 @@ static void send_progress(void *arg, uint64_t elapsed_ms, const char *out, size_
                                    (json_int_t)elapsed_ms, "message", msg)));
 }
 
-static json_t *exec_in(struct mcp_session *s, struct mcp_call *call, struct mcp_sandbox *m,
-                       const struct mcp_run_args *rq, double timeout, char *error,
-                       size_t error_size)
+/* The snapshots of one run, freed on every path. */
+static void snapshots_free(struct nsbox_snapshot **snaps)
+{
+    if (*snaps == NULL)
+        return;
+    nsbox_snapshot_free(&(*snaps)[0]);
+    nsbox_snapshot_free(&(*snaps)[1]);
+    free(*snaps);
+}
+
+/* Fills out with the run's result record and the images it made. */
+static void record(const struct nsbox_exec_result *res, const struct nsbox_snapshot *before,
+                   const struct nsbox_snapshot *after, struct mcp_result *out)
+{
+    json_t *rec = result_record(res);
+    json_t *files = mcp_changes_json(before, after, out);
+    json_object_set_new(rec, "files", files ? files : json_array());
+    if (before->truncated || after->truncated)
+        json_object_set_new(rec, "files_truncated", json_true());
+    out->structured = rec;
+}
+
+static int exec_in(struct mcp_session *s, struct mcp_call *call, struct mcp_sandbox *m,
+                   const struct mcp_run_args *rq, double timeout, struct mcp_result *out,
+                   struct nsbox_err *err)
 {
     struct nsbox_exec_result res;
-    struct nsbox_err err = {0};
     struct nsbox_exec_opts eo = {
         .argv = rq->argv, .env = m->box.env, .cwd = rq->workdir ? rq->workdir : m->box.workdir,
         .uid = m->box.uid, .gid = m->box.gid, .timeout_s = timeout, .stdin_fd = -1,
@@ -83,99 +104,76 @@ static json_t *exec_in(struct mcp_session *s, struct mcp_call *call, struct mcp_
     }
 
     /* Two snapshots of a few KiB of paths each: off the thread's stack. */
-    _cleanup_free_ struct nsbox_snapshot *snaps = calloc(2, sizeof(*snaps));
-    if (snaps == NULL) {
-        snprintf(error, error_size, "out of memory");
-        return NULL;
-    }
+    _cleanup_(snapshots_free) struct nsbox_snapshot *snaps = calloc(2, sizeof(*snaps));
+    if (snaps == NULL)
+        return nsbox_err_set(err, ENOMEM, "out of memory");
     struct nsbox_snapshot *before = &snaps[0], *after = &snaps[1];
 
     /* A one-shot sandbox is the call's alone: nothing else can stop it. */
-    if (!m->one_shot && mcp_op_begin(s, call, m, &err) < 0) {
-        snprintf(error, error_size, "%s", err.msg);
-        return NULL;
-    }
+    if (!m->one_shot && mcp_op_begin(s, call, m, err) < 0)
+        return -1;
     nsbox_changes_take(&m->box.sb, eo.cwd, before);
-    int r = nsbox_sandbox_exec(&m->box.sb, &eo, &res, &err);
+    int r = nsbox_sandbox_exec(&m->box.sb, &eo, &res, err);
     nsbox_changes_take(&m->box.sb, eo.cwd, after);
     if (!m->one_shot)
         mcp_op_end(s, call, m);
     if (r == 0 && res.cancelled && stopped(s, m)) {
         nsbox_exec_result_free(&res);
-        r = nsbox_err_set(&err, ESRCH, "sandbox \"%s\" was stopped while this ran", m->box.sb.id);
+        r = nsbox_err_set(err, ESRCH, "sandbox \"%s\" was stopped while this ran", m->box.sb.id);
     }
-    if (r < 0) {
-        snprintf(error, error_size, "%s", err.msg);
-        nsbox_snapshot_free(before);
-        nsbox_snapshot_free(after);
-        return NULL;
-    }
-    json_t *rec = result_record(&res);
-    json_t *images;
-    json_t *files = mcp_changes_json(before, after, &images);
-    json_object_set_new(rec, "files", files ? files : json_array());
-    if (before->truncated || after->truncated)
-        json_object_set_new(rec, "files_truncated", json_true());
-    if (json_array_size(images) > 0)
-        json_object_set(rec, "_images", images);
-    json_decref(images);
-    nsbox_snapshot_free(before);
-    nsbox_snapshot_free(after);
+    if (r < 0)
+        return -1;
+    record(&res, before, after, out);
     nsbox_exec_result_free(&res);
-    return rec;
+    return 0;
 }
 
-static json_t *run(struct mcp_session *s, struct mcp_call *call, const struct mcp_run_args *rq,
-                   char *error, size_t error_size)
+static int run(struct mcp_session *s, struct mcp_call *call, const struct mcp_run_args *rq,
+               struct mcp_result *out, struct nsbox_err *err)
 {
     const struct mcp_limits *l = &rq->limits.limits;
 
     if (rq->sandbox_id != NULL) {
-        struct nsbox_err err = {0};
-        struct mcp_sandbox *m = mcp_sandbox_get(s, rq->sandbox_id, &err);
+        struct mcp_sandbox *m = mcp_sandbox_get(s, rq->sandbox_id, err);
         if (m == NULL)
-            return mcp_tool_fail(error, error_size, err.msg);
+            return -1;
         double timeout = rq->limits.has_timeout ? l->timeout_s : m->box.limits.timeout_s;
-        json_t *rec = exec_in(s, call, m, rq, timeout, error, error_size);
+        int r = exec_in(s, call, m, rq, timeout, out, err);
         mcp_sandbox_put(s, m);
-        return rec;
+        return r;
     }
     const char *image = mcp_image_for_language(s, rq->language);
-    if (image == NULL) {
-        snprintf(error, error_size, "no image serves language \"%s\" (see list_languages)",
-                 rq->language);
-        return NULL;
-    }
+    if (image == NULL)
+        return nsbox_err_set(err, ENOENT, "no image serves language \"%s\" (see list_languages)",
+                             rq->language);
     /* The spare fits when the call asks for the default limits. */
     bool defaults = !rq->limits.has_memory && !rq->limits.has_cpus && !rq->limits.has_pids;
     struct mcp_sandbox *m = defaults ? mcp_pool_take(s->cfg, image) : NULL;
     if (m == NULL)
-        m = mcp_sandbox_new(s, image, l, NULL, NULL, NULL, true, error, error_size);
+        m = mcp_sandbox_new(s, image, l, NULL, NULL, NULL, true, err);
     if (m == NULL)
-        return NULL;
-    json_t *rec = exec_in(s, call, m, rq, l->timeout_s, error, error_size);
+        return -1;
+    int r = exec_in(s, call, m, rq, l->timeout_s, out, err);
     mcp_sandbox_free_detached(s->cfg, m);
-    return rec;
+    return r;
 }
 
 MCP_TOOL_FN(execute_code)
 {
     struct mcp_run_args rq;
-    struct nsbox_err err = {0};
 
-    if (mcp_args_execute_code(s->cfg, args, &rq, &err) < 0)
-        return mcp_tool_fail(error, error_size, err.msg);
-    return run(s, call, &rq, error, error_size);
+    if (mcp_args_execute_code(s->cfg, args, &rq, err) < 0)
+        return -1;
+    return run(s, call, &rq, out, err);
 }
 
 MCP_TOOL_FN(run_command)
 {
     struct mcp_run_args rq;
-    struct nsbox_err err = {0};
 
-    if (mcp_args_run_command(s->cfg, args, &rq, &err) < 0)
-        return mcp_tool_fail(error, error_size, err.msg);
+    if (mcp_args_run_command(s->cfg, args, &rq, err) < 0)
+        return -1;
     /* One-shot commands run in the shell image, else in python's. */
     rq.language = mcp_image_for_language(s, "sh") ? "sh" : "python";
-    return run(s, call, &rq, error, error_size);
+    return run(s, call, &rq, out, err);
 }

@@ -50,96 +50,90 @@ static bool valid_utf8(const unsigned char *s, size_t n)
 }
 
 /* The session's sandbox id, held and locked for one file operation of the
- * call (sandboxes.h: a cancellation or a stop kills it), or NULL with error
+ * call (sandboxes.h: a cancellation or a stop kills it), or NULL with err
  * set.  Each found sandbox is released with op_end. */
 static struct mcp_sandbox *op_begin(struct mcp_session *s, struct mcp_call *call,
                                     const char *sandbox_id, struct nsbox_file_ctx *ctx,
-                                    char *error, size_t error_size)
+                                    struct nsbox_err *err)
 {
-    struct nsbox_err err = {0};
-    struct mcp_sandbox *m = mcp_sandbox_get(s, sandbox_id, &err);
-    if (m == NULL) {
-        snprintf(error, error_size, "%s", err.msg);
+    struct mcp_sandbox *m = mcp_sandbox_get(s, sandbox_id, err);
+    if (m == NULL)
         return NULL;
-    }
     *ctx = (struct nsbox_file_ctx){.env = m->box.env, .cwd = m->box.workdir, .uid = m->box.uid,
                                    .gid = m->box.gid, .timeout_s = 30, .write_max = MCP_WRITE_MAX,
                                    .cancel = &call->cancel};
-    if (mcp_op_begin(s, call, m, &err) < 0) {
+    if (mcp_op_begin(s, call, m, err) < 0) {
         mcp_sandbox_put(s, m);
-        snprintf(error, error_size, "%s", err.msg);
         return NULL;
     }
     return m;
 }
 
-/* Ends op_begin's operation; r is its result, err its error.  Returns r. */
-static int op_end(struct mcp_session *s, struct mcp_call *call, struct mcp_sandbox *m, int r,
-                  const struct nsbox_err *err, char *error, size_t error_size)
+/* Ends op_begin's operation; r is its result.  Returns r. */
+static int op_end(struct mcp_session *s, struct mcp_call *call, struct mcp_sandbox *m, int r)
 {
     mcp_op_end(s, call, m);
     mcp_sandbox_put(s, m);
-    if (r < 0)
-        snprintf(error, error_size, "%s", err->msg);
     return r;
 }
 
 MCP_TOOL_FN(write_file)
 {
     _cleanup_(mcp_write_args_free) struct mcp_write_args a = {0};
-    struct nsbox_err err = {0};
     struct nsbox_file_ctx ctx;
 
-    if (mcp_args_write_file(args, &a, &err) < 0)
-        return mcp_tool_fail(error, error_size, err.msg);
-    struct mcp_sandbox *m = op_begin(s, call, a.sandbox_id, &ctx, error, error_size);
+    if (mcp_args_write_file(args, &a, err) < 0)
+        return -1;
+    struct mcp_sandbox *m = op_begin(s, call, a.sandbox_id, &ctx, err);
     if (m == NULL)
-        return NULL;
-    int r = nsbox_file_write(&m->box.sb, &ctx, a.path, a.content, a.len, a.append, NULL, &err);
-    if (op_end(s, call, m, r, &err, error, error_size) < 0)
-        return NULL;
-    return json_pack("{s:s,s:I,s:b}", "path", a.path, "bytes_written", (json_int_t)a.len,
-                     "appended", a.append);
+        return -1;
+    int r = nsbox_file_write(&m->box.sb, &ctx, a.path, a.content, a.len, a.append, NULL, err);
+    if (op_end(s, call, m, r) < 0)
+        return -1;
+    out->structured = json_pack("{s:s,s:I,s:b}", "path", a.path, "bytes_written",
+                                (json_int_t)a.len, "appended", a.append);
+    return 0;
+}
+
+/* read_file's record of what it read (content as text or base64). */
+static json_t *read_json(const struct mcp_read_args *a, const struct nsbox_file_data *d,
+                         bool base64, const char *enc, const char *mime)
+{
+    return json_pack("{s:s,s:I,s:I,s:s,s:s%,s:b,s:s?}", "path", a->path, "size",
+                     (json_int_t)d->size, "offset", (json_int_t)a->offset, "encoding",
+                     base64 ? "base64" : "utf-8", "content",
+                     base64 ? (enc ? enc : "") : (const char *)d->data,
+                     base64 ? (enc ? strlen(enc) : 0) : d->len, "truncated", d->truncated,
+                     "mime_type", mime);
 }
 
 MCP_TOOL_FN(read_file)
 {
     struct mcp_read_args a;
-    struct nsbox_err err = {0};
     struct nsbox_file_ctx ctx;
-    struct nsbox_file_data d;
+    _cleanup_(nsbox_file_data_free) struct nsbox_file_data d = {0};
 
-    if (mcp_args_read_file(args, &a, &err) < 0)
-        return mcp_tool_fail(error, error_size, err.msg);
-    struct mcp_sandbox *m = op_begin(s, call, a.sandbox_id, &ctx, error, error_size);
+    if (mcp_args_read_file(args, &a, err) < 0)
+        return -1;
+    struct mcp_sandbox *m = op_begin(s, call, a.sandbox_id, &ctx, err);
     if (m == NULL)
-        return NULL;
-    int r = nsbox_file_read(&m->box.sb, &ctx, a.path, a.offset, a.length, &d, &err);
-    if (op_end(s, call, m, r, &err, error, error_size) < 0)
-        return NULL;
+        return -1;
+    int r = nsbox_file_read(&m->box.sb, &ctx, a.path, a.offset, a.length, &d, err);
+    if (op_end(s, call, m, r) < 0)
+        return -1;
     bool base64 = a.base64 || !valid_utf8(d.data, d.len);
     const char *mime = nsbox_mime_sniff(d.data, d.len, a.path);
-    char *enc = base64 ? mcp_base64_encode(d.data, d.len) : NULL;
-    json_t *j = json_pack("{s:s,s:I,s:I,s:s,s:s%,s:b,s:s?}", "path", a.path, "size",
-                          (json_int_t)d.size, "offset", (json_int_t)a.offset, "encoding",
-                          base64 ? "base64" : "utf-8", "content",
-                          base64 ? (enc ? enc : "") : (const char *)d.data,
-                          base64 ? (enc ? strlen(enc) : 0) : d.len, "truncated", d.truncated,
-                          "mime_type", mime);
-    /* Images also travel as MCP image content (server.c turns this into
-     * content of type "image"). */
+    _cleanup_free_ char *enc = base64 ? mcp_base64_encode(d.data, d.len) : NULL;
+    out->structured = read_json(&a, &d, base64, enc, mime);
+    /* Images also travel as MCP image content (best effort). */
     if (mime != NULL && d.len <= IMAGE_MAX) {
         char *img = enc ? strdup(enc) : mcp_base64_encode(d.data, d.len);
+        struct nsbox_err ignored;
         if (img != NULL)
-            json_object_set_new(j, "_images",
-                                json_pack("[{s:s,s:s}]", "data", img, "mimeType", mime));
-        free(img);
+            mcp_result_add_image(out, img, mime, &ignored);
     }
-    free(enc);
-    nsbox_file_data_free(&d);
-    return j;
+    return 0;
 }
-
 /* {entries: [{path, type, size, mode, mtime, name_not_utf8?}], truncated, path} */
 static json_t *listing_json(const struct nsbox_file_list *l, const char *path)
 {
@@ -159,49 +153,42 @@ static json_t *listing_json(const struct nsbox_file_list *l, const char *path)
                      path);
 }
 
-static json_t *list(struct mcp_session *s, struct mcp_call *call, const char *id,
-                    const char *path, int depth, char *error, size_t error_size)
+static int list(struct mcp_session *s, struct mcp_call *call, const char *id,
+                const char *path, int depth, struct mcp_result *out, struct nsbox_err *err)
 {
-    struct nsbox_err err = {0};
     struct nsbox_file_ctx ctx;
     struct nsbox_file_list l;
 
-    struct mcp_sandbox *m = op_begin(s, call, id, &ctx, error, error_size);
+    struct mcp_sandbox *m = op_begin(s, call, id, &ctx, err);
     if (m == NULL)
-        return NULL;
-    int r = nsbox_file_list(&m->box.sb, &ctx, path, depth, &l, &err);
-    if (op_end(s, call, m, r, &err, error, error_size) < 0)
-        return NULL;
-    json_t *j = listing_json(&l, path);
+        return -1;
+    int r = nsbox_file_list(&m->box.sb, &ctx, path, depth, &l, err);
+    if (op_end(s, call, m, r) < 0)
+        return -1;
+    out->structured = listing_json(&l, path);
     nsbox_file_list_free(&l);
-    return j;
+    return 0;
 }
 
 MCP_TOOL_FN(list_directory)
 {
     struct mcp_list_args a;
-    struct nsbox_err err = {0};
 
-    if (mcp_args_list_directory(args, &a, &err) < 0)
-        return mcp_tool_fail(error, error_size, err.msg);
-    return list(s, call, a.sandbox_id, a.path, a.depth, error, error_size);
+    if (mcp_args_list_directory(args, &a, err) < 0)
+        return -1;
+    return list(s, call, a.sandbox_id, a.path, a.depth, out, err);
 }
 
-MCP_TOOL_FN(project_structure)
+/* The listing j as a tree of text, the way a person would draw it
+ * (malloc'ed), or NULL when out of memory. */
+static char *tree_text(const char *root, json_t *j)
 {
-    struct mcp_list_args a;
-    struct nsbox_err err = {0};
-
-    if (mcp_args_project_structure(args, &a, &err) < 0)
-        return mcp_tool_fail(error, error_size, err.msg);
-    json_t *j = list(s, call, a.sandbox_id, a.path, a.depth, error, error_size);
-    if (j == NULL)
-        return NULL;
-    /* A tree as text, the way a person would draw it. */
     size_t cap = 1 << 16, n = 0, i;
     char *tree = malloc(cap);
     json_t *e;
-    n += (size_t)snprintf(tree, cap, "%s\n", a.path);
+    if (tree == NULL)
+        return NULL;
+    n += (size_t)snprintf(tree, cap, "%s\n", root);
     json_array_foreach(json_object_get(j, "entries"), i, e) {
         const char *p = json_string_value(json_object_get(e, "path"));
         const char *type = json_string_value(json_object_get(e, "type"));
@@ -219,41 +206,51 @@ MCP_TOOL_FN(project_structure)
         n += (size_t)snprintf(tree + n, cap - n, "%*s%s%s\n", level * 4, "", base,
                               strcmp(type, "directory") == 0 ? "/" : "");
     }
-    json_object_set_new(j, "tree", json_string(tree));
-    free(tree);
-    return j;
+    return tree;
+}
+
+MCP_TOOL_FN(project_structure)
+{
+    struct mcp_list_args a;
+
+    if (mcp_args_project_structure(args, &a, err) < 0 ||
+        list(s, call, a.sandbox_id, a.path, a.depth, out, err) < 0)
+        return -1;
+    _cleanup_free_ char *tree = tree_text(a.path, out->structured);
+    json_object_set_new(out->structured, "tree", json_string(tree ? tree : ""));
+    return 0;
 }
 
 MCP_TOOL_FN(create_directory)
 {
     struct mcp_path_args a;
-    struct nsbox_err err = {0};
     struct nsbox_file_ctx ctx;
 
-    if (mcp_args_create_directory(args, &a, &err) < 0)
-        return mcp_tool_fail(error, error_size, err.msg);
-    struct mcp_sandbox *m = op_begin(s, call, a.sandbox_id, &ctx, error, error_size);
+    if (mcp_args_create_directory(args, &a, err) < 0)
+        return -1;
+    struct mcp_sandbox *m = op_begin(s, call, a.sandbox_id, &ctx, err);
     if (m == NULL)
-        return NULL;
-    int r = nsbox_file_mkdir(&m->box.sb, &ctx, a.path, &err);
-    if (op_end(s, call, m, r, &err, error, error_size) < 0)
-        return NULL;
-    return json_pack("{s:s,s:b}", "path", a.path, "created", 1);
+        return -1;
+    int r = nsbox_file_mkdir(&m->box.sb, &ctx, a.path, err);
+    if (op_end(s, call, m, r) < 0)
+        return -1;
+    out->structured = json_pack("{s:s,s:b}", "path", a.path, "created", 1);
+    return 0;
 }
 
 MCP_TOOL_FN(delete_path)
 {
     struct mcp_path_args a;
-    struct nsbox_err err = {0};
     struct nsbox_file_ctx ctx;
 
-    if (mcp_args_delete_path(args, &a, &err) < 0)
-        return mcp_tool_fail(error, error_size, err.msg);
-    struct mcp_sandbox *m = op_begin(s, call, a.sandbox_id, &ctx, error, error_size);
+    if (mcp_args_delete_path(args, &a, err) < 0)
+        return -1;
+    struct mcp_sandbox *m = op_begin(s, call, a.sandbox_id, &ctx, err);
     if (m == NULL)
-        return NULL;
-    int r = nsbox_file_remove(&m->box.sb, &ctx, a.path, a.recursive, &err);
-    if (op_end(s, call, m, r, &err, error, error_size) < 0)
-        return NULL;
-    return json_pack("{s:s,s:b}", "path", a.path, "deleted", 1);
+        return -1;
+    int r = nsbox_file_remove(&m->box.sb, &ctx, a.path, a.recursive, err);
+    if (op_end(s, call, m, r) < 0)
+        return -1;
+    out->structured = json_pack("{s:s,s:b}", "path", a.path, "deleted", 1);
+    return 0;
 }

@@ -1,12 +1,15 @@
 /* sandbox_create, sandbox_list, sandbox_stop, list_languages, list_images,
  * and the session's sandbox bookkeeping.  The sandboxes themselves are
  * made by boxes/ (box_create). */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "../common/cleanup.h"
+#include "../common/cleanup_json.h"
 #include "../common/log.h"
+#include "languages.h"
 #include "pool.h"
 #include "sandboxes.h"
 #include "server.h"
@@ -31,12 +34,15 @@ const char *mcp_image_for_language(struct mcp_session *s, const char *language)
 static struct mcp_sandbox *build_counted(struct mcp_server *cfg, const char *image,
                                          const struct mcp_limits *limits, char **env,
                                          const char *workdir, const char *workspace,
-                                         bool one_shot, char *error, size_t error_size)
+                                         bool one_shot, struct nsbox_err *err)
 {
-    struct nsbox_err err = {0};
     struct box_spec spec;
-    struct mcp_sandbox *m = calloc(1, sizeof(*m));
+    _cleanup_free_ struct mcp_sandbox *m = calloc(1, sizeof(*m));
 
+    if (m == NULL) {
+        nsbox_err_set(err, ENOMEM, "out of memory");
+        return NULL;
+    }
     box_spec_init(&spec);
     spec.image = image;
     spec.env = env;
@@ -45,20 +51,17 @@ static struct mcp_sandbox *build_counted(struct mcp_server *cfg, const char *ima
     spec.limits = (struct box_limits){.memory_bytes = limits->memory_mb << 20,
                                       .cpus = limits->cpus, .pids = limits->pids,
                                       .timeout_s = limits->timeout_s};
-    if (m == NULL || box_create(&cfg->boxes, &spec, &m->box, &err) < 0) {
-        snprintf(error, error_size, "%s", m == NULL ? "out of memory" : err.msg);
-        free(m);
+    if (box_create(&cfg->boxes, &spec, &m->box, err) < 0)
         return NULL;
-    }
     m->one_shot = one_shot;
     pthread_mutex_init(&m->exec_lock, NULL);
-    return m;
+    return TAKE_PTR(m);
 }
 
 struct mcp_sandbox *mcp_sandbox_build(struct mcp_server *cfg, const char *image,
                                       const struct mcp_limits *limits, char **env,
                                       const char *workdir, const char *workspace, bool one_shot,
-                                      char *error, size_t error_size)
+                                      struct nsbox_err *err)
 {
     /* Server-wide: sessions times their caps would be too many for one
      * host; every sandbox, kept, one-shot or spare, counts here. */
@@ -68,13 +71,13 @@ struct mcp_sandbox *mcp_sandbox_build(struct mcp_server *cfg, const char *image,
         cfg->n_live++;
     pthread_mutex_unlock(&cfg->pool_lock);
     if (full) {
-        snprintf(error, error_size, "the server runs %zu sandboxes, its limit; try again when "
-                                    "some have finished",
-                 cfg->max_total);
+        nsbox_err_set(err, EAGAIN, "the server runs %zu sandboxes, its limit; try again when "
+                                   "some have finished",
+                      cfg->max_total);
         return NULL;
     }
     struct mcp_sandbox *m = build_counted(cfg, image, limits, env, workdir, workspace, one_shot,
-                                          error, error_size);
+                                          err);
     if (m == NULL) {
         pthread_mutex_lock(&cfg->pool_lock);
         cfg->n_live--;
@@ -103,40 +106,33 @@ static json_t *limits_json(const struct mcp_sandbox *m)
 
 /* ---- the tools ---- */
 
-json_t *mcp_tool_sandbox_create(struct mcp_session *s, struct mcp_call *call, json_t *args,
-                              char *error, size_t error_size)
+MCP_TOOL_FN(sandbox_create)
 {
     _cleanup_(mcp_create_args_free) struct mcp_create_args a = {0};
-    struct nsbox_err err = {0};
 
-    if (mcp_args_sandbox_create(s->cfg, args, &a, &err) < 0)
-        return mcp_tool_fail(error, error_size, err.msg);
+    if (mcp_args_sandbox_create(s->cfg, args, &a, err) < 0)
+        return -1;
     const char *image = a.image ? a.image : mcp_image_for_language(s, a.language);
-    if (image == NULL) {
-        snprintf(error, error_size, "no image for language \"%s\" (see list_languages)",
-                 a.language);
-        return NULL;
-    }
+    if (image == NULL)
+        return nsbox_err_set(err, ENOENT, "no image for language \"%s\" (see list_languages)",
+                             a.language);
     struct mcp_sandbox *m = mcp_sandbox_new(s, image, &a.limits.limits, a.env, a.workdir,
-                                            a.workspace, false, error, error_size);
+                                            a.workspace, false, err);
     if (m == NULL)
-        return NULL;
+        return -1;
     mcp_session_log(s, "info", "sandbox %s created from %s", m->box.sb.id, m->box.image);
     (void)call;
-    json_t *r = json_pack("{s:s,s:s,s:s,s:o,s:s?}", "sandbox_id", m->box.sb.id, "image",
-                          m->box.image, "digest", m->box.digest, "limits", limits_json(m),
-                          "workspace", m->box.workspace);
+    out->structured = json_pack("{s:s,s:s,s:s,s:o,s:s?}", "sandbox_id", m->box.sb.id, "image",
+                                m->box.image, "digest", m->box.digest, "limits",
+                                limits_json(m), "workspace", m->box.workspace);
     mcp_sandbox_put(s, m); /* a stop may free it from here on */
-    return r;
+    return 0;
 }
 
-json_t *mcp_tool_sandbox_list(struct mcp_session *s, struct mcp_call *call, json_t *args,
-                            char *error, size_t error_size)
+MCP_TOOL_FN(sandbox_list)
 {
-    struct nsbox_err err = {0};
-
-    if (mcp_args_none(args, &err) < 0)
-        return mcp_tool_fail(error, error_size, err.msg);
+    if (mcp_args_none(args, err) < 0)
+        return -1;
     json_t *list = json_array();
     pthread_mutex_lock(&s->lock);
     for (struct mcp_sandbox *m = s->sandboxes; m != NULL; m = m->next)
@@ -148,19 +144,19 @@ json_t *mcp_tool_sandbox_list(struct mcp_session *s, struct mcp_call *call, json
                                                   limits_json(m), "workspace", m->box.workspace));
     pthread_mutex_unlock(&s->lock);
     (void)call;
-    return json_pack("{s:o}", "sandboxes", list);
+    out->structured = json_pack("{s:o}", "sandboxes", list);
+    return 0;
 }
 
-json_t *mcp_tool_sandbox_stop(struct mcp_session *s, struct mcp_call *call, json_t *args,
-                            char *error, size_t error_size)
+MCP_TOOL_FN(sandbox_stop)
 {
     struct mcp_stop_args a;
-    struct nsbox_err err = {0};
 
-    if (mcp_args_sandbox_stop(args, &a, &err) < 0 || mcp_sandbox_stop(s, a.sandbox_id, &err) < 0)
-        return mcp_tool_fail(error, error_size, err.msg);
+    if (mcp_args_sandbox_stop(args, &a, err) < 0 || mcp_sandbox_stop(s, a.sandbox_id, err) < 0)
+        return -1;
     (void)call;
-    return json_pack("{s:s,s:b}", "sandbox_id", a.sandbox_id, "stopped", 1);
+    out->structured = json_pack("{s:s,s:b}", "sandbox_id", a.sandbox_id, "stopped", 1);
+    return 0;
 }
 
 /* The sandbox.language label ("python, python3") as a list. */
@@ -174,50 +170,62 @@ static json_t *languages_of(const struct images_image *im)
     return langs;
 }
 
-json_t *mcp_tool_list_languages(struct mcp_session *s, struct mcp_call *call, json_t *args,
-                              char *error, size_t error_size)
+/* The store's images, or none: a store that cannot be listed leaves
+ * list_languages with the --image entries alone. */
+static void list_store(struct mcp_session *s, struct images_image **v, size_t *n)
 {
-    struct images_image *v;
-    size_t n;
-    struct nsbox_err err = {0};
-
-    if (mcp_args_none(args, &err) < 0)
-        return mcp_tool_fail(error, error_size, err.msg);
-    json_t *langs = json_array();
-    for (size_t i = 0; i < s->cfg->n_langs; i++)
-        json_array_append_new(langs, json_pack("{s:s,s:s}", "language", s->cfg->langs[i].language,
-                                               "image", s->cfg->langs[i].ref));
-    if (images_list(&s->cfg->boxes.store, &v, &n, &err) == 0) {
-        for (size_t i = 0; i < n; i++) {
-            json_t *own = languages_of(&v[i]), *l;
-            size_t k;
-            json_array_foreach(own, k, l)
-                json_array_append_new(langs, json_pack("{s:O,s:s,s:s}", "language", l, "image",
-                                                       v[i].names[0] ? v[i].names[0]
-                                                                     : v[i].digest,
-                                                       "digest", v[i].digest));
-            json_decref(own);
-            images_image_free(&v[i]);
-        }
-        free(v);
+    struct nsbox_err ignored;
+    if (images_list(&s->cfg->boxes.store, v, n, &ignored) < 0) {
+        *v = NULL;
+        *n = 0;
     }
-    (void)call;
-    return json_pack("{s:o}", "languages", langs);
 }
 
-json_t *mcp_tool_list_images(struct mcp_session *s, struct mcp_call *call, json_t *args,
-                           char *error, size_t error_size)
+/* {language, image[, digest], description?}: the description from the
+ * languages table, for a name it has. */
+static json_t *language_entry(json_t *name, const char *image, const char *digest)
+{
+    const struct mcp_language *l = mcp_language_find(json_string_value(name));
+    return json_pack("{s:O,s:s,s:s*,s:s*}", "language", name, "image", image, "digest", digest,
+                     "description", l ? l->description : NULL);
+}
+
+MCP_TOOL_FN(list_languages)
 {
     struct images_image *v;
     size_t n;
-    struct nsbox_err err = {0};
 
-    if (mcp_args_none(args, &err) < 0)
-        return mcp_tool_fail(error, error_size, err.msg);
-    if (images_list(&s->cfg->boxes.store, &v, &n, &err) < 0) {
-        snprintf(error, error_size, "%s", err.msg);
-        return NULL;
+    if (mcp_args_none(args, err) < 0)
+        return -1;
+    json_t *langs = json_array();
+    for (size_t i = 0; i < s->cfg->n_langs; i++) {
+        _cleanup_json_ json_t *name = json_string(s->cfg->langs[i].language);
+        json_array_append_new(langs, language_entry(name, s->cfg->langs[i].ref, NULL));
     }
+    list_store(s, &v, &n);
+    for (size_t i = 0; i < n; i++) {
+        _cleanup_json_ json_t *own = languages_of(&v[i]);
+        json_t *l;
+        size_t k;
+        json_array_foreach(own, k, l)
+            json_array_append_new(langs, language_entry(l, v[i].names[0] ? v[i].names[0]
+                                                                         : v[i].digest,
+                                                        v[i].digest));
+        images_image_free(&v[i]);
+    }
+    free(v);
+    (void)call;
+    out->structured = json_pack("{s:o}", "languages", langs);
+    return 0;
+}
+
+MCP_TOOL_FN(list_images)
+{
+    struct images_image *v;
+    size_t n;
+
+    if (mcp_args_none(args, err) < 0 || images_list(&s->cfg->boxes.store, &v, &n, err) < 0)
+        return -1;
     json_t *images = json_array();
     for (size_t i = 0; i < n; i++) {
         json_t *names = json_array();
@@ -230,6 +238,6 @@ json_t *mcp_tool_list_images(struct mcp_session *s, struct mcp_call *call, json_
     }
     free(v);
     (void)call;
-    return json_pack("{s:o}", "images", images);
+    out->structured = json_pack("{s:o}", "images", images);
+    return 0;
 }
-

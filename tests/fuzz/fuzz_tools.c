@@ -201,7 +201,7 @@ static int sandbox_create(json_t *args, struct nsbox_err *err)
     optional_string(args, "workdir", a.workdir);
     must(!a.workdir || a.workdir[0] == '/', "workdir \"%s\" is not absolute", a.workdir);
     optional_string(args, "workspace", a.workspace);
-    must(!a.workspace || mcp_workspace_name_ok(a.workspace), "workspace \"%s\"", a.workspace);
+    must(!a.workspace || box_workspace_name_ok(a.workspace), "workspace \"%s\"", a.workspace);
     check_limits(args, &a.limits);
     json_t *env = json_object_get(args, "env"), *v;
     const char *key;
@@ -451,8 +451,10 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
             i++;
         tool_name = mcp_tools[t].name;
         must(i < N_CHECKS, "in mcp_tools[] but not in fuzz_tools.c's checks");
-        schemas[i] = json_loads(mcp_tools[t].input_schema, 0, NULL);
-        must(schemas[i] != NULL, "inputSchema is not JSON");
+        const struct mcp_tool_args *decl = mcp_tool_args_find(mcp_tools[t].name);
+        must(decl != NULL, "in mcp_tools[] but has no argument declaration (tool_args.c)");
+        schemas[i] = mcp_schema_build(decl);
+        must(schemas[i] != NULL, "inputSchema could not be built");
     }
     return 0;
 }

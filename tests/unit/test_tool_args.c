@@ -1,8 +1,9 @@
 /* Unit tests for the MCP tool arguments: the declarations (mcp/tool_args.c),
  * the schema built from them and the generic checks (mcp/tool_schema.c),
- * the decoders, and the languages table (mcp/languages.c).  The schema and
- * the decoder come from one table; these tests walk the schema and make
- * the decoder answer for every property in it. */
+ * the decoders, the languages table (mcp/languages.c), the tool table
+ * (every tool has a declaration) and the typed result (mcp/result.c).
+ * The schema and the decoder come from one table; these tests walk the
+ * schema and make the decoder answer for every property in it. */
 #include "check.h"
 #include "suites.h"
 
@@ -465,6 +466,43 @@ static void execute_code_languages(void)
     CHECK(accepts("sandbox_create", "{\"language\":\"cobol\"}"));
 }
 
+/* tools/list builds each inputSchema from the tool's declaration: a tool
+ * in the table without one could not be listed, and a declaration no
+ * tool has is a leftover. */
+static void every_tool_has_a_declaration(void)
+{
+    size_t n;
+    mcp_tool_args_all(&n);
+    CHECK(mcp_n_tools == n);
+    for (size_t i = 0; i < mcp_n_tools; i++) {
+        const struct mcp_tool_args *decl = mcp_tool_args_find(mcp_tools[i].name);
+        CHECK(decl != NULL);
+        CHECK(decl == NULL || strcmp(decl->tool, mcp_tools[i].name) == 0);
+        json_t *out = json_loads(mcp_tools[i].output_schema, 0, NULL);
+        CHECK(json_is_object(out));
+        json_decref(out);
+    }
+}
+
+/* A tool's typed result owns its image blocks; an image it cannot keep
+ * is freed, not leaked (mcp/result.h). */
+static void result_owns_its_images(void)
+{
+    struct mcp_result r = {0};
+    struct nsbox_err err;
+    CHECK(mcp_result_add_image(&r, strdup("iVBORw0KGgo="), "image/png", &err) == 0);
+    CHECK(mcp_result_add_image(&r, strdup("R0lGODlh"), "image/gif", &err) == 0);
+    CHECK(r.n_content == 2);
+    CHECK(r.content[0].kind == MCP_CONTENT_IMAGE);
+    CHECK_STR(r.content[1].data, "R0lGODlh");
+    CHECK_STR(r.content[1].mime_type, "image/gif");
+    CHECK(r.content[0].uri == NULL);
+    r.structured = json_object();
+    mcp_result_free(&r);
+    CHECK(r.n_content == 0 && r.content == NULL && r.structured == NULL);
+    mcp_result_free(&r); /* safe twice */
+}
+
 void suite_tool_args(void)
 {
     RUN_TEST(every_schema_is_closed_json);
@@ -479,4 +517,6 @@ void suite_tool_args(void)
     RUN_TEST(base64_strict);
     RUN_TEST(languages_table);
     RUN_TEST(execute_code_languages);
+    RUN_TEST(every_tool_has_a_declaration);
+    RUN_TEST(result_owns_its_images);
 }

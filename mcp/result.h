@@ -1,0 +1,47 @@
+/* A tool's result, typed: the structured JSON plus the content blocks that
+ * travel beside it (images now; resource links, files handed back as
+ * download links, next).  server.c turns it into the CallToolResult: the
+ * structured JSON as a text block and as structuredContent, then one
+ * block per entry of `content`, in order.
+ *
+ * Contract: a tool starts from a zeroed struct (server.c hands it one),
+ * fills `structured` (owned: a new reference) and adds blocks with the
+ * mcp_result_add_* functions; on failure it may leave it half-filled, the
+ * caller frees it with mcp_result_free either way. */
+#ifndef NSBOX_MCP_RESULT_H
+#define NSBOX_MCP_RESULT_H
+
+#include <jansson.h>
+#include <stddef.h>
+
+#include "../common/err.h"
+
+enum mcp_content_kind {
+    MCP_CONTENT_IMAGE,         /* MCP "image": base64 data and mimeType */
+    MCP_CONTENT_RESOURCE_LINK, /* MCP "resource_link": reserved, nothing produces one yet */
+};
+
+struct mcp_content {
+    enum mcp_content_kind kind;
+    char *data;      /* IMAGE: base64 (owned) */
+    char *mime_type; /* owned */
+    char *uri;       /* RESOURCE_LINK: owned; NULL for an image */
+    char *name;      /* RESOURCE_LINK: owned; NULL for an image */
+};
+
+struct mcp_result {
+    json_t *structured;          /* owned; NULL until the tool sets it */
+    struct mcp_content *content; /* owned, n_content entries */
+    size_t n_content;
+};
+
+/* Appends an image block: takes ownership of base64 (malloc'ed) whatever
+ * happens; mime_type is copied.  Returns 0, or -1 with err set (out of
+ * memory). */
+int mcp_result_add_image(struct mcp_result *r, char *base64, const char *mime_type,
+                         struct nsbox_err *err);
+
+/* Releases what r owns and zeroes it (safe on a zeroed or freed struct). */
+void mcp_result_free(struct mcp_result *r);
+
+#endif
