@@ -9,14 +9,29 @@
 #include <string.h>
 
 /* The length of the UTF-8 sequence starting at s[0] (at most n bytes), or
- * 0 when it is no valid sequence. */
+ * 0 when it is no valid sequence.  Valid as RFC 3629 has it (its table 3):
+ * no overlong forms, UTF-16 surrogates or code points past U+10FFFF.
+ * jansson refuses those in a string, so a listing that let them through
+ * would lose the entry (a file named "\xed\xa0\x80" vanished from
+ * list_directory) instead of showing it with '?'. */
 static size_t sequence(const unsigned char *s, size_t n)
 {
-    unsigned c = s[0];
-    size_t k = c < 0x80 ? 1 : (c >> 5) == 6 ? 2 : (c >> 4) == 14 ? 3 : (c >> 3) == 30 ? 4 : 0;
+    unsigned c = s[0], lo = 0x80, hi = 0xbf;
+    size_t k = c < 0x80 ? 1 : c >= 0xc2 && c <= 0xdf ? 2 : c >= 0xe0 && c <= 0xef ? 3 :
+               c >= 0xf0 && c <= 0xf4 ? 4 : 0;
     if (k == 0 || k > n)
         return 0;
-    for (size_t j = 1; j < k; j++)
+    if (c == 0xe0)
+        lo = 0xa0; /* overlong */
+    else if (c == 0xf0)
+        lo = 0x90; /* overlong */
+    else if (c == 0xed)
+        hi = 0x9f; /* surrogates */
+    else if (c == 0xf4)
+        hi = 0x8f; /* past U+10FFFF */
+    if (k > 1 && (s[1] < lo || s[1] > hi))
+        return 0;
+    for (size_t j = 2; j < k; j++)
         if ((s[j] & 0xc0) != 0x80)
             return 0;
     return k;
@@ -109,6 +124,21 @@ static bool take_num(const char **p, int base, long long lo, long long *v)
     return true;
 }
 
+/* Whether p is relative to the listed directory, as the builtin joins
+ * names: no leading '/', and no empty, "." or ".." component.  A listing
+ * must not show entries of another directory ("../../etc/shadow"). */
+static bool relative(const char *p)
+{
+    for (;;) {
+        size_t n = strcspn(p, "/");
+        if (n == 0 || (n == 1 && p[0] == '.') || (n == 2 && p[0] == '.' && p[1] == '.'))
+            return false;
+        if (p[n] == '\0')
+            return true;
+        p += n + 1;
+    }
+}
+
 /* One record, len bytes without its NUL.  Returns 0 or -1. */
 static int parse_entry(const char *rec, size_t len, struct nsbox_file_entry *e)
 {
@@ -119,7 +149,7 @@ static int parse_entry(const char *rec, size_t len, struct nsbox_file_entry *e)
         !take_num(&p, 10, 0, &flags) || flags > 1)
         return -1;
     size_t plen = len - (size_t)(p - rec);
-    if (plen == 0 || plen >= 2 * PATH_MAX || !nsbox_files_utf8_valid(p, plen))
+    if (plen == 0 || plen >= 2 * PATH_MAX || !nsbox_files_utf8_valid(p, plen) || !relative(p))
         return -1;
     *e = (struct nsbox_file_entry){.path = strndup(p, plen), .type = (enum nsbox_file_type)type,
                                    .size = size, .mode = (uint32_t)mode, .mtime = mtime,

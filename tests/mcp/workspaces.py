@@ -2,7 +2,8 @@
 """Persistent named workspaces (sandbox_create {workspace: NAME}) against
 `nsbox serve` over stdio: files survive the sandbox and a server killed
 with SIGKILL; one sandbox at a time per workspace; names cannot climb out;
-the mount is nosuid,nodev; `files` sees workspace changes.  Run as root and
+the mount is nosuid,nodev; `files` sees workspace changes, also from a
+working directory below the mount.  Run as root and
 (with NSBOX_TEST_AS=user) rootless.  PASS/FAIL lines like tests/lib.sh.
 Environment: NSBOX, NSBOX_STORE, SUITE (default mcp_workspaces)."""
 import os
@@ -24,6 +25,11 @@ result("create_with_workspace", sid is not None and r["structuredContent"].get("
 out = s.tool("run_command", sandbox_id=sid, command="echo kept > notes.txt; mkdir -p sub; echo x > sub/f; grep ' /workspace ' /proc/self/mountinfo")["structuredContent"]
 result("workspace_mount_nosuid_nodev", "nosuid" in out["stdout"] and "nodev" in out["stdout"], out["stdout"])
 result("files_sees_workspace_changes", {f.get("path") for f in out["files"]} >= {"notes.txt", "sub/f"}, out["files"])
+# A working directory below the workspace's mount: the run's files land in
+# the workspace, not the upper layer, so that is where they must be looked
+# for (the upper layer was walked before, and the result said nothing).
+out = s.tool("run_command", sandbox_id=sid, command="echo y > below.txt", workdir="/workspace/sub")["structuredContent"]
+result("files_sees_changes_below_workspace", [f.get("path") for f in out.get("files", [])] == ["below.txt"], out)
 r = s.tool("sandbox_create", workspace="proj")
 result("one_sandbox_per_workspace", r.get("isError") and "in use" in r["content"][0]["text"], r)
 bad = [n for n in ("../escape", ".hidden", "", "a/b", "x" * 65, "-opt", "Proj")
