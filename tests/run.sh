@@ -43,7 +43,12 @@ run_suite() {
 	echo "   ($((SECONDS - start)) s)"
 }
 
-run_suite unit "${UNIT:-build/unit-tests}"
+if [ -x "${UNIT:-build/unit-tests}" ]; then
+	run_suite unit "${UNIT:-build/unit-tests}"
+else
+	# A missing unit binary is a failure, not a suite that ran nothing.
+	echo "FAIL: unit/binary: ${UNIT:-build/unit-tests} is not built (make build/unit-tests)" | tee -a "$results"
+fi
 # The integration suites, then the hostile suite (tests/hostile/run.sh).
 for t in tests/integration/*.sh tests/hostile/run.sh; do
 	name=$(basename "$t" .sh)
