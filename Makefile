@@ -26,7 +26,7 @@ NSBOX_LDFLAGS := -pie -Wl,-z,relro,-z,now -pthread
 LDLIBS   += $(PKG_LIBS)
 
 LIB_SRCS := $(wildcard common/*.c oci/*.c images/*.c runtime/*.c boxes/*.c)
-CLI_SRCS := $(wildcard cli/*.c mcp/*.c mcp/http/*.c)
+CLI_SRCS := $(wildcard cli/*.c mcp/*.c mcp/tools/*.c mcp/http/*.c)
 CLI_ASM  := cli/profile.S
 UNIT_SRCS := $(wildcard tests/unit/*.c)
 
@@ -47,9 +47,11 @@ $(BUILD)/nsbox: $(CLI_OBJS) $(BUILD)/libnsbox.a
 # The tests also write archives (libarchive's writer wants nettle, lz4, ...):
 # shared libraries there.
 # The MCP tool arguments (pure: no server, store or sandbox) are tested
-# too, and the tool table (mcp/tools.c, which names every tool, so the MCP
-# objects but the transports and config.c come along, as for fuzz_tools).
-UNIT_MCP_OBJS := $(patsubst %.c,$(BUILD)/%.o,$(filter-out mcp/transport_%.c mcp/config.c,$(wildcard mcp/*.c)))
+# too, and the tool table (mcp/tools/table.c, which names every tool, so
+# the MCP objects but the transports and config.c come along, as for
+# fuzz_tools).
+MCP_CORE_SRCS := $(filter-out mcp/transport_%.c mcp/config.c,$(wildcard mcp/*.c mcp/tools/*.c))
+UNIT_MCP_OBJS := $(patsubst %.c,$(BUILD)/%.o,$(MCP_CORE_SRCS))
 $(BUILD)/unit-tests: $(UNIT_OBJS) $(UNIT_MCP_OBJS) $(BUILD)/libnsbox.a
 	$(CC) $(NSBOX_LDFLAGS) $(LDFLAGS) -o $@ $^ $(shell pkg-config --libs $(PKGS))
 
@@ -69,13 +71,11 @@ FUZZ_CFLAGS  := -O1 -g -fsanitize=fuzzer-no-link,address,undefined \
                 -fno-sanitize-recover=undefined -fno-omit-frame-pointer \
                 -Wno-unknown-warning-option -Wno-format-nonliteral
 FUZZ_SECONDS ?= 60
-# The MCP objects but the transports and the server's construction
-# (config.c needs the profile linked into the nsbox binary): fuzz_tools
-# walks the tool table (mcp/tools.c), whose entries point at every tool.
-# Of mcp/http/ only the pure parts (fuzz_http, fuzz_httpbody), none of the
-# libmicrohttpd code.
-FUZZ_OBJS    := $(patsubst %.c,$(BUILD)/%.o,$(filter-out mcp/transport_%.c mcp/config.c,$(wildcard mcp/*.c)) \
-                mcp/http/policy.c mcp/http/body.c)
+# The MCP objects but the transports and the server's construction:
+# fuzz_tools walks the tool table (mcp/tools/table.c), whose entries point
+# at every tool.  Of mcp/http/ only the pure parts (fuzz_http,
+# fuzz_httpbody), none of the libmicrohttpd code.
+FUZZ_OBJS    := $(patsubst %.c,$(BUILD)/%.o,$(MCP_CORE_SRCS) mcp/http/policy.c mcp/http/body.c)
 
 fuzz-build:
 	$(MAKE) BUILD=build-fuzz CC=clang CFLAGS="$(FUZZ_CFLAGS)" \

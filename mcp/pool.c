@@ -1,14 +1,83 @@
-/* Server-wide sandbox bookkeeping (pool.h): the removal of sandboxes off
- * the response's path, and the spare for one-shot runs. */
+/* Server-wide sandbox bookkeeping (pool.h): making sandboxes under the
+ * server's cap, removing them off the response's path, and the spare for
+ * one-shot runs. */
 #include "pool.h"
 
+#include <errno.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "../common/cleanup.h"
 #include "../common/log.h"
 #include "sandboxes.h"
+
+/* A started sandbox, not yet in any session: boxes/ makes it. */
+static struct mcp_sandbox *build_counted(struct mcp_server *cfg, const char *image,
+                                         const struct mcp_limits *limits, char **env,
+                                         const char *workdir, const char *workspace,
+                                         bool one_shot, struct nsbox_err *err)
+{
+    struct box_spec spec;
+    _cleanup_free_ struct mcp_sandbox *m = calloc(1, sizeof(*m));
+
+    if (m == NULL) {
+        nsbox_err_set(err, ENOMEM, "out of memory");
+        return NULL;
+    }
+    box_spec_init(&spec);
+    spec.image = image;
+    spec.env = env;
+    spec.workdir = workdir;
+    spec.workspace = workspace;
+    spec.limits = (struct box_limits){.memory_bytes = limits->memory_mb << 20,
+                                      .cpus = limits->cpus, .pids = limits->pids,
+                                      .timeout_s = limits->timeout_s};
+    if (box_create(&cfg->boxes, &spec, &m->box, err) < 0)
+        return NULL;
+    m->one_shot = one_shot;
+    pthread_mutex_init(&m->exec_lock, NULL);
+    return TAKE_PTR(m);
+}
+
+struct mcp_sandbox *mcp_sandbox_build(struct mcp_server *cfg, const char *image,
+                                      const struct mcp_limits *limits, char **env,
+                                      const char *workdir, const char *workspace, bool one_shot,
+                                      struct nsbox_err *err)
+{
+    /* Server-wide: sessions times their caps would be too many for one
+     * host; every sandbox, kept, one-shot or spare, counts here. */
+    pthread_mutex_lock(&cfg->pool_lock);
+    bool full = cfg->n_live >= cfg->max_total;
+    if (!full)
+        cfg->n_live++;
+    pthread_mutex_unlock(&cfg->pool_lock);
+    if (full) {
+        nsbox_err_set(err, EAGAIN, "the server runs %zu sandboxes, its limit; try again when "
+                                   "some have finished",
+                      cfg->max_total);
+        return NULL;
+    }
+    struct mcp_sandbox *m = build_counted(cfg, image, limits, env, workdir, workspace, one_shot,
+                                          err);
+    if (m == NULL) {
+        pthread_mutex_lock(&cfg->pool_lock);
+        cfg->n_live--;
+        pthread_mutex_unlock(&cfg->pool_lock);
+    }
+    return m;
+}
+
+/* Frees a sandbox record and what it owns besides the sandbox itself: the
+ * image lease, the workspace lock (the workspace stays on disk), the
+ * strings (box_free).  The sandbox must be destroyed or never started. */
+void mcp_sandbox_free_record(struct mcp_sandbox *m)
+{
+    box_free(&m->box);
+    pthread_mutex_destroy(&m->exec_lock);
+    free(m);
+}
 
 /* ---- the spare for one-shot runs ----
  * A long-lived server keeps one fresh, never-used sandbox of the default

@@ -1,10 +1,19 @@
-/* Server-wide sandbox bookkeeping: the live count under
- * --max-total-sandboxes, the removal of sandboxes off the response's path,
- * and the spare sandbox kept ready for one-shot runs. */
+/* Server-wide sandbox bookkeeping: making sandboxes under the live count
+ * of --max-total-sandboxes, removing them off the response's path, and the
+ * spare sandbox kept ready for one-shot runs. */
 #ifndef NSBOX_MCP_POOL_H
 #define NSBOX_MCP_POOL_H
 
 #include "server.h"
+
+/* A started sandbox in no session (boxes/ makes it), counted under
+ * --max-total-sandboxes until mcp_sandbox_free; NULL with err set. */
+struct mcp_sandbox *mcp_sandbox_build(struct mcp_server *cfg, const char *image,
+                                      const struct mcp_limits *limits, char **env,
+                                      const char *workdir, const char *workspace,
+                                      bool one_shot, struct nsbox_err *err);
+/* Frees the record of a sandbox that is destroyed or never started. */
+void mcp_sandbox_free_record(struct mcp_sandbox *m);
 
 /* Stops and frees a sandbox that is in no session, now. */
 void mcp_sandbox_free(struct mcp_server *cfg, struct mcp_sandbox *m);

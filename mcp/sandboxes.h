@@ -50,13 +50,4 @@ int mcp_sandbox_stop(struct mcp_session *s, const char *id, struct nsbox_err *er
 /* At the session's end, with no call running: stops every sandbox. */
 void mcp_sandboxes_stop_all(struct mcp_session *s);
 
-/* ---- in tools_sandbox.c until the boxes/ layer takes them ---- */
-/* A started sandbox in no session, counted under --max-total-sandboxes;
- * NULL with err set. */
-struct mcp_sandbox *mcp_sandbox_build(struct mcp_server *cfg, const char *image,
-                                      const struct mcp_limits *limits, char **env,
-                                      const char *workdir, const char *workspace,
-                                      bool one_shot, struct nsbox_err *err);
-void mcp_sandbox_free_record(struct mcp_sandbox *m);
-
 #endif

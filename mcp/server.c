@@ -15,7 +15,8 @@
 #include "../common/log.h"
 #include "jsonrpc.h"
 #include "sandboxes.h"
-#include "tool_args.h"
+#include "tools/args.h"
+#include "tools/tools.h"
 
 static const char *const versions[] = {"2025-11-25", "2025-06-18", "2025-03-26",
                                        "2024-11-05"};
@@ -100,7 +101,7 @@ static void handle_set_level(struct mcp_session *s, json_t *id, json_t *params)
 }
 
 /* Each inputSchema comes from the tool's declaration of its arguments,
- * the same one its decoder checks calls against (tool_args.c).  A tool
+ * the same one its decoder checks calls against (tools/args.c).  A tool
  * without one is a mistake in mcp/ (tests/fuzz/fuzz_tools.c refuses it at
  * start-up too): tools/list fails loudly rather than list a tool the
  * client cannot call correctly. */
@@ -113,7 +114,7 @@ static void handle_tools_list(struct mcp_session *s, json_t *id)
             continue;
         const struct mcp_tool_args *decl = mcp_tool_args_find(t->name);
         if (decl == NULL) {
-            nsbox_warn("internal error: tool %s has no argument declaration (tool_args.c)",
+            nsbox_warn("internal error: tool %s has no argument declaration (tools/args.c)",
                        t->name);
             send_error(s, id, JSONRPC_INTERNAL_ERROR,
                        "internal error: a tool has no argument declaration");

@@ -1,6 +1,7 @@
-/* The MCP server: its configuration, sessions (protocol state and the
- * session's sandboxes), and the tool table.  Transports (stdio.c) feed it messages and give it a way to
- * send; everything else is here and in the tool files. */
+/* The MCP server: its configuration and sessions (protocol state and the
+ * session's sandboxes).  Transports (transport_stdio.c, http/) feed it
+ * messages and give it a way to send; the tools are in tools/
+ * (tools/tools.h), the session's sandboxes in sandboxes.h. */
 #ifndef NSBOX_MCP_SERVER_H
 #define NSBOX_MCP_SERVER_H
 
@@ -65,7 +66,7 @@ struct mcp_server {
     struct { char *path; int fd; } host_dirs[16];
     size_t n_host_dirs;
 
-    /* The spare sandbox for one-shot runs (tools_sandbox.c). */
+    /* The spare sandbox for one-shot runs (pool.c). */
     pthread_mutex_t pool_lock;
     pthread_cond_t pool_idle;
     struct mcp_sandbox *spare;
@@ -119,50 +120,5 @@ void mcp_session_shutdown(struct mcp_session *s);
 /* Sends notifications/message at level (when the client asked for it). */
 void mcp_session_log(struct mcp_session *s, const char *level, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
-
-/* ---- tools (tools_*.c) ---- */
-
-/* A tool: returns 0 with out filled (result.h), or -1 with err set to a
- * message the model can act on (it becomes the isError text). */
-typedef int (*mcp_tool_fn)(struct mcp_session *s, struct mcp_call *call, json_t *args,
-                           struct mcp_result *out, struct nsbox_err *err);
-
-/* The inputSchema is not here: tools/list builds it from the tool's
- * declaration of its arguments (tool_args.h, mcp_tool_args_find). */
-struct mcp_tool {
-    const char *name;
-    const char *title;
-    const char *description;
-    const char *output_schema;  /* JSON text */
-    mcp_tool_fn call;
-    bool needs_host_dirs;  /* listed and callable only with --allow-host-dir */
-};
-
-extern const struct mcp_tool mcp_tools[];
-extern const size_t mcp_n_tools;
-
-/* Shared by the tools (sandboxes.h and pool.h have the sandboxes). */
-const char *mcp_image_for_language(struct mcp_session *s, const char *language);
-/* Standard base64 (malloc'ed), or NULL when out of memory. */
-char *mcp_base64_encode(const unsigned char *in, size_t len);
-
-#define MCP_TOOL_FN(name)                                                      \
-    int mcp_tool_##name(struct mcp_session *s, struct mcp_call *call, json_t *args, \
-                        struct mcp_result *out, struct nsbox_err *err)
-MCP_TOOL_FN(sandbox_create);
-MCP_TOOL_FN(sandbox_list);
-MCP_TOOL_FN(sandbox_stop);
-MCP_TOOL_FN(list_languages);
-MCP_TOOL_FN(list_images);
-MCP_TOOL_FN(execute_code);
-MCP_TOOL_FN(run_command);
-MCP_TOOL_FN(write_file);
-MCP_TOOL_FN(read_file);
-MCP_TOOL_FN(list_directory);
-MCP_TOOL_FN(create_directory);
-MCP_TOOL_FN(delete_path);
-MCP_TOOL_FN(project_structure);
-MCP_TOOL_FN(copy_in);
-MCP_TOOL_FN(copy_out);
 
 #endif

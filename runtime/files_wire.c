@@ -1,5 +1,6 @@
 /* The file operations' wire: the client's parsers (pure, for the unit
  * tests and fuzzers) and the UTF-8 checks both ends share. */
+#include "../common/utf8.h"
 #include "files_wire.h"
 
 #include <errno.h>
@@ -7,68 +8,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-/* The length of the UTF-8 sequence starting at s[0] (at most n bytes), or
- * 0 when it is no valid sequence.  Valid as RFC 3629 has it (its table 3):
- * no overlong forms, UTF-16 surrogates or code points past U+10FFFF.
- * jansson refuses those in a string, so a listing that let them through
- * would lose the entry (a file named "\xed\xa0\x80" vanished from
- * list_directory) instead of showing it with '?'. */
-static size_t sequence(const unsigned char *s, size_t n)
-{
-    unsigned c = s[0], lo = 0x80, hi = 0xbf;
-    size_t k = c < 0x80 ? 1 : c >= 0xc2 && c <= 0xdf ? 2 : c >= 0xe0 && c <= 0xef ? 3 :
-               c >= 0xf0 && c <= 0xf4 ? 4 : 0;
-    if (k == 0 || k > n)
-        return 0;
-    if (c == 0xe0)
-        lo = 0xa0; /* overlong */
-    else if (c == 0xf0)
-        lo = 0x90; /* overlong */
-    else if (c == 0xed)
-        hi = 0x9f; /* surrogates */
-    else if (c == 0xf4)
-        hi = 0x8f; /* past U+10FFFF */
-    if (k > 1 && (s[1] < lo || s[1] > hi))
-        return 0;
-    for (size_t j = 2; j < k; j++)
-        if ((s[j] & 0xc0) != 0x80)
-            return 0;
-    return k;
-}
-
-bool nsbox_files_utf8_sanitize(const char *in, char *out, size_t size)
-{
-    const unsigned char *s = (const unsigned char *)in;
-    size_t o = 0, n = strlen(in);
-    bool changed = false;
-    for (size_t i = 0; i < n && o + 5 < size;) {
-        size_t k = sequence(s + i, n - i);
-        if (k == 0) {
-            out[o++] = '?';
-            changed = true;
-            i++;
-            continue;
-        }
-        memcpy(out + o, s + i, k);
-        o += k;
-        i += k;
-    }
-    out[o] = '\0';
-    return changed;
-}
-
-bool nsbox_files_utf8_valid(const char *s, size_t n)
-{
-    const unsigned char *u = (const unsigned char *)s;
-    for (size_t i = 0; i < n;) {
-        size_t k = u[i] == 0 ? 0 : sequence(u + i, n - i);
-        if (k == 0)
-            return false;
-        i += k;
-    }
-    return true;
-}
 
 /* Takes a decimal number in [lo, hi] ending in sep off *p: digits only. */
 static bool take_field(const char **p, char sep, long long lo, long long hi, long long *v)

@@ -17,6 +17,8 @@
 #define NSBOX_RUNTIME_FILES_WIRE_H
 
 #include <stdbool.h>
+
+#include "../common/utf8.h"
 #include <stddef.h>
 
 #include "files.h"
@@ -73,11 +75,16 @@ int nsbox_files_reply_parse(const char *text, struct files_reply *r);
  * record is malformed (out then empty). */
 int nsbox_files_listing_parse(const char *buf, size_t len, struct nsbox_file_list *out);
 
-/* Copies in to out (size bytes), bytes that are not valid UTF-8 turned to
- * '?'.  Returns true when something was replaced. */
-bool nsbox_files_utf8_sanitize(const char *in, char *out, size_t size);
+/* Names on the wire are strict UTF-8 (common/utf8.h): the builtin encodes
+ * them with the first, the client checks them with the second. */
+static inline bool nsbox_files_utf8_sanitize(const char *in, char *out, size_t size)
+{
+    return nsbox_utf8_sanitize(in, out, size);
+}
 
-/* Whether s (n bytes) is valid UTF-8 without NUL bytes. */
-bool nsbox_files_utf8_valid(const char *s, size_t n);
+static inline bool nsbox_files_utf8_valid(const char *s, size_t n)
+{
+    return nsbox_utf8_valid(s, n);
+}
 
 #endif

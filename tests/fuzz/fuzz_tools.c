@@ -1,4 +1,4 @@
-/* libFuzzer target: MCP tool-argument decoding (mcp/tool_args.c), the
+/* libFuzzer target: MCP tool-argument decoding (mcp/tools/args.c), the
  * path every tools/call takes from its `arguments` object to the typed
  * struct the tool runs from.  No sandbox is made: the decoders are pure.
  *
@@ -34,7 +34,8 @@
 
 #include "../../mcp/jsonrpc.h"
 #include "../../mcp/server.h"
-#include "../../mcp/tool_args.h"
+#include "../../mcp/tools/args.h"
+#include "../../mcp/tools/tools.h"
 
 static const char *tool_name = "";
 
@@ -452,7 +453,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
         tool_name = mcp_tools[t].name;
         must(i < N_CHECKS, "in mcp_tools[] but not in fuzz_tools.c's checks");
         const struct mcp_tool_args *decl = mcp_tool_args_find(mcp_tools[t].name);
-        must(decl != NULL, "in mcp_tools[] but has no argument declaration (tool_args.c)");
+        must(decl != NULL, "in mcp_tools[] but has no argument declaration (tools/args.c)");
         schemas[i] = mcp_schema_build(decl);
         must(schemas[i] != NULL, "inputSchema could not be built");
     }

@@ -91,6 +91,14 @@ def main():
     s.call("write_file", sandbox_id=sid, path="b.bin", content=base64.b64encode(blob).decode(), encoding="base64")
     r = s.call("read_file", sandbox_id=sid, path="b.bin")["structuredContent"]
     result("write_read_binary_base64", r["encoding"] == "base64" and base64.b64decode(r["content"]) == blob, r.get("encoding"))
+    # Bytes a lenient UTF-8 check passes but jansson refuses (a surrogate,
+    # an overlong '/', a code point past U+10FFFF): base64, not an error.
+    for name, raw in (("surrogate", b"a\xed\xa0\x80b"), ("overlong", b"a\xc0\xafb"), ("past_max", b"\xf4\x90\x80\x80")):
+        s.call("write_file", sandbox_id=sid, path=f"u-{name}", content=base64.b64encode(raw).decode(), encoding="base64")
+        r = s.call("read_file", sandbox_id=sid, path=f"u-{name}")
+        sc = r.get("structuredContent") or {}
+        result(f"read_not_utf8_{name}_as_base64", not r.get("isError") and sc.get("encoding") == "base64"
+               and base64.b64decode(sc.get("content", "")) == raw, r)
     r = s.call("read_file", sandbox_id=sid, path="b.bin", offset=1000, length=10)["structuredContent"]
     result("read_offset_length", base64.b64decode(r["content"]) == blob[1000:1010] and r["size"] == len(blob), r)
     st = sh("python3 hello.py")

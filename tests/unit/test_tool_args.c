@@ -1,6 +1,6 @@
-/* Unit tests for the MCP tool arguments: the declarations (mcp/tool_args.c),
- * the schema built from them and the generic checks (mcp/tool_schema.c),
- * the decoders, the languages table (mcp/languages.c), the tool table
+/* Unit tests for the MCP tool arguments: the declarations (mcp/tools/args.c),
+ * the schema built from them and the generic checks (mcp/tools/schema.c),
+ * the decoders, the languages table (mcp/tools/languages.c), the tool table
  * (every tool has a declaration) and the typed result (mcp/result.c).
  * The schema and the decoder come from one table; these tests walk the
  * schema and make the decoder answer for every property in it. */
@@ -11,8 +11,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../mcp/languages.h"
-#include "../../mcp/tool_args.h"
+#include "../../mcp/tools/languages.h"
+#include "../../mcp/tools/args.h"
+#include "../../mcp/tools/tools.h"
 
 static struct mcp_server cfg = {
     .defaults = {.memory_mb = 512, .cpus = 1, .pids = 256, .timeout_s = 30},

@@ -1,13 +1,13 @@
 /* Tool arguments as typed C structs: the pure part of the tools.
  *
  * Each tool's arguments are declared once (struct mcp_tool_args,
- * tool_schema.h): its inputSchema is built from the declaration, and each
+ * schema.h): its inputSchema is built from the declaration, and each
  * decoder first checks `arguments` against it (additionalProperties:
  * false, types, ranges, enums, a known language), then what the tool
  * needs on top: an absolute workdir, a workspace name, an env map, base64,
  * a host path inside an allowed directory, limits within the ceilings.
  * It touches no sandbox, store or session, so tests/fuzz/fuzz_tools.c and
- * tests/unit/test_tool_args.c call it directly; the tool (tools_*.c) then
+ * tests/unit/test_args.c call it directly; the tool (*.c) then
  * works from the struct alone.
  *
  * Contract, for every decoder: returns 0 with the struct filled, or -1
@@ -15,8 +15,8 @@
  * from args, which must outlive the struct, and never hold a NUL byte;
  * what a decoder allocates is released by the struct's _free function
  * (safe on a zeroed or already released struct). */
-#ifndef NSBOX_MCP_TOOL_ARGS_H
-#define NSBOX_MCP_TOOL_ARGS_H
+#ifndef NSBOX_MCP_TOOLS_ARGS_H
+#define NSBOX_MCP_TOOLS_ARGS_H
 
 #include <jansson.h>
 #include <limits.h>
@@ -24,9 +24,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "../common/err.h"
-#include "server.h"
-#include "tool_schema.h"
+#include "../../common/err.h"
+#include "../server.h"
+#include "schema.h"
 
 /* Code travels in argv: bounded well below the control message (128 KiB)
  * and ARG_MAX.  Larger programs belong in a file (write_file). */

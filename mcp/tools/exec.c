@@ -5,13 +5,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../common/cleanup.h"
+#include "../../common/cleanup.h"
 #include "changes.h"
-#include "jsonrpc.h"
-#include "pool.h"
-#include "sandboxes.h"
-#include "server.h"
-#include "tool_args.h"
+#include "../jsonrpc.h"
+#include "../pool.h"
+#include "../sandboxes.h"
+#include "../server.h"
+#include "args.h"
+#include "tools.h"
 
 static json_t *result_record(const struct nsbox_exec_result *r)
 {

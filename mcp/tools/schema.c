@@ -1,13 +1,13 @@
-/* Tool arguments declared once (see tool_schema.h): the schema builder and
+/* Tool arguments declared once (see schema.h): the schema builder and
  * the generic checks, both walking the same table. */
-#include "tool_schema.h"
+#include "schema.h"
 
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "../common/cleanup.h"
+#include "../../common/cleanup.h"
 #include "languages.h"
 
 /* Beyond 2^53 a double skips integers: 2^53 + 1 would be read as 2^53. */

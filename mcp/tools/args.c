@@ -1,19 +1,19 @@
-/* Tool arguments as typed C structs (see tool_args.h).  Each tool's
- * arguments are declared once, in a table below (tool_schema.h): tools/list
+/* Tool arguments as typed C structs (see args.h).  Each tool's
+ * arguments are declared once, in a table below (schema.h): tools/list
  * shows the schema built from it and every call is checked against it
  * first.  A decoder here then does only what a table cannot say, in the
  * order the tool needs it, so the first problem is the one reported. */
-#include "tool_args.h"
+#include "args.h"
 
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "../boxes/box.h"
-#include "../common/cleanup.h"
+#include "../../boxes/box.h"
+#include "../../common/cleanup.h"
 #include "languages.h"
-#include "tool_schema.h"
+#include "schema.h"
 
 /* ---- the declarations ---- */
 

@@ -1,18 +1,18 @@
 /* Tool arguments declared once.  Each tool's arguments are a table of
  * fields; from it come both the inputSchema that tools/list shows
  * (mcp_schema_build) and the checks every call's `arguments` goes through
- * first (mcp_schema_check).  The tool's decoder (tool_args.c) then does
+ * first (mcp_schema_check).  The tool's decoder (args.c) then does
  * only what a table cannot say: paths, names, base64, the server's
  * ceilings. */
-#ifndef NSBOX_MCP_TOOL_SCHEMA_H
-#define NSBOX_MCP_TOOL_SCHEMA_H
+#ifndef NSBOX_MCP_TOOLS_SCHEMA_H
+#define NSBOX_MCP_TOOLS_SCHEMA_H
 
 #include <jansson.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
-#include "../common/err.h"
+#include "../../common/err.h"
 
 enum mcp_arg_type {
     MCP_ARG_STRING,

@@ -5,8 +5,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../common/cleanup.h"
-#include "server.h"
+#include "../../common/cleanup.h"
+#include "../server.h"
+#include "tools.h"
 
 #define IMAGE_MAX (4u << 20)
 #define IMAGES_TOTAL (8u << 20)

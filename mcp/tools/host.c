@@ -16,13 +16,14 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "../common/cleanup.h"
-#include "../common/fsutil.h"
-#include "../common/syscalls.h"
-#include "../runtime/files.h"
-#include "sandboxes.h"
-#include "server.h"
-#include "tool_args.h"
+#include "../../common/cleanup.h"
+#include "../../common/fsutil.h"
+#include "../../common/syscalls.h"
+#include "../../runtime/files.h"
+#include "../sandboxes.h"
+#include "../server.h"
+#include "args.h"
+#include "tools.h"
 
 #define COPY_MAX (16u << 20)
 #define HOST_RESOLVE (RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS)

@@ -1,7 +1,7 @@
 /* The languages execute_code runs: the one table its argv, its inputSchema
  * text and list_languages come from. */
-#ifndef NSBOX_MCP_LANGUAGES_H
-#define NSBOX_MCP_LANGUAGES_H
+#ifndef NSBOX_MCP_TOOLS_LANGUAGES_H
+#define NSBOX_MCP_TOOLS_LANGUAGES_H
 
 #include <stddef.h>
 

@@ -1,12 +1,12 @@
 /* The files a run changed, as the result record's JSON (the walk and the
  * diff are the runtime's: runtime/changes.h). */
-#ifndef NSBOX_MCP_CHANGES_H
-#define NSBOX_MCP_CHANGES_H
+#ifndef NSBOX_MCP_TOOLS_CHANGES_H
+#define NSBOX_MCP_TOOLS_CHANGES_H
 
 #include <jansson.h>
 
-#include "../runtime/changes.h"
-#include "result.h"
+#include "../../runtime/changes.h"
+#include "../result.h"
 
 /* [{path, change: created|modified, size, mime_type?}] (a name that is not
  * UTF-8 as path_base64); the changed images' contents, size-capped, are

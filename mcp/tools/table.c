@@ -1,10 +1,11 @@
 /* The tool table: names, descriptions and output schemas.  One entry per
- * tool; the implementations are in tools_*.c, the arguments are declared
- * in tool_args.c. */
-#include "server.h"
+ * tool; the implementations are in *.c, the arguments are declared
+ * in args.c. */
+#include "../server.h"
+#include "tools.h"
 
 /* Each tool's inputSchema is not here: tools/list builds it from the
- * tool's declaration of its arguments (tool_args.c), the same one its
+ * tool's declaration of its arguments (args.c), the same one its
  * decoder checks calls against. */
 
 #define RESULT_SCHEMA                                                                    \

@@ -6,12 +6,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../common/cleanup.h"
-#include "../common/mime.h"
-#include "../runtime/files.h"
-#include "sandboxes.h"
-#include "server.h"
-#include "tool_args.h"
+#include "../../common/cleanup.h"
+#include "../../common/mime.h"
+#include "../../common/utf8.h"
+#include "../../runtime/files.h"
+#include "../sandboxes.h"
+#include "../server.h"
+#include "args.h"
+#include "tools.h"
 
 #define IMAGE_MAX (4u << 20)
 
@@ -34,19 +36,13 @@ char *mcp_base64_encode(const unsigned char *in, size_t len)
     return out;
 }
 
+/* Text when the bytes are strict UTF-8 without NUL (what jansson takes
+ * in a string), else base64: a lenient check sent overlong forms and
+ * surrogates as text, jansson refused them, and read_file answered an
+ * empty error. */
 static bool valid_utf8(const unsigned char *s, size_t n)
 {
-    for (size_t i = 0; i < n;) {
-        unsigned c = s[i];
-        size_t k = c < 0x80 ? 1 : (c >> 5) == 6 ? 2 : (c >> 4) == 14 ? 3 : (c >> 3) == 30 ? 4 : 0;
-        if (k == 0 || i + k > n || c == 0)
-            return false;
-        for (size_t j = 1; j < k; j++)
-            if ((s[i + j] & 0xc0) != 0x80)
-                return false;
-        i += k;
-    }
-    return true;
+    return nsbox_utf8_valid((const char *)s, n);
 }
 
 /* The session's sandbox id, held and locked for one file operation of the

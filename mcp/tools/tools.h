@@ -1,0 +1,61 @@
+/* The tools: their table (table.c) and the functions behind it, one file
+ * per tool or small group (sandbox.c, exec.c, files.c, host.c).  Each
+ * tool's arguments are declared once in args.c, from which its
+ * inputSchema (schema.c) and its decoder come.  A tool works through the
+ * session's sandboxes (../sandboxes.h) and answers with a typed result
+ * (../result.h); the protocol (../server.c) dispatches to it by name. */
+#ifndef NSBOX_MCP_TOOLS_TOOLS_H
+#define NSBOX_MCP_TOOLS_TOOLS_H
+
+#include <jansson.h>
+#include <stdbool.h>
+
+#include "../../common/err.h"
+#include "../result.h"
+#include "../server.h"
+
+
+/* A tool: returns 0 with out filled (result.h), or -1 with err set to a
+ * message the model can act on (it becomes the isError text). */
+typedef int (*mcp_tool_fn)(struct mcp_session *s, struct mcp_call *call, json_t *args,
+                           struct mcp_result *out, struct nsbox_err *err);
+
+/* The inputSchema is not here: tools/list builds it from the tool's
+ * declaration of its arguments (args.h, mcp_tool_args_find). */
+struct mcp_tool {
+    const char *name;
+    const char *title;
+    const char *description;
+    const char *output_schema;  /* JSON text */
+    mcp_tool_fn call;
+    bool needs_host_dirs;  /* listed and callable only with --allow-host-dir */
+};
+
+extern const struct mcp_tool mcp_tools[];
+extern const size_t mcp_n_tools;
+
+/* Shared by the tools (sandboxes.h and pool.h have the sandboxes). */
+const char *mcp_image_for_language(struct mcp_session *s, const char *language);
+/* Standard base64 (malloc'ed), or NULL when out of memory. */
+char *mcp_base64_encode(const unsigned char *in, size_t len);
+
+#define MCP_TOOL_FN(name)                                                      \
+    int mcp_tool_##name(struct mcp_session *s, struct mcp_call *call, json_t *args, \
+                        struct mcp_result *out, struct nsbox_err *err)
+MCP_TOOL_FN(sandbox_create);
+MCP_TOOL_FN(sandbox_list);
+MCP_TOOL_FN(sandbox_stop);
+MCP_TOOL_FN(list_languages);
+MCP_TOOL_FN(list_images);
+MCP_TOOL_FN(execute_code);
+MCP_TOOL_FN(run_command);
+MCP_TOOL_FN(write_file);
+MCP_TOOL_FN(read_file);
+MCP_TOOL_FN(list_directory);
+MCP_TOOL_FN(create_directory);
+MCP_TOOL_FN(delete_path);
+MCP_TOOL_FN(project_structure);
+MCP_TOOL_FN(copy_in);
+MCP_TOOL_FN(copy_out);
+
+#endif
