@@ -45,8 +45,8 @@ void box_free(struct box *box)
 }
 
 /* The image, pulled first when the spec allows and the store lacks it. */
-static int find_image(struct box_ctx *ctx, const struct box_spec *spec,
-                      struct images_image *im, struct nsbox_err *err)
+static int find_image(struct box_ctx *ctx, const struct box_spec *spec, struct images_image *im,
+                      struct nsbox_err *err)
 {
     if (images_lookup(&ctx->store, spec->image, im, err) == 0)
         return 0;
@@ -58,16 +58,17 @@ static int find_image(struct box_ctx *ctx, const struct box_spec *spec,
 
 void box_spec_init(struct box_spec *spec)
 {
-    *spec = (struct box_spec){.limits = box_defaults.limits, .tmp_bytes = box_defaults.tmp_bytes,
-                              .pull_progress_fd = -1};
+    *spec = (struct box_spec){
+        .limits = box_defaults.limits, .tmp_bytes = box_defaults.tmp_bytes, .pull_progress_fd = -1};
 }
 
 /* The record's fields from the image and the spec (no sandbox yet). */
 static int fill(struct box *box, const struct box_spec *spec, const struct images_image *im,
                 struct nsbox_err *err)
 {
-    const char *name = spec->name ? spec->name : im->names && im->names[0] ? im->names[0]
-                                                                          : im->digest;
+    const char *name = spec->name                  ? spec->name
+                       : im->names && im->names[0] ? im->names[0]
+                                                   : im->digest;
     snprintf(box->digest, sizeof(box->digest), "%s", im->digest);
     box->image = strdup(name);
     box->env = box_merge_env_copy(im->config.env, spec->env);
@@ -88,15 +89,26 @@ static int start(struct box *box, const struct box_spec *spec, const struct imag
     struct box_ctx *ctx = box->ctx;
     const struct box_limits *l = &box->limits;
     struct nsbox_sandbox_config cfg = {
-        .rootfs = im->rootfs, .state_root = ctx->state_root, .env = box->env,
-        .workdir = box->workdir, .workspace = workspace_dir, .uid = box->uid, .gid = box->gid,
-        .limits = {.memory_bytes = l->memory_bytes, .pids = l->pids,
-                   .cpu_quota_us = (uint64_t)(l->cpus * 100000), .cpu_period_us = 100000},
+        .rootfs = im->rootfs,
+        .state_root = ctx->state_root,
+        .env = box->env,
+        .workdir = box->workdir,
+        .workspace = workspace_dir,
+        .uid = box->uid,
+        .gid = box->gid,
+        .limits = {.memory_bytes = l->memory_bytes,
+                   .pids = l->pids,
+                   .cpu_quota_us = (uint64_t)(l->cpus * 100000),
+                   .cpu_period_us = 100000},
         .tmp_bytes = spec->tmp_bytes,
-        .shm_bytes = box_defaults.shm_bytes, .rlimit_nofile = box_defaults.rlimit_nofile,
-        .rlimit_fsize = box_defaults.rlimit_fsize, .mode = ctx->mode, .seccomp = seccomp,
+        .shm_bytes = box_defaults.shm_bytes,
+        .rlimit_nofile = box_defaults.rlimit_nofile,
+        .rlimit_fsize = box_defaults.rlimit_fsize,
+        .mode = ctx->mode,
+        .seccomp = seccomp,
         .rootless_map = ctx->store.rootless ? &ctx->store.idmap : NULL,
-        .detach = spec->detach, .keep_fd = box->lease,
+        .detach = spec->detach,
+        .keep_fd = box->lease,
     };
     return nsbox_sandbox_create(&cfg, &box->sb, err);
 }
@@ -104,8 +116,7 @@ static int start(struct box *box, const struct box_spec *spec, const struct imag
 /* The spec's profile through the cache (*owned freed by the caller), else
  * the ctx's default. */
 static const struct nsbox_seccomp *seccomp_for(struct box_ctx *ctx, const struct box_spec *spec,
-                                               struct nsbox_seccomp **owned,
-                                               struct nsbox_err *err)
+                                               struct nsbox_seccomp **owned, struct nsbox_err *err)
 {
     if (spec->seccomp_profile == NULL)
         return box_ctx_default_seccomp(ctx, err);
@@ -123,8 +134,8 @@ static int create(struct box_ctx *ctx, const struct box_spec *spec, struct box *
     struct images_image im;
 
     if (spec->workspace != NULL) {
-        if ((box->workspace_lock = box_workspace_claim(ctx, spec->workspace, ws_dir,
-                                                       sizeof(ws_dir), err)) < 0 ||
+        if ((box->workspace_lock = box_workspace_claim(ctx, spec->workspace, ws_dir, sizeof(ws_dir),
+                                                       err)) < 0 ||
             (box->workspace = strdup(spec->workspace)) == NULL)
             return box->workspace_lock < 0 ? -1 : nsbox_err_set(err, ENOMEM, "out of memory");
     }
@@ -243,8 +254,13 @@ int box_list(struct box_ctx *ctx, struct box_info **out, size_t *n, struct nsbox
 
 void box_exec_defaults(const struct box *box, struct nsbox_exec_opts *eo)
 {
-    *eo = (struct nsbox_exec_opts){
-        .env = box->env, .cwd = box->workdir, .uid = box->uid, .gid = box->gid,
-        .timeout_s = box->limits.timeout_s, .stdin_fd = -1,
-        .output_cap = box_defaults.output_cap, .out_fd = -1, .err_fd = -1};
+    *eo = (struct nsbox_exec_opts){.env = box->env,
+                                   .cwd = box->workdir,
+                                   .uid = box->uid,
+                                   .gid = box->gid,
+                                   .timeout_s = box->limits.timeout_s,
+                                   .stdin_fd = -1,
+                                   .output_cap = box_defaults.output_cap,
+                                   .out_fd = -1,
+                                   .err_fd = -1};
 }

@@ -28,9 +28,9 @@
  * it; 0 timeout_s: none). */
 struct box_limits {
     uint64_t memory_bytes;
-    double cpus;              /* CPUs' worth of time (cgroup cpu quota) */
+    double cpus; /* CPUs' worth of time (cgroup cpu quota) */
     uint32_t pids;
-    double timeout_s;         /* of each command; 0: none */
+    double timeout_s; /* of each command; 0: none */
 };
 
 /* The policy defaults: one table for every front end.  A front end whose
@@ -49,7 +49,7 @@ struct box_policy {
 extern const struct box_policy box_defaults;
 
 struct box_ctx_opts {
-    const char *store_dir;    /* NULL: the default store (images_store_open) */
+    const char *store_dir; /* NULL: the default store (images_store_open) */
     enum nsbox_limits_mode mode;
     /* The default seccomp profile (Docker JSON, need not be NUL-terminated):
      * the front end links it in (cli/profile.S). */
@@ -70,12 +70,12 @@ int box_parse_limits_mode(const char *s, enum nsbox_limits_mode *mode);
 /* Opened once per CLI command, once per server. */
 struct box_ctx {
     struct images_store store;
-    char *state_root;         /* STORE/sandboxes */
+    char *state_root; /* STORE/sandboxes */
     enum nsbox_limits_mode mode;
     const char *default_profile;
     size_t default_profile_len;
     const char *version;
-    pthread_mutex_t lock;     /* guards seccomp */
+    pthread_mutex_t lock;          /* guards seccomp */
     struct nsbox_seccomp *seccomp; /* the default profile, compiled once */
 };
 
@@ -114,8 +114,8 @@ struct box_spec {
     const char *seccomp_profile;
     size_t seccomp_profile_len;
     const char *seccomp_profile_name;
-    const char *workspace;    /* STORE/workspaces/NAME mounted at workdir, or NULL */
-    bool detach;              /* outlives the caller; the record is saved */
+    const char *workspace; /* STORE/workspaces/NAME mounted at workdir, or NULL */
+    bool detach;           /* outlives the caller; the record is saved */
 };
 
 /* Fills spec with box_defaults (limits, tmp size) and nothing else: no
@@ -127,16 +127,16 @@ void box_spec_init(struct box_spec *spec);
  * a later `nsbox exec`/`ps` read it back (box_open). */
 struct box {
     struct box_ctx *ctx;
-    struct nsbox_sandbox sb;  /* the runtime handle; sb.limits_note */
-    char *image;              /* the name it was made from */
+    struct nsbox_sandbox sb; /* the runtime handle; sb.limits_note */
+    char *image;             /* the name it was made from */
     char digest[OCI_DIGEST_BUF];
-    char **env;               /* merged environment, owned */
-    char **command;           /* the image's Entrypoint + Cmd (owned), or NULL */
+    char **env;     /* merged environment, owned */
+    char **command; /* the image's Entrypoint + Cmd (owned), or NULL */
     char *workdir;
     uint32_t uid, gid;
-    int lease;                /* the image lease, or -1 */
-    char *workspace;          /* workspace name, or NULL */
-    int workspace_lock;       /* flock held while it is mounted, or -1 */
+    int lease;          /* the image lease, or -1 */
+    char *workspace;    /* workspace name, or NULL */
+    int workspace_lock; /* flock held while it is mounted, or -1 */
     time_t created;
     struct box_limits limits; /* as the spec had them */
 };
@@ -175,9 +175,9 @@ int box_remove(struct box_ctx *ctx, const char *id, struct nsbox_err *err);
 /* One line of `nsbox ps`. */
 struct box_info {
     char id[NSBOX_ID_LEN + 1];
-    pid_t pid;                /* 0 when not running */
+    pid_t pid; /* 0 when not running */
     bool running;
-    char image[256];          /* "-" without a record */
+    char image[256]; /* "-" without a record */
 };
 
 /* The sandboxes in STORE/sandboxes.  *out is malloc'ed (*n entries).

@@ -78,8 +78,8 @@ const struct nsbox_seccomp *box_ctx_default_seccomp(struct box_ctx *ctx, struct 
     if (ctx->seccomp == NULL && ctx->default_profile == NULL)
         nsbox_err_set(err, EINVAL, "no default seccomp profile");
     else if (ctx->seccomp == NULL)
-        box_seccomp_cached(ctx, ctx->default_profile, ctx->default_profile_len, NULL,
-                           &ctx->seccomp, err);
+        box_seccomp_cached(ctx, ctx->default_profile, ctx->default_profile_len, NULL, &ctx->seccomp,
+                           err);
     const struct nsbox_seccomp *f = ctx->seccomp;
     pthread_mutex_unlock(&ctx->lock);
     return f;
@@ -87,8 +87,10 @@ const struct nsbox_seccomp *box_ctx_default_seccomp(struct box_ctx *ctx, struct 
 
 int box_ctx_gc(struct box_ctx *ctx, struct nsbox_err *err)
 {
-    return nsbox_sandbox_gc(ctx->state_root, ctx->store.rootless ? &ctx->store.idmap : NULL,
-                            err) < 0 ? -1 : 0;
+    return nsbox_sandbox_gc(ctx->state_root, ctx->store.rootless ? &ctx->store.idmap : NULL, err) <
+                   0
+               ? -1
+               : 0;
 }
 
 /* Whether lang is one of the comma/space separated languages in list. */

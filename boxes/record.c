@@ -29,9 +29,8 @@ static json_t *record_json(const struct box *b)
                      b->image, "digest", b->digest, "env", env, "workdir", b->workdir, "uid",
                      (int)b->uid, "gid", (int)b->gid, "workspace", b->workspace, "created",
                      (json_int_t)b->created, "limits_note", b->sb.limits_note, "limits",
-                     "memory_bytes", (json_int_t)b->limits.memory_bytes, "cpus",
-                     b->limits.cpus, "pids", (int)b->limits.pids, "timeout_s",
-                     b->limits.timeout_s);
+                     "memory_bytes", (json_int_t)b->limits.memory_bytes, "cpus", b->limits.cpus,
+                     "pids", (int)b->limits.pids, "timeout_s", b->limits.timeout_s);
 }
 
 int box_record_save(const struct box *box, struct nsbox_err *err)
@@ -59,7 +58,7 @@ static char **env_of(json_t *env)
     json_t *e;
     char **v = calloc(json_array_size(env) + 1, sizeof(char *));
     size_t k = 0;
-    json_array_foreach(env, i, e)
+    json_array_foreach (env, i, e)
         if (v && json_is_string(e) && (v[k++] = strdup(json_string_value(e))) == NULL) {
             nsbox_strvfree(v);
             return NULL;
@@ -80,8 +79,8 @@ int box_record_load(const char *state_dir, struct box *box, struct nsbox_err *er
     size_t len;
     struct nsbox_err ignored;
     _cleanup_close_ int dfd = open(state_dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
-    _cleanup_free_ char *text =
-        dfd < 0 ? NULL : nsbox_read_file_at(dfd, RECORD, 1 << 20, &len, &ignored);
+    _cleanup_free_ char *text = dfd < 0 ? NULL
+                                        : nsbox_read_file_at(dfd, RECORD, 1 << 20, &len, &ignored);
     if (text == NULL)
         return nsbox_err_set(err, ENOENT, "%s was not made by `nsbox create`", state_dir);
     json_t *j = json_loadb(text, len, 0, NULL);

@@ -43,8 +43,7 @@ static int build_id_cb(struct dl_phdr_info *info, size_t size, void *data)
         while (p + sizeof(ElfW(Nhdr)) <= end) {
             const ElfW(Nhdr) *n = (const ElfW(Nhdr) *)p;
             const char *name = p + sizeof(*n);
-            const unsigned char *desc =
-                (const unsigned char *)name + ((n->n_namesz + 3) & ~3u);
+            const unsigned char *desc = (const unsigned char *)name + ((n->n_namesz + 3) & ~3u);
             if (n->n_type == NT_GNU_BUILD_ID && n->n_namesz == 4 && memcmp(name, "GNU", 4) == 0) {
                 for (size_t k = 0; k < n->n_descsz && 2 * k + 2 < b->size; k++)
                     snprintf(b->hex + 2 * k, 3, "%02x", desc[k]);

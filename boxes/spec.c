@@ -17,8 +17,10 @@
 char **box_merge_env(char **image_env, char **extra)
 {
     size_t n = 0, m = 0;
-    while (image_env && image_env[n]) n++;
-    while (extra && extra[m]) m++;
+    while (image_env && image_env[n])
+        n++;
+    while (extra && extra[m])
+        m++;
     char **v = calloc(n + m + 2, sizeof(char *));
     size_t k = 0;
     if (v == NULL)
@@ -98,8 +100,9 @@ int box_resolve_user(const char *rootfs, const char *user, uint32_t *uid, uint32
         *uid = *gid = (uint32_t)v;
     } else {
         _cleanup_close_ int root = open(rootfs, O_PATH | O_DIRECTORY | O_CLOEXEC);
-        _cleanup_close_ int fd = root < 0 ? -1 :
-            nsbox_openat2(root, "etc/passwd", O_RDONLY | O_CLOEXEC, 0, NSBOX_RESOLVE_CONFINED);
+        _cleanup_close_ int fd = root < 0 ? -1
+                                          : nsbox_openat2(root, "etc/passwd", O_RDONLY | O_CLOEXEC,
+                                                          0, NSBOX_RESOLVE_CONFINED);
         _cleanup_fclose_ FILE *f = fd < 0 ? NULL : fdopen(TAKE_FD(fd), "r");
         char line[1024];
         bool found = false;
@@ -121,4 +124,3 @@ int box_resolve_user(const char *rootfs, const char *user, uint32_t *uid, uint32
         *gid = (uint32_t)strtoul(colon + 1, NULL, 10);
     return 0;
 }
-

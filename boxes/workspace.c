@@ -30,8 +30,9 @@ int box_workspace_claim(struct box_ctx *ctx, const char *name, char *dir, size_t
     char lock[80];
 
     if (!box_workspace_name_ok(name))
-        return nsbox_err_set(err, EINVAL, "workspace names are 1-64 of a-z 0-9 . _ -, not "
-                                          "starting with . or -");
+        return nsbox_err_set(err, EINVAL,
+                             "workspace names are 1-64 of a-z 0-9 . _ -, not "
+                             "starting with . or -");
     snprintf(dir, size, "%s/workspaces", ctx->store.root);
     mkdirat(ctx->store.root_fd, "workspaces", 0700);
     _cleanup_close_ int wfd = openat(ctx->store.root_fd, "workspaces",

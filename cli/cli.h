@@ -40,8 +40,7 @@ int cmd_doctor(struct cli_globals *g, int argc, char **argv);
 int cmd_serve(struct cli_globals *g, int argc, char **argv);
 
 /* Prints "nsbox CMD: message" and returns CLI_EXIT_USAGE. */
-int cli_usage_error(const char *cmd, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
+int cli_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Reports err once, at the top, and returns CLI_EXIT_FAILURE. */
 int cli_fail(const struct nsbox_err *err);
 

@@ -111,7 +111,8 @@ static int try_overlay_in_userns(void)
                 r = 1;
             close(fd);
         }
-        if (write_map("/proc/self/uid_map", uid) == 0 && write_map("/proc/self/gid_map", gid) == 0) {
+        if (write_map("/proc/self/uid_map", uid) == 0 &&
+            write_map("/proc/self/gid_map", gid) == 0) {
             snprintf(opts, sizeof(opts), "lowerdir=%s/l,upperdir=%s/u,workdir=%s/w,userxattr", dir,
                      dir, dir);
             snprintf(sub, sizeof(sub), "%s/m", dir);
@@ -139,8 +140,7 @@ static void check_kernel(struct verdict *v)
     sscanf(u.release, "%d.%d", &major, &minor);
     bool ok = major > 5 || (major == 5 && minor >= 12);
     report(v, ok ? "ok" : "FAIL", "kernel", ok ? NULL : "upgrade to Linux 5.12 or later",
-           "%s (openat2 5.6, idmapped mounts 5.12, overlay in a user namespace 5.11)",
-           u.release);
+           "%s (openat2 5.6, idmapped mounts 5.12, overlay in a user namespace 5.11)", u.release);
 }
 
 static void check_userns(struct verdict *v)
@@ -229,11 +229,11 @@ static void check_seccomp(struct verdict *v)
     struct nsbox_err err = {0};
     int mode = prctl(PR_GET_SECCOMP, 0, 0, 0, 0);
     int r = nsbox_seccomp_compile(nsbox_default_profile,
-                                  (size_t)(nsbox_default_profile_end - nsbox_default_profile),
-                                  NULL, &f, &err);
+                                  (size_t)(nsbox_default_profile_end - nsbox_default_profile), NULL,
+                                  &f, &err);
     if (mode < 0 || r < 0)
-        report(v, "FAIL", "seccomp", "a kernel with CONFIG_SECCOMP_FILTER",
-               "%s", r < 0 ? err.msg : strerror(errno));
+        report(v, "FAIL", "seccomp", "a kernel with CONFIG_SECCOMP_FILTER", "%s",
+               r < 0 ? err.msg : strerror(errno));
     else
         report(v, "ok", "seccomp", NULL, "default profile compiles to %zu instructions",
                nsbox_seccomp_instructions(f));
@@ -263,8 +263,7 @@ int cmd_doctor(struct cli_globals *g, int argc, char **argv)
     check_seccomp(&v);
     check_skopeo(&v);
     if (v.gaps == 0)
-        printf("\nfull isolation available%s\n",
-               v.warnings ? " (see the warnings above)" : "");
+        printf("\nfull isolation available%s\n", v.warnings ? " (see the warnings above)" : "");
     else
         printf("\n%d gap%s: nsbox refuses to run sandboxes that would be weaker than "
                "reported (see the fixes above)\n",

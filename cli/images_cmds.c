@@ -21,12 +21,30 @@ int cli_parse_size(const char *s, uint64_t *out)
     if (errno != 0 || end == s || s[0] == '-')
         return -1;
     switch (*end) {
-    case '\0': break;
-    case 'k': case 'K': mult = 1ull << 10; end++; break;
-    case 'm': case 'M': mult = 1ull << 20; end++; break;
-    case 'g': case 'G': mult = 1ull << 30; end++; break;
-    case 't': case 'T': mult = 1ull << 40; end++; break;
-    default: return -1;
+    case '\0':
+        break;
+    case 'k':
+    case 'K':
+        mult = 1ull << 10;
+        end++;
+        break;
+    case 'm':
+    case 'M':
+        mult = 1ull << 20;
+        end++;
+        break;
+    case 'g':
+    case 'G':
+        mult = 1ull << 30;
+        end++;
+        break;
+    case 't':
+    case 'T':
+        mult = 1ull << 40;
+        end++;
+        break;
+    default:
+        return -1;
     }
     if ((*end == 'b' || *end == 'B') && end[1] == '\0')
         end++;
@@ -57,12 +75,11 @@ static int parse_bool(const char *s, bool *out)
 
 static void pull_usage(FILE *f)
 {
-    fprintf(f,
-            "usage: nsbox pull [--tls-verify=false] [--authfile FILE] [--quiet]\n"
-            "                  [--max-image-size SIZE] REF\n\n"
-            "REF is a Docker reference (python:3.12-slim, ghcr.io/org/img:tag,\n"
-            "img@sha256:...) or a skopeo transport: docker://, oci:PATH[:TAG],\n"
-            "oci-archive:PATH[:TAG], docker-archive:PATH[:REF], dir:PATH.\n");
+    fprintf(f, "usage: nsbox pull [--tls-verify=false] [--authfile FILE] [--quiet]\n"
+               "                  [--max-image-size SIZE] REF\n\n"
+               "REF is a Docker reference (python:3.12-slim, ghcr.io/org/img:tag,\n"
+               "img@sha256:...) or a skopeo transport: docker://, oci:PATH[:TAG],\n"
+               "oci-archive:PATH[:TAG], docker-archive:PATH[:REF], dir:PATH.\n");
 }
 
 int cmd_pull(struct cli_globals *g, int argc, char **argv)
@@ -122,8 +139,9 @@ int cmd_pull(struct cli_globals *g, int argc, char **argv)
         return cli_fail(&err);
     printf("%s %s\n", image.names[0] ? image.names[0] : argv[optind], image.digest);
     if (image.skipped > 0 && po.progress_fd < 0 && !quiet)
-        fprintf(stderr, "nsbox: note: %llu entries of the image were skipped while "
-                        "unpacking (device nodes and the like); `nsbox inspect` lists them\n",
+        fprintf(stderr,
+                "nsbox: note: %llu entries of the image were skipped while "
+                "unpacking (device nodes and the like); `nsbox inspect` lists them\n",
                 (unsigned long long)image.skipped);
     images_image_free(&image);
     return 0;
@@ -163,11 +181,10 @@ static json_t *strv_json(char **v)
 static json_t *image_json(const struct images_image *im, bool full)
 {
     const char *langs = images_image_languages(im);
-    json_t *o = json_pack("{s:s,s:o,s:s,s:I,s:I,s:s?,s:I,s:s}", "digest", im->digest,
-                          "names", strv_json(im->names), "config_digest",
-                          im->config_digest, "size", (json_int_t)im->size, "created",
-                          (json_int_t)im->created, "languages", langs, "skipped_entries",
-                          (json_int_t)im->skipped, "rootfs", im->rootfs);
+    json_t *o = json_pack("{s:s,s:o,s:s,s:I,s:I,s:s?,s:I,s:s}", "digest", im->digest, "names",
+                          strv_json(im->names), "config_digest", im->config_digest, "size",
+                          (json_int_t)im->size, "created", (json_int_t)im->created, "languages",
+                          langs, "skipped_entries", (json_int_t)im->skipped, "rootfs", im->rootfs);
     if (!full || o == NULL)
         return o;
     json_object_set_new(o, "notes", strv_json(im->notes));
@@ -176,13 +193,11 @@ static json_t *image_json(const struct images_image *im, bool full)
     for (size_t i = 0; i < c->n_labels; i++)
         json_object_set_new(labels, c->labels[i].key, json_string(c->labels[i].value));
     json_object_set_new(o, "config",
-                        json_pack("{s:s?,s:s?,s:o,s:o*,s:o*,s:s?,s:s?,s:o}", "os",
-                                  c->os, "architecture", c->architecture, "env",
-                                  strv_json(c->env), "entrypoint",
-                                  c->entrypoint ? strv_json(c->entrypoint) : NULL,
-                                  "cmd", c->cmd ? strv_json(c->cmd) : NULL,
-                                  "working_dir", c->working_dir, "user", c->user,
-                                  "labels", labels));
+                        json_pack("{s:s?,s:s?,s:o,s:o*,s:o*,s:s?,s:s?,s:o}", "os", c->os,
+                                  "architecture", c->architecture, "env", strv_json(c->env),
+                                  "entrypoint", c->entrypoint ? strv_json(c->entrypoint) : NULL,
+                                  "cmd", c->cmd ? strv_json(c->cmd) : NULL, "working_dir",
+                                  c->working_dir, "user", c->user, "labels", labels));
     return o;
 }
 
@@ -197,16 +212,14 @@ static void print_table(const struct images_image *v, size_t n)
 {
     char size[32], age[32];
 
-    printf("%-50s %-19s %-9s %-12s %s\n", "REFERENCE", "DIGEST", "SIZE",
-           "LANGUAGES", "CREATED");
+    printf("%-50s %-19s %-9s %-12s %s\n", "REFERENCE", "DIGEST", "SIZE", "LANGUAGES", "CREATED");
     for (size_t i = 0; i < n; i++) {
         format_size(v[i].size, size, sizeof(size));
         format_age(v[i].created, age, sizeof(age));
         const char *langs = images_image_languages(&v[i]);
         for (size_t k = 0; k == 0 || v[i].names[k] != NULL; k++)
-            printf("%-50s %-19.19s %-9s %-12s %s\n",
-                   v[i].names[k] ? v[i].names[k] : "<none>", v[i].digest, size,
-                   langs ? langs : "-", age);
+            printf("%-50s %-19.19s %-9s %-12s %s\n", v[i].names[k] ? v[i].names[k] : "<none>",
+                   v[i].digest, size, langs ? langs : "-", age);
     }
 }
 
@@ -295,8 +308,8 @@ int cmd_prune(struct cli_globals *g, int argc, char **argv)
     images_store_close(&store);
     if (r < 0)
         return cli_fail(&err);
-    printf("Removed %zu images, %zu blobs, %zu leftovers; kept %zu in use\n",
-           st.images, st.blobs, st.staging, st.in_use);
+    printf("Removed %zu images, %zu blobs, %zu leftovers; kept %zu in use\n", st.images, st.blobs,
+           st.staging, st.in_use);
     return 0;
 }
 

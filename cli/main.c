@@ -16,9 +16,9 @@
 #include "../common/log.h"
 #include "cli.h"
 
-
 static const struct cli_command commands[] = {
-    {"serve", cmd_serve, "", "the MCP server (stdio): sandboxes and code execution for AI assistants"},
+    {"serve", cmd_serve, "",
+     "the MCP server (stdio): sandboxes and code execution for AI assistants"},
     {"pull", cmd_pull, "REF", "fetch an image with skopeo and unpack it"},
     {"images", cmd_images, "[--json]", "list images in the store"},
     {"inspect", cmd_inspect, "REF", "show an image's record and config as JSON"},
@@ -37,8 +37,7 @@ static void usage(FILE *f)
 {
     fprintf(f, "usage: nsbox [--store DIR] [--debug] COMMAND [ARGS]\n\ncommands:\n");
     for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
-        fprintf(f, "  %-8s %-16s %s\n", commands[i].name, commands[i].args,
-                commands[i].help);
+        fprintf(f, "  %-8s %-16s %s\n", commands[i].name, commands[i].args, commands[i].help);
     fprintf(f, "\nThe store is --store DIR, else $NSBOX_STORE, else /var/lib/nsbox "
                "(root)\nor $XDG_DATA_HOME/nsbox (other users).  `nsbox COMMAND "
                "--help` for details.\n");

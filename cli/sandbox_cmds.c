@@ -29,10 +29,10 @@ extern const char nsbox_default_profile_end[];
 
 /* The options run, create and exec share; spec starts as box_defaults. */
 struct run_opts {
-    struct box_spec spec;  /* limits, --timeout, --workdir, -e, --user, --tmp-size */
+    struct box_spec spec; /* limits, --timeout, --workdir, -e, --user, --tmp-size */
     size_t n_env;
     bool json;
-    const char *profile;   /* --seccomp-profile FILE */
+    const char *profile; /* --seccomp-profile FILE */
     enum nsbox_limits_mode mode;
 };
 
@@ -61,8 +61,18 @@ static int add_env(struct run_opts *o, const char *kv)
     return 0;
 }
 
-enum { OPT_MEMORY = 256, OPT_CPUS, OPT_PIDS, OPT_TIMEOUT, OPT_WORKDIR, OPT_JSON,
-       OPT_PROFILE, OPT_LIMITS, OPT_TMP, OPT_USER };
+enum {
+    OPT_MEMORY = 256,
+    OPT_CPUS,
+    OPT_PIDS,
+    OPT_TIMEOUT,
+    OPT_WORKDIR,
+    OPT_JSON,
+    OPT_PROFILE,
+    OPT_LIMITS,
+    OPT_TMP,
+    OPT_USER
+};
 
 static const struct option run_options[] = {
     {"memory", required_argument, NULL, OPT_MEMORY},
@@ -131,7 +141,9 @@ static int open_ctx(struct cli_globals *g, enum nsbox_limits_mode mode, struct b
                     struct nsbox_err *err)
 {
     struct box_ctx_opts opts = {
-        .store_dir = g->store_dir, .mode = mode, .default_profile = nsbox_default_profile,
+        .store_dir = g->store_dir,
+        .mode = mode,
+        .default_profile = nsbox_default_profile,
         .default_profile_len = (size_t)(nsbox_default_profile_end - nsbox_default_profile),
         .version = NSBOX_VERSION_STRING};
     return box_ctx_open(ctx, &opts, err);
@@ -163,8 +175,7 @@ static int create_box(struct box_ctx *ctx, const char *ref, struct run_opts *o, 
         nsbox_warn("cleaning stale sandboxes: %s", gerr.msg);
     int r = box_create(ctx, &o->spec, box, err);
     o->spec.seccomp_profile = NULL;
-    if (r == 0 && ctx->mode == NSBOX_LIMITS_BEST_EFFORT &&
-        box->sb.cgroup.kind == NSBOX_CGROUP_NONE)
+    if (r == 0 && ctx->mode == NSBOX_LIMITS_BEST_EFFORT && box->sb.cgroup.kind == NSBOX_CGROUP_NONE)
         nsbox_warn("running with best-effort limits (%s)", box->sb.limits_note);
     return r;
 }
@@ -172,13 +183,12 @@ static int create_box(struct box_ctx *ctx, const char *ref, struct run_opts *o, 
 static json_t *result_json(const struct nsbox_exec_result *r, const char *limits)
 {
     return json_pack("{s:s,s:i,s:i,s:s%,s:s%,s:b,s:b,s:b,s:b,s:I,s:I,s:I,s:s}", "status",
-                     box_result_status(r), "exit_code", r->exit_code, "signal", r->signal,
-                     "stdout", r->out ? r->out : "", r->out_len, "stderr",
-                     r->err ? r->err : "", r->err_len, "stdout_truncated", r->out_truncated,
-                     "stderr_truncated", r->err_truncated, "timed_out", r->timed_out,
-                     "oom_killed", r->oom_killed, "wall_ms", (json_int_t)(r->wall_us / 1000),
-                     "cpu_ms", (json_int_t)(r->cpu_us / 1000), "memory_peak_bytes",
-                     (json_int_t)box_result_memory_peak(r), "limits", limits);
+                     box_result_status(r), "exit_code", r->exit_code, "signal", r->signal, "stdout",
+                     r->out ? r->out : "", r->out_len, "stderr", r->err ? r->err : "", r->err_len,
+                     "stdout_truncated", r->out_truncated, "stderr_truncated", r->err_truncated,
+                     "timed_out", r->timed_out, "oom_killed", r->oom_killed, "wall_ms",
+                     (json_int_t)(r->wall_us / 1000), "cpu_ms", (json_int_t)(r->cpu_us / 1000),
+                     "memory_peak_bytes", (json_int_t)box_result_memory_peak(r), "limits", limits);
 }
 
 /* Runs argv in box (env and user from eo) and reports the way docker does. */
@@ -363,8 +373,8 @@ int cmd_ps(struct cli_globals *g, int argc, char **argv)
     }
     printf("%-32s %-8s %-8s %s\n", "ID", "PID", "STATUS", "IMAGE");
     for (size_t i = 0; i < n; i++)
-        printf("%-32s %-8d %-8s %s\n", v[i].id, (int)v[i].pid,
-               v[i].running ? "running" : "stopped", v[i].image);
+        printf("%-32s %-8d %-8s %s\n", v[i].id, (int)v[i].pid, v[i].running ? "running" : "stopped",
+               v[i].image);
     box_ctx_close(&ctx);
     return 0;
 }

@@ -86,8 +86,8 @@ static int serve_http(struct mcp_server *s, const struct mcp_config *c)
     if (srv == NULL)
         return cli_fail(&err);
     bool v6 = strchr(host, ':') != NULL;
-    fprintf(stderr, "nsbox: serving MCP on http://%s%s%s:%u/mcp (%s; store %s)\n",
-            v6 ? "[" : "", host, v6 ? "]" : "", mcp_http_port(srv),
+    fprintf(stderr, "nsbox: serving MCP on http://%s%s%s:%u/mcp (%s; store %s)\n", v6 ? "[" : "",
+            host, v6 ? "]" : "", mcp_http_port(srv),
             token ? "bearer token required" : "no token: loopback only", s->boxes.store.root);
     int sig = wait_stop_signal();
     nsbox_info("%s: stopping the HTTP server", strsignal(sig));
@@ -124,7 +124,8 @@ int cmd_serve(struct cli_globals *g, int argc, char **argv)
         return 0;
     }
     struct box_ctx_opts bo = {
-        .store_dir = g->store_dir, .default_profile = nsbox_default_profile,
+        .store_dir = g->store_dir,
+        .default_profile = nsbox_default_profile,
         .default_profile_len = (size_t)(nsbox_default_profile_end - nsbox_default_profile),
         .version = NSBOX_VERSION_STRING};
     if (mcp_server_open(&s, &c, &bo, &err) < 0) {

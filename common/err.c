@@ -46,8 +46,7 @@ int nsbox_err_sys(struct nsbox_err *err, const char *fmt, ...)
     /* strerror_r (GNU) may return a static string instead of filling ours. */
     const char *s = strerror_r(saved, reason, sizeof(reason));
     char joined[NSBOX_ERR_MSG_MAX + 160];
-    snprintf(joined, sizeof(joined), "%.*s: %.150s", NSBOX_ERR_MSG_MAX - 1,
-             err->msg, s);
+    snprintf(joined, sizeof(joined), "%.*s: %.150s", NSBOX_ERR_MSG_MAX - 1, err->msg, s);
     copy_truncated(err, joined);
     errno = saved;
     return -1;

@@ -12,8 +12,8 @@
 #define NSBOX_ERR_MSG_MAX 1024
 
 struct nsbox_err {
-    int code;                     /* errno value, or 0 when not a system error */
-    char msg[NSBOX_ERR_MSG_MAX];  /* human-readable, no trailing newline */
+    int code;                    /* errno value, or 0 when not a system error */
+    char msg[NSBOX_ERR_MSG_MAX]; /* human-readable, no trailing newline */
 };
 
 /* Sets err (if non-NULL) to code and a formatted message.  Returns -1. */

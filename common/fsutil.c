@@ -24,9 +24,8 @@ static int rm_entry(int dirfd, const char *name, struct nsbox_err *err)
         return nsbox_err_sys(err, "cannot remove %s", name);
     /* A directory: O_NOFOLLOW|O_DIRECTORY guarantees we descend into the
      * directory itself, never through a symlink swapped in its place. */
-    _cleanup_close_ int fd =
-        openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-    if (fd < 0 && errno == ENOTDIR)   /* not a directory: unlink's EPERM was real */
+    _cleanup_close_ int fd = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0 && errno == ENOTDIR) /* not a directory: unlink's EPERM was real */
         return nsbox_err_set(err, unlink_errno, "cannot remove %s: %s", name,
                              strerror(unlink_errno));
     if (fd < 0)
@@ -107,8 +106,7 @@ char *nsbox_read_file_at(int dirfd, const char *name, size_t max, size_t *len,
                          struct nsbox_err *err)
 {
     struct stat st;
-    _cleanup_close_ int fd =
-        openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+    _cleanup_close_ int fd = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
     if (fd < 0) {
         nsbox_err_sys(err, "cannot open %s", name);
         return NULL;
@@ -118,8 +116,8 @@ char *nsbox_read_file_at(int dirfd, const char *name, size_t max, size_t *len,
         return NULL;
     }
     if ((size_t)st.st_size > max) {
-        nsbox_err_set(err, EFBIG, "%s is too large (%lld bytes, limit %zu)",
-                      name, (long long)st.st_size, max);
+        nsbox_err_set(err, EFBIG, "%s is too large (%lld bytes, limit %zu)", name,
+                      (long long)st.st_size, max);
         return NULL;
     }
     _cleanup_free_ char *buf = malloc((size_t)st.st_size + 1);
@@ -164,17 +162,15 @@ int nsbox_write_all(int fd, const void *data, size_t len)
     return 0;
 }
 
-static int write_replace(int dirfd, const char *name, const void *data, size_t len,
-                         mode_t mode, bool durable, struct nsbox_err *err)
+static int write_replace(int dirfd, const char *name, const void *data, size_t len, mode_t mode,
+                         bool durable, struct nsbox_err *err)
 {
     char tmp[NAME_MAX + 1];
 
-    if (snprintf(tmp, sizeof(tmp), ".%s.tmp.%d", name, (int)getpid()) >=
-        (int)sizeof(tmp))
+    if (snprintf(tmp, sizeof(tmp), ".%s.tmp.%d", name, (int)getpid()) >= (int)sizeof(tmp))
         return nsbox_err_set(err, ENAMETOOLONG, "name too long: %s", name);
-    _cleanup_close_ int fd =
-        openat(dirfd, tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC,
-               mode);
+    _cleanup_close_ int fd = openat(dirfd, tmp,
+                                    O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, mode);
     if (fd < 0)
         return nsbox_err_sys(err, "cannot create %s", tmp);
     if (nsbox_write_all(fd, data, len) < 0 || (durable && fsync(fd) < 0)) {
@@ -190,23 +186,21 @@ static int write_replace(int dirfd, const char *name, const void *data, size_t l
     return 0;
 }
 
-int nsbox_write_file_atomic(int dirfd, const char *name, const void *data,
-                            size_t len, mode_t mode, struct nsbox_err *err)
+int nsbox_write_file_atomic(int dirfd, const char *name, const void *data, size_t len, mode_t mode,
+                            struct nsbox_err *err)
 {
     return write_replace(dirfd, name, data, len, mode, true, err);
 }
 
-int nsbox_write_file_replace(int dirfd, const char *name, const void *data,
-                             size_t len, mode_t mode, struct nsbox_err *err)
+int nsbox_write_file_replace(int dirfd, const char *name, const void *data, size_t len, mode_t mode,
+                             struct nsbox_err *err)
 {
     return write_replace(dirfd, name, data, len, mode, false, err);
 }
 
-int nsbox_lock_at(int dirfd, const char *name, int operation,
-                  struct nsbox_err *err)
+int nsbox_lock_at(int dirfd, const char *name, int operation, struct nsbox_err *err)
 {
-    _cleanup_close_ int fd = openat(
-        dirfd, name, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+    _cleanup_close_ int fd = openat(dirfd, name, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
     if (fd < 0)
         return nsbox_err_sys(err, "cannot open lock file %s", name);
     while (flock(fd, operation) < 0) {

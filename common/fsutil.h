@@ -33,18 +33,17 @@ int nsbox_write_all(int fd, const void *data, size_t len);
 
 /* Writes data to dirfd/name atomically: a temporary file in the same
  * directory, fsync, rename.  Returns 0 or -1. */
-int nsbox_write_file_atomic(int dirfd, const char *name, const void *data,
-                            size_t len, mode_t mode, struct nsbox_err *err);
+int nsbox_write_file_atomic(int dirfd, const char *name, const void *data, size_t len, mode_t mode,
+                            struct nsbox_err *err);
 
 /* The same without fsync: for runtime state that is worthless after a
  * reboot (a sandbox's pid), where durability would only cost time. */
-int nsbox_write_file_replace(int dirfd, const char *name, const void *data,
-                             size_t len, mode_t mode, struct nsbox_err *err);
+int nsbox_write_file_replace(int dirfd, const char *name, const void *data, size_t len, mode_t mode,
+                             struct nsbox_err *err);
 
 /* Opens (creating if needed) dirfd/name and takes a flock of the given
  * operation (LOCK_SH / LOCK_EX, optionally | LOCK_NB).  Returns the fd that
  * holds the lock, or -1 (errno EWOULDBLOCK when LOCK_NB found it taken). */
-int nsbox_lock_at(int dirfd, const char *name, int operation,
-                  struct nsbox_err *err);
+int nsbox_lock_at(int dirfd, const char *name, int operation, struct nsbox_err *err);
 
 #endif

@@ -11,8 +11,7 @@ enum nsbox_log_level {
     NSBOX_LOG_DEBUG,
 };
 
-typedef void (*nsbox_log_fn)(enum nsbox_log_level level, const char *msg,
-                             void *ctx);
+typedef void (*nsbox_log_fn)(enum nsbox_log_level level, const char *msg, void *ctx);
 
 void nsbox_log_set_level(enum nsbox_log_level level);
 enum nsbox_log_level nsbox_log_get_level(void);

@@ -9,7 +9,7 @@ static const struct image_type {
     const char *mime;
     const char *magic, *magic2; /* either may match at offset 0; NULL: none */
     size_t magic_len;
-    const char *tag;            /* a second mark at tag_off (RIFF's WEBP), or NULL */
+    const char *tag; /* a second mark at tag_off (RIFF's WEBP), or NULL */
     size_t tag_off;
     const char *ext[2];
 } types[] = {

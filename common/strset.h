@@ -7,7 +7,7 @@
 
 struct nsbox_strset {
     char **slots;
-    size_t cap;   /* power of two, or 0 */
+    size_t cap; /* power of two, or 0 */
     size_t count;
 };
 

@@ -16,8 +16,8 @@
 #include "cleanup.h"
 
 /* Looks up "name:start:count" or "uid:start:count" in an /etc/sub?id file. */
-static bool find_subid(const char *file, const char *name, uid_t id,
-                       uint32_t *start, uint32_t *count)
+static bool find_subid(const char *file, const char *name, uid_t id, uint32_t *start,
+                       uint32_t *count)
 {
     _cleanup_fclose_ FILE *f = fopen(file, "re");
     char line[512], idstr[16];
@@ -91,8 +91,7 @@ uint32_t nsbox_idmap_uid_count(const struct nsbox_idmap *map)
     return n;
 }
 
-static int write_proc(pid_t pid, const char *file, const char *data,
-                      struct nsbox_err *err)
+static int write_proc(pid_t pid, const char *file, const char *data, struct nsbox_err *err)
 {
     char path[64];
     snprintf(path, sizeof(path), "/proc/%d/%s", (int)pid, file);
@@ -104,8 +103,7 @@ static int write_proc(pid_t pid, const char *file, const char *data,
     return 0;
 }
 
-static int run_helper(const char *helper, pid_t pid,
-                      const struct nsbox_idmap_range *r, size_t n,
+static int run_helper(const char *helper, pid_t pid, const struct nsbox_idmap_range *r, size_t n,
                       struct nsbox_err *err)
 {
     char args[1 + 3 * NSBOX_IDMAP_MAX][16];
@@ -141,18 +139,16 @@ static int run_helper(const char *helper, pid_t pid,
     return 0;
 }
 
-static void format_map(const struct nsbox_idmap_range *r, size_t n, char *buf,
-                       size_t size)
+static void format_map(const struct nsbox_idmap_range *r, size_t n, char *buf, size_t size)
 {
     size_t off = 0;
     buf[0] = '\0';
     for (size_t i = 0; i < n && off < size; i++)
-        off += (size_t)snprintf(buf + off, size - off, "%u %u %u\n",
-                                r[i].inside, r[i].outside, r[i].count);
+        off += (size_t)snprintf(buf + off, size - off, "%u %u %u\n", r[i].inside, r[i].outside,
+                                r[i].count);
 }
 
-int nsbox_idmap_apply(pid_t pid, const struct nsbox_idmap *map,
-                      struct nsbox_err *err)
+int nsbox_idmap_apply(pid_t pid, const struct nsbox_idmap *map, struct nsbox_err *err)
 {
     char buf[256];
 
@@ -189,9 +185,8 @@ static int read_full(int fd, void *buf, size_t len)
 }
 
 /* The child side: unshare, wait for the map, become root, run fn. */
-static void child_main(int ready_w, int go_r, int result_w,
-                       int (*fn)(void *, struct nsbox_err *), void *arg,
-                       bool may_setgroups)
+static void child_main(int ready_w, int go_r, int result_w, int (*fn)(void *, struct nsbox_err *),
+                       void *arg, bool may_setgroups)
 {
     struct nsbox_err cerr = {0};
     char c = 0;
@@ -226,8 +221,8 @@ static void close_fds(int *fds, size_t n)
 }
 
 /* The parent side: map the child's ids, then collect its verdict. */
-static int parent_main(pid_t pid, const struct nsbox_idmap *map, int ready_r,
-                       int go_w, int result_r, struct nsbox_err *err)
+static int parent_main(pid_t pid, const struct nsbox_idmap *map, int ready_r, int go_w,
+                       int result_r, struct nsbox_err *err)
 {
     struct nsbox_err cerr = {0};
     bool mapped = false;
@@ -255,9 +250,8 @@ static int parent_main(pid_t pid, const struct nsbox_idmap *map, int ready_r,
     return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : -1;
 }
 
-int nsbox_userns_run(const struct nsbox_idmap *map,
-                     int (*fn)(void *arg, struct nsbox_err *err), void *arg,
-                     struct nsbox_err *err)
+int nsbox_userns_run(const struct nsbox_idmap *map, int (*fn)(void *arg, struct nsbox_err *err),
+                     void *arg, struct nsbox_err *err)
 {
     int fds[6] = {-1, -1, -1, -1, -1, -1}; /* ready, go, result: r/w pairs */
 

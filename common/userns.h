@@ -42,15 +42,13 @@ uint32_t nsbox_idmap_uid_count(const struct nsbox_idmap *map);
 
 /* Writes map into the user namespace of pid (a child that has just
  * unshared CLONE_NEWUSER).  Returns 0 or -1. */
-int nsbox_idmap_apply(pid_t pid, const struct nsbox_idmap *map,
-                      struct nsbox_err *err);
+int nsbox_idmap_apply(pid_t pid, const struct nsbox_idmap *map, struct nsbox_err *err);
 
 /* Runs fn(arg, err) in a forked child inside a new user namespace with map
  * applied, where the child is root.  The child's error travels back to err.
  * Returns fn's result (0 or -1); -1 too when the namespace could not be set
  * up or the child died. */
-int nsbox_userns_run(const struct nsbox_idmap *map,
-                     int (*fn)(void *arg, struct nsbox_err *err), void *arg,
-                     struct nsbox_err *err);
+int nsbox_userns_run(const struct nsbox_idmap *map, int (*fn)(void *arg, struct nsbox_err *err),
+                     void *arg, struct nsbox_err *err);
 
 #endif

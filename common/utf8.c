@@ -12,8 +12,11 @@
 static size_t sequence(const unsigned char *s, size_t n)
 {
     unsigned c = s[0], lo = 0x80, hi = 0xbf;
-    size_t k = c < 0x80 ? 1 : c >= 0xc2 && c <= 0xdf ? 2 : c >= 0xe0 && c <= 0xef ? 3 :
-               c >= 0xf0 && c <= 0xf4 ? 4 : 0;
+    size_t k = c < 0x80                 ? 1
+               : c >= 0xc2 && c <= 0xdf ? 2
+               : c >= 0xe0 && c <= 0xef ? 3
+               : c >= 0xf0 && c <= 0xf4 ? 4
+                                        : 0;
     if (k == 0 || k > n)
         return 0;
     if (c == 0xe0)
@@ -64,4 +67,3 @@ bool nsbox_utf8_valid(const char *s, size_t n)
     }
     return true;
 }
-

@@ -23,9 +23,8 @@ static bool is_hex(const char *s, size_t min, size_t max)
 }
 
 /* Calls fn for each complete image directory (its hex name). */
-static int for_each_image(struct images_store *store,
-                          int (*fn)(const char *hex, void *ctx), void *ctx,
-                          struct nsbox_err *err)
+static int for_each_image(struct images_store *store, int (*fn)(const char *hex, void *ctx),
+                          void *ctx, struct nsbox_err *err)
 {
     _cleanup_closedir_ DIR *d = nsbox_opendir_at(store->root_fd, "images", err);
     if (d == NULL)
@@ -74,9 +73,8 @@ static int match_prefix(const char *hex, void *ctx)
 }
 
 /* Maps a reference, digest or unique hex prefix to a manifest digest. */
-static int resolve_name(struct images_store *store, const struct ref_table *refs,
-                        const char *name, char digest[OCI_DIGEST_BUF],
-                        bool *by_digest, struct nsbox_err *err)
+static int resolve_name(struct images_store *store, const struct ref_table *refs, const char *name,
+                        char digest[OCI_DIGEST_BUF], bool *by_digest, struct nsbox_err *err)
 {
     struct image_ref ref;
     const char *hex = strncmp(name, "sha256:", 7) == 0 ? name + 7 : name;
@@ -87,8 +85,8 @@ static int resolve_name(struct images_store *store, const struct ref_table *refs
         if (for_each_image(store, match_prefix, &m, err) < 0)
             return -1;
         if (m.matches > 1)
-            return nsbox_err_set(err, EINVAL, "%s matches %d images; give more digits",
-                                 name, m.matches);
+            return nsbox_err_set(err, EINVAL, "%s matches %d images; give more digits", name,
+                                 m.matches);
         if (m.matches == 1) {
             strcpy(digest, m.digest);
             *by_digest = true;
@@ -109,8 +107,8 @@ static int resolve_name(struct images_store *store, const struct ref_table *refs
     return -1;
 }
 
-int images_lookup(struct images_store *store, const char *name,
-                  struct images_image *out, struct nsbox_err *err)
+int images_lookup(struct images_store *store, const char *name, struct images_image *out,
+                  struct nsbox_err *err)
 {
     struct ref_table refs;
     char digest[OCI_DIGEST_BUF];
@@ -122,8 +120,7 @@ int images_lookup(struct images_store *store, const char *name,
     int r = resolve_name(store, &refs, name, digest, &by_digest, err);
     if (r == 0 && image_load(store, digest, out, err) < 0) {
         if (err->code == ENOENT)
-            nsbox_err_set(err, ENOENT, "%s points at %s, which is not in the store",
-                          name, digest);
+            nsbox_err_set(err, ENOENT, "%s points at %s, which is not in the store", name, digest);
         r = -1;
     }
     if (r == 0 && attach_names(out, &refs, err) < 0) {
@@ -234,8 +231,7 @@ int images_tag(struct images_store *store, const char *name, const char *new_nam
 /* Removes an unreferenced image unless a sandbox holds its lease.  Returns
  * 1 when removed, 0 when in use, -1 on error.  The caller holds the store
  * lock exclusively. */
-static int drop_image(struct images_store *store, const char *hex,
-                      struct nsbox_err *err)
+static int drop_image(struct images_store *store, const char *hex, struct nsbox_err *err)
 {
     char path[128], grave[128];
 
@@ -277,8 +273,8 @@ int images_remove(struct images_store *store, const char *name, bool *removed,
     if (removed != NULL)
         *removed = false;
     _cleanup_close_ int lock = nsbox_lock_at(store->root_fd, "lock", LOCK_EX, err);
-    _cleanup_close_ int rlock = lock < 0 ? -1 :
-        nsbox_lock_at(store->root_fd, "refs.lock", LOCK_EX, err);
+    _cleanup_close_ int rlock = lock < 0 ? -1
+                                         : nsbox_lock_at(store->root_fd, "refs.lock", LOCK_EX, err);
     if (rlock < 0 || refs_load(store, &refs, err) < 0)
         return -1;
     r = resolve_name(store, &refs, name, digest, &by_digest, err);
@@ -325,18 +321,16 @@ static int keep_image_blobs(struct prune_ctx *c, const char *hex)
     json_error_t jerr;
 
     snprintf(path, sizeof(path), "images/%s/image.json", hex);
-    _cleanup_free_ char *text =
-        nsbox_read_file_at(c->store->root_fd, path, 1 << 20, &len, c->err);
+    _cleanup_free_ char *text = nsbox_read_file_at(c->store->root_fd, path, 1 << 20, &len, c->err);
     if (text == NULL)
         return -1;
     _cleanup_json_ json_t *root = json_loadb(text, len, 0, &jerr);
     if (nsbox_strset_add(&c->keep_blobs, hex) < 0)
         return nsbox_err_set(c->err, ENOMEM, "out of memory");
     const char *config = json_string_value(json_object_get(root, "config_digest"));
-    if (oci_digest_valid(config) &&
-        nsbox_strset_add(&c->keep_blobs, oci_digest_hex(config)) < 0)
+    if (oci_digest_valid(config) && nsbox_strset_add(&c->keep_blobs, oci_digest_hex(config)) < 0)
         return nsbox_err_set(c->err, ENOMEM, "out of memory");
-    json_array_foreach(json_object_get(root, "layers"), i, layer) {
+    json_array_foreach (json_object_get(root, "layers"), i, layer) {
         const char *d = json_string_value(layer);
         if (oci_digest_valid(d) && nsbox_strset_add(&c->keep_blobs, oci_digest_hex(d)) < 0)
             return nsbox_err_set(c->err, ENOMEM, "out of memory");

@@ -19,44 +19,38 @@ struct ref_table {
     size_t n;
 };
 
-int refs_load(struct images_store *store, struct ref_table *t,
-              struct nsbox_err *err);
-int refs_save(struct images_store *store, const struct ref_table *t,
-              struct nsbox_err *err);
+int refs_load(struct images_store *store, struct ref_table *t, struct nsbox_err *err);
+int refs_save(struct images_store *store, const struct ref_table *t, struct nsbox_err *err);
 void refs_free(struct ref_table *t);
 /* Points name at digest (replacing an older target).  Returns 0 or -1. */
-int refs_set(struct ref_table *t, const char *name, const char *digest,
-             struct nsbox_err *err);
+int refs_set(struct ref_table *t, const char *name, const char *digest, struct nsbox_err *err);
 /* Removes name; returns 1 when it was there, else 0. */
 int refs_del(struct ref_table *t, const char *name);
 
 /* Runs fn with the store owner's view of file ownership: directly as root,
  * inside the user namespace when rootless. */
-int store_run_as_owner(struct images_store *store,
-                       int (*fn)(void *arg, struct nsbox_err *err), void *arg,
-                       struct nsbox_err *err);
+int store_run_as_owner(struct images_store *store, int (*fn)(void *arg, struct nsbox_err *err),
+                       void *arg, struct nsbox_err *err);
 
 /* Removes STORE/<dir>/<name> as the owner.  Returns 0 or -1. */
-int store_remove_tree(struct images_store *store, const char *dir,
-                      const char *name, struct nsbox_err *err);
+int store_remove_tree(struct images_store *store, const char *dir, const char *name,
+                      struct nsbox_err *err);
 
 /* Removes everything in STORE/tmp.  Only safe with the store lock held
  * exclusively: then no pull is running and all of it is leftovers.
  * *count (optional) gets the number of entries removed. */
-int store_clean_staging(struct images_store *store, size_t *count,
-                        struct nsbox_err *err);
+int store_clean_staging(struct images_store *store, size_t *count, struct nsbox_err *err);
 
 /* Loads images/HEX/image.json into out (names left empty).  Returns 0, or
  * -1 (code ENOENT when the image is not in the store). */
-int image_load(struct images_store *store, const char *digest,
-               struct images_image *out, struct nsbox_err *err);
+int image_load(struct images_store *store, const char *digest, struct images_image *out,
+               struct nsbox_err *err);
 
 /* Reads blobs/sha256/HEX, checks its digest, returns it NUL-terminated. */
-char *blob_read_verified(struct images_store *store, const char *digest,
-                         size_t max, size_t *len, struct nsbox_err *err);
+char *blob_read_verified(struct images_store *store, const char *digest, size_t max, size_t *len,
+                         struct nsbox_err *err);
 
 /* An open fd for the blob, or -1. */
-int blob_open(struct images_store *store, const char *digest,
-              struct nsbox_err *err);
+int blob_open(struct images_store *store, const char *digest, struct nsbox_err *err);
 
 #endif

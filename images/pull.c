@@ -37,8 +37,8 @@
 struct skopeo_call {
     const struct images_pull_opts *opts;
     const struct image_ref *ref;
-    const char *blob_dir;  /* absolute */
-    const char *dest;      /* "oci:/abs/layout:nsbox" */
+    const char *blob_dir; /* absolute */
+    const char *dest;     /* "oci:/abs/layout:nsbox" */
 };
 
 static void skopeo_exec(const struct skopeo_call *c, int out_fd, int err_fd)
@@ -124,8 +124,7 @@ static int run_skopeo(const struct skopeo_call *c, struct nsbox_err *err)
         return nsbox_err_sys(err, "fork");
     }
     if (pid == 0)
-        skopeo_exec(c, c->opts->progress_fd >= 0 ? c->opts->progress_fd : devnull,
-                    pipefd[1]);
+        skopeo_exec(c, c->opts->progress_fd >= 0 ? c->opts->progress_fd : devnull, pipefd[1]);
     close(pipefd[1]);
     drain_tail(pipefd[0], tail, &tail_len);
     close(pipefd[0]);
@@ -137,8 +136,7 @@ static int run_skopeo(const struct skopeo_call *c, struct nsbox_err *err)
         return nsbox_err_set(err, ENOENT, "%s (install skopeo: apt-get install skopeo)",
                              last_line(tail, tail_len));
     if (WIFSIGNALED(status))
-        return nsbox_err_set(err, EINTR, "skopeo was killed by signal %d",
-                             WTERMSIG(status));
+        return nsbox_err_set(err, EINTR, "skopeo was killed by signal %d", WTERMSIG(status));
     return nsbox_err_set(err, EIO, "skopeo copy %s failed: %s", c->ref->source,
                          last_line(tail, tail_len));
 }
@@ -147,14 +145,14 @@ static int run_skopeo(const struct skopeo_call *c, struct nsbox_err *err)
 
 /* The manifest digest the layout's index.json points at, descending into a
  * multi-platform index for the host's platform. */
-static int resolve_manifest(struct images_store *store, int layout_fd,
-                            char digest[OCI_DIGEST_BUF], struct nsbox_err *err)
+static int resolve_manifest(struct images_store *store, int layout_fd, char digest[OCI_DIGEST_BUF],
+                            struct nsbox_err *err)
 {
     struct oci_index index;
     size_t len;
 
-    _cleanup_free_ char *text =
-        nsbox_read_file_at(layout_fd, "index.json", OCI_MANIFEST_MAX, &len, err);
+    _cleanup_free_ char *text = nsbox_read_file_at(layout_fd, "index.json", OCI_MANIFEST_MAX, &len,
+                                                   err);
     if (text == NULL || oci_index_parse(text, len, &index, err) < 0)
         return nsbox_err_prefix(err, "reading the pulled layout");
     if (index.n_manifests != 1) {
@@ -168,12 +166,10 @@ static int resolve_manifest(struct images_store *store, int layout_fd,
     if (!nested)
         return 0;
 
-    _cleanup_free_ char *blob =
-        blob_read_verified(store, digest, OCI_MANIFEST_MAX, &len, err);
+    _cleanup_free_ char *blob = blob_read_verified(store, digest, OCI_MANIFEST_MAX, &len, err);
     if (blob == NULL || oci_index_parse(blob, len, &index, err) < 0)
         return -1;
-    const struct oci_descriptor *d =
-        oci_index_find(&index, "linux", oci_host_architecture(), NULL);
+    const struct oci_descriptor *d = oci_index_find(&index, "linux", oci_host_architecture(), NULL);
     if (d == NULL) {
         oci_index_free(&index);
         return nsbox_err_set(err, ENOENT, "the image has no linux/%s variant",
@@ -184,19 +180,17 @@ static int resolve_manifest(struct images_store *store, int layout_fd,
     return 0;
 }
 
-static int load_manifest(struct images_store *store, const char *digest,
-                         struct oci_manifest *m, struct oci_image_config *config,
-                         struct nsbox_err *err)
+static int load_manifest(struct images_store *store, const char *digest, struct oci_manifest *m,
+                         struct oci_image_config *config, struct nsbox_err *err)
 {
     size_t len;
     enum oci_compression c;
 
-    _cleanup_free_ char *text =
-        blob_read_verified(store, digest, OCI_MANIFEST_MAX, &len, err);
+    _cleanup_free_ char *text = blob_read_verified(store, digest, OCI_MANIFEST_MAX, &len, err);
     if (text == NULL || oci_manifest_parse(text, len, m, err) < 0)
         return -1;
-    _cleanup_free_ char *ctext =
-        blob_read_verified(store, m->config.digest, OCI_CONFIG_MAX, &len, err);
+    _cleanup_free_ char *ctext = blob_read_verified(store, m->config.digest, OCI_CONFIG_MAX, &len,
+                                                    err);
     if (ctext == NULL || oci_config_parse(ctext, len, config, err) < 0)
         goto fail;
     for (size_t i = 0; i < m->n_layers; i++)
@@ -236,8 +230,7 @@ static void collect_note(void *ctx, const char *msg)
 }
 
 static int write_image_json(struct unpack_job *job, int staging_fd,
-                            const struct oci_layer_stats *total,
-                            struct nsbox_err *err)
+                            const struct oci_layer_stats *total, struct nsbox_err *err)
 {
     _cleanup_json_ json_t *layers = json_array();
     const struct oci_manifest *m = job->manifest;
@@ -245,16 +238,14 @@ static int write_image_json(struct unpack_job *job, int staging_fd,
     for (size_t i = 0; i < m->n_layers; i++)
         json_array_append_new(layers, json_string(m->layers[i].digest));
     _cleanup_json_ json_t *root = json_pack(
-        "{s:i,s:s,s:s,s:O,s:I,s:I,s:I,s:I,s:O}", "version", 1, "digest",
-        job->digest, "config_digest", m->config.digest, "layers", layers, "size",
-        (json_int_t)total->bytes, "skipped", (json_int_t)total->skipped,
-        "ids_clamped", (json_int_t)total->ids_clamped, "created",
-        (json_int_t)time(NULL), "notes", job->notes);
+        "{s:i,s:s,s:s,s:O,s:I,s:I,s:I,s:I,s:O}", "version", 1, "digest", job->digest,
+        "config_digest", m->config.digest, "layers", layers, "size", (json_int_t)total->bytes,
+        "skipped", (json_int_t)total->skipped, "ids_clamped", (json_int_t)total->ids_clamped,
+        "created", (json_int_t)time(NULL), "notes", job->notes);
     _cleanup_free_ char *text = root ? json_dumps(root, JSON_INDENT(2)) : NULL;
     if (text == NULL)
         return nsbox_err_set(err, ENOMEM, "out of memory");
-    if (nsbox_write_file_atomic(staging_fd, "image.json", text, strlen(text), 0600,
-                                err) < 0)
+    if (nsbox_write_file_atomic(staging_fd, "image.json", text, strlen(text), 0600, err) < 0)
         return -1;
     int fd = openat(staging_fd, "lease", O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
     if (fd < 0)
@@ -263,12 +254,11 @@ static int write_image_json(struct unpack_job *job, int staging_fd,
     return 0;
 }
 
-static int apply_layers(struct unpack_job *job, int rootfs_fd,
-                        struct oci_layer_stats *total, struct nsbox_err *err)
+static int apply_layers(struct unpack_job *job, int rootfs_fd, struct oci_layer_stats *total,
+                        struct nsbox_err *err)
 {
     const struct oci_manifest *m = job->manifest;
-    uint32_t id_limit =
-        job->store->rootless ? nsbox_idmap_uid_count(&job->store->idmap) : 0;
+    uint32_t id_limit = job->store->rootless ? nsbox_idmap_uid_count(&job->store->idmap) : 0;
     struct oci_layer_opts opts = {
         .keep_ownership = true,
         .id_limit = id_limit,
@@ -280,12 +270,11 @@ static int apply_layers(struct unpack_job *job, int rootfs_fd,
     for (size_t i = 0; i < m->n_layers; i++) {
         const struct oci_descriptor *l = &m->layers[i];
         if (job->progress_fd >= 0)
-            dprintf(job->progress_fd, "Unpacking layer %zu/%zu %.19s (%.1f MB)\n",
-                    i + 1, m->n_layers, l->digest, (double)l->size / 1e6);
+            dprintf(job->progress_fd, "Unpacking layer %zu/%zu %.19s (%.1f MB)\n", i + 1,
+                    m->n_layers, l->digest, (double)l->size / 1e6);
         _cleanup_close_ int blob = blob_open(job->store, l->digest, err);
         if (blob < 0 || oci_layer_apply(rootfs_fd, blob, l->digest, &opts, total, err) < 0)
-            return nsbox_err_prefix(err, "layer %zu/%zu (%s)", i + 1, m->n_layers,
-                                    l->digest);
+            return nsbox_err_prefix(err, "layer %zu/%zu (%s)", i + 1, m->n_layers, l->digest);
     }
     if (total->ids_clamped > 0)
         collect_note(job, "some files belong to ids outside this user's "
@@ -294,8 +283,7 @@ static int apply_layers(struct unpack_job *job, int rootfs_fd,
     return 0;
 }
 
-static int unpack_into(struct unpack_job *job, const char *staging,
-                       struct nsbox_err *err)
+static int unpack_into(struct unpack_job *job, const char *staging, struct nsbox_err *err)
 {
     struct oci_layer_stats total = {0};
     int root = job->store->root_fd;
@@ -304,12 +292,11 @@ static int unpack_into(struct unpack_job *job, const char *staging,
     _cleanup_close_ int sfd = openat(root, staging, O_PATH | O_DIRECTORY | O_CLOEXEC);
     if (sfd < 0 || mkdirat(sfd, "rootfs", 0755) < 0)
         return nsbox_err_sys(err, "cannot create %s/rootfs", staging);
-    _cleanup_close_ int rootfs =
-        openat(sfd, "rootfs", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    _cleanup_close_ int rootfs = openat(sfd, "rootfs",
+                                        O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
     if (rootfs < 0)
         return nsbox_err_sys(err, "cannot open %s/rootfs", staging);
-    if (apply_layers(job, rootfs, &total, err) < 0 ||
-        write_image_json(job, sfd, &total, err) < 0)
+    if (apply_layers(job, rootfs, &total, err) < 0 || write_image_json(job, sfd, &total, err) < 0)
         return -1;
     snprintf(final, sizeof(final), "images/%s", oci_digest_hex(job->digest));
     if (renameat(root, staging, root, final) < 0)
@@ -323,8 +310,8 @@ static int unpack_job_run(void *arg, struct nsbox_err *err)
     char staging[96];
     struct nsbox_err ignored;
 
-    snprintf(staging, sizeof(staging), "tmp/unpack-%.12s-%d",
-             oci_digest_hex(job->digest), (int)getpid());
+    snprintf(staging, sizeof(staging), "tmp/unpack-%.12s-%d", oci_digest_hex(job->digest),
+             (int)getpid());
     if (mkdirat(job->store->root_fd, staging, 0700) < 0)
         return nsbox_err_sys(err, "cannot create %s", staging);
     if (unpack_into(job, staging, err) == 0)
@@ -343,8 +330,7 @@ static bool image_present(struct images_store *store, const char *digest)
 }
 
 static int ensure_unpacked(struct images_store *store, const char *digest,
-                           const struct images_pull_opts *opts,
-                           struct nsbox_err *err)
+                           const struct images_pull_opts *opts, struct nsbox_err *err)
 {
     struct oci_manifest manifest;
     struct oci_image_config config;
@@ -394,8 +380,8 @@ static int lock_store_for_pull(struct images_store *store, struct nsbox_err *err
     return nsbox_lock_at(store->root_fd, "lock", LOCK_SH, err);
 }
 
-static int update_ref(struct images_store *store, const char *name,
-                      const char *digest, struct nsbox_err *err)
+static int update_ref(struct images_store *store, const char *name, const char *digest,
+                      struct nsbox_err *err)
 {
     struct ref_table refs;
     _cleanup_close_ int lfd = nsbox_lock_at(store->root_fd, "refs.lock", LOCK_EX, err);

@@ -45,8 +45,7 @@ static const char *const unsupported_transports[] = {
     "docker-daemon", "containers-storage", "ostree", "sif", "tarball",
 };
 
-#define SUPPORTED_TRANSPORTS                                                   \
-    "docker://, oci:, oci-archive:, docker-archive:, dir:"
+#define SUPPORTED_TRANSPORTS "docker://, oci:, oci-archive:, docker-archive:, dir:"
 
 /* ASCII classes by hand: <ctype.h> depends on the locale and is undefined
  * for negative chars. */
@@ -175,8 +174,7 @@ static size_t oci_separator(const char *s)
 
 /* Matches `alnum+ (separator alnum+)*` up to the next '/' or the end.
  * Returns the component's length, or 0 when it does not match. */
-static size_t component_len(const char *s, bool upper_ok,
-                            size_t (*separator)(const char *))
+static size_t component_len(const char *s, bool upper_ok, size_t (*separator)(const char *))
 {
     size_t i = 0;
 
@@ -206,8 +204,8 @@ static int check_path(const char *path, struct nsbox_err *err)
         if (n == 0 && (*p == '/' || *p == '\0'))
             return invalid(err, "repository name has an empty component");
         if (n == 0)
-            return invalid(err, "invalid repository name component \"%.*s\"",
-                           (int)strcspn(p, "/"), p);
+            return invalid(err, "invalid repository name component \"%.*s\"", (int)strcspn(p, "/"),
+                           p);
         p += n;
         if (*p == '\0')
             return 0;
@@ -233,8 +231,8 @@ static size_t ipv6_len(const char *s)
 {
     size_t n = 1;
 
-    while (is_digit(s[n]) || (s[n] >= 'a' && s[n] <= 'f') ||
-           (s[n] >= 'A' && s[n] <= 'F') || s[n] == ':')
+    while (is_digit(s[n]) || (s[n] >= 'a' && s[n] <= 'f') || (s[n] >= 'A' && s[n] <= 'F') ||
+           s[n] == ':')
         n++;
     return n > 1 && s[n] == ']' ? n + 1 : 0;
 }
@@ -247,8 +245,7 @@ static int check_domain(const char *domain, struct nsbox_err *err)
 
     if (*p == '[') {
         if ((n = ipv6_len(p)) == 0)
-            return invalid(err, "invalid IPv6 address in domain \"%s\"",
-                           domain);
+            return invalid(err, "invalid IPv6 address in domain \"%s\"", domain);
         p += n;
     } else {
         while ((n = host_component_len(p)) > 0 && p[n] == '.')
@@ -278,12 +275,13 @@ static int check_tag(const char *tag, struct nsbox_err *err)
     if (len > TAG_MAX_LEN)
         return invalid(err, "tag is longer than %d characters", TAG_MAX_LEN);
     if (!is_word(tag[0]))
-        return invalid(err, "tag \"%s\" must start with a letter, digit or "
-                            "'_'", tag);
+        return invalid(err,
+                       "tag \"%s\" must start with a letter, digit or "
+                       "'_'",
+                       tag);
     for (const char *p = tag; *p; p++)
         if (!is_word(*p) && *p != '.' && *p != '-')
-            return invalid(err, "tag \"%s\" contains invalid character '%c'",
-                           tag, *p);
+            return invalid(err, "tag \"%s\" contains invalid character '%c'", tag, *p);
     return 0;
 }
 
@@ -298,15 +296,17 @@ static int check_digest(const char *digest, struct nsbox_err *err)
     if (*digest == '\0')
         return invalid(err, "digest is empty");
     if (colon == NULL)
-        return invalid(err, "invalid digest \"%s\": expected sha256:<hex>",
-                       digest);
+        return invalid(err, "invalid digest \"%s\": expected sha256:<hex>", digest);
     if (colon - digest != 6 || strncmp(digest, "sha256", 6) != 0)
-        return invalid(err, "unsupported digest algorithm \"%.*s\": only "
-                            "sha256 is supported", (int)(colon - digest),
-                       digest);
+        return invalid(err,
+                       "unsupported digest algorithm \"%.*s\": only "
+                       "sha256 is supported",
+                       (int)(colon - digest), digest);
     if (strlen(hex) != SHA256_HEX_LEN)
-        return invalid(err, "invalid sha256 digest: expected %d hex "
-                            "characters, got %zu", SHA256_HEX_LEN, strlen(hex));
+        return invalid(err,
+                       "invalid sha256 digest: expected %d hex "
+                       "characters, got %zu",
+                       SHA256_HEX_LEN, strlen(hex));
     for (const char *p = hex; *p; p++)
         if (!is_lower_hex(*p))
             return invalid(err, "invalid sha256 digest: expected lowercase "
@@ -344,8 +344,7 @@ static bool looks_like_domain(const char *s, size_t n)
 }
 
 /* Splits name[:tag] (len bytes of s) into ref's domain, path and tag. */
-static int split_name(const char *s, size_t len, struct image_ref *ref,
-                      struct nsbox_err *err)
+static int split_name(const char *s, size_t len, struct image_ref *ref, struct nsbox_err *err)
 {
     const char *slash = memchr(s, '/', len);
     const char *rest = s;
@@ -369,27 +368,25 @@ static int split_name(const char *s, size_t len, struct image_ref *ref,
 
     if (path_len == 0)
         return invalid(err, "repository name is empty");
-    if (colon && (ref->tag = dup_n(colon + 1, rest_len - path_len - 1, err)) ==
-                     NULL)
+    if (colon && (ref->tag = dup_n(colon + 1, rest_len - path_len - 1, err)) == NULL)
         return -1;
     /* Official images: "docker.io/python" is "docker.io/library/python". */
-    bool official = strcmp(ref->domain, DEFAULT_DOMAIN) == 0 &&
-                    memchr(rest, '/', path_len) == NULL;
-    ref->path = format(err, "%s%.*s", official ? OFFICIAL_REPO_PREFIX : "",
-                       (int)path_len, rest);
+    bool official = strcmp(ref->domain, DEFAULT_DOMAIN) == 0 && memchr(rest, '/', path_len) == NULL;
+    ref->path = format(err, "%s%.*s", official ? OFFICIAL_REPO_PREFIX : "", (int)path_len, rest);
     return ref->path ? 0 : -1;
 }
 
-static int check_docker_fields(const struct image_ref *ref,
-                               struct nsbox_err *err)
+static int check_docker_fields(const struct image_ref *ref, struct nsbox_err *err)
 {
     if (check_path(ref->path, err) < 0 || check_domain(ref->domain, err) < 0)
         return -1;
     if (ref->tag && check_tag(ref->tag, err) < 0)
         return -1;
     if (strlen(ref->domain) + 1 + strlen(ref->path) > NAME_MAX_LEN)
-        return invalid(err, "repository name must not be more than %d "
-                            "characters", NAME_MAX_LEN);
+        return invalid(err,
+                       "repository name must not be more than %d "
+                       "characters",
+                       NAME_MAX_LEN);
     return 0;
 }
 
@@ -416,8 +413,8 @@ static int build_docker_names(struct image_ref *ref, struct nsbox_err *err)
     /* Such a name keeps its "docker://", so that it means the same image
      * wherever it is typed again. */
     ref->name = format(err, "%s%s/%s%s%s%s%s",
-                       domain_reads_as_transport(ref->domain) ? "docker://" : "",
-                       ref->domain, ref->path, ref->tag ? ":" : "", ref->tag ? ref->tag : "",
+                       domain_reads_as_transport(ref->domain) ? "docker://" : "", ref->domain,
+                       ref->path, ref->tag ? ":" : "", ref->tag ? ref->tag : "",
                        ref->digest ? "@" : "", ref->digest ? ref->digest : "");
     if (ref->name == NULL)
         return -1;
@@ -425,15 +422,13 @@ static int build_docker_names(struct image_ref *ref, struct nsbox_err *err)
      * both a tag and digest are currently not supported"); the digest alone
      * pins the image, so the tag only survives in the name we show. */
     if (ref->digest)
-        ref->source = format(err, "docker://%s/%s@%s", ref->domain, ref->path,
-                             ref->digest);
+        ref->source = format(err, "docker://%s/%s@%s", ref->domain, ref->path, ref->digest);
     else
         ref->source = format(err, "docker://%s/%s:%s", ref->domain, ref->path, ref->tag);
     return ref->source ? 0 : -1;
 }
 
-static int parse_docker(const char *s, struct image_ref *ref,
-                        struct nsbox_err *err)
+static int parse_docker(const char *s, struct image_ref *ref, struct nsbox_err *err)
 {
     /* Neither names nor tags may contain '@', so the first one starts the
      * digest. */
@@ -451,8 +446,7 @@ static int parse_docker(const char *s, struct image_ref *ref,
     }
     if (name_len == 0)
         return invalid(err, "repository name is empty");
-    if (split_name(s, name_len, ref, err) < 0 ||
-        check_docker_fields(ref, err) < 0)
+    if (split_name(s, name_len, ref, err) < 0 || check_docker_fields(ref, err) < 0)
         return -1;
     if (ref->tag == NULL && ref->digest == NULL &&
         (ref->tag = dup_n(DEFAULT_TAG, strlen(DEFAULT_TAG), err)) == NULL)
@@ -495,8 +489,8 @@ static void clean_path(char *path)
     path[w] = '\0';
 }
 
-static int absolute_path(const char *path, size_t len, const char *cwd,
-                         char **out, struct nsbox_err *err)
+static int absolute_path(const char *path, size_t len, const char *cwd, char **out,
+                         struct nsbox_err *err)
 {
     _cleanup_free_ char *own_cwd = NULL;
 
@@ -536,9 +530,8 @@ static int check_oci_ref(const char *ref, struct nsbox_err *err)
 /* Splits PATH[:REF] at the first ':', as containers/image does
  * (SplitPathAndImage): a path containing ':' cannot be written in these
  * transports at all, so neither skopeo nor we support one. */
-static int split_file_ref(const struct file_transport *t, const char *rest,
-                          const char *cwd, struct image_ref *ref,
-                          struct nsbox_err *err)
+static int split_file_ref(const struct file_transport *t, const char *rest, const char *cwd,
+                          struct image_ref *ref, struct nsbox_err *err)
 {
     const char *colon = t->has_ref ? strchr(rest, ':') : NULL;
     size_t path_len = colon ? (size_t)(colon - rest) : strlen(rest);
@@ -547,34 +540,32 @@ static int split_file_ref(const struct file_transport *t, const char *rest,
         return invalid(err, "%s needs a path", t->prefix);
     if (colon && colon[1] == '\0')
         return invalid(err, "empty reference after the path's ':'");
-    if (colon && (ref->file_ref = dup_n(colon + 1, strlen(colon + 1), err)) ==
-                     NULL)
+    if (colon && (ref->file_ref = dup_n(colon + 1, strlen(colon + 1), err)) == NULL)
         return -1;
     if (absolute_path(rest, path_len, cwd, &ref->file, err) < 0)
         return -1;
     /* The input's path had no ':', but cwd might: the result would be split
      * at the wrong place by skopeo. */
     if (t->has_ref && strchr(ref->file, ':'))
-        return invalid(err, "path \"%s\" contains ':', which %s cannot "
-                            "express", ref->file, t->prefix);
+        return invalid(err,
+                       "path \"%s\" contains ':', which %s cannot "
+                       "express",
+                       ref->file, t->prefix);
     return 0;
 }
 
-static int parse_file(const struct file_transport *t, const char *rest,
-                      const char *cwd, struct image_ref *ref,
-                      struct nsbox_err *err)
+static int parse_file(const struct file_transport *t, const char *rest, const char *cwd,
+                      struct image_ref *ref, struct nsbox_err *err)
 {
     ref->transport = t->kind;
-    if (check_chars(rest, true, err) < 0 ||
-        split_file_ref(t, rest, cwd, ref, err) < 0)
+    if (check_chars(rest, true, err) < 0 || split_file_ref(t, rest, cwd, ref, err) < 0)
         return -1;
     /* docker-archive's REF is a Docker name ("busybox:latest") or, in newer
      * containers/image, "@N"; skopeo validates it, we keep it verbatim. */
     if (ref->file_ref && t->kind != IMAGE_TRANSPORT_DOCKER_ARCHIVE &&
         check_oci_ref(ref->file_ref, err) < 0)
         return -1;
-    ref->name = format(err, "%s%s%s%s", t->prefix, ref->file,
-                       ref->file_ref ? ":" : "",
+    ref->name = format(err, "%s%s%s%s", t->prefix, ref->file, ref->file_ref ? ":" : "",
                        ref->file_ref ? ref->file_ref : "");
     if (ref->name == NULL)
         return -1;
@@ -587,14 +578,16 @@ static int parse_file(const struct file_transport *t, const char *rest,
 
 static int reject_unsupported(const char *input, struct nsbox_err *err)
 {
-    for (size_t i = 0; i < sizeof(unsupported_transports) /
-                               sizeof(unsupported_transports[0]); i++) {
+    for (size_t i = 0; i < sizeof(unsupported_transports) / sizeof(unsupported_transports[0]);
+         i++) {
         const char *name = unsupported_transports[i];
         size_t n = strlen(name);
 
         if (strncmp(input, name, n) == 0 && input[n] == ':')
-            return invalid(err, "transport %s is not supported by nsbox; "
-                                "supported: " SUPPORTED_TRANSPORTS, name);
+            return invalid(err,
+                           "transport %s is not supported by nsbox; "
+                           "supported: " SUPPORTED_TRANSPORTS,
+                           name);
     }
     return 0;
 }
@@ -608,8 +601,7 @@ static int parse_any(const char *input, const char *cwd, struct image_ref *ref,
 {
     if (starts_with(input, "docker://"))
         return parse_docker(input + strlen("docker://"), ref, err);
-    for (size_t i = 0; i < sizeof(file_transports) / sizeof(file_transports[0]);
-         i++) {
+    for (size_t i = 0; i < sizeof(file_transports) / sizeof(file_transports[0]); i++) {
         const struct file_transport *t = &file_transports[i];
 
         if (starts_with(input, t->prefix))
@@ -631,8 +623,8 @@ int image_ref_parse(const char *input, const char *cwd, struct image_ref *out,
     if (parse_any(input, cwd, &ref, err) < 0) {
         size_t len = strlen(input);
 
-        return nsbox_err_prefix(err, "invalid image reference \"%.*s%s\"",
-                                QUOTE_MAX, input, len > QUOTE_MAX ? "..." : "");
+        return nsbox_err_prefix(err, "invalid image reference \"%.*s%s\"", QUOTE_MAX, input,
+                                len > QUOTE_MAX ? "..." : "");
     }
     *out = ref;
     memset(&ref, 0, sizeof(ref)); /* ownership moved to out */

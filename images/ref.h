@@ -27,13 +27,13 @@ struct image_ref {
     /* The argument handed to `skopeo copy` as the source. */
     char *source;
     /* Docker transport only (NULL otherwise). */
-    char *domain;  /* "docker.io", "ghcr.io", "127.0.0.1:5000" */
-    char *path;    /* "library/python", "org/img" */
-    char *tag;     /* "latest" when neither tag nor digest was given; may be
+    char *domain; /* "docker.io", "ghcr.io", "127.0.0.1:5000" */
+    char *path;   /* "library/python", "org/img" */
+    char *tag;    /* "latest" when neither tag nor digest was given; may be
                       NULL when only a digest was given */
-    char *digest;  /* "sha256:<64 hex>" or NULL */
+    char *digest; /* "sha256:<64 hex>" or NULL */
     /* File transports only (NULL otherwise). */
-    char *file;    /* absolute path of the layout, archive or directory */
+    char *file;     /* absolute path of the layout, archive or directory */
     char *file_ref; /* the part after the second ':' (tag/ref) or NULL */
 };
 

@@ -16,8 +16,7 @@
 #include "internal.h"
 #include "ref.h"
 
-static const char *const store_dirs[] = {"blobs", "blobs/sha256", "images",
-                                         "locks", "tmp"};
+static const char *const store_dirs[] = {"blobs", "blobs/sha256", "images", "locks", "tmp"};
 
 char *images_store_default_dir(struct nsbox_err *err)
 {
@@ -36,8 +35,7 @@ char *images_store_default_dir(struct nsbox_err *err)
             home = pw ? pw->pw_dir : NULL;
         }
         if (home == NULL) {
-            nsbox_err_set(err, ENOENT,
-                          "no home directory: set NSBOX_STORE or use --store");
+            nsbox_err_set(err, ENOENT, "no home directory: set NSBOX_STORE or use --store");
             return NULL;
         }
         if (asprintf(&dir, "%s/.local/share/nsbox", home) < 0)
@@ -48,8 +46,7 @@ char *images_store_default_dir(struct nsbox_err *err)
     return dir;
 }
 
-int images_store_open(struct images_store *store, const char *dir,
-                      struct nsbox_err *err)
+int images_store_open(struct images_store *store, const char *dir, struct nsbox_err *err)
 {
     _cleanup_free_ char *root = NULL;
 
@@ -106,9 +103,8 @@ void images_store_close(struct images_store *store)
     store->root_fd = -1;
 }
 
-int store_run_as_owner(struct images_store *store,
-                       int (*fn)(void *arg, struct nsbox_err *err), void *arg,
-                       struct nsbox_err *err)
+int store_run_as_owner(struct images_store *store, int (*fn)(void *arg, struct nsbox_err *err),
+                       void *arg, struct nsbox_err *err)
 {
     if (!store->rootless)
         return fn(arg, err);
@@ -130,15 +126,14 @@ static int remove_job_run(void *arg, struct nsbox_err *err)
     return nsbox_rm_rf_at(dfd, job->name, err);
 }
 
-int store_remove_tree(struct images_store *store, const char *dir,
-                      const char *name, struct nsbox_err *err)
+int store_remove_tree(struct images_store *store, const char *dir, const char *name,
+                      struct nsbox_err *err)
 {
     struct remove_job job = {store, dir, name};
     return store_run_as_owner(store, remove_job_run, &job, err);
 }
 
-int store_clean_staging(struct images_store *store, size_t *count,
-                        struct nsbox_err *err)
+int store_clean_staging(struct images_store *store, size_t *count, struct nsbox_err *err)
 {
     _cleanup_closedir_ DIR *d = nsbox_opendir_at(store->root_fd, "tmp", err);
     struct dirent *de;
@@ -166,8 +161,7 @@ void refs_free(struct ref_table *t)
     memset(t, 0, sizeof(*t));
 }
 
-int refs_load(struct images_store *store, struct ref_table *t,
-              struct nsbox_err *err)
+int refs_load(struct images_store *store, struct ref_table *t, struct nsbox_err *err)
 {
     size_t len;
     json_error_t jerr;
@@ -175,8 +169,8 @@ int refs_load(struct images_store *store, struct ref_table *t,
     json_t *entry;
 
     memset(t, 0, sizeof(*t));
-    _cleanup_free_ char *text =
-        nsbox_read_file_at(store->root_fd, "refs.json", REFS_MAX_BYTES, &len, err);
+    _cleanup_free_ char *text = nsbox_read_file_at(store->root_fd, "refs.json", REFS_MAX_BYTES,
+                                                   &len, err);
     if (text == NULL)
         return err->code == ENOENT ? (nsbox_err_clear(err), 0) : -1;
     _cleanup_json_ json_t *root = json_loadb(text, len, 0, &jerr);
@@ -187,7 +181,7 @@ int refs_load(struct images_store *store, struct ref_table *t,
     t->v = calloc(json_object_size(refs) + 1, sizeof(*t->v));
     if (t->v == NULL)
         return nsbox_err_set(err, ENOMEM, "out of memory");
-    json_object_foreach(refs, name, entry) {
+    json_object_foreach (refs, name, entry) {
         const char *digest = json_string_value(json_object_get(entry, "digest"));
         if (!oci_digest_valid(digest))
             continue;
@@ -204,8 +198,7 @@ int refs_load(struct images_store *store, struct ref_table *t,
     return 0;
 }
 
-int refs_save(struct images_store *store, const struct ref_table *t,
-              struct nsbox_err *err)
+int refs_save(struct images_store *store, const struct ref_table *t, struct nsbox_err *err)
 {
     _cleanup_json_ json_t *refs = json_object();
     _cleanup_json_ json_t *root = json_pack("{s:i,s:O}", "version", 1, "refs", refs);
@@ -221,12 +214,10 @@ int refs_save(struct images_store *store, const struct ref_table *t,
     _cleanup_free_ char *text = json_dumps(root, JSON_INDENT(2) | JSON_SORT_KEYS);
     if (text == NULL)
         return nsbox_err_set(err, ENOMEM, "out of memory");
-    return nsbox_write_file_atomic(store->root_fd, "refs.json", text,
-                                   strlen(text), 0600, err);
+    return nsbox_write_file_atomic(store->root_fd, "refs.json", text, strlen(text), 0600, err);
 }
 
-int refs_set(struct ref_table *t, const char *name, const char *digest,
-             struct nsbox_err *err)
+int refs_set(struct ref_table *t, const char *name, const char *digest, struct nsbox_err *err)
 {
     for (size_t i = 0; i < t->n; i++) {
         if (strcmp(t->v[i].name, name) == 0) {
@@ -262,8 +253,7 @@ int refs_del(struct ref_table *t, const char *name)
 
 /* ---- blobs and image records ---- */
 
-int blob_open(struct images_store *store, const char *digest,
-              struct nsbox_err *err)
+int blob_open(struct images_store *store, const char *digest, struct nsbox_err *err)
 {
     char path[128];
 
@@ -276,8 +266,8 @@ int blob_open(struct images_store *store, const char *digest,
     return fd;
 }
 
-char *blob_read_verified(struct images_store *store, const char *digest,
-                         size_t max, size_t *len, struct nsbox_err *err)
+char *blob_read_verified(struct images_store *store, const char *digest, size_t max, size_t *len,
+                         struct nsbox_err *err)
 {
     char path[128], actual[OCI_DIGEST_BUF];
 
@@ -293,8 +283,7 @@ char *blob_read_verified(struct images_store *store, const char *digest,
     }
     oci_digest_buf(data, *len, actual);
     if (strcmp(actual, digest) != 0) {
-        nsbox_err_set(err, EBADMSG, "blob %s is corrupt: its content hashes to %s",
-                      digest, actual);
+        nsbox_err_set(err, EBADMSG, "blob %s is corrupt: its content hashes to %s", digest, actual);
         return NULL;
     }
     return TAKE_PTR(data);
@@ -314,8 +303,7 @@ const char *images_image_languages(const struct images_image *image)
     return oci_config_label(&image->config, "sandbox.language");
 }
 
-static int load_notes(json_t *notes, struct images_image *out,
-                      struct nsbox_err *err)
+static int load_notes(json_t *notes, struct images_image *out, struct nsbox_err *err)
 {
     size_t i, n = 0;
     json_t *note;
@@ -325,15 +313,15 @@ static int load_notes(json_t *notes, struct images_image *out,
     out->notes = calloc(json_array_size(notes) + 1, sizeof(char *));
     if (out->notes == NULL)
         return nsbox_err_set(err, ENOMEM, "out of memory");
-    json_array_foreach(notes, i, note) {
+    json_array_foreach (notes, i, note) {
         if (json_is_string(note) && (out->notes[n] = strdup(json_string_value(note))) != NULL)
             n++;
     }
     return 0;
 }
 
-int image_load(struct images_store *store, const char *digest,
-               struct images_image *out, struct nsbox_err *err)
+int image_load(struct images_store *store, const char *digest, struct images_image *out,
+               struct nsbox_err *err)
 {
     char path[128];
     size_t len;
@@ -345,8 +333,7 @@ int image_load(struct images_store *store, const char *digest,
     if (text == NULL)
         return -1;
     _cleanup_json_ json_t *root = json_loadb(text, len, 0, &jerr);
-    const char *config_digest =
-        json_string_value(json_object_get(root, "config_digest"));
+    const char *config_digest = json_string_value(json_object_get(root, "config_digest"));
     if (!oci_digest_valid(config_digest))
         return nsbox_err_set(err, EINVAL, "%s/%s is corrupt", store->root, path);
     strcpy(out->digest, digest);
@@ -356,13 +343,12 @@ int image_load(struct images_store *store, const char *digest,
     out->created = (time_t)json_integer_value(json_object_get(root, "created"));
     if (load_notes(json_object_get(root, "notes"), out, err) < 0)
         return -1;
-    if (asprintf(&out->rootfs, "%s/images/%s/rootfs", store->root,
-                 oci_digest_hex(digest)) < 0) {
+    if (asprintf(&out->rootfs, "%s/images/%s/rootfs", store->root, oci_digest_hex(digest)) < 0) {
         out->rootfs = NULL;
         return nsbox_err_set(err, ENOMEM, "out of memory");
     }
-    _cleanup_free_ char *config =
-        blob_read_verified(store, config_digest, OCI_CONFIG_MAX, &len, err);
+    _cleanup_free_ char *config = blob_read_verified(store, config_digest, OCI_CONFIG_MAX, &len,
+                                                     err);
     if (config == NULL || oci_config_parse(config, len, &out->config, err) < 0) {
         images_image_free(out);
         return -1;
@@ -370,8 +356,7 @@ int image_load(struct images_store *store, const char *digest,
     return 0;
 }
 
-int images_lease(struct images_store *store, const char *digest,
-                 struct nsbox_err *err)
+int images_lease(struct images_store *store, const char *digest, struct nsbox_err *err)
 {
     char path[128];
     struct stat st;

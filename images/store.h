@@ -24,17 +24,16 @@
 #include "../oci/image.h"
 
 struct images_store {
-    char *root;        /* absolute path */
-    int root_fd;       /* O_PATH directory fd */
-    bool rootless;     /* not running as host root */
+    char *root;               /* absolute path */
+    int root_fd;              /* O_PATH directory fd */
+    bool rootless;            /* not running as host root */
     struct nsbox_idmap idmap; /* rootless only: ids files are unpacked with */
 };
 
 /* Opens (creating it 0700 if needed) the store at dir, or at $NSBOX_STORE,
  * or at the default: /var/lib/nsbox as root, $XDG_DATA_HOME/nsbox (or
  * ~/.local/share/nsbox) otherwise.  Returns 0 or -1. */
-int images_store_open(struct images_store *store, const char *dir,
-                      struct nsbox_err *err);
+int images_store_open(struct images_store *store, const char *dir, struct nsbox_err *err);
 void images_store_close(struct images_store *store);
 
 /* The default store directory for this user (malloc'ed), or NULL. */
@@ -50,14 +49,14 @@ struct images_pull_opts {
 
 /* One image in the store, as `nsbox images` shows it. */
 struct images_image {
-    char digest[OCI_DIGEST_BUF];        /* manifest digest: the image id */
+    char digest[OCI_DIGEST_BUF]; /* manifest digest: the image id */
     char config_digest[OCI_DIGEST_BUF];
-    char **names;                       /* references pointing here */
-    uint64_t size;                      /* bytes of unpacked file content */
-    uint64_t skipped;                   /* entries skipped while unpacking */
-    char **notes;                       /* why (the first 50), or NULL */
-    time_t created;                     /* when it was unpacked */
-    char *rootfs;                       /* absolute path of the rootfs */
+    char **names;     /* references pointing here */
+    uint64_t size;    /* bytes of unpacked file content */
+    uint64_t skipped; /* entries skipped while unpacking */
+    char **notes;     /* why (the first 50), or NULL */
+    time_t created;   /* when it was unpacked */
+    char *rootfs;     /* absolute path of the rootfs */
     struct oci_image_config config;
 };
 
@@ -70,19 +69,18 @@ const char *images_image_languages(const struct images_image *image);
 /* Pulls ref (see images/ref.h) with skopeo into the store, unpacks it once,
  * and points the reference at it.  out (optional) receives the image.
  * Returns 0 or -1. */
-int images_pull(struct images_store *store, const char *ref,
-                const struct images_pull_opts *opts, struct images_image *out,
-                struct nsbox_err *err);
+int images_pull(struct images_store *store, const char *ref, const struct images_pull_opts *opts,
+                struct images_image *out, struct nsbox_err *err);
 
 /* Looks up a reference, a full digest, or a unique hex prefix of at least
  * 12 digits.  Returns 0, or -1 (err->code ENOENT when not found). */
-int images_lookup(struct images_store *store, const char *name,
-                  struct images_image *out, struct nsbox_err *err);
+int images_lookup(struct images_store *store, const char *name, struct images_image *out,
+                  struct nsbox_err *err);
 
 /* All complete images, sorted by name.  *out is an array of *n images;
  * free each with images_image_free and the array with free(). */
-int images_list(struct images_store *store, struct images_image **out,
-                size_t *n, struct nsbox_err *err);
+int images_list(struct images_store *store, struct images_image **out, size_t *n,
+                struct nsbox_err *err);
 
 /* Points the reference new_name (normalized like any reference) at the
  * image that name (reference or digest prefix) designates.  Returns 0 or
@@ -97,10 +95,10 @@ int images_remove(struct images_store *store, const char *name, bool *removed,
                   struct nsbox_err *err);
 
 struct images_prune_stats {
-    size_t images;   /* images removed */
-    size_t blobs;    /* blobs removed */
-    size_t staging;  /* leftovers of interrupted pulls removed */
-    size_t in_use;   /* unreferenced images kept because a sandbox uses them */
+    size_t images;  /* images removed */
+    size_t blobs;   /* blobs removed */
+    size_t staging; /* leftovers of interrupted pulls removed */
+    size_t in_use;  /* unreferenced images kept because a sandbox uses them */
 };
 
 /* Removes images no reference points at and no sandbox holds, blobs no
@@ -110,7 +108,6 @@ int images_prune(struct images_store *store, struct images_prune_stats *stats,
 
 /* Takes a lease on an image for a sandbox's lifetime: prune and rmi leave
  * the image alone while the returned fd is open.  Returns the fd or -1. */
-int images_lease(struct images_store *store, const char *digest,
-                 struct nsbox_err *err);
+int images_lease(struct images_store *store, const char *digest, struct nsbox_err *err);
 
 #endif

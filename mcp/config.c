@@ -24,11 +24,11 @@ typedef int (*set_fn)(struct mcp_config *c, const struct opt *o, const char *arg
  * generic setters. */
 struct opt {
     const char *name;
-    const char *arg;   /* NULL: takes none */
+    const char *arg; /* NULL: takes none */
     const char *help;
     set_fn set;
     size_t field;
-    bool hidden;       /* not in --help */
+    bool hidden; /* not in --help */
 };
 
 #define FIELD(m) offsetof(struct mcp_config, m)
@@ -40,8 +40,7 @@ static int positive(const struct opt *o, const char *arg, double *v, struct nsbo
     char *end;
     *v = strtod(arg, &end);
     if (end == arg || *end != '\0' || !(*v > 0))
-        return nsbox_err_set(err, EINVAL, "--%s takes a positive number, not \"%s\"", o->name,
-                             arg);
+        return nsbox_err_set(err, EINVAL, "--%s takes a positive number, not \"%s\"", o->name, arg);
     return 0;
 }
 
@@ -168,8 +167,8 @@ static const struct opt opts[] = {
      FIELD(ceilings.memory_mb), false},
     {"max-cpus", "N", "the most CPUs a call may ask for (4)", set_double, FIELD(ceilings.cpus),
      false},
-    {"max-pids", "N", "the most processes a call may ask for (4096)", set_u32,
-     FIELD(ceilings.pids), false},
+    {"max-pids", "N", "the most processes a call may ask for (4096)", set_u32, FIELD(ceilings.pids),
+     false},
     {"max-timeout", "S", "the longest timeout a call may ask for (600)", set_double,
      FIELD(ceilings.timeout_s), false},
     {"max-sandboxes", "N", "kept sandboxes per session (16)", set_size, FIELD(max_sandboxes),
@@ -199,7 +198,9 @@ void mcp_config_init(struct mcp_config *c)
     *c = (struct mcp_config){
         .mode = box_limits_mode_from_env(),
         /* The policy's, but a call times out after 30 s unless it asks. */
-        .defaults = {.memory_mb = d->memory_bytes >> 20, .cpus = d->cpus, .pids = d->pids,
+        .defaults = {.memory_mb = d->memory_bytes >> 20,
+                     .cpus = d->cpus,
+                     .pids = d->pids,
                      .timeout_s = 30},
         .ceilings = {.memory_mb = 4096, .cpus = 4, .pids = 4096, .timeout_s = 600},
         .max_sandboxes = 16,
@@ -211,9 +212,8 @@ int mcp_config_parse(struct mcp_config *c, int argc, char **argv, struct nsbox_e
 {
     struct option long_opts[N_OPTS + 1];
     for (size_t i = 0; i < N_OPTS; i++)
-        long_opts[i] = (struct option){opts[i].name,
-                                       opts[i].arg ? required_argument : no_argument, NULL,
-                                       (int)(256 + i)};
+        long_opts[i] = (struct option){opts[i].name, opts[i].arg ? required_argument : no_argument,
+                                       NULL, (int)(256 + i)};
     long_opts[N_OPTS] = (struct option){0};
     int ch;
     opterr = 0;
@@ -230,8 +230,9 @@ int mcp_config_parse(struct mcp_config *c, int argc, char **argv, struct nsbox_e
         return nsbox_err_set(err, EINVAL, "unexpected argument \"%s\"", argv[optind]);
     if (c->address == NULL && (c->token_file != NULL || c->n_allowed_hosts > 0 ||
                                c->session_timeout_s > 0 || c->idle_timeout_s > 0))
-        return nsbox_err_set(err, EINVAL, "--token-file, --allow-host and --session-timeout "
-                                          "go with --http");
+        return nsbox_err_set(err, EINVAL,
+                             "--token-file, --allow-host and --session-timeout "
+                             "go with --http");
     return 0;
 }
 
@@ -265,8 +266,7 @@ void mcp_config_free(struct mcp_config *c)
 
 /* Held open by fd: copy_in/copy_out resolve beneath it, so a later rename
  * or symlink of the path itself changes nothing. */
-static int open_host_dirs(struct mcp_server *s, const struct mcp_config *c,
-                          struct nsbox_err *err)
+static int open_host_dirs(struct mcp_server *s, const struct mcp_config *c, struct nsbox_err *err)
 {
     for (size_t i = 0; i < c->n_host_dirs; i++) {
         char *real = realpath(c->host_dirs[i], NULL);
@@ -291,13 +291,15 @@ static void close_host_dirs(struct mcp_server *s)
     s->n_host_dirs = 0;
 }
 
-int mcp_server_open(struct mcp_server *s, const struct mcp_config *c,
-                    const struct box_ctx_opts *bo, struct nsbox_err *err)
+int mcp_server_open(struct mcp_server *s, const struct mcp_config *c, const struct box_ctx_opts *bo,
+                    struct nsbox_err *err)
 {
     struct box_ctx_opts o = *bo;
     o.mode = c->mode;
-    *s = (struct mcp_server){.defaults = c->defaults, .ceilings = c->ceilings,
-                             .max_sandboxes = c->max_sandboxes, .max_total = c->max_total,
+    *s = (struct mcp_server){.defaults = c->defaults,
+                             .ceilings = c->ceilings,
+                             .max_sandboxes = c->max_sandboxes,
+                             .max_total = c->max_total,
                              .output_cap = box_defaults.output_cap};
     for (size_t i = 0; i < c->n_langs; i++)
         s->langs[i] = (struct mcp_lang){strdup(c->langs[i].language), strdup(c->langs[i].ref)};
@@ -345,11 +347,15 @@ static int check_token(char *t, const char *from, struct nsbox_err *err)
         t[--n] = '\0';
     for (size_t i = 0; i < n; i++)
         if (t[i] < 0x21 || t[i] > 0x7e)
-            return nsbox_err_set(err, EINVAL, "the token in %s has a space or a control or "
-                                              "non-ASCII character", from);
+            return nsbox_err_set(err, EINVAL,
+                                 "the token in %s has a space or a control or "
+                                 "non-ASCII character",
+                                 from);
     if (n < 16)
-        return nsbox_err_set(err, EINVAL, "the token in %s is too short (%zu characters; use "
-                                          "16 or more, e.g. `openssl rand -hex 32`)", from, n);
+        return nsbox_err_set(err, EINVAL,
+                             "the token in %s is too short (%zu characters; use "
+                             "16 or more, e.g. `openssl rand -hex 32`)",
+                             from, n);
     return 0;
 }
 

@@ -21,7 +21,7 @@ struct mcp_config {
     enum nsbox_limits_mode mode;
     struct mcp_limits defaults, ceilings;
     size_t max_sandboxes, max_total;
-    struct mcp_lang langs[MCP_MAX_LANGS];    /* --image LANG=REF, owned */
+    struct mcp_lang langs[MCP_MAX_LANGS]; /* --image LANG=REF, owned */
     size_t n_langs;
     const char *host_dirs[MCP_MAX_HOST_DIRS]; /* --allow-host-dir */
     size_t n_host_dirs;
@@ -52,8 +52,8 @@ void mcp_config_free(struct mcp_config *c);
  * (a broken profile fails the start, not the first sandbox), the allowed
  * host directories, stale sandboxes of a crashed server removed.  Returns
  * 0, or -1 with err (nothing left open). */
-int mcp_server_open(struct mcp_server *s, const struct mcp_config *c,
-                    const struct box_ctx_opts *bo, struct nsbox_err *err);
+int mcp_server_open(struct mcp_server *s, const struct mcp_config *c, const struct box_ctx_opts *bo,
+                    struct nsbox_err *err);
 
 /* Stops the spare and pending removals, then releases what open took.
  * Every session must have been shut down. */

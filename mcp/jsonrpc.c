@@ -34,8 +34,8 @@ static bool valid_id(json_t *id)
     return json_is_string(id) || json_is_integer(id) || json_is_null(id);
 }
 
-int jsonrpc_parse(const char *text, size_t len, struct jsonrpc_msg *msg,
-                  json_t **error_id, const char **why)
+int jsonrpc_parse(const char *text, size_t len, struct jsonrpc_msg *msg, json_t **error_id,
+                  const char **why)
 {
     json_error_t jerr;
 
@@ -93,8 +93,8 @@ void jsonrpc_msg_free(struct jsonrpc_msg *msg)
 
 json_t *jsonrpc_result(json_t *id, json_t *result)
 {
-    return json_pack("{s:s,s:O,s:o}", "jsonrpc", "2.0", "id", id ? id : json_null(),
-                     "result", result ? result : json_object());
+    return json_pack("{s:s,s:O,s:o}", "jsonrpc", "2.0", "id", id ? id : json_null(), "result",
+                     result ? result : json_object());
 }
 
 json_t *jsonrpc_error(json_t *id, int code, const char *message)

@@ -21,18 +21,18 @@ enum {
 };
 
 struct jsonrpc_msg {
-    json_t *root;      /* owned */
-    json_t *id;        /* borrowed; NULL for notifications */
+    json_t *root;       /* owned */
+    json_t *id;         /* borrowed; NULL for notifications */
     const char *method; /* NULL for responses */
-    json_t *params;    /* borrowed; may be NULL */
+    json_t *params;     /* borrowed; may be NULL */
 };
 
 /* Parses len bytes.  On success fills msg (free with jsonrpc_msg_free) and
  * returns 0.  On failure returns a JSON-RPC error code.  Either way
  * *error_id is a new reference the caller releases: the request's id when
  * it could be read, else null. */
-int jsonrpc_parse(const char *text, size_t len, struct jsonrpc_msg *msg,
-                  json_t **error_id, const char **why);
+int jsonrpc_parse(const char *text, size_t len, struct jsonrpc_msg *msg, json_t **error_id,
+                  const char **why);
 
 void jsonrpc_msg_free(struct jsonrpc_msg *msg);
 
@@ -40,7 +40,7 @@ void jsonrpc_msg_free(struct jsonrpc_msg *msg);
 bool jsonrpc_too_deep(const char *text, size_t len, int max);
 
 /* New references to complete messages. */
-json_t *jsonrpc_result(json_t *id, json_t *result);           /* steals result */
+json_t *jsonrpc_result(json_t *id, json_t *result); /* steals result */
 json_t *jsonrpc_error(json_t *id, int code, const char *message);
 json_t *jsonrpc_notification(const char *method, json_t *params); /* steals params */
 

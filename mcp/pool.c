@@ -16,8 +16,8 @@
 /* A started sandbox, not yet in any session: boxes/ makes it. */
 static struct mcp_sandbox *build_counted(struct mcp_server *cfg, const char *image,
                                          const struct mcp_limits *limits, char **env,
-                                         const char *workdir, const char *workspace,
-                                         bool one_shot, struct nsbox_err *err)
+                                         const char *workdir, const char *workspace, bool one_shot,
+                                         struct nsbox_err *err)
 {
     struct box_spec spec;
     _cleanup_free_ struct mcp_sandbox *m = calloc(1, sizeof(*m));
@@ -32,7 +32,8 @@ static struct mcp_sandbox *build_counted(struct mcp_server *cfg, const char *ima
     spec.workdir = workdir;
     spec.workspace = workspace;
     spec.limits = (struct box_limits){.memory_bytes = limits->memory_mb << 20,
-                                      .cpus = limits->cpus, .pids = limits->pids,
+                                      .cpus = limits->cpus,
+                                      .pids = limits->pids,
                                       .timeout_s = limits->timeout_s};
     if (box_create(&cfg->boxes, &spec, &m->box, err) < 0)
         return NULL;
@@ -54,8 +55,9 @@ struct mcp_sandbox *mcp_sandbox_build(struct mcp_server *cfg, const char *image,
         cfg->n_live++;
     pthread_mutex_unlock(&cfg->pool_lock);
     if (full) {
-        nsbox_err_set(err, EAGAIN, "the server runs %zu sandboxes, its limit; try again when "
-                                   "some have finished",
+        nsbox_err_set(err, EAGAIN,
+                      "the server runs %zu sandboxes, its limit; try again when "
+                      "some have finished",
                       cfg->max_total);
         return NULL;
     }
@@ -221,4 +223,3 @@ void mcp_sandbox_free_detached(struct mcp_server *cfg, struct mcp_sandbox *m)
         free_thread(job);
     pthread_attr_destroy(&attr);
 }
-

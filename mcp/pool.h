@@ -10,8 +10,8 @@
  * --max-total-sandboxes until mcp_sandbox_free; NULL with err set. */
 struct mcp_sandbox *mcp_sandbox_build(struct mcp_server *cfg, const char *image,
                                       const struct mcp_limits *limits, char **env,
-                                      const char *workdir, const char *workspace,
-                                      bool one_shot, struct nsbox_err *err);
+                                      const char *workdir, const char *workspace, bool one_shot,
+                                      struct nsbox_err *err);
 /* Frees the record of a sandbox that is destroyed or never started. */
 void mcp_sandbox_free_record(struct mcp_sandbox *m);
 

@@ -22,8 +22,7 @@ static int no_sandbox(const char *id, struct nsbox_err *err)
                          id ? id : "");
 }
 
-struct mcp_sandbox *mcp_sandbox_get(struct mcp_session *s, const char *id,
-                                    struct nsbox_err *err)
+struct mcp_sandbox *mcp_sandbox_get(struct mcp_session *s, const char *id, struct nsbox_err *err)
 {
     pthread_mutex_lock(&s->lock);
     struct mcp_sandbox *m = find(s, id);
@@ -84,8 +83,9 @@ struct mcp_sandbox *mcp_sandbox_new(struct mcp_session *s, const char *image,
             s->n_sandboxes++; /* reserved */
         pthread_mutex_unlock(&s->lock);
         if (full) {
-            nsbox_err_set(err, EAGAIN, "this session already has %zu sandboxes (the limit); "
-                                       "stop one with sandbox_stop",
+            nsbox_err_set(err, EAGAIN,
+                          "this session already has %zu sandboxes (the limit); "
+                          "stop one with sandbox_stop",
                           s->cfg->max_sandboxes);
             return NULL;
         }

@@ -22,8 +22,7 @@
 /* The kept sandbox `id` of s, with a reference for the caller (drop it with
  * mcp_sandbox_put).  NULL with err when s has no such sandbox, or when it
  * is being stopped. */
-struct mcp_sandbox *mcp_sandbox_get(struct mcp_session *s, const char *id,
-                                    struct nsbox_err *err);
+struct mcp_sandbox *mcp_sandbox_get(struct mcp_session *s, const char *id, struct nsbox_err *err);
 void mcp_sandbox_put(struct mcp_session *s, struct mcp_sandbox *m);
 
 /* Starts an operation of call on m (whose reference the caller holds):

@@ -18,10 +18,9 @@
 #include "tools/args.h"
 #include "tools/tools.h"
 
-static const char *const versions[] = {"2025-11-25", "2025-06-18", "2025-03-26",
-                                       "2024-11-05"};
-static const char *const levels[] = {"debug", "info", "notice", "warning",
-                                     "error", "critical", "alert", "emergency"};
+static const char *const versions[] = {"2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"};
+static const char *const levels[] = {"debug", "info",     "notice", "warning",
+                                     "error", "critical", "alert",  "emergency"};
 
 static void send_result(struct mcp_session *s, json_t *id, json_t *result)
 {
@@ -53,9 +52,9 @@ void mcp_session_log(struct mcp_session *s, const char *level, const char *fmt, 
     nsbox_info("%s", msg);
     if (!s->initialized || idx < s->log_level)
         return;
-    s->send(s, jsonrpc_notification("notifications/message",
-                                    json_pack("{s:s,s:s,s:s}", "level", level, "logger",
-                                              "nsbox", "data", msg)));
+    s->send(s, jsonrpc_notification(
+                   "notifications/message",
+                   json_pack("{s:s,s:s,s:s}", "level", level, "logger", "nsbox", "data", msg)));
 }
 
 /* ---- lifecycle ---- */
@@ -77,10 +76,10 @@ static void handle_initialize(struct mcp_session *s, json_t *id, json_t *params)
     s->initialized = true;
     pthread_mutex_unlock(&s->lock);
     send_result(s, id,
-                json_pack("{s:s,s:{s:{s:b},s:{}},s:{s:s,s:s,s:s},s:s}", "protocolVersion",
-                          chosen, "capabilities", "tools", "listChanged", 0, "logging",
-                          "serverInfo", "name", "nsbox", "title", "nsbox sandboxes",
-                          "version", "0.1.0", "instructions",
+                json_pack("{s:s,s:{s:{s:b},s:{}},s:{s:s,s:s,s:s},s:s}", "protocolVersion", chosen,
+                          "capabilities", "tools", "listChanged", 0, "logging", "serverInfo",
+                          "name", "nsbox", "title", "nsbox sandboxes", "version", "0.1.0",
+                          "instructions",
                           "Run code in isolated sandboxes. execute_code runs a program "
                           "(python by default, see list_languages) in a fresh sandbox, or "
                           "in one made with sandbox_create (files persist there between "
@@ -92,8 +91,9 @@ static void handle_set_level(struct mcp_session *s, json_t *id, json_t *params)
 {
     int idx = level_index(json_string_value(json_object_get(params, "level")));
     if (idx < 0) {
-        send_error(s, id, JSONRPC_INVALID_PARAMS, "level must be one of debug, info, notice, "
-                                                  "warning, error, critical, alert, emergency");
+        send_error(s, id, JSONRPC_INVALID_PARAMS,
+                   "level must be one of debug, info, notice, "
+                   "warning, error, critical, alert, emergency");
         return;
     }
     s->log_level = idx;
@@ -122,10 +122,9 @@ static void handle_tools_list(struct mcp_session *s, json_t *id)
         }
         json_t *in = mcp_schema_build(decl);
         json_t *out = json_loads(t->output_schema, 0, NULL);
-        json_array_append_new(tools, json_pack("{s:s,s:s,s:s,s:o,s:o}", "name", t->name,
-                                               "title", t->title, "description",
-                                               t->description, "inputSchema", in,
-                                               "outputSchema", out));
+        json_array_append_new(tools, json_pack("{s:s,s:s,s:s,s:o,s:o}", "name", t->name, "title",
+                                               t->title, "description", t->description,
+                                               "inputSchema", in, "outputSchema", out));
     }
     send_result(s, id, json_pack("{s:O}", "tools", tools));
 }
@@ -143,8 +142,7 @@ struct call_job {
 
 static json_t *tool_error(const char *msg)
 {
-    return json_pack("{s:[{s:s,s:s}],s:b}", "content", "type", "text", "text", msg, "isError",
-                     1);
+    return json_pack("{s:[{s:s,s:s}],s:b}", "content", "type", "text", "text", msg, "isError", 1);
 }
 
 /* The CallToolResult of a tool that succeeded: the structured JSON as a
@@ -212,8 +210,7 @@ static const struct mcp_tool *find_tool(struct mcp_session *s, const char *name)
 {
     for (size_t i = 0; name && i < mcp_n_tools; i++)
         if (strcmp(mcp_tools[i].name, name) == 0)
-            return mcp_tools[i].needs_host_dirs && s->cfg->n_host_dirs == 0 ? NULL
-                                                                             : &mcp_tools[i];
+            return mcp_tools[i].needs_host_dirs && s->cfg->n_host_dirs == 0 ? NULL : &mcp_tools[i];
     return NULL;
 }
 
@@ -224,7 +221,8 @@ static void handle_tools_call(struct mcp_session *s, json_t *id, json_t *params)
     const struct mcp_tool *tool = find_tool(s, name);
 
     if (tool == NULL) {
-        send_error(s, id, JSONRPC_INVALID_PARAMS, name ? "unknown tool" : "tools/call needs a name");
+        send_error(s, id, JSONRPC_INVALID_PARAMS,
+                   name ? "unknown tool" : "tools/call needs a name");
         return;
     }
     if (args != NULL && !json_is_object(args)) {
@@ -242,8 +240,9 @@ static void handle_tools_call(struct mcp_session *s, json_t *id, json_t *params)
     if (slot == MCP_MAX_CALLS) {
         pthread_mutex_unlock(&s->lock);
         free(job);
-        send_result(s, id, tool_error("too many calls running at once; wait for one "
-                                      "to finish"));
+        send_result(s, id,
+                    tool_error("too many calls running at once; wait for one "
+                               "to finish"));
         return;
     }
     struct nsbox_err err;
@@ -254,18 +253,19 @@ static void handle_tools_call(struct mcp_session *s, json_t *id, json_t *params)
         send_result(s, id, tool_error("the server is out of file descriptors; try again"));
         return;
     }
-    s->calls[slot] = (struct mcp_call){
-        .id = json_incref(id),
-        .progress_token =
-            json_incref(json_object_get(json_object_get(params, "_meta"), "progressToken")),
-        .cancel = cancel};
+    s->calls[slot] = (struct mcp_call){.id = json_incref(id),
+                                       .progress_token = json_incref(json_object_get(
+                                           json_object_get(params, "_meta"), "progressToken")),
+                                       .cancel = cancel};
     s->n_running++;
     pthread_mutex_unlock(&s->lock);
-    *job = (struct call_job){s, tool, json_incref(id),
-                             args ? json_incref(args) : json_object(),
-                             json_incref(json_object_get(json_object_get(params, "_meta"),
-                                                         "progressToken")),
-                             slot};
+    *job = (struct call_job){
+        s,
+        tool,
+        json_incref(id),
+        args ? json_incref(args) : json_object(),
+        json_incref(json_object_get(json_object_get(params, "_meta"), "progressToken")),
+        slot};
     pthread_t t;
     pthread_attr_t attr;
     pthread_attr_init(&attr);

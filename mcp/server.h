@@ -27,7 +27,7 @@ struct mcp_limits {
 
 struct mcp_lang {
     char *language;
-    char *ref;    /* image reference or digest */
+    char *ref; /* image reference or digest */
 };
 
 /* A sandbox this session created: the box (boxes/box.h: the runtime
@@ -36,34 +36,37 @@ struct mcp_lang {
 struct mcp_sandbox {
     struct box box;
     bool one_shot;
-    pthread_mutex_t exec_lock;  /* one command at a time on its socket */
+    pthread_mutex_t exec_lock; /* one command at a time on its socket */
     /* Ownership (sandboxes.h), under the session's lock. */
-    unsigned refs;              /* calls holding it */
-    bool stopping;              /* out of the list; freed once refs is 0 */
+    unsigned refs; /* calls holding it */
+    bool stopping; /* out of the list; freed once refs is 0 */
     struct mcp_sandbox *next;
 };
 
 /* A tools/call in progress, for notifications/cancelled. */
 struct mcp_call {
-    json_t *id;                 /* the request id; NULL: a free slot */
-    json_t *progress_token;     /* _meta.progressToken, or NULL */
-    struct mcp_sandbox *sandbox;/* the sandbox an operation of it runs in */
-    struct nsbox_cancel cancel; /* every exec of the call takes it */
+    json_t *id;                  /* the request id; NULL: a free slot */
+    json_t *progress_token;      /* _meta.progressToken, or NULL */
+    struct mcp_sandbox *sandbox; /* the sandbox an operation of it runs in */
+    struct nsbox_cancel cancel;  /* every exec of the call takes it */
     bool cancelled;
 };
 
 /* What the operator configured: shared by every session. */
 struct mcp_server {
-    struct box_ctx boxes;       /* the store, STORE/sandboxes, mode, default seccomp */
-    bool opened;                /* boxes is to be closed (mcp_server_open) */
+    struct box_ctx boxes; /* the store, STORE/sandboxes, mode, default seccomp */
+    bool opened;          /* boxes is to be closed (mcp_server_open) */
     struct mcp_lang langs[MCP_MAX_LANGS];
     size_t n_langs;
     struct mcp_limits defaults, ceilings;
-    size_t max_sandboxes;       /* per session */
-    size_t max_total;           /* live sandboxes, all sessions and spares */
+    size_t max_sandboxes; /* per session */
+    size_t max_total;     /* live sandboxes, all sessions and spares */
     size_t output_cap;
     /* Host directories copy_in/copy_out may use (serve --allow-host-dir). */
-    struct { char *path; int fd; } host_dirs[16];
+    struct {
+        char *path;
+        int fd;
+    } host_dirs[16];
     size_t n_host_dirs;
 
     /* The spare sandbox for one-shot runs (pool.c). */
@@ -73,7 +76,7 @@ struct mcp_server {
     char spare_image[512];
     bool refilling, draining;
     size_t n_freeing;
-    size_t n_live;              /* under pool_lock */
+    size_t n_live; /* under pool_lock */
 };
 
 struct mcp_session;
@@ -83,7 +86,7 @@ typedef void (*mcp_send_fn)(struct mcp_session *s, json_t *msg);
  * Sandboxes belong to the session that made them. */
 struct mcp_session {
     struct mcp_server *cfg;
-    char id[33];                /* HTTP: the Mcp-Session-Id; stdio: "" */
+    char id[33]; /* HTTP: the Mcp-Session-Id; stdio: "" */
 
     /* Transport: how messages reach this session's client. */
     mcp_send_fn send;
@@ -92,13 +95,13 @@ struct mcp_session {
     pthread_mutex_t lock;
     bool initialized;
     char protocol[16];
-    int log_level;             /* index into the syslog-style levels */
+    int log_level; /* index into the syslog-style levels */
     struct mcp_sandbox *sandboxes;
     size_t n_sandboxes;
     struct mcp_call calls[MCP_MAX_CALLS];
     size_t n_running;
-    pthread_cond_t idle;        /* n_running fell */
-    pthread_cond_t released;    /* a sandbox's refs reached 0 */
+    pthread_cond_t idle;     /* n_running fell */
+    pthread_cond_t released; /* a sandbox's refs reached 0 */
 };
 
 /* Initializes a session for cfg (locks, defaults).  send/transport are

@@ -48,8 +48,7 @@ int mcp_stdio_run(struct mcp_session *s)
             if (cap >= MCP_MESSAGE_MAX + 1) {
                 /* Over the limit: answer once, drop the rest of the line. */
                 if (!discarding)
-                    s->send(s, jsonrpc_error(NULL, JSONRPC_INVALID_REQUEST,
-                                             "message too large"));
+                    s->send(s, jsonrpc_error(NULL, JSONRPC_INVALID_REQUEST, "message too large"));
                 discarding = true;
                 len = 0;
             } else {

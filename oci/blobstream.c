@@ -27,10 +27,10 @@ struct oci_blobstream {
     size_t len[SLOTS];
     /* Ring: [head, head+count) are full, in order. */
     size_t head, count;
-    bool held;        /* the consumer holds slot[head] */
-    bool eof;         /* producer published everything */
-    bool stop;        /* consumer is done: only hash from now on */
-    bool hashed;      /* the whole blob is read and hashed */
+    bool held;   /* the consumer holds slot[head] */
+    bool eof;    /* producer published everything */
+    bool stop;   /* consumer is done: only hash from now on */
+    bool hashed; /* the whole blob is read and hashed */
     bool read_failed;
     int err_code;
     char err_msg[256];
@@ -38,8 +38,8 @@ struct oci_blobstream {
     /* Producer-only state. */
     struct oci_sha256 *hash;
     char *in;
-    size_t out_used;  /* bytes in the slot being filled */
-    int filling;      /* index of that slot, or -1 */
+    size_t out_used; /* bytes in the slot being filled */
+    int filling;     /* index of that slot, or -1 */
     enum format fmt;
     z_stream z;
     bool z_init, z_ended;
@@ -219,8 +219,7 @@ static void *producer(void *arg)
     if (n < 0) {
         s->read_failed = true;
         fail(s, errno, "cannot read the layer blob");
-    }
-    else if (decoding) {
+    } else if (decoding) {
         check_complete(s);
         publish(s);
     }
@@ -260,8 +259,7 @@ int oci_blobstream_start(int fd, struct oci_blobstream **out, struct nsbox_err *
     return 0;
 }
 
-ssize_t oci_blobstream_next(struct oci_blobstream *s, const void **data,
-                            struct nsbox_err *err)
+ssize_t oci_blobstream_next(struct oci_blobstream *s, const void **data, struct nsbox_err *err)
 {
     pthread_mutex_lock(&s->lock);
     if (s->held) {

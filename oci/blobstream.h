@@ -22,8 +22,7 @@ int oci_blobstream_start(int fd, struct oci_blobstream **out, struct nsbox_err *
 
 /* The next chunk of decompressed data: returns its length (the chunk stays
  * valid until the next call), 0 at the end, -1 on error. */
-ssize_t oci_blobstream_next(struct oci_blobstream *s, const void **data,
-                            struct nsbox_err *err);
+ssize_t oci_blobstream_next(struct oci_blobstream *s, const void **data, struct nsbox_err *err);
 
 /* Waits until the whole blob has been read and hashed (decompression stops
  * once the consumer is done) and writes the digest of its raw bytes.

@@ -10,7 +10,7 @@
 #include "../common/err.h"
 
 #define OCI_DIGEST_HEX_LEN 64
-#define OCI_DIGEST_LEN (7 + OCI_DIGEST_HEX_LEN)  /* "sha256:" + hex */
+#define OCI_DIGEST_LEN (7 + OCI_DIGEST_HEX_LEN) /* "sha256:" + hex */
 #define OCI_DIGEST_BUF (OCI_DIGEST_LEN + 1)
 
 /* True when s is exactly "sha256:" followed by 64 lowercase hex digits. */

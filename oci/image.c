@@ -12,12 +12,10 @@ bool oci_media_type_is_index(const char *media_type)
 {
     return media_type != NULL &&
            (strcmp(media_type, "application/vnd.oci.image.index.v1+json") == 0 ||
-            strcmp(media_type,
-                   "application/vnd.docker.distribution.manifest.list.v2+json") == 0);
+            strcmp(media_type, "application/vnd.docker.distribution.manifest.list.v2+json") == 0);
 }
 
-int oci_layer_compression(const char *media_type, enum oci_compression *out,
-                          struct nsbox_err *err)
+int oci_layer_compression(const char *media_type, enum oci_compression *out, struct nsbox_err *err)
 {
     static const struct {
         const char *type;
@@ -26,16 +24,12 @@ int oci_layer_compression(const char *media_type, enum oci_compression *out,
         {"application/vnd.oci.image.layer.v1.tar", OCI_COMPRESSION_NONE},
         {"application/vnd.oci.image.layer.v1.tar+gzip", OCI_COMPRESSION_GZIP},
         {"application/vnd.oci.image.layer.v1.tar+zstd", OCI_COMPRESSION_ZSTD},
-        {"application/vnd.oci.image.layer.nondistributable.v1.tar",
-         OCI_COMPRESSION_NONE},
-        {"application/vnd.oci.image.layer.nondistributable.v1.tar+gzip",
-         OCI_COMPRESSION_GZIP},
-        {"application/vnd.oci.image.layer.nondistributable.v1.tar+zstd",
-         OCI_COMPRESSION_ZSTD},
+        {"application/vnd.oci.image.layer.nondistributable.v1.tar", OCI_COMPRESSION_NONE},
+        {"application/vnd.oci.image.layer.nondistributable.v1.tar+gzip", OCI_COMPRESSION_GZIP},
+        {"application/vnd.oci.image.layer.nondistributable.v1.tar+zstd", OCI_COMPRESSION_ZSTD},
         {"application/vnd.docker.image.rootfs.diff.tar", OCI_COMPRESSION_NONE},
         {"application/vnd.docker.image.rootfs.diff.tar.gzip", OCI_COMPRESSION_GZIP},
-        {"application/vnd.docker.image.rootfs.foreign.diff.tar.gzip",
-         OCI_COMPRESSION_GZIP},
+        {"application/vnd.docker.image.rootfs.foreign.diff.tar.gzip", OCI_COMPRESSION_GZIP},
     };
     for (size_t i = 0; i < sizeof(known) / sizeof(known[0]); i++) {
         if (media_type != NULL && strcmp(media_type, known[i].type) == 0) {
@@ -43,11 +37,10 @@ int oci_layer_compression(const char *media_type, enum oci_compression *out,
             return 0;
         }
     }
-    return nsbox_err_set(err, ENOTSUP, "unsupported layer media type \"%s\"%s",
-                         media_type ? media_type : "(none)",
-                         media_type && strstr(media_type, "encrypted")
-                             ? " (encrypted layers are not supported)"
-                             : "");
+    return nsbox_err_set(
+        err, ENOTSUP, "unsupported layer media type \"%s\"%s", media_type ? media_type : "(none)",
+        media_type && strstr(media_type, "encrypted") ? " (encrypted layers are not supported)"
+                                                      : "");
 }
 
 /* ---- small typed accessors; each names the field in its error ---- */
@@ -76,8 +69,7 @@ static int get_string(json_t *obj, const char *key, bool required, char **out,
 }
 
 /* A JSON array of strings (or null/absent) as a NULL-terminated vector. */
-static int get_strv(json_t *obj, const char *key, char ***out,
-                    struct nsbox_err *err)
+static int get_strv(json_t *obj, const char *key, char ***out, struct nsbox_err *err)
 {
     json_t *v = json_object_get(obj, key);
     size_t i;
@@ -91,11 +83,9 @@ static int get_strv(json_t *obj, const char *key, char ***out,
     _cleanup_strv_ char **vec = calloc(json_array_size(v) + 1, sizeof(char *));
     if (vec == NULL)
         return nsbox_err_set(err, ENOMEM, "out of memory");
-    json_array_foreach(v, i, item) {
-        if (!json_is_string(item) ||
-            strlen(json_string_value(item)) != json_string_length(item))
-            return nsbox_err_set(err, EINVAL, "field \"%s\"[%zu] is not a string",
-                                 key, i);
+    json_array_foreach (v, i, item) {
+        if (!json_is_string(item) || strlen(json_string_value(item)) != json_string_length(item))
+            return nsbox_err_set(err, EINVAL, "field \"%s\"[%zu] is not a string", key, i);
         vec[i] = strdup(json_string_value(item));
         if (vec[i] == NULL)
             return nsbox_err_set(err, ENOMEM, "out of memory");
@@ -104,20 +94,19 @@ static int get_strv(json_t *obj, const char *key, char ***out,
     return 0;
 }
 
-static json_t *parse_object(const char *json, size_t len, size_t max,
-                            const char *what, struct nsbox_err *err)
+static json_t *parse_object(const char *json, size_t len, size_t max, const char *what,
+                            struct nsbox_err *err)
 {
     json_error_t jerr;
 
     if (len > max) {
-        nsbox_err_set(err, EFBIG, "%s is too large (%zu bytes, limit %zu)", what,
-                      len, max);
+        nsbox_err_set(err, EFBIG, "%s is too large (%zu bytes, limit %zu)", what, len, max);
         return NULL;
     }
     _cleanup_json_ json_t *root = json_loadb(json, len, JSON_REJECT_DUPLICATES, &jerr);
     if (root == NULL) {
-        nsbox_err_set(err, EINVAL, "%s is not valid JSON: %s (line %d)", what,
-                      jerr.text, jerr.line);
+        nsbox_err_set(err, EINVAL, "%s is not valid JSON: %s (line %d)", what, jerr.text,
+                      jerr.line);
         return NULL;
     }
     if (!json_is_object(root)) {
@@ -136,8 +125,7 @@ static void descriptor_free(struct oci_descriptor *d)
     memset(d, 0, sizeof(*d));
 }
 
-static int parse_descriptor(json_t *obj, struct oci_descriptor *d,
-                            struct nsbox_err *err)
+static int parse_descriptor(json_t *obj, struct oci_descriptor *d, struct nsbox_err *err)
 {
     _cleanup_free_ char *digest = NULL;
     json_t *size = json_object_get(obj, "size");
@@ -154,8 +142,7 @@ static int parse_descriptor(json_t *obj, struct oci_descriptor *d,
                              digest);
     strcpy(d->digest, digest);
     if (!json_is_integer(size) || json_integer_value(size) < 0)
-        return nsbox_err_set(err, EINVAL, "descriptor %s has no valid size",
-                             digest);
+        return nsbox_err_set(err, EINVAL, "descriptor %s has no valid size", digest);
     d->size = json_integer_value(size);
     if (get_string(obj, "mediaType", false, &d->media_type, err) < 0)
         goto fail;
@@ -173,19 +160,17 @@ fail:
 
 /* A JSON array of descriptors, at most max of them. */
 static int parse_descriptors(json_t *list, size_t max, const char *what,
-                             struct oci_descriptor **out, size_t *n,
-                             struct nsbox_err *err)
+                             struct oci_descriptor **out, size_t *n, struct nsbox_err *err)
 {
     size_t i;
     json_t *item;
 
     if (!json_is_array(list) || json_array_size(list) > max)
-        return nsbox_err_set(err, EINVAL, "%s must be an array of at most %zu",
-                             what, max);
+        return nsbox_err_set(err, EINVAL, "%s must be an array of at most %zu", what, max);
     *out = calloc(json_array_size(list) + 1, sizeof(**out));
     if (*out == NULL)
         return nsbox_err_set(err, ENOMEM, "out of memory");
-    json_array_foreach(list, i, item) {
+    json_array_foreach (list, i, item) {
         if (parse_descriptor(item, &(*out)[i], err) < 0)
             return nsbox_err_prefix(err, "%s[%zu]", what, i);
         (*n)++;
@@ -193,18 +178,15 @@ static int parse_descriptors(json_t *list, size_t max, const char *what,
     return 0;
 }
 
-int oci_index_parse(const char *json, size_t len, struct oci_index *out,
-                    struct nsbox_err *err)
+int oci_index_parse(const char *json, size_t len, struct oci_index *out, struct nsbox_err *err)
 {
-    _cleanup_json_ json_t *root =
-        parse_object(json, len, OCI_MANIFEST_MAX, "image index", err);
+    _cleanup_json_ json_t *root = parse_object(json, len, OCI_MANIFEST_MAX, "image index", err);
 
     memset(out, 0, sizeof(*out));
     if (root == NULL)
         return -1;
-    if (parse_descriptors(json_object_get(root, "manifests"), 4096,
-                          "image index \"manifests\"", &out->manifests,
-                          &out->n_manifests, err) < 0) {
+    if (parse_descriptors(json_object_get(root, "manifests"), 4096, "image index \"manifests\"",
+                          &out->manifests, &out->n_manifests, err) < 0) {
         oci_index_free(out);
         return -1;
     }
@@ -214,8 +196,7 @@ int oci_index_parse(const char *json, size_t len, struct oci_index *out,
 int oci_manifest_parse(const char *json, size_t len, struct oci_manifest *out,
                        struct nsbox_err *err)
 {
-    _cleanup_json_ json_t *root =
-        parse_object(json, len, OCI_MANIFEST_MAX, "image manifest", err);
+    _cleanup_json_ json_t *root = parse_object(json, len, OCI_MANIFEST_MAX, "image manifest", err);
 
     memset(out, 0, sizeof(*out));
     if (root == NULL)
@@ -236,16 +217,14 @@ int oci_manifest_parse(const char *json, size_t len, struct oci_manifest *out,
         return nsbox_err_prefix(err, "image manifest config");
     }
     if (parse_descriptors(json_object_get(root, "layers"), OCI_LAYERS_MAX,
-                          "image manifest \"layers\"", &out->layers,
-                          &out->n_layers, err) < 0) {
+                          "image manifest \"layers\"", &out->layers, &out->n_layers, err) < 0) {
         oci_manifest_free(out);
         return -1;
     }
     return 0;
 }
 
-static int parse_labels(json_t *labels, struct oci_image_config *out,
-                        struct nsbox_err *err)
+static int parse_labels(json_t *labels, struct oci_image_config *out, struct nsbox_err *err)
 {
     const char *key;
     json_t *value;
@@ -257,7 +236,7 @@ static int parse_labels(json_t *labels, struct oci_image_config *out,
     out->labels = calloc(json_object_size(labels) + 1, sizeof(*out->labels));
     if (out->labels == NULL)
         return nsbox_err_set(err, ENOMEM, "out of memory");
-    json_object_foreach(labels, key, value) {
+    json_object_foreach (labels, key, value) {
         if (!json_is_string(value))
             return nsbox_err_set(err, EINVAL, "label \"%s\" is not a string", key);
         struct oci_label *l = &out->labels[out->n_labels++];
@@ -269,8 +248,7 @@ static int parse_labels(json_t *labels, struct oci_image_config *out,
     return 0;
 }
 
-static int parse_diff_ids(json_t *rootfs, struct oci_image_config *out,
-                          struct nsbox_err *err)
+static int parse_diff_ids(json_t *rootfs, struct oci_image_config *out, struct nsbox_err *err)
 {
     json_t *ids = json_object_get(rootfs, "diff_ids");
     size_t i;
@@ -281,7 +259,7 @@ static int parse_diff_ids(json_t *rootfs, struct oci_image_config *out,
     out->diff_ids = calloc(json_array_size(ids) + 1, sizeof(*out->diff_ids));
     if (out->diff_ids == NULL)
         return nsbox_err_set(err, ENOMEM, "out of memory");
-    json_array_foreach(ids, i, item) {
+    json_array_foreach (ids, i, item) {
         if (!oci_digest_valid(json_string_value(item)))
             return nsbox_err_set(err, EINVAL, "config diff_ids[%zu] is not a sha256 digest", i);
         strcpy(out->diff_ids[out->n_diff_ids++], json_string_value(item));
@@ -292,8 +270,7 @@ static int parse_diff_ids(json_t *rootfs, struct oci_image_config *out,
 int oci_config_parse(const char *json, size_t len, struct oci_image_config *out,
                      struct nsbox_err *err)
 {
-    _cleanup_json_ json_t *root =
-        parse_object(json, len, OCI_CONFIG_MAX, "image config", err);
+    _cleanup_json_ json_t *root = parse_object(json, len, OCI_CONFIG_MAX, "image config", err);
 
     memset(out, 0, sizeof(*out));
     if (root == NULL)
@@ -305,13 +282,12 @@ int oci_config_parse(const char *json, size_t len, struct oci_image_config *out,
         get_string(root, "architecture", false, &out->architecture, err) < 0 ||
         parse_diff_ids(json_object_get(root, "rootfs"), out, err) < 0)
         goto fail;
-    if (json_is_object(cfg) &&
-        (get_strv(cfg, "Env", &out->env, err) < 0 ||
-         get_strv(cfg, "Entrypoint", &out->entrypoint, err) < 0 ||
-         get_strv(cfg, "Cmd", &out->cmd, err) < 0 ||
-         get_string(cfg, "WorkingDir", false, &out->working_dir, err) < 0 ||
-         get_string(cfg, "User", false, &out->user, err) < 0 ||
-         parse_labels(json_object_get(cfg, "Labels"), out, err) < 0))
+    if (json_is_object(cfg) && (get_strv(cfg, "Env", &out->env, err) < 0 ||
+                                get_strv(cfg, "Entrypoint", &out->entrypoint, err) < 0 ||
+                                get_strv(cfg, "Cmd", &out->cmd, err) < 0 ||
+                                get_string(cfg, "WorkingDir", false, &out->working_dir, err) < 0 ||
+                                get_string(cfg, "User", false, &out->user, err) < 0 ||
+                                parse_labels(json_object_get(cfg, "Labels"), out, err) < 0))
         goto fail;
     return 0;
 fail:
@@ -355,14 +331,13 @@ void oci_config_free(struct oci_image_config *c)
     memset(c, 0, sizeof(*c));
 }
 
-const struct oci_descriptor *oci_index_find(const struct oci_index *index,
-                                            const char *os, const char *arch,
-                                            const char *variant)
+const struct oci_descriptor *oci_index_find(const struct oci_index *index, const char *os,
+                                            const char *arch, const char *variant)
 {
     for (size_t i = 0; i < index->n_manifests; i++) {
         const struct oci_descriptor *d = &index->manifests[i];
-        if (d->os == NULL || d->architecture == NULL ||
-            strcmp(d->os, os) != 0 || strcmp(d->architecture, arch) != 0)
+        if (d->os == NULL || d->architecture == NULL || strcmp(d->os, os) != 0 ||
+            strcmp(d->architecture, arch) != 0)
             continue;
         if (variant != NULL && (d->variant == NULL || strcmp(d->variant, variant) != 0))
             continue;
@@ -371,8 +346,7 @@ const struct oci_descriptor *oci_index_find(const struct oci_index *index,
     return NULL;
 }
 
-const char *oci_config_label(const struct oci_image_config *config,
-                             const char *key)
+const char *oci_config_label(const struct oci_image_config *config, const char *key)
 {
     for (size_t i = 0; i < config->n_labels; i++)
         if (strcmp(config->labels[i].key, key) == 0)

@@ -52,11 +52,11 @@ struct oci_label {
 
 struct oci_image_config {
     char *os, *architecture;
-    char **env;          /* NULL-terminated "K=V" strings */
-    char **entrypoint;   /* NULL-terminated, NULL when unset */
-    char **cmd;          /* NULL-terminated, NULL when unset */
-    char *working_dir;   /* NULL when unset */
-    char *user;          /* NULL when unset */
+    char **env;        /* NULL-terminated "K=V" strings */
+    char **entrypoint; /* NULL-terminated, NULL when unset */
+    char **cmd;        /* NULL-terminated, NULL when unset */
+    char *working_dir; /* NULL when unset */
+    char *user;        /* NULL when unset */
     struct oci_label *labels;
     size_t n_labels;
     char (*diff_ids)[OCI_DIGEST_BUF];
@@ -68,17 +68,15 @@ bool oci_media_type_is_index(const char *media_type);
 
 /* Maps a layer media type to its compression; -1 (with err) for media types
  * nsbox cannot unpack (encrypted layers, foreign blobs, non-layers). */
-int oci_layer_compression(const char *media_type, enum oci_compression *out,
-                          struct nsbox_err *err);
+int oci_layer_compression(const char *media_type, enum oci_compression *out, struct nsbox_err *err);
 
 /* Parsers: fill *out (owned by it; free with the matching _free) from a JSON
  * document of len bytes.  Return 0, or -1 with err naming the bad field. */
-int oci_index_parse(const char *json, size_t len, struct oci_index *out,
-                    struct nsbox_err *err);
+int oci_index_parse(const char *json, size_t len, struct oci_index *out, struct nsbox_err *err);
 int oci_manifest_parse(const char *json, size_t len, struct oci_manifest *out,
                        struct nsbox_err *err);
-int oci_config_parse(const char *json, size_t len,
-                     struct oci_image_config *out, struct nsbox_err *err);
+int oci_config_parse(const char *json, size_t len, struct oci_image_config *out,
+                     struct nsbox_err *err);
 
 void oci_index_free(struct oci_index *index);
 void oci_manifest_free(struct oci_manifest *manifest);
@@ -86,13 +84,11 @@ void oci_config_free(struct oci_image_config *config);
 
 /* The index entry for os/architecture (variant ignored unless given), or
  * NULL. */
-const struct oci_descriptor *oci_index_find(const struct oci_index *index,
-                                            const char *os, const char *arch,
-                                            const char *variant);
+const struct oci_descriptor *oci_index_find(const struct oci_index *index, const char *os,
+                                            const char *arch, const char *variant);
 
 /* The value of a config label, or NULL. */
-const char *oci_config_label(const struct oci_image_config *config,
-                             const char *key);
+const char *oci_config_label(const struct oci_image_config *config, const char *key);
 
 /* The host platform in OCI terms ("amd64", "arm64", ...). */
 const char *oci_host_architecture(void);

@@ -51,8 +51,7 @@ struct unpack {
     struct oci_blobstream *stream;
 };
 
-static void note(struct unpack *u, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
+static void note(struct unpack *u, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 static void note(struct unpack *u, const char *fmt, ...)
 {
@@ -68,8 +67,7 @@ static void note(struct unpack *u, const char *fmt, ...)
     u->opts->note(u->opts->note_ctx, msg);
 }
 
-int oci_layer_clean_path(const char *name, char *out, size_t size,
-                         struct nsbox_err *err)
+int oci_layer_clean_path(const char *name, char *out, size_t size, struct nsbox_err *err)
 {
     size_t len = 0;
     const char *p = name;
@@ -87,11 +85,9 @@ int oci_layer_clean_path(const char *name, char *out, size_t size,
         }
         if (n == 2 && p[0] == '.' && p[1] == '.')
             return nsbox_err_set(err, EINVAL,
-                                 "entry \"%.200s\" climbs out of the rootfs with \"..\"",
-                                 name);
+                                 "entry \"%.200s\" climbs out of the rootfs with \"..\"", name);
         if (len + (len ? 1 : 0) + n + 1 > size)
-            return nsbox_err_set(err, ENAMETOOLONG, "entry name too long: %.200s",
-                                 name);
+            return nsbox_err_set(err, ENAMETOOLONG, "entry name too long: %.200s", name);
         if (len != 0)
             out[len++] = '/';
         memcpy(out + len, p, n);
@@ -141,8 +137,7 @@ static int resolve_dir(struct unpack *u, const char *path)
 
 /* Creates each missing directory of path, resolving every prefix from the
  * root again so that a symlink met on the way stays confined. */
-static int mkdir_confined(struct unpack *u, const char *path,
-                          struct nsbox_err *err)
+static int mkdir_confined(struct unpack *u, const char *path, struct nsbox_err *err)
 {
     char prefix[PATH_MAX];
     size_t len = strlen(path);
@@ -179,8 +174,7 @@ static int mkdir_confined(struct unpack *u, const char *path,
 
 /* Returns a borrowed fd for the directory parent ("" is the root), creating
  * missing directories when create is set. */
-static int open_parent(struct unpack *u, const char *parent, bool create,
-                       struct nsbox_err *err)
+static int open_parent(struct unpack *u, const char *parent, bool create, struct nsbox_err *err)
 {
     if (parent[0] == '\0')
         return u->root;
@@ -202,8 +196,8 @@ static int open_parent(struct unpack *u, const char *parent, bool create,
 
 /* Makes room for a new entry called base in pfd (path is its full name).  Returns 1 when an
  * existing directory should be kept (want_dir), 0 when the slot is free. */
-static int clear_slot(struct unpack *u, int pfd, const char *base,
-                      const char *path, bool want_dir, struct nsbox_err *err)
+static int clear_slot(struct unpack *u, int pfd, const char *base, const char *path, bool want_dir,
+                      struct nsbox_err *err)
 {
     struct stat st;
 
@@ -222,8 +216,7 @@ static int clear_slot(struct unpack *u, int pfd, const char *base,
     return 0;
 }
 
-static void entry_ids(struct unpack *u, struct archive_entry *e, uid_t *uid,
-                      gid_t *gid)
+static void entry_ids(struct unpack *u, struct archive_entry *e, uid_t *uid, gid_t *gid)
 {
     int64_t eu = archive_entry_uid(e), eg = archive_entry_gid(e);
     uint32_t limit = u->opts->id_limit;
@@ -246,8 +239,8 @@ static void entry_times(struct archive_entry *e, struct timespec ts[2])
 }
 
 /* Ownership before mode: chown clears the setuid and setgid bits. */
-static int set_meta_fd(struct unpack *u, int fd, struct archive_entry *e,
-                       const char *path, bool times, struct nsbox_err *err)
+static int set_meta_fd(struct unpack *u, int fd, struct archive_entry *e, const char *path,
+                       bool times, struct nsbox_err *err)
 {
     struct timespec ts[2];
     uid_t uid;
@@ -267,9 +260,8 @@ static int set_meta_fd(struct unpack *u, int fd, struct archive_entry *e,
 }
 
 /* For inodes we cannot open without side effects (symlinks, FIFOs). */
-static int set_meta_at(struct unpack *u, int pfd, const char *base,
-                       struct archive_entry *e, bool is_link,
-                       struct nsbox_err *err)
+static int set_meta_at(struct unpack *u, int pfd, const char *base, struct archive_entry *e,
+                       bool is_link, struct nsbox_err *err)
 {
     struct timespec ts[2];
     uid_t uid;
@@ -277,8 +269,7 @@ static int set_meta_at(struct unpack *u, int pfd, const char *base,
 
     if (u->opts->keep_ownership) {
         entry_ids(u, e, &uid, &gid);
-        if (fchownat(pfd, base, uid, gid, AT_SYMLINK_NOFOLLOW) < 0 &&
-            errno != EINVAL)
+        if (fchownat(pfd, base, uid, gid, AT_SYMLINK_NOFOLLOW) < 0 && errno != EINVAL)
             return nsbox_err_sys(err, "cannot chown %s", base);
     }
     /* The FIFO was created by us a moment ago in a tree no one else
@@ -291,8 +282,7 @@ static int set_meta_at(struct unpack *u, int pfd, const char *base,
     return 0;
 }
 
-static int charge(struct unpack *u, uint64_t n, const char *path,
-                  struct nsbox_err *err)
+static int charge(struct unpack *u, uint64_t n, const char *path, struct nsbox_err *err)
 {
     if (u->opts->budget == NULL)
         return 0;
@@ -320,8 +310,7 @@ static int write_all_at(int fd, const char *buf, size_t len, off_t off)
     return 0;
 }
 
-static int copy_data(struct unpack *u, int fd, const char *path,
-                     struct nsbox_err *err)
+static int copy_data(struct unpack *u, int fd, const char *path, struct nsbox_err *err)
 {
     const void *buf;
     size_t size;
@@ -341,9 +330,8 @@ static int copy_data(struct unpack *u, int fd, const char *path,
     return 0;
 }
 
-static int make_file(struct unpack *u, int pfd, const char *base,
-                     const char *path, struct archive_entry *e,
-                     struct nsbox_err *err)
+static int make_file(struct unpack *u, int pfd, const char *base, const char *path,
+                     struct archive_entry *e, struct nsbox_err *err)
 {
     const int flags = O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC;
     int64_t size = archive_entry_size(e);
@@ -367,8 +355,8 @@ static int make_file(struct unpack *u, int pfd, const char *base,
     return set_meta_fd(u, fd, e, path, true, err);
 }
 
-static int remember_dir_time(struct unpack *u, const char *path,
-                             struct archive_entry *e, struct nsbox_err *err)
+static int remember_dir_time(struct unpack *u, const char *path, struct archive_entry *e,
+                             struct nsbox_err *err)
 {
     struct timespec ts[2];
 
@@ -388,9 +376,8 @@ static int remember_dir_time(struct unpack *u, const char *path,
     return 0;
 }
 
-static int make_dir(struct unpack *u, int pfd, const char *base,
-                    const char *path, struct archive_entry *e,
-                    struct nsbox_err *err)
+static int make_dir(struct unpack *u, int pfd, const char *base, const char *path,
+                    struct archive_entry *e, struct nsbox_err *err)
 {
     if (mkdirat(pfd, base, 0700) < 0) {
         if (errno != EEXIST)
@@ -401,8 +388,7 @@ static int make_dir(struct unpack *u, int pfd, const char *base,
         if (!keep && mkdirat(pfd, base, 0700) < 0)
             return nsbox_err_sys(err, "cannot create directory /%s", path);
     }
-    _cleanup_close_ int fd =
-        openat(pfd, base, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    _cleanup_close_ int fd = openat(pfd, base, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
     if (fd < 0)
         return nsbox_err_sys(err, "cannot open directory /%s", path);
     if (set_meta_fd(u, fd, e, path, false, err) < 0)
@@ -410,9 +396,8 @@ static int make_dir(struct unpack *u, int pfd, const char *base,
     return remember_dir_time(u, path, e, err);
 }
 
-static int make_symlink(struct unpack *u, int pfd, const char *base,
-                        const char *path, struct archive_entry *e,
-                        struct nsbox_err *err)
+static int make_symlink(struct unpack *u, int pfd, const char *base, const char *path,
+                        struct archive_entry *e, struct nsbox_err *err)
 {
     const char *target = archive_entry_symlink(e);
 
@@ -428,22 +413,19 @@ static int make_symlink(struct unpack *u, int pfd, const char *base,
     return set_meta_at(u, pfd, base, e, true, err);
 }
 
-static int make_hardlink(struct unpack *u, int pfd, const char *base,
-                         const char *path, const char *target_name,
-                         struct nsbox_err *err)
+static int make_hardlink(struct unpack *u, int pfd, const char *base, const char *path,
+                         const char *target_name, struct nsbox_err *err)
 {
     char target[PATH_MAX];
 
     if (oci_layer_clean_path(target_name, target, sizeof(target), err) < 0)
         return nsbox_err_prefix(err, "hardlink /%s", path);
     if (target[0] == '\0' || strcmp(target, path) == 0)
-        return nsbox_err_set(err, EINVAL, "hardlink /%s points at itself or the root",
-                             path);
+        return nsbox_err_set(err, EINVAL, "hardlink /%s points at itself or the root", path);
     char *tbase = split_last(target);
     /* Resolved like any other path: a hardlink can only name an inode that
      * is already inside the rootfs. */
-    _cleanup_close_ int tfd =
-        target[0] ? resolve_dir(u, target) : dup(u->root);
+    _cleanup_close_ int tfd = target[0] ? resolve_dir(u, target) : dup(u->root);
     if (tfd < 0)
         return nsbox_err_sys(err, "hardlink /%s: target directory /%s", path, target);
     if (clear_slot(u, pfd, base, path, false, err) < 0)
@@ -454,9 +436,8 @@ static int make_hardlink(struct unpack *u, int pfd, const char *base,
     return 0;
 }
 
-static int make_fifo(struct unpack *u, int pfd, const char *base,
-                     const char *path, struct archive_entry *e,
-                     struct nsbox_err *err)
+static int make_fifo(struct unpack *u, int pfd, const char *base, const char *path,
+                     struct archive_entry *e, struct nsbox_err *err)
 {
     if (clear_slot(u, pfd, base, path, false, err) < 0)
         return -1;
@@ -465,8 +446,8 @@ static int make_fifo(struct unpack *u, int pfd, const char *base,
     return set_meta_at(u, pfd, base, e, false, err);
 }
 
-static int remove_unless_created(struct unpack *u, int pfd, const char *parent,
-                                 const char *name, struct nsbox_err *err)
+static int remove_unless_created(struct unpack *u, int pfd, const char *parent, const char *name,
+                                 struct nsbox_err *err)
 {
     char path[PATH_MAX];
 
@@ -495,37 +476,33 @@ static int opaque_dir(struct unpack *u, const char *parent, struct nsbox_err *er
     return 0;
 }
 
-static int whiteout(struct unpack *u, const char *parent, const char *base,
-                    struct nsbox_err *err)
+static int whiteout(struct unpack *u, const char *parent, const char *base, struct nsbox_err *err)
 {
     const char *victim = base + 4;
 
     if (strcmp(base, ".wh..wh..opq") == 0)
         return opaque_dir(u, parent, err);
     if (strncmp(base, ".wh..wh.", 8) == 0) {
-        note(u, "skipped reserved whiteout name /%s%s%s", parent,
-             parent[0] ? "/" : "", base);
+        note(u, "skipped reserved whiteout name /%s%s%s", parent, parent[0] ? "/" : "", base);
         return 0;
     }
     if (victim[0] == '\0' || strcmp(victim, ".") == 0 || strcmp(victim, "..") == 0)
-        return nsbox_err_set(err, EINVAL, "invalid whiteout /%s%s%s", parent,
-                             parent[0] ? "/" : "", base);
+        return nsbox_err_set(err, EINVAL, "invalid whiteout /%s%s%s", parent, parent[0] ? "/" : "",
+                             base);
     int pfd = open_parent(u, parent, false, err);
     if (pfd < 0)
         return errno == ENOENT || errno == ENOTDIR ? 0 : -1;
     return remove_unless_created(u, pfd, parent, victim, err);
 }
 
-static int apply_root_entry(struct unpack *u, struct archive_entry *e,
-                            struct nsbox_err *err)
+static int apply_root_entry(struct unpack *u, struct archive_entry *e, struct nsbox_err *err)
 {
     if (archive_entry_filetype(e) != AE_IFDIR)
         return nsbox_err_set(err, EINVAL, "an entry tries to replace the root directory");
     return set_meta_fd(u, u->root, e, "", false, err);
 }
 
-static int apply_entry(struct unpack *u, struct archive_entry *e,
-                       struct nsbox_err *err)
+static int apply_entry(struct unpack *u, struct archive_entry *e, struct nsbox_err *err)
 {
     char path[PATH_MAX], parent[PATH_MAX];
     const char *name = archive_entry_pathname(e);
@@ -543,11 +520,12 @@ static int apply_entry(struct unpack *u, struct archive_entry *e,
         return whiteout(u, parent, base, err);
 
     mode_t type = archive_entry_filetype(e);
-    if (hardlink == NULL && (type == AE_IFCHR || type == AE_IFBLK ||
-                             type == AE_IFSOCK || type == 0)) {
+    if (hardlink == NULL &&
+        (type == AE_IFCHR || type == AE_IFBLK || type == AE_IFSOCK || type == 0)) {
         note(u, "skipped /%s: %s cannot be created in an image", path,
-             type == AE_IFCHR ? "character device" :
-             type == AE_IFBLK ? "block device" : "special file");
+             type == AE_IFCHR   ? "character device"
+             : type == AE_IFBLK ? "block device"
+                                : "special file");
         return 0;
     }
     int pfd = open_parent(u, parent, true, err);
@@ -578,8 +556,8 @@ static void apply_dir_times(struct unpack *u)
     for (size_t i = u->n_dirs; i-- > 0;) {
         struct timespec ts[2] = {u->dirs[i].mtime, u->dirs[i].mtime};
         int fd = nsbox_openat2(u->root, u->dirs[i].path,
-                               O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC,
-                               0, NSBOX_RESOLVE_CONFINED);
+                               O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC, 0,
+                               NSBOX_RESOLVE_CONFINED);
         if (fd >= 0) {
             futimens(fd, ts);
             close(fd);
@@ -609,8 +587,7 @@ static int check_digest(struct unpack *u, const char *expected, struct nsbox_err
     if (oci_blobstream_finish(u->stream, actual, err) < 0)
         return -1;
     if (strcmp(actual, expected) != 0)
-        return nsbox_err_set(err, EBADMSG,
-                             "layer blob %s is corrupt: its content hashes to %s",
+        return nsbox_err_set(err, EBADMSG, "layer blob %s is corrupt: its content hashes to %s",
                              expected, actual);
     return 0;
 }
@@ -640,17 +617,14 @@ static int unpack_entries(struct unpack *u, struct nsbox_err *err)
     struct archive_entry *e;
     int r;
 
-    while ((r = archive_read_next_header(u->a, &e)) == ARCHIVE_OK ||
-           r == ARCHIVE_WARN) {
+    while ((r = archive_read_next_header(u->a, &e)) == ARCHIVE_OK || r == ARCHIVE_WARN) {
         if (++u->stats->entries > ENTRIES_MAX)
-            return nsbox_err_set(err, E2BIG, "layer has more than %u entries",
-                                 ENTRIES_MAX);
+            return nsbox_err_set(err, E2BIG, "layer has more than %u entries", ENTRIES_MAX);
         if (apply_entry(u, e, err) < 0)
             return -1;
     }
     if (r != ARCHIVE_EOF)
-        return nsbox_err_set(err, EIO, "malformed layer: %s",
-                             archive_error_string(u->a));
+        return nsbox_err_set(err, EIO, "malformed layer: %s", archive_error_string(u->a));
     return 0;
 }
 
@@ -667,8 +641,8 @@ static void unpack_release(struct unpack *u)
 }
 
 int oci_layer_apply(int rootfs_fd, int blob_fd, const char *expected_digest,
-                    const struct oci_layer_opts *opts,
-                    struct oci_layer_stats *stats, struct nsbox_err *err)
+                    const struct oci_layer_opts *opts, struct oci_layer_stats *stats,
+                    struct nsbox_err *err)
 {
     struct oci_layer_stats local = {0};
     struct unpack u = {

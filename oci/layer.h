@@ -35,10 +35,10 @@ struct oci_layer_opts {
 };
 
 struct oci_layer_stats {
-    uint64_t entries;        /* tar entries read */
-    uint64_t bytes;          /* file content bytes written */
-    uint64_t skipped;        /* entries skipped with a note */
-    uint64_t ids_clamped;    /* entries whose uid/gid became 0 */
+    uint64_t entries;     /* tar entries read */
+    uint64_t bytes;       /* file content bytes written */
+    uint64_t skipped;     /* entries skipped with a note */
+    uint64_t ids_clamped; /* entries whose uid/gid became 0 */
 };
 
 /* Applies the layer blob read from blob_fd onto the directory rootfs_fd.
@@ -47,14 +47,13 @@ struct oci_layer_stats {
  * stats may be NULL.  Returns 0, or -1 with err set; on failure the rootfs
  * is left half-applied and the caller must discard it. */
 int oci_layer_apply(int rootfs_fd, int blob_fd, const char *expected_digest,
-                    const struct oci_layer_opts *opts,
-                    struct oci_layer_stats *stats, struct nsbox_err *err);
+                    const struct oci_layer_opts *opts, struct oci_layer_stats *stats,
+                    struct nsbox_err *err);
 
 /* Cleans an archive entry name into a relative path: leading '/', "." and
  * empty components are dropped (absolute names are confined to the
  * rootfs), ".." is rejected.  out gets "" for the root itself.  Returns 0 or
  * -1.  Exposed for tests. */
-int oci_layer_clean_path(const char *name, char *out, size_t size,
-                         struct nsbox_err *err);
+int oci_layer_clean_path(const char *name, char *out, size_t size, struct nsbox_err *err);
 
 #endif

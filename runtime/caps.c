@@ -55,9 +55,9 @@ int nsbox_caps_limit_for_init(struct nsbox_err *err)
         return -1;
     /* uid 0 inside gets no capabilities from execve, and no one can undo
      * that later. */
-    if (prctl(PR_SET_SECUREBITS, SECBIT_NOROOT | SECBIT_NOROOT_LOCKED |
-                                     SECBIT_NO_CAP_AMBIENT_RAISE |
-                                     SECBIT_NO_CAP_AMBIENT_RAISE_LOCKED,
+    if (prctl(PR_SET_SECUREBITS,
+              SECBIT_NOROOT | SECBIT_NOROOT_LOCKED | SECBIT_NO_CAP_AMBIENT_RAISE |
+                  SECBIT_NO_CAP_AMBIENT_RAISE_LOCKED,
               0, 0, 0) < 0)
         return nsbox_err_sys(err, "cannot lock securebits");
     if (clear_ambient_and_nnp(err) < 0)

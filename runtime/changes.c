@@ -37,8 +37,7 @@ static void add(struct nsbox_snapshot *s, const char *path, const struct stat *s
     if (copy == NULL)
         return;
     s->v[s->n++] = (struct nsbox_snap_entry){
-        copy, (int64_t)st->st_mtim.tv_sec * 1000000000 + st->st_mtim.tv_nsec,
-        (int64_t)st->st_size};
+        copy, (int64_t)st->st_mtim.tv_sec * 1000000000 + st->st_mtim.tv_nsec, (int64_t)st->st_size};
 }
 
 /* Breadth first: within the entry budget, what sits near the working
@@ -139,8 +138,7 @@ static void locate(const struct nsbox_sandbox *sb, const char *cwd, struct nsbox
     }
 }
 
-void nsbox_changes_take(const struct nsbox_sandbox *sb, const char *cwd,
-                        struct nsbox_snapshot *s)
+void nsbox_changes_take(const struct nsbox_sandbox *sb, const char *cwd, struct nsbox_snapshot *s)
 {
     memset(s, 0, sizeof(*s));
     locate(sb, cwd ? cwd : sb->workdir, s);
@@ -188,9 +186,11 @@ int nsbox_changes_diff(const struct nsbox_snapshot *before, const struct nsbox_s
             nsbox_changes_free(out);
             return nsbox_err_set(err, ENOMEM, "listing the changed files: out of memory");
         }
-        out->v[out->n++] = (struct nsbox_change){
-            .path = path, .kind = b ? NSBOX_CHANGE_MODIFIED : NSBOX_CHANGE_CREATED,
-            .size = a->size, .mime = nsbox_mime_from_name(a->path)};
+        out->v[out->n++] = (struct nsbox_change){.path = path,
+                                                 .kind = b ? NSBOX_CHANGE_MODIFIED
+                                                           : NSBOX_CHANGE_CREATED,
+                                                 .size = a->size,
+                                                 .mime = nsbox_mime_from_name(a->path)};
     }
     return 0;
 }

@@ -20,7 +20,7 @@
 #define NSBOX_CHANGES_MAX 5000 /* files a snapshot looks at */
 
 struct nsbox_snap_entry {
-    char *path;               /* relative to the working directory */
+    char *path; /* relative to the working directory */
     int64_t mtime_ns;
     int64_t size;
 };
@@ -28,16 +28,15 @@ struct nsbox_snap_entry {
 struct nsbox_snapshot {
     struct nsbox_snap_entry *v;
     size_t n, cap;
-    bool truncated;           /* more files than the walk looks at */
-    char base[PATH_MAX];      /* the host directory the tree lives in */
-    char rel[PATH_MAX];       /* the working directory beneath it ("" itself) */
+    bool truncated;      /* more files than the walk looks at */
+    char base[PATH_MAX]; /* the host directory the tree lives in */
+    char rel[PATH_MAX];  /* the working directory beneath it ("" itself) */
 };
 
 /* The regular files under cwd (a path inside sb; NULL: its workdir) as
  * the host holds them.  Never fails: a directory that cannot be walked
  * gives an empty snapshot.  Free with nsbox_snapshot_free. */
-void nsbox_changes_take(const struct nsbox_sandbox *sb, const char *cwd,
-                        struct nsbox_snapshot *s);
+void nsbox_changes_take(const struct nsbox_sandbox *sb, const char *cwd, struct nsbox_snapshot *s);
 
 void nsbox_snapshot_free(struct nsbox_snapshot *s);
 
@@ -47,16 +46,16 @@ enum nsbox_change_kind { NSBOX_CHANGE_CREATED, NSBOX_CHANGE_MODIFIED };
 const char *nsbox_change_kind_name(enum nsbox_change_kind k);
 
 struct nsbox_change {
-    char *path;               /* relative to the working directory; any bytes */
+    char *path; /* relative to the working directory; any bytes */
     enum nsbox_change_kind kind;
     int64_t size;
-    const char *mime;         /* an image type by the name (nsbox_mime_from_name), or NULL */
+    const char *mime; /* an image type by the name (nsbox_mime_from_name), or NULL */
 };
 
 struct nsbox_changes {
     struct nsbox_change *v;
     size_t n;
-    bool truncated;           /* either snapshot was */
+    bool truncated; /* either snapshot was */
 };
 
 /* The files of after that are new or changed since before.  Returns 0 with

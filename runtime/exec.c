@@ -37,7 +37,7 @@
 
 struct sink {
     int fd;
-    int forward;              /* streaming: the caller's fd we copy to, else -1 */
+    int forward; /* streaming: the caller's fd we copy to, else -1 */
     char *buf;
     size_t len, cap, limit;
     bool truncated;
@@ -47,7 +47,7 @@ struct sink {
  * command has room, through a buffer of our own; the caller's file status
  * flags (a shared terminal's) are never changed. */
 struct relay {
-    int from;                 /* the caller's stdin, -1 once at EOF */
+    int from; /* the caller's stdin, -1 once at EOF */
     char buf[16384];
     size_t len, off;
 };
@@ -62,7 +62,7 @@ struct run {
     size_t stdin_off;
     struct relay in;
     int timer;
-    bool cancel_sent;         /* opts->cancel fired and acted on */
+    bool cancel_sent; /* opts->cancel fired and acted on */
     bool exited;
     int64_t exited_at_ms;
     int64_t started_ms, last_progress_ms;
@@ -116,11 +116,16 @@ static int send_exec(struct run *r, const int fds[3], struct nsbox_err *err)
     _cleanup_free_ struct nsbox_msg_exec *m = calloc(1, sizeof(*m) + bytes);
     if (m == NULL)
         return nsbox_err_set(err, ENOMEM, "out of memory");
-    *m = (struct nsbox_msg_exec){
-        .type = NSBOX_MSG_EXEC, .n_args = (uint32_t)n_args, .id = r->id,
-        .uid = o->uid, .gid = o->gid, .rlimit_nofile = o->rlimit_nofile,
-        .rlimit_fsize = o->rlimit_fsize, .rlimit_nproc = o->rlimit_nproc,
-        .n_env = (uint32_t)n_env, .strings_len = (uint32_t)bytes};
+    *m = (struct nsbox_msg_exec){.type = NSBOX_MSG_EXEC,
+                                 .n_args = (uint32_t)n_args,
+                                 .id = r->id,
+                                 .uid = o->uid,
+                                 .gid = o->gid,
+                                 .rlimit_nofile = o->rlimit_nofile,
+                                 .rlimit_fsize = o->rlimit_fsize,
+                                 .rlimit_nproc = o->rlimit_nproc,
+                                 .n_env = (uint32_t)n_env,
+                                 .strings_len = (uint32_t)bytes};
     char *p = pack_strings(m->strings, o->argv, n_args);
     p = pack_strings(p, o->env, n_env);
     memcpy(p, cwd, strlen(cwd) + 1);
@@ -141,7 +146,7 @@ static void sink_read(struct sink *s)
         return;
     }
     if (s->forward >= 0 && nsbox_write_all(s->forward, tmp, (size_t)n) < 0)
-        s->forward = -1;      /* the caller's reader is gone: keep draining */
+        s->forward = -1; /* the caller's reader is gone: keep draining */
     size_t keep = s->len < s->limit ? s->limit - s->len : 0;
     if ((size_t)n > keep)
         s->truncated = true;
@@ -193,7 +198,7 @@ static void relay_stdin(struct run *r, short from_events, short pipe_events)
         if (n > 0)
             in->off += (size_t)n;
         else if (n < 0 && errno != EAGAIN && errno != EINTR)
-            in->from = -1, in->off = in->len;   /* the command closed its stdin */
+            in->from = -1, in->off = in->len; /* the command closed its stdin */
     }
     if (in->off == in->len && in->from < 0) {
         close(r->stdin_w);
@@ -297,7 +302,7 @@ static int event_loop(struct run *r, struct nsbox_err *err)
         p[n++] = (struct pollfd){.fd = relaying && !buffered ? r->in.from : -1, .events = POLLIN};
         p[n++] = (struct pollfd){.fd = r->o->cancel && !r->cancel_sent ? r->o->cancel->fd : -1,
                                  .events = POLLIN};
-        int timeout = r->exited ? DRAIN_AFTER_EXIT_MS
+        int timeout = r->exited        ? DRAIN_AFTER_EXIT_MS
                       : r->o->progress ? (int)(r->o->progress_ms ? r->o->progress_ms : 1000)
                                        : -1;
         if (poll(p, (nfds_t)n, timeout) < 0) {
@@ -385,8 +390,14 @@ static void finish(struct run *r, uint64_t oom_before)
 int nsbox_sandbox_exec(struct nsbox_sandbox *sb, const struct nsbox_exec_opts *o,
                        struct nsbox_exec_result *res, struct nsbox_err *err)
 {
-    struct run r = {.sb = sb, .o = o, .res = res, .out = {.fd = -1, .forward = -1},
-                    .err = {.fd = -1, .forward = -1}, .stdin_w = -1, .timer = -1, .in = {.from = -1}};
+    struct run r = {.sb = sb,
+                    .o = o,
+                    .res = res,
+                    .out = {.fd = -1, .forward = -1},
+                    .err = {.fd = -1, .forward = -1},
+                    .stdin_w = -1,
+                    .timer = -1,
+                    .in = {.from = -1}};
     int fds[3] = {-1, -1, -1}, close_after[3] = {-1, -1, -1};
     uint64_t oom_before;
 
@@ -411,10 +422,14 @@ int nsbox_sandbox_exec(struct nsbox_sandbox *sb, const struct nsbox_exec_opts *o
     res->wall_us = now_us() - t0;
     if (rc == 0)
         finish(&r, oom_before);
-    if (r.out.fd >= 0) close(r.out.fd);
-    if (r.err.fd >= 0) close(r.err.fd);
-    if (r.stdin_w >= 0) close(r.stdin_w);
-    if (r.timer >= 0) close(r.timer);
+    if (r.out.fd >= 0)
+        close(r.out.fd);
+    if (r.err.fd >= 0)
+        close(r.err.fd);
+    if (r.stdin_w >= 0)
+        close(r.stdin_w);
+    if (r.timer >= 0)
+        close(r.timer);
     free(r.out.buf);
     free(r.err.buf);
     return rc;

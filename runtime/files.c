@@ -18,13 +18,12 @@
 #include "../common/cleanup.h"
 #include "files_wire.h"
 
-#define REPLY_CAP 4096           /* stderr: one short line */
-#define LIST_CAP (16u << 20)     /* a listing's records */
+#define REPLY_CAP 4096       /* stderr: one short line */
+#define LIST_CAP (16u << 20) /* a listing's records */
 
 const char *nsbox_file_type_name(enum nsbox_file_type t)
 {
-    static const char *const names[] = {"file", "directory", "symlink", "fifo", "socket",
-                                        "device"};
+    static const char *const names[] = {"file", "directory", "symlink", "fifo", "socket", "device"};
     return (unsigned)t < sizeof(names) / sizeof(names[0]) ? names[t] : "device";
 }
 
@@ -33,9 +32,12 @@ static int render_error(enum files_why why, int code, long long arg, const char 
                         struct nsbox_err *err)
 {
     static const char *const what[WHY_COUNT] = {
-        [WHY_READ] = "cannot read", [WHY_SEEK] = "cannot seek in",
-        [WHY_WRITE] = "cannot write", [WHY_WRITE_NOT_REGULAR] = "not a regular file:",
-        [WHY_LIST] = "cannot list", [WHY_NOT_DIR] = "not a directory:",
+        [WHY_READ] = "cannot read",
+        [WHY_SEEK] = "cannot seek in",
+        [WHY_WRITE] = "cannot write",
+        [WHY_WRITE_NOT_REGULAR] = "not a regular file:",
+        [WHY_LIST] = "cannot list",
+        [WHY_NOT_DIR] = "not a directory:",
         [WHY_DELETE] = "cannot delete",
         [WHY_RMDIR] = "cannot delete directory (not empty? pass recursive)",
     };
@@ -58,8 +60,7 @@ static int render_error(enum files_why why, int code, long long arg, const char 
 
 /* Reads the reply line; renders an error reply.  Returns 0 with *value
  * set, or -1. */
-static int read_reply(const char *text, const char *path, long long *value,
-                      struct nsbox_err *err)
+static int read_reply(const char *text, const char *path, long long *value, struct nsbox_err *err)
 {
     struct files_reply r;
     switch (nsbox_files_reply_parse(text, &r)) {
@@ -93,12 +94,20 @@ static int run_op(struct nsbox_sandbox *sb, const struct nsbox_file_ctx *ctx, ch
                   struct nsbox_exec_result *res, long long *value, struct nsbox_err *err)
 {
     struct nsbox_exec_opts eo = {
-        .argv = argv, .env = ctx->env, .cwd = ctx->cwd, .uid = ctx->uid, .gid = ctx->gid,
-        .timeout_s = ctx->timeout_s, .stdin_fd = -1, .stdin_data = in ? in : "",
-        .stdin_len = in_len, .capture = true,
+        .argv = argv,
+        .env = ctx->env,
+        .cwd = ctx->cwd,
+        .uid = ctx->uid,
+        .gid = ctx->gid,
+        .timeout_s = ctx->timeout_s,
+        .stdin_fd = -1,
+        .stdin_data = in ? in : "",
+        .stdin_len = in_len,
+        .capture = true,
         /* One cap for both streams: the reply line must fit whatever the data. */
         .output_cap = out_cap < REPLY_CAP ? REPLY_CAP : out_cap,
-        .rlimit_fsize = ctx->write_max, .cancel = ctx->cancel};
+        .rlimit_fsize = ctx->write_max,
+        .cancel = ctx->cancel};
 
     if (nsbox_sandbox_exec(sb, &eo, res, err) < 0)
         return -1;
@@ -124,11 +133,15 @@ static int run_op(struct nsbox_sandbox *sb, const struct nsbox_file_ctx *ctx, ch
     return r;
 }
 
-#define OP(...) (char *[]){NSBOX_FILE_OP_MARKER, __VA_ARGS__, NULL}
+#define OP(...)                                                                                    \
+    (char *[])                                                                                     \
+    {                                                                                              \
+        NSBOX_FILE_OP_MARKER, __VA_ARGS__, NULL                                                    \
+    }
 
-int nsbox_file_read(struct nsbox_sandbox *sb, const struct nsbox_file_ctx *ctx,
-                    const char *path, int64_t offset, size_t length,
-                    struct nsbox_file_data *out, struct nsbox_err *err)
+int nsbox_file_read(struct nsbox_sandbox *sb, const struct nsbox_file_ctx *ctx, const char *path,
+                    int64_t offset, size_t length, struct nsbox_file_data *out,
+                    struct nsbox_err *err)
 {
     struct nsbox_exec_result res;
     char off[32], len[32];
@@ -164,9 +177,9 @@ void nsbox_file_data_free(struct nsbox_file_data *d)
     memset(d, 0, sizeof(*d));
 }
 
-int nsbox_file_write(struct nsbox_sandbox *sb, const struct nsbox_file_ctx *ctx,
-                     const char *path, const void *data, size_t len, bool append,
-                     int64_t *size, struct nsbox_err *err)
+int nsbox_file_write(struct nsbox_sandbox *sb, const struct nsbox_file_ctx *ctx, const char *path,
+                     const void *data, size_t len, bool append, int64_t *size,
+                     struct nsbox_err *err)
 {
     struct nsbox_exec_result res;
     long long value;
@@ -180,9 +193,8 @@ int nsbox_file_write(struct nsbox_sandbox *sb, const struct nsbox_file_ctx *ctx,
     return 0;
 }
 
-int nsbox_file_list(struct nsbox_sandbox *sb, const struct nsbox_file_ctx *ctx,
-                    const char *path, int depth, struct nsbox_file_list *out,
-                    struct nsbox_err *err)
+int nsbox_file_list(struct nsbox_sandbox *sb, const struct nsbox_file_ctx *ctx, const char *path,
+                    int depth, struct nsbox_file_list *out, struct nsbox_err *err)
 {
     struct nsbox_exec_result res;
     char d[16];
@@ -193,7 +205,9 @@ int nsbox_file_list(struct nsbox_sandbox *sb, const struct nsbox_file_ctx *ctx,
     if (run_op(sb, ctx, OP("list", (char *)path, d), NULL, 0, LIST_CAP, path, &res, &truncated,
                err) < 0)
         return -1;
-    int r = res.out_truncated || truncated > 1 ? -1 : nsbox_files_listing_parse(res.out, res.out_len, out);
+    int r = res.out_truncated || truncated > 1
+                ? -1
+                : nsbox_files_listing_parse(res.out, res.out_len, out);
     nsbox_exec_result_free(&res);
     if (r < 0) {
         nsbox_file_list_free(out);
@@ -211,8 +225,8 @@ void nsbox_file_list_free(struct nsbox_file_list *l)
     memset(l, 0, sizeof(*l));
 }
 
-int nsbox_file_mkdir(struct nsbox_sandbox *sb, const struct nsbox_file_ctx *ctx,
-                     const char *path, struct nsbox_err *err)
+int nsbox_file_mkdir(struct nsbox_sandbox *sb, const struct nsbox_file_ctx *ctx, const char *path,
+                     struct nsbox_err *err)
 {
     struct nsbox_exec_result res;
     long long value;
@@ -223,14 +237,14 @@ int nsbox_file_mkdir(struct nsbox_sandbox *sb, const struct nsbox_file_ctx *ctx,
     return 0;
 }
 
-int nsbox_file_remove(struct nsbox_sandbox *sb, const struct nsbox_file_ctx *ctx,
-                      const char *path, bool recursive, struct nsbox_err *err)
+int nsbox_file_remove(struct nsbox_sandbox *sb, const struct nsbox_file_ctx *ctx, const char *path,
+                      bool recursive, struct nsbox_err *err)
 {
     struct nsbox_exec_result res;
     long long value;
 
-    if (run_op(sb, ctx, recursive ? OP("delete", (char *)path, "recursive")
-                                  : OP("delete", (char *)path),
+    if (run_op(sb, ctx,
+               recursive ? OP("delete", (char *)path, "recursive") : OP("delete", (char *)path),
                NULL, 0, 0, path, &res, &value, err) < 0)
         return -1;
     nsbox_exec_result_free(&res);

@@ -53,15 +53,17 @@ static _Noreturn void succeed(long long value)
 /* No magic links (/proc/N/root and friends), whatever the path says. */
 static int open_path(const char *path, int flags, mode_t mode)
 {
-    return nsbox_openat2(AT_FDCWD, path, flags | O_CLOEXEC, mode,
-                         RESOLVE_NO_MAGICLINKS);
+    return nsbox_openat2(AT_FDCWD, path, flags | O_CLOEXEC, mode, RESOLVE_NO_MAGICLINKS);
 }
 
 static enum nsbox_file_type file_type(mode_t m)
 {
-    return S_ISREG(m) ? NSBOX_FILE_REGULAR : S_ISDIR(m) ? NSBOX_FILE_DIRECTORY :
-           S_ISLNK(m) ? NSBOX_FILE_SYMLINK : S_ISFIFO(m) ? NSBOX_FILE_FIFO :
-           S_ISSOCK(m) ? NSBOX_FILE_SOCKET : NSBOX_FILE_DEVICE;
+    return S_ISREG(m)    ? NSBOX_FILE_REGULAR
+           : S_ISDIR(m)  ? NSBOX_FILE_DIRECTORY
+           : S_ISLNK(m)  ? NSBOX_FILE_SYMLINK
+           : S_ISFIFO(m) ? NSBOX_FILE_FIFO
+           : S_ISSOCK(m) ? NSBOX_FILE_SOCKET
+                         : NSBOX_FILE_DEVICE;
 }
 
 /* Copies stdin to fd.  Returns 0, or -1 with errno set. */
@@ -192,7 +194,8 @@ static void op_read(char **args)
     if (offset > 0 && lseek(fd, offset, SEEK_SET) < 0)
         fail(errno, WHY_SEEK);
     while (length > 0) {
-        ssize_t n = read(fd, buf, (size_t)(length < (long long)sizeof(buf) ? length : (long long)sizeof(buf)));
+        ssize_t n = read(
+            fd, buf, (size_t)(length < (long long)sizeof(buf) ? length : (long long)sizeof(buf)));
         if (n < 0 && errno == EINTR)
             continue;
         if (n <= 0)
@@ -340,7 +343,7 @@ int nsbox_files_builtin(char **argv)
         void (*fn)(char **args);
         int n_args; /* at least */
     } ops[] = {
-        {"write", op_write, 1}, {"read", op_read, 1}, {"list", op_list, 1},
+        {"write", op_write, 1}, {"read", op_read, 1},     {"list", op_list, 1},
         {"mkdir", op_mkdir, 1}, {"delete", op_delete, 1},
     };
     if (argv[0] == NULL || strcmp(argv[0], NSBOX_FILE_OP_MARKER) != 0)

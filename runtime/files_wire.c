@@ -90,8 +90,11 @@ static int parse_entry(const char *rec, size_t len, struct nsbox_file_entry *e)
     size_t plen = len - (size_t)(p - rec);
     if (plen == 0 || plen >= 2 * PATH_MAX || !nsbox_files_utf8_valid(p, plen) || !relative(p))
         return -1;
-    *e = (struct nsbox_file_entry){.path = strndup(p, plen), .type = (enum nsbox_file_type)type,
-                                   .size = size, .mode = (uint32_t)mode, .mtime = mtime,
+    *e = (struct nsbox_file_entry){.path = strndup(p, plen),
+                                   .type = (enum nsbox_file_type)type,
+                                   .size = size,
+                                   .mode = (uint32_t)mode,
+                                   .mtime = mtime,
                                    .name_not_utf8 = flags == 1};
     return e->path ? 0 : -1;
 }

@@ -33,18 +33,18 @@
 
 /* Why an operation failed: the client's message for each. */
 enum files_why {
-    WHY_READ,        /* cannot read PATH: ERR */
-    WHY_SEEK,        /* cannot seek in PATH: ERR */
-    WHY_NOT_REGULAR, /* PATH is a TYPE (ARG: enum nsbox_file_type), not a regular file */
-    WHY_WRITE,       /* cannot write PATH: ERR */
+    WHY_READ,              /* cannot read PATH: ERR */
+    WHY_SEEK,              /* cannot seek in PATH: ERR */
+    WHY_NOT_REGULAR,       /* PATH is a TYPE (ARG: enum nsbox_file_type), not a regular file */
+    WHY_WRITE,             /* cannot write PATH: ERR */
     WHY_WRITE_NOT_REGULAR, /* not a regular file: PATH */
-    WHY_LIST,        /* cannot list PATH: ERR */
-    WHY_MKDIR,       /* cannot create directory PATH[0..ARG): ERR */
-    WHY_NOT_DIR,     /* not a directory: PATH */
-    WHY_DELETE,      /* cannot delete PATH: ERR */
-    WHY_RMDIR,       /* cannot delete directory (not empty? pass recursive) PATH: ERR */
-    WHY_ROOT,        /* refusing to delete the sandbox's root (PATH) */
-    WHY_UNKNOWN,     /* unknown file operation */
+    WHY_LIST,              /* cannot list PATH: ERR */
+    WHY_MKDIR,             /* cannot create directory PATH[0..ARG): ERR */
+    WHY_NOT_DIR,           /* not a directory: PATH */
+    WHY_DELETE,            /* cannot delete PATH: ERR */
+    WHY_RMDIR,             /* cannot delete directory (not empty? pass recursive) PATH: ERR */
+    WHY_ROOT,              /* refusing to delete the sandbox's root (PATH) */
+    WHY_UNKNOWN,           /* unknown file operation */
     WHY_COUNT
 };
 
@@ -59,10 +59,10 @@ enum files_why {
 int nsbox_files_builtin(char **argv);
 
 struct files_reply {
-    long long value;      /* "ok" */
-    int code;             /* "err": the errno (1..4095) */
+    long long value; /* "ok" */
+    int code;        /* "err": the errno (1..4095) */
     enum files_why why;
-    long long arg;        /* 0..INT_MAX */
+    long long arg; /* 0..INT_MAX */
 };
 
 /* Parses the reply line, NUL-terminated, exactly (one line, nothing after

@@ -38,7 +38,7 @@
 struct running {
     uint64_t id;
     pid_t pid;
-    int client;  /* fd of the connection that asked */
+    int client; /* fd of the connection that asked */
 };
 
 struct init_state {
@@ -51,12 +51,11 @@ struct init_state {
     char buf[NSBOX_PROTO_MAX];
 };
 
-static void send_status(int client, uint32_t type, uint64_t id, pid_t pid,
-                        int status, const struct rusage *ru, int code,
-                        const char *msg)
+static void send_status(int client, uint32_t type, uint64_t id, pid_t pid, int status,
+                        const struct rusage *ru, int code, const char *msg)
 {
-    struct nsbox_msg_status m = {.type = type, .pid = pid, .id = id,
-                                 .wait_status = status, .err_code = code};
+    struct nsbox_msg_status m = {
+        .type = type, .pid = pid, .id = id, .wait_status = status, .err_code = code};
     if (ru != NULL) {
         m.utime_us = (uint64_t)ru->ru_utime.tv_sec * 1000000 + (uint64_t)ru->ru_utime.tv_usec;
         m.stime_us = (uint64_t)ru->ru_stime.tv_sec * 1000000 + (uint64_t)ru->ru_stime.tv_usec;
@@ -94,8 +93,7 @@ static void exec_with_path(char **argv, char **env)
          * An answer other than "not there" or "not allowed" (such a
          * denial) does not skip the candidate: execve decides. */
         if (n > 0 && (size_t)n < sizeof(full)) {
-            if (access(full, X_OK) == 0 ||
-                (errno != ENOENT && errno != ENOTDIR && errno != EACCES))
+            if (access(full, X_OK) == 0 || (errno != ENOENT && errno != ENOTDIR && errno != EACCES))
                 execve(full, argv, env);
             if (errno != ENOENT && errno != ENOTDIR)
                 saved = errno;
@@ -177,8 +175,8 @@ static void set_limit(int resource, uint64_t value)
 }
 
 /* In init's child: become the command.  Never returns. */
-static void child_exec(const struct nsbox_msg_exec *m, char **argv, char **env,
-                       const char *cwd, const int fds[3])
+static void child_exec(const struct nsbox_msg_exec *m, char **argv, char **env, const char *cwd,
+                       const int fds[3])
 {
     sigset_t none;
 
@@ -201,11 +199,9 @@ static void child_exec(const struct nsbox_msg_exec *m, char **argv, char **env,
     struct nsbox_err err;
     /* setgroups is denied in a single-id user namespace; there the only
      * group is the mapped one anyway. */
-    if ((setgroups(0, NULL) < 0 && errno != EPERM) ||
-        setresgid(m->gid, m->gid, m->gid) < 0 ||
+    if ((setgroups(0, NULL) < 0 && errno != EPERM) || setresgid(m->gid, m->gid, m->gid) < 0 ||
         setresuid(m->uid, m->uid, m->uid) < 0) {
-        dprintf(2, "nsbox: cannot switch to uid %u gid %u: %s\n", m->uid, m->gid,
-                strerror(errno));
+        dprintf(2, "nsbox: cannot switch to uid %u gid %u: %s\n", m->uid, m->gid, strerror(errno));
         _exit(126);
     }
     if (nsbox_caps_clear(&err) < 0) {
@@ -253,10 +249,10 @@ static void handle_exec(struct init_state *st, int client, size_t len, int fds[3
     struct nsbox_msg_exec *m = (struct nsbox_msg_exec *)st->buf;
     char *end = st->buf + len;
 
-    if (len < sizeof(*m) || m->strings_len != len - sizeof(*m) || m->n_args == 0 ||
-        fds[0] < 0 || fds[1] < 0 || fds[2] < 0 || st->n_execs >= MAX_EXECS) {
-        send_status(client, NSBOX_MSG_ERROR, len >= sizeof(*m) ? m->id : 0, 0, 0,
-                    NULL, EINVAL, "malformed or excess exec request");
+    if (len < sizeof(*m) || m->strings_len != len - sizeof(*m) || m->n_args == 0 || fds[0] < 0 ||
+        fds[1] < 0 || fds[2] < 0 || st->n_execs >= MAX_EXECS) {
+        send_status(client, NSBOX_MSG_ERROR, len >= sizeof(*m) ? m->id : 0, 0, 0, NULL, EINVAL,
+                    "malformed or excess exec request");
         return;
     }
     char *p = m->strings;
@@ -264,8 +260,7 @@ static void handle_exec(struct init_state *st, int client, size_t len, int fds[3
     char **env = argv ? split_strings(&p, end, m->n_env, 1) : NULL;
     const char *cwd = p < end && memchr(p, '\0', (size_t)(end - p)) ? p : NULL;
     if (argv == NULL || env == NULL || cwd == NULL) {
-        send_status(client, NSBOX_MSG_ERROR, m->id, 0, 0, NULL, EINVAL,
-                    "malformed exec request");
+        send_status(client, NSBOX_MSG_ERROR, m->id, 0, 0, NULL, EINVAL, "malformed exec request");
         free(argv);
         free(env);
         return;
@@ -325,8 +320,8 @@ static void reap(struct init_state *st)
             if (st->execs[i].pid != pid)
                 continue;
             if (st->execs[i].client >= 0)
-                send_status(st->execs[i].client, NSBOX_MSG_EXITED, st->execs[i].id,
-                            pid, status, &ru, 0, NULL);
+                send_status(st->execs[i].client, NSBOX_MSG_EXITED, st->execs[i].id, pid, status,
+                            &ru, 0, NULL);
             st->execs[i] = st->execs[--st->n_execs];
             break;
         }

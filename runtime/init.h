@@ -4,8 +4,8 @@
 #include "../common/err.h"
 
 struct nsbox_init_config {
-    int ctl_fd;     /* connected control socket of the owner, or -1 */
-    int listen_fd;  /* listening socket for later clients, or -1 */
+    int ctl_fd;    /* connected control socket of the owner, or -1 */
+    int listen_fd; /* listening socket for later clients, or -1 */
 };
 
 /* Runs the sandbox's pid 1 loop.  Never returns. */

@@ -40,8 +40,10 @@ unsigned long long nsbox_proc_starttime(pid_t pid)
     char *p = strrchr(buf, ')');
     unsigned long long start = 0;
     char state;
-    if (p == NULL || sscanf(p + 2, "%c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d "
-                                   "%*d %*d %*d %*d %*d %llu", &state, &start) != 2)
+    if (p == NULL || sscanf(p + 2,
+                            "%c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d "
+                            "%*d %*d %*d %*d %*d %llu",
+                            &state, &start) != 2)
         return 0;
     /* A zombie is gone too: it only waits for its reaper (pid 1 or a
      * subreaper), which may be slow or, under a pid 1 that is no init (a
@@ -51,8 +53,8 @@ unsigned long long nsbox_proc_starttime(pid_t pid)
 }
 
 /* Reads a sandbox's state; *alive tells whether its init still runs. */
-static int load_state(const char *state_root, const char *id, struct nsbox_sandbox *sb,
-                      bool *alive, struct nsbox_err *err)
+static int load_state(const char *state_root, const char *id, struct nsbox_sandbox *sb, bool *alive,
+                      struct nsbox_err *err)
 {
     unsigned long long start;
     struct nsbox_err ignored;

@@ -24,12 +24,16 @@
 
 /* Docker's masked and read-only /proc paths. */
 static const char *const masked_files[] = {
-    "proc/kcore", "proc/keys", "proc/latency_stats", "proc/timer_list",
-    "proc/timer_stats", "proc/sched_debug", "proc/sysrq-trigger" /* ro below too */,
+    "proc/kcore",
+    "proc/keys",
+    "proc/latency_stats",
+    "proc/timer_list",
+    "proc/timer_stats",
+    "proc/sched_debug",
+    "proc/sysrq-trigger" /* ro below too */,
 };
 static const char *const masked_dirs[] = {"proc/acpi", "proc/asound", "proc/scsi"};
-static const char *const readonly_paths[] = {"proc/bus", "proc/fs", "proc/irq",
-                                             "proc/sys"};
+static const char *const readonly_paths[] = {"proc/bus", "proc/fs", "proc/irq", "proc/sys"};
 static const char *const dev_nodes[] = {"null", "zero", "full", "random", "urandom", "tty"};
 
 static void fd_path(char *buf, size_t size, int fd)
@@ -44,8 +48,8 @@ static int open_dir_in(int root, const char *dir, mode_t mode, struct nsbox_err 
     if (fd >= 0)
         return fd;
     if (errno == ELOOP || errno == ENOTDIR || errno == EXDEV)
-        return nsbox_err_set(err, ELOOP,
-                             "the image's /%s is a symlink or not a directory: refused", dir);
+        return nsbox_err_set(err, ELOOP, "the image's /%s is a symlink or not a directory: refused",
+                             dir);
     if (errno != ENOENT)
         return nsbox_err_sys(err, "cannot open /%s in the sandbox", dir);
     if (mkdirat(root, dir, mode) < 0 && errno != EEXIST)
@@ -99,10 +103,9 @@ static int mask_proc(int root, struct nsbox_err *err)
     }
     for (size_t i = 0; i < sizeof(masked_dirs) / sizeof(masked_dirs[0]); i++) {
         _cleanup_close_ int fd = nsbox_openat2(root, masked_dirs[i],
-                                               O_PATH | O_DIRECTORY | O_CLOEXEC, 0,
-                                               RESOLVE_STRICT);
-        if (fd >= 0 && mount_at_fd("tmpfs", fd, "tmpfs", MS_RDONLY, "size=0",
-                                   masked_dirs[i], err) < 0)
+                                               O_PATH | O_DIRECTORY | O_CLOEXEC, 0, RESOLVE_STRICT);
+        if (fd >= 0 &&
+            mount_at_fd("tmpfs", fd, "tmpfs", MS_RDONLY, "size=0", masked_dirs[i], err) < 0)
             return -1;
     }
     return 0;
@@ -123,8 +126,7 @@ static int readonly_bind(int root, const char *path, struct nsbox_err *err)
         return nsbox_err_sys(err, "cannot reopen %s", path);
     fd_path(target, sizeof(target), top);
     if (mount(NULL, target, NULL,
-              MS_BIND | MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC,
-              NULL) < 0)
+              MS_BIND | MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) < 0)
         return nsbox_err_sys(err, "cannot make %s read-only", path);
     return 0;
 }
@@ -176,8 +178,8 @@ static int setup_dev(int root, const struct nsbox_mount_config *c, struct nsbox_
 
     if (mount_tmpfs(root, "dev", "mode=755,size=64k,nr_inodes=256", MS_NOSUID | MS_NOEXEC, err) < 0)
         return -1;
-    _cleanup_close_ int devfd = nsbox_openat2(root, "dev", O_RDONLY | O_DIRECTORY | O_CLOEXEC,
-                                              0, RESOLVE_STRICT);
+    _cleanup_close_ int devfd = nsbox_openat2(root, "dev", O_RDONLY | O_DIRECTORY | O_CLOEXEC, 0,
+                                              RESOLVE_STRICT);
     if (devfd < 0)
         return nsbox_err_sys(err, "cannot open /dev");
     if (bind_dev_nodes(devfd, err) < 0)
@@ -192,7 +194,8 @@ static int setup_dev(int root, const struct nsbox_mount_config *c, struct nsbox_
              (unsigned long long)c->shm_bytes, tmpfs_inodes(c->shm_bytes));
     if (mount_tmpfs(root, "dev/shm", opts, MS_NOSUID | MS_NODEV, err) < 0)
         return -1;
-    static const char *const links[][2] = {{"pts/ptmx", "ptmx"}, {"/proc/self/fd", "fd"},
+    static const char *const links[][2] = {{"pts/ptmx", "ptmx"},
+                                           {"/proc/self/fd", "fd"},
                                            {"/proc/self/fd/0", "stdin"},
                                            {"/proc/self/fd/1", "stdout"},
                                            {"/proc/self/fd/2", "stderr"}};
@@ -207,8 +210,7 @@ static int check_paths(const struct nsbox_mount_config *c, struct nsbox_err *err
     const char *paths[] = {c->lower, c->upper, c->work};
     for (size_t i = 0; i < 3; i++)
         if (strpbrk(paths[i], ",:\\") != NULL)
-            return nsbox_err_set(err, EINVAL,
-                                 "overlay paths may not contain ',', ':' or '\\': %s",
+            return nsbox_err_set(err, EINVAL, "overlay paths may not contain ',', ':' or '\\': %s",
                                  paths[i]);
     return 0;
 }
@@ -285,8 +287,8 @@ int nsbox_mounts_setup(const struct nsbox_mount_config *c, struct nsbox_err *err
                     err) < 0)
         return -1;
     if (c->workdir != NULL && c->workdir[0] != '\0') {
-        _cleanup_close_ int w = open_dir_in(root, c->workdir[0] == '/' ? c->workdir + 1 : c->workdir,
-                                            0755, err);
+        _cleanup_close_ int w = open_dir_in(
+            root, c->workdir[0] == '/' ? c->workdir + 1 : c->workdir, 0755, err);
         if (w < 0)
             return nsbox_err_prefix(err, "working directory");
         if (c->workspace != NULL &&

@@ -7,14 +7,14 @@
 #include "../common/err.h"
 
 struct nsbox_mount_config {
-    const char *lower;   /* the image rootfs (or its idmapped mount) */
-    const char *upper;   /* the sandbox's writable layer */
-    const char *work;    /* overlay's work directory, same filesystem */
-    const char *merged;  /* where the overlay is mounted before pivot_root */
-    bool userxattr;      /* overlay mounted in a user namespace */
-    uint64_t tmp_bytes;  /* size of the /tmp tmpfs */
-    uint64_t shm_bytes;  /* size of the /dev/shm tmpfs */
-    const char *workdir; /* created inside when missing; may be NULL */
+    const char *lower;     /* the image rootfs (or its idmapped mount) */
+    const char *upper;     /* the sandbox's writable layer */
+    const char *work;      /* overlay's work directory, same filesystem */
+    const char *merged;    /* where the overlay is mounted before pivot_root */
+    bool userxattr;        /* overlay mounted in a user namespace */
+    uint64_t tmp_bytes;    /* size of the /tmp tmpfs */
+    uint64_t shm_bytes;    /* size of the /dev/shm tmpfs */
+    const char *workdir;   /* created inside when missing; may be NULL */
     const char *workspace; /* bind-mounted at workdir ("/proc/self/fd/N"), or NULL */
 };
 

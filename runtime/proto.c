@@ -5,8 +5,8 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-int nsbox_proto_send(int sock, const void *msg, size_t len, const int *fds,
-                     size_t n_fds, struct nsbox_err *err)
+int nsbox_proto_send(int sock, const void *msg, size_t len, const int *fds, size_t n_fds,
+                     struct nsbox_err *err)
 {
     char cbuf[CMSG_SPACE(3 * sizeof(int))];
     struct iovec iov = {.iov_base = (void *)msg, .iov_len = len};
@@ -33,13 +33,12 @@ int nsbox_proto_send(int sock, const void *msg, size_t len, const int *fds,
     return 0;
 }
 
-ssize_t nsbox_proto_recv(int sock, void *buf, size_t size, int fds[3],
-                         struct nsbox_err *err)
+ssize_t nsbox_proto_recv(int sock, void *buf, size_t size, int fds[3], struct nsbox_err *err)
 {
     char cbuf[CMSG_SPACE(3 * sizeof(int))];
     struct iovec iov = {.iov_base = buf, .iov_len = size};
-    struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1,
-                        .msg_control = cbuf, .msg_controllen = sizeof(cbuf)};
+    struct msghdr mh = {
+        .msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf, .msg_controllen = sizeof(cbuf)};
     ssize_t n;
 
     for (int i = 0; i < 3; i++)

@@ -15,18 +15,18 @@
 #define NSBOX_PROTO_ERR_MAX 256
 
 enum nsbox_msg_type {
-    NSBOX_MSG_EXEC = 1,   /* host -> init: run a command (3 fds attached) */
-    NSBOX_MSG_STARTED,    /* no longer sent; ignored from older inits */
-    NSBOX_MSG_EXITED,     /* init -> host: its wait status and usage */
-    NSBOX_MSG_KILL,       /* host -> init: kill one exec's group, or all */
-    NSBOX_MSG_ERROR,      /* init -> host: the exec could not start */
+    NSBOX_MSG_EXEC = 1, /* host -> init: run a command (3 fds attached) */
+    NSBOX_MSG_STARTED,  /* no longer sent; ignored from older inits */
+    NSBOX_MSG_EXITED,   /* init -> host: its wait status and usage */
+    NSBOX_MSG_KILL,     /* host -> init: kill one exec's group, or all */
+    NSBOX_MSG_ERROR,    /* init -> host: the exec could not start */
 };
 
 struct nsbox_msg_exec {
     uint32_t type;
-    uint32_t n_args;      /* >= 1 */
-    uint64_t id;          /* chosen by the host, echoed back */
-    uint32_t uid, gid;    /* ids inside the sandbox */
+    uint32_t n_args;                                    /* >= 1 */
+    uint64_t id;                                        /* chosen by the host, echoed back */
+    uint32_t uid, gid;                                  /* ids inside the sandbox */
     uint64_t rlimit_nofile, rlimit_fsize, rlimit_nproc; /* 0: keep */
     uint32_t n_env;
     uint32_t strings_len; /* argv, then env, then cwd: NUL-terminated each */
@@ -34,11 +34,11 @@ struct nsbox_msg_exec {
 };
 
 struct nsbox_msg_status {
-    uint32_t type;        /* EXITED or ERROR */
+    uint32_t type; /* EXITED or ERROR */
     int32_t pid;
     uint64_t id;
-    int32_t wait_status;  /* EXITED: as from waitpid() */
-    int32_t err_code;     /* ERROR */
+    int32_t wait_status; /* EXITED: as from waitpid() */
+    int32_t err_code;    /* ERROR */
     uint64_t utime_us, stime_us, maxrss_kb;
     char err[NSBOX_PROTO_ERR_MAX];
 };
@@ -46,17 +46,16 @@ struct nsbox_msg_status {
 struct nsbox_msg_kill {
     uint32_t type;
     uint32_t pad;
-    uint64_t id;          /* 0: every process in the sandbox but init */
+    uint64_t id; /* 0: every process in the sandbox but init */
 };
 
 /* Sends len bytes as one message with up to 3 fds.  Returns 0 or -1. */
-int nsbox_proto_send(int sock, const void *msg, size_t len, const int *fds,
-                     size_t n_fds, struct nsbox_err *err);
+int nsbox_proto_send(int sock, const void *msg, size_t len, const int *fds, size_t n_fds,
+                     struct nsbox_err *err);
 
 /* Receives one message into buf (size bytes) and up to 3 fds into fds
  * (the rest set to -1).  Returns the length, 0 on orderly shutdown, -1 on
  * error (truncated messages are errors, and their fds are closed). */
-ssize_t nsbox_proto_recv(int sock, void *buf, size_t size, int fds[3],
-                         struct nsbox_err *err);
+ssize_t nsbox_proto_recv(int sock, void *buf, size_t size, int fds[3], struct nsbox_err *err);
 
 #endif

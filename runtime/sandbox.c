@@ -62,12 +62,12 @@
 struct spawn {
     const struct nsbox_sandbox_config *cfg;
     struct nsbox_sandbox *sb;
-    int sync_r, sync_w;  /* parent -> child: ids mapped, lower ready */
-    int err_r, err_w;    /* child -> parent: struct nsbox_err */
-    int ctl_child;       /* the child's end of the control socketpair */
+    int sync_r, sync_w; /* parent -> child: ids mapped, lower ready */
+    int err_r, err_w;   /* child -> parent: struct nsbox_err */
+    int ctl_child;      /* the child's end of the control socketpair */
     int listen_fd;
-    int slot_fd;         /* root: holds the id range */
-    int state_lock;      /* the state directory, locked until its state is written */
+    int slot_fd;    /* root: holds the id range */
+    int state_lock; /* the state directory, locked until its state is written */
     pid_t parent;
     char lower[PATH_MAX];
     char workspace[PATH_MAX]; /* what the child mounts at workdir, or "" */
@@ -160,9 +160,15 @@ static int child_setup(struct spawn *s, struct nsbox_err *err)
     if (s->sb->cgroup.kind != NSBOX_CGROUP_NONE && unshare(CLONE_NEWCGROUP) < 0)
         return nsbox_err_sys(err, "cannot create a cgroup namespace");
     struct nsbox_mount_config mc = {
-        .lower = layers[0], .upper = layers[1], .work = layers[2], .merged = layers[3],
-        .userxattr = true, .tmp_bytes = cfg->tmp_bytes, .shm_bytes = cfg->shm_bytes,
-        .workdir = cfg->workdir, .workspace = layer_fds[4] >= 0 ? layers[4] : NULL,
+        .lower = layers[0],
+        .upper = layers[1],
+        .work = layers[2],
+        .merged = layers[3],
+        .userxattr = true,
+        .tmp_bytes = cfg->tmp_bytes,
+        .shm_bytes = cfg->shm_bytes,
+        .workdir = cfg->workdir,
+        .workspace = layer_fds[4] >= 0 ? layers[4] : NULL,
     };
     int r = nsbox_mounts_setup(&mc, err);
     for (int i = 0; i < 5; i++)
@@ -385,7 +391,6 @@ static int listen_socket(const char *state_dir, struct nsbox_err *err)
     return fd;
 }
 
-
 static int limits_setup(const struct nsbox_sandbox_config *cfg, struct nsbox_sandbox *sb,
                         struct nsbox_err *err)
 {
@@ -394,8 +399,7 @@ static int limits_setup(const struct nsbox_sandbox_config *cfg, struct nsbox_san
 
     /* init counts, and on v1 so does the helper that clones it there. */
     if (cfg->limits.pids == 1)
-        return nsbox_err_set(err, EINVAL,
-                             "a pids limit must be at least 2: init and a command");
+        return nsbox_err_set(err, EINVAL, "a pids limit must be at least 2: init and a command");
     if (nsbox_cgroup_probe(&kind, base, why, sizeof(why), err) < 0)
         return -1;
     if (kind == NSBOX_CGROUP_NONE && cfg->mode == NSBOX_LIMITS_STRICT)
@@ -534,8 +538,8 @@ static pid_t clone_via_helper(struct spawn *s, int flags, bool *placed)
 /* Clones the child and walks it through setup; see the top of the file. */
 static int start_child(struct spawn *s, uint32_t base, struct nsbox_err *err)
 {
-    const int flags = CLONE_NEWUSER | CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWIPC |
-                      CLONE_NEWUTS | SIGCHLD;
+    const int flags = CLONE_NEWUSER | CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS |
+                      SIGCHLD;
     struct nsbox_err cerr = {0};
     char go = 1;
 
@@ -584,11 +588,18 @@ static void undo_create(struct nsbox_sandbox *sb, const struct nsbox_sandbox_con
         nsbox_sandbox_destroy(sb, &ignored);
 }
 
-int nsbox_sandbox_create(const struct nsbox_sandbox_config *cfg,
-                         struct nsbox_sandbox *out, struct nsbox_err *err)
+int nsbox_sandbox_create(const struct nsbox_sandbox_config *cfg, struct nsbox_sandbox *out,
+                         struct nsbox_err *err)
 {
-    struct spawn s = {.cfg = cfg, .sb = out, .sync_r = -1, .sync_w = -1, .err_r = -1,
-                      .err_w = -1, .ctl_child = -1, .listen_fd = -1, .slot_fd = -1,
+    struct spawn s = {.cfg = cfg,
+                      .sb = out,
+                      .sync_r = -1,
+                      .sync_w = -1,
+                      .err_r = -1,
+                      .err_w = -1,
+                      .ctl_child = -1,
+                      .listen_fd = -1,
+                      .slot_fd = -1,
                       .state_lock = -1};
     uint32_t base = 0;
 

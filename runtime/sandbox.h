@@ -30,18 +30,18 @@ enum nsbox_limits_mode {
 };
 
 struct nsbox_sandbox_config {
-    const char *rootfs;       /* the image's rootfs: the overlay's lower layer */
-    const char *state_root;   /* sandboxes' state directories go here */
-    char *const *env;         /* the environment of commands, "K=V" */
-    const char *workdir;      /* default working directory; created */
+    const char *rootfs;     /* the image's rootfs: the overlay's lower layer */
+    const char *state_root; /* sandboxes' state directories go here */
+    char *const *env;       /* the environment of commands, "K=V" */
+    const char *workdir;    /* default working directory; created */
     /* A host directory mounted at workdir (a persistent workspace), or
      * NULL.  Root: seen through an idmapped mount like the rootfs, so it
      * keeps the image's ids on disk and any later sandbox can use it. */
     const char *workspace;
-    uint32_t uid, gid;        /* default user inside */
-    const char *hostname;     /* NULL: "nsbox" */
+    uint32_t uid, gid;    /* default user inside */
+    const char *hostname; /* NULL: "nsbox" */
     struct nsbox_cgroup_limits limits;
-    uint64_t tmp_bytes, shm_bytes;      /* tmpfs sizes */
+    uint64_t tmp_bytes, shm_bytes; /* tmpfs sizes */
     uint64_t rlimit_nofile, rlimit_fsize;
     enum nsbox_limits_mode mode;
     const struct nsbox_seccomp *seccomp; /* required */
@@ -49,16 +49,16 @@ struct nsbox_sandbox_config {
      * owned by those ids).  NULL as root: the sandbox gets a range of its
      * own and sees the rootfs through an idmapped mount. */
     const struct nsbox_idmap *rootless_map;
-    bool detach;              /* init outlives the caller (nsbox create) */
-    int keep_fd;              /* an fd init keeps open for its life (the
+    bool detach; /* init outlives the caller (nsbox create) */
+    int keep_fd; /* an fd init keeps open for its life (the
                                  image lease), or -1 */
 };
 
 struct nsbox_sandbox {
     char id[NSBOX_ID_LEN + 1];
-    pid_t pid;                /* init, as the host sees it */
-    int pidfd;                /* -1 when not ours */
-    int ctl;                  /* control socket, or -1 */
+    pid_t pid; /* init, as the host sees it */
+    int pidfd; /* -1 when not ours */
+    int ctl;   /* control socket, or -1 */
     char state_dir[PATH_MAX];
     struct nsbox_cgroup cgroup;
     bool rootless;
@@ -70,12 +70,12 @@ struct nsbox_sandbox {
 
 /* Creates and starts a sandbox.  Returns 0, or -1 with err naming the
  * step that failed (nothing is left behind). */
-int nsbox_sandbox_create(const struct nsbox_sandbox_config *cfg,
-                         struct nsbox_sandbox *out, struct nsbox_err *err);
+int nsbox_sandbox_create(const struct nsbox_sandbox_config *cfg, struct nsbox_sandbox *out,
+                         struct nsbox_err *err);
 
 /* Connects to a running sandbox by id.  Returns 0 or -1. */
-int nsbox_sandbox_open(const char *state_root, const char *id,
-                       struct nsbox_sandbox *out, struct nsbox_err *err);
+int nsbox_sandbox_open(const char *state_root, const char *id, struct nsbox_sandbox *out,
+                       struct nsbox_err *err);
 
 /* Kills everything in the sandbox and removes its state.  Returns 0 or -1. */
 int nsbox_sandbox_destroy(struct nsbox_sandbox *sb, struct nsbox_err *err);
@@ -91,10 +91,10 @@ void nsbox_sandbox_close(struct nsbox_sandbox *sb);
 
 struct nsbox_exec_opts {
     char *const *argv;
-    char *const *env;         /* NULL: the sandbox's */
-    const char *cwd;          /* NULL: the sandbox's working directory */
+    char *const *env; /* NULL: the sandbox's */
+    const char *cwd;  /* NULL: the sandbox's working directory */
     uint32_t uid, gid;
-    double timeout_s;         /* 0: none */
+    double timeout_s; /* 0: none */
     /* Input: stdin_fd is handed to the command (-1: /dev/null), or, when
      * stdin_data is set, written to it through a pipe. */
     int stdin_fd;
@@ -118,15 +118,15 @@ struct nsbox_exec_opts {
 };
 
 struct nsbox_exec_result {
-    int exit_code;            /* -1 when killed by a signal */
-    int signal;               /* 0 when it exited */
+    int exit_code; /* -1 when killed by a signal */
+    int signal;    /* 0 when it exited */
     bool timed_out;
-    bool cancelled;           /* opts->cancel fired while it ran */
+    bool cancelled; /* opts->cancel fired while it ran */
     bool oom_killed;
     uint64_t wall_us, cpu_us;
-    uint64_t maxrss_bytes;    /* the command's largest process */
+    uint64_t maxrss_bytes;      /* the command's largest process */
     uint64_t memory_peak_bytes; /* the sandbox's cgroup peak, 0 unknown */
-    char *out, *err;          /* capture only; NUL-terminated, caller frees */
+    char *out, *err;            /* capture only; NUL-terminated, caller frees */
     size_t out_len, err_len;
     bool out_truncated, err_truncated;
 };

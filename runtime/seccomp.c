@@ -53,11 +53,10 @@ static int compile_text(const char *json, size_t len, const char *const *caps,
     if (len > NSBOX_SECCOMP_MAX_PROFILE_BYTES)
         return nsbox_err_set(err, EFBIG, "too large (%zu bytes, limit %u)", len,
                              NSBOX_SECCOMP_MAX_PROFILE_BYTES);
-    _cleanup_json_ json_t *root = json_loadb(json, len, JSON_REJECT_DUPLICATES,
-                                             &jerr);
+    _cleanup_json_ json_t *root = json_loadb(json, len, JSON_REJECT_DUPLICATES, &jerr);
     if (root == NULL)
-        return nsbox_err_set(err, EINVAL, "invalid JSON at line %d, column %d: %s",
-                             jerr.line, jerr.column, jerr.text);
+        return nsbox_err_set(err, EINVAL, "invalid JSON at line %d, column %d: %s", jerr.line,
+                             jerr.column, jerr.text);
     if (nsbox_seccomp_running_kernel(&t.kernel, err) < 0)
         return -1;
     rc = nsbox_seccomp_parse_profile(root, &p, err);
@@ -67,9 +66,8 @@ static int compile_text(const char *json, size_t len, const char *const *caps,
     return rc;
 }
 
-int nsbox_seccomp_compile(const char *json, size_t len,
-                          const char *const *caps, struct nsbox_seccomp **out,
-                          struct nsbox_err *err)
+int nsbox_seccomp_compile(const char *json, size_t len, const char *const *caps,
+                          struct nsbox_seccomp **out, struct nsbox_err *err)
 {
     *out = NULL;
     if (compile_text(json, len, caps, out, err) < 0)
@@ -119,8 +117,7 @@ static char *read_profile(const char *path, size_t *len, struct nsbox_err *err)
 }
 
 int nsbox_seccomp_compile_file(const char *path, const char *const *caps,
-                               struct nsbox_seccomp **out,
-                               struct nsbox_err *err)
+                               struct nsbox_seccomp **out, struct nsbox_err *err)
 {
     size_t len;
 

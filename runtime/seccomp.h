@@ -30,21 +30,18 @@ struct nsbox_seccomp; /* a compiled filter: a BPF program in memory */
  * the profile's includes/excludes "caps" conditions.  On success *out owns a
  * new filter (free with nsbox_seccomp_free).  Returns 0 or -1. */
 int nsbox_seccomp_compile_file(const char *path, const char *const *caps,
-                               struct nsbox_seccomp **out,
-                               struct nsbox_err *err);
+                               struct nsbox_seccomp **out, struct nsbox_err *err);
 
 /* Same, from the len bytes of JSON text at json (need not be
  * NUL-terminated).  Returns 0 or -1. */
-int nsbox_seccomp_compile(const char *json, size_t len,
-                          const char *const *caps, struct nsbox_seccomp **out,
-                          struct nsbox_err *err);
+int nsbox_seccomp_compile(const char *json, size_t len, const char *const *caps,
+                          struct nsbox_seccomp **out, struct nsbox_err *err);
 
 /* Installs f on the calling thread with seccomp(SECCOMP_SET_MODE_FILTER).
  * no_new_privs must already be set (the error says so if not).  Allocates
  * nothing, so it can run in a freshly forked child right before execve.
  * Returns 0 or -1. */
-int nsbox_seccomp_install(const struct nsbox_seccomp *f,
-                          struct nsbox_err *err);
+int nsbox_seccomp_install(const struct nsbox_seccomp *f, struct nsbox_err *err);
 
 /* Frees f (NULL is fine). */
 void nsbox_seccomp_free(struct nsbox_seccomp *f);

@@ -36,8 +36,7 @@ struct placed_list {
     size_t n, cap;
 };
 
-static int placed_push(struct placed_list *l, struct placed p,
-                       struct nsbox_err *err)
+static int placed_push(struct placed_list *l, struct placed p, struct nsbox_err *err)
 {
     if (l->n == l->cap) {
         size_t cap = l->cap ? l->cap * 2 : 512;
@@ -64,15 +63,14 @@ static bool args_share_an_index(const struct rule *r)
     return false;
 }
 
-static int add_one(scmp_filter_ctx ctx, const struct rule *r, int nr,
-                   const struct arg_cmp *args, size_t n, struct nsbox_err *err)
+static int add_one(scmp_filter_ctx ctx, const struct rule *r, int nr, const struct arg_cmp *args,
+                   size_t n, struct nsbox_err *err)
 {
     struct scmp_arg_cmp cmp[MAX_SYSCALL_ARGS];
     int rc;
 
     for (size_t i = 0; i < n; i++)
-        cmp[i] = (struct scmp_arg_cmp){args[i].index, args[i].op,
-                                       args[i].value, args[i].value_two};
+        cmp[i] = (struct scmp_arg_cmp){args[i].index, args[i].op, args[i].value, args[i].value_two};
     rc = seccomp_rule_add_array(ctx, r->action, nr, (unsigned)n, cmp);
     if (rc < 0) {
         errno = -rc;
@@ -83,8 +81,7 @@ static int add_one(scmp_filter_ctx ctx, const struct rule *r, int nr,
 
 /* Adds the rule for syscall nr, as runc would: one rule, or one rule per
  * condition when two conditions test the same argument. */
-static int add_rule(scmp_filter_ctx ctx, const struct rule *r, int nr,
-                    struct nsbox_err *err)
+static int add_rule(scmp_filter_ctx ctx, const struct rule *r, int nr, struct nsbox_err *err)
 {
     if (!args_share_an_index(r))
         return add_one(ctx, r, nr, r->args, r->n_args, err);
@@ -94,9 +91,8 @@ static int add_rule(scmp_filter_ctx ctx, const struct rule *r, int nr,
     return 0;
 }
 
-static int place_rule(scmp_filter_ctx ctx, const struct profile *p,
-                      const struct rule *r, struct placed_list *l,
-                      struct nsbox_err *err)
+static int place_rule(scmp_filter_ctx ctx, const struct profile *p, const struct rule *r,
+                      struct placed_list *l, struct nsbox_err *err)
 {
     for (size_t i = 0; i < r->names.n; i++) {
         const char *name = r->names.v[i];
@@ -145,16 +141,14 @@ static int check_shadowed(struct placed_list *l, struct nsbox_err *err)
                 u = i;
         for (size_t i = g; u != SIZE_MAX && i < end; i++) {
             const struct placed *x = &l->v[i], *un = &l->v[u];
-            if (i == u || x->action == un->action ||
-                (!x->added && !x->conditional))
+            if (i == u || x->action == un->action || (!x->added && !x->conditional))
                 continue;
-            return nsbox_err_set(
-                err, EINVAL,
-                "syscalls[%zu] (\"%s\"): this %s rule can never apply: "
-                "syscalls[%zu] already gives \"%s\" a different action "
-                "unconditionally (libseccomp would drop it silently)",
-                x->pos, x->name, x->conditional ? "conditional" : "unconditional",
-                un->pos, x->name);
+            return nsbox_err_set(err, EINVAL,
+                                 "syscalls[%zu] (\"%s\"): this %s rule can never apply: "
+                                 "syscalls[%zu] already gives \"%s\" a different action "
+                                 "unconditionally (libseccomp would drop it silently)",
+                                 x->pos, x->name, x->conditional ? "conditional" : "unconditional",
+                                 un->pos, x->name);
         }
         g = end;
     }
@@ -236,12 +230,10 @@ static size_t enosys_stub(int last, struct sock_filter stub[STUB_MAX])
     size_t n = 0;
 
     stub[n++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS, 4);
-    stub[n++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, arch, 0,
-                                             x86_64 ? 4 : 3);
+    stub[n++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, arch, 0, x86_64 ? 4 : 3);
     stub[n++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS, 0);
     if (x86_64) /* an x32 number (bit 30): the filter kills it */
-        stub[n++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JSET | BPF_K,
-                                                 0x40000000u, 2, 0);
+        stub[n++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JSET | BPF_K, 0x40000000u, 2, 0);
     stub[n++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JGT | BPF_K, (uint32_t)last, 0, 1);
     stub[n++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, SCMP_ACT_ERRNO(ENOSYS));
     return n;
@@ -258,21 +250,19 @@ static void placed_list_free(struct placed_list *l)
     free(l->v);
 }
 
-int nsbox_seccomp_build(const struct profile *p, const struct target *t,
-                        struct nsbox_seccomp **out, struct nsbox_err *err)
+int nsbox_seccomp_build(const struct profile *p, const struct target *t, struct nsbox_seccomp **out,
+                        struct nsbox_err *err)
 {
     _cleanup_(ctx_releasep) scmp_filter_ctx ctx = seccomp_init(p->default_action);
     _cleanup_(placed_list_free) struct placed_list l = {0};
     int rc;
 
     if (ctx == NULL)
-        return nsbox_err_set(err, EINVAL,
-                             "libseccomp rejected the default action 0x%x",
+        return nsbox_err_set(err, EINVAL, "libseccomp rejected the default action 0x%x",
                              p->default_action);
     /* The context holds the native arch only.  Everything else, including
      * x32 numbers (bit 30) on x86_64, takes this action. */
-    rc = seccomp_attr_set(ctx, SCMP_FLTATR_ACT_BADARCH,
-                          NSBOX_SECCOMP_BADARCH_ACTION);
+    rc = seccomp_attr_set(ctx, SCMP_FLTATR_ACT_BADARCH, NSBOX_SECCOMP_BADARCH_ACTION);
     if (rc < 0) {
         errno = -rc;
         return nsbox_err_sys(err, "cannot make the bad-arch action "

@@ -91,7 +91,7 @@ int nsbox_seccomp_running_kernel(struct kver *out, struct nsbox_err *err);
 /* Compiles the rules of p that apply to t for the native arch.  On success
  * *out owns a new filter.  Returns 0 or -1 (refusing rules libseccomp would
  * drop silently). */
-int nsbox_seccomp_build(const struct profile *p, const struct target *t,
-                        struct nsbox_seccomp **out, struct nsbox_err *err);
+int nsbox_seccomp_build(const struct profile *p, const struct target *t, struct nsbox_seccomp **out,
+                        struct nsbox_err *err);
 
 #endif

@@ -39,23 +39,20 @@ void nsbox_seccomp_profile_free(struct profile *p)
     memset(p, 0, sizeof(*p));
 }
 
-static int get_u64(json_t *v, const char *what, uint64_t max, uint64_t *out,
-                   struct nsbox_err *err)
+static int get_u64(json_t *v, const char *what, uint64_t max, uint64_t *out, struct nsbox_err *err)
 {
     /* jansson stores integers as long long: values above 2^63-1 are
      * rejected by the parser itself ("too big integer"). */
-    if (!json_is_integer(v) || json_integer_value(v) < 0 ||
-        (uint64_t)json_integer_value(v) > max)
-        return nsbox_err_set(err, EINVAL,
-                             "\"%s\" must be an integer from 0 to %llu", what,
+    if (!json_is_integer(v) || json_integer_value(v) < 0 || (uint64_t)json_integer_value(v) > max)
+        return nsbox_err_set(err, EINVAL, "\"%s\" must be an integer from 0 to %llu", what,
                              (unsigned long long)max);
     *out = (uint64_t)json_integer_value(v);
     return 0;
 }
 
 /* A JSON array of non-empty strings; absent or null is empty. */
-static int parse_strv(json_t *v, const char *what, size_t max,
-                      struct strv *out, struct nsbox_err *err)
+static int parse_strv(json_t *v, const char *what, size_t max, struct strv *out,
+                      struct nsbox_err *err)
 {
     size_t i;
     json_t *item;
@@ -65,19 +62,16 @@ static int parse_strv(json_t *v, const char *what, size_t max,
     if (v == NULL || json_is_null(v))
         return 0;
     if (!json_is_array(v))
-        return nsbox_err_set(err, EINVAL, "\"%s\" must be an array of strings",
-                             what);
+        return nsbox_err_set(err, EINVAL, "\"%s\" must be an array of strings", what);
     if (json_array_size(v) > max)
-        return nsbox_err_set(err, E2BIG, "\"%s\" has %zu items (limit %zu)",
-                             what, json_array_size(v), max);
+        return nsbox_err_set(err, E2BIG, "\"%s\" has %zu items (limit %zu)", what,
+                             json_array_size(v), max);
     out->v = calloc(json_array_size(v) + 1, sizeof(*out->v));
     if (out->v == NULL)
         return nsbox_err_set(err, ENOMEM, "out of memory");
-    json_array_foreach(v, i, item) {
+    json_array_foreach (v, i, item) {
         if (!json_is_string(item) || json_string_length(item) == 0)
-            return nsbox_err_set(err, EINVAL,
-                                 "\"%s\"[%zu] must be a non-empty string",
-                                 what, i);
+            return nsbox_err_set(err, EINVAL, "\"%s\"[%zu] must be a non-empty string", what, i);
         out->v[out->n++] = json_string_value(item);
     }
     return 0;
@@ -115,8 +109,7 @@ bad:
                          s);
 }
 
-static int parse_cond(json_t *v, const char *what, struct cond *c,
-                      struct nsbox_err *err)
+static int parse_cond(json_t *v, const char *what, struct cond *c, struct nsbox_err *err)
 {
     char key[32];
     json_t *mk;
@@ -127,27 +120,23 @@ static int parse_cond(json_t *v, const char *what, struct cond *c,
     if (!json_is_object(v))
         return nsbox_err_set(err, EINVAL, "\"%s\" must be an object", what);
     snprintf(key, sizeof(key), "%s.caps", what);
-    if (parse_strv(json_object_get(v, "caps"), key, MAX_LIST_ITEMS, &c->caps,
-                   err) < 0)
+    if (parse_strv(json_object_get(v, "caps"), key, MAX_LIST_ITEMS, &c->caps, err) < 0)
         return -1;
     snprintf(key, sizeof(key), "%s.arches", what);
-    if (parse_strv(json_object_get(v, "arches"), key, MAX_LIST_ITEMS,
-                   &c->arches, err) < 0)
+    if (parse_strv(json_object_get(v, "arches"), key, MAX_LIST_ITEMS, &c->arches, err) < 0)
         return -1;
     mk = json_object_get(v, "minKernel");
     if (mk == NULL || json_is_null(mk))
         return 0;
     if (!json_is_string(mk))
-        return nsbox_err_set(err, EINVAL, "\"%s.minKernel\" must be a string",
-                             what);
+        return nsbox_err_set(err, EINVAL, "\"%s.minKernel\" must be a string", what);
     c->has_min_kernel = true;
     return parse_kver(json_string_value(mk), &c->min_kernel, err);
 }
 
 /* action_key (a SCMP_ACT_* name) and ret_key (its errno, for ERRNO and
  * TRACE) of obj, as a libseccomp action. */
-static int parse_action(json_t *obj, const char *action_key,
-                        const char *ret_key, uint32_t *out,
+static int parse_action(json_t *obj, const char *action_key, const char *ret_key, uint32_t *out,
                         struct nsbox_err *err)
 {
     static const struct {
@@ -190,30 +179,30 @@ static int parse_action(json_t *obj, const char *action_key,
         return nsbox_err_set(err, ENOTSUP,
                              "SCMP_ACT_NOTIFY is not supported by nsbox (it "
                              "needs a seccomp agent)");
-    return nsbox_err_set(err, EINVAL, "unknown action \"%s\"",
-                         json_string_value(a));
+    return nsbox_err_set(err, EINVAL, "unknown action \"%s\"", json_string_value(a));
 }
 
 static int parse_op(json_t *v, enum scmp_compare *out, struct nsbox_err *err)
 {
     static const char *const names[] = {
-        [SCMP_CMP_NE] = "SCMP_CMP_NE", [SCMP_CMP_LT] = "SCMP_CMP_LT",
-        [SCMP_CMP_LE] = "SCMP_CMP_LE", [SCMP_CMP_EQ] = "SCMP_CMP_EQ",
-        [SCMP_CMP_GE] = "SCMP_CMP_GE", [SCMP_CMP_GT] = "SCMP_CMP_GT",
+        [SCMP_CMP_NE] = "SCMP_CMP_NE",
+        [SCMP_CMP_LT] = "SCMP_CMP_LT",
+        [SCMP_CMP_LE] = "SCMP_CMP_LE",
+        [SCMP_CMP_EQ] = "SCMP_CMP_EQ",
+        [SCMP_CMP_GE] = "SCMP_CMP_GE",
+        [SCMP_CMP_GT] = "SCMP_CMP_GT",
         [SCMP_CMP_MASKED_EQ] = "SCMP_CMP_MASKED_EQ",
     };
 
     if (v == NULL || !json_is_string(v))
-        return nsbox_err_set(err, EINVAL, "\"op\" is %s",
-                             v == NULL ? "missing" : "not a string");
+        return nsbox_err_set(err, EINVAL, "\"op\" is %s", v == NULL ? "missing" : "not a string");
     for (int op = SCMP_CMP_NE; op <= SCMP_CMP_MASKED_EQ; op++) {
         if (strcmp(json_string_value(v), names[op]) == 0) {
             *out = (enum scmp_compare)op;
             return 0;
         }
     }
-    return nsbox_err_set(err, EINVAL, "unknown operator \"%s\"",
-                         json_string_value(v));
+    return nsbox_err_set(err, EINVAL, "unknown operator \"%s\"", json_string_value(v));
 }
 
 static int parse_arg(json_t *v, struct arg_cmp *a, struct nsbox_err *err)
@@ -249,12 +238,12 @@ static int parse_args(json_t *v, struct rule *r, struct nsbox_err *err)
     if (!json_is_array(v))
         return nsbox_err_set(err, EINVAL, "\"args\" must be an array");
     if (json_array_size(v) > MAX_ARGS_PER_ENTRY)
-        return nsbox_err_set(err, E2BIG, "\"args\" has %zu items (limit %u)",
-                             json_array_size(v), MAX_ARGS_PER_ENTRY);
+        return nsbox_err_set(err, E2BIG, "\"args\" has %zu items (limit %u)", json_array_size(v),
+                             MAX_ARGS_PER_ENTRY);
     r->args = calloc(json_array_size(v) + 1, sizeof(*r->args));
     if (r->args == NULL)
         return nsbox_err_set(err, ENOMEM, "out of memory");
-    json_array_foreach(v, i, item) {
+    json_array_foreach (v, i, item) {
         if (parse_arg(item, &r->args[i], err) < 0)
             return nsbox_err_prefix(err, "args[%zu]", i);
         r->n_args++;
@@ -271,12 +260,10 @@ static int parse_names(json_t *e, struct rule *r, struct nsbox_err *err)
     bool has_name = name != NULL && !json_is_null(name);
 
     if (has_names && has_name)
-        return nsbox_err_set(err, EINVAL,
-                             "both \"name\" and \"names\" are given; use one");
+        return nsbox_err_set(err, EINVAL, "both \"name\" and \"names\" are given; use one");
     if (has_name) {
         if (!json_is_string(name) || json_string_length(name) == 0)
-            return nsbox_err_set(err, EINVAL,
-                                 "\"name\" must be a non-empty string");
+            return nsbox_err_set(err, EINVAL, "\"name\" must be a non-empty string");
         r->names.v = calloc(2, sizeof(*r->names.v));
         if (r->names.v == NULL)
             return nsbox_err_set(err, ENOMEM, "out of memory");
@@ -304,21 +291,16 @@ static const char *entry_label(json_t *e)
     return json_is_string(v) ? json_string_value(v) : "?";
 }
 
-static int parse_rule(json_t *e, size_t pos, struct rule *r,
-                      struct nsbox_err *err)
+static int parse_rule(json_t *e, size_t pos, struct rule *r, struct nsbox_err *err)
 {
     r->pos = pos;
     if (!json_is_object(e))
         return nsbox_err_set(err, EINVAL, "syscalls[%zu]: not an object", pos);
-    if (parse_names(e, r, err) < 0 ||
-        parse_action(e, "action", "errnoRet", &r->action, err) < 0 ||
+    if (parse_names(e, r, err) < 0 || parse_action(e, "action", "errnoRet", &r->action, err) < 0 ||
         parse_args(json_object_get(e, "args"), r, err) < 0 ||
-        parse_cond(json_object_get(e, "includes"), "includes", &r->includes,
-                   err) < 0 ||
-        parse_cond(json_object_get(e, "excludes"), "excludes", &r->excludes,
-                   err) < 0)
-        return nsbox_err_prefix(err, "syscalls[%zu] (\"%s\")", pos,
-                                entry_label(e));
+        parse_cond(json_object_get(e, "includes"), "includes", &r->includes, err) < 0 ||
+        parse_cond(json_object_get(e, "excludes"), "excludes", &r->excludes, err) < 0)
+        return nsbox_err_prefix(err, "syscalls[%zu] (\"%s\")", pos, entry_label(e));
     return 0;
 }
 
@@ -349,15 +331,15 @@ static int check_arches(json_t *root, struct nsbox_err *err)
                              "\"archMap\" must be an array of at most %u "
                              "objects",
                              MAX_LIST_ITEMS);
-    json_array_foreach(map, i, item) {
+    json_array_foreach (map, i, item) {
         json_t *a = json_object_get(item, "architecture");
         if (!json_is_object(item) || !json_is_string(a))
             return nsbox_err_set(err, EINVAL,
                                  "archMap[%zu]: \"architecture\" must be a "
                                  "string",
                                  i);
-        rc = parse_strv(json_object_get(item, "subArchitectures"),
-                        "subArchitectures", MAX_LIST_ITEMS, &tmp, err);
+        rc = parse_strv(json_object_get(item, "subArchitectures"), "subArchitectures",
+                        MAX_LIST_ITEMS, &tmp, err);
         free(tmp.v);
         if (rc < 0)
             return nsbox_err_prefix(err, "archMap[%zu]", i);
@@ -376,8 +358,7 @@ int nsbox_seccomp_parse_profile(json_t *root, struct profile *p, struct nsbox_er
         return nsbox_err_set(err, EINVAL,
                              "\"defaultAction\" is missing (nsbox never runs "
                              "without a filter)");
-    if (parse_action(root, "defaultAction", "defaultErrnoRet",
-                     &p->default_action, err) < 0 ||
+    if (parse_action(root, "defaultAction", "defaultErrnoRet", &p->default_action, err) < 0 ||
         check_arches(root, err) < 0)
         return -1;
     calls = json_object_get(root, "syscalls");
@@ -391,7 +372,7 @@ int nsbox_seccomp_parse_profile(json_t *root, struct profile *p, struct nsbox_er
     p->rules = calloc(json_array_size(calls) + 1, sizeof(*p->rules));
     if (p->rules == NULL)
         return nsbox_err_set(err, ENOMEM, "out of memory");
-    json_array_foreach(calls, i, e) {
+    json_array_foreach (calls, i, e) {
         p->n_rules++;
         if (parse_rule(e, i, &p->rules[i], err) < 0)
             return -1;
@@ -419,8 +400,7 @@ static bool holds_cap(const struct target *t, const char *cap)
 
 static bool kernel_at_least(struct kver have, struct kver want)
 {
-    return have.kernel > want.kernel ||
-           (have.kernel == want.kernel && have.major >= want.major);
+    return have.kernel > want.kernel || (have.kernel == want.kernel && have.major >= want.major);
 }
 
 bool nsbox_seccomp_rule_applies(const struct rule *r, const struct target *t)
@@ -452,14 +432,14 @@ const char *nsbox_seccomp_native_arch_name(void)
         uint32_t token;
         const char *name;
     } names[] = {
-        {SCMP_ARCH_X86_64, "amd64"},     {SCMP_ARCH_X86, "x86"},
-        {SCMP_ARCH_AARCH64, "arm64"},    {SCMP_ARCH_ARM, "arm"},
-        {SCMP_ARCH_PPC64LE, "ppc64le"},  {SCMP_ARCH_PPC64, "ppc64"},
-        {SCMP_ARCH_PPC, "ppc"},          {SCMP_ARCH_S390X, "s390x"},
-        {SCMP_ARCH_S390, "s390"},        {SCMP_ARCH_RISCV64, "riscv64"},
-        {SCMP_ARCH_MIPS64, "mips64"},    {SCMP_ARCH_MIPS64N32, "mips64n32"},
+        {SCMP_ARCH_X86_64, "amd64"},      {SCMP_ARCH_X86, "x86"},
+        {SCMP_ARCH_AARCH64, "arm64"},     {SCMP_ARCH_ARM, "arm"},
+        {SCMP_ARCH_PPC64LE, "ppc64le"},   {SCMP_ARCH_PPC64, "ppc64"},
+        {SCMP_ARCH_PPC, "ppc"},           {SCMP_ARCH_S390X, "s390x"},
+        {SCMP_ARCH_S390, "s390"},         {SCMP_ARCH_RISCV64, "riscv64"},
+        {SCMP_ARCH_MIPS64, "mips64"},     {SCMP_ARCH_MIPS64N32, "mips64n32"},
         {SCMP_ARCH_MIPSEL64, "mipsel64"}, {SCMP_ARCH_MIPSEL64N32, "mips3l64n32"},
-        {SCMP_ARCH_MIPSEL, "mipsle"},    {SCMP_ARCH_MIPS, "mips"},
+        {SCMP_ARCH_MIPSEL, "mipsle"},     {SCMP_ARCH_MIPS, "mips"},
     };
     uint32_t native = seccomp_arch_native();
 
@@ -476,7 +456,6 @@ int nsbox_seccomp_running_kernel(struct kver *out, struct nsbox_err *err)
     if (uname(&u) < 0)
         return nsbox_err_sys(err, "uname");
     if (sscanf(u.release, "%u.%u", &out->kernel, &out->major) != 2)
-        return nsbox_err_set(err, EINVAL, "cannot parse the kernel version \"%s\"",
-                             u.release);
+        return nsbox_err_set(err, EINVAL, "cannot parse the kernel version \"%s\"", u.release);
     return 0;
 }

@@ -60,8 +60,7 @@ static void put_num(struct text *t, const char *key, long long v)
 }
 
 /* "inside:outside:count,..." */
-static void put_ranges(struct text *t, const char *key, const struct nsbox_idmap_range *r,
-                       size_t n)
+static void put_ranges(struct text *t, const char *key, const struct nsbox_idmap_range *r, size_t n)
 {
     char s[NSBOX_IDMAP_MAX * 40] = "";
     size_t o = 0;

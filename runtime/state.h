@@ -22,7 +22,6 @@ int nsbox_state_write(const struct nsbox_sandbox *sb, struct nsbox_err *err);
 /* Reads the state in sb->state_dir (sb's id and state_dir set, the rest
  * zero) into sb; *start is init's start time as written.  Returns 0, or -1
  * when there is no state file (a sandbox that died while being created). */
-int nsbox_state_read(struct nsbox_sandbox *sb, unsigned long long *start,
-                     struct nsbox_err *err);
+int nsbox_state_read(struct nsbox_sandbox *sb, unsigned long long *start, struct nsbox_err *err);
 
 #endif

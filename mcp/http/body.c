@@ -4,8 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-int http_body_take(struct http_body *b, const char *data, size_t n, size_t max,
-                   size_t discard_max)
+int http_body_take(struct http_body *b, const char *data, size_t n, size_t max, size_t discard_max)
 {
     b->seen += n;
     if (b->too_large)

@@ -8,10 +8,10 @@
 #include <stddef.h>
 
 struct http_body {
-    char *data;       /* owned: the bytes kept, NUL-terminated; NULL before any */
-    size_t len, cap;  /* bytes in data, bytes allocated */
-    size_t seen;      /* body bytes received, kept or not */
-    bool too_large;   /* over max (or refused from Content-Length): nothing kept */
+    char *data;      /* owned: the bytes kept, NUL-terminated; NULL before any */
+    size_t len, cap; /* bytes in data, bytes allocated */
+    size_t seen;     /* body bytes received, kept or not */
+    bool too_large;  /* over max (or refused from Content-Length): nothing kept */
 };
 
 /* Appends n bytes of the body.  Keeps at most max bytes; past that,
@@ -19,8 +19,7 @@ struct http_body {
  * sending, sees the 413 instead of a reset) until discard_max more bytes
  * have come.  Returns 0 to read on, -1 to hang up (that many bytes, or out
  * of memory). */
-int http_body_take(struct http_body *b, const char *data, size_t n, size_t max,
-                   size_t discard_max);
+int http_body_take(struct http_body *b, const char *data, size_t n, size_t max, size_t discard_max);
 
 /* Frees what b holds. */
 void http_body_free(struct http_body *b);

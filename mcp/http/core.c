@@ -50,19 +50,26 @@ static struct {
 
 static int mhd_load(struct nsbox_err *err)
 {
-    static const char *const names[] = {
-        "MHD_add_response_header", "MHD_create_response_from_buffer",
-        "MHD_create_response_from_callback", "MHD_destroy_response",
-        "MHD_get_connection_info", "MHD_lookup_connection_value", "MHD_queue_response",
-        "MHD_quiesce_daemon", "MHD_start_daemon", "MHD_stop_daemon"};
+    static const char *const names[] = {"MHD_add_response_header",
+                                        "MHD_create_response_from_buffer",
+                                        "MHD_create_response_from_callback",
+                                        "MHD_destroy_response",
+                                        "MHD_get_connection_info",
+                                        "MHD_lookup_connection_value",
+                                        "MHD_queue_response",
+                                        "MHD_quiesce_daemon",
+                                        "MHD_start_daemon",
+                                        "MHD_stop_daemon"};
     void **slots = (void **)&mhd;
 
     if (mhd.start_daemon != NULL)
         return 0;
     void *h = dlopen("libmicrohttpd.so.12", RTLD_NOW | RTLD_LOCAL);
     if (h == NULL)
-        return nsbox_err_set(err, ENOENT, "cannot load libmicrohttpd (apt-get install "
-                                          "libmicrohttpd12): %s", dlerror());
+        return nsbox_err_set(err, ENOENT,
+                             "cannot load libmicrohttpd (apt-get install "
+                             "libmicrohttpd12): %s",
+                             dlerror());
     for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
         slots[i] = dlsym(h, names[i]);
         if (slots[i] == NULL)
@@ -87,7 +94,7 @@ static int mhd_load(struct nsbox_err *err)
 
 struct http_server {
     struct MHD_Daemon *daemon;
-    int listen_fd;              /* ours until the daemon starts */
+    int listen_fd; /* ours until the daemon starts */
     uint16_t port;
     struct http_host_policy hosts; /* names point into names[] */
     char names[HTTP_MAX_HOST_NAMES][256];
@@ -104,9 +111,10 @@ struct http_server {
 enum http_result http_reply(struct MHD_Connection *c, unsigned status, char *body,
                             struct http_header h1, struct http_header h2)
 {
-    struct MHD_Response *r =
-        body ? MHD_create_response_from_buffer(strlen(body), body, MHD_RESPMEM_MUST_FREE)
-             : MHD_create_response_from_buffer(0, (void *)"", MHD_RESPMEM_PERSISTENT);
+    struct MHD_Response *r = body ? MHD_create_response_from_buffer(strlen(body), body,
+                                                                    MHD_RESPMEM_MUST_FREE)
+                                  : MHD_create_response_from_buffer(0, (void *)"",
+                                                                    MHD_RESPMEM_PERSISTENT);
     if (r == NULL) {
         free(body);
         return HTTP_NO;
@@ -129,11 +137,10 @@ static char *dump_steal(json_t *msg)
     return text;
 }
 
-enum http_result http_reply_error(struct MHD_Connection *c, unsigned status, json_t *id,
-                                  int code, const char *message, struct http_header h)
+enum http_result http_reply_error(struct MHD_Connection *c, unsigned status, json_t *id, int code,
+                                  const char *message, struct http_header h)
 {
-    return http_reply(c, status, dump_steal(jsonrpc_error(id, code, message)), h,
-                      HTTP_NO_HEADER);
+    return http_reply(c, status, dump_steal(jsonrpc_error(id, code, message)), h, HTTP_NO_HEADER);
 }
 
 enum http_result http_refuse(struct MHD_Connection *c, unsigned status, const char *message)
@@ -153,8 +160,8 @@ enum http_result http_reply_stream(struct MHD_Connection *c, unsigned status,
                                    struct http_header h2, http_reader_fn read,
                                    void (*done)(void *cls), void *cls)
 {
-    struct MHD_Response *r =
-        MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 16 * 1024, read, cls, done);
+    struct MHD_Response *r = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 16 * 1024, read,
+                                                               cls, done);
     if (r == NULL) {
         done(cls);
         return HTTP_NO;
@@ -183,8 +190,8 @@ const char *http_query_value(struct MHD_Connection *c, const char *name)
 
 int http_conn_fd(struct MHD_Connection *c)
 {
-    const union MHD_ConnectionInfo *ci =
-        MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
+    const union MHD_ConnectionInfo *ci = MHD_get_connection_info(c,
+                                                                 MHD_CONNECTION_INFO_CONNECTION_FD);
     return ci ? ci->connect_fd : -1;
 }
 
@@ -275,15 +282,16 @@ static enum http_result check_request(struct http_server *srv, struct MHD_Connec
 
     rq->replied = true; /* unless every check passes */
     if (!http_host_allowed(&srv->hosts, http_header_value(c, MHD_HTTP_HEADER_HOST)))
-        return http_refuse(c, MHD_HTTP_FORBIDDEN, "forbidden: Host is not this server "
-                                                  "(DNS rebinding protection)");
+        return http_refuse(c, MHD_HTTP_FORBIDDEN,
+                           "forbidden: Host is not this server "
+                           "(DNS rebinding protection)");
     if (origin != NULL && !http_origin_allowed(origin))
         return http_refuse(c, MHD_HTTP_FORBIDDEN, "forbidden: Origin is not a loopback page");
     if (!token_ok(srv, http_header_value(c, MHD_HTTP_HEADER_AUTHORIZATION)))
-        return http_reply_error(c, MHD_HTTP_UNAUTHORIZED, NULL, HTTP_ERR_TRANSPORT,
-                                "unauthorized: send Authorization: Bearer <token>",
-                                (struct http_header){MHD_HTTP_HEADER_WWW_AUTHENTICATE,
-                                                     "Bearer realm=\"nsbox\""});
+        return http_reply_error(
+            c, MHD_HTTP_UNAUTHORIZED, NULL, HTTP_ERR_TRANSPORT,
+            "unauthorized: send Authorization: Bearer <token>",
+            (struct http_header){MHD_HTTP_HEADER_WWW_AUTHENTICATE, "Bearer realm=\"nsbox\""});
     const struct http_route *r = find_route(srv, url);
     if (r == NULL)
         return http_refuse(c, MHD_HTTP_NOT_FOUND, srv->not_found);
@@ -301,8 +309,8 @@ static enum http_result check_request(struct http_server *srv, struct MHD_Connec
 /* MHD calls this first when the headers are in (*con_cls NULL), then with
  * each piece of the body, then once more with *upload_size 0. */
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const char *url,
-                                  const char *method, const char *version,
-                                  const char *upload, size_t *upload_size, void **con_cls)
+                                  const char *method, const char *version, const char *upload,
+                                  size_t *upload_size, void **con_cls)
 {
     struct http_server *srv = cls;
     struct http_request *rq = *con_cls;
@@ -392,9 +400,9 @@ static int listen_on(struct http_server *srv, const struct http_listen_options *
     struct sockaddr_storage ss;
     socklen_t len = sizeof(ss);
     if (getsockname(fd, (struct sockaddr *)&ss, &len) == 0)
-        srv->port = srv->hosts.port =
-            ntohs(ss.ss_family == AF_INET ? ((struct sockaddr_in *)&ss)->sin_port
-                                          : ((struct sockaddr_in6 *)&ss)->sin6_port);
+        srv->port = srv->hosts.port = ntohs(ss.ss_family == AF_INET
+                                                ? ((struct sockaddr_in *)&ss)->sin_port
+                                                : ((struct sockaddr_in6 *)&ss)->sin6_port);
     srv->listen_fd = fd;
     return 0;
 }
@@ -422,8 +430,7 @@ static void configure(struct http_server *srv, const struct http_listen_options 
     }
 }
 
-struct http_server *http_server_new(const struct http_listen_options *opt,
-                                    struct nsbox_err *err)
+struct http_server *http_server_new(const struct http_listen_options *opt, struct nsbox_err *err)
 {
     struct http_server *srv = calloc(1, sizeof(*srv));
 
@@ -439,8 +446,7 @@ struct http_server *http_server_new(const struct http_listen_options *opt,
     return srv;
 }
 
-int http_server_route(struct http_server *srv, const struct http_route *r,
-                      struct nsbox_err *err)
+int http_server_route(struct http_server *srv, const struct http_route *r, struct nsbox_err *err)
 {
     if (srv->n_routes == HTTP_MAX_ROUTES)
         return nsbox_err_set(err, ENOSPC, "too many HTTP routes (%d)", HTTP_MAX_ROUTES);
@@ -456,14 +462,12 @@ int http_server_start(struct http_server *srv, struct nsbox_err *err)
         MHD_USE_THREAD_PER_CONNECTION | MHD_USE_POLL_INTERNAL_THREAD | MHD_USE_ITC |
             MHD_USE_ERROR_LOG,
         0, NULL, NULL, on_request, srv, MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL,
-        MHD_OPTION_LISTEN_SOCKET, srv->listen_fd,
-        MHD_OPTION_CONNECTION_LIMIT, srv->max_connections,
-        MHD_OPTION_PER_IP_CONNECTION_LIMIT, srv->max_per_ip,
-        MHD_OPTION_CONNECTION_TIMEOUT, srv->idle_s,
-        MHD_OPTION_NOTIFY_COMPLETED, on_completed, NULL, MHD_OPTION_END);
+        MHD_OPTION_LISTEN_SOCKET, srv->listen_fd, MHD_OPTION_CONNECTION_LIMIT, srv->max_connections,
+        MHD_OPTION_PER_IP_CONNECTION_LIMIT, srv->max_per_ip, MHD_OPTION_CONNECTION_TIMEOUT,
+        srv->idle_s, MHD_OPTION_NOTIFY_COMPLETED, on_completed, NULL, MHD_OPTION_END);
     if (srv->daemon == NULL)
-        return nsbox_err_set(err, EIO, "libmicrohttpd could not start on %s port %u",
-                             srv->names[0], srv->port);
+        return nsbox_err_set(err, EIO, "libmicrohttpd could not start on %s port %u", srv->names[0],
+                             srv->port);
     srv->listen_fd = -1; /* MHD's now */
     return 0;
 }

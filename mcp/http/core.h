@@ -62,10 +62,10 @@ struct http_header {
 /* One request, from its headers to its end (MHD's per-request closure). */
 struct http_request {
     const struct http_route *route;
-    const char *method;     /* MHD's, valid until the request ends */
-    struct http_body body;  /* what came, up to route->body_max */
-    bool replied;           /* a reply is queued (or the handler ran) */
-    unsigned flags;         /* the route's own, e.g. set by its check */
+    const char *method;    /* MHD's, valid until the request ends */
+    struct http_body body; /* what came, up to route->body_max */
+    bool replied;          /* a reply is queued (or the handler ran) */
+    unsigned flags;        /* the route's own, e.g. set by its check */
 };
 
 /* Called once the headers are in and the core's checks passed, before the
@@ -85,15 +85,15 @@ struct http_route {
     size_t body_max;         /* body bytes kept; more is drained then refused */
     http_check_fn check;     /* may be NULL */
     http_handle_fn handle;
-    void *ctx;               /* the route's, passed to check and handle */
+    void *ctx; /* the route's, passed to check and handle */
 };
 
 #define HTTP_MAX_ALLOWED_HOSTS 8
 
 struct http_listen_options {
-    const char *host;         /* bind address: numeric IPv4/IPv6 or a name */
-    uint16_t port;            /* 0: any free port */
-    const char *token;        /* bearer token, or NULL (loopback binds only) */
+    const char *host;  /* bind address: numeric IPv4/IPv6 or a name */
+    uint16_t port;     /* 0: any free port */
+    const char *token; /* bearer token, or NULL (loopback binds only) */
     const char *allowed_hosts[HTTP_MAX_ALLOWED_HOSTS]; /* more Host names */
     size_t n_allowed_hosts;
     unsigned max_connections; /* 0: 256 */
@@ -106,13 +106,11 @@ struct http_listen_options {
  * port is known); refuses a non-loopback address without a token.  Returns
  * the server, not yet serving, or NULL with err set.  opt->not_found must
  * outlive the server. */
-struct http_server *http_server_new(const struct http_listen_options *opt,
-                                    struct nsbox_err *err);
+struct http_server *http_server_new(const struct http_listen_options *opt, struct nsbox_err *err);
 
 /* Adds a route (copied; r->ctx and the strings must outlive srv), before
  * http_server_start.  Returns 0, or -1 when the table is full. */
-int http_server_route(struct http_server *srv, const struct http_route *r,
-                      struct nsbox_err *err);
+int http_server_route(struct http_server *srv, const struct http_route *r, struct nsbox_err *err);
 
 /* Starts serving in MHD's threads.  Returns 0 or -1 with err set. */
 int http_server_start(struct http_server *srv, struct nsbox_err *err);
@@ -152,8 +150,8 @@ enum http_result http_reply(struct MHD_Connection *c, unsigned status, char *bod
 
 /* An HTTP error with a JSON-RPC error body (MCP: "MAY comprise a JSON-RPC
  * error response that has no id"); id is borrowed, may be NULL. */
-enum http_result http_reply_error(struct MHD_Connection *c, unsigned status, json_t *id,
-                                  int code, const char *message, struct http_header h);
+enum http_result http_reply_error(struct MHD_Connection *c, unsigned status, json_t *id, int code,
+                                  const char *message, struct http_header h);
 
 /* http_reply_error with no id, HTTP_ERR_TRANSPORT and no header. */
 enum http_result http_refuse(struct MHD_Connection *c, unsigned status, const char *message);

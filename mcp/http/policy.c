@@ -10,8 +10,7 @@
 #include <strings.h>
 
 /* The protocol versions of mcp/server.c. */
-static const char *const versions[] = {"2025-11-25", "2025-06-18", "2025-03-26",
-                                       "2024-11-05"};
+static const char *const versions[] = {"2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"};
 
 static bool is_loopback_name(const char *name, size_t n)
 {
@@ -40,8 +39,8 @@ static bool split_host_port(const char *s, size_t *name_len, const char **port)
     }
     *name_len = colon ? (size_t)(colon - s) : strlen(s);
     *port = colon ? colon + 1 : NULL;
-    if (*port && (**port == '\0' || strspn(*port, "0123456789") != strlen(*port) ||
-                  strlen(*port) > 5))
+    if (*port &&
+        (**port == '\0' || strspn(*port, "0123456789") != strlen(*port) || strlen(*port) > 5))
         return false;
     return *name_len > 0;
 }
@@ -131,10 +130,10 @@ bool http_accepts(const char *accept, const char *type, bool wildcards)
             *params++ = '\0';
         char *range = trim(buf);
         bool match = strcasecmp(range, type) == 0 ||
-                     (wildcards && (strcmp(range, "*/*") == 0 ||
-                                    (strlen(range) == major + 2 &&
-                                     strncasecmp(range, type, major + 1) == 0 &&
-                                     range[major + 1] == '*')));
+                     (wildcards &&
+                      (strcmp(range, "*/*") == 0 ||
+                       (strlen(range) == major + 2 && strncasecmp(range, type, major + 1) == 0 &&
+                        range[major + 1] == '*')));
         if (match && !(params && q_is_zero(params)))
             return true;
     }
@@ -187,8 +186,10 @@ int http_parse_address(const char *arg, char *buf, size_t buf_size, uint16_t *po
     char *end;
     unsigned long p = strtoul(port, &end, 10);
     if (*port == '\0' || *end != '\0' || p > 65535 || strspn(port, "0123456789") != strlen(port))
-        return nsbox_err_set(err, EINVAL, "--http takes HOST:PORT (e.g. 127.0.0.1:8080), got "
-                                          "\"%s\"", arg);
+        return nsbox_err_set(err, EINVAL,
+                             "--http takes HOST:PORT (e.g. 127.0.0.1:8080), got "
+                             "\"%s\"",
+                             arg);
     if (host_len == 0 || host_len >= buf_size)
         return nsbox_err_set(err, EINVAL, "bad host in \"%s\"", arg);
     memcpy(buf, host, host_len);

@@ -17,8 +17,8 @@ struct http_sessions {
     unsigned timeout_s;
     pthread_t reaper;
     bool has_reaper;
-    pthread_mutex_t lock;    /* sessions, n, stopping */
-    pthread_cond_t stop;     /* wakes the reaper */
+    pthread_mutex_t lock; /* sessions, n, stopping */
+    pthread_cond_t stop;  /* wakes the reaper */
     struct http_session *sessions;
     size_t n;
     bool stopping;

@@ -25,15 +25,15 @@ struct http_stream;
 struct http_sessions;
 
 struct http_session {
-    struct mcp_session s;    /* s.transport points here; s.id is the session id */
+    struct mcp_session s; /* s.transport points here; s.id is the session id */
     struct http_sessions *table;
-    pthread_mutex_t lock;    /* everything below, and the streams' state */
-    pthread_cond_t quiet;    /* handlers went down to 0 */
+    pthread_mutex_t lock;        /* everything below, and the streams' state */
+    pthread_cond_t quiet;        /* handlers went down to 0 */
     struct http_stream *streams; /* open streams, newest first (streams.c) */
-    bool has_get;            /* one of them is a GET stream */
+    bool has_get;                /* one of them is a GET stream */
     int refs;
-    int handlers;            /* threads inside mcp_session_handle() */
-    time_t last_used;        /* CLOCK_MONOTONIC seconds: last request or stream end */
+    int handlers;     /* threads inside mcp_session_handle() */
+    time_t last_used; /* CLOCK_MONOTONIC seconds: last request or stream end */
     bool ended;
     struct http_session *next; /* in the table */
 };

@@ -17,9 +17,10 @@ static enum http_result check(void *ctx, struct MHD_Connection *c, struct http_r
 
     (void)ctx;
     if (version != NULL && !http_version_supported(version))
-        return http_refuse(c, HTTP_BAD_REQUEST, "unsupported MCP-Protocol-Version (supported: "
-                                                "2025-11-25, 2025-06-18, 2025-03-26, "
-                                                "2024-11-05)");
+        return http_refuse(c, HTTP_BAD_REQUEST,
+                           "unsupported MCP-Protocol-Version (supported: "
+                           "2025-11-25, 2025-06-18, 2025-03-26, "
+                           "2024-11-05)");
     if (post && !http_content_type_json(http_header_value(c, "Content-Type")))
         return http_refuse(c, HTTP_UNSUPPORTED_MEDIA_TYPE,
                            "unsupported media type: POST a JSON-RPC message as application/json");
@@ -37,8 +38,9 @@ static enum http_result check(void *ctx, struct MHD_Connection *c, struct http_r
     }
     if (!post && strcmp(rq->method, "GET") == 0 && accept &&
         !http_accepts(accept, "text/event-stream", true))
-        return http_refuse(c, HTTP_NOT_ACCEPTABLE, "not acceptable: GET opens a "
-                                                   "text/event-stream");
+        return http_refuse(c, HTTP_NOT_ACCEPTABLE,
+                           "not acceptable: GET opens a "
+                           "text/event-stream");
     return HTTP_READ_ON;
 }
 
@@ -85,8 +87,8 @@ static enum http_result post_request(struct http_streamable *ep, struct MHD_Conn
 {
     json_t *token = json_object_get(json_object_get(m->params, "_meta"), "progressToken");
     enum http_stream_kind kind = rq->flags & WANT_SSE ? HTTP_STREAM_SSE : HTTP_STREAM_JSON;
-    struct http_stream *st =
-        http_stream_new(hs, kind, m->id, token, http_conn_fd(c), ep->keepalive_s);
+    struct http_stream *st = http_stream_new(hs, kind, m->id, token, http_conn_fd(c),
+                                             ep->keepalive_s);
 
     if (st == NULL)
         return http_refuse(c, HTTP_SERVICE_UNAVAILABLE, "out of memory");
@@ -162,8 +164,7 @@ static enum http_result handle_post(struct http_streamable *ep, struct MHD_Conne
         return http_refuse_too_large(c, rq->route);
     int code = jsonrpc_parse(rq->body.data ? rq->body.data : "", rq->body.len, &m, &eid, &why);
     if (code != 0) { /* not JSON, a batch, too deep, not JSON-RPC */
-        enum http_result r = http_reply_error(c, HTTP_BAD_REQUEST, eid, code, why,
-                                              HTTP_NO_HEADER);
+        enum http_result r = http_reply_error(c, HTTP_BAD_REQUEST, eid, code, why, HTTP_NO_HEADER);
         json_decref(eid);
         return r;
     }
@@ -183,8 +184,8 @@ static enum http_result handle_post(struct http_streamable *ep, struct MHD_Conne
 }
 
 /* Looks up the request's session; on failure queues the error in *ret. */
-static struct http_session *request_session(struct http_streamable *ep,
-                                            struct MHD_Connection *c, enum http_result *ret)
+static struct http_session *request_session(struct http_streamable *ep, struct MHD_Connection *c,
+                                            enum http_result *ret)
 {
     const char *sid = http_header_value(c, "Mcp-Session-Id");
     struct http_session *hs = sid ? http_session_get(ep->sessions, sid) : NULL;
@@ -202,8 +203,8 @@ static enum http_result handle_get(struct http_streamable *ep, struct MHD_Connec
     struct http_session *hs = request_session(ep, c, &ret);
     if (hs == NULL)
         return ret;
-    struct http_stream *st =
-        http_stream_new(hs, HTTP_STREAM_GET, NULL, NULL, http_conn_fd(c), ep->keepalive_s);
+    struct http_stream *st = http_stream_new(hs, HTTP_STREAM_GET, NULL, NULL, http_conn_fd(c),
+                                             ep->keepalive_s);
     unsigned status = 0;
     if (st == NULL)
         status = HTTP_SERVICE_UNAVAILABLE;
@@ -222,9 +223,10 @@ static enum http_result handle_get(struct http_streamable *ep, struct MHD_Connec
     else {
         if (st)
             http_stream_free(st);
-        ret = http_refuse(c, status, status == HTTP_CONFLICT
-                                         ? "conflict: this session already has a GET stream"
-                                         : "session ended");
+        ret = http_refuse(c, status,
+                          status == HTTP_CONFLICT
+                              ? "conflict: this session already has a GET stream"
+                              : "session ended");
     }
     http_session_unref(hs);
     return ret;

@@ -10,15 +10,18 @@
 
 #define SSE_QUEUE_MAX (64u << 20) /* bytes of notifications waiting on one stream */
 
-struct http_stream *http_stream_new(struct http_session *hs, enum http_stream_kind kind,
-                                    json_t *id, json_t *token, int fd, unsigned keepalive_s)
+struct http_stream *http_stream_new(struct http_session *hs, enum http_stream_kind kind, json_t *id,
+                                    json_t *token, int fd, unsigned keepalive_s)
 {
     struct http_stream *st = calloc(1, sizeof(*st));
     pthread_condattr_t attr;
 
     if (st == NULL)
         return NULL;
-    *st = (struct http_stream){.hs = hs, .kind = kind, .fd = fd, .keepalive_s = keepalive_s,
+    *st = (struct http_stream){.hs = hs,
+                               .kind = kind,
+                               .fd = fd,
+                               .keepalive_s = keepalive_s,
                                .request_id = id ? json_deep_copy(id) : NULL,
                                .progress_token = token ? json_deep_copy(token) : NULL};
     pthread_condattr_init(&attr);
@@ -267,8 +270,7 @@ enum http_result http_stream_reply_sse(struct MHD_Connection *c, struct http_str
 {
     return http_reply_stream(c, HTTP_OK, "text/event-stream",
                              (struct http_header){"Cache-Control", "no-cache"},
-                             (struct http_header){session_id ? "Mcp-Session-Id" : NULL,
-                                                  session_id},
+                             (struct http_header){session_id ? "Mcp-Session-Id" : NULL, session_id},
                              sse_read, sse_done, st);
 }
 

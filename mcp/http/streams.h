@@ -40,25 +40,25 @@ enum http_stream_kind {
 struct http_stream {
     struct http_session *hs; /* holds a reference */
     enum http_stream_kind kind;
-    json_t *request_id;      /* POST: the request's id */
-    json_t *progress_token;  /* POST: params._meta.progressToken, or NULL */
-    int fd;                  /* the connection's socket (MHD's) */
-    unsigned keepalive_s;    /* SSE: a comment after this many quiet seconds */
+    json_t *request_id;     /* POST: the request's id */
+    json_t *progress_token; /* POST: params._meta.progressToken, or NULL */
+    int fd;                 /* the connection's socket (MHD's) */
+    unsigned keepalive_s;   /* SSE: a comment after this many quiet seconds */
     pthread_cond_t wake;
-    char *buf;               /* SSE: bytes not yet handed out; JSON: the response */
+    char *buf; /* SSE: bytes not yet handed out; JSON: the response */
     size_t len, off;
-    bool answered;           /* the response is in buf */
+    bool answered; /* the response is in buf */
     bool answer_is_error;
-    bool ended;              /* cancelled, or the session ended: finish now */
-    bool linked;             /* in hs->streams */
+    bool ended;  /* cancelled, or the session ended: finish now */
+    bool linked; /* in hs->streams */
     struct http_stream *next;
 };
 
 /* A stream of hs (takes a session reference), not yet linked; id and token
  * are copied (may be NULL); fd is the connection's (http_conn_fd).  NULL
  * when out of memory. */
-struct http_stream *http_stream_new(struct http_session *hs, enum http_stream_kind kind,
-                                    json_t *id, json_t *token, int fd, unsigned keepalive_s);
+struct http_stream *http_stream_new(struct http_session *hs, enum http_stream_kind kind, json_t *id,
+                                    json_t *token, int fd, unsigned keepalive_s);
 
 /* Puts st in its session's list, where messages find it (hs->lock held). */
 void http_stream_link(struct http_stream *st);

@@ -17,18 +17,18 @@
 #define MCP_HTTP_MAX_ALLOWED_HOSTS 8
 
 struct mcp_http_options {
-    const char *host;         /* bind address: numeric IPv4/IPv6 or a name */
-    uint16_t port;            /* 0: any free port (see mcp_http_port) */
-    const char *token;        /* bearer token, or NULL (loopback binds only) */
+    const char *host;  /* bind address: numeric IPv4/IPv6 or a name */
+    uint16_t port;     /* 0: any free port (see mcp_http_port) */
+    const char *token; /* bearer token, or NULL (loopback binds only) */
     /* Extra names accepted in the Host header (besides localhost,
      * 127.0.0.1, [::1] and host itself), e.g. the machine's name when
      * bound to 0.0.0.0. */
     const char *allowed_hosts[MCP_HTTP_MAX_ALLOWED_HOSTS];
     size_t n_allowed_hosts;
-    size_t max_sessions;      /* 0: 64 */
-    unsigned max_connections; /* 0: 256 */
-    unsigned max_per_ip;      /* 0: 64 */
-    unsigned idle_timeout_s;  /* 0: 60 (a connection silent while a request is read) */
+    size_t max_sessions;        /* 0: 64 */
+    unsigned max_connections;   /* 0: 256 */
+    unsigned max_per_ip;        /* 0: 64 */
+    unsigned idle_timeout_s;    /* 0: 60 (a connection silent while a request is read) */
     unsigned session_timeout_s; /* 0: 3600 (a session with no request, no open
                                  * stream and no running call is ended) */
 };

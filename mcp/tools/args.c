@@ -18,28 +18,37 @@
 /* ---- the declarations ---- */
 
 #define N(a) (sizeof(a) / sizeof((a)[0]))
-#define DECL(t, f) {.tool = t, .fields = f, .n_fields = N(f)}
-#define NO_ARGS(t) {.tool = t}
+#define DECL(t, f)                                                                                 \
+    {                                                                                              \
+        .tool = t, .fields = f, .n_fields = N(f)                                                   \
+    }
+#define NO_ARGS(t)                                                                                 \
+    {                                                                                              \
+        .tool = t                                                                                  \
+    }
 
 static const char *const encodings[] = {"utf-8", "base64", NULL};
 
 /* A field: its name, type, MCP_ARG_* flags, then what it needs of the
  * rest of struct mcp_arg (.description, .dflt, ...). */
-#define ARG(n, t, f, ...) {.name = n, .type = MCP_ARG_##t, .flags = (f), __VA_ARGS__}
+#define ARG(n, t, f, ...)                                                                          \
+    {                                                                                              \
+        .name = n, .type = MCP_ARG_##t, .flags = (f), __VA_ARGS__                                  \
+    }
 #define REQUIRED MCP_ARG_REQUIRED
 #define NONEMPTY MCP_ARG_NONEMPTY
 
 #define SANDBOX_ID ARG("sandbox_id", STRING, REQUIRED | NONEMPTY)
 #define SANDBOX_ID_OPTIONAL ARG("sandbox_id", STRING, NONEMPTY)
 #define PATH ARG("path", STRING, REQUIRED | NONEMPTY)
-#define HOST_PATH                                                                                \
-    ARG("host_path", STRING, REQUIRED | NONEMPTY,                                                \
+#define HOST_PATH                                                                                  \
+    ARG("host_path", STRING, REQUIRED | NONEMPTY,                                                  \
         .description = "absolute, inside an allowed directory")
 /* Their ranges come from the server's ceilings (limit_args). */
-#define LIMITS                                                                                   \
-    ARG("memory_mb", NUMBER, 0, .description = "memory limit in MiB"),                           \
-        ARG("cpus", NUMBER, 0, .description = "CPU limit, e.g. 0.5"),                            \
-        ARG("pids", INTEGER, 0, .description = "most processes and threads"),                    \
+#define LIMITS                                                                                     \
+    ARG("memory_mb", NUMBER, 0, .description = "memory limit in MiB"),                             \
+        ARG("cpus", NUMBER, 0, .description = "CPU limit, e.g. 0.5"),                              \
+        ARG("pids", INTEGER, 0, .description = "most processes and threads"),                      \
         ARG("timeout_s", NUMBER, 0, .description = "wall-clock limit in seconds")
 
 static const struct mcp_arg create_fields[] = {
@@ -95,8 +104,7 @@ static const struct mcp_arg delete_fields[] = {SANDBOX_ID, PATH, ARG("recursive"
 static const struct mcp_arg tree_fields[] = {
     SANDBOX_ID,
     ARG("path", STRING, 0),
-    ARG("depth", INTEGER, 0, .has_min = true, .min = 1, .has_max = true,
-        .max = MCP_TREE_DEPTH_MAX),
+    ARG("depth", INTEGER, 0, .has_min = true, .min = 1, .has_max = true, .max = MCP_TREE_DEPTH_MAX),
 };
 static const struct mcp_arg copy_in_fields[] = {SANDBOX_ID, HOST_PATH, PATH};
 static const struct mcp_arg copy_out_fields[] = {
@@ -108,9 +116,22 @@ static const struct mcp_arg copy_out_fields[] = {
 
 /* The decoders below name their tool's declaration by these. */
 enum {
-    SANDBOX_CREATE, SANDBOX_LIST, SANDBOX_STOP, EXECUTE_CODE, RUN_COMMAND, WRITE_FILE, READ_FILE,
-    LIST_DIRECTORY, CREATE_DIRECTORY, DELETE_PATH, PROJECT_STRUCTURE, COPY_IN, COPY_OUT,
-    LIST_LANGUAGES, LIST_IMAGES, N_TOOLS
+    SANDBOX_CREATE,
+    SANDBOX_LIST,
+    SANDBOX_STOP,
+    EXECUTE_CODE,
+    RUN_COMMAND,
+    WRITE_FILE,
+    READ_FILE,
+    LIST_DIRECTORY,
+    CREATE_DIRECTORY,
+    DELETE_PATH,
+    PROJECT_STRUCTURE,
+    COPY_IN,
+    COPY_OUT,
+    LIST_LANGUAGES,
+    LIST_IMAGES,
+    N_TOOLS
 };
 
 static const struct mcp_tool_args decls[N_TOOLS] = {
@@ -149,8 +170,8 @@ const struct mcp_tool_args *mcp_tool_args_all(size_t *n)
 
 /* One limit: the default unless named, then within lo..hi (hi: the
  * server's ceiling). */
-static int limit_arg(json_t *args, const char *key, double lo, double hi, bool integer,
-                     double *v, bool *given, struct nsbox_err *err)
+static int limit_arg(json_t *args, const char *key, double lo, double hi, bool integer, double *v,
+                     bool *given, struct nsbox_err *err)
 {
     *v = mcp_arg_number(args, key, *v, given);
     if (*given && (*v < lo || *v > hi))
@@ -171,8 +192,8 @@ static int limit_args(const struct mcp_server *cfg, json_t *args, struct mcp_lim
     *l = cfg->defaults;
     if (limit_arg(args, "memory_mb", 16, (double)cfg->ceilings.memory_mb, false, &mem,
                   &out->has_memory, err) < 0 ||
-        limit_arg(args, "cpus", 0.01, cfg->ceilings.cpus, false, &l->cpus, &out->has_cpus,
-                  err) < 0 ||
+        limit_arg(args, "cpus", 0.01, cfg->ceilings.cpus, false, &l->cpus, &out->has_cpus, err) <
+            0 ||
         limit_arg(args, "pids", 8, cfg->ceilings.pids, true, &pids, &out->has_pids, err) < 0 ||
         limit_arg(args, "timeout_s", 0.1, cfg->ceilings.timeout_s, false, &l->timeout_s,
                   &out->has_timeout, err) < 0)
@@ -237,10 +258,11 @@ static int env_strings(json_t *env, char ***out, struct nsbox_err *err)
 
     if (v == NULL)
         return nsbox_err_set(err, 0, "out of memory");
-    json_object_foreach(env, key, value) {
+    json_object_foreach (env, key, value) {
         if (key[0] == '\0' || strchr(key, '=') != NULL)
-            return nsbox_err_set(err, 0, "env: \"%s\" must be a name without '=' with a "
-                                         "string value",
+            return nsbox_err_set(err, 0,
+                                 "env: \"%s\" must be a name without '=' with a "
+                                 "string value",
                                  key);
         if (asprintf(&v[i], "%s=%s", key, json_string_value(value)) < 0) {
             v[i] = NULL;
@@ -281,13 +303,14 @@ static int create_args(const struct mcp_server *cfg, json_t *args, struct mcp_cr
     if (env != NULL && env_strings(env, &out->env, err) < 0)
         return -1;
     if (out->workspace != NULL && !box_workspace_name_ok(out->workspace))
-        return nsbox_err_set(err, 0, "workspace names are 1-64 of a-z 0-9 . _ -, not "
-                                     "starting with . or -");
+        return nsbox_err_set(err, 0,
+                             "workspace names are 1-64 of a-z 0-9 . _ -, not "
+                             "starting with . or -");
     return 0;
 }
 
-int mcp_args_sandbox_create(const struct mcp_server *cfg, json_t *args,
-                            struct mcp_create_args *out, struct nsbox_err *err)
+int mcp_args_sandbox_create(const struct mcp_server *cfg, json_t *args, struct mcp_create_args *out,
+                            struct nsbox_err *err)
 {
     *out = (struct mcp_create_args){0};
     if (create_args(cfg, args, out, err) < 0) {
@@ -463,7 +486,7 @@ static bool names_root_or_workdir(const char *path)
         p += n;
         p += *p == '/';
         if (path[0] == '/' && depth < 0)
-            depth = 0;   /* "/.." is "/" */
+            depth = 0; /* "/.." is "/" */
     }
     return depth <= 0;
 }
@@ -498,8 +521,9 @@ static int allowed_dir(const struct mcp_server *cfg, const char *host_path, size
             return 0;
         }
     }
-    return nsbox_err_set(err, 0, "%.200s is not inside a directory the operator allowed "
-                                 "(serve --allow-host-dir)",
+    return nsbox_err_set(err, 0,
+                         "%.200s is not inside a directory the operator allowed "
+                         "(serve --allow-host-dir)",
                          host_path);
 }
 
@@ -548,8 +572,9 @@ int mcp_args_copy_out(const struct mcp_server *cfg, json_t *args, struct mcp_cop
     if (slash)
         *slash = '\0';
     if (strcmp(out->name, "..") == 0 || strcmp(out->name, ".") == 0) {
-        nsbox_err_set(err, 0, "cannot write %.200s: no such directory, or a symlink or escape "
-                              "on the way",
+        nsbox_err_set(err, 0,
+                      "cannot write %.200s: no such directory, or a symlink or escape "
+                      "on the way",
                       out->host_path);
         goto fail;
     }

@@ -31,11 +31,11 @@
 /* Code travels in argv: bounded well below the control message (128 KiB)
  * and ARG_MAX.  Larger programs belong in a file (write_file). */
 #define MCP_CODE_MAX (96 * 1024)
-#define MCP_WRITE_MAX (16u << 20)     /* decoded bytes per write_file */
+#define MCP_WRITE_MAX (16u << 20) /* decoded bytes per write_file */
 #define MCP_READ_DEFAULT (1u << 20)
 #define MCP_READ_MAX (8u << 20)
-#define MCP_TREE_DEPTH_MAX 16         /* project_structure's depth */
-#define MCP_LIST_RECURSIVE_DEPTH 64   /* list_directory with recursive */
+#define MCP_TREE_DEPTH_MAX 16       /* project_structure's depth */
+#define MCP_LIST_RECURSIVE_DEPTH 64 /* list_directory with recursive */
 
 /* Per-call limits: cfg's defaults, each overridden by the call within
  * cfg's ceilings. */
@@ -46,12 +46,12 @@ struct mcp_limit_args {
 
 /* sandbox_create */
 struct mcp_create_args {
-    const char *image;            /* NULL: the language's image */
-    const char *language;         /* "python" unless given */
+    const char *image;    /* NULL: the language's image */
+    const char *language; /* "python" unless given */
     struct mcp_limit_args limits;
-    char **env;                   /* owned: "KEY=VALUE" strings, or NULL for none */
-    const char *workdir;          /* absolute, or NULL for /workspace */
-    const char *workspace;        /* a valid workspace name, or NULL */
+    char **env;            /* owned: "KEY=VALUE" strings, or NULL for none */
+    const char *workdir;   /* absolute, or NULL for /workspace */
+    const char *workspace; /* a valid workspace name, or NULL */
 };
 
 /* sandbox_stop */
@@ -61,37 +61,37 @@ struct mcp_stop_args {
 
 /* execute_code, run_command */
 struct mcp_run_args {
-    char *argv[4];                /* interpreter, flag, code (borrowed), NULL */
-    const char *sandbox_id;       /* NULL: a one-shot sandbox */
-    const char *language;         /* execute_code: the language ("python" unless
+    char *argv[4];          /* interpreter, flag, code (borrowed), NULL */
+    const char *sandbox_id; /* NULL: a one-shot sandbox */
+    const char *language;   /* execute_code: the language ("python" unless
                                    * given); run_command: NULL, the tool picks */
-    const char *stdin_data;       /* NULL: none */
-    const char *workdir;          /* run_command: absolute, or NULL */
+    const char *stdin_data; /* NULL: none */
+    const char *workdir;    /* run_command: absolute, or NULL */
     struct mcp_limit_args limits;
 };
 
 /* write_file */
 struct mcp_write_args {
     const char *sandbox_id, *path;
-    const char *content;          /* len bytes (may hold NULs): borrowed text, or decoded */
-    size_t len;                   /* at most MCP_WRITE_MAX */
-    unsigned char *decoded;       /* owned: base64's bytes (content points here), or NULL */
+    const char *content;    /* len bytes (may hold NULs): borrowed text, or decoded */
+    size_t len;             /* at most MCP_WRITE_MAX */
+    unsigned char *decoded; /* owned: base64's bytes (content points here), or NULL */
     bool append;
 };
 
 /* read_file */
 struct mcp_read_args {
     const char *sandbox_id, *path;
-    bool base64;                  /* encoding "base64" was asked for */
-    int64_t offset;               /* >= 0 */
-    size_t length;                /* 1 .. MCP_READ_MAX */
+    bool base64;    /* encoding "base64" was asked for */
+    int64_t offset; /* >= 0 */
+    size_t length;  /* 1 .. MCP_READ_MAX */
 };
 
 /* list_directory, project_structure */
 struct mcp_list_args {
     const char *sandbox_id;
-    const char *path;             /* "." unless given */
-    int depth;                    /* 1 or MCP_LIST_RECURSIVE_DEPTH; 1 .. MCP_TREE_DEPTH_MAX */
+    const char *path; /* "." unless given */
+    int depth;        /* 1 or MCP_LIST_RECURSIVE_DEPTH; 1 .. MCP_TREE_DEPTH_MAX */
 };
 
 /* create_directory, delete_path */
@@ -103,19 +103,19 @@ struct mcp_path_args {
 /* copy_in, copy_out */
 struct mcp_copy_args {
     const char *sandbox_id, *path, *host_path;
-    size_t dir;                   /* index into cfg->host_dirs holding host_path */
-    const char *rel;              /* host_path below that directory: non-empty */
-    bool overwrite;               /* copy_out */
+    size_t dir;      /* index into cfg->host_dirs holding host_path */
+    const char *rel; /* host_path below that directory: non-empty */
+    bool overwrite;  /* copy_out */
     /* copy_out: rel split at its last '/'. */
-    bool has_parent;              /* rel has a '/': parent is the part before it */
+    bool has_parent; /* rel has a '/': parent is the part before it */
     char parent[PATH_MAX];
-    const char *name;             /* the part after it (or all of rel): points into rel */
+    const char *name; /* the part after it (or all of rel): points into rel */
 };
 
 /* Each returns 0 with *out filled, or -1 with err set (see above). */
 int mcp_args_none(json_t *args, struct nsbox_err *err);
-int mcp_args_sandbox_create(const struct mcp_server *cfg, json_t *args,
-                            struct mcp_create_args *out, struct nsbox_err *err);
+int mcp_args_sandbox_create(const struct mcp_server *cfg, json_t *args, struct mcp_create_args *out,
+                            struct nsbox_err *err);
 int mcp_args_sandbox_stop(json_t *args, struct mcp_stop_args *out, struct nsbox_err *err);
 int mcp_args_execute_code(const struct mcp_server *cfg, json_t *args, struct mcp_run_args *out,
                           struct nsbox_err *err);

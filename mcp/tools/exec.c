@@ -18,13 +18,12 @@ static json_t *result_record(const struct nsbox_exec_result *r)
 {
     uint64_t peak = box_result_memory_peak(r);
     return json_pack("{s:s,s:i,s:i,s:s%,s:s%,s:b,s:b,s:b,s:b,s:I,s:I,s:I,s:[]}", "status",
-                     box_result_status(r), "exit_code", r->exit_code, "signal", r->signal,
-                     "stdout", r->out ? r->out : "", r->out_len, "stderr", r->err ? r->err : "",
-                     r->err_len, "stdout_truncated", r->out_truncated, "stderr_truncated",
-                     r->err_truncated, "timed_out", r->timed_out, "oom_killed", r->oom_killed,
-                     "wall_ms", (json_int_t)(r->wall_us / 1000), "cpu_ms",
-                     (json_int_t)(r->cpu_us / 1000), "memory_peak_bytes", (json_int_t)peak,
-                     "files");
+                     box_result_status(r), "exit_code", r->exit_code, "signal", r->signal, "stdout",
+                     r->out ? r->out : "", r->out_len, "stderr", r->err ? r->err : "", r->err_len,
+                     "stdout_truncated", r->out_truncated, "stderr_truncated", r->err_truncated,
+                     "timed_out", r->timed_out, "oom_killed", r->oom_killed, "wall_ms",
+                     (json_int_t)(r->wall_us / 1000), "cpu_ms", (json_int_t)(r->cpu_us / 1000),
+                     "memory_peak_bytes", (json_int_t)peak, "files");
 }
 
 static bool stopped(struct mcp_session *s, const struct mcp_sandbox *m)
@@ -58,10 +57,10 @@ static void send_progress(void *arg, uint64_t elapsed_ms, const char *out, size_
     struct progress_ctx *p = arg;
     char msg[512];
     tail_lines(out_len ? out : err, out_len ? out_len : err_len, msg, sizeof(msg));
-    p->s->send(p->s, jsonrpc_notification(
-                         "notifications/progress",
-                         json_pack("{s:O,s:I,s:s}", "progressToken", p->token, "progress",
-                                   (json_int_t)elapsed_ms, "message", msg)));
+    p->s->send(p->s,
+               jsonrpc_notification("notifications/progress",
+                                    json_pack("{s:O,s:I,s:s}", "progressToken", p->token,
+                                              "progress", (json_int_t)elapsed_ms, "message", msg)));
 }
 
 /* The snapshots of one run, freed on every path. */
@@ -91,11 +90,18 @@ static int exec_in(struct mcp_session *s, struct mcp_call *call, struct mcp_sand
                    struct nsbox_err *err)
 {
     struct nsbox_exec_result res;
-    struct nsbox_exec_opts eo = {
-        .argv = rq->argv, .env = m->box.env, .cwd = rq->workdir ? rq->workdir : m->box.workdir,
-        .uid = m->box.uid, .gid = m->box.gid, .timeout_s = timeout, .stdin_fd = -1,
-        .stdin_data = rq->stdin_data, .stdin_len = rq->stdin_data ? strlen(rq->stdin_data) : 0,
-        .capture = true, .output_cap = s->cfg->output_cap, .cancel = &call->cancel};
+    struct nsbox_exec_opts eo = {.argv = rq->argv,
+                                 .env = m->box.env,
+                                 .cwd = rq->workdir ? rq->workdir : m->box.workdir,
+                                 .uid = m->box.uid,
+                                 .gid = m->box.gid,
+                                 .timeout_s = timeout,
+                                 .stdin_fd = -1,
+                                 .stdin_data = rq->stdin_data,
+                                 .stdin_len = rq->stdin_data ? strlen(rq->stdin_data) : 0,
+                                 .capture = true,
+                                 .output_cap = s->cfg->output_cap,
+                                 .cancel = &call->cancel};
     struct progress_ctx pc = {s, call->progress_token};
     /* Progress only where the client asked for it (a progressToken). */
     if (call->progress_token != NULL) {

@@ -55,8 +55,12 @@ static struct mcp_sandbox *op_begin(struct mcp_session *s, struct mcp_call *call
     struct mcp_sandbox *m = mcp_sandbox_get(s, sandbox_id, err);
     if (m == NULL)
         return NULL;
-    *ctx = (struct nsbox_file_ctx){.env = m->box.env, .cwd = m->box.workdir, .uid = m->box.uid,
-                                   .gid = m->box.gid, .timeout_s = 30, .write_max = MCP_WRITE_MAX,
+    *ctx = (struct nsbox_file_ctx){.env = m->box.env,
+                                   .cwd = m->box.workdir,
+                                   .uid = m->box.uid,
+                                   .gid = m->box.gid,
+                                   .timeout_s = 30,
+                                   .write_max = MCP_WRITE_MAX,
                                    .cancel = &call->cancel};
     if (mcp_op_begin(s, call, m, err) < 0) {
         mcp_sandbox_put(s, m);
@@ -86,8 +90,8 @@ MCP_TOOL_FN(write_file)
     int r = nsbox_file_write(&m->box.sb, &ctx, a.path, a.content, a.len, a.append, NULL, err);
     if (op_end(s, call, m, r) < 0)
         return -1;
-    out->structured = json_pack("{s:s,s:I,s:b}", "path", a.path, "bytes_written",
-                                (json_int_t)a.len, "appended", a.append);
+    out->structured = json_pack("{s:s,s:I,s:b}", "path", a.path, "bytes_written", (json_int_t)a.len,
+                                "appended", a.append);
     return 0;
 }
 
@@ -95,12 +99,11 @@ MCP_TOOL_FN(write_file)
 static json_t *read_json(const struct mcp_read_args *a, const struct nsbox_file_data *d,
                          bool base64, const char *enc, const char *mime)
 {
-    return json_pack("{s:s,s:I,s:I,s:s,s:s%,s:b,s:s?}", "path", a->path, "size",
-                     (json_int_t)d->size, "offset", (json_int_t)a->offset, "encoding",
-                     base64 ? "base64" : "utf-8", "content",
-                     base64 ? (enc ? enc : "") : (const char *)d->data,
-                     base64 ? (enc ? strlen(enc) : 0) : d->len, "truncated", d->truncated,
-                     "mime_type", mime);
+    return json_pack(
+        "{s:s,s:I,s:I,s:s,s:s%,s:b,s:s?}", "path", a->path, "size", (json_int_t)d->size, "offset",
+        (json_int_t)a->offset, "encoding", base64 ? "base64" : "utf-8", "content",
+        base64 ? (enc ? enc : "") : (const char *)d->data,
+        base64 ? (enc ? strlen(enc) : 0) : d->len, "truncated", d->truncated, "mime_type", mime);
 }
 
 MCP_TOOL_FN(read_file)
@@ -139,18 +142,17 @@ static json_t *listing_json(const struct nsbox_file_list *l, const char *path)
         char mode[8];
         snprintf(mode, sizeof(mode), "%04o", (unsigned)e->mode);
         json_t *o = json_pack("{s:s,s:s,s:I,s:s,s:I}", "path", e->path, "type",
-                              nsbox_file_type_name(e->type), "size", (json_int_t)e->size,
-                              "mode", mode, "mtime", (json_int_t)e->mtime);
+                              nsbox_file_type_name(e->type), "size", (json_int_t)e->size, "mode",
+                              mode, "mtime", (json_int_t)e->mtime);
         if (o != NULL && e->name_not_utf8)
             json_object_set_new(o, "name_not_utf8", json_true());
         json_array_append_new(entries, o);
     }
-    return json_pack("{s:o,s:b,s:s}", "entries", entries, "truncated", l->truncated, "path",
-                     path);
+    return json_pack("{s:o,s:b,s:s}", "entries", entries, "truncated", l->truncated, "path", path);
 }
 
-static int list(struct mcp_session *s, struct mcp_call *call, const char *id,
-                const char *path, int depth, struct mcp_result *out, struct nsbox_err *err)
+static int list(struct mcp_session *s, struct mcp_call *call, const char *id, const char *path,
+                int depth, struct mcp_result *out, struct nsbox_err *err)
 {
     struct nsbox_file_ctx ctx;
     struct nsbox_file_list l;
@@ -185,7 +187,7 @@ static char *tree_text(const char *root, json_t *j)
     if (tree == NULL)
         return NULL;
     n += (size_t)snprintf(tree, cap, "%s\n", root);
-    json_array_foreach(json_object_get(j, "entries"), i, e) {
+    json_array_foreach (json_object_get(j, "entries"), i, e) {
         const char *p = json_string_value(json_object_get(e, "path"));
         const char *type = json_string_value(json_object_get(e, "type"));
         int level = 0;

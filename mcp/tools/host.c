@@ -32,14 +32,18 @@
  * most COPY_MAX + 1 bytes into *d, or (d NULL) a write of in.  Returns 0,
  * or -1 with err set. */
 static int sandbox_op(struct mcp_session *s, struct mcp_call *call, const char *id,
-                      const char *path, const char *in, size_t in_len,
-                      struct nsbox_file_data *d, struct nsbox_err *err)
+                      const char *path, const char *in, size_t in_len, struct nsbox_file_data *d,
+                      struct nsbox_err *err)
 {
     struct mcp_sandbox *m = mcp_sandbox_get(s, id, err);
     if (m == NULL)
         return -1;
-    struct nsbox_file_ctx ctx = {.env = m->box.env, .cwd = m->box.workdir, .uid = m->box.uid,
-                                 .gid = m->box.gid, .timeout_s = 60, .write_max = COPY_MAX,
+    struct nsbox_file_ctx ctx = {.env = m->box.env,
+                                 .cwd = m->box.workdir,
+                                 .uid = m->box.uid,
+                                 .gid = m->box.gid,
+                                 .timeout_s = 60,
+                                 .write_max = COPY_MAX,
                                  .cancel = &call->cancel};
     int r = mcp_op_begin(s, call, m, err);
     if (r == 0) {
@@ -62,8 +66,7 @@ static int read_host(int dfd, const struct mcp_copy_args *a, char **buf, ssize_t
     int e = errno;
     if (fd < 0)
         return nsbox_err_set(err, e, "cannot open %.200s: %s%s", a->host_path, strerror(e),
-                             e == ELOOP || e == EXDEV ? " (symlinks and escapes are refused)"
-                                                      : "");
+                             e == ELOOP || e == EXDEV ? " (symlinks and escapes are refused)" : "");
     _cleanup_free_ char *b = NULL;
     *n = -1;
     if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size <= COPY_MAX &&
@@ -86,8 +89,8 @@ MCP_TOOL_FN(copy_in)
         read_host(s->cfg->host_dirs[a.dir].fd, &a, &buf, &n, err) < 0 ||
         sandbox_op(s, call, a.sandbox_id, a.path, buf, (size_t)n, NULL, err) < 0)
         return -1;
-    out->structured = json_pack("{s:s,s:s,s:I}", "host_path", a.host_path, "path", a.path,
-                                "bytes", (json_int_t)n);
+    out->structured = json_pack("{s:s,s:s,s:I}", "host_path", a.host_path, "path", a.path, "bytes",
+                                (json_int_t)n);
     return 0;
 }
 
@@ -97,9 +100,9 @@ static int write_host(int pfd, const struct mcp_copy_args *a, const struct nsbox
                       struct nsbox_err *err)
 {
     struct stat st;
-    _cleanup_close_ int fd = openat(pfd, a->name, O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC |
-                                                      (a->overwrite ? O_TRUNC : O_EXCL),
-                                    0644);
+    _cleanup_close_ int fd = openat(
+        pfd, a->name,
+        O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC | (a->overwrite ? O_TRUNC : O_EXCL), 0644);
     if (fd < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
         int e = errno;
         return nsbox_err_set(err, e, "cannot write %.200s: %s%s", a->host_path, strerror(e),
@@ -121,13 +124,14 @@ MCP_TOOL_FN(copy_out)
     int dfd = s->cfg->host_dirs[a.dir].fd;
     /* The parent must exist beneath the allowed directory, symlink-free
      * (the decoder refused "." and ".." as the name). */
-    _cleanup_close_ int pfd =
-        a.has_parent
-            ? nsbox_openat2(dfd, a.parent, O_PATH | O_DIRECTORY | O_CLOEXEC, 0, HOST_RESOLVE)
-            : dup(dfd);
+    _cleanup_close_ int pfd = a.has_parent
+                                  ? nsbox_openat2(dfd, a.parent, O_PATH | O_DIRECTORY | O_CLOEXEC,
+                                                  0, HOST_RESOLVE)
+                                  : dup(dfd);
     if (pfd < 0)
-        return nsbox_err_set(err, errno, "cannot write %.200s: no such directory, or a "
-                                         "symlink or escape on the way",
+        return nsbox_err_set(err, errno,
+                             "cannot write %.200s: no such directory, or a "
+                             "symlink or escape on the way",
                              a.host_path);
     if (sandbox_op(s, call, a.sandbox_id, a.path, NULL, 0, &res, err) < 0)
         return -1;
@@ -135,7 +139,7 @@ MCP_TOOL_FN(copy_out)
         return nsbox_err_set(err, EFBIG, "%.200s is larger than %u bytes", a.path, COPY_MAX);
     if (write_host(pfd, &a, &res, err) < 0)
         return -1;
-    out->structured = json_pack("{s:s,s:s,s:I}", "path", a.path, "host_path", a.host_path,
-                                "bytes", (json_int_t)res.len);
+    out->structured = json_pack("{s:s,s:s,s:I}", "path", a.path, "host_path", a.host_path, "bytes",
+                                (json_int_t)res.len);
     return 0;
 }

@@ -42,8 +42,8 @@ size_t mcp_languages_text(char *buf, size_t size, const char *last_sep)
         if (table[i].alias_of != NULL)
             continue;
         const char *sep = k == 0 ? "" : k + 1 == n_primary ? last_sep : ", ";
-        int w = snprintf(len < size ? buf + len : NULL, len < size ? size - len : 0, "%s%s",
-                         sep, table[i].name);
+        int w = snprintf(len < size ? buf + len : NULL, len < size ? size - len : 0, "%s%s", sep,
+                         table[i].name);
         len += (size_t)(w > 0 ? w : 0);
         k++;
     }

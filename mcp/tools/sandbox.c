@@ -27,15 +27,15 @@ const char *mcp_image_for_language(struct mcp_session *s, const char *language)
         if (strcmp(s->cfg->langs[i].language, language) == 0)
             return s->cfg->langs[i].ref;
     return box_image_for_language(&s->cfg->boxes, language, buf, sizeof(buf), &err) == 0 ? buf
-                                                                                       : NULL;
+                                                                                         : NULL;
 }
 
 static json_t *limits_json(const struct mcp_sandbox *m)
 {
     return json_pack("{s:I,s:f,s:i,s:f,s:s}", "memory_mb",
-                     (json_int_t)(m->box.limits.memory_bytes >> 20),
-                     "cpus", m->box.limits.cpus, "pids", (int)m->box.limits.pids, "timeout_s",
-                     m->box.limits.timeout_s, "enforced", m->box.sb.limits_note);
+                     (json_int_t)(m->box.limits.memory_bytes >> 20), "cpus", m->box.limits.cpus,
+                     "pids", (int)m->box.limits.pids, "timeout_s", m->box.limits.timeout_s,
+                     "enforced", m->box.sb.limits_note);
 }
 
 /* ---- the tools ---- */
@@ -57,8 +57,8 @@ MCP_TOOL_FN(sandbox_create)
     mcp_session_log(s, "info", "sandbox %s created from %s", m->box.sb.id, m->box.image);
     (void)call;
     out->structured = json_pack("{s:s,s:s,s:s,s:o,s:s?}", "sandbox_id", m->box.sb.id, "image",
-                                m->box.image, "digest", m->box.digest, "limits",
-                                limits_json(m), "workspace", m->box.workspace);
+                                m->box.image, "digest", m->box.digest, "limits", limits_json(m),
+                                "workspace", m->box.workspace);
     mcp_sandbox_put(s, m); /* a stop may free it from here on */
     return 0;
 }
@@ -141,10 +141,9 @@ MCP_TOOL_FN(list_languages)
         _cleanup_json_ json_t *own = languages_of(&v[i]);
         json_t *l;
         size_t k;
-        json_array_foreach(own, k, l)
-            json_array_append_new(langs, language_entry(l, v[i].names[0] ? v[i].names[0]
-                                                                         : v[i].digest,
-                                                        v[i].digest));
+        json_array_foreach (own, k, l)
+            json_array_append_new(
+                langs, language_entry(l, v[i].names[0] ? v[i].names[0] : v[i].digest, v[i].digest));
         images_image_free(&v[i]);
     }
     free(v);

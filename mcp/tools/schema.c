@@ -14,15 +14,16 @@
 #define EXACT_MAX 9007199254740992.0
 
 static const char *const type_names[] = {
-    [MCP_ARG_STRING] = "string",   [MCP_ARG_INTEGER] = "integer",
-    [MCP_ARG_NUMBER] = "number",   [MCP_ARG_BOOLEAN] = "boolean",
-    [MCP_ARG_STRING_MAP] = "object",
+    [MCP_ARG_STRING] = "string",   [MCP_ARG_INTEGER] = "integer",   [MCP_ARG_NUMBER] = "number",
+    [MCP_ARG_BOOLEAN] = "boolean", [MCP_ARG_STRING_MAP] = "object",
 };
 
 /* What a value of each type is, for the errors. */
 static const char *const type_phrases[] = {
-    [MCP_ARG_STRING] = "a string",   [MCP_ARG_INTEGER] = "an integer",
-    [MCP_ARG_NUMBER] = "a number",   [MCP_ARG_BOOLEAN] = "true or false",
+    [MCP_ARG_STRING] = "a string",
+    [MCP_ARG_INTEGER] = "an integer",
+    [MCP_ARG_NUMBER] = "a number",
+    [MCP_ARG_BOOLEAN] = "true or false",
     [MCP_ARG_STRING_MAP] = "an object of strings",
 };
 
@@ -216,8 +217,9 @@ static int check_string(const struct mcp_arg *f, json_t *v, struct nsbox_err *er
     }
     if ((f->flags & MCP_ARG_LANGUAGE) && mcp_language_find(s) == NULL) {
         mcp_languages_text(list, sizeof(list), " or ");
-        return nsbox_err_set(err, 0, "no way to run \"%.32s\" code; use run_command, or one "
-                                     "of %s",
+        return nsbox_err_set(err, 0,
+                             "no way to run \"%.32s\" code; use run_command, or one "
+                             "of %s",
                              s, list);
     }
     return 0;
@@ -235,8 +237,7 @@ static int number_error(const struct mcp_arg *f, struct nsbox_err *err)
 {
     const char *what = type_phrases[f->type];
     if (f->has_min && f->has_max)
-        return nsbox_err_set(err, 0, "%s must be %s from %g to %g", f->name, what, f->min,
-                             f->max);
+        return nsbox_err_set(err, 0, "%s must be %s from %g to %g", f->name, what, f->min, f->max);
     if (f->has_min || f->has_max)
         return nsbox_err_set(err, 0, "%s must be %s, %g or %s", f->name, what,
                              f->has_min ? f->min : f->max, f->has_min ? "more" : "less");
@@ -246,8 +247,8 @@ static int number_error(const struct mcp_arg *f, struct nsbox_err *err)
 static int check_number(const struct mcp_arg *f, json_t *v, struct nsbox_err *err)
 {
     double d = json_number_value(v);
-    if ((f->type == MCP_ARG_INTEGER && !integral(v)) ||
-        (f->has_min && d < f->min) || (f->has_max && d > f->max))
+    if ((f->type == MCP_ARG_INTEGER && !integral(v)) || (f->has_min && d < f->min) ||
+        (f->has_max && d > f->max))
         return number_error(f, err);
     return 0;
 }
@@ -256,10 +257,10 @@ static int check_map(const struct mcp_arg *f, json_t *v, struct nsbox_err *err)
 {
     const char *key;
     json_t *value;
-    json_object_foreach(v, key, value) {
+    json_object_foreach (v, key, value) {
         if (!json_is_string(value) || strlen(json_string_value(value)) != json_string_length(value))
-            return nsbox_err_set(err, 0, "%s: \"%s\" must be a string without NUL bytes",
-                                 f->name, key);
+            return nsbox_err_set(err, 0, "%s: \"%s\" must be a string without NUL bytes", f->name,
+                                 key);
     }
     return 0;
 }
@@ -300,7 +301,7 @@ int mcp_schema_check(const struct mcp_tool_args *t, json_t *args, struct nsbox_e
 
     if (args != NULL && !json_is_object(args))
         return nsbox_err_set(err, 0, "arguments must be an object");
-    json_object_foreach(args, key, v) {
+    json_object_foreach (args, key, v) {
         if (find_field(t, key) == NULL)
             return nsbox_err_set(err, 0, "unknown argument \"%s\"", key);
     }
@@ -308,8 +309,7 @@ int mcp_schema_check(const struct mcp_tool_args *t, json_t *args, struct nsbox_e
         const struct mcp_arg *f = &t->fields[i];
         v = json_object_get(args, f->name);
         if (v == NULL && (f->flags & MCP_ARG_REQUIRED))
-            return nsbox_err_set(err, 0, "%s is required (%s)", f->name,
-                                 type_phrases[f->type]);
+            return nsbox_err_set(err, 0, "%s is required (%s)", f->name, type_phrases[f->type]);
         if (v != NULL && check_field(f, v, err) < 0)
             return -1;
     }

@@ -16,7 +16,7 @@
 
 enum mcp_arg_type {
     MCP_ARG_STRING,
-    MCP_ARG_INTEGER,    /* JSON Schema's: 3 and 3.0 alike (within 2^53 for a real) */
+    MCP_ARG_INTEGER, /* JSON Schema's: 3 and 3.0 alike (within 2^53 for a real) */
     MCP_ARG_NUMBER,
     MCP_ARG_BOOLEAN,
     MCP_ARG_STRING_MAP, /* an object whose values are strings (env) */
@@ -26,21 +26,22 @@ enum mcp_arg_type {
 #define MCP_ARG_REQUIRED 0x1u
 #define MCP_ARG_NONEMPTY 0x2u /* a string: not "" */
 #define MCP_ARG_NUL_OK 0x4u   /* a string: may hold NUL bytes (file content) */
-#define MCP_ARG_LANGUAGE 0x8u /* a string: a name in languages.h's table, listed in
+#define MCP_ARG_LANGUAGE                                                                           \
+    0x8u /* a string: a name in languages.h's table, listed in
                                * the description */
 
 struct mcp_arg {
     const char *name;
     enum mcp_arg_type type;
-    unsigned flags;                /* MCP_ARG_* */
-    const char *description;       /* NULL: none */
-    const char *dflt;              /* a string's default: in the schema, and what
+    unsigned flags;             /* MCP_ARG_* */
+    const char *description;    /* NULL: none */
+    const char *dflt;           /* a string's default: in the schema, and what
                                     * mcp_arg_string gives when it is absent */
-    const char *const *choices;    /* a string's enum: NULL-terminated, or NULL */
-    bool has_min, has_max;         /* numbers: the schema's minimum and maximum */
+    const char *const *choices; /* a string's enum: NULL-terminated, or NULL */
+    bool has_min, has_max;      /* numbers: the schema's minimum and maximum */
     double min, max;
-    size_t max_len;                /* strings: most bytes (not in the schema), 0: any */
-    const char *long_hint;         /* added to the error when longer than max_len */
+    size_t max_len;        /* strings: most bytes (not in the schema), 0: any */
+    const char *long_hint; /* added to the error when longer than max_len */
 };
 
 /* One tool's arguments; no others are allowed (additionalProperties: false). */

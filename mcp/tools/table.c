@@ -8,29 +8,29 @@
  * tool's declaration of its arguments (args.c), the same one its
  * decoder checks calls against. */
 
-#define RESULT_SCHEMA                                                                    \
-    "{\"type\":\"object\",\"properties\":{"                                              \
+#define RESULT_SCHEMA                                                                                \
+    "{\"type\":\"object\",\"properties\":{"                                                          \
     "\"status\":{\"type\":\"string\",\"enum\":[\"ok\",\"error\",\"timeout\",\"oom\",\"signaled\"]}," \
-    "\"exit_code\":{\"type\":\"integer\"},\"signal\":{\"type\":\"integer\"},"            \
-    "\"stdout\":{\"type\":\"string\"},\"stderr\":{\"type\":\"string\"},"                 \
-    "\"stdout_truncated\":{\"type\":\"boolean\"},\"stderr_truncated\":{\"type\":\"boolean\"}," \
-    "\"timed_out\":{\"type\":\"boolean\"},\"oom_killed\":{\"type\":\"boolean\"},"        \
-    "\"wall_ms\":{\"type\":\"integer\"},\"cpu_ms\":{\"type\":\"integer\"},"              \
-    "\"memory_peak_bytes\":{\"type\":\"integer\"},"                                      \
-    "\"files\":{\"type\":\"array\",\"items\":{\"type\":\"object\"}}},"                   \
+    "\"exit_code\":{\"type\":\"integer\"},\"signal\":{\"type\":\"integer\"},"                        \
+    "\"stdout\":{\"type\":\"string\"},\"stderr\":{\"type\":\"string\"},"                             \
+    "\"stdout_truncated\":{\"type\":\"boolean\"},\"stderr_truncated\":{\"type\":\"boolean\"},"       \
+    "\"timed_out\":{\"type\":\"boolean\"},\"oom_killed\":{\"type\":\"boolean\"},"                    \
+    "\"wall_ms\":{\"type\":\"integer\"},\"cpu_ms\":{\"type\":\"integer\"},"                          \
+    "\"memory_peak_bytes\":{\"type\":\"integer\"},"                                                  \
+    "\"files\":{\"type\":\"array\",\"items\":{\"type\":\"object\"}}},"                               \
     "\"required\":[\"status\",\"exit_code\",\"stdout\",\"stderr\",\"timed_out\",\"oom_killed\"]}"
 
-#define LIMITS_OUT                                                                       \
-    "{\"type\":\"object\",\"properties\":{\"memory_mb\":{\"type\":\"number\"},"           \
-    "\"cpus\":{\"type\":\"number\"},\"pids\":{\"type\":\"integer\"},"                     \
+#define LIMITS_OUT                                                                                 \
+    "{\"type\":\"object\",\"properties\":{\"memory_mb\":{\"type\":\"number\"},"                    \
+    "\"cpus\":{\"type\":\"number\"},\"pids\":{\"type\":\"integer\"},"                              \
     "\"timeout_s\":{\"type\":\"number\"},\"enforced\":{\"type\":\"string\"}}}"
 
-#define ENTRIES_SCHEMA                                                                   \
-    "{\"type\":\"object\",\"properties\":{\"path\":{\"type\":\"string\"},"                    \
-    "\"entries\":{\"type\":\"array\",\"items\":{\"type\":\"object\",\"properties\":{"          \
+#define ENTRIES_SCHEMA                                                                               \
+    "{\"type\":\"object\",\"properties\":{\"path\":{\"type\":\"string\"},"                           \
+    "\"entries\":{\"type\":\"array\",\"items\":{\"type\":\"object\",\"properties\":{"                \
     "\"path\":{\"type\":\"string\"},\"type\":{\"type\":\"string\"},\"size\":{\"type\":\"integer\"}," \
-    "\"mode\":{\"type\":\"string\"},\"mtime\":{\"type\":\"integer\"}}}},"                    \
-    "\"truncated\":{\"type\":\"boolean\"},\"tree\":{\"type\":\"string\"}},"                  \
+    "\"mode\":{\"type\":\"string\"},\"mtime\":{\"type\":\"integer\"}}}},"                            \
+    "\"truncated\":{\"type\":\"boolean\"},\"tree\":{\"type\":\"string\"}},"                          \
     "\"required\":[\"entries\",\"truncated\"]}"
 
 const struct mcp_tool mcp_tools[] = {

@@ -14,7 +14,6 @@
 #include "../result.h"
 #include "../server.h"
 
-
 /* A tool: returns 0 with out filled (result.h), or -1 with err set to a
  * message the model can act on (it becomes the isError text). */
 typedef int (*mcp_tool_fn)(struct mcp_session *s, struct mcp_call *call, json_t *args,
@@ -26,9 +25,9 @@ struct mcp_tool {
     const char *name;
     const char *title;
     const char *description;
-    const char *output_schema;  /* JSON text */
+    const char *output_schema; /* JSON text */
     mcp_tool_fn call;
-    bool needs_host_dirs;  /* listed and callable only with --allow-host-dir */
+    bool needs_host_dirs; /* listed and callable only with --allow-host-dir */
 };
 
 extern const struct mcp_tool mcp_tools[];
@@ -39,8 +38,8 @@ const char *mcp_image_for_language(struct mcp_session *s, const char *language);
 /* Standard base64 (malloc'ed), or NULL when out of memory. */
 char *mcp_base64_encode(const unsigned char *in, size_t len);
 
-#define MCP_TOOL_FN(name)                                                      \
-    int mcp_tool_##name(struct mcp_session *s, struct mcp_call *call, json_t *args, \
+#define MCP_TOOL_FN(name)                                                                          \
+    int mcp_tool_##name(struct mcp_session *s, struct mcp_call *call, json_t *args,                \
                         struct mcp_result *out, struct nsbox_err *err)
 MCP_TOOL_FN(sandbox_create);
 MCP_TOOL_FN(sandbox_list);

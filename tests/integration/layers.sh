@@ -3,7 +3,8 @@
 # down, and the library keeps its rules.  Reads the source, not the binary:
 # every `#include "../DIR/..."` must name a directory the including one may
 # use; raw syscall() lives only in common/syscalls.h; library code never
-# prints to stdout and never calls exit().  Each rule is one test, failing
+# prints to stdout and never calls exit(); the sources are as
+# clang-format (.clang-format) writes them.  Each rule is one test, failing
 # with the offending lines.
 SUITE=layers
 . "$(dirname "$0")/../lib.sh"
@@ -73,6 +74,13 @@ if [ -z "$out" ]; then
 	pass "library_never_prints_or_exits"
 else
 	fail "library_never_prints_or_exits" "$(echo "$out" | head -5 | tr '\n' ' ')"
+fi
+
+# One formatter config, applied to everything (make format).
+if out=$(make -s format-check 2>&1); then
+	pass "sources_are_formatted"
+else
+	fail "sources_are_formatted" "run make format: $(printf '%s' "$out" | tail -4 | tr '\n' ' ')"
 fi
 
 # The checks can fail: a planted upward include is caught.

@@ -10,8 +10,8 @@ int check_pass, check_fail;
 int main(void)
 {
     setvbuf(stdout, NULL, _IOLBF, 0);
-#define SUITE(name)                                                            \
-    check_suite = #name;                                                       \
+#define SUITE(name)                                                                                \
+    check_suite = #name;                                                                           \
     suite_##name();
 #include "suites.def"
 #undef SUITE

@@ -89,8 +89,10 @@ static int open_ctx(char *dir, struct box_ctx *ctx)
     if (mkdtemp(dir) == NULL || text == NULL)
         return -1;
     memcpy(profile_text, text, len);
-    struct box_ctx_opts o = {.store_dir = dir, .default_profile = profile_text,
-                             .default_profile_len = len, .version = "test"};
+    struct box_ctx_opts o = {.store_dir = dir,
+                             .default_profile = profile_text,
+                             .default_profile_len = len,
+                             .version = "test"};
     if (box_ctx_open(ctx, &o, &err) < 0) {
         printf("# boxes: %s\n", err.msg);
         return -1;
@@ -145,10 +147,15 @@ static void record_round_trip(void)
         CHECK(!"open_ctx");
         return;
     }
-    struct box b = {.ctx = &ctx, .image = "img:1", .env = env, .workdir = "/w", .uid = 1000,
-                    .gid = 100, .workspace = "proj", .created = 1234,
-                    .limits = {.memory_bytes = 3u << 20, .cpus = 0.5, .pids = 9,
-                               .timeout_s = 2.5}};
+    struct box b = {.ctx = &ctx,
+                    .image = "img:1",
+                    .env = env,
+                    .workdir = "/w",
+                    .uid = 1000,
+                    .gid = 100,
+                    .workspace = "proj",
+                    .created = 1234,
+                    .limits = {.memory_bytes = 3u << 20, .cpus = 0.5, .pids = 9, .timeout_s = 2.5}};
     snprintf(b.digest, sizeof(b.digest), "sha256:%064d", 0);
     snprintf(b.sb.state_dir, sizeof(b.sb.state_dir), "%s", dir);
     snprintf(b.sb.limits_note, sizeof(b.sb.limits_note), "none");
@@ -204,16 +211,16 @@ static void seccomp_cache_reused_and_repaired(void)
     CHECK(def != NULL && def == box_ctx_default_seccomp(&ctx, &err));
     CHECK(cache_files(dir, file, sizeof(file)) == 1);
     /* The same text again: loaded, the same program. */
-    CHECK(box_seccomp_cached(&ctx, ctx.default_profile, ctx.default_profile_len, NULL, &a,
-                             &err) == 0);
+    CHECK(box_seccomp_cached(&ctx, ctx.default_profile, ctx.default_profile_len, NULL, &a, &err) ==
+          0);
     CHECK(a && def && nsbox_seccomp_instructions(a) == nsbox_seccomp_instructions(def));
     /* A damaged cache file is compiled anew and rewritten. */
     int fd = open(file, O_WRONLY | O_TRUNC | O_CLOEXEC);
     CHECK(fd >= 0 && write(fd, "xyz", 3) == 3);
     if (fd >= 0)
         close(fd);
-    CHECK(box_seccomp_cached(&ctx, ctx.default_profile, ctx.default_profile_len, NULL, &b,
-                             &err) == 0);
+    CHECK(box_seccomp_cached(&ctx, ctx.default_profile, ctx.default_profile_len, NULL, &b, &err) ==
+          0);
     CHECK(b && def && nsbox_seccomp_instructions(b) == nsbox_seccomp_instructions(def));
     struct stat st;
     CHECK(stat(file, &st) == 0 && st.st_size > 3);

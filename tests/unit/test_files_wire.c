@@ -31,12 +31,24 @@ static void reply_err(void)
 static void reply_refuses_the_inexact(void)
 {
     static const char *const bad[] = {
-        "", "ok 5\n", "nsbox-file ok -5\n", "nsbox-file ok +5\n", "nsbox-file ok  5\n",
-        "nsbox-file ok 5", "nsbox-file ok 5\nnsbox-file ok 6\n", "nsbox-file ok 5 \n",
-        "nsbox-file ok 99999999999999999999\n", "nsbox-file err 0 0 0\n",
-        "nsbox-file err 4096 0 0\n", "nsbox-file err 2 99 0\n", "nsbox-file err 2 -1 0\n",
-        "nsbox-file err 2 0 -1\n", "nsbox-file err 2 0 2147483648\n", "nsbox-file err 2 0\n",
-        "nsbox-file err 2 0 0\nx", "cannot read /x: No such file or directory",
+        "",
+        "ok 5\n",
+        "nsbox-file ok -5\n",
+        "nsbox-file ok +5\n",
+        "nsbox-file ok  5\n",
+        "nsbox-file ok 5",
+        "nsbox-file ok 5\nnsbox-file ok 6\n",
+        "nsbox-file ok 5 \n",
+        "nsbox-file ok 99999999999999999999\n",
+        "nsbox-file err 0 0 0\n",
+        "nsbox-file err 4096 0 0\n",
+        "nsbox-file err 2 99 0\n",
+        "nsbox-file err 2 -1 0\n",
+        "nsbox-file err 2 0 -1\n",
+        "nsbox-file err 2 0 2147483648\n",
+        "nsbox-file err 2 0\n",
+        "nsbox-file err 2 0 0\nx",
+        "cannot read /x: No such file or directory",
         "nsbox-file ok 5\n\n",
     };
     struct files_reply r;
@@ -78,15 +90,15 @@ static void listing_refuses_bad_records(void)
         size_t len;
     } bad[] = {
 #define B(s) {s, sizeof(s) - 1}
-        B(REC("9 644 1 1 0 x")),             /* no such type */
-        B(REC("0 17777 1 1 0 x")),           /* mode beyond 07777 */
-        B(REC("0 644 -1 1 0 x")),            /* negative size */
-        B(REC("0 644 1 1 2 x")),             /* flags */
-        B(REC("0 644 1 1 0 ")),              /* no name */
-        B(REC("0 644 1 1 0 \xff\xfe")),      /* not UTF-8 */
-        B(REC("0  644 1 1 0 x")),            /* two spaces */
+        B(REC("9 644 1 1 0 x")),                 /* no such type */
+        B(REC("0 17777 1 1 0 x")),               /* mode beyond 07777 */
+        B(REC("0 644 -1 1 0 x")),                /* negative size */
+        B(REC("0 644 1 1 2 x")),                 /* flags */
+        B(REC("0 644 1 1 0 ")),                  /* no name */
+        B(REC("0 644 1 1 0 \xff\xfe")),          /* not UTF-8 */
+        B(REC("0  644 1 1 0 x")),                /* two spaces */
         B(REC("0 644 1 1 0 x") "0 644 1 1 0 y"), /* cut short */
-        B(REC("")),                          /* an empty record */
+        B(REC("")),                              /* an empty record */
 #undef B
     };
     struct nsbox_file_list l;
@@ -104,7 +116,9 @@ static void utf8(void)
     char out[64];
     CHECK(!nsbox_files_utf8_sanitize("h\xc3\xa9llo", out, sizeof(out)));
     CHECK_STR(out, "h\xc3\xa9llo");
-    CHECK(nsbox_files_utf8_sanitize("a\xff" "b\xc3", out, sizeof(out)));
+    CHECK(nsbox_files_utf8_sanitize("a\xff"
+                                    "b\xc3",
+                                    out, sizeof(out)));
     CHECK_STR(out, "a?b?");
     CHECK(nsbox_files_utf8_valid("h\xc3\xa9", 3));
     CHECK(!nsbox_files_utf8_valid("h\xc3", 2));

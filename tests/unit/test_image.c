@@ -10,16 +10,20 @@
 
 static void parses_manifest(void)
 {
-    const char *j = "{\"schemaVersion\":2,\"mediaType\":\"application/vnd.oci.image.manifest.v1+json\","
-                    "\"config\":{\"mediaType\":\"application/vnd.oci.image.config.v1+json\",\"digest\":\"" D1 "\",\"size\":10},"
-                    "\"layers\":[{\"mediaType\":\"application/vnd.oci.image.layer.v1.tar+zstd\",\"digest\":\"" D2 "\",\"size\":20}]}";
+    const char *j =
+        "{\"schemaVersion\":2,\"mediaType\":\"application/vnd.oci.image.manifest.v1+json\","
+        "\"config\":{\"mediaType\":\"application/vnd.oci.image.config.v1+json\",\"digest\":\"" D1
+        "\",\"size\":10},"
+        "\"layers\":[{\"mediaType\":\"application/vnd.oci.image.layer.v1.tar+zstd\",\"digest\":\"" D2
+        "\",\"size\":20}]}";
     struct oci_manifest m;
     struct nsbox_err err;
     enum oci_compression c;
     CHECK(oci_manifest_parse(j, strlen(j), &m, &err) == 0);
     CHECK_STR(m.config.digest, D1);
     CHECK(m.n_layers == 1 && m.layers[0].size == 20);
-    CHECK(oci_layer_compression(m.layers[0].media_type, &c, &err) == 0 && c == OCI_COMPRESSION_ZSTD);
+    CHECK(oci_layer_compression(m.layers[0].media_type, &c, &err) == 0 &&
+          c == OCI_COMPRESSION_ZSTD);
     oci_manifest_free(&m);
 }
 
@@ -33,7 +37,8 @@ static void rejects_bad_manifests(void)
         "{\"schemaVersion\":2,\"config\":{\"digest\":\"sha512:abc\",\"size\":1},\"layers\":[]}",
         "{\"schemaVersion\":2,\"config\":{\"digest\":\"" D1 "\",\"size\":-1},\"layers\":[]}",
         "{\"schemaVersion\":2,\"config\":{\"digest\":\"" D1 "\",\"size\":1}}",
-        "{\"schemaVersion\":2,\"config\":{\"digest\":\"" D1 "\",\"size\":1},\"layers\":[{\"digest\":\"../../etc\",\"size\":1}]}",
+        "{\"schemaVersion\":2,\"config\":{\"digest\":\"" D1
+        "\",\"size\":1},\"layers\":[{\"digest\":\"../../etc\",\"size\":1}]}",
         "{\"schemaVersion\":2,\"schemaVersion\":2}",
         "{\"schemaVersion\":2,",
     };
@@ -45,19 +50,22 @@ static void rejects_unknown_layer_types(void)
 {
     enum oci_compression c;
     struct nsbox_err err;
-    CHECK(oci_layer_compression("application/vnd.oci.image.layer.v1.tar+gzip+encrypted", &c, &err) < 0);
+    CHECK(oci_layer_compression("application/vnd.oci.image.layer.v1.tar+gzip+encrypted", &c, &err) <
+          0);
     CHECK(strstr(err.msg, "encrypted") != NULL);
     CHECK(oci_layer_compression(NULL, &c, &err) < 0);
-    CHECK(oci_layer_compression("application/vnd.docker.image.rootfs.diff.tar.gzip", &c, &err) == 0 &&
+    CHECK(oci_layer_compression("application/vnd.docker.image.rootfs.diff.tar.gzip", &c, &err) ==
+              0 &&
           c == OCI_COMPRESSION_GZIP);
 }
 
 static void parses_config(void)
 {
-    const char *j = "{\"os\":\"linux\",\"architecture\":\"amd64\",\"config\":{\"Env\":[\"PATH=/bin\",\"A=b\"],"
-                    "\"Entrypoint\":null,\"Cmd\":[\"python3\",\"-c\",\"pass\"],\"WorkingDir\":\"/w\",\"User\":\"1000:1000\","
-                    "\"Labels\":{\"sandbox.language\":\"python\",\"x\":\"y\"}},"
-                    "\"rootfs\":{\"type\":\"layers\",\"diff_ids\":[\"" D1 "\"]}}";
+    const char *j =
+        "{\"os\":\"linux\",\"architecture\":\"amd64\",\"config\":{\"Env\":[\"PATH=/bin\",\"A=b\"],"
+        "\"Entrypoint\":null,\"Cmd\":[\"python3\",\"-c\",\"pass\"],\"WorkingDir\":\"/w\",\"User\":\"1000:1000\","
+        "\"Labels\":{\"sandbox.language\":\"python\",\"x\":\"y\"}},"
+        "\"rootfs\":{\"type\":\"layers\",\"diff_ids\":[\"" D1 "\"]}}";
     struct oci_image_config c;
     struct nsbox_err err;
     CHECK(oci_config_parse(j, strlen(j), &c, &err) == 0);
@@ -77,9 +85,12 @@ static void parses_config(void)
 
 static void index_picks_platform(void)
 {
-    const char *j = "{\"schemaVersion\":2,\"manifests\":["
-                    "{\"digest\":\"" D1 "\",\"size\":1,\"platform\":{\"os\":\"linux\",\"architecture\":\"arm64\",\"variant\":\"v8\"}},"
-                    "{\"digest\":\"" D2 "\",\"size\":1,\"platform\":{\"os\":\"linux\",\"architecture\":\"amd64\"}}]}";
+    const char *j =
+        "{\"schemaVersion\":2,\"manifests\":["
+        "{\"digest\":\"" D1
+        "\",\"size\":1,\"platform\":{\"os\":\"linux\",\"architecture\":\"arm64\",\"variant\":\"v8\"}},"
+        "{\"digest\":\"" D2
+        "\",\"size\":1,\"platform\":{\"os\":\"linux\",\"architecture\":\"amd64\"}}]}";
     struct oci_index idx;
     struct nsbox_err err;
     CHECK(oci_index_parse(j, strlen(j), &idx, &err) == 0);
@@ -96,7 +107,8 @@ static void digests_are_strict(void)
     CHECK(oci_digest_valid(D1));
     CHECK(!oci_digest_valid("sha256:ABCD"));
     CHECK(!oci_digest_valid(D1 "0"));
-    CHECK(!oci_digest_valid("sha256:111111111111111111111111111111111111111111111111111111111111111G"));
+    CHECK(!oci_digest_valid(
+        "sha256:111111111111111111111111111111111111111111111111111111111111111G"));
     char out[OCI_DIGEST_BUF];
     oci_digest_buf("", 0, out);
     CHECK_STR(out, "sha256:e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");

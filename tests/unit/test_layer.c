@@ -26,7 +26,10 @@ struct ent {
     long mtime;
 };
 
-#define END {F, NULL, NULL, 0, 0, 0}
+#define END                                                                                        \
+    {                                                                                              \
+        F, NULL, NULL, 0, 0, 0                                                                     \
+    }
 
 static char scratch[] = "/tmp/nsbox-unit-XXXXXX";
 static int scratch_fd = -1;
@@ -107,8 +110,8 @@ static int apply_opts(const struct ent *e, int filter, const char *digest_overri
     free(data);
     int blob = open(tar, O_RDONLY | O_CLOEXEC);
     int rootfs = openat(scratch_fd, "rootfs", O_RDONLY | O_DIRECTORY);
-    int r = oci_layer_apply(rootfs, blob, digest_override ? digest_override : digest,
-                            &opts, NULL, err);
+    int r = oci_layer_apply(rootfs, blob, digest_override ? digest_override : digest, &opts, NULL,
+                            err);
     close(blob);
     close(rootfs);
     unlink(tar);
@@ -168,8 +171,9 @@ static void clean_path_rules(void)
     CHECK(oci_layer_clean_path("a/..", out, sizeof(out), &err) < 0);
     CHECK(oci_layer_clean_path("a/..b/c..", out, sizeof(out), &err) == 0);
     CHECK_STR(out, "a/..b/c..");
-    CHECK(oci_layer_clean_path("aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",
-                               out, sizeof(out), &err) < 0);
+    CHECK(oci_layer_clean_path(
+              "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa", out,
+              sizeof(out), &err) < 0);
 }
 
 static void files_modes_times_owners(void)
@@ -188,7 +192,7 @@ static void files_modes_times_owners(void)
     CHECK(st.st_mtime == 1500000000);
     if (geteuid() == 0)
         CHECK(st.st_uid == 1000 && st.st_gid == 1000);
-    CHECK((lmode("rootfs/bin/su") & 07777) == 04755);  /* implicit parent */
+    CHECK((lmode("rootfs/bin/su") & 07777) == 04755); /* implicit parent */
     CHECK(S_ISFIFO(lmode("rootfs/run/fifo")));
     CHECK(fstatat(scratch_fd, "rootfs/etc", &st, 0) == 0 && st.st_mtime == 1600000000);
 }
@@ -207,10 +211,12 @@ static void gzip_zstd_and_plain(void)
 static void whiteouts_remove_lower_entries(void)
 {
     fresh_rootfs();
-    const struct ent lower[] = {{F, "a/gone", "1", 0, 0, 0}, {F, "a/keep", "2", 0, 0, 0},
-                                {F, "tree/deep/x", "3", 0, 0, 0}, END};
-    const struct ent upper[] = {{F, "a/.wh.gone", NULL, 0, 0, 0},
-                                {F, ".wh.tree", NULL, 0, 0, 0}, END};
+    const struct ent lower[] = {{F, "a/gone", "1", 0, 0, 0},
+                                {F, "a/keep", "2", 0, 0, 0},
+                                {F, "tree/deep/x", "3", 0, 0, 0},
+                                END};
+    const struct ent upper[] = {
+        {F, "a/.wh.gone", NULL, 0, 0, 0}, {F, ".wh.tree", NULL, 0, 0, 0}, END};
     CHECK(apply(lower) == 0 && apply(upper) == 0);
     CHECK(lmode("rootfs/a/gone") < 0);
     CHECK(lmode("rootfs/a/.wh.gone") < 0);
@@ -226,7 +232,8 @@ static void opaque_keeps_same_layer_entries(void)
     const struct ent lower[] = {{F, "d/old", "o", 0, 0, 0}, END};
     const struct ent upper[] = {{D, "d", NULL, 0, 0, 0},
                                 {F, "d/new", "n", 0, 0, 0},
-                                {F, "d/.wh..wh..opq", NULL, 0, 0, 0}, END};
+                                {F, "d/.wh..wh..opq", NULL, 0, 0, 0},
+                                END};
     CHECK(apply(lower) == 0 && apply(upper) == 0);
     CHECK(lmode("rootfs/d/old") < 0);
     CHECK_STR(slurp("rootfs/d/new"), "n");
@@ -235,10 +242,10 @@ static void opaque_keeps_same_layer_entries(void)
 static void replacements(void)
 {
     fresh_rootfs();
-    const struct ent lower[] = {{F, "f2d/x", "1", 0, 0, 0}, {F, "d2f", "2", 0, 0, 0},
-                                {L, "l2f", "d2f", 0, 0, 0}, END};
-    const struct ent upper[] = {{F, "f2d", "file", 0, 0, 0}, {D, "d2f", NULL, 0, 0, 0},
-                                {F, "l2f", "plain", 0, 0, 0}, END};
+    const struct ent lower[] = {
+        {F, "f2d/x", "1", 0, 0, 0}, {F, "d2f", "2", 0, 0, 0}, {L, "l2f", "d2f", 0, 0, 0}, END};
+    const struct ent upper[] = {
+        {F, "f2d", "file", 0, 0, 0}, {D, "d2f", NULL, 0, 0, 0}, {F, "l2f", "plain", 0, 0, 0}, END};
     CHECK(apply(lower) == 0 && apply(upper) == 0);
     CHECK_STR(slurp("rootfs/f2d"), "file");
     CHECK(S_ISDIR(lmode("rootfs/d2f")));
@@ -254,10 +261,9 @@ static void symlink_parent_is_confined(void)
     char abs[96];
     snprintf(abs, sizeof(abs), "%s/outside", scratch);
     /* Unconfined, "up" would reach scratch/outside and "abs" the same. */
-    const struct ent l1[] = {{L, "up", "../outside", 0, 0, 0},
-                             {L, "abs", abs, 0, 0, 0}, END};
-    const struct ent l2[] = {{F, "up/escaped", "x", 0, 0, 0},
-                             {F, "abs/escaped2", "y", 0, 0, 0}, END};
+    const struct ent l1[] = {{L, "up", "../outside", 0, 0, 0}, {L, "abs", abs, 0, 0, 0}, END};
+    const struct ent l2[] = {
+        {F, "up/escaped", "x", 0, 0, 0}, {F, "abs/escaped2", "y", 0, 0, 0}, END};
     char inside_dir[128];
     snprintf(inside_dir, sizeof(inside_dir), "%s/outside", abs);
     const struct ent l0[] = {{D, "outside", NULL, 0, 0, 0}, {D, inside_dir, NULL, 0, 0, 0}, END};
@@ -294,7 +300,8 @@ static void hardlinks_stay_inside(void)
     const struct ent ok[] = {{F, "etc/passwd", "root\n", 0, 0, 0},
                              {H, "hl", "/etc/passwd", 0, 0, 0},
                              {L, "lnk", "/etc", 0, 0, 0},
-                             {H, "hl2", "lnk/passwd", 0, 0, 0}, END};
+                             {H, "hl2", "lnk/passwd", 0, 0, 0},
+                             END};
     CHECK(apply(ok) == 0);
     struct stat a, b, c;
     CHECK(fstatat(scratch_fd, "rootfs/etc/passwd", &a, 0) == 0);

@@ -14,8 +14,7 @@
 
 /* Parses a Docker reference and checks every field; NULL means "must be
  * NULL". */
-static void expect_docker(const char *input, const char *name,
-                          const char *domain, const char *path,
+static void expect_docker(const char *input, const char *name, const char *domain, const char *path,
                           const char *tag, const char *digest)
 {
     struct image_ref ref;
@@ -33,8 +32,7 @@ static void expect_docker(const char *input, const char *name,
     CHECK_STR(ref.domain, domain);
     CHECK_STR(ref.path, path);
     CHECK(tag ? ref.tag && strcmp(ref.tag, tag) == 0 : ref.tag == NULL);
-    CHECK(digest ? ref.digest && strcmp(ref.digest, digest) == 0
-                 : ref.digest == NULL);
+    CHECK(digest ? ref.digest && strcmp(ref.digest, digest) == 0 : ref.digest == NULL);
     CHECK(ref.file == NULL && ref.file_ref == NULL);
     snprintf(source, sizeof(source), "docker://%s", name);
     if (!(tag && digest))
@@ -43,9 +41,8 @@ static void expect_docker(const char *input, const char *name,
     CHECK(ref.name == NULL && ref.source == NULL && ref.domain == NULL);
 }
 
-static void expect_file(const char *input, const char *cwd,
-                        enum image_transport transport, const char *name,
-                        const char *file, const char *file_ref)
+static void expect_file(const char *input, const char *cwd, enum image_transport transport,
+                        const char *name, const char *file, const char *file_ref)
 {
     struct image_ref ref;
     struct nsbox_err err = {0};
@@ -60,10 +57,8 @@ static void expect_file(const char *input, const char *cwd,
     CHECK_STR(ref.name, name);
     CHECK_STR(ref.source, name);
     CHECK_STR(ref.file, file);
-    CHECK(file_ref ? ref.file_ref && strcmp(ref.file_ref, file_ref) == 0
-                   : ref.file_ref == NULL);
-    CHECK(ref.domain == NULL && ref.path == NULL && ref.tag == NULL &&
-          ref.digest == NULL);
+    CHECK(file_ref ? ref.file_ref && strcmp(ref.file_ref, file_ref) == 0 : ref.file_ref == NULL);
+    CHECK(ref.domain == NULL && ref.path == NULL && ref.tag == NULL && ref.digest == NULL);
     image_ref_free(&ref);
 }
 
@@ -76,9 +71,9 @@ static void expect_error(const char *input, const char *want)
 
     memset(&ref, 0xa5, sizeof(ref));
     CHECK(image_ref_parse(input, "/cwd", &ref, &err) == -1);
-    CHECK(ref.name == NULL && ref.source == NULL && ref.domain == NULL &&
-          ref.path == NULL && ref.tag == NULL && ref.digest == NULL &&
-          ref.file == NULL && ref.file_ref == NULL && ref.transport == 0);
+    CHECK(ref.name == NULL && ref.source == NULL && ref.domain == NULL && ref.path == NULL &&
+          ref.tag == NULL && ref.digest == NULL && ref.file == NULL && ref.file_ref == NULL &&
+          ref.transport == 0);
     CHECK(err.msg[0] != '\0');
     if (strstr(err.msg, want) == NULL)
         printf("# message was: %s\n", err.msg);
@@ -89,111 +84,105 @@ static void expect_error(const char *input, const char *want)
 
 static void test_bare_name(void)
 {
-    expect_docker("python", "docker.io/library/python:latest", "docker.io",
-                  "library/python", "latest", NULL);
+    expect_docker("python", "docker.io/library/python:latest", "docker.io", "library/python",
+                  "latest", NULL);
 }
 
 static void test_name_with_tag(void)
 {
-    expect_docker("python:3.12-slim", "docker.io/library/python:3.12-slim",
-                  "docker.io", "library/python", "3.12-slim", NULL);
+    expect_docker("python:3.12-slim", "docker.io/library/python:3.12-slim", "docker.io",
+                  "library/python", "3.12-slim", NULL);
 }
 
 static void test_library_prefix_explicit(void)
 {
-    expect_docker("library/python", "docker.io/library/python:latest",
-                  "docker.io", "library/python", "latest", NULL);
+    expect_docker("library/python", "docker.io/library/python:latest", "docker.io",
+                  "library/python", "latest", NULL);
 }
 
 static void test_docker_io_single_component(void)
 {
-    expect_docker("docker.io/python", "docker.io/library/python:latest",
-                  "docker.io", "library/python", "latest", NULL);
+    expect_docker("docker.io/python", "docker.io/library/python:latest", "docker.io",
+                  "library/python", "latest", NULL);
 }
 
 static void test_legacy_index_domain(void)
 {
-    expect_docker("index.docker.io/library/python:3",
-                  "docker.io/library/python:3", "docker.io", "library/python",
-                  "3", NULL);
+    expect_docker("index.docker.io/library/python:3", "docker.io/library/python:3", "docker.io",
+                  "library/python", "3", NULL);
 }
 
 static void test_hub_user_repo(void)
 {
-    expect_docker("user/app:v1", "docker.io/user/app:v1", "docker.io",
-                  "user/app", "v1", NULL);
+    expect_docker("user/app:v1", "docker.io/user/app:v1", "docker.io", "user/app", "v1", NULL);
 }
 
 /* "docker:" without "//" is the Docker Hub image named docker. */
 static void test_docker_image_not_transport(void)
 {
-    expect_docker("docker:24-dind", "docker.io/library/docker:24-dind",
-                  "docker.io", "library/docker", "24-dind", NULL);
+    expect_docker("docker:24-dind", "docker.io/library/docker:24-dind", "docker.io",
+                  "library/docker", "24-dind", NULL);
 }
 
 static void test_path_separators(void)
 {
-    expect_docker("a__b/c--d.e_f:T_1.x-y", "docker.io/a__b/c--d.e_f:T_1.x-y",
-                  "docker.io", "a__b/c--d.e_f", "T_1.x-y", NULL);
+    expect_docker("a__b/c--d.e_f:T_1.x-y", "docker.io/a__b/c--d.e_f:T_1.x-y", "docker.io",
+                  "a__b/c--d.e_f", "T_1.x-y", NULL);
 }
 
 /* ---- Other registries ---- */
 
 static void test_ghcr(void)
 {
-    expect_docker("ghcr.io/org/img:tag", "ghcr.io/org/img:tag", "ghcr.io",
-                  "org/img", "tag", NULL);
+    expect_docker("ghcr.io/org/img:tag", "ghcr.io/org/img:tag", "ghcr.io", "org/img", "tag", NULL);
 }
 
 static void test_ghcr_nested(void)
 {
-    expect_docker("ghcr.io/org/sub/img", "ghcr.io/org/sub/img:latest",
-                  "ghcr.io", "org/sub/img", "latest", NULL);
+    expect_docker("ghcr.io/org/sub/img", "ghcr.io/org/sub/img:latest", "ghcr.io", "org/sub/img",
+                  "latest", NULL);
 }
 
 static void test_single_component_on_other_registry(void)
 {
     /* library/ is a Docker Hub convention only. */
-    expect_docker("quay.io/img", "quay.io/img:latest", "quay.io", "img",
-                  "latest", NULL);
+    expect_docker("quay.io/img", "quay.io/img:latest", "quay.io", "img", "latest", NULL);
 }
 
 static void test_localhost(void)
 {
-    expect_docker("localhost/img", "localhost/img:latest", "localhost", "img",
-                  "latest", NULL);
+    expect_docker("localhost/img", "localhost/img:latest", "localhost", "img", "latest", NULL);
 }
 
 static void test_localhost_port(void)
 {
-    expect_docker("localhost:5000/img:1", "localhost:5000/img:1",
-                  "localhost:5000", "img", "1", NULL);
+    expect_docker("localhost:5000/img:1", "localhost:5000/img:1", "localhost:5000", "img", "1",
+                  NULL);
 }
 
 static void test_ipv4_port(void)
 {
-    expect_docker("127.0.0.1:5000/busybox", "127.0.0.1:5000/busybox:latest",
-                  "127.0.0.1:5000", "busybox", "latest", NULL);
+    expect_docker("127.0.0.1:5000/busybox", "127.0.0.1:5000/busybox:latest", "127.0.0.1:5000",
+                  "busybox", "latest", NULL);
 }
 
 static void test_ipv6_port(void)
 {
-    expect_docker("[::1]:5000/busybox:1", "[::1]:5000/busybox:1",
-                  "[::1]:5000", "busybox", "1", NULL);
+    expect_docker("[::1]:5000/busybox:1", "[::1]:5000/busybox:1", "[::1]:5000", "busybox", "1",
+                  NULL);
 }
 
 /* distribution: an uppercase first component can only be a domain. */
 static void test_uppercase_first_component_is_domain(void)
 {
-    expect_docker("Registry/img", "Registry/img:latest", "Registry", "img",
-                  "latest", NULL);
+    expect_docker("Registry/img", "Registry/img:latest", "Registry", "img", "latest", NULL);
 }
 
 /* Without a '/', "localhost:5000" is image localhost with tag 5000. */
 static void test_host_port_without_path(void)
 {
-    expect_docker("localhost:5000", "docker.io/library/localhost:5000",
-                  "docker.io", "library/localhost", "5000", NULL);
+    expect_docker("localhost:5000", "docker.io/library/localhost:5000", "docker.io",
+                  "library/localhost", "5000", NULL);
 }
 
 /* A registry host named like a transport ("oci:5000", "dir:1",
@@ -205,8 +194,8 @@ static void test_registry_named_like_a_transport(void)
     static const char *const in[] = {"docker://oci:5000/img", "docker://oci-archive:1/a/b",
                                      "docker://dir:80/x:2", "docker://tarball:1/y"};
     static const char *const name[] = {"docker://oci:5000/img:latest",
-                                       "docker://oci-archive:1/a/b:latest",
-                                       "docker://dir:80/x:2", "docker://tarball:1/y:latest"};
+                                       "docker://oci-archive:1/a/b:latest", "docker://dir:80/x:2",
+                                       "docker://tarball:1/y:latest"};
     for (size_t i = 0; i < sizeof(in) / sizeof(in[0]); i++) {
         struct image_ref ref, again;
         struct nsbox_err err = {0};
@@ -226,8 +215,8 @@ static void test_registry_named_like_a_transport(void)
 
 static void test_digest_only(void)
 {
-    expect_docker("img@" DIGEST, "docker.io/library/img@" DIGEST, "docker.io",
-                  "library/img", NULL, DIGEST);
+    expect_docker("img@" DIGEST, "docker.io/library/img@" DIGEST, "docker.io", "library/img", NULL,
+                  DIGEST);
 }
 
 static void test_tag_and_digest(void)
@@ -235,8 +224,8 @@ static void test_tag_and_digest(void)
     struct image_ref ref;
     struct nsbox_err err = {0};
 
-    expect_docker("img:tag@" DIGEST, "docker.io/library/img:tag@" DIGEST,
-                  "docker.io", "library/img", "tag", DIGEST);
+    expect_docker("img:tag@" DIGEST, "docker.io/library/img:tag@" DIGEST, "docker.io",
+                  "library/img", "tag", DIGEST);
     CHECK(image_ref_parse("img:tag@" DIGEST, NULL, &ref, &err) == 0);
     CHECK_STR(ref.source, "docker://docker.io/library/img@" DIGEST);
     image_ref_free(&ref);
@@ -246,68 +235,63 @@ static void test_tag_and_digest(void)
 
 static void test_docker_transport(void)
 {
-    expect_docker("docker://busybox", "docker.io/library/busybox:latest",
-                  "docker.io", "library/busybox", "latest", NULL);
+    expect_docker("docker://busybox", "docker.io/library/busybox:latest", "docker.io",
+                  "library/busybox", "latest", NULL);
 }
 
 static void test_docker_transport_registry(void)
 {
-    expect_docker("docker://127.0.0.1:5000/x:y", "127.0.0.1:5000/x:y",
-                  "127.0.0.1:5000", "x", "y", NULL);
+    expect_docker("docker://127.0.0.1:5000/x:y", "127.0.0.1:5000/x:y", "127.0.0.1:5000", "x", "y",
+                  NULL);
 }
 
 /* ---- File transports ---- */
 
 static void test_oci_with_ref(void)
 {
-    expect_file("oci:/tmp/layout:latest", NULL, IMAGE_TRANSPORT_OCI,
-                "oci:/tmp/layout:latest", "/tmp/layout", "latest");
+    expect_file("oci:/tmp/layout:latest", NULL, IMAGE_TRANSPORT_OCI, "oci:/tmp/layout:latest",
+                "/tmp/layout", "latest");
 }
 
 static void test_oci_without_ref(void)
 {
-    expect_file("oci:/tmp/layout", NULL, IMAGE_TRANSPORT_OCI,
-                "oci:/tmp/layout", "/tmp/layout", NULL);
+    expect_file("oci:/tmp/layout", NULL, IMAGE_TRANSPORT_OCI, "oci:/tmp/layout", "/tmp/layout",
+                NULL);
 }
 
 static void test_oci_relative(void)
 {
-    expect_file("oci:rel/dir:tag", "/home/u", IMAGE_TRANSPORT_OCI,
-                "oci:/home/u/rel/dir:tag", "/home/u/rel/dir", "tag");
+    expect_file("oci:rel/dir:tag", "/home/u", IMAGE_TRANSPORT_OCI, "oci:/home/u/rel/dir:tag",
+                "/home/u/rel/dir", "tag");
 }
 
 static void test_oci_dotdot(void)
 {
-    expect_file("oci:../x", "/a/b", IMAGE_TRANSPORT_OCI, "oci:/a/x", "/a/x",
-                NULL);
+    expect_file("oci:../x", "/a/b", IMAGE_TRANSPORT_OCI, "oci:/a/x", "/a/x", NULL);
 }
 
 static void test_oci_path_cleaned(void)
 {
-    expect_file("oci:.//d/./e/../../../..//f/", "/a", IMAGE_TRANSPORT_OCI,
-                "oci:/f", "/f", NULL);
+    expect_file("oci:.//d/./e/../../../..//f/", "/a", IMAGE_TRANSPORT_OCI, "oci:/f", "/f", NULL);
 }
 
 static void test_oci_ref_with_colon_and_slash(void)
 {
     /* Split at the FIRST ':'; the OCI ref name itself may hold ':'. */
-    expect_file("oci:/l:example.com/app:v1", NULL, IMAGE_TRANSPORT_OCI,
-                "oci:/l:example.com/app:v1", "/l", "example.com/app:v1");
+    expect_file("oci:/l:example.com/app:v1", NULL, IMAGE_TRANSPORT_OCI, "oci:/l:example.com/app:v1",
+                "/l", "example.com/app:v1");
 }
 
 static void test_oci_archive(void)
 {
-    expect_file("oci-archive:/tmp/a.tar:tag", NULL,
-                IMAGE_TRANSPORT_OCI_ARCHIVE, "oci-archive:/tmp/a.tar:tag",
-                "/tmp/a.tar", "tag");
+    expect_file("oci-archive:/tmp/a.tar:tag", NULL, IMAGE_TRANSPORT_OCI_ARCHIVE,
+                "oci-archive:/tmp/a.tar:tag", "/tmp/a.tar", "tag");
 }
 
 static void test_docker_archive_ref(void)
 {
-    expect_file("docker-archive:/tmp/d.tar:busybox:latest", NULL,
-                IMAGE_TRANSPORT_DOCKER_ARCHIVE,
-                "docker-archive:/tmp/d.tar:busybox:latest", "/tmp/d.tar",
-                "busybox:latest");
+    expect_file("docker-archive:/tmp/d.tar:busybox:latest", NULL, IMAGE_TRANSPORT_DOCKER_ARCHIVE,
+                "docker-archive:/tmp/d.tar:busybox:latest", "/tmp/d.tar", "busybox:latest");
 }
 
 static void test_docker_archive_relative(void)
@@ -318,21 +302,19 @@ static void test_docker_archive_relative(void)
 
 static void test_dir(void)
 {
-    expect_file("dir:/tmp/d", NULL, IMAGE_TRANSPORT_DIR, "dir:/tmp/d",
-                "/tmp/d", NULL);
+    expect_file("dir:/tmp/d", NULL, IMAGE_TRANSPORT_DIR, "dir:/tmp/d", "/tmp/d", NULL);
 }
 
 /* dir: has no REF, so a ':' belongs to the path. */
 static void test_dir_path_with_colon(void)
 {
-    expect_file("dir:/tmp/a:b", NULL, IMAGE_TRANSPORT_DIR, "dir:/tmp/a:b",
-                "/tmp/a:b", NULL);
+    expect_file("dir:/tmp/a:b", NULL, IMAGE_TRANSPORT_DIR, "dir:/tmp/a:b", "/tmp/a:b", NULL);
 }
 
 static void test_dir_spaces_allowed(void)
 {
-    expect_file("dir:my dir", "/home/u", IMAGE_TRANSPORT_DIR,
-                "dir:/home/u/my dir", "/home/u/my dir", NULL);
+    expect_file("dir:my dir", "/home/u", IMAGE_TRANSPORT_DIR, "dir:/home/u/my dir",
+                "/home/u/my dir", NULL);
 }
 
 static void test_relative_uses_getcwd(void)
@@ -343,11 +325,9 @@ static void test_relative_uses_getcwd(void)
     CHECK(cwd != NULL);
     if (cwd == NULL)
         return;
-    snprintf(want_file, sizeof(want_file), "%s/x",
-             strcmp(cwd, "/") == 0 ? "" : cwd);
+    snprintf(want_file, sizeof(want_file), "%s/x", strcmp(cwd, "/") == 0 ? "" : cwd);
     snprintf(want_name, sizeof(want_name), "dir:%s", want_file);
-    expect_file("dir:x", NULL, IMAGE_TRANSPORT_DIR, want_name, want_file,
-                NULL);
+    expect_file("dir:x", NULL, IMAGE_TRANSPORT_DIR, want_name, want_file, NULL);
 }
 
 /* ---- Errors ---- */
@@ -495,9 +475,8 @@ static void test_err_bad_tag_start(void)
 
 static void test_err_unsupported_transport(void)
 {
-    expect_error("docker-daemon:busybox",
-                 "transport docker-daemon is not supported by nsbox; "
-                 "supported: docker://, oci:");
+    expect_error("docker-daemon:busybox", "transport docker-daemon is not supported by nsbox; "
+                                          "supported: docker://, oci:");
 }
 
 static void test_err_containers_storage(void)

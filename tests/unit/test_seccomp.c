@@ -39,23 +39,52 @@
 #define AF_VSOCK 40
 #endif
 
-static const char *const ALL_CAPS[] = {
-    "CAP_CHOWN", "CAP_DAC_OVERRIDE", "CAP_DAC_READ_SEARCH", "CAP_FOWNER",
-    "CAP_FSETID", "CAP_KILL", "CAP_SETGID", "CAP_SETUID", "CAP_SETPCAP",
-    "CAP_LINUX_IMMUTABLE", "CAP_NET_BIND_SERVICE", "CAP_NET_BROADCAST",
-    "CAP_NET_ADMIN", "CAP_NET_RAW", "CAP_IPC_LOCK", "CAP_IPC_OWNER",
-    "CAP_SYS_MODULE", "CAP_SYS_RAWIO", "CAP_SYS_CHROOT", "CAP_SYS_PTRACE",
-    "CAP_SYS_PACCT", "CAP_SYS_ADMIN", "CAP_SYS_BOOT", "CAP_SYS_NICE",
-    "CAP_SYS_RESOURCE", "CAP_SYS_TIME", "CAP_SYS_TTY_CONFIG", "CAP_MKNOD",
-    "CAP_LEASE", "CAP_AUDIT_WRITE", "CAP_AUDIT_CONTROL", "CAP_SETFCAP",
-    "CAP_MAC_OVERRIDE", "CAP_MAC_ADMIN", "CAP_SYSLOG", "CAP_WAKE_ALARM",
-    "CAP_BLOCK_SUSPEND", "CAP_AUDIT_READ", "CAP_PERFMON", "CAP_BPF",
-    "CAP_CHECKPOINT_RESTORE", NULL};
+static const char *const ALL_CAPS[] = {"CAP_CHOWN",
+                                       "CAP_DAC_OVERRIDE",
+                                       "CAP_DAC_READ_SEARCH",
+                                       "CAP_FOWNER",
+                                       "CAP_FSETID",
+                                       "CAP_KILL",
+                                       "CAP_SETGID",
+                                       "CAP_SETUID",
+                                       "CAP_SETPCAP",
+                                       "CAP_LINUX_IMMUTABLE",
+                                       "CAP_NET_BIND_SERVICE",
+                                       "CAP_NET_BROADCAST",
+                                       "CAP_NET_ADMIN",
+                                       "CAP_NET_RAW",
+                                       "CAP_IPC_LOCK",
+                                       "CAP_IPC_OWNER",
+                                       "CAP_SYS_MODULE",
+                                       "CAP_SYS_RAWIO",
+                                       "CAP_SYS_CHROOT",
+                                       "CAP_SYS_PTRACE",
+                                       "CAP_SYS_PACCT",
+                                       "CAP_SYS_ADMIN",
+                                       "CAP_SYS_BOOT",
+                                       "CAP_SYS_NICE",
+                                       "CAP_SYS_RESOURCE",
+                                       "CAP_SYS_TIME",
+                                       "CAP_SYS_TTY_CONFIG",
+                                       "CAP_MKNOD",
+                                       "CAP_LEASE",
+                                       "CAP_AUDIT_WRITE",
+                                       "CAP_AUDIT_CONTROL",
+                                       "CAP_SETFCAP",
+                                       "CAP_MAC_OVERRIDE",
+                                       "CAP_MAC_ADMIN",
+                                       "CAP_SYSLOG",
+                                       "CAP_WAKE_ALARM",
+                                       "CAP_BLOCK_SUSPEND",
+                                       "CAP_AUDIT_READ",
+                                       "CAP_PERFMON",
+                                       "CAP_BPF",
+                                       "CAP_CHECKPOINT_RESTORE",
+                                       NULL};
 
 /* ---- helpers ---- */
 
-static struct nsbox_seccomp *compile_str(const char *json,
-                                         const char *const *caps)
+static struct nsbox_seccomp *compile_str(const char *json, const char *const *caps)
 {
     struct nsbox_seccomp *f = NULL;
     struct nsbox_err err;
@@ -94,8 +123,8 @@ typedef void (*child_fn)(int fd, void *arg);
 /* Forks a child that sets no_new_privs, installs f (unless NULL) and runs
  * fn, which writes its findings to fd.  Returns the child's wait status
  * and reads at most cap bytes of findings into buf (*got bytes). */
-static int run_child(const struct nsbox_seccomp *f, child_fn fn, void *arg,
-                     void *buf, size_t cap, size_t *got)
+static int run_child(const struct nsbox_seccomp *f, child_fn fn, void *arg, void *buf, size_t cap,
+                     size_t *got)
 {
     int p[2], status = -1;
     pid_t pid;
@@ -119,8 +148,8 @@ static int run_child(const struct nsbox_seccomp *f, child_fn fn, void *arg,
         _exit(0);
     }
     close(p[1]);
-    for (ssize_t n; pid > 0 && *got < cap &&
-                    (n = read(p[0], (char *)buf + *got, cap - *got)) != 0;) {
+    for (ssize_t n;
+         pid > 0 && *got < cap && (n = read(p[0], (char *)buf + *got, cap - *got)) != 0;) {
         if (n < 0 && errno == EINTR)
             continue;
         if (n < 0)
@@ -178,8 +207,7 @@ static void rejects_malformed_profiles(void)
          "\"defaultErrnoRet\" is only valid with SCMP_ACT_ERRNO"},
         {"{\"defaultAction\":\"SCMP_ACT_ERRNO\",\"defaultErrnoRet\":-1}",
          "\"defaultErrnoRet\" must be an integer from 0 to 4095"},
-        {"{\"defaultAction\":\"SCMP_ACT_ERRNO\",\"syscalls\":{}}",
-         "\"syscalls\" must be an array"},
+        {"{\"defaultAction\":\"SCMP_ACT_ERRNO\",\"syscalls\":{}}", "\"syscalls\" must be an array"},
         {"{\"defaultAction\":\"SCMP_ACT_ERRNO\",\"architectures\":[\"SCMP_ARCH_X86_64\"],"
          "\"archMap\":[{\"architecture\":\"SCMP_ARCH_X86_64\"}]}",
          "use one"},
@@ -187,8 +215,7 @@ static void rejects_malformed_profiles(void)
          "archMap[0]: \"architecture\" must be a string"},
         {"{\"defaultAction\":\"SCMP_ACT_ERRNO\",\"architectures\":\"SCMP_ARCH_X86_64\"}",
          "\"architectures\" must be an array"},
-        {P("{\"names\":[\"read\"],\"action\":\"SCMP_ACT_ALLOW\"},7"),
-         "syscalls[1]: not an object"},
+        {P("{\"names\":[\"read\"],\"action\":\"SCMP_ACT_ALLOW\"},7"), "syscalls[1]: not an object"},
         {P("{\"action\":\"SCMP_ACT_ALLOW\"}"),
          "syscalls[0] (\"?\"): neither \"names\" nor \"name\" is given"},
         {P("{\"names\":[],\"action\":\"SCMP_ACT_ALLOW\"}"), "\"names\" is empty"},
@@ -267,12 +294,11 @@ static void rejects_malformed_profiles(void)
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
         struct nsbox_seccomp *f = (struct nsbox_seccomp *)1;
         struct nsbox_err err = {0};
-        int rc = nsbox_seccomp_compile(cases[i].json, strlen(cases[i].json),
-                                       NULL, &f, &err);
+        int rc = nsbox_seccomp_compile(cases[i].json, strlen(cases[i].json), NULL, &f, &err);
         if (rc == 0 || f != NULL || strstr(err.msg, cases[i].expect) == NULL ||
             strncmp(err.msg, "seccomp profile: ", 17) != 0)
-            printf("# case %zu: rc %d, error \"%s\", expected \"%s\"\n", i, rc,
-                   err.msg, cases[i].expect);
+            printf("# case %zu: rc %d, error \"%s\", expected \"%s\"\n", i, rc, err.msg,
+                   cases[i].expect);
         CHECK(rc < 0 && f == NULL);
         CHECK(strstr(err.msg, cases[i].expect) != NULL);
         nsbox_seccomp_free(rc == 0 ? f : NULL);
@@ -308,8 +334,7 @@ static void reports_file_errors(void)
     struct nsbox_seccomp *f;
     struct nsbox_err err;
 
-    CHECK(nsbox_seccomp_compile_file("seccomp-profiles/nope.json", NULL, &f,
-                                     &err) < 0);
+    CHECK(nsbox_seccomp_compile_file("seccomp-profiles/nope.json", NULL, &f, &err) < 0);
     CHECK(err.code == ENOENT && f == NULL);
     CHECK(strstr(err.msg, "seccomp profile seccomp-profiles/nope.json") != NULL);
     CHECK(nsbox_seccomp_compile_file("seccomp-profiles", NULL, &f, &err) < 0);
@@ -370,8 +395,8 @@ static void child_install_null(int fd, void *arg)
 
 static void install_needs_no_new_privs(void)
 {
-    struct nsbox_seccomp *f = compile_str(
-        "{\"defaultAction\":\"SCMP_ACT_ALLOW\",\"syscalls\":[]}", NULL);
+    struct nsbox_seccomp *f = compile_str("{\"defaultAction\":\"SCMP_ACT_ALLOW\",\"syscalls\":[]}",
+                                          NULL);
     int p[2];
     char msg[NSBOX_ERR_MSG_MAX] = "";
 
@@ -426,11 +451,24 @@ static void child_ids(int fd, void *arg)
     put(fd, syscall(SYS_getsid, 0));
 }
 
-enum { ID_PID, ID_PPID, ID_UID, ID_GID, ID_EGID, ID_EUID, ID_TID, ID_PGRP,
-       ID_PGID_12345, ID_PGID_0, ID_SID_111, ID_SID_222, ID_SID_0, ID_N };
+enum {
+    ID_PID,
+    ID_PPID,
+    ID_UID,
+    ID_GID,
+    ID_EGID,
+    ID_EUID,
+    ID_TID,
+    ID_PGRP,
+    ID_PGID_12345,
+    ID_PGID_0,
+    ID_SID_111,
+    ID_SID_222,
+    ID_SID_0,
+    ID_N
+};
 
-static void run_ids(const char *json, const char *const *caps,
-                    struct outcome o[ID_N])
+static void run_ids(const char *json, const char *const *caps, struct outcome o[ID_N])
 {
     struct nsbox_seccomp *f = compile_str(json, caps);
     size_t got = 0;
@@ -439,8 +477,7 @@ static void run_ids(const char *json, const char *const *caps,
     CHECK(f != NULL);
     if (f == NULL)
         return;
-    int status = run_child(f, child_ids, NULL, o, sizeof(struct outcome) * ID_N,
-                           &got);
+    int status = run_child(f, child_ids, NULL, o, sizeof(struct outcome) * ID_N, &got);
     CHECK(exited_ok(status) && got == sizeof(struct outcome) * ID_N);
     nsbox_seccomp_free(f);
 }
@@ -477,9 +514,9 @@ static void child_newer(int fd, void *arg)
     (void)arg;
     put(fd, syscall(SYS_getppid));
     put(fd, syscall(SYS_getuid));
-    put(fd, syscall(SYS_getcpu, NULL, NULL, NULL));  /* 309 */
-    put(fd, syscall(SYS_getrandom, NULL, 0, 0));      /* 318 */
-    put(fd, syscall(SYS_memfd_create, "x", 0));       /* 319 */
+    put(fd, syscall(SYS_getcpu, NULL, NULL, NULL)); /* 309 */
+    put(fd, syscall(SYS_getrandom, NULL, 0, 0));    /* 318 */
+    put(fd, syscall(SYS_memfd_create, "x", 0));     /* 319 */
     put(fd, syscall(452 /* fchmodat2, Linux 6.6 */, -1, "", 0, 0));
     put(fd, syscall(1000));
 }
@@ -539,13 +576,13 @@ static void includes_and_excludes(void)
     struct outcome o[ID_N];
 
     run_ids(COND_PROFILE, NULL, o);
-    CHECK(worked(&o[ID_PPID]));        /* minKernel 99.0: not this kernel */
-    CHECK(denied(&o[ID_UID], 92));     /* minKernel 3.0: applies */
-    CHECK(worked(&o[ID_GID]));         /* needs CAP_X and CAP_Y */
-    CHECK(denied(&o[ID_EGID], 94));    /* excluded only with CAP_Z or CAP_X */
-    CHECK(worked(&o[ID_EUID]));        /* not for amd64 */
-    CHECK(worked(&o[ID_TID]));         /* excluded on amd64 */
-    CHECK(worked(&o[ID_PGRP]));        /* excluded from 3.0 on */
+    CHECK(worked(&o[ID_PPID]));     /* minKernel 99.0: not this kernel */
+    CHECK(denied(&o[ID_UID], 92));  /* minKernel 3.0: applies */
+    CHECK(worked(&o[ID_GID]));      /* needs CAP_X and CAP_Y */
+    CHECK(denied(&o[ID_EGID], 94)); /* excluded only with CAP_Z or CAP_X */
+    CHECK(worked(&o[ID_EUID]));     /* not for amd64 */
+    CHECK(worked(&o[ID_TID]));      /* excluded on amd64 */
+    CHECK(worked(&o[ID_PGRP]));     /* excluded from 3.0 on */
     CHECK(denied(&o[ID_PGID_12345], 81) && worked(&o[ID_PGID_0]));
     /* Two conditions on one argument: ORed, as runc does. */
     CHECK(denied(&o[ID_SID_111], 82) && denied(&o[ID_SID_222], 82));
@@ -598,73 +635,277 @@ static void *thread_main(void *arg)
     return arg;
 }
 
-static long p_getpid(void) { return syscall(SYS_getpid); }
-static long p_unshare_user(void) { return syscall(SYS_unshare, CLONE_NEWUSER); }
-static long p_unshare_ns(void) { return syscall(SYS_unshare, CLONE_NEWNS); }
-static long p_unshare_bad(void) { return syscall(SYS_unshare, ~0UL); }
-static long p_setns(void) { return syscall(SYS_setns, -1, 0); }
-static long p_mount(void) { return mount("none", "/nonexistent-nsbox", "tmpfs", 0, NULL); }
-static long p_umount2(void) { return syscall(SYS_umount2, "/nonexistent-nsbox", 0); }
-static long p_pivot_root(void) { return syscall(SYS_pivot_root, "/nonexistent-nsbox", "/nonexistent-nsbox"); }
-static long p_open_tree(void) { return syscall(SYS_open_tree, -1, "", 0); }
-static long p_move_mount(void) { return syscall(SYS_move_mount, -1, "", -1, "", 0); }
-static long p_fsopen(void) { return syscall(SYS_fsopen, "", 0); }
-static long p_fsmount(void) { return syscall(SYS_fsmount, -1, 0, 0); }
-static long p_fsconfig(void) { return syscall(SYS_fsconfig, -1, 0, NULL, NULL, 0); }
-static long p_fspick(void) { return syscall(SYS_fspick, -1, "", 0); }
-static long p_mount_setattr(void) { return syscall(SYS_mount_setattr, -1, "", 0, NULL, 0); }
-static long p_keyctl(void) { return syscall(SYS_keyctl, 0 /* GET_KEYRING_ID */, -3, 0); }
-static long p_add_key(void) { return syscall(SYS_add_key, NULL, NULL, NULL, 0, 0); }
-static long p_request_key(void) { return syscall(SYS_request_key, NULL, NULL, NULL, 0); }
-static long p_bpf(void) { return syscall(SYS_bpf, -1, NULL, 0); }
-static long p_perf_event_open(void) { return syscall(SYS_perf_event_open, NULL, 0, -1, -1, 0); }
-static long p_userfaultfd(void) { return closing(syscall(SYS_userfaultfd, O_CLOEXEC)); }
-static long p_io_uring_setup(void) { return syscall(SYS_io_uring_setup, 0, NULL); }
-static long p_io_uring_enter(void) { return syscall(SYS_io_uring_enter, -1, 0, 0, 0, NULL, 0); }
-static long p_io_uring_register(void) { return syscall(SYS_io_uring_register, -1, 0, NULL, 0); }
-static long p_kexec_load(void) { return syscall(SYS_kexec_load, 0, 0, NULL, 0); }
-static long p_kexec_file_load(void) { return syscall(SYS_kexec_file_load, -1, -1, 0, NULL, 0); }
-static long p_init_module(void) { return syscall(SYS_init_module, NULL, 0, ""); }
-static long p_finit_module(void) { return syscall(SYS_finit_module, -1, "", 0); }
-static long p_delete_module(void) { return syscall(SYS_delete_module, "nsbox_none", 0); }
-static long p_open_by_handle_at(void) { return syscall(SYS_open_by_handle_at, -1, NULL, 0); }
-static long p_personality_set(void) { return syscall(SYS_personality, ADDR_NO_RANDOMIZE); }
-static long p_personality_query(void) { return syscall(SYS_personality, 0xffffffffUL); }
-static long p_syslog(void) { return syscall(SYS_syslog, 10 /* SIZE_BUFFER */, NULL, 0); }
-static long p_acct(void) { return syscall(SYS_acct, NULL); }
-static long p_swapon(void) { return syscall(SYS_swapon, NULL, 0); }
-static long p_swapoff(void) { return syscall(SYS_swapoff, NULL); }
-static long p_reboot(void) { return syscall(SYS_reboot, 0, 0, 0, NULL); /* bad magic */ }
-static long p_lookup_dcookie(void) { return syscall(SYS_lookup_dcookie, 0, NULL, 0); }
-static long p_quotactl(void) { return syscall(SYS_quotactl, 0, NULL, 0, NULL); }
-static long p_iopl(void) { return syscall(SYS_iopl, 0); }
-static long p_ioperm(void) { return syscall(SYS_ioperm, 0, 0, 0); }
-static long p_nfsservctl(void) { return syscall(SYS_nfsservctl, 0, NULL, NULL); }
-static long p_chroot(void) { return syscall(SYS_chroot, "/"); }
-static long p_sethostname(void) { return syscall(SYS_sethostname, "x", 1); }
-static long p_ptrace(void) { return syscall(SYS_ptrace, 0x7fffffffL, getpid(), 0, 0); }
-static long p_socket_alg(void) { return closing(socket(AF_ALG, SOCK_SEQPACKET, 0)); }
-static long p_socket_vsock(void) { return closing(socket(AF_VSOCK, SOCK_STREAM, 0)); }
-static long p_socket_alg_hi(void) { return closing(syscall(SYS_socket, (1UL << 32) | AF_ALG, SOCK_SEQPACKET, 0)); }
-static long p_socket_vsock_hi(void) { return closing(syscall(SYS_socket, ~0UL << 32 | AF_VSOCK, SOCK_STREAM, 0)); }
-static long p_socket_inet(void) { return closing(socket(AF_INET, SOCK_STREAM, 0)); }
-static long p_socket_unix(void) { return closing(socket(AF_UNIX, SOCK_STREAM, 0)); }
-static long p_socket_netlink(void) { return closing(socket(AF_NETLINK, SOCK_RAW, 0)); }
-static long p_ioctl(unsigned long req) { char c = 'x'; return syscall(SYS_ioctl, devnull(), req, &c); }
-static long p_tiocsti(void) { return ioctl(devnull(), TIOCSTI, "x"); }
-static long p_tiocsti_hi(void) { return p_ioctl(0x100005412UL); }
-static long p_tiocsti_allhi(void) { return p_ioctl(0xffffffff00005412UL); }
-static long p_tioclinux(void) { return p_ioctl(TIOCLINUX); }
-static long p_fionread(void) { int n; return ioctl(devnull(), FIONREAD, &n); }
-static long p_tiocgwinsz(void) { struct winsize w; return ioctl(devnull(), TIOCGWINSZ, &w); }
-static long p_tiocgptn_signext(void) { return p_ioctl(0xffffffff80045430UL); }
-static long p_clone_newns(void) { return clone_flags(CLONE_NEWNS); }
-static long p_clone_newuser(void) { return clone_flags(CLONE_NEWUSER); }
-static long p_clone_newnet(void) { return clone_flags(CLONE_NEWNET); }
-static long p_clone3(void) { return syscall(SYS_clone3, NULL, 0); }
-static long p_cachestat(void) { return syscall(451, -1, NULL, NULL, 0); }
-static long p_fchmodat2(void) { return syscall(452, -1, "", 0, 0); }
-static long p_fork(void) { return clone_flags(0) > 0 ? 0 : -1; }
+static long p_getpid(void)
+{
+    return syscall(SYS_getpid);
+}
+static long p_unshare_user(void)
+{
+    return syscall(SYS_unshare, CLONE_NEWUSER);
+}
+static long p_unshare_ns(void)
+{
+    return syscall(SYS_unshare, CLONE_NEWNS);
+}
+static long p_unshare_bad(void)
+{
+    return syscall(SYS_unshare, ~0UL);
+}
+static long p_setns(void)
+{
+    return syscall(SYS_setns, -1, 0);
+}
+static long p_mount(void)
+{
+    return mount("none", "/nonexistent-nsbox", "tmpfs", 0, NULL);
+}
+static long p_umount2(void)
+{
+    return syscall(SYS_umount2, "/nonexistent-nsbox", 0);
+}
+static long p_pivot_root(void)
+{
+    return syscall(SYS_pivot_root, "/nonexistent-nsbox", "/nonexistent-nsbox");
+}
+static long p_open_tree(void)
+{
+    return syscall(SYS_open_tree, -1, "", 0);
+}
+static long p_move_mount(void)
+{
+    return syscall(SYS_move_mount, -1, "", -1, "", 0);
+}
+static long p_fsopen(void)
+{
+    return syscall(SYS_fsopen, "", 0);
+}
+static long p_fsmount(void)
+{
+    return syscall(SYS_fsmount, -1, 0, 0);
+}
+static long p_fsconfig(void)
+{
+    return syscall(SYS_fsconfig, -1, 0, NULL, NULL, 0);
+}
+static long p_fspick(void)
+{
+    return syscall(SYS_fspick, -1, "", 0);
+}
+static long p_mount_setattr(void)
+{
+    return syscall(SYS_mount_setattr, -1, "", 0, NULL, 0);
+}
+static long p_keyctl(void)
+{
+    return syscall(SYS_keyctl, 0 /* GET_KEYRING_ID */, -3, 0);
+}
+static long p_add_key(void)
+{
+    return syscall(SYS_add_key, NULL, NULL, NULL, 0, 0);
+}
+static long p_request_key(void)
+{
+    return syscall(SYS_request_key, NULL, NULL, NULL, 0);
+}
+static long p_bpf(void)
+{
+    return syscall(SYS_bpf, -1, NULL, 0);
+}
+static long p_perf_event_open(void)
+{
+    return syscall(SYS_perf_event_open, NULL, 0, -1, -1, 0);
+}
+static long p_userfaultfd(void)
+{
+    return closing(syscall(SYS_userfaultfd, O_CLOEXEC));
+}
+static long p_io_uring_setup(void)
+{
+    return syscall(SYS_io_uring_setup, 0, NULL);
+}
+static long p_io_uring_enter(void)
+{
+    return syscall(SYS_io_uring_enter, -1, 0, 0, 0, NULL, 0);
+}
+static long p_io_uring_register(void)
+{
+    return syscall(SYS_io_uring_register, -1, 0, NULL, 0);
+}
+static long p_kexec_load(void)
+{
+    return syscall(SYS_kexec_load, 0, 0, NULL, 0);
+}
+static long p_kexec_file_load(void)
+{
+    return syscall(SYS_kexec_file_load, -1, -1, 0, NULL, 0);
+}
+static long p_init_module(void)
+{
+    return syscall(SYS_init_module, NULL, 0, "");
+}
+static long p_finit_module(void)
+{
+    return syscall(SYS_finit_module, -1, "", 0);
+}
+static long p_delete_module(void)
+{
+    return syscall(SYS_delete_module, "nsbox_none", 0);
+}
+static long p_open_by_handle_at(void)
+{
+    return syscall(SYS_open_by_handle_at, -1, NULL, 0);
+}
+static long p_personality_set(void)
+{
+    return syscall(SYS_personality, ADDR_NO_RANDOMIZE);
+}
+static long p_personality_query(void)
+{
+    return syscall(SYS_personality, 0xffffffffUL);
+}
+static long p_syslog(void)
+{
+    return syscall(SYS_syslog, 10 /* SIZE_BUFFER */, NULL, 0);
+}
+static long p_acct(void)
+{
+    return syscall(SYS_acct, NULL);
+}
+static long p_swapon(void)
+{
+    return syscall(SYS_swapon, NULL, 0);
+}
+static long p_swapoff(void)
+{
+    return syscall(SYS_swapoff, NULL);
+}
+static long p_reboot(void)
+{
+    return syscall(SYS_reboot, 0, 0, 0, NULL); /* bad magic */
+}
+static long p_lookup_dcookie(void)
+{
+    return syscall(SYS_lookup_dcookie, 0, NULL, 0);
+}
+static long p_quotactl(void)
+{
+    return syscall(SYS_quotactl, 0, NULL, 0, NULL);
+}
+static long p_iopl(void)
+{
+    return syscall(SYS_iopl, 0);
+}
+static long p_ioperm(void)
+{
+    return syscall(SYS_ioperm, 0, 0, 0);
+}
+static long p_nfsservctl(void)
+{
+    return syscall(SYS_nfsservctl, 0, NULL, NULL);
+}
+static long p_chroot(void)
+{
+    return syscall(SYS_chroot, "/");
+}
+static long p_sethostname(void)
+{
+    return syscall(SYS_sethostname, "x", 1);
+}
+static long p_ptrace(void)
+{
+    return syscall(SYS_ptrace, 0x7fffffffL, getpid(), 0, 0);
+}
+static long p_socket_alg(void)
+{
+    return closing(socket(AF_ALG, SOCK_SEQPACKET, 0));
+}
+static long p_socket_vsock(void)
+{
+    return closing(socket(AF_VSOCK, SOCK_STREAM, 0));
+}
+static long p_socket_alg_hi(void)
+{
+    return closing(syscall(SYS_socket, (1UL << 32) | AF_ALG, SOCK_SEQPACKET, 0));
+}
+static long p_socket_vsock_hi(void)
+{
+    return closing(syscall(SYS_socket, ~0UL << 32 | AF_VSOCK, SOCK_STREAM, 0));
+}
+static long p_socket_inet(void)
+{
+    return closing(socket(AF_INET, SOCK_STREAM, 0));
+}
+static long p_socket_unix(void)
+{
+    return closing(socket(AF_UNIX, SOCK_STREAM, 0));
+}
+static long p_socket_netlink(void)
+{
+    return closing(socket(AF_NETLINK, SOCK_RAW, 0));
+}
+static long p_ioctl(unsigned long req)
+{
+    char c = 'x';
+    return syscall(SYS_ioctl, devnull(), req, &c);
+}
+static long p_tiocsti(void)
+{
+    return ioctl(devnull(), TIOCSTI, "x");
+}
+static long p_tiocsti_hi(void)
+{
+    return p_ioctl(0x100005412UL);
+}
+static long p_tiocsti_allhi(void)
+{
+    return p_ioctl(0xffffffff00005412UL);
+}
+static long p_tioclinux(void)
+{
+    return p_ioctl(TIOCLINUX);
+}
+static long p_fionread(void)
+{
+    int n;
+    return ioctl(devnull(), FIONREAD, &n);
+}
+static long p_tiocgwinsz(void)
+{
+    struct winsize w;
+    return ioctl(devnull(), TIOCGWINSZ, &w);
+}
+static long p_tiocgptn_signext(void)
+{
+    return p_ioctl(0xffffffff80045430UL);
+}
+static long p_clone_newns(void)
+{
+    return clone_flags(CLONE_NEWNS);
+}
+static long p_clone_newuser(void)
+{
+    return clone_flags(CLONE_NEWUSER);
+}
+static long p_clone_newnet(void)
+{
+    return clone_flags(CLONE_NEWNET);
+}
+static long p_clone3(void)
+{
+    return syscall(SYS_clone3, NULL, 0);
+}
+static long p_cachestat(void)
+{
+    return syscall(451, -1, NULL, NULL, 0);
+}
+static long p_fchmodat2(void)
+{
+    return syscall(452, -1, "", 0, 0);
+}
+static long p_fork(void)
+{
+    return clone_flags(0) > 0 ? 0 : -1;
+}
 static long p_thread(void)
 {
     pthread_t t;
@@ -676,43 +917,81 @@ static long p_thread(void)
     return pthread_join(t, NULL) == 0 ? 0 : -1;
 }
 
-#define PR(fn, e) {&#fn[2], fn, e, 0} /* the name without "p_" */
+#define PR(fn, e)                                                                                  \
+    {                                                                                              \
+        &#fn[2], fn, e, 0                                                                          \
+    } /* the name without "p_" */
 
 static const struct probe PROBES[] = {
     PR(p_getpid, OK),
-    PR(p_unshare_user, DENY), PR(p_unshare_ns, DENY), PR(p_unshare_bad, DENY),
+    PR(p_unshare_user, DENY),
+    PR(p_unshare_ns, DENY),
+    PR(p_unshare_bad, DENY),
     PR(p_setns, DENY),
-    PR(p_mount, DENY), PR(p_umount2, DENY), PR(p_pivot_root, DENY),
-    PR(p_open_tree, DENY), PR(p_move_mount, DENY), PR(p_fsopen, DENY),
-    PR(p_fsmount, DENY), PR(p_fsconfig, DENY), PR(p_fspick, DENY),
+    PR(p_mount, DENY),
+    PR(p_umount2, DENY),
+    PR(p_pivot_root, DENY),
+    PR(p_open_tree, DENY),
+    PR(p_move_mount, DENY),
+    PR(p_fsopen, DENY),
+    PR(p_fsmount, DENY),
+    PR(p_fsconfig, DENY),
+    PR(p_fspick, DENY),
     PR(p_mount_setattr, DENY),
-    PR(p_keyctl, DENY), PR(p_add_key, DENY), PR(p_request_key, DENY),
-    PR(p_bpf, DENY), PR(p_perf_event_open, DENY), PR(p_userfaultfd, DENY),
-    PR(p_io_uring_setup, DENY), PR(p_io_uring_enter, DENY),
+    PR(p_keyctl, DENY),
+    PR(p_add_key, DENY),
+    PR(p_request_key, DENY),
+    PR(p_bpf, DENY),
+    PR(p_perf_event_open, DENY),
+    PR(p_userfaultfd, DENY),
+    PR(p_io_uring_setup, DENY),
+    PR(p_io_uring_enter, DENY),
     PR(p_io_uring_register, DENY),
-    PR(p_kexec_load, DENY), PR(p_kexec_file_load, DENY),
-    PR(p_init_module, DENY), PR(p_finit_module, DENY), PR(p_delete_module, DENY),
+    PR(p_kexec_load, DENY),
+    PR(p_kexec_file_load, DENY),
+    PR(p_init_module, DENY),
+    PR(p_finit_module, DENY),
+    PR(p_delete_module, DENY),
     PR(p_open_by_handle_at, DENY),
-    PR(p_personality_set, DENY), PR(p_personality_query, OK),
-    PR(p_syslog, DENY), PR(p_acct, DENY), PR(p_swapon, DENY),
-    PR(p_swapoff, DENY), PR(p_reboot, DENY), PR(p_lookup_dcookie, DENY),
-    PR(p_quotactl, DENY), PR(p_iopl, DENY), PR(p_ioperm, DENY),
-    PR(p_nfsservctl, DENY), PR(p_chroot, DENY), PR(p_sethostname, DENY),
+    PR(p_personality_set, DENY),
+    PR(p_personality_query, OK),
+    PR(p_syslog, DENY),
+    PR(p_acct, DENY),
+    PR(p_swapon, DENY),
+    PR(p_swapoff, DENY),
+    PR(p_reboot, DENY),
+    PR(p_lookup_dcookie, DENY),
+    PR(p_quotactl, DENY),
+    PR(p_iopl, DENY),
+    PR(p_ioperm, DENY),
+    PR(p_nfsservctl, DENY),
+    PR(p_chroot, DENY),
+    PR(p_sethostname, DENY),
     PR(p_ptrace, NOT_DENIED),
-    PR(p_socket_alg, DENY), PR(p_socket_vsock, DENY), PR(p_socket_alg_hi, DENY),
+    PR(p_socket_alg, DENY),
+    PR(p_socket_vsock, DENY),
+    PR(p_socket_alg_hi, DENY),
     PR(p_socket_vsock_hi, DENY),
-    PR(p_socket_inet, OK), PR(p_socket_unix, OK), PR(p_socket_netlink, OK),
-    PR(p_tiocsti, DENY), PR(p_tiocsti_hi, DENY), PR(p_tiocsti_allhi, DENY),
+    PR(p_socket_inet, OK),
+    PR(p_socket_unix, OK),
+    PR(p_socket_netlink, OK),
+    PR(p_tiocsti, DENY),
+    PR(p_tiocsti_hi, DENY),
+    PR(p_tiocsti_allhi, DENY),
     PR(p_tioclinux, DENY),
-    PR(p_fionread, NOT_DENIED), PR(p_tiocgwinsz, NOT_DENIED),
+    PR(p_fionread, NOT_DENIED),
+    PR(p_tiocgwinsz, NOT_DENIED),
     PR(p_tiocgptn_signext, NOT_DENIED),
-    PR(p_clone_newns, DENY), PR(p_clone_newuser, DENY), PR(p_clone_newnet, DENY),
+    PR(p_clone_newns, DENY),
+    PR(p_clone_newuser, DENY),
+    PR(p_clone_newnet, DENY),
     {"clone3", p_clone3, ERRNO_IS, ENOSYS}, /* so glibc falls back to clone */
     /* Newer than the profile (its highest is set_mempolicy_home_node, 450):
      * ENOSYS, not the default errno, so libc falls back. */
     {"cachestat", p_cachestat, ERRNO_IS, ENOSYS},
     {"fchmodat2", p_fchmodat2, ERRNO_IS, ENOSYS},
-    PR(p_fork, OK), PR(p_thread, OK),
+    PR(p_fork, OK),
+    PR(p_thread, OK),
 };
 #define N_PROBES (sizeof(PROBES) / sizeof(PROBES[0]))
 
@@ -752,8 +1031,8 @@ static void check_probes(struct nsbox_seccomp *f, int deny)
     CHECK(exited_ok(status) && got == sizeof(o));
     for (size_t i = 0; i < got / sizeof(o[0]); i++) {
         if (!probe_ok(&PROBES[i], &o[i], deny))
-            printf("# probe %s: ret %ld, errno %d (%s)\n", PROBES[i].what,
-                   o[i].ret, o[i].err, strerror(o[i].err));
+            printf("# probe %s: ret %ld, errno %d (%s)\n", PROBES[i].what, o[i].ret, o[i].err,
+                   strerror(o[i].err));
         CHECK(probe_ok(&PROBES[i], &o[i], deny));
     }
 }
@@ -810,8 +1089,8 @@ static void capabilities_open_their_syscalls(void)
  * the filter must look at the low 32 bits only: 0x100005412 is TIOCSTI. */
 static void child_sweep(int fd, void *arg)
 {
-    static const unsigned long highs[] = {0, 1UL << 32, 0xffffffffUL << 32,
-                                          1UL << 63, 0x7fffffffUL << 32};
+    static const unsigned long highs[] = {0, 1UL << 32, 0xffffffffUL << 32, 1UL << 63,
+                                          0x7fffffffUL << 32};
     long wrong = 0, first = -1;
     (void)arg;
 
@@ -826,8 +1105,7 @@ static void child_sweep(int fd, void *arg)
             /* type -1 makes the kernel fail with EINVAL before it creates
              * anything; only the filter answers EPERM. */
             errno = 0;
-            bool blocked = syscall(SYS_socket, highs[h] | dom, -1, 0) == -1 &&
-                           errno == EPERM;
+            bool blocked = syscall(SYS_socket, highs[h] | dom, -1, 0) == -1 && errno == EPERM;
             if (blocked != (dom == AF_ALG || dom == AF_VSOCK) && wrong++ == 0)
                 first = (long)(highs[h] | dom);
         }
@@ -846,8 +1124,7 @@ static void ioctl_and_socket_filters_see_low_32_bits(void)
     CHECK(nsbox_seccomp_compile_file(DEFAULT_PROFILE, NULL, &f, &err) == 0);
     CHECK(exited_ok(run_child(f, child_sweep, NULL, o, sizeof(o), &got)));
     if (o[0].ret != 0)
-        printf("# %ld wrong answers, first for 0x%lx\n", o[0].ret,
-               (unsigned long)o[1].ret);
+        printf("# %ld wrong answers, first for 0x%lx\n", o[0].ret, (unsigned long)o[1].ret);
     CHECK(got == sizeof(o) && o[0].ret == 0);
     nsbox_seccomp_free(f);
 }
@@ -858,10 +1135,7 @@ static long int80_getpid(void)
 {
     long ret;
     /* i386 getpid is 20; int 0x80 reaches the ia32 syscall table. */
-    __asm__ volatile("int $0x80"
-                     : "=a"(ret)
-                     : "a"(20L)
-                     : "memory", "cc", "r8", "r9", "r10", "r11");
+    __asm__ volatile("int $0x80" : "=a"(ret) : "a"(20L) : "memory", "cc", "r8", "r9", "r10", "r11");
     return ret;
 }
 

@@ -73,14 +73,29 @@ static json_t *valid_value(const char *key)
     static const struct {
         const char *key, *json;
     } values[] = {
-        {"sandbox_id", "\"sb1\""},  {"path", "\"a/b\""},      {"host_path", "\"/srv/share/f\""},
-        {"code", "\"print(1)\""},    {"command", "\"ls\""},    {"language", "\"python\""},
-        {"stdin", "\"in\""},         {"image", "\"busybox\""}, {"workdir", "\"/w\""},
-        {"workspace", "\"ws-1\""},   {"env", "{\"A\":\"b\"}"}, {"content", "\"aGk=\""},
-        {"encoding", "\"base64\""}, {"append", "true"},        {"recursive", "true"},
-        {"overwrite", "true"},       {"offset", "0"},          {"length", "10"},
-        {"depth", "2"},              {"memory_mb", "64"},      {"cpus", "0.5"},
-        {"pids", "64"},              {"timeout_s", "5"},
+        {"sandbox_id", "\"sb1\""},
+        {"path", "\"a/b\""},
+        {"host_path", "\"/srv/share/f\""},
+        {"code", "\"print(1)\""},
+        {"command", "\"ls\""},
+        {"language", "\"python\""},
+        {"stdin", "\"in\""},
+        {"image", "\"busybox\""},
+        {"workdir", "\"/w\""},
+        {"workspace", "\"ws-1\""},
+        {"env", "{\"A\":\"b\"}"},
+        {"content", "\"aGk=\""},
+        {"encoding", "\"base64\""},
+        {"append", "true"},
+        {"recursive", "true"},
+        {"overwrite", "true"},
+        {"offset", "0"},
+        {"length", "10"},
+        {"depth", "2"},
+        {"memory_mb", "64"},
+        {"cpus", "0.5"},
+        {"pids", "64"},
+        {"timeout_s", "5"},
     };
     for (size_t i = 0; i < sizeof(values) / sizeof(values[0]); i++)
         if (strcmp(values[i].key, key) == 0)
@@ -99,7 +114,7 @@ static json_t *base_args(json_t *schema)
 {
     json_t *args = json_object(), *v;
     size_t i;
-    json_array_foreach(json_object_get(schema, "required"), i, v)
+    json_array_foreach (json_object_get(schema, "required"), i, v)
         json_object_set_new(args, json_string_value(v), valid_value(json_string_value(v)));
     return args;
 }
@@ -157,7 +172,7 @@ static void every_schema_is_closed_json(void)
         json_t *props = json_object_get(schema, "properties"), *v;
         CHECK(json_is_object(props) && json_object_size(props) == all[t].n_fields);
         size_t i;
-        json_array_foreach(json_object_get(schema, "required"), i, v)
+        json_array_foreach (json_object_get(schema, "required"), i, v)
             CHECK(json_object_get(props, json_string_value(v)) != NULL);
         struct nsbox_err err;
         CHECK(decode(all[t].tool, NULL, &err) != -2); /* a decoder for every declaration */
@@ -191,7 +206,7 @@ static void decoder_takes_every_listed_field(void)
         const char *key;
         struct nsbox_err err;
         CHECK(try(all[t].tool, base_args(schema), &err) == 0);
-        json_object_foreach(json_object_get(schema, "properties"), key, p) {
+        json_object_foreach (json_object_get(schema, "properties"), key, p) {
             json_t *args = base_args(schema), *v = valid_value(key);
             CHECK(v != NULL);
             json_object_set_new(args, key, v);
@@ -212,7 +227,7 @@ static void wrong_type_names_the_field(void)
     for (size_t t = 0; t < n; t++) {
         json_t *schema = mcp_schema_build(&all[t]), *p;
         const char *key;
-        json_object_foreach(json_object_get(schema, "properties"), key, p) {
+        json_object_foreach (json_object_get(schema, "properties"), key, p) {
             json_t *args = base_args(schema);
             struct nsbox_err err;
             json_object_set_new(args, key,
@@ -237,7 +252,7 @@ static void unknown_and_missing_arguments_named(void)
         CHECK(try(all[t].tool, args, &err) == -1);
         CHECK_STR(err.msg, "unknown argument \"bogus_key\"");
         size_t i;
-        json_array_foreach(json_object_get(schema, "required"), i, v) {
+        json_array_foreach (json_object_get(schema, "required"), i, v) {
             args = base_args(schema);
             json_object_del(args, json_string_value(v));
             CHECK(try(all[t].tool, args, &err) == -1);
@@ -345,8 +360,7 @@ static void tool_specific_checks(void)
     CHECK(strstr(fails("sandbox_create", "{\"workspace\":\"../x\"}"), "workspace names"));
     CHECK(strstr(fails("sandbox_create", "{\"env\":{\"A=B\":\"x\"}}"), "without '='"));
     CHECK(strstr(fails("sandbox_create", "{\"env\":{\"A\":1}}"), "env: \"A\""));
-    CHECK(strstr(fails("delete_path", "{\"sandbox_id\":\"s\",\"path\":\"a/../..\"}"),
-                 "refusing"));
+    CHECK(strstr(fails("delete_path", "{\"sandbox_id\":\"s\",\"path\":\"a/../..\"}"), "refusing"));
     fails("delete_path", "{\"sandbox_id\":\"s\",\"path\":\"/\"}");
     fails("delete_path", "{\"sandbox_id\":\"s\",\"path\":\".\"}");
     CHECK(strstr(fails("copy_in", "{\"sandbox_id\":\"s\",\"host_path\":\"/srv/sharex/f\","
@@ -366,8 +380,7 @@ static void tool_specific_checks(void)
 
     struct mcp_list_args l;
     args = parse("{\"sandbox_id\":\"s\"}");
-    CHECK(mcp_args_list_directory(args, &l, &err) == 0 && strcmp(l.path, ".") == 0 &&
-          l.depth == 1);
+    CHECK(mcp_args_list_directory(args, &l, &err) == 0 && strcmp(l.path, ".") == 0 && l.depth == 1);
     CHECK(mcp_args_project_structure(args, &l, &err) == 0 && strcmp(l.path, ".") == 0 &&
           l.depth == 3);
     json_decref(args);
@@ -378,8 +391,9 @@ static void base64_strict(void)
     static const struct {
         const char *in, *out; /* out NULL: refused */
     } cases[] = {
-        {"QUJD", "ABC"}, {"QUI=", "AB"}, {"QUI", "AB"}, {"QQ==", "A"}, {"QQ", "A"}, {"", ""},
-        {"QUJDR", NULL}, {"QQ=====", NULL}, {"QQ=", NULL}, {"QU JD", NULL}, {"QUJD\n", NULL},
+        {"QUJD", "ABC"}, {"QUI=", "AB"},  {"QUI", "AB"},    {"QQ==", "A"},
+        {"QQ", "A"},     {"", ""},        {"QUJDR", NULL},  {"QQ=====", NULL},
+        {"QQ=", NULL},   {"QU JD", NULL}, {"QUJD\n", NULL},
     };
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
         struct mcp_write_args w;
