@@ -6,12 +6,12 @@
 #include <string.h>
 
 #include "../../common/cleanup.h"
-#include "changes.h"
 #include "../jsonrpc.h"
 #include "../pool.h"
 #include "../sandboxes.h"
 #include "../server.h"
 #include "args.h"
+#include "changes.h"
 #include "tools.h"
 
 static json_t *result_record(const struct nsbox_exec_result *r)

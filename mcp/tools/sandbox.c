@@ -8,11 +8,11 @@
 #include "../../common/cleanup.h"
 #include "../../common/cleanup_json.h"
 #include "../../common/log.h"
-#include "languages.h"
 #include "../pool.h"
 #include "../sandboxes.h"
 #include "../server.h"
 #include "args.h"
+#include "languages.h"
 #include "tools.h"
 
 /* --image LANG=REF first, then the store's images by their
