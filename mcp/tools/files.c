@@ -45,36 +45,12 @@ static bool valid_utf8(const unsigned char *s, size_t n)
     return nsbox_utf8_valid((const char *)s, n);
 }
 
-/* The session's sandbox id, held and locked for one file operation of the
- * call (sandboxes.h: a cancellation or a stop kills it), or NULL with err
- * set.  Each found sandbox is released with op_end. */
+/* File operations here run 30 s at most and write at most MCP_WRITE_MAX. */
 static struct mcp_sandbox *op_begin(struct mcp_session *s, struct mcp_call *call,
                                     const char *sandbox_id, struct nsbox_file_ctx *ctx,
                                     struct nsbox_err *err)
 {
-    struct mcp_sandbox *m = mcp_sandbox_get(s, sandbox_id, err);
-    if (m == NULL)
-        return NULL;
-    *ctx = (struct nsbox_file_ctx){.env = m->box.env,
-                                   .cwd = m->box.workdir,
-                                   .uid = m->box.uid,
-                                   .gid = m->box.gid,
-                                   .timeout_s = 30,
-                                   .write_max = MCP_WRITE_MAX,
-                                   .cancel = &call->cancel};
-    if (mcp_op_begin(s, call, m, err) < 0) {
-        mcp_sandbox_put(s, m);
-        return NULL;
-    }
-    return m;
-}
-
-/* Ends op_begin's operation; r is its result.  Returns r. */
-static int op_end(struct mcp_session *s, struct mcp_call *call, struct mcp_sandbox *m, int r)
-{
-    mcp_op_end(s, call, m);
-    mcp_sandbox_put(s, m);
-    return r;
+    return mcp_file_op_begin(s, call, sandbox_id, 30, MCP_WRITE_MAX, ctx, err);
 }
 
 MCP_TOOL_FN(write_file)
@@ -88,7 +64,7 @@ MCP_TOOL_FN(write_file)
     if (m == NULL)
         return -1;
     int r = nsbox_file_write(&m->box.sb, &ctx, a.path, a.content, a.len, a.append, NULL, err);
-    if (op_end(s, call, m, r) < 0)
+    if (mcp_file_op_end(s, call, m, r) < 0)
         return -1;
     out->structured = json_pack("{s:s,s:I,s:b}", "path", a.path, "bytes_written", (json_int_t)a.len,
                                 "appended", a.append);
@@ -118,7 +94,7 @@ MCP_TOOL_FN(read_file)
     if (m == NULL)
         return -1;
     int r = nsbox_file_read(&m->box.sb, &ctx, a.path, a.offset, a.length, &d, err);
-    if (op_end(s, call, m, r) < 0)
+    if (mcp_file_op_end(s, call, m, r) < 0)
         return -1;
     bool base64 = a.base64 || !valid_utf8(d.data, d.len);
     const char *mime = nsbox_mime_sniff(d.data, d.len, a.path);
@@ -161,7 +137,7 @@ static int list(struct mcp_session *s, struct mcp_call *call, const char *id, co
     if (m == NULL)
         return -1;
     int r = nsbox_file_list(&m->box.sb, &ctx, path, depth, &l, err);
-    if (op_end(s, call, m, r) < 0)
+    if (mcp_file_op_end(s, call, m, r) < 0)
         return -1;
     out->structured = listing_json(&l, path);
     nsbox_file_list_free(&l);
@@ -230,7 +206,7 @@ MCP_TOOL_FN(create_directory)
     if (m == NULL)
         return -1;
     int r = nsbox_file_mkdir(&m->box.sb, &ctx, a.path, err);
-    if (op_end(s, call, m, r) < 0)
+    if (mcp_file_op_end(s, call, m, r) < 0)
         return -1;
     out->structured = json_pack("{s:s,s:b}", "path", a.path, "created", 1);
     return 0;
@@ -247,8 +223,36 @@ MCP_TOOL_FN(delete_path)
     if (m == NULL)
         return -1;
     int r = nsbox_file_remove(&m->box.sb, &ctx, a.path, a.recursive, err);
-    if (op_end(s, call, m, r) < 0)
+    if (mcp_file_op_end(s, call, m, r) < 0)
         return -1;
     out->structured = json_pack("{s:s,s:b}", "path", a.path, "deleted", 1);
     return 0;
+}
+
+struct mcp_sandbox *mcp_file_op_begin(struct mcp_session *s, struct mcp_call *call,
+                                      const char *sandbox_id, double timeout_s, uint64_t write_max,
+                                      struct nsbox_file_ctx *ctx, struct nsbox_err *err)
+{
+    struct mcp_sandbox *m = mcp_sandbox_get(s, sandbox_id, err);
+    if (m == NULL)
+        return NULL;
+    *ctx = (struct nsbox_file_ctx){.env = m->box.env,
+                                   .cwd = m->box.workdir,
+                                   .uid = m->box.uid,
+                                   .gid = m->box.gid,
+                                   .timeout_s = timeout_s,
+                                   .write_max = write_max,
+                                   .cancel = &call->cancel};
+    if (mcp_op_begin(s, call, m, err) < 0) {
+        mcp_sandbox_put(s, m);
+        return NULL;
+    }
+    return m;
+}
+
+int mcp_file_op_end(struct mcp_session *s, struct mcp_call *call, struct mcp_sandbox *m, int r)
+{
+    mcp_op_end(s, call, m);
+    mcp_sandbox_put(s, m);
+    return r;
 }

@@ -35,24 +35,13 @@ static int sandbox_op(struct mcp_session *s, struct mcp_call *call, const char *
                       const char *path, const char *in, size_t in_len, struct nsbox_file_data *d,
                       struct nsbox_err *err)
 {
-    struct mcp_sandbox *m = mcp_sandbox_get(s, id, err);
+    struct nsbox_file_ctx ctx;
+    struct mcp_sandbox *m = mcp_file_op_begin(s, call, id, 60, COPY_MAX, &ctx, err);
     if (m == NULL)
         return -1;
-    struct nsbox_file_ctx ctx = {.env = m->box.env,
-                                 .cwd = m->box.workdir,
-                                 .uid = m->box.uid,
-                                 .gid = m->box.gid,
-                                 .timeout_s = 60,
-                                 .write_max = COPY_MAX,
-                                 .cancel = &call->cancel};
-    int r = mcp_op_begin(s, call, m, err);
-    if (r == 0) {
-        r = d ? nsbox_file_read(&m->box.sb, &ctx, path, 0, COPY_MAX + 1, d, err)
+    int r = d ? nsbox_file_read(&m->box.sb, &ctx, path, 0, COPY_MAX + 1, d, err)
               : nsbox_file_write(&m->box.sb, &ctx, path, in, in_len, false, NULL, err);
-        mcp_op_end(s, call, m);
-    }
-    mcp_sandbox_put(s, m);
-    return r;
+    return mcp_file_op_end(s, call, m, r);
 }
 
 /* The whole of the regular file rel beneath dfd (at most COPY_MAX bytes)

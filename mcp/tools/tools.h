@@ -9,6 +9,7 @@
 
 #include <jansson.h>
 #include <stdbool.h>
+#include <stdint.h>
 
 #include "../../common/err.h"
 #include "../result.h"
@@ -32,6 +33,18 @@ struct mcp_tool {
 
 extern const struct mcp_tool mcp_tools[];
 extern const size_t mcp_n_tools;
+
+struct nsbox_file_ctx;
+
+/* The session's sandbox id, held and locked for one file operation of
+ * call (../sandboxes.h: a cancellation or a stop kills it), with ctx set
+ * for runtime/files.h (the sandbox's env, workdir and user; timeout_s;
+ * writes up to write_max bytes).  NULL with err set.  End it with
+ * mcp_file_op_end, which returns r, the operation's result. */
+struct mcp_sandbox *mcp_file_op_begin(struct mcp_session *s, struct mcp_call *call,
+                                      const char *sandbox_id, double timeout_s, uint64_t write_max,
+                                      struct nsbox_file_ctx *ctx, struct nsbox_err *err);
+int mcp_file_op_end(struct mcp_session *s, struct mcp_call *call, struct mcp_sandbox *m, int r);
 
 /* Shared by the tools (sandboxes.h and pool.h have the sandboxes). */
 const char *mcp_image_for_language(struct mcp_session *s, const char *language);
