@@ -209,6 +209,14 @@ int box_result_exit_code(const struct nsbox_exec_result *r);
 /* Peak memory: the cgroup's, else the command's largest process. */
 uint64_t box_result_memory_peak(const struct nsbox_exec_result *r);
 
+/* The result record both front ends print: {status, exit_code, signal,
+ * stdout, stderr, stdout_truncated, stderr_truncated, timed_out,
+ * oom_killed, wall_ms, cpu_ms, memory_peak_bytes} (a new reference; NULL
+ * when out of memory).  The CLI adds the limits in force, the server the
+ * files the run changed. */
+struct json_t;
+struct json_t *box_result_json(const struct nsbox_exec_result *r);
+
 /* An image in the store whose sandbox.language label lists language.
  * Writes its digest into buf.  Returns 0, or -1 (ENOENT: none). */
 int box_image_for_language(struct box_ctx *ctx, const char *language, char *buf, size_t size,

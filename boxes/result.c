@@ -6,8 +6,13 @@
  * these describe the code in the sandbox.  Exit codes follow docker's:
  * the command's own status; 128+N when it died of signal N; 126/127 when
  * it could not be executed / was not found (init reports those as the
- * command's status, as a shell does). */
+ * command's status, as a shell does).  The record itself is JSON because
+ * both front ends print it so (`nsbox run --json`, the MCP result): the
+ * one place outside the store's own files where the library hands out a
+ * json_t. */
 #include "box.h"
+
+#include <jansson.h>
 
 const char *box_result_status(const struct nsbox_exec_result *r)
 {
@@ -30,4 +35,15 @@ int box_result_exit_code(const struct nsbox_exec_result *r)
 uint64_t box_result_memory_peak(const struct nsbox_exec_result *r)
 {
     return r->memory_peak_bytes ? r->memory_peak_bytes : r->maxrss_bytes;
+}
+
+json_t *box_result_json(const struct nsbox_exec_result *r)
+{
+    return json_pack("{s:s,s:i,s:i,s:s%,s:s%,s:b,s:b,s:b,s:b,s:I,s:I,s:I}", "status",
+                     box_result_status(r), "exit_code", r->exit_code, "signal", r->signal, "stdout",
+                     r->out ? r->out : "", r->out_len, "stderr", r->err ? r->err : "", r->err_len,
+                     "stdout_truncated", r->out_truncated, "stderr_truncated", r->err_truncated,
+                     "timed_out", r->timed_out, "oom_killed", r->oom_killed, "wall_ms",
+                     (json_int_t)(r->wall_us / 1000), "cpu_ms", (json_int_t)(r->cpu_us / 1000),
+                     "memory_peak_bytes", (json_int_t)box_result_memory_peak(r));
 }

@@ -182,13 +182,10 @@ static int create_box(struct box_ctx *ctx, const char *ref, struct run_opts *o, 
 
 static json_t *result_json(const struct nsbox_exec_result *r, const char *limits)
 {
-    return json_pack("{s:s,s:i,s:i,s:s%,s:s%,s:b,s:b,s:b,s:b,s:I,s:I,s:I,s:s}", "status",
-                     box_result_status(r), "exit_code", r->exit_code, "signal", r->signal, "stdout",
-                     r->out ? r->out : "", r->out_len, "stderr", r->err ? r->err : "", r->err_len,
-                     "stdout_truncated", r->out_truncated, "stderr_truncated", r->err_truncated,
-                     "timed_out", r->timed_out, "oom_killed", r->oom_killed, "wall_ms",
-                     (json_int_t)(r->wall_us / 1000), "cpu_ms", (json_int_t)(r->cpu_us / 1000),
-                     "memory_peak_bytes", (json_int_t)box_result_memory_peak(r), "limits", limits);
+    json_t *j = box_result_json(r);
+    if (j != NULL)
+        json_object_set_new(j, "limits", json_string(limits));
+    return j;
 }
 
 /* Runs argv in box (env and user from eo) and reports the way docker does. */
