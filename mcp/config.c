@@ -19,9 +19,12 @@ struct opt;
 typedef int (*set_fn)(struct mcp_config *c, const struct opt *o, const char *arg,
                       struct nsbox_err *err);
 
+/* What a numeric option's member is. */
+enum num { NUM_NONE, NUM_MB, NUM_U32, NUM_SIZE, NUM_DOUBLE, NUM_SECONDS };
+
 /* One option: its name, argument and help, and how it is stored: set(),
- * with `field` the offset of its member in struct mcp_config for the
- * generic setters. */
+ * with `field` the offset of its member in struct mcp_config (and `num`
+ * its type, for set_number). */
 struct opt {
     const char *name;
     const char *arg; /* NULL: takes none */
@@ -29,69 +32,41 @@ struct opt {
     set_fn set;
     size_t field;
     bool hidden; /* not in --help */
+    enum num num;
 };
 
 #define FIELD(m) offsetof(struct mcp_config, m)
 #define AT(c, o, type) ((type *)((char *)(c) + (o)->field))
 
-/* A positive number, as every numeric option takes. */
-static int positive(const struct opt *o, const char *arg, double *v, struct nsbox_err *err)
-{
-    char *end;
-    *v = strtod(arg, &end);
-    if (end == arg || *end != '\0' || !(*v > 0))
-        return nsbox_err_set(err, EINVAL, "--%s takes a positive number, not \"%s\"", o->name, arg);
-    return 0;
-}
-
-static int set_u64(struct mcp_config *c, const struct opt *o, const char *arg,
-                   struct nsbox_err *err)
-{
-    double v;
-    if (positive(o, arg, &v, err) < 0)
-        return -1;
-    *AT(c, o, uint64_t) = (uint64_t)v;
-    return 0;
-}
-
-static int set_double(struct mcp_config *c, const struct opt *o, const char *arg,
+/* A positive number, as every numeric option takes, stored as its member's
+ * type; clamped to what the type holds (a double past it would be
+ * undefined behaviour to convert). */
+static int set_number(struct mcp_config *c, const struct opt *o, const char *arg,
                       struct nsbox_err *err)
 {
-    double v;
-    if (positive(o, arg, &v, err) < 0)
-        return -1;
-    *AT(c, o, double) = v;
-    return 0;
-}
-
-static int set_u32(struct mcp_config *c, const struct opt *o, const char *arg,
-                   struct nsbox_err *err)
-{
-    double v;
-    if (positive(o, arg, &v, err) < 0)
-        return -1;
-    *AT(c, o, uint32_t) = v > UINT32_MAX ? UINT32_MAX : (uint32_t)v;
-    return 0;
-}
-
-static int set_size(struct mcp_config *c, const struct opt *o, const char *arg,
-                    struct nsbox_err *err)
-{
-    double v;
-    if (positive(o, arg, &v, err) < 0)
-        return -1;
-    *AT(c, o, size_t) = (size_t)v;
-    return 0;
-}
-
-/* Seconds as an unsigned count, at least 1. */
-static int set_seconds(struct mcp_config *c, const struct opt *o, const char *arg,
-                       struct nsbox_err *err)
-{
-    double v;
-    if (positive(o, arg, &v, err) < 0)
-        return -1;
-    *AT(c, o, unsigned) = v < 1 ? 1 : v > 86400 * 365 ? 86400 * 365 : (unsigned)v;
+    char *end;
+    double v = strtod(arg, &end);
+    if (end == arg || *end != '\0' || !(v > 0) || v != v)
+        return nsbox_err_set(err, EINVAL, "--%s takes a positive number, not \"%s\"", o->name, arg);
+    switch (o->num) {
+    case NUM_MB: /* MiB, at most 2^40, so that the bytes fit 64 bits */
+        *AT(c, o, uint64_t) = v >= 0x1p40 ? (uint64_t)1 << 40 : (uint64_t)v;
+        break;
+    case NUM_U32:
+        *AT(c, o, uint32_t) = v >= UINT32_MAX ? UINT32_MAX : (uint32_t)v;
+        break;
+    case NUM_SIZE:
+        *AT(c, o, size_t) = v >= 0x1p32 ? (size_t)1 << 32 : (size_t)v;
+        break;
+    case NUM_DOUBLE:
+        *AT(c, o, double) = v;
+        break;
+    case NUM_SECONDS: /* whole seconds, at least 1, at most a year */
+        *AT(c, o, unsigned) = v < 1 ? 1 : v > 86400 * 365 ? 86400 * 365 : (unsigned)v;
+        break;
+    case NUM_NONE:
+        return nsbox_err_set(err, EINVAL, "--%s: not a number option", o->name);
+    }
     return 0;
 }
 
@@ -154,41 +129,42 @@ static int set_help(struct mcp_config *c, const struct opt *o, const char *arg,
 
 static const struct opt opts[] = {
     {"image", "LANG=REF", "the image for a language (else: images labelled sandbox.language)",
-     set_image, 0, false},
+     set_image, 0, false, NUM_NONE},
     {"limits", "MODE", "strict (default: refuse without a usable cgroup) or best-effort",
-     set_limits, 0, false},
-    {"memory", "MB", "default memory limit per sandbox (512)", set_u64, FIELD(defaults.memory_mb),
-     false},
-    {"cpus", "N", "default CPU limit (1)", set_double, FIELD(defaults.cpus), false},
-    {"pids", "N", "default process and thread limit (256)", set_u32, FIELD(defaults.pids), false},
-    {"timeout", "S", "default wall-clock limit of a call (30)", set_double,
-     FIELD(defaults.timeout_s), false},
-    {"max-memory", "MB", "the most memory a call may ask for (4096)", set_u64,
-     FIELD(ceilings.memory_mb), false},
-    {"max-cpus", "N", "the most CPUs a call may ask for (4)", set_double, FIELD(ceilings.cpus),
-     false},
-    {"max-pids", "N", "the most processes a call may ask for (4096)", set_u32, FIELD(ceilings.pids),
-     false},
-    {"max-timeout", "S", "the longest timeout a call may ask for (600)", set_double,
-     FIELD(ceilings.timeout_s), false},
-    {"max-sandboxes", "N", "kept sandboxes per session (16)", set_size, FIELD(max_sandboxes),
-     false},
-    {"max-total-sandboxes", "N", "live sandboxes in the whole server (128)", set_size,
-     FIELD(max_total), false},
+     set_limits, 0, false, NUM_NONE},
+    {"memory", "MB", "default memory limit per sandbox (512)", set_number,
+     FIELD(defaults.memory_mb), false, NUM_MB},
+    {"cpus", "N", "default CPU limit (1)", set_number, FIELD(defaults.cpus), false, NUM_DOUBLE},
+    {"pids", "N", "default process and thread limit (256)", set_number, FIELD(defaults.pids), false,
+     NUM_U32},
+    {"timeout", "S", "default wall-clock limit of a call (30)", set_number,
+     FIELD(defaults.timeout_s), false, NUM_DOUBLE},
+    {"max-memory", "MB", "the most memory a call may ask for (4096)", set_number,
+     FIELD(ceilings.memory_mb), false, NUM_MB},
+    {"max-cpus", "N", "the most CPUs a call may ask for (4)", set_number, FIELD(ceilings.cpus),
+     false, NUM_DOUBLE},
+    {"max-pids", "N", "the most processes a call may ask for (4096)", set_number,
+     FIELD(ceilings.pids), false, NUM_U32},
+    {"max-timeout", "S", "the longest timeout a call may ask for (600)", set_number,
+     FIELD(ceilings.timeout_s), false, NUM_DOUBLE},
+    {"max-sandboxes", "N", "kept sandboxes per session (16)", set_number, FIELD(max_sandboxes),
+     false, NUM_SIZE},
+    {"max-total-sandboxes", "N", "live sandboxes in the whole server (128)", set_number,
+     FIELD(max_total), false, NUM_SIZE},
     {"allow-host-dir", "DIR", "a host directory copy_in/copy_out may use (repeatable)",
-     set_host_dir, 0, false},
+     set_host_dir, 0, false, NUM_NONE},
     {"http", "HOST:PORT", "serve MCP over HTTP at http://HOST:PORT/mcp instead of stdio",
-     set_string, FIELD(address), false},
+     set_string, FIELD(address), false, NUM_NONE},
     {"token-file", "FILE", "HTTP: the bearer token (else NSBOX_TOKEN)", set_string,
-     FIELD(token_file), false},
+     FIELD(token_file), false, NUM_NONE},
     {"allow-host", "NAME", "HTTP: another name the Host header may carry (repeatable)",
-     set_allow_host, 0, false},
-    {"session-timeout", "S", "HTTP: end a session idle this long (3600)", set_seconds,
-     FIELD(session_timeout_s), false},
+     set_allow_host, 0, false, NUM_NONE},
+    {"session-timeout", "S", "HTTP: end a session idle this long (3600)", set_number,
+     FIELD(session_timeout_s), false, NUM_SECONDS},
     /* Lets tests (tests/load) see a silent connection closed without
      * waiting the documented 60 s. */
-    {"idle-timeout", "S", NULL, set_seconds, FIELD(idle_timeout_s), true},
-    {"help", NULL, "this text", set_help, 0, false},
+    {"idle-timeout", "S", NULL, set_number, FIELD(idle_timeout_s), true, NUM_SECONDS},
+    {"help", NULL, "this text", set_help, 0, false, NUM_NONE},
 };
 #define N_OPTS (sizeof(opts) / sizeof(opts[0]))
 

@@ -47,6 +47,36 @@ run_client() {
 	fi
 }
 
+# serve's options (mcp/config.c, one table): a bad value is a usage error
+# (exit 2) naming the option; a value past what the member holds is
+# clamped, never undefined; --help lists every option but the hidden one.
+serve_option() { # NAME WANT_STATUS PATTERN ARGS...
+	local name=$1 want=$2 pattern=$3 out rc
+	shift 3
+	out=$("$NSBOX" --store "$S" serve "$@" 2>&1 </dev/null)
+	rc=$?
+	if [ "$rc" -eq "$want" ] && printf '%s' "$out" | grep -Eq -- "$pattern"; then
+		pass "serve_options/$name"
+	else
+		fail "serve_options/$name" "exit $rc (want $want), output: $(printf '%s' "$out" | head -3 | tr '\n' ' ')"
+	fi
+}
+serve_option zero_memory 2 'memory takes a positive number' --memory 0
+serve_option nan_cpus 2 'cpus takes a positive number' --cpus nan
+serve_option unknown 2 'unknown option.*--bogus' --bogus
+serve_option http_only 2 'go with --http' --session-timeout 5
+serve_option huge_values_clamped 0 'max-total-sandboxes' --memory 1e300 --max-pids 1e12 \
+	--http 127.0.0.1:0 --session-timeout 1e30 --help
+help=$("$NSBOX" serve --help 2>&1)
+missing=$(for o in image limits memory cpus pids timeout max-memory max-cpus max-pids max-timeout \
+	max-sandboxes max-total-sandboxes allow-host-dir http token-file allow-host session-timeout; do
+	printf '%s' "$help" | grep -q -- "--$o " || echo "$o"; done)
+if [ -z "$missing" ] && ! printf '%s' "$help" | grep -q -- --idle-timeout; then
+	pass "serve_options/help_lists_every_option"
+else
+	fail "serve_options/help_lists_every_option" "missing: $missing"
+fi
+
 run_client sdk timeout 900 node "$MCP/stdio.test.mjs"
 run_client raw timeout 600 python3 "$MCP/raw_protocol.py"
 run_client files timeout 600 python3 "$MCP/file_tools.py"
