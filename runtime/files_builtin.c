@@ -162,11 +162,41 @@ static void replace_file(const char *path)
     write_in_place(path, false);
 }
 
+/* Makes every missing directory of path[0..len), like mkdir -p: existing
+ * ones are fine.  mkdir(2) never follows a symlink it would create over
+ * (EEXIST, and the next component then fails to resolve if it dangles).
+ * Fails the operation (WHY_MKDIR with the prefix) when one cannot be made. */
+static void make_dirs(const char *path, size_t len)
+{
+    char buf[PATH_MAX];
+
+    if (len >= sizeof(buf))
+        fail(ENAMETOOLONG, WHY_MKDIR);
+    memcpy(buf, path, len);
+    buf[len] = '\0';
+    for (char *p = buf + 1; len > 0; p++) {
+        if (*p != '/' && *p != '\0')
+            continue;
+        char saved = *p;
+        *p = '\0';
+        if (mkdir(buf, 0755) < 0 && errno != EEXIST)
+            fail_arg(errno, WHY_MKDIR, (long long)(p - buf));
+        *p = saved;
+        if (saved == '\0')
+            break;
+    }
+}
+
 static void op_write(char **args)
 {
     const char *path = args[0];
     bool append = args[1] && strcmp(args[1], "append") == 0;
+    const char *slash = strrchr(path, '/');
 
+    /* A model writes src/app/main.py into an empty workspace: the parents
+     * are made first, as the sandbox's user, as create_directory would. */
+    if (slash != NULL && slash != path)
+        make_dirs(path, (size_t)(slash - path));
     if (!append)
         replace_file(path);
     write_in_place(path, append);
@@ -289,21 +319,8 @@ static void op_list(char **args)
 static void op_mkdir(char **args)
 {
     const char *path = args[0];
-    char buf[PATH_MAX];
 
-    snprintf(buf, sizeof(buf), "%s", path);
-    /* Every missing parent too, like mkdir -p; existing is fine. */
-    for (char *p = buf + 1;; p++) {
-        if (*p != '/' && *p != '\0')
-            continue;
-        char saved = *p;
-        *p = '\0';
-        if (mkdir(buf, 0755) < 0 && errno != EEXIST)
-            fail_arg(errno, WHY_MKDIR, (long long)(p - buf));
-        *p = saved;
-        if (saved == '\0')
-            break;
-    }
+    make_dirs(path, strlen(path));
     struct stat st;
     if (stat(path, &st) < 0 || !S_ISDIR(st.st_mode))
         fail(ENOTDIR, WHY_NOT_DIR);

@@ -65,7 +65,8 @@ const struct mcp_tool mcp_tools[] = {
      RESULT_SCHEMA, mcp_tool_run_command, false},
     {"write_file", "Write a file",
      "Write a file in a sandbox made by sandbox_create (path relative to its working "
-     "directory, or absolute inside it). Text (utf-8) or base64 for binary; append to add.",
+     "directory, or absolute inside it); missing parent directories are made. Text (utf-8) "
+     "or base64 for binary; append to add.",
      "{\"type\":\"object\",\"properties\":{\"path\":{\"type\":\"string\"},"
      "\"bytes_written\":{\"type\":\"integer\"},\"appended\":{\"type\":\"boolean\"}},"
      "\"required\":[\"path\",\"bytes_written\"]}",

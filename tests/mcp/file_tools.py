@@ -129,6 +129,22 @@ def main():
            not os.path.exists("/etc/nsbox-rel-target"), r)
     r = s.call("read_file", sandbox_id=sid, path="dangling")
     result("symlink_dangling_clear_error", r.get("isError") and "No such file" in r["content"][0]["text"], r)
+    # write_file makes missing parents (issue #11), as the sandbox's user,
+    # never over a planted symlink: a dangling one as a parent fails, and
+    # nothing appears where it points, in the sandbox or on the host.
+    w = s.call("write_file", sandbox_id=sid, path="src/app/main.py", content="print(1)\n")
+    r = s.call("read_file", sandbox_id=sid, path="src/app/main.py")
+    owner = sh("stat -c %U:%a src src/app; id -un")["stdout"].split()
+    result("write_makes_parents", ok_result(w) and ok_result(r) and r["structuredContent"]["content"] == "print(1)\n"
+           and owner == [owner[-1] + ":755"] * 2 + [owner[-1]], (w, r.get("isError"), owner))
+    w = s.call("write_file", sandbox_id=sid, path="dangling/sub/x.txt", content="x")
+    gone = sh("test -e /nonexistent && echo made || echo none")["stdout"].strip()
+    result("write_parents_not_through_dangling_symlink", w.get("isError") and gone == "none"
+           and not os.path.exists("/nonexistent"), (w, gone))
+    sh("mkdir -p /tmp/victim2 && ln -s /tmp/victim2 vlink2")
+    w = s.call("write_file", sandbox_id=sid, path="vlink2/new/f.txt", content="x")
+    result("write_parents_through_symlink_stay_inside", ok_result(w) and not os.path.exists("/tmp/victim2")
+           and sh("cat /tmp/victim2/new/f.txt")["stdout"] == "x", w)
     r = s.call("read_file", sandbox_id=sid, path="proc_link/etc/hostname")
     result("symlink_into_proc_refused", r.get("isError"), r)
     r = s.call("read_file", sandbox_id=sid, path="/proc/self/root/etc/hostname")
