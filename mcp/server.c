@@ -105,6 +105,21 @@ static void handle_set_level(struct mcp_session *s, json_t *id, json_t *params)
  * without one is a mistake in mcp/ (tests/fuzz/fuzz_tools.c refuses it at
  * start-up too): tools/list fails loudly rather than list a tool the
  * client cannot call correctly. */
+/* ToolAnnotations: the hints a client uses to decide what to confirm. */
+static json_t *annotations(const struct mcp_tool *t)
+{
+    bool read_only = t->hints & MCP_HINT_READ_ONLY;
+    json_t *a = json_pack("{s:s,s:b,s:b}", "title", t->title, "readOnlyHint", read_only,
+                          "openWorldHint", 0);
+    /* destructiveHint and idempotentHint mean something only for a tool
+     * that changes things (MCP: "if readOnlyHint == false"). */
+    if (!read_only) {
+        json_object_set_new(a, "destructiveHint", json_boolean(t->hints & MCP_HINT_DESTRUCTIVE));
+        json_object_set_new(a, "idempotentHint", json_boolean(t->hints & MCP_HINT_IDEMPOTENT));
+    }
+    return a;
+}
+
 static void handle_tools_list(struct mcp_session *s, json_t *id)
 {
     _cleanup_json_ json_t *tools = json_array();
@@ -122,9 +137,10 @@ static void handle_tools_list(struct mcp_session *s, json_t *id)
         }
         json_t *in = mcp_schema_build(decl);
         json_t *out = json_loads(t->output_schema, 0, NULL);
-        json_array_append_new(tools, json_pack("{s:s,s:s,s:s,s:o,s:o}", "name", t->name, "title",
-                                               t->title, "description", t->description,
-                                               "inputSchema", in, "outputSchema", out));
+        json_array_append_new(tools,
+                              json_pack("{s:s,s:s,s:s,s:o,s:o,s:o}", "name", t->name, "title",
+                                        t->title, "description", t->description, "inputSchema", in,
+                                        "outputSchema", out, "annotations", annotations(t)));
     }
     send_result(s, id, json_pack("{s:O}", "tools", tools));
 }

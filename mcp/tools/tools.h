@@ -20,6 +20,16 @@
 typedef int (*mcp_tool_fn)(struct mcp_session *s, struct mcp_call *call, json_t *args,
                            struct mcp_result *out, struct nsbox_err *err);
 
+/* A tool's annotations (MCP 2025-06-18 ToolAnnotations).  A tool that is
+ * not read-only and not MCP_HINT_DESTRUCTIVE only adds (a file, a
+ * sandbox) or runs code inside a sandbox.  openWorldHint is false for every
+ * tool: sandboxes have no network and reach nothing outside nsbox. */
+enum {
+    MCP_HINT_READ_ONLY = 1,   /* changes nothing */
+    MCP_HINT_DESTRUCTIVE = 2, /* may delete or overwrite (a file, a sandbox) */
+    MCP_HINT_IDEMPOTENT = 4,  /* a repeat with the same arguments changes nothing more */
+};
+
 /* The inputSchema is not here: tools/list builds it from the tool's
  * declaration of its arguments (args.h, mcp_tool_args_find). */
 struct mcp_tool {
@@ -29,6 +39,7 @@ struct mcp_tool {
     const char *output_schema; /* JSON text */
     mcp_tool_fn call;
     bool needs_host_dirs; /* listed and callable only with --allow-host-dir */
+    unsigned hints;       /* MCP_HINT_*: the annotations clients show or confirm by */
 };
 
 extern const struct mcp_tool mcp_tools[];

@@ -223,8 +223,13 @@ const TESTS = [
 	'create_by_image_name', 'unknown_sandbox_is_error', 'stop_unknown_is_error', 'unknown_language_is_error',
 	'output_truncated', 'jsonrpc_lookalike_output', 'list_languages', 'list_images', 'progress',
 	'cancellation_kills', 'list_is_per_session', 'other_session_sandbox_refused', 'no_stray_messages',
-	'sandboxes_die_with_server',
+	'sandboxes_die_with_server', 'tool_annotations',
 ];
+
+// Issue #11: the hints clients confirm by.  Read-only tools say so; the
+// ones that delete or overwrite are destructive; none reaches the network.
+const READ_ONLY = ['read_file', 'list_directory', 'project_structure', 'sandbox_list', 'list_languages', 'list_images'];
+const DESTRUCTIVE = ['delete_path', 'sandbox_stop', 'write_file'];
 
 async function main() {
 	if (!STORE) {
@@ -271,6 +276,21 @@ async function main() {
 	await test('logging_set_level', async () => {
 		await client.setLoggingLevel('info');
 		await client.setLoggingLevel('warning');
+	});
+
+	await test('tool_annotations', async () => {
+		const r = await client.listTools(); // the SDK validates ToolAnnotations
+		for (const t of r.tools) {
+			const a = t.annotations || {};
+			ok(a.openWorldHint === false, `${t.name}: openWorldHint ${j(a.openWorldHint)}, want false`);
+			ok(a.readOnlyHint === READ_ONLY.includes(t.name), `${t.name}: readOnlyHint ${j(a.readOnlyHint)}`);
+			if (!READ_ONLY.includes(t.name))
+				ok(a.destructiveHint === DESTRUCTIVE.includes(t.name) || t.name === 'copy_in' || t.name === 'copy_out',
+					`${t.name}: destructiveHint ${j(a.destructiveHint)}`);
+		}
+		const by = Object.fromEntries(r.tools.map(t => [t.name, t.annotations || {}]));
+		ok(by.delete_path.idempotentHint === true && by.execute_code.idempotentHint === false,
+			`idempotentHint: delete_path ${j(by.delete_path.idempotentHint)}, execute_code ${j(by.execute_code.idempotentHint)}`);
 	});
 
 	await test('tools_list', async () => {
