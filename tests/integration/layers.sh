@@ -59,17 +59,26 @@ for dir in $LIB_DIRS $FRONT_DIRS; do
 	[ -d "$dir" ] || fail "layout" "no directory $dir"
 done
 
-raw=$(grep -rn --include='*.[ch]' '\bsyscall(' $LIB_DIRS $FRONT_DIRS | grep -v '^common/syscalls.h:' | grep -v '^\S*:\s*\(/\*\|\*\)')
+# raw_syscalls DIRS...: each syscall() outside common/syscalls.h.
+raw_syscalls() {
+	grep -rn --include='*.[ch]' '\bsyscall(' "$@" | grep -v '^common/syscalls.h:' |
+		grep -v '^\S*:\s*\(/\*\|\*\)'
+}
+# prints_or_exits DIRS...: each write to stdout or exit() (stdout carries
+# JSON-RPC in stdio mode; in-sandbox children end with _exit()).
+prints_or_exits() {
+	grep -rnE --include='*.c' '(^|[^a-z_])(printf|puts|putchar|exit)\(|\bstdout\b' "$@" |
+		grep -vE '^[^:]+:[0-9]+:\s*(/\*|\*)' | grep -vE '"[^"]*stdout[^"]*"'
+}
+
+raw=$(raw_syscalls $LIB_DIRS $FRONT_DIRS)
 if [ -z "$raw" ]; then
 	pass "raw_syscalls_only_in_common_syscalls_h"
 else
 	fail "raw_syscalls_only_in_common_syscalls_h" "$(echo "$raw" | head -5 | tr '\n' ' ')"
 fi
 
-# stdout carries JSON-RPC in stdio mode: the library never writes to it,
-# and never ends the process (in-sandbox children end with _exit()).
-out=$(grep -rnE --include='*.c' '(^|[^a-z_])(printf|puts|putchar|exit)\(|\bstdout\b' $LIB_DIRS |
-	grep -vE '^[^:]+:[0-9]+:\s*(/\*|\*)' | grep -vE '"[^"]*stdout[^"]*"')
+out=$(prints_or_exits $LIB_DIRS)
 if [ -z "$out" ]; then
 	pass "library_never_prints_or_exits"
 else
@@ -83,13 +92,20 @@ else
 	fail "sources_are_formatted" "run make format: $(printf '%s' "$out" | tail -4 | tr '\n' ' ')"
 fi
 
-# The checks can fail: a planted upward include is caught.
+# The checks can fail: planted violations are caught, and what they allow
+# (snprintf, _exit, a comment or string naming stdout) is not.
 tmp=$(mktemp -d "$T/plant.XXXXXX")
-mkdir -p "$tmp/runtime"
+mkdir -p "$tmp/runtime" "$tmp/common"
 printf '#include "../boxes/box.h"\n' >"$tmp/runtime/x.c"
-if (cd "$tmp" && includes_of runtime | grep -q 'runtime/x.c: boxes'); then
-	pass "check_catches_a_planted_upward_include"
+printf 'void f(void) { long r = syscall(1); printf("x"); exit(1); }\n' >"$tmp/runtime/y.c"
+printf 'void g(void) { snprintf(b, 1, "to stdout"); _exit(2); } /* stdout */\n' >"$tmp/runtime/z.c"
+printf 'static long w(void) { return syscall(2); }\n' >"$tmp/common/syscalls.h"
+planted=$(cd "$tmp" && includes_of runtime; raw_syscalls runtime common; prints_or_exits runtime)
+if printf '%s\n' "$planted" | grep -q 'runtime/x.c: boxes' &&
+	[ "$(printf '%s\n' "$planted" | grep -c '^runtime/y.c:')" = 2 ] &&
+	! printf '%s\n' "$planted" | grep -q 'z.c\|common/syscalls.h'; then
+	pass "checks_catch_planted_violations"
 else
-	fail "check_catches_a_planted_upward_include" "includes_of missed runtime -> boxes"
+	fail "checks_catch_planted_violations" "found: $(printf '%s' "$planted" | tr '\n' ' ')"
 fi
 finish
