@@ -18,6 +18,7 @@
 #include "../common/err.h"
 #include "../common/userns.h"
 #include "cgroup.h"
+#include "disk.h"
 
 struct nsbox_seccomp;
 struct nsbox_cancel;
@@ -43,6 +44,11 @@ struct nsbox_sandbox_config {
     struct nsbox_cgroup_limits limits;
     uint64_t tmp_bytes, shm_bytes; /* tmpfs sizes */
     uint64_t rlimit_nofile, rlimit_fsize;
+    /* The writable layer's total bound (disk.h); 0: none, said so in the
+     * limits note (--disk unlimited).  With a tmpfs disk, a memory limit
+     * is raised by this much. */
+    uint64_t disk_bytes;
+    enum nsbox_disk_backend disk_backend;
     enum nsbox_limits_mode mode;
     const struct nsbox_seccomp *seccomp; /* required */
     /* Rootless: the id map the image was unpacked with (its files are
@@ -63,7 +69,8 @@ struct nsbox_sandbox {
     struct nsbox_cgroup cgroup;
     bool rootless;
     struct nsbox_idmap idmap; /* rootless: the map its ids live in (else empty) */
-    char limits_note[256];    /* which limits are really in force */
+    char limits_note[384];    /* which limits are really in force */
+    struct nsbox_disk disk;   /* its writable layer's bound (disk.h) */
     char workdir[PATH_MAX];   /* the default working directory inside */
     char workspace[PATH_MAX]; /* the host directory mounted at workdir, or "" */
 };
@@ -88,6 +95,19 @@ int nsbox_sandbox_destroy_detached(struct nsbox_sandbox *sb, struct nsbox_err *e
 
 /* Closes the handle without stopping a detached sandbox. */
 void nsbox_sandbox_close(struct nsbox_sandbox *sb);
+
+struct nsbox_disk_usage {
+    enum nsbox_disk_kind kind;
+    uint64_t used_bytes, limit_bytes;   /* limit 0: none */
+    uint64_t used_inodes, limit_inodes; /* used_inodes 0: unknown */
+};
+
+/* What the sandbox's writable layer holds now (its upper layer; a
+ * workspace mounted in it is not counted: see boxes/), and its bound.
+ * Cheap for tmpfs and quota (statfs, quotactl); with no bound, a walk of
+ * the upper layer.  Returns 0 or -1. */
+int nsbox_sandbox_disk_usage(const struct nsbox_sandbox *sb, struct nsbox_disk_usage *u,
+                             struct nsbox_err *err);
 
 struct nsbox_exec_opts {
     char *const *argv;
