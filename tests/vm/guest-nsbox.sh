@@ -105,7 +105,7 @@ if echo "$out" | grep -q 'cgroup v2 under /sys/fs/cgroup/tester/scope' && echo "
 else
 	fail rootless_delegated_doctor "$(echo "$out" | tr '\n' ' ' | cut -c1-400)"
 fi
-j=$(tnsbox run --json --memory 32m "$IMG" -- probe mem 256 2>&1)
+j=$(tnsbox run --json --memory 32m --disk 16m "$IMG" -- probe mem 256 2>&1)
 if [ "$(echo "$j" | jf oom_killed)" = true ] && echo "$j" | grep -q '"limits": *"cgroup v2'; then
 	pass rootless_delegated_memory_limit
 else
