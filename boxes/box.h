@@ -178,6 +178,9 @@ struct box {
     time_t created;
     struct box_limits limits; /* as the spec had them */
     uint64_t disk_bytes;      /* as the spec had it (0: unlimited) */
+    /* The writable layer when last measured (box_measure): used_* are
+     * stored and loaded atomically, as ws's are. */
+    struct nsbox_disk_usage disk;
     struct box_workspace_budget ws;
 };
 
@@ -261,21 +264,22 @@ struct json_t *box_result_json(const struct nsbox_exec_result *r);
 const char *box_ws_kind_name(enum box_ws_kind kind);
 
 /* Measures box now: its writable layer (nsbox_sandbox_disk_usage) into
- * *disk, and its workspace's usage into box->ws (the quota's count, or a
- * walk of the tree).  Call it after every command and write, with the
- * box's commands excluded (the MCP exec lock; the CLI is one thread).
- * Returns 0, or -1 with err (*disk then says only the kind and limit). */
-int box_measure(struct box *box, struct nsbox_disk_usage *disk, struct nsbox_err *err);
+ * box->disk, its workspace's usage into box->ws (the project's count, or
+ * a walk of the tree).  Call it after every command and write; it takes
+ * no socket of the sandbox's, so it may run beside a command.  Returns 0,
+ * or -1 with err (what could not be measured keeps its last value). */
+int box_measure(struct box *box, struct nsbox_err *err);
 
 /* Whether a command or a write may go ahead: -1 with err (EDQUOT) naming
  * the usage, the budget and how to get under it when a measured workspace
  * is over its budget (measured first when it never was), else 0. */
 int box_workspace_check(struct box *box, struct nsbox_err *err);
 
-/* Adds the disk fields to a result record j: disk, disk_used_bytes,
- * disk_limit_bytes (null: none); with a workspace, workspace_disk,
- * workspace_used_bytes and workspace_limit_bytes (null: no budget). */
-void box_usage_json(const struct box *box, const struct nsbox_disk_usage *disk, struct json_t *j);
+/* Adds the last measurement (box_measure) to a result record j: disk,
+ * disk_used_bytes, disk_limit_bytes (null: none); with a workspace,
+ * workspace_disk, workspace_used_bytes and workspace_limit_bytes (null:
+ * no budget). */
+void box_usage_json(const struct box *box, struct json_t *j);
 
 /* An image in the store whose sandbox.language label lists language.
  * Writes its digest into buf.  Returns 0, or -1 (ENOENT: none). */

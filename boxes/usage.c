@@ -50,14 +50,14 @@ static int measure_workspace(struct box *box, struct nsbox_err *err)
     return 0;
 }
 
-int box_measure(struct box *box, struct nsbox_disk_usage *disk, struct nsbox_err *err)
+int box_measure(struct box *box, struct nsbox_err *err)
 {
-    int r = 0;
-    *disk = (struct nsbox_disk_usage){.kind = box->sb.disk.kind,
-                                      .limit_bytes = box->sb.disk.limit_bytes,
-                                      .limit_inodes = box->sb.disk.limit_inodes};
-    if (nsbox_sandbox_disk_usage(&box->sb, disk, err) < 0)
-        r = -1;
+    struct nsbox_disk_usage u;
+    int r = nsbox_sandbox_disk_usage(&box->sb, &u, err);
+    if (r == 0) {
+        STORE(box->disk.used_bytes, u.used_bytes);
+        STORE(box->disk.used_inodes, u.used_inodes);
+    }
     struct nsbox_err werr;
     if (box->ws.kind != BOX_WS_NONE && measure_workspace(box, &werr) < 0 && r == 0) {
         *err = werr;
@@ -97,11 +97,12 @@ static json_t *bytes_or_null(uint64_t v)
     return v ? json_integer((json_int_t)v) : json_null();
 }
 
-void box_usage_json(const struct box *box, const struct nsbox_disk_usage *disk, json_t *j)
+void box_usage_json(const struct box *box, json_t *j)
 {
-    json_object_set_new(j, "disk", json_string(nsbox_disk_kind_name(disk->kind)));
-    json_object_set_new(j, "disk_used_bytes", json_integer((json_int_t)disk->used_bytes));
-    json_object_set_new(j, "disk_limit_bytes", bytes_or_null(disk->limit_bytes));
+    /* The kind and the limit are the sandbox's, fixed at its start. */
+    json_object_set_new(j, "disk", json_string(nsbox_disk_kind_name(box->sb.disk.kind)));
+    json_object_set_new(j, "disk_used_bytes", json_integer((json_int_t)LOAD(box->disk.used_bytes)));
+    json_object_set_new(j, "disk_limit_bytes", bytes_or_null(box->sb.disk.limit_bytes));
     const struct box_workspace_budget *ws = &box->ws;
     if (ws->kind == BOX_WS_NONE)
         return;

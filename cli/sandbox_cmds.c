@@ -217,13 +217,12 @@ static int create_box(struct box_ctx *ctx, const char *ref, struct run_opts *o, 
     return r;
 }
 
-static json_t *result_json(const struct nsbox_exec_result *r, const struct box *box,
-                           const struct nsbox_disk_usage *disk)
+static json_t *result_json(const struct nsbox_exec_result *r, const struct box *box)
 {
     json_t *j = box_result_json(r);
     if (j != NULL) {
         json_object_set_new(j, "limits", json_string(box->sb.limits_note));
-        box_usage_json(box, disk, j);
+        box_usage_json(box, j);
     }
     return j;
 }
@@ -244,11 +243,10 @@ static int run_command(struct box *box, struct nsbox_exec_opts *eo, const struct
         cli_fail(&err);
         return BOX_EXIT_NSBOX;
     }
-    struct nsbox_disk_usage disk;
-    if (box_measure(box, &disk, &err) < 0)
+    if (box_measure(box, &err) < 0)
         nsbox_warn("%s", err.msg);
     if (o->json) {
-        json_t *j = result_json(&res, box, &disk);
+        json_t *j = result_json(&res, box);
         json_dumpf(j, stdout, JSON_COMPACT);
         putchar('\n');
         json_decref(j);
