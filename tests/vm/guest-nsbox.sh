@@ -30,7 +30,7 @@ j=$(nsbox run --json "$IMG" -- true)
 [ "$(echo "$j" | jf limits)" = "cgroup v2: memory" ] && pass limits_in_force_cgroup_v2 || fail limits_in_force_cgroup_v2 "$j"
 
 # memory.max: OOM confined to the sandbox and reported.
-j=$(nsbox run --json --memory 32m "$IMG" -- probe mem 256)
+j=$(nsbox run --json --memory 32m --disk 16m "$IMG" -- probe mem 256)
 if [ "$(echo "$j" | jf oom_killed)" = true ] && [ "$(echo "$j" | jf status)" = oom ]; then
 	pass memory_oom_confined_and_reported
 else
