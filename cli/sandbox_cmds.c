@@ -34,6 +34,7 @@ struct run_opts {
     size_t n_env;
     bool json;
     bool help;
+    bool disk_given;     /* --disk, --workspace or --workspace-size: not for exec */
     const char *profile; /* --seccomp-profile FILE */
     enum nsbox_limits_mode mode;
 };
@@ -121,14 +122,17 @@ static const char *parse_run_option(struct run_opts *o, int c, const char *arg)
     case OPT_TMP:
         return cli_parse_size(arg, &o->spec.tmp_bytes) < 0 ? "bad --tmp-size" : NULL;
     case OPT_DISK:
+        o->disk_given = true;
         return parse_size_or_unlimited(arg, &o->spec.disk_bytes) < 0
                    ? "bad --disk (a size such as 512m or 2g, or unlimited)"
                    : NULL;
     case OPT_WORKSPACE_SIZE:
+        o->disk_given = true;
         return parse_size_or_unlimited(arg, &o->spec.workspace_bytes) < 0
                    ? "bad --workspace-size (a size such as 512m or 2g, or unlimited)"
                    : NULL;
     case OPT_WORKSPACE:
+        o->disk_given = true;
         o->spec.workspace = arg;
         return box_workspace_name_ok(arg) ? NULL
                                           : "--workspace takes a name: 1-64 of a-z 0-9 . _ -, "
@@ -408,6 +412,9 @@ int cmd_exec(struct cli_globals *g, int argc, char **argv)
     int r = parse_common("exec", argc, argv, &o);
     if (r != 0)
         return r < 0 ? 0 : r;
+    if (o.disk_given)
+        return cli_usage_error("exec", "--disk, --workspace and --workspace-size are the "
+                                       "sandbox's, set by run or create");
     if (optind + 1 >= argc)
         return cli_usage_error("exec", "usage: nsbox exec [OPTIONS] ID -- CMD...");
     const char *id = argv[optind++];

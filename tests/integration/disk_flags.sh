@@ -38,6 +38,9 @@ done
 out=$(nsbox create --workspace-size nope "$BB" 2>&1)
 [ $? = 2 ] && printf '%s' "$out" | grep -q 'bad --workspace-size' && pass bad_workspace_size_is_usage_error ||
 	fail bad_workspace_size_is_usage_error "$out"
+out=$(nsbox exec --disk 1g someid -- true 2>&1)
+[ $? = 2 ] && printf '%s' "$out" | grep -q 'set by run or create' && pass exec_takes_no_disk_options ||
+	fail exec_takes_no_disk_options "$out"
 out=$(nsbox run --workspace ../x "$BB" -- true 2>&1)
 [ $? = 2 ] && printf '%s' "$out" | grep -q 'workspace takes a name' && pass bad_workspace_name_is_usage_error ||
 	fail bad_workspace_name_is_usage_error "$out"
