@@ -126,13 +126,26 @@ static int projid_of(struct box_ctx *ctx, const char *name, uint32_t *out, struc
     return projid_claim(pfd, name, out, err);
 }
 
+/* The project id name already has, or 0 (nothing is allocated). */
+static uint32_t projid_known(struct box_ctx *ctx, const char *name)
+{
+    _cleanup_close_ int pfd = openat(ctx->store.root_fd, "workspaces/.projids",
+                                     O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    return pfd < 0 ? 0 : projid_recorded(pfd, name);
+}
+
 int box_workspace_budget(struct box_ctx *ctx, const char *name, const char *dir, uint64_t bytes,
                          struct box_workspace_budget *ws, struct nsbox_err *err)
 {
-    /* No budget: measured all the same, for the results. */
+    /* No budget: measured all the same, for the results; a quota an
+     * earlier budget set is lifted. */
     *ws = (struct box_workspace_budget){.kind = BOX_WS_MEASURED};
-    if (bytes == 0)
+    if (bytes == 0) {
+        uint32_t old = ctx->store.rootless ? 0 : projid_known(ctx, name);
+        if (old != 0)
+            nsbox_quota_clear(dir, old);
         return 0;
+    }
     ws->limit_bytes = bytes;
     ws->limit_inodes = nsbox_disk_inodes_for(bytes);
     /* Rootless, project ids and their limits are out of reach (they take
