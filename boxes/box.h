@@ -133,8 +133,9 @@ struct box_spec {
     bool detach;           /* outlives the caller; the record is saved */
 };
 
-/* Fills spec with box_defaults (limits, tmp, disk and workspace sizes) and nothing else: no
- * image, the default workdir and profile, no pull (progress fd -1). */
+/* Fills spec with box_defaults (limits; tmp, disk and workspace sizes)
+ * and nothing else: no image, the default workdir and profile, no pull
+ * (progress fd -1). */
 void box_spec_init(struct box_spec *spec);
 
 /* How a persistent workspace's budget is kept. */
@@ -157,7 +158,7 @@ struct box_workspace_budget {
     uint32_t projid; /* BOX_WS_QUOTA: the workspace's own project */
     uint64_t used_bytes, used_inodes;
     bool measured; /* used_* hold a measurement */
-    bool over;     /* BOX_WS_MEASURED: used_bytes > limit_bytes */
+    bool over;     /* BOX_WS_MEASURED: past limit_bytes or limit_inodes */
 };
 
 /* One sandbox and what commands in it need.  The MCP server keeps these in
