@@ -48,8 +48,9 @@
 const struct mcp_tool mcp_tools[] = {
     {"sandbox_create", "Create a sandbox",
      "Start a long-lived sandbox from an image (by image reference, or by language). Files "
-     "persist in it between calls (working directory /workspace). Returns its id and the "
-     "limits in force.",
+     "persist in it between calls (working directory /workspace), within disk_mb in total; "
+     "a persistent workspace has its own budget, workspace_mb. Returns its id, the limits in "
+     "force and the disk in use.",
      "{\"type\":\"object\",\"properties\":{\"sandbox_id\":{\"type\":\"string\"},"
      "\"image\":{\"type\":\"string\"},\"digest\":{\"type\":\"string\"}," DISK_PROPS
      "\"limits\":" LIMITS_OUT "},"
