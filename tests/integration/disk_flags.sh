@@ -71,7 +71,9 @@ kind=$(field "$out" disk)
 id=$(nsbox create --disk 64m "$BB")
 a=$(nsbox exec --json "$id" -- true)
 b=$(nsbox exec --json "$id" -- sh -c 'dd if=/dev/zero of=/workspace/ten bs=1M count=10 2>/dev/null')
-grew=$(($(field "$b" disk_used_bytes) - $(field "$a" disk_used_bytes)))
+ua=$(field "$a" disk_used_bytes 2>/dev/null)
+ub=$(field "$b" disk_used_bytes 2>/dev/null)
+grew=$((${ub:-0} - ${ua:-0}))
 [ "$(field "$b" disk_limit_bytes)" = $((64 * MiB)) ] && [ $grew -ge $((10 * MiB)) ] &&
 	[ $grew -le $((11 * MiB)) ] && pass disk_used_grows_by_what_is_written ||
 	fail disk_used_grows_by_what_is_written "grew $grew: $a / $b"
@@ -100,7 +102,7 @@ budget_cases() {
 	out=$OUT
 	if [ "$(field "$out" workspace_disk)" = measured ] &&
 		[ "$(field "$out" workspace_limit_bytes)" = $MiB ] &&
-		[ "$(field "$out" workspace_used_bytes)" -ge $((2 * MiB)) ]; then
+		[ "$(field "$out" workspace_used_bytes)" -ge $((2 * MiB)) ] 2>/dev/null; then
 		pass "$p"measured_usage_in_record
 	else
 		fail "$p"measured_usage_in_record "$out"
