@@ -119,11 +119,11 @@ if c.get("workspace_disk") == "measured":
     result("over_budget_mkdir_refused", r.get("isError") and "budget" in text_of(r), r)
     r = s.tool("copy_in", sandbox_id=wid, host_path=os.path.join(HOST, "blob"), path="blob")
     result("over_budget_copy_in_refused", r.get("isError") and "budget" in text_of(r), r)
-    r = s.tool("list_directory", sandbox_id=wid, path=".")
-    listed = {e.get("path") for e in sc(r).get("entries", [])}
+    ls = s.tool("list_directory", sandbox_id=wid, path=".")
+    listed = {e.get("path") for e in sc(ls).get("entries", [])}
     r = s.tool("read_file", sandbox_id=wid, path="notes.txt")
     result("over_budget_reads_still_work", sc(r).get("content") == "keep" and listed >= {"f", "notes.txt"},
-           (r, listed))
+           (r, ls))
     r = s.tool("delete_path", sandbox_id=wid, path="f")
     result("over_budget_delete_works", not r.get("isError"), r)
     r = s.tool("write_file", sandbox_id=wid, path="more.txt", content="x")
