@@ -93,7 +93,7 @@ runuser -u nsboxtest -- "$RL/nsbox" --store "$RL/store" pull --quiet "oci:$F/oci
 run_client workspaces_rootless timeout 300 runuser -u nsboxtest -- env NSBOX="$RL/nsbox" NSBOX_STORE="$RL/store" \
 	NSBOX_LIMITS=best-effort SUITE="$SUITE/rootless" python3 "$MCP/workspaces.py"
 # The measured workspace budget rootless: the walk in the user namespace.
-run_client disk_rootless timeout 300 runuser -u nsboxtest -- env NSBOX="$RL/nsbox" NSBOX_STORE="$RL/store" \
+run_client disk_rootless timeout 300 runuser -u nsboxtest -- env NSBOX="$RL/nsbox" NSBOX_STORE="$RL/store" NSBOX_ASAN="${NSBOX_ASAN:-}" \
 	NSBOX_LIMITS=best-effort SUITE="$SUITE/rootless" python3 "$MCP/disk.py"
 
 # Every server is gone by now, and so must be every sandbox process.
