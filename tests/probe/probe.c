@@ -138,6 +138,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <linux/capability.h>
+#include <linux/fs.h>
 #include <linux/netlink.h>
 #include <net/if.h>
 #include <netinet/in.h>
@@ -2485,6 +2486,35 @@ static int a_links(const char *path, long n)
 	return 0;
 }
 
+/* Moves PATH to project N without the inherit flag (FS_IOC_FSSETXATTR):
+ * the way out of a project quota, allowed only from the initial user
+ * namespace. */
+static int a_projid(const char *path, long n)
+{
+	struct res x;
+	res_init(&x);
+	x_str(&x, "path", path);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		act_line("projid", -1, errno, "open failed", &x);
+		return 0;
+	}
+	struct fsxattr fa;
+	int err = 0;
+	if (ioctl(fd, FS_IOC_FSGETXATTR, &fa) < 0) {
+		err = errno;
+	} else {
+		x_int(&x, "before", fa.fsx_projid);
+		fa.fsx_projid = (unsigned)n;
+		fa.fsx_xflags &= ~FS_XFLAG_PROJINHERIT;
+		if (ioctl(fd, FS_IOC_FSSETXATTR, &fa) < 0)
+			err = errno;
+	}
+	close(fd);
+	act_line("projid", err ? -1 : 0, err, "set the project id (and cleared PROJINHERIT)", &x);
+	return 0;
+}
+
 /* Opens PATH for append (an image's file: overlayfs copies it up whole
  * first), then appends MB. */
 static int a_append(const char *path, long mb)
@@ -2778,7 +2808,7 @@ static const struct action actions[] = {
 	{"daemon", "SEC", 1}, {"daemon_keepfds", "SEC", 1}, {"output", "MB", 1},
 	{"exe_scan", "SEC", 1}, {"exchange", "A B SEC", 3}, {"pty_link", "PATH SEC", 2},
 	{"files", "DIR N", 2}, {"smallfiles", "DIR N", 2}, {"sparse", "PATH MB", 2},
-	{"links", "PATH N", 2}, {"append", "PATH MB", 2},
+	{"links", "PATH N", 2}, {"append", "PATH MB", 2}, {"projid", "PATH N", 2},
 };
 
 #define NACTIONS (sizeof actions / sizeof actions[0])
@@ -2843,6 +2873,7 @@ static int run_action(const struct action *a, char **args)
 		if (!strcmp(a->name, "sparse")) return a_sparse(args[0], n);
 		if (!strcmp(a->name, "links")) return a_links(args[0], n);
 		if (!strcmp(a->name, "append")) return a_append(args[0], n);
+		if (!strcmp(a->name, "projid")) return a_projid(args[0], n);
 	}
 	parse_num(args[0], &n);
 	if (!strcmp(a->name, "fork")) return a_fork(n);
@@ -2864,7 +2895,8 @@ static void usage(FILE *f)
 		   "  checks: see 'probe list'; actions: fork N, mem MB, spin SEC, fds N,\n"
 		   "  threads N, write PATH MB, sleep SEC, daemon SEC, daemon_keepfds SEC, output MB,\n"
 		   "  exe_scan SEC, exchange A B SEC, pty_link PATH SEC, files DIR N,\n"
-		   "  smallfiles DIR N, sparse PATH MB, links PATH N, append PATH MB\n"
+		   "  smallfiles DIR N, sparse PATH MB, links PATH N, append PATH MB,\n"
+		   "  projid PATH N\n"
 		   "  output: JSON lines on stdout; exit 0 ran, 1 a check failed to run, 2 usage\n");
 }
 
