@@ -15,7 +15,10 @@ against every result and at the end.
 Environment (set by tests/hostile/run.sh): NSBOX, NSBOX_RL (the rootless
 copy), STORE, STORE_RL, IMAGE (probe image ref), PROBE_OCI (oci:DIR:TAG),
 CANARY_ENV, CANARY_FILE (path), CANARY_DIR (a host dir the races aim at),
-ROOTLESS_USER, ONLY (a regex: run matching cases only), RACE_SECONDS.
+ROOTLESS_USER, ONLY (a regex: run matching cases only), RACE_SECONDS,
+BIGFILE_IMAGE (the probe image with a 96 MiB /data/big), DISK_DEFAULT_MB,
+WORKSPACE_BUDGET_MB.  After every case the store's filesystem must have
+lost at most the sandbox's disk limit (the disk cases print the figures).
 Prints PASS/FAIL lines; exits 1 on any failure."""
 import hashlib
 import json
@@ -40,6 +43,14 @@ USER = E.get("ROOTLESS_USER", "nsboxtest")
 ONLY = re.compile(E.get("ONLY", ""))
 RACE_SECONDS = float(E.get("RACE_SECONDS", "8"))
 SUITE = "hostile"
+MiB = 1 << 20
+# The writable layer's bound (issue #11, section 1): the disk cases ask the
+# CLI for 64 MiB; MCP sandboxes get the default.  A persistent workspace has
+# a budget of its own (WORKSPACE_BUDGET_MB, the default limit unless set).
+DISK_CLI_MB = 64
+DISK_DEFAULT_MB = int(E.get("DISK_DEFAULT_MB", "1024"))
+WORKSPACE_BUDGET_MB = int(E.get("WORKSPACE_BUDGET_MB", str(DISK_DEFAULT_MB)))
+DISK_SLACK = 8 * MiB   # directories, state files, the journal's share
 failures = 0
 outputs = []          # every stdout/stderr/response seen, for the canary scan
 
@@ -179,12 +190,14 @@ class Front:
         return r["result"]
 
     # Sandboxes, whatever the front.
-    def create(self, memory=None, pids=None, cpus=None, workspace=None, image=None):
+    def create(self, memory=None, pids=None, cpus=None, workspace=None, image=None, disk=None):
         """(sandbox id, None) or (None, the error).  self.limits: what the
-        sandbox reports in force."""
+        sandbox reports in force.  disk: MiB (the CLI only; MCP sandboxes
+        get the default, DISK_DEFAULT_MB)."""
         image = image or IMAGE
         if self.kind == "cli":
             args = ["create"] + (["--memory", f"{memory}m"] if memory else []) + \
+                (["--disk", f"{disk}M"] if disk else []) + \
                 (["--pids", str(pids)] if pids else []) + (["--cpus", str(cpus)] if cpus else []) + [image]
             rc, out, err = self.cli(args)
             if rc != 0:
@@ -217,22 +230,28 @@ class Front:
         else:
             self.tool("sandbox_stop", sandbox_id=sid)
 
-    def run(self, cmd, memory=None, pids=None, cpus=None, timeout=30, image=None):
+    def run(self, cmd, memory=None, pids=None, cpus=None, timeout=30, image=None, disk=None):
         """A fresh sandbox for one command, removed afterwards: the result
         record, with "limits" (what was in force) on both fronts."""
         if self.kind == "cli":
             args = ["run", "--json", "--timeout", str(timeout)] + \
                 (["--memory", f"{memory}m"] if memory else []) + (["--cpus", str(cpus)] if cpus else []) + \
+                (["--disk", f"{disk}M"] if disk else []) + \
                 (["--pids", str(pids)] if pids else []) + [image or IMAGE, "--", "sh", "-c", cmd]
             rc, out, err = self.cli(args, timeout=timeout + 60)
             return record(rc, out, err)
-        sid, why = self.create(memory=memory, pids=pids, cpus=cpus, image=image)
+        sid, why = self.create(memory=memory, pids=pids, cpus=cpus, image=image, disk=disk)
         if sid is None:
             return {"nsbox_error": why}
         try:
             return dict(self.exec(sid, cmd, timeout), limits=self.limits)
         finally:
             self.stop(sid)
+
+    def disk_mb(self):
+        """The writable layer's limit the disk cases ask for: 64 MiB through
+        the CLI, the default through MCP (its tools take no size)."""
+        return DISK_CLI_MB if self.kind == "cli" else DISK_DEFAULT_MB
 
     def answers(self):
         if self.kind == "cli":
@@ -291,6 +310,7 @@ def case(front, name, fn):
     if not ONLY.search(full):
         return
     procs, mounts = sandboxed_processes(), host_mounts()
+    free0 = store_free(front)
     try:
         ok, why = fn(front)
     except Exception as e:  # noqa: BLE001
@@ -298,15 +318,39 @@ def case(front, name, fn):
     left = settle(front, procs, mounts)
     if left:
         ok, why = False, f"{why} | {left}"
+    # The store's filesystem lost at most the writable layer's bound (the
+    # default for the cases that do not ask for one).
+    free1 = store_free(front)
+    bound = (front.disk_mb() if name in DISK_CASES else DISK_DEFAULT_MB) + \
+        (WORKSPACE_BUDGET_MB if name in WORKSPACE_CASES else 0)
+    if name in DISK_CASES:
+        print(f"# {full}: store fs free before {free0 // MiB} MiB, after {free1 // MiB} MiB, "
+              f"limit {bound} MiB", flush=True)
+    if free1 < free0 - bound * MiB - DISK_SLACK:
+        ok, why = False, f"{why} | the store's filesystem lost {(free0 - free1) // MiB} MiB, bound {bound} MiB"
     if ok and name in FIGURES:
         # the attacker's and the victim's counts, for docs and the log
         print(f"# {full}: {json.dumps(why)[:300]}", flush=True)
     report(full, ok, why)
 
 
+def store_free(front):
+    """Bytes free for unprivileged users on the front's store's filesystem."""
+    st = os.statvfs(front.store)
+    return st.f_bavail * st.f_frsize
+
+
 # Cases whose counts (iterations, exchanges, scans) are worth printing.
 FIGURES = {"cve_2019_5736_proc_self_exe", "cve_2018_15664_file_tools_symlink_exchange",
-           "changes_walk_symlink_exchange", "cve_2021_30465_mount_race"}
+           "changes_walk_symlink_exchange", "cve_2021_30465_mount_race",
+           "disk_fill_single_file", "disk_many_small_files", "disk_inode_exhaustion",
+           "disk_sparse_file_high_offsets", "disk_hard_links", "disk_fill_racing_copy_up",
+           "disk_persistent_workspace_fill"}
+# The disk layer's cases: their bound is front.disk_mb(), printed.
+DISK_CASES = {"disk_fill_single_file", "disk_many_small_files", "disk_inode_exhaustion",
+              "disk_sparse_file_high_offsets", "disk_hard_links", "disk_fill_racing_copy_up",
+              "disk_persistent_workspace_fill"}
+WORKSPACE_CASES = {"disk_persistent_workspace_fill"}
 
 
 # -- kernel surface -------------------------------------------------------------
@@ -525,14 +569,138 @@ def inode_case(front):
         (got, m and m.group(0))
 
 
+def disk_note(front, r):
+    """The limits note of a disk case names the total bound asked for."""
+    return f"disk: {front.disk_mb()} MiB total (" in r.get("limits", "")
+
+
 def disk_fill_case(front):
-    """One file in the sandbox's own tree stops at RLIMIT_FSIZE (1 GiB):
-    EFBIG.  The total the sandbox writes to its tree (on the host's
-    filesystem) is not limited, and every result says so."""
-    r = front.run("probe write /workspace/big 1100; rm -f /workspace/big", timeout=120)
+    """One file filling the writable layer: ENOSPC within the limit, every
+    result names the total bound, and the sandbox lives on."""
+    lim = front.disk_mb()
+    r = front.run(f"probe write /workspace/big {lim + 100}; echo alive", timeout=120, disk=lim)
     got = probe_lines(r.get("stdout", "")).get("write", {})
-    return (got.get("errname") == "EFBIG" and got.get("bytes") == 1 << 30
-            and "disk: 1024 MiB per file, no total limit" in r.get("limits", "")), (got, r.get("limits"))
+    return (got.get("errname") == "ENOSPC" and (lim - 4) * MiB < got.get("bytes", 0) <= lim * MiB
+            and r.get("stdout", "").endswith("alive\n") and not r.get("oom_killed")
+            and disk_note(front, r)), (got, r.get("limits"), r.get("oom_killed"))
+
+
+def disk_small_files_case(front):
+    """Many small files (4 KiB each): bounded by blocks and inodes alike."""
+    lim = front.disk_mb()
+    r = front.run("mkdir /workspace/d && probe smallfiles /workspace/d 10000000; echo alive", timeout=300, disk=lim)
+    got = probe_lines(r.get("stdout", "")).get("smallfiles", {})
+    n, most = got.get("ret", -1), lim * MiB // 4096
+    return (got.get("errname") in ("ENOSPC", "EDQUOT") and most * 0.9 < n <= most
+            and r.get("stdout", "").endswith("alive\n") and disk_note(front, r)), (got, r.get("limits"))
+
+
+def disk_inode_case(front):
+    """Empty files until the layer's inode cap (one per 4 KiB of the size):
+    the count stops there, the sandbox and the host go on."""
+    lim = front.disk_mb()
+    cap = max(lim * MiB // 4096, 1024)
+    r = front.run("mkdir /workspace/d && probe files /workspace/d 100000000; echo alive", timeout=300, disk=lim)
+    got = probe_lines(r.get("stdout", "")).get("files", {})
+    n = got.get("ret", -1)
+    return (got.get("errname") in ("ENOSPC", "EDQUOT") and cap * 0.95 < n <= cap
+            and r.get("stdout", "").endswith("alive\n") and disk_note(front, r)), (got, cap, r.get("limits"))
+
+
+def disk_sparse_case(front):
+    """Sparse files of 1023 MiB (just under RLIMIT_FSIZE) with 1 MiB written
+    at high offsets, far apart: the blocks written count, to the limit."""
+    lim = front.disk_mb()
+    files = (lim + 100) // 600 + 1
+    each = min(600, lim + 100)
+    cmd = "probe " + " ".join(f"sparse /workspace/s{i} {each}" for i in range(files)) + "; echo alive"
+    r = front.run(cmd, timeout=300, disk=lim)
+    lines = [json.loads(l) for l in r.get("stdout", "").splitlines() if l.startswith("{")]
+    total = sum(d.get("bytes", 0) for d in lines)
+    last = lines[-1] if lines else {}
+    return (last.get("errname") == "ENOSPC" and (lim - 8) * MiB < total <= lim * MiB
+            and lines[0].get("apparent") == 1023 * MiB and r.get("stdout", "").endswith("alive\n")
+            and disk_note(front, r)), ([{k: d.get(k) for k in ("errname", "bytes", "apparent", "allocated")}
+                                        for d in lines], r.get("limits"))
+
+
+def disk_links_case(front):
+    """Hard links: many to one empty file stop at a bound (the inode cap,
+    or the link count's); links to a file of 5/8 of the limit cost nothing,
+    and what is left to fill is the other 3/8."""
+    lim = front.disk_mb()
+    big = lim * 5 // 8
+    r = front.run(f"mkdir /workspace/l && touch /workspace/l/e && probe links /workspace/l/e 10000000; rm -rf /workspace/l; "
+                  f"probe write /workspace/big {big} links /workspace/big 1000 write /workspace/rest {lim}; echo alive",
+                  timeout=300, disk=lim)
+    lines = [json.loads(l) for l in r.get("stdout", "").splitlines() if l.startswith("{")]
+    by = {}
+    for d in lines:
+        by.setdefault(d["check"], []).append(d)
+    many, few = by.get("links", [{}, {}])[0], by.get("links", [{}, {}])[-1]
+    rest = by.get("write", [{}, {}])[-1]
+    cap = max(lim * MiB // 4096, 1024)
+    ok = (many.get("errname") in ("ENOSPC", "EMLINK", "EDQUOT") and 0 < many.get("ret", 0) <= max(cap, 65000)
+          and few.get("ret") == 1000 and by["write"][0].get("bytes") == big * MiB
+          and rest.get("errname") == "ENOSPC" and (lim - big - 8) * MiB < rest.get("bytes", 0) <= (lim - big) * MiB
+          and r.get("stdout", "").endswith("alive\n"))
+    return ok, ({k: many.get(k) for k in ("ret", "errname")}, few.get("ret"),
+                {k: rest.get(k) for k in ("bytes", "errname")})
+
+
+def disk_copy_up_race_case(front):
+    """A fill racing with the copy-up of a 96 MiB image file: one process
+    opens /data/big for append (overlayfs copies it up whole first) while
+    another fills the layer.  Both end bounded: the fill with ENOSPC, the
+    copy-up done or refused whole; the layer never holds more than the
+    limit, and the image's file reads the same."""
+    lim = front.disk_mb()
+    r = front.run(f"probe append /data/big 8 >/tmp/a & probe write /workspace/fill {lim + 100}; wait; cat /tmp/a; "
+                  f"df -k / | tail -1; stat -c %s /data/big; echo alive", timeout=300, disk=lim, image=E["BIGFILE_IMAGE"])
+    out = r.get("stdout", "")
+    got = probe_lines(out)
+    fill, app = got.get("write", {}), got.get("append", {})
+    tail = out.strip().splitlines()
+    try:
+        used_kib, size = int(tail[-3].split()[2]), int(tail[-2])
+    except (IndexError, ValueError):
+        used_kib, size = -1, -1
+    # Below the limit the copy-up may win the race; above it, it must fail.
+    copy_ok = app.get("errname") in ("ENOSPC", "EDQUOT") or (lim > 96 and app.get("errname") in ("", None)
+                                                             and app.get("opened"))
+    ok = (fill.get("errname") == "ENOSPC" and fill.get("bytes", lim * MiB + 1) <= lim * MiB and copy_ok
+          and 0 <= used_kib <= lim * 1024 and size >= 96 * MiB and tail[-1] == "alive")
+    return ok, ({k: fill.get(k) for k in ("errname", "bytes")}, {k: app.get(k) for k in ("opened", "errname", "bytes")},
+                used_kib, size)
+
+
+def disk_workspace_case(front):
+    """A persistent workspace (MCP) filled past its budget: the store's
+    filesystem loses at most the budget, writes are refused (at once with a
+    kernel quota, at the next write where nsbox measures), and the next
+    tenant finds it refusing too."""
+    name = f"fill-{front.mode}"
+    path = os.path.join(front.store, "workspaces", name)
+    free0 = store_free(front)
+    sid, why = front.create(workspace=name)
+    if sid is None:
+        return False, why
+    try:
+        r1 = front.exec(sid, f"probe write /workspace/fill {WORKSPACE_BUDGET_MB + 100}", timeout=300)
+        r2 = front.exec(sid, "probe write /workspace/more 16", timeout=120)
+    finally:
+        front.stop(sid)
+    free1 = store_free(front)
+    w1 = probe_lines(r1.get("stdout", "")).get("write", {})
+    w2 = probe_lines(r2.get("stdout", "")).get("write", {})
+    refused = ("ENOSPC", "EDQUOT")
+    ok = (free1 >= free0 - WORKSPACE_BUDGET_MB * MiB - DISK_SLACK
+          and (w1.get("errname") in refused or w2.get("errname") in refused or bool(r2.get("nsbox_error"))))
+    why = {"first": {k: w1.get(k) for k in ("errname", "bytes")}, "next": {k: w2.get(k) for k in ("errname", "bytes")},
+           "next_error": r2.get("nsbox_error"), "store_fs_free_mib": (free0 // MiB, free1 // MiB),
+           "budget_mib": WORKSPACE_BUDGET_MB}
+    subprocess.run(["rm", "-rf", path])
+    return ok, why
 
 
 def huge_output_case(front):
@@ -844,6 +1012,11 @@ def cases_for(front):
         ("tmp_fill", fill_case("/tmp/fill", 400, 256 << 20)),
         ("inode_exhaustion_tmp", inode_case),
         ("disk_fill_single_file", disk_fill_case),
+        ("disk_many_small_files", disk_small_files_case),
+        ("disk_inode_exhaustion", disk_inode_case),
+        ("disk_sparse_file_high_offsets", disk_sparse_case),
+        ("disk_hard_links", disk_links_case),
+        ("disk_fill_racing_copy_up", disk_copy_up_race_case),
         ("huge_output", huge_output_case),
         ("cpu_spin_timeout", cpu_spin_case),
         ("cpu_limit", cpu_limit_case),
@@ -862,7 +1035,8 @@ def cases_for(front):
     if front.kind == "mcp":
         c += [("jsonrpc_lookalike_output_stays_a_string", jsonrpc_lookalike_case),
               ("cve_2018_15664_file_tools_symlink_exchange", file_tools_race_case),
-              ("changes_walk_symlink_exchange", changes_walk_race_case)]
+              ("changes_walk_symlink_exchange", changes_walk_race_case),
+              ("disk_persistent_workspace_fill", disk_workspace_case)]
     return c
 
 

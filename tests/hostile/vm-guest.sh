@@ -90,6 +90,41 @@ out=$(nsbox run --memory 256m "$IMG" -- sh -c 'i=0; while true > /tmp/f$i 2>/dev
 [ "$out" = 65535 ] && pass inode_exhaustion_tmp_capped || fail inode_exhaustion_tmp_capped "$out files"
 settled || fail inode_settled "left behind"
 
+# The disk layer under cgroup v2 (tmpfs kind: this store has no project
+# quotas).  Its pages are the sandbox's memory: with --memory 64m --disk
+# 128M, memory.max is raised to 192 MiB, and filling the disk ends in ENOSPC
+# at 128 MiB, never an OOM kill (memory.events oom_kill 0).  The guest's
+# store filesystem loses nothing.
+MiB=1048576
+free_of() { df -k -P "$1" | awk 'NR == 2 {print $4 * 1024}'; }
+before=$(free_of /mnt/store)
+id=$(nsbox create --memory 64m --disk 128M "$IMG")
+out=$(nsbox exec "$id" -- sh -c 'probe write /workspace/f 200; echo alive')
+max=$(cat "$CG/nsbox/$id/memory.max" 2>&1)
+ooms=$(awk '$1 == "oom_kill" {print $2}' "$CG/nsbox/$id/memory.events" 2>&1)
+after=$(free_of /mnt/store)
+nsbox rm "$id" >/dev/null
+e=$(echo "$out" | jf errname write)
+b=$(echo "$out" | jf bytes write)
+echo "# disk_fill_tmpfs_v2: $e after $b bytes; memory.max $max, oom_kill $ooms; store fs free before $((before / MiB)) MiB, after $((after / MiB)) MiB, limit 128 MiB"
+if [ "$e" = ENOSPC ] && [ "${b:-0}" -gt $((120 * MiB)) ] && [ "${b:-0}" -le $((128 * MiB)) ] &&
+	[ "$max" = $((192 * MiB)) ] && [ "$ooms" = 0 ] && echo "$out" | grep -qx alive; then
+	pass disk_fill_tmpfs_enospc_not_oom
+else
+	fail disk_fill_tmpfs_enospc_not_oom "errname=$e bytes=$b memory.max=$max oom_kill=$ooms: $(echo "$out" | tail -2 | tr '\n' ' ')"
+fi
+[ "$after" -ge $((before - 128 * MiB - 4 * MiB)) ] && pass disk_fill_tmpfs_host_bound ||
+	fail disk_fill_tmpfs_host_bound "free $((before / MiB)) -> $((after / MiB)) MiB"
+# Raising the limit does not unbound anonymous memory: a balloon past
+# memory.max is an OOM kill, reported.
+j=$(nsbox run --json --memory 64m --disk 128M "$IMG" -- probe mem 1024)
+if [ "$(echo "$j" | jf oom_killed)" = true ] && [ "$(echo "$j" | jf status)" = oom ]; then
+	pass disk_tmpfs_memory_still_bounded
+else
+	fail disk_tmpfs_memory_still_bounded "$(echo "$j" | cut -c1-300)"
+fi
+settled || fail disk_fill_settled "left behind"
+
 # Processes that try to outlive a timeout: everything in the cgroup but init dies.
 id=$(nsbox create "$IMG")
 nsbox exec --timeout 1 "$id" -- sh -c 'setsid sleep 601 & nohup sleep 602 >/dev/null 2>&1 & probe daemon 603 >/dev/null; sleep 604' >/dev/null
@@ -114,6 +149,20 @@ if echo "$j" | grep -q '"limits": *"cgroup v2' && [ "$(echo "$j" | grep -o EAGAI
 	pass rootless_delegated_fork_and_thread_bomb
 else
 	fail rootless_delegated_fork_and_thread_bomb "$(echo "$j" | cut -c1-300)"
+fi
+
+# A disk fill as the delegated rootless user: tmpfs, the same bound.
+scope=$(mktemp -d -p "$CG/tester" scope.XXXXXX) && chown -R tester:tester "$scope"
+out=$(sh -c 'echo $$ > "$1/cgroup.procs" && exec su -s /bin/sh tester -c "$0"' \
+	"/usr/local/bin/nsbox --store $T run --memory 64m --disk 128M $IMG -- probe write /workspace/f 200" "$scope" 2>&1)
+e=$(echo "$out" | jf errname write)
+b=$(echo "$out" | jf bytes write)
+ooms=$(awk '$1 == "oom_kill" {print $2}' "$scope/memory.events" 2>&1)
+echo "# rootless_disk_fill_tmpfs_v2: $e after $b bytes, oom_kill in the scope $ooms"
+if [ "$e" = ENOSPC ] && [ "${b:-0}" -gt $((120 * MiB)) ] && [ "${b:-0}" -le $((128 * MiB)) ] && [ "$ooms" = 0 ]; then
+	pass rootless_disk_fill_tmpfs_enospc_not_oom
+else
+	fail rootless_disk_fill_tmpfs_enospc_not_oom "$(echo "$out" | tail -2 | cut -c1-300)"
 fi
 
 umount /mnt/store
