@@ -46,6 +46,9 @@
 #ifndef SYS_mount_setattr
 #define SYS_mount_setattr 442
 #endif
+#ifndef SYS_quotactl_fd
+#define SYS_quotactl_fd 443
+#endif
 /* pivot_root, clone and seccomp predate the unified table: their numbers
  * differ per architecture, and every libc that builds nsbox has them. */
 
@@ -111,6 +114,15 @@ static inline int nsbox_move_mount(int from_dirfd, const char *from_path, int to
                                    const char *to_path, unsigned int flags)
 {
     return (int)syscall(SYS_move_mount, from_dirfd, from_path, to_dirfd, to_path, flags);
+}
+
+/* quotactl_fd(2), Linux 5.14+: quotactl on the filesystem of an open fd
+ * (no block device path to find, and none exists for some filesystems).
+ * ENOSYS before 5.14: the caller treats project quotas as unusable (the
+ * disk layer then uses a tmpfs, runtime/disk.h). */
+static inline int nsbox_quotactl_fd(int fd, unsigned int cmd, int id, void *addr)
+{
+    return (int)syscall(SYS_quotactl_fd, fd, cmd, id, addr);
 }
 
 /* clone3(2), Linux 5.3+ (CLONE_INTO_CGROUP: 5.7+), with fork semantics (no

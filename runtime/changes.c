@@ -132,6 +132,10 @@ static void locate(const struct nsbox_sandbox *sb, const char *cwd, struct nsbox
     if (in_ws) {
         snprintf(s->base, sizeof(s->base), "%s", sb->workspace);
         snprintf(s->rel, sizeof(s->rel), "%s", cwd + n);
+    } else if (sb->disk.fd >= 0) {
+        /* A tmpfs disk, mounted only in the sandbox's namespace. */
+        snprintf(s->base, sizeof(s->base), "/proc/self/fd/%d/upper", sb->disk.fd);
+        snprintf(s->rel, sizeof(s->rel), "%s", cwd);
     } else {
         snprintf(s->base, sizeof(s->base), "%s/upper", sb->state_dir);
         snprintf(s->rel, sizeof(s->rel), "%s", cwd);

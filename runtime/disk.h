@@ -42,9 +42,9 @@ enum nsbox_disk_kind {
 
 /* What a sandbox's creator may ask for (nsbox_sandbox_config.disk_backend). */
 enum nsbox_disk_backend {
-    NSBOX_DISK_AUTO = 0,   /* quota where it works, else tmpfs */
-    NSBOX_DISK_USE_TMPFS,  /* tmpfs even where quota would work */
-    NSBOX_DISK_USE_QUOTA,  /* quota or fail */
+    NSBOX_DISK_AUTO = 0,  /* quota where it works, else tmpfs */
+    NSBOX_DISK_USE_TMPFS, /* tmpfs even where quota would work */
+    NSBOX_DISK_USE_QUOTA, /* quota or fail */
 };
 
 struct nsbox_disk {

@@ -364,6 +364,19 @@ static void handle_client(struct init_state *st, size_t idx)
             close(fds[i]);
 }
 
+/* A new client first gets the sandbox's tmpfs disk, if it has one: the
+ * host reads its usage and a run's changes there (disk.h). */
+static void add_client(struct init_state *st, int fd)
+{
+    struct nsbox_msg_disk m = {.type = NSBOX_MSG_DISK};
+    if (st->cfg->disk_fd >= 0 &&
+        nsbox_proto_send(fd, &m, sizeof(m), &st->cfg->disk_fd, 1, NULL) < 0) {
+        close(fd);
+        return;
+    }
+    st->clients[st->n_clients++] = fd;
+}
+
 static void accept_client(struct init_state *st)
 {
     int fd = accept4(st->cfg->listen_fd, NULL, NULL, SOCK_CLOEXEC);
@@ -373,7 +386,7 @@ static void accept_client(struct init_state *st)
         close(fd);
         return;
     }
-    st->clients[st->n_clients++] = fd;
+    add_client(st, fd);
 }
 
 static int setup_signals(void)
@@ -398,7 +411,7 @@ _Noreturn void nsbox_init_main(const struct nsbox_init_config *cfg)
     if (st.sigfd < 0)
         _exit(1);
     if (cfg->ctl_fd >= 0)
-        st.clients[st.n_clients++] = cfg->ctl_fd;
+        add_client(&st, cfg->ctl_fd);
     for (;;) {
         size_t n = 0;
         pfd[n++] = (struct pollfd){.fd = st.sigfd, .events = POLLIN};

@@ -6,6 +6,7 @@
 struct nsbox_init_config {
     int ctl_fd;    /* connected control socket of the owner, or -1 */
     int listen_fd; /* listening socket for later clients, or -1 */
+    int disk_fd;   /* a tmpfs disk's root, sent to each client first; or -1 */
 };
 
 /* Runs the sandbox's pid 1 loop.  Never returns. */

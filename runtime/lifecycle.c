@@ -19,6 +19,7 @@
 #include "../common/cleanup.h"
 #include "../common/fsutil.h"
 #include "../common/syscalls.h"
+#include "disk_internal.h"
 #include "internal.h"
 #include "sandbox.h"
 #include "state.h"
@@ -60,7 +61,7 @@ static int load_state(const char *state_root, const char *id, struct nsbox_sandb
     struct nsbox_err ignored;
 
     memset(sb, 0, sizeof(*sb));
-    sb->ctl = sb->pidfd = -1;
+    sb->ctl = sb->pidfd = sb->disk.fd = -1;
     if (!valid_id(id))
         return nsbox_err_set(err, EINVAL, "invalid sandbox id \"%.40s\"", id);
     snprintf(sb->id, sizeof(sb->id), "%s", id);
@@ -97,6 +98,10 @@ int nsbox_sandbox_open(const char *state_root, const char *id, struct nsbox_sand
         nsbox_sandbox_close(out);
         return nsbox_err_sys(err, "cannot connect to sandbox %s", id);
     }
+    if (out->disk.kind == NSBOX_DISK_TMPFS && nsbox_disk_fd_recv(out, err) < 0) {
+        nsbox_sandbox_close(out);
+        return -1;
+    }
     return 0;
 }
 
@@ -106,7 +111,9 @@ void nsbox_sandbox_close(struct nsbox_sandbox *sb)
         close(sb->ctl);
     if (sb->pidfd >= 0)
         close(sb->pidfd);
-    sb->ctl = sb->pidfd = -1;
+    if (sb->disk.fd >= 0)
+        close(sb->disk.fd);
+    sb->ctl = sb->pidfd = sb->disk.fd = -1;
 }
 
 /* stop_init without a pidfd (kernels before 5.3): the pid was init's when
@@ -212,6 +219,7 @@ static int destroy(struct nsbox_sandbox *sb, bool wait, struct nsbox_err *err)
                  : rm_job_run(&job, err);
     if (rr < 0)
         return nsbox_err_prefix(err, "removing sandbox %s", sb->id);
+    nsbox_disk_release(sb);
     if (r < 0) {
         *err = cerr;
         return -1;

@@ -20,6 +20,13 @@ enum nsbox_msg_type {
     NSBOX_MSG_EXITED,   /* init -> host: its wait status and usage */
     NSBOX_MSG_KILL,     /* host -> init: kill one exec's group, or all */
     NSBOX_MSG_ERROR,    /* init -> host: the exec could not start */
+    NSBOX_MSG_DISK,     /* init -> host, first on every connection when the
+                           sandbox has a tmpfs disk: its root (1 fd) */
+};
+
+struct nsbox_msg_disk {
+    uint32_t type;
+    uint32_t pad;
 };
 
 struct nsbox_msg_exec {

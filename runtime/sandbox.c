@@ -42,6 +42,7 @@
 #include "../common/log.h"
 #include "../common/syscalls.h"
 #include "caps.h"
+#include "disk_internal.h"
 #include "init.h"
 #include "internal.h"
 #include "mounts.h"
@@ -67,6 +68,7 @@ struct spawn {
     int ctl_child;      /* the child's end of the control socketpair */
     int listen_fd;
     int slot_fd;    /* root: holds the id range */
+    int disk_fd;    /* the child's: a tmpfs disk's root, kept by init */
     int state_lock; /* the state directory, locked until its state is written */
     pid_t parent;
     char lower[PATH_MAX];
@@ -110,14 +112,18 @@ static void set_rlimit(int resource, uint64_t value)
 
 /* Opens the overlay's directories while the child still has the host
  * credentials it was cloned with: the sandbox's own root may not traverse
- * the 0700 store it lives in.  The mount then names them by fd. */
+ * the 0700 store it lives in.  The mount then names them by fd.  A tmpfs
+ * disk's upper/ and work/ are made later, on the tmpfs (disk_layers). */
 static int open_layers(struct spawn *s, int fds[5], char paths[5][64], struct nsbox_err *err)
 {
     static const char *const names[] = {"upper", "work", ""};
     char path[PATH_MAX + 16];
+    bool tmpfs = s->sb->disk.kind == NSBOX_DISK_TMPFS;
 
-    fds[4] = -1;
+    fds[1] = fds[2] = fds[4] = -1;
     for (int i = 0; i < 4; i++) {
+        if (tmpfs && (i == 1 || i == 2))
+            continue;
         if (i == 0)
             snprintf(path, sizeof(path), "%s", s->lower);
         else
@@ -140,6 +146,25 @@ static int open_layers(struct spawn *s, int fds[5], char paths[5][64], struct ns
     return 0;
 }
 
+/* A tmpfs disk, as the sandbox's root: mounted on STATE/disk in the new
+ * mount namespace, upper/ and work/ on it; init keeps its root for the
+ * host (s->disk_fd). */
+static int disk_layers(struct spawn *s, int fds[5], char paths[5][64], struct nsbox_err *err)
+{
+    if (s->sb->disk.kind != NSBOX_DISK_TMPFS)
+        return 0;
+    if (nsbox_disk_mount_tmpfs(fds[3], &s->sb->disk, &s->disk_fd, err) < 0)
+        return -1;
+    static const char *const names[] = {"upper", "work"};
+    for (int i = 1; i <= 2; i++) {
+        fds[i] = openat(s->disk_fd, names[i - 1], O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (fds[i] < 0)
+            return nsbox_err_sys(err, "cannot open the disk's %s", names[i - 1]);
+        snprintf(paths[i], sizeof(paths[i]), "/proc/self/fd/%d", fds[i]);
+    }
+    return 0;
+}
+
 static int child_setup(struct spawn *s, struct nsbox_err *err)
 {
     const struct nsbox_sandbox_config *cfg = s->cfg;
@@ -155,7 +180,8 @@ static int child_setup(struct spawn *s, struct nsbox_err *err)
         return nsbox_err_sys(err, "cannot create a mount namespace");
     if (open_layers(s, layer_fds, layers, err) < 0)
         return -1;
-    if (become_root(cfg->rootless_map == NULL || cfg->rootless_map->helpers, err) < 0)
+    if (become_root(cfg->rootless_map == NULL || cfg->rootless_map->helpers, err) < 0 ||
+        disk_layers(s, layer_fds, layers, err) < 0)
         return -1;
     if (s->sb->cgroup.kind != NSBOX_CGROUP_NONE && unshare(CLONE_NEWCGROUP) < 0)
         return nsbox_err_sys(err, "cannot create a cgroup namespace");
@@ -239,7 +265,7 @@ static _Noreturn void child_main(struct spawn *s)
     int r = child_setup(s, &err);
     /* Everything else nsbox had open stays outside: close_range over the
      * gaps between the few fds init keeps. */
-    int keep[] = {s->err_w, s->ctl_child, s->listen_fd, s->slot_fd, s->cfg->keep_fd};
+    int keep[] = {s->err_w, s->ctl_child, s->listen_fd, s->slot_fd, s->cfg->keep_fd, s->disk_fd};
     close_all_but(keep, sizeof(keep) / sizeof(keep[0]));
     if (write(s->err_w, &err, sizeof(err)) != (ssize_t)sizeof(err) || r < 0)
         _exit(1);
@@ -249,7 +275,8 @@ static _Noreturn void child_main(struct spawn *s)
         dup2(nul, 0), dup2(nul, 1), dup2(nul, 2);
         close(nul);
     }
-    struct nsbox_init_config ic = {.ctl_fd = s->ctl_child, .listen_fd = s->listen_fd};
+    struct nsbox_init_config ic = {
+        .ctl_fd = s->ctl_child, .listen_fd = s->listen_fd, .disk_fd = s->disk_fd};
     nsbox_init_main(&ic);
 }
 
@@ -345,7 +372,7 @@ static int claim_range(const char *state_root, uint32_t *base, struct nsbox_err 
 static int make_state_dir(struct nsbox_sandbox *sb, const char *state_root, bool root,
                           uint32_t base, int *lock, struct nsbox_err *err)
 {
-    static const char *const subdirs[] = {"upper", "work", "merged", "lower", "ws"};
+    static const char *const subdirs[] = {"upper", "work", "merged", "lower", "ws", "disk"};
     char path[PATH_MAX + 16];
 
     snprintf(sb->state_dir, sizeof(sb->state_dir), "%s/%s", state_root, sb->id);
@@ -359,7 +386,7 @@ static int make_state_dir(struct nsbox_sandbox *sb, const char *state_root, bool
         rmdir(path);
         return -1;
     }
-    for (size_t i = 0; i < 5; i++) {
+    for (size_t i = 0; i < sizeof(subdirs) / sizeof(subdirs[0]); i++) {
         snprintf(path, sizeof(path), "%s/%s", sb->state_dir, subdirs[i]);
         if (mkdir(path, 0755) < 0)
             return nsbox_err_sys(err, "cannot create %s", path);
@@ -415,17 +442,11 @@ static int limits_setup(const struct nsbox_sandbox_config *cfg, struct nsbox_san
     else
         snprintf(sb->limits_note, sizeof(sb->limits_note), "%s: memory, pids, cpu",
                  nsbox_cgroup_kind_name(kind));
-    /* Said in every result: what the sandbox writes to its own tree (the
-     * overlay's upper layer, a workspace) lands on the host's filesystem,
-     * where only RLIMIT_FSIZE bounds it, per file (docs/security.md). */
-    size_t l = strlen(sb->limits_note);
-    if (cfg->rlimit_fsize)
-        snprintf(sb->limits_note + l, sizeof(sb->limits_note) - l,
-                 "; disk: %llu MiB per file, no total limit",
-                 (unsigned long long)(cfg->rlimit_fsize >> 20));
-    else
-        snprintf(sb->limits_note + l, sizeof(sb->limits_note) - l, "; disk: no limit");
-    return nsbox_cgroup_create(kind, base, sb->id, &cfg->limits, &sb->cgroup, err);
+    /* Said in every result: what bounds the writable layer (disk.h). */
+    nsbox_disk_note(cfg, sb, kind != NSBOX_CGROUP_NONE, sb->limits_note, sizeof(sb->limits_note));
+    struct nsbox_cgroup_limits limits = cfg->limits;
+    limits.memory_bytes = nsbox_disk_memory_limit(cfg, sb);
+    return nsbox_cgroup_create(kind, base, sb->id, &limits, &sb->cgroup, err);
 }
 
 static void spawn_close(struct spawn *s)
@@ -600,11 +621,12 @@ int nsbox_sandbox_create(const struct nsbox_sandbox_config *cfg, struct nsbox_sa
                       .ctl_child = -1,
                       .listen_fd = -1,
                       .slot_fd = -1,
+                      .disk_fd = -1,
                       .state_lock = -1};
     uint32_t base = 0;
 
     memset(out, 0, sizeof(*out));
-    out->ctl = out->pidfd = -1;
+    out->ctl = out->pidfd = out->disk.fd = -1;
     out->rootless = cfg->rootless_map != NULL;
     if (out->rootless)
         out->idmap = *cfg->rootless_map;
@@ -629,11 +651,16 @@ int nsbox_sandbox_create(const struct nsbox_sandbox_config *cfg, struct nsbox_sa
     if (r == 0 && cfg->workspace != NULL && !out->rootless)
         snprintf(s.workspace, sizeof(s.workspace), "%s/ws", out->state_dir);
     if (r == 0)
+        r = nsbox_disk_plan(cfg, out,
+                            out->rootless ? 0 : (base - ROOT_RANGE_BASE) / ROOT_RANGE_SIZE, err);
+    if (r == 0)
         r = limits_setup(cfg, out, err);
     if (r == 0)
         r = spawn_fds(&s, err);
     if (r == 0)
         r = start_child(&s, base, err);
+    if (r == 0 && out->disk.kind == NSBOX_DISK_TMPFS)
+        r = nsbox_disk_fd_recv(out, err);
     if (r == 0)
         r = nsbox_state_write(out, err);
     spawn_close(&s);

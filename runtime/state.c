@@ -89,6 +89,10 @@ int nsbox_state_write(const struct nsbox_sandbox *sb, struct nsbox_err *err)
     put_ranges(&t, "uidmap", sb->idmap.uid, sb->idmap.n_uid);
     put_ranges(&t, "gidmap", sb->idmap.gid, sb->idmap.n_gid);
     put_num(&t, "idmap_helpers", sb->idmap.helpers);
+    put_num(&t, "disk", (int)sb->disk.kind);
+    put_num(&t, "disk_bytes", (long long)sb->disk.limit_bytes);
+    put_num(&t, "disk_inodes", (long long)sb->disk.limit_inodes);
+    put_num(&t, "disk_projid", (long long)sb->disk.projid);
     owned = t.buf;
     if (t.failed || t.len > STATE_MAX)
         return nsbox_err_set(err, ENOMEM, "cannot write the state of %s", sb->state_dir);
@@ -162,5 +166,12 @@ int nsbox_state_read(struct nsbox_sandbox *sb, unsigned long long *start, struct
     sb->idmap.n_uid = read_ranges(text, "uidmap", sb->idmap.uid);
     sb->idmap.n_gid = read_ranges(text, "gidmap", sb->idmap.gid);
     sb->idmap.helpers = num(text, "idmap_helpers") != 0;
+    long long kind = num(text, "disk");
+    sb->disk.kind = kind == NSBOX_DISK_TMPFS || kind == NSBOX_DISK_QUOTA
+                        ? (enum nsbox_disk_kind)kind
+                        : NSBOX_DISK_NONE;
+    sb->disk.limit_bytes = (uint64_t)num(text, "disk_bytes");
+    sb->disk.limit_inodes = (uint64_t)num(text, "disk_inodes");
+    sb->disk.projid = (uint32_t)num(text, "disk_projid");
     return 0;
 }

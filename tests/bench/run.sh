@@ -382,17 +382,21 @@ bench_sandbox_start() {
 	command -v bwrap >/dev/null && have_bwrap=1
 	start_nsbox() { run_timed nsbox-run repeat "$REPEAT" "$NSBOX" --store "$RT_STORE" run "$img" -- python3 -c pass; }
 	start_chroot() { run_timed chroot repeat "$REPEAT" chroot "$RT_ROOTFS" python3 -c pass; }
+	# The disk layer's cost: the same run with no total disk bound (the
+	# upper layer on the store's filesystem, as before the disk layer).
+	start_nodisk() { run_timed nsbox-nodisk repeat "$REPEAT" "$NSBOX" --store "$RT_STORE" run --disk unlimited "$img" -- python3 -c pass; }
 	start_bwrap() {
 		run_timed bwrap repeat "$REPEAT" bwrap --unshare-all --die-with-parent --ro-bind "$RT_ROOTFS" / \
 			--proc /proc --dev /dev --tmpfs /tmp python3 -c pass
 	}
 	say "sandbox_start: warm-up round (untimed)"
-	start_nsbox && start_chroot
+	start_nsbox && start_chroot && start_nodisk
 	[ $have_bwrap = 1 ] && start_bwrap
-	series_reset nsbox chroot bwrap
+	series_reset nsbox chroot bwrap nodisk
 	for ((i = 1; i <= RUNS; i++)); do
 		say "sandbox_start: run $i/$RUNS"
 		start_nsbox && record_each nsbox
+		start_nodisk && record_each nodisk
 		start_chroot && record_each chroot
 		if [ $have_bwrap = 1 ]; then start_bwrap && record_each bwrap; fi
 	done
@@ -400,6 +404,8 @@ bench_sandbox_start() {
 	row "nsbox run (all namespaces, seccomp, cgroup limits)" nsbox
 	row "baseline: chroot ROOTFS" chroot
 	report sandbox_start_vs_chroot 1.25 nsbox chroot
+	row "context: nsbox run --disk unlimited (no disk layer)" nodisk
+	report disk_layer_start 1.05 nsbox nodisk
 	if [ $have_bwrap = 1 ]; then
 		row "context: bwrap --unshare-all" bwrap
 		report sandbox_start_vs_bwrap 1.00 nsbox bwrap

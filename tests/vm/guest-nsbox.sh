@@ -30,7 +30,7 @@ j=$(nsbox run --json "$IMG" -- true)
 [ "$(echo "$j" | jf limits)" = "cgroup v2: memory" ] && pass limits_in_force_cgroup_v2 || fail limits_in_force_cgroup_v2 "$j"
 
 # memory.max: OOM confined to the sandbox and reported.
-j=$(nsbox run --json --memory 32m "$IMG" -- probe mem 256)
+j=$(nsbox run --json --memory 32m --disk 16m "$IMG" -- probe mem 256)
 if [ "$(echo "$j" | jf oom_killed)" = true ] && [ "$(echo "$j" | jf status)" = oom ]; then
 	pass memory_oom_confined_and_reported
 else
@@ -105,7 +105,7 @@ if echo "$out" | grep -q 'cgroup v2 under /sys/fs/cgroup/tester/scope' && echo "
 else
 	fail rootless_delegated_doctor "$(echo "$out" | tr '\n' ' ' | cut -c1-400)"
 fi
-j=$(tnsbox run --json --memory 32m "$IMG" -- probe mem 256 2>&1)
+j=$(tnsbox run --json --memory 32m --disk 16m "$IMG" -- probe mem 256 2>&1)
 if [ "$(echo "$j" | jf oom_killed)" = true ] && echo "$j" | grep -q '"limits": *"cgroup v2'; then
 	pass rootless_delegated_memory_limit
 else
