@@ -324,8 +324,8 @@ def case(front, name, fn):
     bound = (front.disk_mb() if name in DISK_CASES else DISK_DEFAULT_MB) + \
         (WORKSPACE_BUDGET_MB if name in WORKSPACE_CASES else 0)
     if name in DISK_CASES:
-        print(f"# {full}: store fs free before {free0 // MiB} MiB, after {free1 // MiB} MiB, "
-              f"limit {bound} MiB", flush=True)
+        print(f"# {full}: store fs free before the case {free0 // MiB} MiB, after it {free1 // MiB} MiB, "
+              f"bound {bound} MiB", flush=True)
     if free1 < free0 - bound * MiB - DISK_SLACK:
         ok, why = False, f"{why} | the store's filesystem lost {(free0 - free1) // MiB} MiB, bound {bound} MiB"
     if ok and name in FIGURES:
@@ -569,6 +569,29 @@ def inode_case(front):
         (got, m and m.group(0))
 
 
+def held(front, cmd, disk=None, image=None, timeout=300):
+    """cmd in a kept sandbox; the store's filesystem is measured while the
+    sandbox still holds what cmd wrote (a `run` would have removed it).
+    Returns the record (with "limits") and {"free_mib": (before, while
+    full), "limit_mib"}; r["host_bound"] says whether the filesystem lost
+    at most the limit."""
+    free0 = store_free(front)
+    sid, why = front.create(disk=disk, image=image)
+    if sid is None:
+        return {"nsbox_error": why, "host_bound": False}
+    try:
+        r = front.exec(sid, cmd, timeout)
+        if front.kind == "mcp":
+            r = dict(r, limits=front.limits)
+        free1 = store_free(front)
+    finally:
+        front.stop(sid)
+    lim = disk or DISK_DEFAULT_MB
+    r["host_bound"] = free1 >= free0 - lim * MiB - DISK_SLACK
+    r["store_fs"] = {"free_mib_before": free0 // MiB, "free_mib_full": free1 // MiB, "limit_mib": lim}
+    return r
+
+
 def disk_note(front, r):
     """The limits note of a disk case names the total bound asked for."""
     return f"disk: {front.disk_mb()} MiB total (" in r.get("limits", "")
@@ -578,21 +601,22 @@ def disk_fill_case(front):
     """One file filling the writable layer: ENOSPC within the limit, every
     result names the total bound, and the sandbox lives on."""
     lim = front.disk_mb()
-    r = front.run(f"probe write /workspace/big {lim + 100}; echo alive", timeout=120, disk=lim)
+    r = held(front, f"probe write /workspace/big {lim + 100}; echo alive", disk=lim, timeout=120)
     got = probe_lines(r.get("stdout", "")).get("write", {})
     return (got.get("errname") == "ENOSPC" and (lim - 4) * MiB < got.get("bytes", 0) <= lim * MiB
             and r.get("stdout", "").endswith("alive\n") and not r.get("oom_killed")
-            and disk_note(front, r)), (got, r.get("limits"), r.get("oom_killed"))
+            and disk_note(front, r) and r["host_bound"]), (got, r.get("limits"), r.get("oom_killed"), r.get("store_fs"))
 
 
 def disk_small_files_case(front):
     """Many small files (4 KiB each): bounded by blocks and inodes alike."""
     lim = front.disk_mb()
-    r = front.run("mkdir /workspace/d && probe smallfiles /workspace/d 10000000; echo alive", timeout=300, disk=lim)
+    r = held(front, "mkdir /workspace/d && probe smallfiles /workspace/d 10000000; echo alive", disk=lim)
     got = probe_lines(r.get("stdout", "")).get("smallfiles", {})
     n, most = got.get("ret", -1), lim * MiB // 4096
     return (got.get("errname") in ("ENOSPC", "EDQUOT") and most * 0.9 < n <= most
-            and r.get("stdout", "").endswith("alive\n") and disk_note(front, r)), (got, r.get("limits"))
+            and r.get("stdout", "").endswith("alive\n") and disk_note(front, r) and r["host_bound"]), \
+        (got, r.get("limits"), r.get("store_fs"))
 
 
 def disk_inode_case(front):
@@ -600,11 +624,12 @@ def disk_inode_case(front):
     the count stops there, the sandbox and the host go on."""
     lim = front.disk_mb()
     cap = max(lim * MiB // 4096, 1024)
-    r = front.run("mkdir /workspace/d && probe files /workspace/d 100000000; echo alive", timeout=300, disk=lim)
+    r = held(front, "mkdir /workspace/d && probe files /workspace/d 100000000; echo alive", disk=lim)
     got = probe_lines(r.get("stdout", "")).get("files", {})
     n = got.get("ret", -1)
     return (got.get("errname") in ("ENOSPC", "EDQUOT") and cap * 0.95 < n <= cap
-            and r.get("stdout", "").endswith("alive\n") and disk_note(front, r)), (got, cap, r.get("limits"))
+            and r.get("stdout", "").endswith("alive\n") and disk_note(front, r) and r["host_bound"]), \
+        (got, cap, r.get("limits"), r.get("store_fs"))
 
 
 def disk_sparse_case(front):
@@ -614,14 +639,15 @@ def disk_sparse_case(front):
     files = (lim + 100) // 600 + 1
     each = min(600, lim + 100)
     cmd = "probe " + " ".join(f"sparse /workspace/s{i} {each}" for i in range(files)) + "; echo alive"
-    r = front.run(cmd, timeout=300, disk=lim)
+    r = held(front, cmd, disk=lim)
     lines = [json.loads(l) for l in r.get("stdout", "").splitlines() if l.startswith("{")]
     total = sum(d.get("bytes", 0) for d in lines)
     last = lines[-1] if lines else {}
     return (last.get("errname") == "ENOSPC" and (lim - 8) * MiB < total <= lim * MiB
             and lines[0].get("apparent") == 1023 * MiB and r.get("stdout", "").endswith("alive\n")
-            and disk_note(front, r)), ([{k: d.get(k) for k in ("errname", "bytes", "apparent", "allocated")}
-                                        for d in lines], r.get("limits"))
+            and disk_note(front, r) and r["host_bound"]), \
+        ([{k: d.get(k) for k in ("errname", "bytes", "apparent", "allocated")} for d in lines], r.get("limits"),
+         r.get("store_fs"))
 
 
 def disk_links_case(front):
@@ -630,7 +656,7 @@ def disk_links_case(front):
     and what is left to fill is the other 3/8."""
     lim = front.disk_mb()
     big = lim * 5 // 8
-    r = front.run(f"mkdir /workspace/l && touch /workspace/l/e && probe links /workspace/l/e 10000000; rm -rf /workspace/l; "
+    r = held(front, f"mkdir /workspace/l && touch /workspace/l/e && probe links /workspace/l/e 10000000; rm -rf /workspace/l; "
                   f"probe write /workspace/big {big} links /workspace/big 1000 write /workspace/rest {lim}; echo alive",
                   timeout=300, disk=lim)
     lines = [json.loads(l) for l in r.get("stdout", "").splitlines() if l.startswith("{")]
@@ -643,9 +669,9 @@ def disk_links_case(front):
     ok = (many.get("errname") in ("ENOSPC", "EMLINK", "EDQUOT") and 0 < many.get("ret", 0) <= max(cap, 65000)
           and few.get("ret") == 1000 and by["write"][0].get("bytes") == big * MiB
           and rest.get("errname") == "ENOSPC" and (lim - big - 8) * MiB < rest.get("bytes", 0) <= (lim - big) * MiB
-          and r.get("stdout", "").endswith("alive\n"))
+          and r.get("stdout", "").endswith("alive\n") and r["host_bound"])
     return ok, ({k: many.get(k) for k in ("ret", "errname")}, few.get("ret"),
-                {k: rest.get(k) for k in ("bytes", "errname")})
+                {k: rest.get(k) for k in ("bytes", "errname")}, r.get("store_fs"))
 
 
 def disk_copy_up_race_case(front):
@@ -655,8 +681,8 @@ def disk_copy_up_race_case(front):
     copy-up done or refused whole; the layer never holds more than the
     limit, and the image's file reads the same."""
     lim = front.disk_mb()
-    r = front.run(f"probe append /data/big 8 >/tmp/a & probe write /workspace/fill {lim + 100}; wait; cat /tmp/a; "
-                  f"df -k / | tail -1; stat -c %s /data/big; echo alive", timeout=300, disk=lim, image=E["BIGFILE_IMAGE"])
+    r = held(front, f"probe append /data/big 8 >/tmp/a & probe write /workspace/fill {lim + 100}; wait; cat /tmp/a; "
+                    f"df -k / | tail -1; stat -c %s /data/big; echo alive", disk=lim, image=E["BIGFILE_IMAGE"])
     out = r.get("stdout", "")
     got = probe_lines(out)
     fill, app = got.get("write", {}), got.get("append", {})
@@ -669,9 +695,9 @@ def disk_copy_up_race_case(front):
     copy_ok = app.get("errname") in ("ENOSPC", "EDQUOT") or (lim > 96 and app.get("errname") in ("", None)
                                                              and app.get("opened"))
     ok = (fill.get("errname") == "ENOSPC" and fill.get("bytes", lim * MiB + 1) <= lim * MiB and copy_ok
-          and 0 <= used_kib <= lim * 1024 and size >= 96 * MiB and tail[-1] == "alive")
+          and 0 <= used_kib <= lim * 1024 and size >= 96 * MiB and tail[-1] == "alive" and r["host_bound"])
     return ok, ({k: fill.get(k) for k in ("errname", "bytes")}, {k: app.get(k) for k in ("opened", "errname", "bytes")},
-                used_kib, size)
+                used_kib, size, r.get("store_fs"))
 
 
 def disk_workspace_case(front):

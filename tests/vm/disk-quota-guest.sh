@@ -31,10 +31,21 @@ nsbox() { "$NSBOX_BIN" --store "$S" "$@"; }
 # The probe's field KEY from the line of CHECK on stdin.
 jf() { grep "\"check\":\"$2\"" | tail -1 | sed -n "s/.*\"$1\":\"\{0,1\}\([^,\"}]*\).*/\1/p" | head -1; }
 free_of() { df -k -P "$1" | awk 'NR == 2 {print $4 * 1024}'; }
-host_bound() { # NAME BEFORE LIMIT
-	after=$(free_of $M)
-	echo "# quota/$1: store fs free before $(($2 / MiB)) MiB, after $((after / MiB)) MiB, limit $(($3 / MiB)) MiB"
-	[ "$after" -ge $(($2 - $3 - SLACK)) ] && pass "$1_host_bound" || fail "$1_host_bound" "dropped $((($2 - after) / MiB)) MiB"
+host_bound() { # NAME LIMIT: checked while the sandbox held what it wrote
+	echo "# quota/$1: store fs free before $((BEFORE / MiB)) MiB, with the sandbox full $((DURING / MiB)) MiB, limit $(($2 / MiB)) MiB"
+	[ "$DURING" -ge $((BEFORE - $2 - SLACK)) ] && pass "$1_host_bound" || fail "$1_host_bound" "dropped $(((BEFORE - DURING) / MiB)) MiB"
+}
+# held CMD: a quota sandbox of 64 MiB runs CMD; the store's filesystem is
+# measured while it still holds what CMD wrote, then it is removed.  Sets
+# BEFORE, OUT, RC, DURING.
+held() {
+	BEFORE=$(free_of $M)
+	OUT= RC=125 DURING=$BEFORE
+	id=$(NSBOX_DISK_BACKEND=quota nsbox create --disk 64M "$IMG") || return
+	OUT=$(nsbox exec "$id" -- sh -c "$1")
+	RC=$?
+	DURING=$(free_of $M)
+	nsbox rm "$id" >/dev/null
 }
 # settled: run removes its sandbox in the background; wait for it.
 settled() {
@@ -54,58 +65,52 @@ echo "$j" | grep -q 'disk: 64 MiB total (project quota' && pass auto_picks_quota
 # A 200 MiB write stops within 64 MiB; df inside shows the project's limit;
 # the store's filesystem loses at most that, and gets it back.
 settled
-before=$(free_of $M)
-out=$(NSBOX_DISK_BACKEND=quota nsbox run --disk 64M "$IMG" -- sh -c 'df -k / | tail -1; probe write /workspace/f 200')
-rc=$?
-host_bound fill "$before" $((64 * MiB))
-e=$(echo "$out" | jf errname write)
-b=$(echo "$out" | jf bytes write)
-size=$(echo "$out" | head -1 | awk '{print $2}')
+held 'df -k / | tail -1; probe write /workspace/f 200'
+host_bound fill $((64 * MiB))
+e=$(echo "$OUT" | jf errname write)
+b=$(echo "$OUT" | jf bytes write)
+size=$(echo "$OUT" | head -1 | awk '{print $2}')
 echo "# quota/fill: $e after ${b:-?} bytes; df inside: $size KiB"
-if full "$e" && [ "${b:-0}" -gt $((60 * MiB)) ] && [ "${b:-0}" -le $((64 * MiB)) ] && [ "$rc" = 0 ]; then
+if full "$e" && [ "${b:-0}" -gt $((60 * MiB)) ] && [ "${b:-0}" -le $((64 * MiB)) ] && [ "$RC" = 0 ]; then
 	pass fill_stops_at_64m
 else
-	fail fill_stops_at_64m "rc=$rc errname=$e bytes=$b"
+	fail fill_stops_at_64m "rc=$RC errname=$e bytes=$b"
 fi
-[ "$size" = 65536 ] && pass df_inside_shows_limit || fail df_inside_shows_limit "df: $(echo "$out" | head -1)"
-settled || fail fill_settled "state left"
+[ "$size" = 65536 ] && pass df_inside_shows_limit || fail df_inside_shows_limit "df: $(echo "$OUT" | head -1)"
 after=$(free_of $M)
-[ "$after" -ge $((before - SLACK)) ] && pass space_back_after_rm || fail space_back_after_rm "free $((before / MiB)) -> $((after / MiB)) MiB"
+[ "$after" -ge $((BEFORE - SLACK)) ] && pass space_back_after_rm || fail space_back_after_rm "free $((BEFORE / MiB)) -> $((after / MiB)) MiB"
 
 # Inodes: one per 4 KiB of the size (16384 for 64 MiB), empty files or not.
-out=$(NSBOX_DISK_BACKEND=quota nsbox run --disk 64M "$IMG" -- sh -c 'mkdir /workspace/d && probe files /workspace/d 100000')
-n=$(echo "$out" | jf ret files)
-e=$(echo "$out" | jf errname files)
+held 'mkdir /workspace/d && probe files /workspace/d 100000'
+n=$(echo "$OUT" | jf ret files)
+e=$(echo "$OUT" | jf errname files)
 echo "# quota/inodes: $n empty files, then $e"
 full "$e" && [ "${n:-0}" -gt 16000 ] && [ "${n:-99999}" -le 16384 ] && pass empty_files_inode_bound ||
 	fail empty_files_inode_bound "$n files, $e"
-settled
-before=$(free_of $M)
-out=$(NSBOX_DISK_BACKEND=quota nsbox run --disk 64M "$IMG" -- sh -c 'mkdir /workspace/d && probe smallfiles /workspace/d 100000')
-n=$(echo "$out" | jf ret smallfiles)
-e=$(echo "$out" | jf errname smallfiles)
-host_bound smallfiles "$before" $((64 * MiB))
+held 'mkdir /workspace/d && probe smallfiles /workspace/d 100000'
+n=$(echo "$OUT" | jf ret smallfiles)
+e=$(echo "$OUT" | jf errname smallfiles)
+host_bound smallfiles $((64 * MiB))
+echo "# quota/smallfiles: $n files of 4 KiB, then $e"
 full "$e" && [ "${n:-99999}" -le 16384 ] && [ "${n:-0}" -gt 14000 ] && pass small_files_bound ||
 	fail small_files_bound "$n files of 4 KiB, $e"
 
 # A sparse file: the apparent size is free, the blocks count.
-settled
-before=$(free_of $M)
-out=$(NSBOX_DISK_BACKEND=quota nsbox run --disk 64M "$IMG" -- probe sparse /workspace/s 200)
-host_bound sparse "$before" $((64 * MiB))
-e=$(echo "$out" | jf errname sparse)
-b=$(echo "$out" | jf bytes sparse)
+held 'probe sparse /workspace/s 200'
+host_bound sparse $((64 * MiB))
+e=$(echo "$OUT" | jf errname sparse)
+b=$(echo "$OUT" | jf bytes sparse)
+echo "# quota/sparse: $e after $b bytes"
 full "$e" && [ "${b:-0}" -gt $((56 * MiB)) ] && [ "${b:-0}" -le $((64 * MiB)) ] && pass sparse_high_offsets_bound ||
-	fail sparse_high_offsets_bound "$e after $b bytes: $out"
+	fail sparse_high_offsets_bound "$e after $b bytes: $OUT"
 
 # Hard links: counted once; 40 MiB linked 500 times leaves 24 MiB to fill.
-settled
-before=$(free_of $M)
-out=$(NSBOX_DISK_BACKEND=quota nsbox run --disk 64M "$IMG" -- sh -c 'probe write /workspace/big 40 links /workspace/big 500 write /workspace/rest 200')
-host_bound links "$before" $((64 * MiB))
-l=$(echo "$out" | jf ret links)
-e=$(echo "$out" | jf errname write)
-b=$(echo "$out" | grep '"path":"/workspace/rest"' | jf bytes write)
+held 'probe write /workspace/big 40 links /workspace/big 500 write /workspace/rest 200'
+host_bound links $((64 * MiB))
+l=$(echo "$OUT" | jf ret links)
+e=$(echo "$OUT" | jf errname write)
+b=$(echo "$OUT" | grep '"path":"/workspace/rest"' | jf bytes write)
+echo "# quota/links: $l links, then $e after $b bytes"
 full "$e" && [ "$l" = 500 ] && [ "${b:-0}" -gt $((16 * MiB)) ] && [ "${b:-0}" -le $((24 * MiB)) ] && pass hard_links_counted_once ||
 	fail hard_links_counted_once "links=$l then $e after $b bytes"
 
