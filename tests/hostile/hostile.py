@@ -597,15 +597,32 @@ def disk_note(front, r):
     return f"disk: {front.disk_mb()} MiB total (" in r.get("limits", "")
 
 
+def fill_cmd(prefix, mb):
+    """probe writes of MB in all, in files of at most 1000 MiB (one file
+    stops at RLIMIT_FSIZE, 1 GiB, with EFBIG: as large as the default disk)."""
+    n = (mb + 999) // 1000
+    return "probe " + " ".join(f"write {prefix}{i} {(mb + n - 1) // n}" for i in range(n))
+
+
+def writes(out):
+    """The probe's write lines, in order."""
+    return [d for d in (json.loads(l) for l in out.splitlines() if l.startswith("{")) if d.get("check") == "write"]
+
+
 def disk_fill_case(front):
-    """One file filling the writable layer: ENOSPC within the limit, every
-    result names the total bound, and the sandbox lives on."""
+    """Files filling the writable layer (one under the CLI's 64 MiB, two
+    under the default 1 GiB): ENOSPC within the limit, every result names
+    the total bound, nothing is OOM-killed, the sandbox lives on."""
     lim = front.disk_mb()
-    r = held(front, f"probe write /workspace/big {lim + 100}; echo alive", disk=lim, timeout=120)
-    got = probe_lines(r.get("stdout", "")).get("write", {})
-    return (got.get("errname") == "ENOSPC" and (lim - 4) * MiB < got.get("bytes", 0) <= lim * MiB
+    r = held(front, fill_cmd("/workspace/big", lim + 100) + "; echo alive", disk=lim)
+    w = writes(r.get("stdout", ""))
+    total = sum(d.get("bytes", 0) for d in w)
+    last = w[-1] if w else {}
+    return (last.get("errname") == "ENOSPC" and (lim - 4) * MiB < total <= lim * MiB
             and r.get("stdout", "").endswith("alive\n") and not r.get("oom_killed")
-            and disk_note(front, r) and r["host_bound"]), (got, r.get("limits"), r.get("oom_killed"), r.get("store_fs"))
+            and disk_note(front, r) and r["host_bound"]), \
+        ([{k: d.get(k) for k in ("errname", "bytes")} for d in w], r.get("limits"), r.get("oom_killed"),
+         r.get("store_fs"))
 
 
 def disk_small_files_case(front):
@@ -712,17 +729,19 @@ def disk_workspace_case(front):
     if sid is None:
         return False, why
     try:
-        r1 = front.exec(sid, f"probe write /workspace/fill {WORKSPACE_BUDGET_MB + 100}", timeout=300)
+        r1 = front.exec(sid, fill_cmd("/workspace/fill", WORKSPACE_BUDGET_MB + 100), timeout=300)
         r2 = front.exec(sid, "probe write /workspace/more 16", timeout=120)
     finally:
         front.stop(sid)
     free1 = store_free(front)
-    w1 = probe_lines(r1.get("stdout", "")).get("write", {})
+    w1 = writes(r1.get("stdout", ""))
     w2 = probe_lines(r2.get("stdout", "")).get("write", {})
     refused = ("ENOSPC", "EDQUOT")
     ok = (free1 >= free0 - WORKSPACE_BUDGET_MB * MiB - DISK_SLACK
-          and (w1.get("errname") in refused or w2.get("errname") in refused or bool(r2.get("nsbox_error"))))
-    why = {"first": {k: w1.get(k) for k in ("errname", "bytes")}, "next": {k: w2.get(k) for k in ("errname", "bytes")},
+          and (any(d.get("errname") in refused for d in w1) or w2.get("errname") in refused
+               or bool(r2.get("nsbox_error"))))
+    why = {"first": [{k: d.get(k) for k in ("errname", "bytes")} for d in w1],
+           "next": {k: w2.get(k) for k in ("errname", "bytes")},
            "next_error": r2.get("nsbox_error"), "store_fs_free_mib": (free0 // MiB, free1 // MiB),
            "budget_mib": WORKSPACE_BUDGET_MB}
     subprocess.run(["rm", "-rf", path])
