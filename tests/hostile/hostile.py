@@ -539,7 +539,10 @@ def thread_bomb_case(front):
 
 
 def memory_balloon_case(front):
-    r = front.run("probe mem 1024", memory=64)
+    """2 GiB at --memory 64: past the limit even where a tmpfs disk raises
+    it by its size (the CLI asks for a 16 MiB disk; MCP has the default
+    1 GiB: 1088 MiB in all)."""
+    r = front.run("probe mem 2048", memory=64, disk=16)
     if front.rootless:
         # best-effort: RLIMIT_AS; the allocation fails, nothing is killed
         got = probe_lines(r.get("stdout", "")).get("mem", {})
