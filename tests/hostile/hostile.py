@@ -309,6 +309,7 @@ def case(front, name, fn):
     full = f"{front.name}/{name}"
     if not ONLY.search(full):
         return
+    front.case = full
     procs, mounts = sandboxed_processes(), host_mounts()
     free0 = store_free(front)
     try:
@@ -323,9 +324,6 @@ def case(front, name, fn):
     free1 = store_free(front)
     bound = (front.disk_mb() if name in DISK_CASES else DISK_DEFAULT_MB) + \
         (WORKSPACE_BUDGET_MB if name in WORKSPACE_CASES else 0)
-    if name in DISK_CASES:
-        print(f"# {full}: store fs free before the case {free0 // MiB} MiB, after it {free1 // MiB} MiB, "
-              f"bound {bound} MiB", flush=True)
     if free1 < free0 - bound * MiB - DISK_SLACK:
         ok, why = False, f"{why} | the store's filesystem lost {(free0 - free1) // MiB} MiB, bound {bound} MiB"
     if ok and name in FIGURES:
@@ -592,6 +590,8 @@ def held(front, cmd, disk=None, image=None, timeout=300):
     lim = disk or DISK_DEFAULT_MB
     r["host_bound"] = free1 >= free0 - lim * MiB - DISK_SLACK
     r["store_fs"] = {"free_mib_before": free0 // MiB, "free_mib_full": free1 // MiB, "limit_mib": lim}
+    print(f"# {front.case}: store fs free before {free0 // MiB} MiB, with the sandbox full {free1 // MiB} MiB, "
+          f"limit {lim} MiB", flush=True)
     return r
 
 
@@ -737,6 +737,8 @@ def disk_workspace_case(front):
     finally:
         front.stop(sid)
     free1 = store_free(front)
+    print(f"# {front.case}: store fs free before {free0 // MiB} MiB, with the workspace filled {free1 // MiB} MiB, "
+          f"budget {WORKSPACE_BUDGET_MB} MiB", flush=True)
     w1 = writes(r1.get("stdout", ""))
     w2 = probe_lines(r2.get("stdout", "")).get("write", {})
     refused = ("ENOSPC", "EDQUOT")
