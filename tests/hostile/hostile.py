@@ -338,6 +338,11 @@ def store_free(front):
     return st.f_bavail * st.f_frsize
 
 
+def store_inodes(front):
+    """Inodes free on the front's store's filesystem."""
+    return os.statvfs(front.store).f_favail
+
+
 # Cases whose counts (iterations, exchanges, scans) are worth printing.
 FIGURES = {"cve_2019_5736_proc_self_exe", "cve_2018_15664_file_tools_symlink_exchange",
            "changes_walk_symlink_exchange", "cve_2021_30465_mount_race",
@@ -576,7 +581,7 @@ def held(front, cmd, disk=None, image=None, timeout=300):
     Returns the record (with "limits") and {"free_mib": (before, while
     full), "limit_mib"}; r["host_bound"] says whether the filesystem lost
     at most the limit."""
-    free0 = store_free(front)
+    free0, inodes0 = store_free(front), store_inodes(front)
     sid, why = front.create(disk=disk, image=image)
     if sid is None:
         return {"nsbox_error": why, "host_bound": False}
@@ -584,14 +589,18 @@ def held(front, cmd, disk=None, image=None, timeout=300):
         r = front.exec(sid, cmd, timeout)
         if front.kind == "mcp":
             r = dict(r, limits=front.limits)
-        free1 = store_free(front)
+        free1, inodes1 = store_free(front), store_inodes(front)
     finally:
         front.stop(sid)
     lim = disk or DISK_DEFAULT_MB
-    r["host_bound"] = free1 >= free0 - lim * MiB - DISK_SLACK
-    r["store_fs"] = {"free_mib_before": free0 // MiB, "free_mib_full": free1 // MiB, "limit_mib": lim}
+    cap = max(lim * MiB // 4096, 1024)
+    # Bytes and inodes: the layer's inode cap bounds what it takes of the
+    # store's inodes (a quota counts them there; a tmpfs takes none).
+    r["host_bound"] = free1 >= free0 - lim * MiB - DISK_SLACK and inodes1 >= inodes0 - cap - 64
+    r["store_fs"] = {"free_mib_before": free0 // MiB, "free_mib_full": free1 // MiB, "limit_mib": lim,
+                     "inodes_before": inodes0, "inodes_full": inodes1, "inode_cap": cap}
     print(f"# {front.case}: store fs free before {free0 // MiB} MiB, with the sandbox full {free1 // MiB} MiB, "
-          f"limit {lim} MiB", flush=True)
+          f"limit {lim} MiB; free inodes {inodes0} -> {inodes1}, cap {cap}", flush=True)
     return r
 
 
