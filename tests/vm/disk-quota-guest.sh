@@ -129,5 +129,18 @@ refused() { [ "$1" = EINVAL ] || [ "$1" = EPERM ]; }
 refused "$p1" && refused "$p2" && full "$e" && pass project_id_cannot_be_changed ||
 	fail project_id_cannot_be_changed "$out"
 
-[ -f "$SRC" ] && umount $M
+# Nothing is left holding the store's filesystem: no sandbox state, no
+# mount, no process; it unmounts.
+if [ -f "$SRC" ]; then
+	settled
+	left=$(ls "$S/sandboxes" 2>/dev/null | grep -E '^[0-9a-f]{32}$' | tr '\n' ' ')
+	mnts=$(grep -c " $M/" /proc/mounts)
+	if umount $M 2>/tmp/umount.err; then
+		pass nothing_left_store_unmounts
+	else
+		sleep 2
+		umount $M 2>/dev/null && again=" (unmounted 2 s later)" || again=
+		fail nothing_left_store_unmounts "$(cat /tmp/umount.err)$again; sandboxes left: $left; mounts below: $mnts; $(ps -o pid,args | grep -v ']$' | tail -5 | tr '\n' ';')"
+	fi
+fi
 exit $((failures > 0))
