@@ -21,11 +21,14 @@ modprobe loop 2>/dev/null
 mkdir -p /mnt/store
 mount -o loop /store.img /mnt/store || { echo "FAIL: hostile/vm/setup: cannot mount /store.img"; exit 1; }
 nsbox() { /usr/local/bin/nsbox --store /mnt/store/root "$@"; }
+# running ERE: a process whose command line matches (this guest's busybox
+# has no pgrep applet).
+running() { ps -o args | grep -v -e grep -e '^ps ' | grep -qE -- "$1"; }
 # After every case: nothing of the sandbox left (cgroup gone, no process).
 # (`run` removes its cgroup in a detached process: give it up to 10 s.)
 settled() {
 	for _ in $(seq 100); do
-		[ -z "$(ls "$CG/nsbox" 2>/dev/null | grep -E '^[0-9a-f]{32}$')" ] && ! pgrep -f 'probe ' >/dev/null && return 0
+		[ -z "$(ls "$CG/nsbox" 2>/dev/null | grep -E '^[0-9a-f]{32}$')" ] && ! running '(^|/)probe ' && return 0
 		sleep 0.1
 	done
 	return 1
@@ -133,7 +136,7 @@ id=$(nsbox create "$IMG")
 nsbox exec --timeout 1 "$id" -- sh -c 'setsid sleep 601 & nohup sleep 602 >/dev/null 2>&1 & probe daemon 603 >/dev/null; sleep 604' >/dev/null
 procs=$(wc -l <"$CG/nsbox/$id/cgroup.procs")
 nsbox rm "$id" >/dev/null
-if [ "$procs" = 1 ] && [ ! -d "$CG/nsbox/$id" ] && ! pgrep -f 'sleep 60[1-4]' >/dev/null; then
+if [ "$procs" = 1 ] && [ ! -d "$CG/nsbox/$id" ] && ! running 'sleep 60[1-4]'; then
 	pass outlive_timeout_cgroup_emptied
 else
 	fail outlive_timeout_cgroup_emptied "procs=$procs"
@@ -168,5 +171,6 @@ else
 	fail rootless_disk_fill_tmpfs_enospc_not_oom "$(echo "$out" | tail -2 | cut -c1-300)"
 fi
 
-umount /mnt/store
+# (run removes its sandbox in a detached process: let the last one finish.)
+for _ in $(seq 50); do umount /mnt/store 2>/dev/null && break; sleep 0.1; done
 exit $((failures > 0))
