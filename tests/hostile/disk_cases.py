@@ -5,20 +5,24 @@ and asserts the exact stop (ENOSPC within the limit, or the kernel's
 other bound), the limits note, that the sandbox lives on, and that the
 store's filesystem lost at most the limit in bytes and the inode cap in
 inodes, measured while the sandbox still holds what it wrote.  Run by
-hostile.py on every front (see there); the CLI asks for a 64 MiB disk,
-MCP sandboxes get the default (DISK_DEFAULT_MB)."""
+hostile.py on every front (see there); every front asks for a 64 MiB
+disk (--disk, disk_mb)."""
 import json
 import os
 import subprocess
 
 E = os.environ
 MiB = 1 << 20
-# The writable layer's bound: the disk cases ask the CLI for 64 MiB; MCP
-# sandboxes get the default.  A persistent workspace has a budget of its own
-# (WORKSPACE_BUDGET_MB, the default limit unless set).
+# The writable layer's bound: the disk cases ask for 64 MiB.  A persistent
+# workspace has a budget of its own (WORKSPACE_BUDGET_MB, workspace_mb).
 DISK_CLI_MB = 64
 DISK_DEFAULT_MB = int(E.get("DISK_DEFAULT_MB", "1024"))
-WORKSPACE_BUDGET_MB = int(E.get("WORKSPACE_BUDGET_MB", str(DISK_DEFAULT_MB)))
+WORKSPACE_BUDGET_MB = int(E.get("WORKSPACE_BUDGET_MB", "64"))
+# Where nsbox measures a workspace (no project quota), one command can
+# write past the budget for as long as the watch takes to see it: a
+# statvfs every 50 ms, then a walk, then the kill (docs/tools.md).  At
+# page-cache speed (4-5 GiB/s here) that was 180 MiB; the bound allows 512.
+WORKSPACE_OVERSHOOT_MB = 512
 DISK_SLACK = 8 * MiB   # directories, state files, the journal's share
 # Their bound is front.disk_mb() (plus the budget for the workspace case).
 DISK_CASES = {"disk_fill_single_file", "disk_many_small_files", "disk_inode_exhaustion",
@@ -224,10 +228,14 @@ def disk_workspace_case(front):
     w1 = writes(r1.get("stdout", ""))
     w2 = last_lines(r2.get("stdout", "")).get("write", {})
     refused = ("ENOSPC", "EDQUOT")
-    ok = (free1 >= free0 - WORKSPACE_BUDGET_MB * MiB - DISK_SLACK
+    measured = r1.get("workspace_disk") == "measured"
+    over = (WORKSPACE_BUDGET_MB + (WORKSPACE_OVERSHOOT_MB if measured else 0)) * MiB + DISK_SLACK
+    ok = (free1 >= free0 - over
+          and (not measured or r1.get("workspace_over_budget") is True)
           and (any(d.get("errname") in refused for d in w1) or w2.get("errname") in refused
                or bool(r2.get("nsbox_error"))))
     why = {"first": [{k: d.get(k) for k in ("errname", "bytes")} for d in w1],
+           "stopped": r1.get("workspace_over_budget"), "kind": r1.get("workspace_disk"),
            "next": {k: w2.get(k) for k in ("errname", "bytes")},
            "next_error": r2.get("nsbox_error"), "store_fs_free_mib": (free0 // MiB, free1 // MiB),
            "budget_mib": WORKSPACE_BUDGET_MB}

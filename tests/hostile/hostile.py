@@ -33,7 +33,7 @@ import time
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "mcp"))
 import stdio_client  # noqa: E402
 from disk_cases import (DISK_CASES, DISK_CLI_MB, DISK_DEFAULT_MB, DISK_SLACK, MiB,  # noqa: E402
-                        WORKSPACE_BUDGET_MB, WORKSPACE_CASES, disk_copy_up_race_case, disk_fill_case,
+                        WORKSPACE_BUDGET_MB, WORKSPACE_OVERSHOOT_MB, WORKSPACE_CASES, disk_copy_up_race_case, disk_fill_case,
                         disk_inode_case, disk_links_case, disk_small_files_case, disk_sparse_case,
                         disk_workspace_case, store_free)
 
@@ -200,7 +200,10 @@ class Front:
                 return None, err.strip()
             return out.strip(), None
         a = {"image": image}
-        for k, v in (("memory_mb", memory), ("pids", pids), ("cpus", cpus), ("workspace", workspace)):
+        if workspace:
+            a["workspace_mb"] = WORKSPACE_BUDGET_MB
+        for k, v in (("memory_mb", memory), ("pids", pids), ("cpus", cpus), ("workspace", workspace),
+                     ("disk_mb", disk)):
             if v:
                 a[k] = v
         r = self.tool("sandbox_create", **a)
@@ -245,9 +248,9 @@ class Front:
             self.stop(sid)
 
     def disk_mb(self):
-        """The writable layer's limit the disk cases ask for: 64 MiB through
-        the CLI, the default through MCP (its tools take no size)."""
-        return DISK_CLI_MB if self.kind == "cli" else DISK_DEFAULT_MB
+        """The writable layer's limit the disk cases ask for: 64 MiB (--disk
+        through the CLI, disk_mb through MCP)."""
+        return DISK_CLI_MB
 
     def answers(self):
         if self.kind == "cli":
@@ -319,7 +322,7 @@ def case(front, name, fn):
     # default for the cases that do not ask for one).
     free1 = store_free(front)
     bound = (front.disk_mb() if name in DISK_CASES else DISK_DEFAULT_MB) + \
-        (WORKSPACE_BUDGET_MB if name in WORKSPACE_CASES else 0)
+        (WORKSPACE_BUDGET_MB + WORKSPACE_OVERSHOOT_MB if name in WORKSPACE_CASES else 0)
     if free1 < free0 - bound * MiB - DISK_SLACK:
         ok, why = False, f"{why} | the store's filesystem lost {(free0 - free1) // MiB} MiB, bound {bound} MiB"
     if ok and name in FIGURES:

@@ -129,6 +129,26 @@ refused() { [ "$1" = EINVAL ] || [ "$1" = EPERM ]; }
 refused "$p1" && refused "$p2" && full "$e" && pass project_id_cannot_be_changed ||
 	fail project_id_cannot_be_changed "$out"
 
+# A persistent workspace gets a project of its own for life, with its
+# budget as a hard limit: the write fails inside (the kernel's bound, not
+# nsbox's measurement), the record says "quota", the store's filesystem
+# loses at most the budget, and a later sandbox on it finds it still full.
+BEFORE=$(free_of $M)
+j=$(nsbox run --json --workspace wq --workspace-size 32M "$IMG" -- probe write /workspace/f 100)
+DURING=$(free_of $M)
+e=$(echo "$j" | grep -o '"errname\\*":\\*"[A-Z]*' | grep -o '[A-Z]*$' | tail -1)
+kind=$(echo "$j" | grep -o '"workspace_disk": *"[a-z]*"' | grep -o '[a-z]*"$' | tr -d '"')
+echo "# quota/workspace: $kind, the write: ${e:-?}; store fs free $((BEFORE / MiB)) -> $((DURING / MiB)) MiB, budget 32 MiB"
+[ "$kind" = quota ] && full "$e" && [ "$DURING" -ge $((BEFORE - 32 * MiB - SLACK)) ] &&
+	pass workspace_quota_enforced_by_kernel || fail workspace_quota_enforced_by_kernel "$(echo "$j" | cut -c1-400)"
+ids=$(ls "$S/workspaces/.projids/ids" 2>/dev/null | tr '\n' ' ')
+j=$(nsbox run --json --workspace wq --workspace-size 32M "$IMG" -- probe write /workspace/g 8)
+e=$(echo "$j" | grep -o '"errname\\*":\\*"[A-Z]*' | grep -o '[A-Z]*$' | tail -1)
+ids2=$(ls "$S/workspaces/.projids/ids" 2>/dev/null | tr '\n' ' ')
+[ -n "$ids" ] && [ "$ids" = "$ids2" ] && full "$e" && pass workspace_project_kept_for_life ||
+	fail workspace_project_kept_for_life "ids '$ids' then '$ids2'; the next write: ${e:-none}"
+rm -rf "$S/workspaces/wq"
+
 # Nothing is left holding the store's filesystem: no sandbox state, no
 # mount, no process; it unmounts.
 if [ -f "$SRC" ]; then
