@@ -197,6 +197,15 @@ int box_destroy(struct box *box, struct nsbox_err *err)
 
 int box_destroy_detached(struct box *box, struct nsbox_err *err)
 {
+    /* The workspace is free once nothing of the sandbox runs, not once the
+     * removal is done: released before the remover forks (a copy of the
+     * lock in it would hold the workspace until it finishes, and the next
+     * `run` on it would find it in use). */
+    if (box->workspace_lock >= 0) {
+        nsbox_sandbox_kill_wait(&box->sb, 2000);
+        close(box->workspace_lock);
+        box->workspace_lock = -1;
+    }
     int r = nsbox_sandbox_destroy_detached(&box->sb, err);
     box_free(box);
     return r;

@@ -232,6 +232,21 @@ int nsbox_sandbox_destroy(struct nsbox_sandbox *sb, struct nsbox_err *err)
     return destroy(sb, true, err);
 }
 
+bool nsbox_sandbox_kill_wait(struct nsbox_sandbox *sb, int timeout_ms)
+{
+    if (sb->pidfd < 0) {
+        if (sb->pid > 0)
+            kill(sb->pid, SIGKILL);
+        return false;
+    }
+    nsbox_pidfd_send_signal(sb->pidfd, SIGKILL);
+    /* A dying init first kills and reaps every other process of its pid
+     * namespace (zap_pid_ns_processes); its pidfd turns readable only
+     * after that. */
+    struct pollfd p = {.fd = sb->pidfd, .events = POLLIN};
+    return poll(&p, 1, timeout_ms) == 1;
+}
+
 int nsbox_sandbox_destroy_detached(struct nsbox_sandbox *sb, struct nsbox_err *err)
 {
     /* Everything in the sandbox dies now, whatever happens next. */

@@ -93,6 +93,11 @@ int nsbox_sandbox_destroy(struct nsbox_sandbox *sb, struct nsbox_err *err);
  * ignore SIGCHLD).  Returns 0 or -1. */
 int nsbox_sandbox_destroy_detached(struct nsbox_sandbox *sb, struct nsbox_err *err);
 
+/* Kills init and waits up to timeout_ms until every process of the
+ * sandbox is gone.  Returns true when they are (false without a pidfd,
+ * before Linux 5.3, or on timeout).  The state stays for a destroy. */
+bool nsbox_sandbox_kill_wait(struct nsbox_sandbox *sb, int timeout_ms);
+
 /* Closes the handle without stopping a detached sandbox. */
 void nsbox_sandbox_close(struct nsbox_sandbox *sb);
 
