@@ -31,6 +31,10 @@
 #include "sandbox.h"
 
 /* The sandboxes' projects: one per root id-range slot (32000 of them). */
+
+/* The kernel's QCMD shifts an int: Q_SETQUOTA (0x800008) << 8 overflows
+ * it (undefined behaviour; UBSan stops there).  The same, unsigned. */
+#define QUOTA_CMD(cmd, type) (((unsigned)(cmd) << SUBCMDSHIFT) | ((unsigned)(type)&SUBCMDMASK))
 #define SANDBOX_PROJID_BASE 0x6e000000u
 
 uint64_t nsbox_disk_inodes_for(uint64_t bytes)
@@ -61,7 +65,7 @@ bool nsbox_quota_usable(const char *dir, char *why, size_t why_size)
         return false;
     }
     struct fs_quota_statv st = {.qs_version = FS_QSTATV_VERSION1};
-    if (nsbox_quotactl_fd(fd, QCMD(Q_XGETQSTATV, PRJQUOTA), 0, &st) < 0) {
+    if (nsbox_quotactl_fd(fd, QUOTA_CMD(Q_XGETQSTATV, PRJQUOTA), 0, &st) < 0) {
         /* ENOSYS: no quotactl_fd (before 5.14), or no quota support for
          * this filesystem in the kernel (ext4 without CONFIG_QFMT_V2). */
         snprintf(why, why_size,
@@ -151,7 +155,7 @@ int nsbox_quota_apply(const char *dir, uint32_t projid, uint64_t bytes, uint64_t
     struct if_dqblk q = {.dqb_bhardlimit = (bytes + 1023) / 1024, /* in 1 KiB blocks */
                          .dqb_ihardlimit = inodes,
                          .dqb_valid = QIF_LIMITS};
-    if (nsbox_quotactl_fd(fd, QCMD(Q_SETQUOTA, PRJQUOTA), (int)projid, &q) < 0)
+    if (nsbox_quotactl_fd(fd, QUOTA_CMD(Q_SETQUOTA, PRJQUOTA), (int)projid, &q) < 0)
         return nsbox_err_sys(err, "cannot set the quota of project %u on %s", projid, dir);
     return 0;
 }
@@ -163,7 +167,7 @@ int nsbox_quota_used(const char *dir, uint32_t projid, uint64_t *bytes, uint64_t
     if (fd < 0)
         return nsbox_err_sys(err, "cannot open %s", dir);
     struct if_dqblk q = {0};
-    if (nsbox_quotactl_fd(fd, QCMD(Q_GETQUOTA, PRJQUOTA), (int)projid, &q) < 0)
+    if (nsbox_quotactl_fd(fd, QUOTA_CMD(Q_GETQUOTA, PRJQUOTA), (int)projid, &q) < 0)
         return nsbox_err_sys(err, "cannot read the quota of project %u on %s", projid, dir);
     *bytes = q.dqb_curspace;
     *inodes = q.dqb_curinodes;
@@ -175,7 +179,7 @@ void nsbox_quota_clear(const char *dir, uint32_t projid)
     _cleanup_close_ int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     struct if_dqblk q = {.dqb_valid = QIF_LIMITS};
     if (fd >= 0)
-        nsbox_quotactl_fd(fd, QCMD(Q_SETQUOTA, PRJQUOTA), (int)projid, &q);
+        nsbox_quotactl_fd(fd, QUOTA_CMD(Q_SETQUOTA, PRJQUOTA), (int)projid, &q);
 }
 
 /* ---- the sandbox's disk ---- */

@@ -104,8 +104,13 @@ if [ -n "${ONLY:-}" ] && ! [[ vm/ =~ $ONLY ]]; then
 fi
 mkdir -p "$T/disk"
 cp -a "$STORE" "$T/disk/root"
-"$NSBOX" --store "$T/disk/root" rmi hostile-bigfile >/dev/null 2>&1
-rm -rf "$T/disk/root/sandboxes" "$T/disk/root/cache"
+"$NSBOX" --store "$T/disk/root" rmi hostile-bigfile "oci:$T/img-bigfile:latest" >/dev/null 2>&1
+# Only what the guest needs: the image's 96 MiB layer and blob, workspaces
+# the cases above left, sandboxes and caches would fill the 256 MiB disk
+# (the stores are copied twice: root's and tester's).
+"$NSBOX" --store "$T/disk/root" prune >/dev/null 2>&1
+rm -rf "$T/disk/root/sandboxes" "$T/disk/root/cache" "$T/disk/root/workspaces"
+echo "# vm: the guest's stores: $(du -sm "$T/disk/root" | cut -f1) MiB each"
 img=$("$NSBOX" --store "$T/disk/root" inspect hostile-probe | python3 -c 'import json,sys; print(json.load(sys.stdin)["digest"][7:19])')
 cp -a "$T/disk/root" "$T/disk/tester"
 chown -R 1000:1000 "$T/disk/tester"
