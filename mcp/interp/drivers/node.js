@@ -1,0 +1,1 @@
+// placeholder: the driver lands from branch interp-drivers
