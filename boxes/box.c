@@ -58,8 +58,11 @@ static int find_image(struct box_ctx *ctx, const struct box_spec *spec, struct i
 
 void box_spec_init(struct box_spec *spec)
 {
-    *spec = (struct box_spec){
-        .limits = box_defaults.limits, .tmp_bytes = box_defaults.tmp_bytes, .pull_progress_fd = -1};
+    *spec = (struct box_spec){.limits = box_defaults.limits,
+                              .tmp_bytes = box_defaults.tmp_bytes,
+                              .disk_bytes = box_defaults.disk_bytes,
+                              .workspace_bytes = box_defaults.workspace_bytes,
+                              .pull_progress_fd = -1};
 }
 
 /* The record's fields from the image and the spec (no sandbox yet). */
@@ -74,6 +77,7 @@ static int fill(struct box *box, const struct box_spec *spec, const struct image
     box->env = box_merge_env_copy(im->config.env, spec->env);
     box->workdir = strdup(spec->workdir ? spec->workdir : box_defaults.workdir);
     box->limits = spec->limits;
+    box->disk_bytes = spec->disk_bytes;
     box->created = time(NULL);
     if (box->image == NULL || box->env == NULL || box->workdir == NULL ||
         box_image_command(im->config.entrypoint, im->config.cmd, &box->command) < 0)
@@ -104,6 +108,8 @@ static int start(struct box *box, const struct box_spec *spec, const struct imag
         .shm_bytes = box_defaults.shm_bytes,
         .rlimit_nofile = box_defaults.rlimit_nofile,
         .rlimit_fsize = box_defaults.rlimit_fsize,
+        .disk_bytes = spec->disk_bytes,
+        .disk_backend = ctx->disk_backend,
         .mode = ctx->mode,
         .seccomp = seccomp,
         .rootless_map = ctx->store.rootless ? &ctx->store.idmap : NULL,
@@ -138,6 +144,9 @@ static int create(struct box_ctx *ctx, const struct box_spec *spec, struct box *
                                                        err)) < 0 ||
             (box->workspace = strdup(spec->workspace)) == NULL)
             return box->workspace_lock < 0 ? -1 : nsbox_err_set(err, ENOMEM, "out of memory");
+        if (box_workspace_budget(ctx, spec->workspace, ws_dir, spec->workspace_bytes, &box->ws,
+                                 err) < 0)
+            return -1;
     }
     if (find_image(ctx, spec, &im, err) < 0)
         return -1;

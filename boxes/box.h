@@ -44,6 +44,8 @@ struct box_policy {
     uint64_t rlimit_fsize;    /* 1 GiB: a file larger is SIGXFSZ */
     const char *workdir;      /* /workspace */
     size_t output_cap;        /* captured bytes of stdout / stderr: 1 MiB */
+    uint64_t disk_bytes;      /* the writable layer in total (runtime/disk.h): 1 GiB */
+    uint64_t workspace_bytes; /* a persistent workspace's budget: 1 GiB */
 };
 
 extern const struct box_policy box_defaults;
@@ -75,11 +77,18 @@ struct box_ctx {
     const char *default_profile;
     size_t default_profile_len;
     const char *version;
-    pthread_mutex_t lock;          /* guards seccomp */
-    struct nsbox_seccomp *seccomp; /* the default profile, compiled once */
+    pthread_mutex_t lock;                 /* guards seccomp */
+    struct nsbox_seccomp *seccomp;        /* the default profile, compiled once */
+    enum nsbox_disk_backend disk_backend; /* NSBOX_DISK_BACKEND (box_ctx_open) */
 };
 
-/* Opens the store and prepares STORE/sandboxes.  The default profile is
+/* NSBOX_DISK_BACKEND: unset, "" or "auto" (quota where the store's
+ * filesystem has project quotas, else tmpfs), "tmpfs" or "quota".
+ * Returns 0, or -1 with err for anything else. */
+int box_disk_backend_from_env(enum nsbox_disk_backend *out, struct nsbox_err *err);
+
+/* Opens the store and prepares STORE/sandboxes; reads NSBOX_DISK_BACKEND
+ * (a bad value fails the open).  The default profile is
  * compiled on first use (box_ctx_default_seccomp).  Returns 0 or -1 (close
  * the ctx either way). */
 int box_ctx_open(struct box_ctx *ctx, const struct box_ctx_opts *opts, struct nsbox_err *err);
@@ -109,6 +118,12 @@ struct box_spec {
     const char *user;         /* UID[:GID] or a name; NULL: the image's */
     struct box_limits limits; /* box_spec_init: box_defaults.limits */
     uint64_t tmp_bytes;       /* box_spec_init: box_defaults.tmp_bytes */
+    /* Sizes start as box_defaults' (box_spec_init): "default" is simply
+     * not touching them.  0 means unlimited, as for memory: disk_bytes 0
+     * gives the writable layer no total bound (disk kind "none", said in
+     * the limits note), workspace_bytes 0 no workspace budget. */
+    uint64_t disk_bytes;      /* the writable layer's total bound */
+    uint64_t workspace_bytes; /* with workspace: its budget */
     /* A Docker-format profile (seccomp_profile_len bytes), or NULL for the
      * ctx's default; seccomp_profile_name names it in errors. */
     const char *seccomp_profile;
@@ -118,9 +133,33 @@ struct box_spec {
     bool detach;           /* outlives the caller; the record is saved */
 };
 
-/* Fills spec with box_defaults (limits, tmp size) and nothing else: no
- * image, the default workdir and profile, no pull (progress fd -1). */
+/* Fills spec with box_defaults (limits; tmp, disk and workspace sizes)
+ * and nothing else: no image, the default workdir and profile, no pull
+ * (progress fd -1). */
 void box_spec_init(struct box_spec *spec);
+
+/* How a persistent workspace's budget is kept. */
+enum box_ws_kind {
+    BOX_WS_NONE = 0, /* no workspace */
+    BOX_WS_QUOTA,    /* root, project quota on the store's filesystem: the
+                        kernel refuses the write past the budget */
+    BOX_WS_MEASURED, /* elsewhere: nsbox measures the tree (runtime/du.h)
+                        after every command and write, and refuses commands
+                        and writes once it is over; also a workspace
+                        without a budget (limit_bytes 0), measured only */
+};
+
+/* A workspace's budget and what it held when last measured (box_measure).
+ * The used_* fields and `over` are written by box_measure and read with
+ * atomic loads (a listing reads them while a command runs). */
+struct box_workspace_budget {
+    enum box_ws_kind kind;
+    uint64_t limit_bytes, limit_inodes;
+    uint32_t projid; /* BOX_WS_QUOTA: the workspace's own project */
+    uint64_t used_bytes, used_inodes;
+    bool measured; /* used_* hold a measurement */
+    bool over;     /* BOX_WS_MEASURED: past limit_bytes or limit_inodes */
+};
 
 /* One sandbox and what commands in it need.  The MCP server keeps these in
  * memory; a detached one's record (box.json in its state directory) lets
@@ -139,6 +178,11 @@ struct box {
     int workspace_lock; /* flock held while it is mounted, or -1 */
     time_t created;
     struct box_limits limits; /* as the spec had them */
+    uint64_t disk_bytes;      /* as the spec had it (0: unlimited) */
+    /* The writable layer when last measured (box_measure): used_* are
+     * stored and loaded atomically, as ws's are. */
+    struct nsbox_disk_usage disk;
+    struct box_workspace_budget ws;
 };
 
 /* Looks up (or, with spec->pull, pulls) the image, leases it, merges env,
@@ -216,6 +260,27 @@ uint64_t box_result_memory_peak(const struct nsbox_exec_result *r);
  * files the run changed. */
 struct json_t;
 struct json_t *box_result_json(const struct nsbox_exec_result *r);
+
+/* "quota", "measured", or NULL for BOX_WS_NONE. */
+const char *box_ws_kind_name(enum box_ws_kind kind);
+
+/* Measures box now: its writable layer (nsbox_sandbox_disk_usage) into
+ * box->disk, its workspace's usage into box->ws (the project's count, or
+ * a walk of the tree).  Call it after every command and write; it takes
+ * no socket of the sandbox's, so it may run beside a command.  Returns 0,
+ * or -1 with err (what could not be measured keeps its last value). */
+int box_measure(struct box *box, struct nsbox_err *err);
+
+/* Whether a command or a write may go ahead: -1 with err (EDQUOT) naming
+ * the usage, the budget and how to get under it when a measured workspace
+ * is over its budget (measured first when it never was), else 0. */
+int box_workspace_check(struct box *box, struct nsbox_err *err);
+
+/* Adds the last measurement (box_measure) to a result record j: disk,
+ * disk_used_bytes, disk_limit_bytes (null: none); with a workspace,
+ * workspace_disk, workspace_used_bytes and workspace_limit_bytes (null:
+ * no budget). */
+void box_usage_json(const struct box *box, struct json_t *j);
 
 /* An image in the store whose sandbox.language label lists language.
  * Writes its digest into buf.  Returns 0, or -1 (ENOENT: none). */

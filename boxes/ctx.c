@@ -24,7 +24,24 @@ const struct box_policy box_defaults = {
     .rlimit_fsize = 1ull << 30,
     .workdir = "/workspace",
     .output_cap = 1u << 20,
+    .disk_bytes = 1ull << 30,
+    .workspace_bytes = 1ull << 30,
 };
+
+int box_disk_backend_from_env(enum nsbox_disk_backend *out, struct nsbox_err *err)
+{
+    const char *v = getenv("NSBOX_DISK_BACKEND");
+    if (v == NULL || v[0] == '\0' || strcmp(v, "auto") == 0)
+        *out = NSBOX_DISK_AUTO;
+    else if (strcmp(v, "tmpfs") == 0)
+        *out = NSBOX_DISK_USE_TMPFS;
+    else if (strcmp(v, "quota") == 0)
+        *out = NSBOX_DISK_USE_QUOTA;
+    else
+        return nsbox_err_set(err, EINVAL,
+                             "NSBOX_DISK_BACKEND is \"%.64s\": it takes auto, tmpfs or quota", v);
+    return 0;
+}
 
 enum nsbox_limits_mode box_limits_mode_from_env(void)
 {
@@ -53,6 +70,8 @@ int box_ctx_open(struct box_ctx *ctx, const struct box_ctx_opts *opts, struct ns
     ctx->default_profile_len = opts->default_profile_len;
     ctx->version = opts->version;
     pthread_mutex_init(&ctx->lock, NULL);
+    if (box_disk_backend_from_env(&ctx->disk_backend, err) < 0)
+        return -1;
     if (images_store_open(&ctx->store, opts->store_dir, err) < 0)
         return -1;
     if (asprintf(&ctx->state_root, "%s/sandboxes", ctx->store.root) < 0) {

@@ -16,6 +16,14 @@ int box_seccomp_cached(struct box_ctx *ctx, const char *text, size_t len, const 
 int box_workspace_claim(struct box_ctx *ctx, const char *name, char *dir, size_t size,
                         struct nsbox_err *err);
 
+/* Sets up the budget of the claimed workspace name (at dir) into *ws:
+ * none for 0 bytes; as root with project quotas on dir's filesystem, the
+ * workspace's own project id (allocated once, kept in
+ * STORE/workspaces/NAME.projid and claimed in .projids/) with a hard
+ * limit; else measured.  Returns 0 or -1. */
+int box_workspace_budget(struct box_ctx *ctx, const char *name, const char *dir, uint64_t bytes,
+                         struct box_workspace_budget *ws, struct nsbox_err *err);
+
 /* Writes box's record (box.json) into its state directory.  Returns 0 or -1. */
 int box_record_save(const struct box *box, struct nsbox_err *err);
 

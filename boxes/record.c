@@ -3,7 +3,7 @@
  * Contract: box_record_save() writes what a later process needs to run
  * commands in the sandbox as box_create set it up (image, digest, env,
  * workdir, user, workspace, created, limits and the note on which are in
- * force); box_record_load() reads it back into a struct box.  The file
+ * force, the disk bound asked for and the workspace's budget); box_record_load() reads it back into a struct box.  The file
  * lives and dies with the state directory (the runtime removes the
  * directory with the sandbox), so it needs no fsync.  JSON stays in here. */
 #include <errno.h>
@@ -20,17 +20,29 @@
 
 #define RECORD "box.json"
 
+/* The disk bound asked for and the workspace's budget (box.h). */
+static json_t *disk_json(const struct box *b)
+{
+    return json_pack("{s:I,s:i,s:I,s:I,s:I}", "disk_bytes", (json_int_t)b->disk_bytes,
+                     "workspace_kind", (int)b->ws.kind, "workspace_bytes",
+                     (json_int_t)b->ws.limit_bytes, "workspace_inodes",
+                     (json_int_t)b->ws.limit_inodes, "workspace_projid", (json_int_t)b->ws.projid);
+}
+
 static json_t *record_json(const struct box *b)
 {
     json_t *env = json_array();
     for (char **e = b->env; env && e && *e; e++)
         json_array_append_new(env, json_string(*e));
-    return json_pack("{s:s,s:s,s:o,s:s,s:i,s:i,s:s?,s:I,s:s,s:{s:I,s:f,s:i,s:f}}", "image",
-                     b->image, "digest", b->digest, "env", env, "workdir", b->workdir, "uid",
-                     (int)b->uid, "gid", (int)b->gid, "workspace", b->workspace, "created",
-                     (json_int_t)b->created, "limits_note", b->sb.limits_note, "limits",
-                     "memory_bytes", (json_int_t)b->limits.memory_bytes, "cpus", b->limits.cpus,
-                     "pids", (int)b->limits.pids, "timeout_s", b->limits.timeout_s);
+    json_t *j = json_pack(
+        "{s:s,s:s,s:o,s:s,s:i,s:i,s:s?,s:I,s:s,s:{s:I,s:f,s:i,s:f}}", "image", b->image, "digest",
+        b->digest, "env", env, "workdir", b->workdir, "uid", (int)b->uid, "gid", (int)b->gid,
+        "workspace", b->workspace, "created", (json_int_t)b->created, "limits_note",
+        b->sb.limits_note, "limits", "memory_bytes", (json_int_t)b->limits.memory_bytes, "cpus",
+        b->limits.cpus, "pids", (int)b->limits.pids, "timeout_s", b->limits.timeout_s);
+    if (j != NULL)
+        json_object_set_new(j, "disk", disk_json(b));
+    return j;
 }
 
 int box_record_save(const struct box *box, struct nsbox_err *err)
@@ -74,6 +86,19 @@ static void limits_of(json_t *l, struct box_limits *out)
     out->timeout_s = json_number_value(json_object_get(l, "timeout_s"));
 }
 
+static void disk_of(json_t *d, struct box *b)
+{
+    b->disk_bytes = (uint64_t)json_integer_value(json_object_get(d, "disk_bytes"));
+    b->ws = (struct box_workspace_budget){
+        .kind = (enum box_ws_kind)json_integer_value(json_object_get(d, "workspace_kind")),
+        .limit_bytes = (uint64_t)json_integer_value(json_object_get(d, "workspace_bytes")),
+        .limit_inodes = (uint64_t)json_integer_value(json_object_get(d, "workspace_inodes")),
+        .projid = (uint32_t)json_integer_value(json_object_get(d, "workspace_projid"))};
+    /* A record from before budgets: a workspace is measured, no budget. */
+    if (b->ws.kind > BOX_WS_MEASURED || (b->ws.kind == BOX_WS_NONE && b->workspace != NULL))
+        b->ws = (struct box_workspace_budget){.kind = BOX_WS_MEASURED};
+}
+
 int box_record_load(const char *state_dir, struct box *box, struct nsbox_err *err)
 {
     size_t len;
@@ -98,6 +123,7 @@ int box_record_load(const char *state_dir, struct box *box, struct nsbox_err *er
     box->gid = (uint32_t)json_integer_value(json_object_get(j, "gid"));
     box->created = (time_t)json_integer_value(json_object_get(j, "created"));
     limits_of(json_object_get(j, "limits"), &box->limits);
+    disk_of(json_object_get(j, "disk"), box);
     if (box->sb.limits_note[0] == '\0')
         snprintf(box->sb.limits_note, sizeof(box->sb.limits_note), "%s",
                  json_string_value(json_object_get(j, "limits_note")) ?: "");

@@ -29,9 +29,12 @@ extern const char nsbox_default_profile_end[];
 
 /* The options run, create and exec share; spec starts as box_defaults. */
 struct run_opts {
-    struct box_spec spec; /* limits, --timeout, --workdir, -e, --user, --tmp-size */
+    struct box_spec spec; /* limits, --timeout, --workdir, -e, --user, --tmp-size, --disk,
+                             --workspace, --workspace-size */
     size_t n_env;
     bool json;
+    bool help;
+    bool disk_given;     /* --disk, --workspace or --workspace-size: not for exec */
     const char *profile; /* --seccomp-profile FILE */
     enum nsbox_limits_mode mode;
 };
@@ -71,7 +74,11 @@ enum {
     OPT_PROFILE,
     OPT_LIMITS,
     OPT_TMP,
-    OPT_USER
+    OPT_USER,
+    OPT_DISK,
+    OPT_WORKSPACE,
+    OPT_WORKSPACE_SIZE,
+    OPT_HELP
 };
 
 static const struct option run_options[] = {
@@ -86,8 +93,23 @@ static const struct option run_options[] = {
     {"limits", required_argument, NULL, OPT_LIMITS},
     {"tmp-size", required_argument, NULL, OPT_TMP},
     {"user", required_argument, NULL, OPT_USER},
+    {"disk", required_argument, NULL, OPT_DISK},
+    {"workspace", required_argument, NULL, OPT_WORKSPACE},
+    {"workspace-size", required_argument, NULL, OPT_WORKSPACE_SIZE},
+    {"help", no_argument, NULL, OPT_HELP},
     {NULL, 0, NULL, 0},
 };
+
+/* A size as --memory takes it (cli_parse_size: 512m, 2g), or "unlimited"
+ * (0: no bound).  A bound of 0 bytes is refused: it would read as none. */
+static int parse_size_or_unlimited(const char *arg, uint64_t *out)
+{
+    if (strcmp(arg, "unlimited") == 0) {
+        *out = 0;
+        return 0;
+    }
+    return cli_parse_size(arg, out) < 0 || *out == 0 ? -1 : 0;
+}
 
 /* Returns 0, or a usage error message. */
 static const char *parse_run_option(struct run_opts *o, int c, const char *arg)
@@ -99,6 +121,25 @@ static const char *parse_run_option(struct run_opts *o, int c, const char *arg)
         return cli_parse_size(arg, &o->spec.limits.memory_bytes) < 0 ? "bad --memory" : NULL;
     case OPT_TMP:
         return cli_parse_size(arg, &o->spec.tmp_bytes) < 0 ? "bad --tmp-size" : NULL;
+    case OPT_DISK:
+        o->disk_given = true;
+        return parse_size_or_unlimited(arg, &o->spec.disk_bytes) < 0
+                   ? "bad --disk (a size such as 512m or 2g, or unlimited)"
+                   : NULL;
+    case OPT_WORKSPACE_SIZE:
+        o->disk_given = true;
+        return parse_size_or_unlimited(arg, &o->spec.workspace_bytes) < 0
+                   ? "bad --workspace-size (a size such as 512m or 2g, or unlimited)"
+                   : NULL;
+    case OPT_WORKSPACE:
+        o->disk_given = true;
+        o->spec.workspace = arg;
+        return box_workspace_name_ok(arg) ? NULL
+                                          : "--workspace takes a name: 1-64 of a-z 0-9 . _ -, "
+                                            "not starting with . or -";
+    case OPT_HELP:
+        o->help = true;
+        return NULL;
     case OPT_CPUS: {
         double cpus = strtod(arg, &end);
         if (*end != '\0' || cpus <= 0 || cpus > 1024)
@@ -180,11 +221,13 @@ static int create_box(struct box_ctx *ctx, const char *ref, struct run_opts *o, 
     return r;
 }
 
-static json_t *result_json(const struct nsbox_exec_result *r, const char *limits)
+static json_t *result_json(const struct nsbox_exec_result *r, const struct box *box)
 {
     json_t *j = box_result_json(r);
-    if (j != NULL)
-        json_object_set_new(j, "limits", json_string(limits));
+    if (j != NULL) {
+        json_object_set_new(j, "limits", json_string(box->sb.limits_note));
+        box_usage_json(box, j);
+    }
     return j;
 }
 
@@ -199,12 +242,15 @@ static int run_command(struct box *box, struct nsbox_exec_opts *eo, const struct
     eo->capture = o->json;
     eo->out_fd = 1;
     eo->err_fd = 2;
-    if (nsbox_sandbox_exec(&box->sb, eo, &res, &err) < 0) {
+    /* A measured workspace over its budget takes no more commands. */
+    if (box_workspace_check(box, &err) < 0 || nsbox_sandbox_exec(&box->sb, eo, &res, &err) < 0) {
         cli_fail(&err);
         return BOX_EXIT_NSBOX;
     }
+    if (box_measure(box, &err) < 0)
+        nsbox_warn("%s", err.msg);
     if (o->json) {
-        json_t *j = result_json(&res, box->sb.limits_note);
+        json_t *j = result_json(&res, box);
         json_dumpf(j, stdout, JSON_COMPACT);
         putchar('\n');
         json_decref(j);
@@ -219,7 +265,40 @@ static int run_command(struct box *box, struct nsbox_exec_opts *eo, const struct
     return status;
 }
 
-/* Parses the shared options; *first is the index of IMAGE or ID. */
+/* run's, create's and exec's --help. */
+static void run_usage(const char *cmd)
+{
+    bool exec = strcmp(cmd, "exec") == 0;
+    printf("usage: nsbox %s [OPTIONS] %s\n\n", cmd,
+           exec                         ? "ID -- CMD..."
+           : strcmp(cmd, "create") == 0 ? "IMAGE"
+                                        : "IMAGE [-- CMD...]");
+    if (!exec)
+        printf("  --memory SIZE            memory limit, no swap (512m)\n"
+               "  --cpus N                 CPUs' worth of time (1)\n"
+               "  --pids N                 processes and threads (256)\n"
+               "  --tmp-size SIZE          /tmp's size (256m)\n"
+               "  --disk SIZE|unlimited    the writable layer in total: /workspace and every\n"
+               "                           writable path but /tmp and /dev/shm (1g)\n"
+               "  --workspace NAME         mount the persistent workspace STORE/workspaces/NAME\n"
+               "                           at the working directory\n"
+               "  --workspace-size SIZE|unlimited\n"
+               "                           its budget (1g): a quota as root where the store's\n"
+               "                           filesystem has project quotas, else measured after\n"
+               "                           each command, which are refused once it is over\n"
+               "  --seccomp-profile FILE   a Docker-format seccomp profile instead of nsbox's\n"
+               "  --limits MODE            strict (default) or best-effort\n");
+    printf("  --timeout S              wall-clock limit of the command (none)\n"
+           "  --workdir DIR            working directory inside (/workspace)\n"
+           "  -e, --env KEY=VALUE      environment over the image's\n"
+           "  --user U[:G]             user to run as (numeric in exec)\n"
+           "  --json                   print a result record (status, exit code, output, disk\n"
+           "                           used and its limit, ...) instead of passing output on\n"
+           "SIZE: bytes, or with k, m, g (KiB, MiB, GiB).\n");
+}
+
+/* Parses the shared options; *first is the index of IMAGE or ID.
+ * Returns 0, a usage exit status, or -1 after --help (exit 0). */
 static int parse_common(const char *cmd, int argc, char **argv, struct run_opts *o)
 {
     int c;
@@ -230,6 +309,10 @@ static int parse_common(const char *cmd, int argc, char **argv, struct run_opts 
         const char *bad = parse_run_option(o, c, optarg);
         if (bad != NULL)
             return cli_usage_error(cmd, "%s", bad);
+    }
+    if (o->help) {
+        run_usage(cmd);
+        return -1;
     }
     return 0;
 }
@@ -251,7 +334,7 @@ int cmd_run(struct cli_globals *g, int argc, char **argv)
 
     int r = parse_common("run", argc, argv, &o);
     if (r != 0)
-        return r;
+        return r < 0 ? 0 : r;
     if (optind >= argc)
         return cli_usage_error("run", "usage: nsbox run [OPTIONS] IMAGE [-- CMD...]");
     const char *ref = argv[optind++];
@@ -293,7 +376,7 @@ int cmd_create(struct cli_globals *g, int argc, char **argv)
 
     int r = parse_common("create", argc, argv, &o);
     if (r != 0)
-        return r;
+        return r < 0 ? 0 : r;
     if (optind != argc - 1)
         return cli_usage_error("create", "usage: nsbox create [OPTIONS] IMAGE");
     r = open_ctx(g, o.mode, &ctx, &err);
@@ -328,7 +411,10 @@ int cmd_exec(struct cli_globals *g, int argc, char **argv)
 
     int r = parse_common("exec", argc, argv, &o);
     if (r != 0)
-        return r;
+        return r < 0 ? 0 : r;
+    if (o.disk_given)
+        return cli_usage_error("exec", "--disk, --workspace and --workspace-size are the "
+                                       "sandbox's, set by run or create");
     if (optind + 1 >= argc)
         return cli_usage_error("exec", "usage: nsbox exec [OPTIONS] ID -- CMD...");
     const char *id = argv[optind++];

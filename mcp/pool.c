@@ -35,6 +35,8 @@ static struct mcp_sandbox *build_counted(struct mcp_server *cfg, const char *ima
                                       .cpus = limits->cpus,
                                       .pids = limits->pids,
                                       .timeout_s = limits->timeout_s};
+    spec.disk_bytes = limits->disk_mb << 20;
+    spec.workspace_bytes = limits->workspace_mb << 20;
     if (box_create(&cfg->boxes, &spec, &m->box, err) < 0)
         return NULL;
     m->one_shot = one_shot;

@@ -23,6 +23,8 @@ struct mcp_limits {
     double cpus;
     uint32_t pids;
     double timeout_s;
+    uint64_t disk_mb;      /* the writable layer in total (runtime/disk.h) */
+    uint64_t workspace_mb; /* a persistent workspace's budget */
 };
 
 struct mcp_lang {

@@ -49,7 +49,10 @@ static const char *const encodings[] = {"utf-8", "base64", NULL};
     ARG("memory_mb", NUMBER, 0, .description = "memory limit in MiB"),                             \
         ARG("cpus", NUMBER, 0, .description = "CPU limit, e.g. 0.5"),                              \
         ARG("pids", INTEGER, 0, .description = "most processes and threads"),                      \
-        ARG("timeout_s", NUMBER, 0, .description = "wall-clock limit in seconds")
+        ARG("timeout_s", NUMBER, 0, .description = "wall-clock limit in seconds"),                 \
+        ARG("disk_mb", NUMBER, 0,                                                                  \
+            .description = "the sandbox's writable files in total (/workspace and every "          \
+                           "writable path but /tmp and /dev/shm), in MiB")
 
 static const struct mcp_arg create_fields[] = {
     ARG("image", STRING, 0, .description = "image reference (see list_images)"),
@@ -61,6 +64,9 @@ static const struct mcp_arg create_fields[] = {
     ARG("workspace", STRING, 0,
         .description = "name of a persistent workspace mounted at workdir: its files outlive "
                        "the sandbox and the server"),
+    ARG("workspace_mb", NUMBER, 0,
+        .description = "with workspace: its budget in MiB (once over, commands and writes are "
+                       "refused until files are deleted)"),
 };
 static const struct mcp_arg stop_fields[] = {SANDBOX_ID};
 /* Code travels in argv (MCP_CODE_MAX). */
@@ -180,7 +186,23 @@ static int limit_arg(json_t *args, const char *key, double lo, double hi, bool i
     return 0;
 }
 
-/* memory_mb, cpus, pids, timeout_s: the defaults, or within the ceilings.
+/* A size in MiB within lo..the ceiling that serve's option `ceiling` sets,
+ * said in the error. */
+static int size_arg(json_t *args, const char *key, uint64_t lo, uint64_t hi, const char *ceiling,
+                    uint64_t *mb, bool *given, struct nsbox_err *err)
+{
+    double v = mcp_arg_number(args, key, (double)*mb, given);
+    if (*given && (v < (double)lo || v > (double)hi))
+        return nsbox_err_set(err, 0,
+                             "%s must be from %llu to %llu MiB (the server's ceiling, serve "
+                             "--%s); %g asked for",
+                             key, (unsigned long long)lo, (unsigned long long)hi, ceiling, v);
+    if (*given)
+        *mb = (uint64_t)v;
+    return 0;
+}
+
+/* memory_mb, cpus, pids, timeout_s, disk_mb: the defaults, or within the ceilings.
  * Their types were checked with the rest (pids an integer: fuzz_tools
  * found 8.5 accepted, and cut to 8, before). */
 static int limit_args(const struct mcp_server *cfg, json_t *args, struct mcp_limit_args *out,
@@ -196,7 +218,9 @@ static int limit_args(const struct mcp_server *cfg, json_t *args, struct mcp_lim
             0 ||
         limit_arg(args, "pids", 8, cfg->ceilings.pids, true, &pids, &out->has_pids, err) < 0 ||
         limit_arg(args, "timeout_s", 0.1, cfg->ceilings.timeout_s, false, &l->timeout_s,
-                  &out->has_timeout, err) < 0)
+                  &out->has_timeout, err) < 0 ||
+        size_arg(args, "disk_mb", 16, cfg->ceilings.disk_mb, "max-disk", &l->disk_mb,
+                 &out->has_disk, err) < 0)
         return -1;
     l->memory_mb = (uint64_t)mem;
     l->pids = (uint32_t)pids;
@@ -292,8 +316,13 @@ static int create_args(const struct mcp_server *cfg, json_t *args, struct mcp_cr
     out->workspace = str(SANDBOX_CREATE, args, "workspace");
     if (out->language == NULL)
         out->language = MCP_LANGUAGE_DEFAULT;
-    if (limit_args(cfg, args, &out->limits, err) < 0)
+    if (limit_args(cfg, args, &out->limits, err) < 0 ||
+        size_arg(args, "workspace_mb", 1, cfg->ceilings.workspace_mb, "max-workspace",
+                 &out->limits.limits.workspace_mb, &out->limits.has_workspace, err) < 0)
         return -1;
+    if (out->limits.has_workspace && out->workspace == NULL)
+        return nsbox_err_set(err, 0,
+                             "workspace_mb goes with workspace (a persistent workspace's name)");
     if (out->workdir != NULL && out->workdir[0] != '/')
         return nsbox_err_set(err, 0, "workdir must be an absolute path inside the sandbox");
     /* The env map and the workspace name were checked only once the

@@ -41,7 +41,8 @@
  * cfg's ceilings. */
 struct mcp_limit_args {
     struct mcp_limits limits;
-    bool has_memory, has_cpus, has_pids, has_timeout; /* named by the call */
+    bool has_memory, has_cpus, has_pids, has_timeout, has_disk; /* named by the call */
+    bool has_workspace;                                         /* workspace_mb (sandbox_create) */
 };
 
 /* sandbox_create */

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "../../common/cleanup.h"
+#include "../../common/log.h"
 #include "../jsonrpc.h"
 #include "../pool.h"
 #include "../sandboxes.h"
@@ -69,11 +70,14 @@ static void snapshots_free(struct nsbox_snapshot **snaps)
     free(*snaps);
 }
 
-/* Fills out with the run's result record and the images it made. */
-static void record(const struct nsbox_exec_result *res, const struct nsbox_snapshot *before,
-                   const struct nsbox_snapshot *after, struct mcp_result *out)
+/* Fills out with the run's result record (with the disk as measured
+ * after it) and the images it made. */
+static void record(const struct nsbox_exec_result *res, const struct box *box,
+                   const struct nsbox_snapshot *before, const struct nsbox_snapshot *after,
+                   struct mcp_result *out)
 {
     json_t *rec = result_record(res);
+    box_usage_json(box, rec);
     json_t *files = mcp_changes_json(before, after, out);
     json_object_set_new(rec, "files", files ? files : json_array());
     if (before->truncated || after->truncated)
@@ -115,9 +119,18 @@ static int exec_in(struct mcp_session *s, struct mcp_call *call, struct mcp_sand
     /* A one-shot sandbox is the call's alone: nothing else can stop it. */
     if (!m->one_shot && mcp_op_begin(s, call, m, err) < 0)
         return -1;
+    /* A measured workspace over its budget takes no more commands. */
+    if (box_workspace_check(&m->box, err) < 0) {
+        if (!m->one_shot)
+            mcp_op_end(s, call, m);
+        return -1;
+    }
     nsbox_changes_take(&m->box.sb, eo.cwd, before);
     int r = nsbox_sandbox_exec(&m->box.sb, &eo, &res, err);
     nsbox_changes_take(&m->box.sb, eo.cwd, after);
+    struct nsbox_err merr;
+    if (box_measure(&m->box, &merr) < 0)
+        nsbox_warn("sandbox %s: %s", m->box.sb.id, merr.msg);
     if (!m->one_shot)
         mcp_op_end(s, call, m);
     if (r == 0 && res.cancelled && stopped(s, m)) {
@@ -126,7 +139,7 @@ static int exec_in(struct mcp_session *s, struct mcp_call *call, struct mcp_sand
     }
     if (r < 0)
         return -1;
-    record(&res, before, after, out);
+    record(&res, &m->box, before, after, out);
     nsbox_exec_result_free(&res);
     return 0;
 }
@@ -149,8 +162,10 @@ static int run(struct mcp_session *s, struct mcp_call *call, const struct mcp_ru
     if (image == NULL)
         return nsbox_err_set(err, ENOENT, "no image serves language \"%s\" (see list_languages)",
                              rq->language);
-    /* The spare fits when the call asks for the default limits. */
-    bool defaults = !rq->limits.has_memory && !rq->limits.has_cpus && !rq->limits.has_pids;
+    /* The spare fits when the call asks for the default limits: it was
+     * made with them, its disk's size too. */
+    bool defaults = !rq->limits.has_memory && !rq->limits.has_cpus && !rq->limits.has_pids &&
+                    l->disk_mb == s->cfg->defaults.disk_mb;
     struct mcp_sandbox *m = defaults ? mcp_pool_take(s->cfg, image) : NULL;
     if (m == NULL)
         m = mcp_sandbox_new(s, image, l, NULL, NULL, NULL, true, err);

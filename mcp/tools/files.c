@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "../../common/cleanup.h"
+#include "../../common/log.h"
 #include "../../common/mime.h"
 #include "../../common/utf8.h"
 #include "../../runtime/files.h"
@@ -47,10 +48,10 @@ static bool valid_utf8(const unsigned char *s, size_t n)
 
 /* File operations here run 30 s at most and write at most MCP_WRITE_MAX. */
 static struct mcp_sandbox *op_begin(struct mcp_session *s, struct mcp_call *call,
-                                    const char *sandbox_id, struct nsbox_file_ctx *ctx,
-                                    struct nsbox_err *err)
+                                    const char *sandbox_id, enum mcp_file_op_kind kind,
+                                    struct nsbox_file_ctx *ctx, struct nsbox_err *err)
 {
-    return mcp_file_op_begin(s, call, sandbox_id, 30, MCP_WRITE_MAX, ctx, err);
+    return mcp_file_op_begin(s, call, sandbox_id, kind, 30, MCP_WRITE_MAX, ctx, err);
 }
 
 MCP_TOOL_FN(write_file)
@@ -60,11 +61,11 @@ MCP_TOOL_FN(write_file)
 
     if (mcp_args_write_file(args, &a, err) < 0)
         return -1;
-    struct mcp_sandbox *m = op_begin(s, call, a.sandbox_id, &ctx, err);
+    struct mcp_sandbox *m = op_begin(s, call, a.sandbox_id, MCP_FILE_WRITES, &ctx, err);
     if (m == NULL)
         return -1;
     int r = nsbox_file_write(&m->box.sb, &ctx, a.path, a.content, a.len, a.append, NULL, err);
-    if (mcp_file_op_end(s, call, m, r) < 0)
+    if (mcp_file_op_end(s, call, m, MCP_FILE_WRITES, r) < 0)
         return -1;
     out->structured = json_pack("{s:s,s:I,s:b}", "path", a.path, "bytes_written", (json_int_t)a.len,
                                 "appended", a.append);
@@ -90,11 +91,11 @@ MCP_TOOL_FN(read_file)
 
     if (mcp_args_read_file(args, &a, err) < 0)
         return -1;
-    struct mcp_sandbox *m = op_begin(s, call, a.sandbox_id, &ctx, err);
+    struct mcp_sandbox *m = op_begin(s, call, a.sandbox_id, MCP_FILE_READS, &ctx, err);
     if (m == NULL)
         return -1;
     int r = nsbox_file_read(&m->box.sb, &ctx, a.path, a.offset, a.length, &d, err);
-    if (mcp_file_op_end(s, call, m, r) < 0)
+    if (mcp_file_op_end(s, call, m, MCP_FILE_READS, r) < 0)
         return -1;
     bool base64 = a.base64 || !valid_utf8(d.data, d.len);
     const char *mime = nsbox_mime_sniff(d.data, d.len, a.path);
@@ -133,11 +134,11 @@ static int list(struct mcp_session *s, struct mcp_call *call, const char *id, co
     struct nsbox_file_ctx ctx;
     struct nsbox_file_list l;
 
-    struct mcp_sandbox *m = op_begin(s, call, id, &ctx, err);
+    struct mcp_sandbox *m = op_begin(s, call, id, MCP_FILE_READS, &ctx, err);
     if (m == NULL)
         return -1;
     int r = nsbox_file_list(&m->box.sb, &ctx, path, depth, &l, err);
-    if (mcp_file_op_end(s, call, m, r) < 0)
+    if (mcp_file_op_end(s, call, m, MCP_FILE_READS, r) < 0)
         return -1;
     out->structured = listing_json(&l, path);
     nsbox_file_list_free(&l);
@@ -202,11 +203,11 @@ MCP_TOOL_FN(create_directory)
 
     if (mcp_args_create_directory(args, &a, err) < 0)
         return -1;
-    struct mcp_sandbox *m = op_begin(s, call, a.sandbox_id, &ctx, err);
+    struct mcp_sandbox *m = op_begin(s, call, a.sandbox_id, MCP_FILE_WRITES, &ctx, err);
     if (m == NULL)
         return -1;
     int r = nsbox_file_mkdir(&m->box.sb, &ctx, a.path, err);
-    if (mcp_file_op_end(s, call, m, r) < 0)
+    if (mcp_file_op_end(s, call, m, MCP_FILE_WRITES, r) < 0)
         return -1;
     out->structured = json_pack("{s:s,s:b}", "path", a.path, "created", 1);
     return 0;
@@ -219,18 +220,19 @@ MCP_TOOL_FN(delete_path)
 
     if (mcp_args_delete_path(args, &a, err) < 0)
         return -1;
-    struct mcp_sandbox *m = op_begin(s, call, a.sandbox_id, &ctx, err);
+    struct mcp_sandbox *m = op_begin(s, call, a.sandbox_id, MCP_FILE_REMOVES, &ctx, err);
     if (m == NULL)
         return -1;
     int r = nsbox_file_remove(&m->box.sb, &ctx, a.path, a.recursive, err);
-    if (mcp_file_op_end(s, call, m, r) < 0)
+    if (mcp_file_op_end(s, call, m, MCP_FILE_REMOVES, r) < 0)
         return -1;
     out->structured = json_pack("{s:s,s:b}", "path", a.path, "deleted", 1);
     return 0;
 }
 
 struct mcp_sandbox *mcp_file_op_begin(struct mcp_session *s, struct mcp_call *call,
-                                      const char *sandbox_id, double timeout_s, uint64_t write_max,
+                                      const char *sandbox_id, enum mcp_file_op_kind kind,
+                                      double timeout_s, uint64_t write_max,
                                       struct nsbox_file_ctx *ctx, struct nsbox_err *err)
 {
     struct mcp_sandbox *m = mcp_sandbox_get(s, sandbox_id, err);
@@ -247,11 +249,20 @@ struct mcp_sandbox *mcp_file_op_begin(struct mcp_session *s, struct mcp_call *ca
         mcp_sandbox_put(s, m);
         return NULL;
     }
+    if (kind == MCP_FILE_WRITES && box_workspace_check(&m->box, err) < 0) {
+        mcp_file_op_end(s, call, m, MCP_FILE_READS, -1);
+        return NULL;
+    }
     return m;
 }
 
-int mcp_file_op_end(struct mcp_session *s, struct mcp_call *call, struct mcp_sandbox *m, int r)
+int mcp_file_op_end(struct mcp_session *s, struct mcp_call *call, struct mcp_sandbox *m,
+                    enum mcp_file_op_kind kind, int r)
 {
+    struct nsbox_err merr;
+    /* Measured even when the operation failed: it may have written part. */
+    if (kind != MCP_FILE_READS && box_measure(&m->box, &merr) < 0)
+        nsbox_warn("sandbox %s: %s", m->box.sb.id, merr.msg);
     mcp_op_end(s, call, m);
     mcp_sandbox_put(s, m);
     return r;

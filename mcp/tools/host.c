@@ -36,12 +36,13 @@ static int sandbox_op(struct mcp_session *s, struct mcp_call *call, const char *
                       struct nsbox_err *err)
 {
     struct nsbox_file_ctx ctx;
-    struct mcp_sandbox *m = mcp_file_op_begin(s, call, id, 60, COPY_MAX, &ctx, err);
+    enum mcp_file_op_kind kind = d ? MCP_FILE_READS : MCP_FILE_WRITES;
+    struct mcp_sandbox *m = mcp_file_op_begin(s, call, id, kind, 60, COPY_MAX, &ctx, err);
     if (m == NULL)
         return -1;
     int r = d ? nsbox_file_read(&m->box.sb, &ctx, path, 0, COPY_MAX + 1, d, err)
               : nsbox_file_write(&m->box.sb, &ctx, path, in, in_len, false, NULL, err);
-    return mcp_file_op_end(s, call, m, r);
+    return mcp_file_op_end(s, call, m, kind, r);
 }
 
 /* The whole of the regular file rel beneath dfd (at most COPY_MAX bytes)

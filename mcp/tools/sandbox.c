@@ -38,6 +38,19 @@ static json_t *limits_json(const struct mcp_sandbox *m)
                      "enforced", m->box.sb.limits_note);
 }
 
+/* sandbox_create's and sandbox_list's record of m, with its disk as last
+ * measured (box_usage_json). */
+static json_t *sandbox_json(const struct mcp_sandbox *m)
+{
+    json_t *j = json_pack("{s:s,s:s,s:s,s:I,s:o,s:s?}", "sandbox_id", m->box.sb.id, "image",
+                          m->box.image, "digest", m->box.digest, "created",
+                          (json_int_t)m->box.created, "limits", limits_json(m), "workspace",
+                          m->box.workspace);
+    if (j != NULL)
+        box_usage_json(&m->box, j);
+    return j;
+}
+
 /* ---- the tools ---- */
 
 MCP_TOOL_FN(sandbox_create)
@@ -56,9 +69,10 @@ MCP_TOOL_FN(sandbox_create)
         return -1;
     mcp_session_log(s, "info", "sandbox %s created from %s", m->box.sb.id, m->box.image);
     (void)call;
-    out->structured = json_pack("{s:s,s:s,s:s,s:o,s:s?}", "sandbox_id", m->box.sb.id, "image",
-                                m->box.image, "digest", m->box.digest, "limits", limits_json(m),
-                                "workspace", m->box.workspace);
+    struct nsbox_err merr;
+    if (box_measure(&m->box, &merr) < 0)
+        nsbox_warn("sandbox %s: %s", m->box.sb.id, merr.msg);
+    out->structured = sandbox_json(m);
     mcp_sandbox_put(s, m); /* a stop may free it from here on */
     return 0;
 }
@@ -71,11 +85,7 @@ MCP_TOOL_FN(sandbox_list)
     pthread_mutex_lock(&s->lock);
     for (struct mcp_sandbox *m = s->sandboxes; m != NULL; m = m->next)
         if (!m->one_shot && !m->stopping)
-            json_array_append_new(list, json_pack("{s:s,s:s,s:s,s:I,s:o,s:s?}", "sandbox_id",
-                                                  m->box.sb.id, "image", m->box.image, "digest",
-                                                  m->box.digest, "created",
-                                                  (json_int_t)m->box.created, "limits",
-                                                  limits_json(m), "workspace", m->box.workspace));
+            json_array_append_new(list, sandbox_json(m));
     pthread_mutex_unlock(&s->lock);
     (void)call;
     out->structured = json_pack("{s:o}", "sandboxes", list);

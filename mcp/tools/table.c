@@ -8,17 +8,29 @@
  * tool's declaration of its arguments (args.c), the same one its
  * decoder checks calls against. */
 
-#define RESULT_SCHEMA                                                                                \
-    "{\"type\":\"object\",\"properties\":{"                                                          \
-    "\"status\":{\"type\":\"string\",\"enum\":[\"ok\",\"error\",\"timeout\",\"oom\",\"signaled\"]}," \
-    "\"exit_code\":{\"type\":\"integer\"},\"signal\":{\"type\":\"integer\"},"                        \
-    "\"stdout\":{\"type\":\"string\"},\"stderr\":{\"type\":\"string\"},"                             \
-    "\"stdout_truncated\":{\"type\":\"boolean\"},\"stderr_truncated\":{\"type\":\"boolean\"},"       \
-    "\"timed_out\":{\"type\":\"boolean\"},\"oom_killed\":{\"type\":\"boolean\"},"                    \
-    "\"wall_ms\":{\"type\":\"integer\"},\"cpu_ms\":{\"type\":\"integer\"},"                          \
-    "\"memory_peak_bytes\":{\"type\":\"integer\"},"                                                  \
-    "\"files\":{\"type\":\"array\",\"items\":{\"type\":\"object\"}}},"                               \
-    "\"required\":[\"status\",\"exit_code\",\"stdout\",\"stderr\",\"timed_out\",\"oom_killed\"]}"
+/* The disk fields of every record that describes a sandbox (boxes/
+ * box_usage_json); the workspace ones only with a workspace. */
+#define DISK_PROPS                                                                                 \
+    "\"disk\":{\"type\":\"string\",\"enum\":[\"tmpfs\",\"quota\",\"none\"]},"                      \
+    "\"disk_used_bytes\":{\"type\":\"integer\"},"                                                  \
+    "\"disk_limit_bytes\":{\"type\":[\"integer\",\"null\"]},"                                      \
+    "\"workspace_disk\":{\"type\":\"string\",\"enum\":[\"quota\",\"measured\"]},"                  \
+    "\"workspace_used_bytes\":{\"type\":\"integer\"},"                                             \
+    "\"workspace_limit_bytes\":{\"type\":[\"integer\",\"null\"]},"
+#define DISK_REQUIRED "\"disk\",\"disk_used_bytes\",\"disk_limit_bytes\""
+
+#define RESULT_SCHEMA                                                                                          \
+    "{\"type\":\"object\",\"properties\":{"                                                                    \
+    "\"status\":{\"type\":\"string\",\"enum\":[\"ok\",\"error\",\"timeout\",\"oom\",\"signaled\"]},"           \
+    "\"exit_code\":{\"type\":\"integer\"},\"signal\":{\"type\":\"integer\"},"                                  \
+    "\"stdout\":{\"type\":\"string\"},\"stderr\":{\"type\":\"string\"},"                                       \
+    "\"stdout_truncated\":{\"type\":\"boolean\"},\"stderr_truncated\":{\"type\":\"boolean\"},"                 \
+    "\"timed_out\":{\"type\":\"boolean\"},\"oom_killed\":{\"type\":\"boolean\"},"                              \
+    "\"wall_ms\":{\"type\":\"integer\"},\"cpu_ms\":{\"type\":\"integer\"},"                                    \
+    "\"memory_peak_bytes\":{\"type\":\"integer\"}," DISK_PROPS                                                 \
+    "\"files\":{\"type\":\"array\",\"items\":{\"type\":\"object\"}}},"                                         \
+    "\"required\":[\"status\",\"exit_code\",\"stdout\",\"stderr\",\"timed_out\",\"oom_killed\"," DISK_REQUIRED \
+    "]}"
 
 #define LIMITS_OUT                                                                                 \
     "{\"type\":\"object\",\"properties\":{\"memory_mb\":{\"type\":\"number\"},"                    \
@@ -36,17 +48,20 @@
 const struct mcp_tool mcp_tools[] = {
     {"sandbox_create", "Create a sandbox",
      "Start a long-lived sandbox from an image (by image reference, or by language). Files "
-     "persist in it between calls (working directory /workspace). Returns its id and the "
-     "limits in force.",
+     "persist in it between calls (working directory /workspace), within disk_mb in total; "
+     "a persistent workspace has its own budget, workspace_mb. Returns its id, the limits in "
+     "force and the disk in use.",
      "{\"type\":\"object\",\"properties\":{\"sandbox_id\":{\"type\":\"string\"},"
-     "\"image\":{\"type\":\"string\"},\"digest\":{\"type\":\"string\"},\"limits\":" LIMITS_OUT "},"
-     "\"required\":[\"sandbox_id\",\"image\",\"digest\",\"limits\"]}",
+     "\"image\":{\"type\":\"string\"},\"digest\":{\"type\":\"string\"}," DISK_PROPS
+     "\"limits\":" LIMITS_OUT "},"
+     "\"required\":[\"sandbox_id\",\"image\",\"digest\",\"limits\"," DISK_REQUIRED "]}",
      mcp_tool_sandbox_create, false, 0},
     {"sandbox_list", "List sandboxes", "The sandboxes this session created and still runs.",
      "{\"type\":\"object\",\"properties\":{\"sandboxes\":{\"type\":\"array\",\"items\":{"
      "\"type\":\"object\",\"properties\":{\"sandbox_id\":{\"type\":\"string\"},"
      "\"image\":{\"type\":\"string\"},\"digest\":{\"type\":\"string\"},"
-     "\"created\":{\"type\":\"integer\"},\"limits\":" LIMITS_OUT "}}}},"
+     "\"created\":{\"type\":\"integer\"}," DISK_PROPS "\"limits\":" LIMITS_OUT "},"
+     "\"required\":[\"sandbox_id\"," DISK_REQUIRED "]}}},"
      "\"required\":[\"sandboxes\"]}",
      mcp_tool_sandbox_list, false, MCP_HINT_READ_ONLY},
     {"sandbox_stop", "Stop a sandbox",

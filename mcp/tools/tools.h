@@ -47,15 +47,27 @@ extern const size_t mcp_n_tools;
 
 struct nsbox_file_ctx;
 
+/* What a file operation does to the sandbox's disk (mcp_file_op_begin). */
+enum mcp_file_op_kind {
+    MCP_FILE_READS,   /* reads only */
+    MCP_FILE_WRITES,  /* adds: refused while a measured workspace is over its
+                         budget (boxes/box.h box_workspace_check); measured after */
+    MCP_FILE_REMOVES, /* may bring usage down: measured after, never refused */
+};
+
 /* The session's sandbox id, held and locked for one file operation of
  * call (../sandboxes.h: a cancellation or a stop kills it), with ctx set
  * for runtime/files.h (the sandbox's env, workdir and user; timeout_s;
- * writes up to write_max bytes).  NULL with err set.  End it with
- * mcp_file_op_end, which returns r, the operation's result. */
+ * writes up to write_max bytes).  NULL with err set (a write refused
+ * over budget too).  End it with mcp_file_op_end (the same kind), which
+ * measures the disk after a write or removal and returns r, the
+ * operation's result. */
 struct mcp_sandbox *mcp_file_op_begin(struct mcp_session *s, struct mcp_call *call,
-                                      const char *sandbox_id, double timeout_s, uint64_t write_max,
+                                      const char *sandbox_id, enum mcp_file_op_kind kind,
+                                      double timeout_s, uint64_t write_max,
                                       struct nsbox_file_ctx *ctx, struct nsbox_err *err);
-int mcp_file_op_end(struct mcp_session *s, struct mcp_call *call, struct mcp_sandbox *m, int r);
+int mcp_file_op_end(struct mcp_session *s, struct mcp_call *call, struct mcp_sandbox *m,
+                    enum mcp_file_op_kind kind, int r);
 
 /* Shared by the tools (sandboxes.h and pool.h have the sandboxes). */
 const char *mcp_image_for_language(struct mcp_session *s, const char *language);

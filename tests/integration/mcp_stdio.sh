@@ -63,13 +63,15 @@ serve_option() { # NAME WANT_STATUS PATTERN ARGS...
 }
 serve_option zero_memory 2 'memory takes a positive number' --memory 0
 serve_option nan_cpus 2 'cpus takes a positive number' --cpus nan
+serve_option zero_max_disk 2 'max-disk takes a positive number' --max-disk 0
+serve_option bad_max_workspace 2 'max-workspace takes a positive number' --max-workspace lots
 serve_option unknown 2 'unknown option.*--bogus' --bogus
 serve_option http_only 2 'go with --http' --session-timeout 5
 serve_option huge_values_clamped 0 'max-total-sandboxes' --memory 1e300 --max-pids 1e12 \
 	--http 127.0.0.1:0 --session-timeout 1e30 --help
 help=$("$NSBOX" serve --help 2>&1)
-missing=$(for o in image limits memory cpus pids timeout max-memory max-cpus max-pids max-timeout \
-	max-sandboxes max-total-sandboxes allow-host-dir http token-file allow-host session-timeout; do
+missing=$(for o in image limits memory cpus pids timeout disk workspace-size max-memory max-cpus \
+	max-pids max-timeout max-disk max-workspace max-sandboxes max-total-sandboxes allow-host-dir http token-file allow-host session-timeout; do
 	printf '%s' "$help" | grep -q -- "--$o " || echo "$o"; done)
 if [ -z "$missing" ] && ! printf '%s' "$help" | grep -q -- --idle-timeout; then
 	pass "serve_options/help_lists_every_option"
@@ -82,6 +84,7 @@ run_client raw timeout 600 python3 "$MCP/raw_protocol.py"
 run_client files timeout 600 python3 "$MCP/file_tools.py"
 run_client host timeout 300 python3 "$MCP/host_copy.py"
 run_client workspaces timeout 300 python3 "$MCP/workspaces.py"
+run_client disk timeout 300 python3 "$MCP/disk.py"
 # Rootless too (best-effort limits: this host delegates no cgroup v2).
 "$ROOT/tests/setup-users.sh"
 RL=$T/rootless
@@ -89,6 +92,9 @@ mkdir -p "$RL" && chmod 755 "$T" && install -m 755 "$NSBOX" "$RL/nsbox" && chown
 runuser -u nsboxtest -- "$RL/nsbox" --store "$RL/store" pull --quiet "oci:$F/oci/python:latest" >/dev/null 2>&1
 run_client workspaces_rootless timeout 300 runuser -u nsboxtest -- env NSBOX="$RL/nsbox" NSBOX_STORE="$RL/store" \
 	NSBOX_LIMITS=best-effort SUITE="$SUITE/rootless" python3 "$MCP/workspaces.py"
+# The measured workspace budget rootless: the walk in the user namespace.
+run_client disk_rootless timeout 300 runuser -u nsboxtest -- env NSBOX="$RL/nsbox" NSBOX_STORE="$RL/store" NSBOX_ASAN="${NSBOX_ASAN:-}" \
+	NSBOX_LIMITS=best-effort SUITE="$SUITE/rootless" python3 "$MCP/disk.py"
 
 # Every server is gone by now, and so must be every sandbox process.
 left=$(pgrep -f 'sleep 313[1-5]' | tr '\n' ' ')

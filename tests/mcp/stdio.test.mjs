@@ -156,6 +156,7 @@ const RECORD_TYPES = {
 	status: 'string', exit_code: 'number', stdout: 'string', stderr: 'string',
 	stdout_truncated: 'boolean', stderr_truncated: 'boolean', timed_out: 'boolean', oom_killed: 'boolean',
 	wall_ms: 'number', cpu_ms: 'number', memory_peak_bytes: 'number',
+	disk: 'string', disk_used_bytes: 'number',
 };
 // A run's result record: structuredContent, with content[0] the same as JSON text.
 async function run(client, tool, args, opts) {
@@ -164,6 +165,9 @@ async function run(client, tool, args, opts) {
 	for (const [k, t] of Object.entries(RECORD_TYPES))
 		ok(typeof r[k] === t, () => `${tool}: result record field ${k} should be a ${t}: ${j(r)}`);
 	ok('signal' in r, () => `${tool}: result record has no signal field: ${j(r)}`);
+	// The writable layer's bound: a number, or null with disk "none".
+	ok(r.disk_limit_bytes === null ? r.disk === 'none' : typeof r.disk_limit_bytes === 'number' && r.disk !== 'none',
+		() => `${tool}: disk_limit_bytes ${j(r.disk_limit_bytes)} with disk ${j(r.disk)}`);
 	ok(Array.isArray(r.files), () => `${tool}: result record field files should be an array: ${j(r)}`);
 	ok(['ok', 'error', 'timeout', 'oom', 'signaled'].includes(r.status), () => `${tool}: unknown status ${j(r.status)}`);
 	const c0 = res.content?.[0];

@@ -155,7 +155,12 @@ static void record_round_trip(void)
                     .gid = 100,
                     .workspace = "proj",
                     .created = 1234,
-                    .limits = {.memory_bytes = 3u << 20, .cpus = 0.5, .pids = 9, .timeout_s = 2.5}};
+                    .limits = {.memory_bytes = 3u << 20, .cpus = 0.5, .pids = 9, .timeout_s = 2.5},
+                    .disk_bytes = 5u << 20,
+                    .ws = {.kind = BOX_WS_QUOTA,
+                           .limit_bytes = 7u << 20,
+                           .limit_inodes = 1792,
+                           .projid = 0x6e730001}};
     snprintf(b.digest, sizeof(b.digest), "sha256:%064d", 0);
     snprintf(b.sb.state_dir, sizeof(b.sb.state_dir), "%s", dir);
     snprintf(b.sb.limits_note, sizeof(b.sb.limits_note), "none");
@@ -174,6 +179,10 @@ static void record_round_trip(void)
     CHECK(r.limits.memory_bytes == 3u << 20 && r.limits.cpus == 0.5 && r.limits.pids == 9 &&
           r.limits.timeout_s == 2.5);
     CHECK_STR(r.sb.limits_note, "none");
+    /* The disk bound and the workspace's budget, for a later exec. */
+    CHECK(r.disk_bytes == 5u << 20);
+    CHECK(r.ws.kind == BOX_WS_QUOTA && r.ws.limit_bytes == 7u << 20 && r.ws.limit_inodes == 1792 &&
+          r.ws.projid == 0x6e730001 && !r.ws.measured);
     box_free(&r);
     box_free(&r); /* twice is fine */
 

@@ -16,8 +16,18 @@
 #include "../../mcp/tools/tools.h"
 
 static struct mcp_server cfg = {
-    .defaults = {.memory_mb = 512, .cpus = 1, .pids = 256, .timeout_s = 30},
-    .ceilings = {.memory_mb = 4096, .cpus = 4, .pids = 4096, .timeout_s = 600},
+    .defaults = {.memory_mb = 512,
+                 .cpus = 1,
+                 .pids = 256,
+                 .timeout_s = 30,
+                 .disk_mb = 1024,
+                 .workspace_mb = 1024},
+    .ceilings = {.memory_mb = 4096,
+                 .cpus = 4,
+                 .pids = 4096,
+                 .timeout_s = 600,
+                 .disk_mb = 8192,
+                 .workspace_mb = 2048},
     .host_dirs = {{"/srv/share", -1}},
     .n_host_dirs = 1,
 };
@@ -96,6 +106,8 @@ static json_t *valid_value(const char *key)
         {"cpus", "0.5"},
         {"pids", "64"},
         {"timeout_s", "5"},
+        {"disk_mb", "64"},
+        {"workspace_mb", "64"},
     };
     for (size_t i = 0; i < sizeof(values) / sizeof(values[0]); i++)
         if (strcmp(values[i].key, key) == 0)
@@ -210,6 +222,9 @@ static void decoder_takes_every_listed_field(void)
             json_t *args = base_args(schema), *v = valid_value(key);
             CHECK(v != NULL);
             json_object_set_new(args, key, v);
+            /* A workspace's budget goes with a workspace (refused alone). */
+            if (strcmp(key, "workspace_mb") == 0)
+                json_object_set_new(args, "workspace", valid_value("workspace"));
             if (try(all[t].tool, args, &err) != 0)
                 printf("# %s with %s: %s\n", all[t].tool, key, err.msg);
             CHECK(err.msg[0] == '\0');
@@ -313,6 +328,49 @@ static void limits_within_ceilings(void)
     CHECK(mcp_args_execute_code(&cfg, args, &a, &err) == 0);
     CHECK(a.limits.has_pids && a.limits.limits.pids == 64 && a.limits.limits.memory_mb == 4096);
     CHECK(!a.limits.has_cpus && a.limits.limits.cpus == 1 && a.limits.limits.timeout_s == 30);
+    json_decref(args);
+}
+
+/* disk_mb on the three tools that make a sandbox, within serve --max-disk
+ * (the error names it); workspace_mb only with a workspace, within
+ * --max-workspace; the defaults unless named. */
+static void disk_sizes_within_ceilings(void)
+{
+    CHECK_STR(fails("execute_code", "{\"code\":\"\",\"disk_mb\":8193}"),
+              "disk_mb must be from 16 to 8192 MiB (the server's ceiling, serve --max-disk); "
+              "8193 asked for");
+    fails("run_command", "{\"command\":\"\",\"disk_mb\":15}");
+    fails("sandbox_create", "{\"disk_mb\":0}");
+    CHECK_STR(fails("execute_code", "{\"code\":\"\",\"disk_mb\":\"big\"}"),
+              "disk_mb must be a number");
+    CHECK_STR(fails("sandbox_create", "{\"workspace\":\"w\",\"workspace_mb\":2049}"),
+              "workspace_mb must be from 1 to 2048 MiB (the server's ceiling, serve "
+              "--max-workspace); 2049 asked for");
+    CHECK_STR(fails("sandbox_create", "{\"workspace_mb\":10}"),
+              "workspace_mb goes with workspace (a persistent workspace's name)");
+    fails("execute_code", "{\"code\":\"\",\"workspace_mb\":10}"); /* not its argument */
+
+    struct mcp_run_args a;
+    struct nsbox_err err;
+    json_t *args = parse("{\"command\":\"\",\"disk_mb\":8192}");
+    CHECK(mcp_args_run_command(&cfg, args, &a, &err) == 0);
+    CHECK(a.limits.has_disk && a.limits.limits.disk_mb == 8192);
+    json_decref(args);
+    args = parse("{\"command\":\"\"}");
+    CHECK(mcp_args_run_command(&cfg, args, &a, &err) == 0);
+    CHECK(!a.limits.has_disk && a.limits.limits.disk_mb == 1024);
+    json_decref(args);
+    struct mcp_create_args c;
+    args = parse("{\"workspace\":\"w\",\"workspace_mb\":64,\"disk_mb\":32}");
+    CHECK(mcp_args_sandbox_create(&cfg, args, &c, &err) == 0);
+    CHECK(c.limits.has_workspace && c.limits.limits.workspace_mb == 64 &&
+          c.limits.limits.disk_mb == 32);
+    mcp_create_args_free(&c);
+    json_decref(args);
+    args = parse("{\"workspace\":\"w\"}");
+    CHECK(mcp_args_sandbox_create(&cfg, args, &c, &err) == 0);
+    CHECK(!c.limits.has_workspace && c.limits.limits.workspace_mb == 1024);
+    mcp_create_args_free(&c);
     json_decref(args);
 }
 
@@ -527,6 +585,7 @@ void suite_tool_args(void)
     RUN_TEST(unknown_and_missing_arguments_named);
     RUN_TEST(integer_ranges);
     RUN_TEST(limits_within_ceilings);
+    RUN_TEST(disk_sizes_within_ceilings);
     RUN_TEST(strings);
     RUN_TEST(tool_specific_checks);
     RUN_TEST(base64_strict);

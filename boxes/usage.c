@@ -1,0 +1,112 @@
+/* What a box's disk holds: its writable layer (the runtime's disk kind)
+ * and its persistent workspace, measured after every command and write;
+ * and the refusal once a measured workspace is over its budget.
+ *
+ * Contract: box_measure is the only writer of box->ws's usage fields and
+ * runs with the box's commands excluded; readers elsewhere (a listing
+ * while a command runs) load them atomically, so they see one
+ * measurement's value or the next one's, never a torn one. */
+#include <errno.h>
+#include <jansson.h>
+#include <stdio.h>
+
+#include "../runtime/du.h"
+#include "internal.h"
+
+#define LOAD(x) __atomic_load_n(&(x), __ATOMIC_RELAXED)
+#define STORE(x, v) __atomic_store_n(&(x), (v), __ATOMIC_RELAXED)
+
+const char *box_ws_kind_name(enum box_ws_kind kind)
+{
+    return kind == BOX_WS_QUOTA ? "quota" : kind == BOX_WS_MEASURED ? "measured" : NULL;
+}
+
+/* The workspace's usage now: the project's count, or a walk of the tree
+ * (in the user namespace when rootless: the sandbox's files belong to
+ * subordinate ids and may be in 0700 directories). */
+static int measure_workspace(struct box *box, struct nsbox_err *err)
+{
+    struct box_workspace_budget *ws = &box->ws;
+    struct box_ctx *ctx = box->ctx;
+    char dir[PATH_MAX];
+    uint64_t bytes = 0, inodes = 0;
+
+    box_workspace_dir(box, dir, sizeof(dir));
+    if (ws->kind == BOX_WS_QUOTA) {
+        if (nsbox_quota_used(dir, ws->projid, &bytes, &inodes, err) < 0)
+            return nsbox_err_prefix(err, "measuring workspace \"%s\"", box->workspace);
+    } else {
+        struct nsbox_du du;
+        if (nsbox_du(dir, ctx->store.rootless ? &ctx->store.idmap : NULL, &du, err) < 0)
+            return nsbox_err_prefix(err, "measuring workspace \"%s\"", box->workspace);
+        bytes = du.bytes;
+        inodes = du.inodes;
+    }
+    STORE(ws->used_bytes, bytes);
+    STORE(ws->used_inodes, inodes);
+    STORE(ws->over, ws->kind == BOX_WS_MEASURED && ws->limit_bytes > 0 &&
+                        (bytes > ws->limit_bytes || inodes > ws->limit_inodes));
+    STORE(ws->measured, true);
+    return 0;
+}
+
+int box_measure(struct box *box, struct nsbox_err *err)
+{
+    struct nsbox_disk_usage u;
+    int r = nsbox_sandbox_disk_usage(&box->sb, &u, err);
+    if (r == 0) {
+        STORE(box->disk.used_bytes, u.used_bytes);
+        STORE(box->disk.used_inodes, u.used_inodes);
+    }
+    struct nsbox_err werr;
+    if (box->ws.kind != BOX_WS_NONE && measure_workspace(box, &werr) < 0 && r == 0) {
+        *err = werr;
+        r = -1;
+    }
+    return r;
+}
+
+static double mib(uint64_t bytes)
+{
+    return (double)bytes / (1 << 20);
+}
+
+int box_workspace_check(struct box *box, struct nsbox_err *err)
+{
+    struct box_workspace_budget *ws = &box->ws;
+    if (ws->kind != BOX_WS_MEASURED || ws->limit_bytes == 0)
+        return 0;
+    if (!LOAD(ws->measured) && measure_workspace(box, err) < 0)
+        return -1;
+    if (!LOAD(ws->over))
+        return 0;
+    char dir[PATH_MAX];
+    box_workspace_dir(box, dir, sizeof(dir));
+    return nsbox_err_set(err, EDQUOT,
+                         "workspace \"%s\" holds %.1f MiB in %llu files and directories, over its "
+                         "budget of %.1f MiB (%llu inodes), so commands and writes are refused "
+                         "until it is back under: delete files from it (delete_path; read_file "
+                         "and list_directory still work), or on the host in %s",
+                         box->workspace, mib(LOAD(ws->used_bytes)),
+                         (unsigned long long)LOAD(ws->used_inodes), mib(ws->limit_bytes),
+                         (unsigned long long)ws->limit_inodes, dir);
+}
+
+static json_t *bytes_or_null(uint64_t v)
+{
+    return v ? json_integer((json_int_t)v) : json_null();
+}
+
+void box_usage_json(const struct box *box, json_t *j)
+{
+    /* The kind and the limit are the sandbox's, fixed at its start. */
+    json_object_set_new(j, "disk", json_string(nsbox_disk_kind_name(box->sb.disk.kind)));
+    json_object_set_new(j, "disk_used_bytes", json_integer((json_int_t)LOAD(box->disk.used_bytes)));
+    json_object_set_new(j, "disk_limit_bytes", bytes_or_null(box->sb.disk.limit_bytes));
+    const struct box_workspace_budget *ws = &box->ws;
+    if (ws->kind == BOX_WS_NONE)
+        return;
+    json_object_set_new(j, "workspace_disk", json_string(box_ws_kind_name(ws->kind)));
+    json_object_set_new(j, "workspace_used_bytes", json_integer((json_int_t)LOAD(ws->used_bytes)));
+    json_object_set_new(j, "workspace_limit_bytes", bytes_or_null(ws->limit_bytes));
+}
