@@ -92,6 +92,20 @@ function loadTypescript() {
 	return { error: 'the typescript module is not installed (tried require.resolve from the working directory, /usr/share/nodejs, /usr/lib/nodejs, /usr/local/lib/node_modules, /usr/lib/node_modules)' };
 }
 
+// transpileModule builds a type checker per call: megabytes of garbage
+// that V8 keeps as heap (RSS 90 MiB at start, 230 after 3,000 cells, 136
+// with a full collection every 20).  Node only exposes gc() with a flag;
+// setting it now gives a gc() in a new context, not in the code's globals.
+function collector() {
+	try {
+		require('v8').setFlagsFromString('--expose-gc');
+		const gc = vm.runInNewContext('gc');
+		return typeof gc === 'function' ? gc : null;
+	} catch {
+		return null;
+	}
+}
+
 // Top-level let/const become var, so that running a cell again (or an
 // import in two cells: `const fs_1 = require("fs")`) does not fail with
 // "Identifier has already been declared", as in a notebook.
@@ -170,6 +184,7 @@ function main() {
 		ts = loaded.ts || null;
 		tsError = loaded.error || null;
 	}
+	const gc = ts ? collector() : null;
 	let cwd = process.cwd();
 	let ourRequire = setModuleGlobals(cwd);
 	let cell = 0;
@@ -233,6 +248,8 @@ function main() {
 				const done = await runCell(msg.code);
 				done.id = msg.id === undefined ? null : msg.id;
 				send(done);
+				// After `done`, so that the collection is not on the call's time.
+				if (gc && cell % 20 === 0) setImmediate(gc);
 			}
 			busy = false;
 		};
