@@ -27,6 +27,7 @@ DRIVERS = os.path.join(ROOT, "mcp", "interp", "drivers")
 PYTHON = os.environ.get("DRIVER_PYTHON") or ("/usr/bin/python3" if os.path.exists("/usr/bin/python3") else "python3")
 NODE = os.environ.get("DRIVER_NODE") or shutil.which("node") or "node"
 failures = 0
+py_prefix = "py"
 
 
 def driver_env(**changes):
@@ -39,6 +40,8 @@ def driver_env(**changes):
 
 def report(name, ok, reason=""):
     global failures
+    if name.startswith("py/"):  # python_tests names its interpreter
+        name = py_prefix + name[2:]
     if ok:
         print("PASS: %s/%s" % (SUITE, name), flush=True)
     else:
@@ -195,10 +198,14 @@ def exit_test(prefix, argv, cwd, code, want_rc, want_out):
     d.close()
 
 
-def python_tests(work):
-    argv = [PYTHON, os.path.join(DRIVERS, "python.py")]
-    cwd = os.path.join(work, "py")
+def python_tests(work, python=PYTHON, prefix="py", libs=True):
+    """libs: the interpreter has pandas and matplotlib (the extra
+    interpreters of DRIVER_EXTRA_PYTHONS, an old python3 say, need not)."""
+    argv = [python, os.path.join(DRIVERS, "python.py")]
+    cwd = os.path.join(work, prefix)
     os.mkdir(cwd)
+    global py_prefix
+    py_prefix = prefix
     # A home where matplotlib cannot write its config: the driver must pick
     # a writable directory itself, or matplotlib warns on stderr.  DISPLAY
     # set: figure.show() on Agg warns then (it is silent on a headless host).
@@ -213,11 +220,12 @@ def python_tests(work):
     expect("py/result_none_is_null", d.run("None"), result_is(None))
     expect("py/statement_is_null", d.run("z = 5"), result_is(None))
     expect("py/result_repr", d.run("'hi'"), result_is("'hi'"))
-    expect(
-        "py/result_dataframe_text",
-        d.run("import pandas as pd\npd.DataFrame({'col': [10, 20]})"),
-        lambda x: None if x["result"] and "col" in x["result"] and "\n0" in x["result"] and "20" in x["result"] else "no table",
-    )
+    if libs:
+        expect(
+            "py/result_dataframe_text",
+            d.run("import pandas as pd\npd.DataFrame({'col': [10, 20]})"),
+            lambda x: None if x["result"] and "col" in x["result"] and "\n0" in x["result"] and "20" in x["result"] else "no table",
+        )
     expect(
         "py/result_capped_64k",
         d.run("'x' * 200000"),
@@ -249,24 +257,8 @@ def python_tests(work):
     d.wait(0.3)
     expect("py/sigint_between_cells_ignored", d.run("a"), result_is("1"))
 
-    done, out, err = d.run("import matplotlib.pyplot as plt\nplt.plot([1, 2, 3])\nplt.gcf().show()\nplt.show()", timeout=60)
-
-    def figure_ok(x):
-        if x["status"] != "ok" or len(x["figures"]) != 1:
-            return "want one figure"
-        fig = x["figures"][0]
-        png = base64.b64decode(fig["png"])
-        if not png.startswith(b"\x89PNG\r\n\x1a\n"):
-            return "not a PNG"
-        if fig["path"] != os.path.join(cwd, "figure-%d-1.png" % d.cells):
-            return "path %s" % fig["path"]
-        with open(fig["path"], "rb") as f:
-            return None if f.read() == png else "file differs"
-
-    expect("py/figure_saved", (done, out, err), figure_ok)
-    report("py/show_and_config_quiet", "Warning" not in err and "MPLCONFIGDIR" not in err, err[-300:])
-    expect("py/figure_closed", d.run("len(plt.get_fignums())"), lambda x: None if x["result"] == "0" and x["figures"] == [] else "figures left")
-
+    if libs:
+        figure_tests(d, cwd)
     done, out, err = d.run("import os\nprint('a')\nos.system('echo hi-from-sh')\nos.system('echo err-from-sh >&2')\nprint('c', end='')")
     expect("py/subprocess_output_before_done", (done, out, err), lambda x: None if out == "a\nhi-from-sh\nc" and "err-from-sh" in err else "stdout %r" % out)
     expect("py/input_sees_eof", d.run("input()"), error_is("EOFError"))
@@ -292,6 +284,27 @@ def python_tests(work):
 
     exit_test("py/", argv, cwd, "print('bye')\nexit(3)", 3, "bye")
     exit_test("py/sys_", argv, cwd, "import sys\nsys.exit(0)", 0, "")
+
+
+def figure_tests(d, cwd):
+    """A figure left open is saved, sent and closed; Agg stays quiet."""
+    done, out, err = d.run("import matplotlib.pyplot as plt\nplt.plot([1, 2, 3])\nplt.gcf().show()\nplt.show()", timeout=60)
+
+    def figure_ok(x):
+        if x["status"] != "ok" or len(x["figures"]) != 1:
+            return "want one figure"
+        fig = x["figures"][0]
+        png = base64.b64decode(fig["png"])
+        if not png.startswith(b"\x89PNG\r\n\x1a\n"):
+            return "not a PNG"
+        if fig["path"] != os.path.join(cwd, "figure-%d-1.png" % d.cells):
+            return "path %s" % fig["path"]
+        with open(fig["path"], "rb") as f:
+            return None if f.read() == png else "file differs"
+
+    expect("py/figure_saved", (done, out, err), figure_ok)
+    report("py/show_and_config_quiet", "Warning" not in err and "MPLCONFIGDIR" not in err, err[-300:])
+    expect("py/figure_closed", d.run("len(plt.get_fignums())"), lambda x: None if x["result"] == "0" and x["figures"] == [] else "figures left")
 
 
 def node_tests(work):
@@ -371,6 +384,22 @@ def ts_tests(work):
     exit_test("ts/", argv, cwd, "const code: number = 2; process.exit(code)", 2, "")
 
 
+def ts_missing_test(work):
+    """No typescript module anywhere the driver looks: `ready` says so and
+    every cell is an error (needs root, to hide /usr/share/nodejs)."""
+    if os.geteuid() != 0 or not shutil.which("unshare"):
+        report("ts/missing_module_reported", False, "needs root and unshare(1)")
+        return
+    hide = "for d in /usr/share/nodejs /usr/lib/nodejs /usr/local/lib/node_modules /usr/lib/node_modules; do [ -d $d ] && mount -t tmpfs none $d; done; exec \"$0\" \"$@\""
+    argv = ["unshare", "-m", "--propagation", "private", "sh", "-c", hide, NODE, os.path.join(DRIVERS, "node.js"), "--typescript"]
+    d = Driver(argv, work, env=driver_env(NODE_PATH=""))
+    r = d.ready or {}
+    done = d.run("const x: number = 1")[0] or {}
+    ok = (r.get("error") or {}).get("type") == "TypeScriptUnavailable" and (done.get("error") or {}).get("type") == "TypeScriptUnavailable"
+    report("ts/missing_module_reported", ok, "ready=%s done=%s" % (r, done))
+    d.close()
+
+
 def measure(work):
     """Start time to `ready`, a trivial cell's round trip, idle RSS."""
     kinds = [
@@ -402,11 +431,18 @@ def measure(work):
 def main():
     work = tempfile.mkdtemp(prefix="nsbox-drivers.")
     try:
-        for group in (python_tests, node_tests, ts_tests):
+        groups = [("python", python_tests, ()), ("node", node_tests, ()), ("typescript", ts_tests, ()), ("ts_missing", ts_missing_test, ())]
+        # Other interpreters (an old python3, say): the tests that need no
+        # library.  The driver must run on any python3 >= 3.7.
+        for n, python in enumerate(os.environ.get("DRIVER_EXTRA_PYTHONS", "").split()):
+            groups.append(("python_extra", python_tests, (python, "py_extra%d" % (n + 1), False)))
+        for name, group, args in groups:
             try:
-                group(work)
+                group(work, *args)
             except Exception as exc:
-                report(group.__name__, False, "crashed: %s: %s" % (type(exc).__name__, exc))
+                report(name, False, "crashed: %s: %s" % (type(exc).__name__, exc))
+            global py_prefix
+            py_prefix = "py"
         if os.environ.get("DRIVERS_MEASURE", "1") != "0":
             measure(work)
     finally:
