@@ -27,6 +27,9 @@ MESSAGE_CAP = 64 * 1024
 # path only, so a huge figure cannot get the driver killed for "protocol".
 FIGURES_CAP = 8 * 1024 * 1024
 DRIVER_FILES = (__file__, os.path.abspath(__file__))
+# `await` at the top of a cell, as in IPython (Python >= 3.8).
+TOP_LEVEL_AWAIT = getattr(ast, "PyCF_ALLOW_TOP_LEVEL_AWAIT", 0)
+CO_COROUTINE = 0x80
 
 
 def clean(text, cap):
@@ -115,12 +118,20 @@ def error_type(exc):
 
 
 def print_traceback(exc):
-    # Drop the driver's own frames: the traceback starts at the cell.
+    # Without the driver's own frames (its SIGINT handler is the last frame
+    # of an interrupt) and the event loop's above the cell: the traceback
+    # starts at the cell, as the interpreter would print it.
+    kept = []
     tb = exc.__traceback__
-    while tb is not None and tb.tb_frame.f_code.co_filename in DRIVER_FILES:
+    while tb is not None:
+        name = tb.tb_frame.f_code.co_filename
+        if name not in DRIVER_FILES and (kept or "asyncio" not in name):
+            kept.append(tb)
         tb = tb.tb_next
+    for a, b in zip(kept, kept[1:] + [None]):
+        a.tb_next = b  # writable since Python 3.7
     try:
-        traceback.print_exception(type(exc), exc, tb)
+        traceback.print_exception(type(exc), exc, kept[0] if kept else None)
     except Exception:
         pass
 
@@ -131,8 +142,29 @@ def compile_cell(code, filename):
     last = None
     if tree.body and isinstance(tree.body[-1], ast.Expr):
         last = ast.Expression(tree.body.pop().value)
-    body = compile(ast.Module(body=tree.body, type_ignores=[]), filename, "exec")
-    return body, (compile(last, filename, "eval") if last is not None else None)
+    body = compile(ast.Module(body=tree.body, type_ignores=[]), filename, "exec", TOP_LEVEL_AWAIT, True)
+    return body, (compile(last, filename, "eval", TOP_LEVEL_AWAIT, True) if last is not None else None)
+
+
+def evaluate(code, ns, loop):
+    """Runs a compiled cell part; one with a top-level await runs on the
+    driver's event loop (loop: a one-item list, created on first use, kept
+    so that objects bound to it survive between cells)."""
+    if not code.co_flags & CO_COROUTINE:
+        return eval(code, ns)
+    import asyncio
+
+    if loop[0] is None:
+        loop[0] = asyncio.new_event_loop()
+        asyncio.set_event_loop(loop[0])
+    task = loop[0].create_task(eval(code, ns))
+    try:
+        return loop[0].run_until_complete(task)
+    except BaseException:
+        # Interrupted while the loop waited: the cell must not go on
+        # running in the next cell that awaits.
+        task.cancel()
+        raise
 
 
 def save_figures(cell):
@@ -192,6 +224,7 @@ def main():
     sys.modules["__main__"] = main_module  # pickle finds classes of the cells
     ns = main_module.__dict__
     running = [False]
+    loop = [None]
 
     def on_sigint(signum, frame):
         # Only a cell is interrupted; a SIGINT that arrives between cells
@@ -212,13 +245,13 @@ def main():
         if not isinstance(msg, dict) or msg.get("op") != "run":
             continue
         cell += 1
-        done = run_cell(msg.get("code"), cell, ns, running)
+        done = run_cell(msg.get("code"), cell, ns, running, loop)
         done["id"] = msg.get("id")
         send_line(chan, done)
     flush_output()
 
 
-def run_cell(code, cell, ns, running):
+def run_cell(code, cell, ns, running, loop):
     """Runs one cell in ns; returns the `done` message (without id).
     SystemExit propagates: the interpreter ends."""
     done = {"op": "done", "status": "ok", "result": None, "error": None, "interrupted": False, "figures": []}
@@ -230,8 +263,8 @@ def run_cell(code, cell, ns, running):
         body, last = compile_cell(code, filename)
         running[0] = True
         try:
-            exec(body, ns)
-            value = eval(last, ns) if last is not None else None
+            evaluate(body, ns, loop)
+            value = evaluate(last, ns, loop) if last is not None else None
         finally:
             running[0] = False
         if value is not None:
