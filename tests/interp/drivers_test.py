@@ -124,6 +124,11 @@ class Driver:
         o, e = len(self.out), len(self.err)
         self.send({"op": "run", "id": self.cells, "code": code})
         if interrupt_after is not None:
+            # The cell prints "started" first: a SIGINT before the cell runs
+            # is (rightly) ignored, and a loaded machine may be slow to start it.
+            deadline = time.monotonic() + 10
+            while b"started\n" not in self.out[o:] and time.monotonic() < deadline:
+                self.pump(deadline)
             self.wait(interrupt_after)
             os.killpg(self.proc.pid, signal.SIGINT)
         done = self.next_line(timeout)
@@ -249,20 +254,20 @@ def python_tests(work, python=PYTHON, prefix="py", libs=True):
         expect("py/top_level_await", d.run("w = await later(7)\nawait later(w + 1)"), result_is("8"))
         done, out, err = d.run("await later(1)\nraise KeyError('k')")
         expect("py/await_error_traceback", (done, out, err), lambda x: error_is("KeyError")(x) or (None if "asyncio" not in err and "<cell-%d>" % d.cells in err else "traceback"))
-        done, out, err = d.run("n2 = 0\nwhile True:\n    n2 += 1\n    await asyncio.sleep(0)", interrupt_after=0.5)
+        done, out, err = d.run("print('started')\nn2 = 0\nwhile True:\n    n2 += 1\n    await asyncio.sleep(0)", interrupt_after=0.3)
         expect("py/sigint_await_loop", (done, out, err), error_is("KeyboardInterrupt", True))
-        done, out, err = d.run("flag = []\nawait asyncio.sleep(2)\nflag.append(1)\ndone_ = 1", interrupt_after=0.5, timeout=10)
+        done, out, err = d.run("print('started')\nflag = []\nawait asyncio.sleep(2)\nflag.append(1)\ndone_ = 1", interrupt_after=0.3, timeout=10)
         expect("py/sigint_await_sleep", (done, out, err), error_is("KeyboardInterrupt", True))
         # The loop runs again: the interrupted cell must not wake up in it.
         expect("py/interrupted_task_cancelled", d.run("await asyncio.sleep(2)\n(n2 > 0, flag)"), result_is("(True, [])"))
     done, out, err = d.run("x = (")
     expect("py/syntax_error", (done, out, err), lambda x: error_is("SyntaxError")(x) or (None if "<cell-%d>" % d.cells in err else "no cell"))
 
-    done, out, err = d.run("n = 0\nwhile True:\n    n += 1", interrupt_after=0.5)
+    done, out, err = d.run("print('started')\nn = 0\nwhile True:\n    n += 1", interrupt_after=0.3)
     expect("py/sigint_busy_loop", (done, out, err), lambda x: error_is("KeyboardInterrupt", True)(x) or (None if "python.py" not in err and "<cell-%d>" % d.cells in err else "traceback"))
     expect("py/state_after_interrupt", d.run("(n > 0, a, f())"), result_is("(True, 1, 3)"))
     t0 = time.monotonic()
-    done, out, err = d.run("import time\ntime.sleep(100)", interrupt_after=0.5, timeout=10)
+    done, out, err = d.run("import time\nprint('started')\ntime.sleep(100)", interrupt_after=0.3, timeout=10)
     expect("py/sigint_sleep", (done, out, err), lambda x: error_is("KeyboardInterrupt", True)(x) or (None if time.monotonic() - t0 < 5 else "slow"))
     os.killpg(d.proc.pid, signal.SIGINT)  # between cells: ignored
     d.wait(0.3)
@@ -343,10 +348,10 @@ def node_tests(work):
         or (None if x["error"]["message"] == "boom" and "cell-%d:2" % n in err and "TypeError: boom" in err else "stack")
         or (None if "node.js" not in err else "driver frames in the stack"),
     )
-    done, out, err = d.run("let n = 0; for (;;) { n++ }", interrupt_after=0.5)
+    done, out, err = d.run("console.log('started'); let n = 0; for (;;) { n++ }", interrupt_after=0.3)
     expect("js/sigint_busy_loop", (done, out, err), lambda x: None if x["status"] == "error" and x["interrupted"] else "not interrupted")
     expect("js/state_after_interrupt", d.run("[n > 0, a, f()]"), result_is("[ true, 1, 3 ]"))
-    done, out, err = d.run("new Promise(() => {})", interrupt_after=0.5, timeout=10)
+    done, out, err = d.run("console.log('started'); new Promise(() => {})", interrupt_after=0.3, timeout=10)
     expect("js/sigint_await", (done, out, err), lambda x: None if x["status"] == "error" and x["interrupted"] else "not interrupted")
     os.killpg(d.proc.pid, signal.SIGINT)
     d.wait(0.3)
@@ -388,7 +393,7 @@ def ts_tests(work):
     expect("ts/syntax_error", (done, out, err), lambda x: None if x["status"] == "error" and "cell-%d" % d.cells in x["error"]["message"] else "not an error")
     done, out, err = d.run("throw new RangeError('r')")
     expect("ts/runtime_error", (done, out, err), error_is("RangeError"))
-    done, out, err = d.run("let spins: number = 0; for (;;) { spins++ }", interrupt_after=0.5)
+    done, out, err = d.run("console.log('started'); let spins: number = 0; for (;;) { spins++ }", interrupt_after=0.3)
     expect("ts/sigint_busy_loop", (done, out, err), lambda x: None if x["interrupted"] else "not interrupted")
     expect("ts/state_after_interrupt", d.run("x * 10"), result_is("50"))
     d.close()
