@@ -424,6 +424,9 @@ def measure(work):
         ("typescript", [NODE, os.path.join(DRIVERS, "node.js"), "--typescript"]),
     ]
     for name, argv in kinds:
+        if not shutil.which(argv[0]):
+            print("# %s: not measured, no %s" % (name, argv[0]), flush=True)
+            continue
         starts, trips, rss = [], [], 0
         for i in range(5):
             d = Driver(argv, work)
