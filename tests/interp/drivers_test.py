@@ -348,6 +348,12 @@ def node_tests(work):
         or (None if x["error"]["message"] == "boom" and "cell-%d:2" % n in err and "TypeError: boom" in err else "stack")
         or (None if "node.js" not in err else "driver frames in the stack"),
     )
+    done, out, err = d.run("require('fs').readFileSync('/nonexistent')")
+    expect(
+        "js/error_stack_node_frames",
+        (done, out, err),
+        lambda x: None if "ENOENT" in err and "cell-%d:1" % d.cells in err and "node:fs" in err and "node:vm" not in err else "stack",
+    )
     done, out, err = d.run("console.log('started'); let n = 0; for (;;) { n++ }", interrupt_after=0.3)
     expect("js/sigint_busy_loop", (done, out, err), lambda x: None if x["status"] == "error" and x["interrupted"] else "not interrupted")
     expect("js/state_after_interrupt", d.run("[n > 0, a, f()]"), result_is("[ true, 1, 3 ]"))

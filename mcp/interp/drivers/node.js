@@ -75,7 +75,6 @@ function takeChannel(callback) {
 // the system's (Debian's node-typescript lives in /usr/share/nodejs, which a
 // Node not built by Debian does not search).
 function loadTypescript() {
-	const tried = [];
 	const candidates = [
 		() => Module.createRequire(path.join(process.cwd(), 'cell.js'))('typescript'),
 		() => require('typescript'),
@@ -85,8 +84,8 @@ function loadTypescript() {
 	for (const load of candidates) {
 		try {
 			return { ts: load() };
-		} catch (err) {
-			tried.push(err.code || err.message);
+		} catch {
+			// not there: the next place
 		}
 	}
 	return { error: 'the typescript module is not installed (tried require.resolve from the working directory, /usr/share/nodejs, /usr/lib/nodejs, /usr/local/lib/node_modules, /usr/lib/node_modules)' };
@@ -151,10 +150,11 @@ function describeDiagnostic(ts, d, filename) {
 // The stack as Node would print it, without the driver's frames.
 function stackOf(err) {
 	if (!(err instanceof Error) || typeof err.stack !== 'string') return `Uncaught ${util.inspect(err)}`;
-	return err.stack
-		.split('\n')
-		.filter((l) => !/^\s+at /.test(l) || !(l.includes(__filename) || /\(node:|at node:/.test(l)))
-		.join('\n');
+	// Everything from the first frame of vm or of the driver on is ours;
+	// frames of Node's own modules that the cell called stay.
+	const lines = err.stack.split('\n');
+	const ours = lines.findIndex((l) => /^\s+at /.test(l) && (l.includes(__filename) || l.includes('(node:vm:')));
+	return (ours < 0 ? lines : lines.slice(0, ours)).join('\n');
 }
 
 function errorOf(err) {
