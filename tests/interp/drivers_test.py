@@ -289,17 +289,22 @@ def python_tests(work, python=PYTHON, prefix="py", libs=True):
 
     d.run("import os\nos.chdir('/')")
     expect("py/cwd_persists", d.run("os.getcwd()"), result_is("'/'"))
-    # Two messages in one write, then one message split over two writes.
-    d.chan.sendall(b'{"op":"run","id":"p1","code":"1"}\n{"op":"run","id":"p2","code":"2"}\n{"op":"run","id":"p3",')
-    d.wait(0.2)
-    d.chan.sendall(b'"code":"3"}\n')
-    got = [d.next_line(10) for _ in range(3)]
-    ids = [g and (g.get("id"), g.get("result")) for g in got]
-    report("py/channel_framing", ids == [("p1", "1"), ("p2", "2"), ("p3", "3")], "got %s" % ids)
+    channel_framing(d, "py")
     d.close()
 
     exit_test("py/", argv, cwd, "print('bye')\nexit(3)", 3, "bye")
     exit_test("py/sys_", argv, cwd, "import sys\nsys.exit(0)", 0, "")
+
+
+def channel_framing(d, prefix):
+    """Two messages in one write, then one split over two writes, then a
+    line that is not JSON (ignored)."""
+    d.chan.sendall(b'{"op":"run","id":"p1","code":"1"}\n{"op":"run","id":"p2","code":"2"}\n{"op":"run","id":"p3",')
+    d.wait(0.2)
+    d.chan.sendall(b'"code":"3"}\nnot json\n{"op":"run","id":"p4","code":"4"}\n')
+    got = [d.next_line(10) for _ in range(4)]
+    ids = [g and (g.get("id"), g.get("result")) for g in got]
+    report(prefix + "/channel_framing", ids == [("p1", "1"), ("p2", "2"), ("p3", "3"), ("p4", "4")], "got %s" % ids)
 
 
 def figure_tests(d, cwd):
@@ -370,6 +375,7 @@ def node_tests(work):
     expect("js/stdin_is_devnull", d.run("require('fs').readFileSync(0, 'utf8')"), result_is("''"))
     done, out, err = d.run("require('fs').writeSync(0, '{\"op\":\"done\",\"id\":1}\\ngarbage\\n'); 5")
     expect("js/write_to_fd0_harmless", (done, out, err), lambda x: result_is("5")(x) or (None if not d.lines else "extra lines %s" % d.lines))
+    channel_framing(d, "js")
     done, out, err = d.run("process.stdout.write('x'.repeat(20e6)); 1", timeout=60)
     expect("js/huge_output_no_deadlock", (done, out, err), lambda x: None if x["status"] == "ok" and len(out) == 20000000 else "got %d bytes" % len(out))
     d.close()
