@@ -260,6 +260,14 @@ static int bind_readonly(int root, const char *src, const char *dst, struct nsbo
         rel++;
     if (*rel == '\0' || strstr(dst, "..") != NULL)
         return nsbox_err_set(err, EINVAL, "a bind target must be below / without \"..\": %s", dst);
+    /* Each missing component made in turn, from the root, as mkdir -p. */
+    char prefix[PATH_MAX];
+    for (const char *p = strchr(rel, '/'); p != NULL; p = strchr(p + 1, '/')) {
+        snprintf(prefix, sizeof(prefix), "%.*s", (int)(p - rel), rel);
+        _cleanup_close_ int d = open_dir_in(root, prefix, 0755, err);
+        if (d < 0)
+            return -1;
+    }
     _cleanup_close_ int fd = open_dir_in(root, rel, 0755, err);
     if (fd < 0)
         return -1;

@@ -51,8 +51,7 @@ static int write_all(const char *dir, struct nsbox_err *err)
     return chmod(dir, 0755) < 0 ? nsbox_err_sys(err, "cannot chmod %s", dir) : 0;
 }
 
-int mcp_interp_drivers_dir(const char *store_root, char *path, size_t size,
-                           struct nsbox_err *err)
+int mcp_interp_drivers_dir(const char *store_root, char *path, size_t size, struct nsbox_err *err)
 {
     char parent[PATH_MAX], tmp[PATH_MAX + 32];
     struct stat st;

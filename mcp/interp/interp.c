@@ -216,7 +216,7 @@ static void sink_drain(struct sink *s)
 /* ---- starting ---- */
 
 __attribute__((format(printf, 2, 3))) static void set_reason(struct mcp_interp_info *info,
-                                                              const char *fmt, ...)
+                                                             const char *fmt, ...)
 {
     va_list ap;
     info->state_lost = true;
@@ -275,9 +275,8 @@ static int await_ready(struct mcp_interp *it, const struct nsbox_exec_opts *eo,
             int code = it->proc.exited && WIFEXITED(it->proc.wait_status)
                            ? WEXITSTATUS(it->proc.wait_status)
                            : -1;
-            nsbox_err_set(err, code == 127 ? ENOENT : EIO,
-                          "the %s interpreter cannot start%s%s%s", drivers[it->lang][0],
-                          code == 127 ? " (the image has no " : "",
+            nsbox_err_set(err, code == 127 ? ENOENT : EIO, "the %s interpreter cannot start%s%s%s",
+                          drivers[it->lang][0], code == 127 ? " (the image has no " : "",
                           code == 127 ? drivers[it->lang][0] : "", code == 127 ? ")" : "");
             if (e.len > 0) {
                 size_t l = strlen(err->msg);
@@ -494,8 +493,9 @@ static void lose(struct call *c, struct box *box, uint64_t oom_before)
 }
 
 int mcp_interp_run(struct mcp_interp **slot, struct box *box, enum mcp_interp_lang lang,
-                   const char *code, const struct nsbox_exec_opts *eo, struct nsbox_exec_result *res,
-                   struct mcp_interp_info *info, struct nsbox_err *err)
+                   const char *code, const struct nsbox_exec_opts *eo,
+                   struct nsbox_exec_result *res, struct mcp_interp_info *info,
+                   struct nsbox_err *err)
 {
     struct timespec t0;
     clock_gettime(CLOCK_MONOTONIC, &t0);

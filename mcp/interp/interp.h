@@ -22,7 +22,12 @@
 #define MCP_DRIVERS_DIR "/.nsbox/drivers"
 #define MCP_INTERP_GRACE_MS 2000
 
-enum mcp_interp_lang { MCP_INTERP_PYTHON, MCP_INTERP_JAVASCRIPT, MCP_INTERP_TYPESCRIPT, MCP_INTERP_N };
+enum mcp_interp_lang {
+    MCP_INTERP_PYTHON,
+    MCP_INTERP_JAVASCRIPT,
+    MCP_INTERP_TYPESCRIPT,
+    MCP_INTERP_N
+};
 
 /* The interpreter language of an execute_code language ("python",
  * "python3", "javascript", "node", "typescript"), or -1 for one that runs
@@ -38,8 +43,8 @@ struct mcp_interp_info {
     bool interrupted; /* SIGINT stopped the cell; the state is kept */
     bool state_lost;  /* the interpreter died (or was killed) in this call */
     char state_lost_reason[64];
-    bool started;     /* a new interpreter was started for this call */
-    char **figures;   /* paths of the figures the cell made, NULL-terminated (or NULL) */
+    bool started;   /* a new interpreter was started for this call */
+    char **figures; /* paths of the figures the cell made, NULL-terminated (or NULL) */
 };
 
 void mcp_interp_info_free(struct mcp_interp_info *info);
@@ -52,8 +57,9 @@ void mcp_interp_info_free(struct mcp_interp_info *info);
  * cancelled; oom_killed).  Returns 0, or -1 when the interpreter could not
  * be started or the sandbox is gone. */
 int mcp_interp_run(struct mcp_interp **slot, struct box *box, enum mcp_interp_lang lang,
-                   const char *code, const struct nsbox_exec_opts *eo, struct nsbox_exec_result *res,
-                   struct mcp_interp_info *info, struct nsbox_err *err);
+                   const char *code, const struct nsbox_exec_opts *eo,
+                   struct nsbox_exec_result *res, struct mcp_interp_info *info,
+                   struct nsbox_err *err);
 
 /* Kills the interpreter and frees it.  NULL is fine. */
 void mcp_interp_free(struct mcp_interp *it);
@@ -61,7 +67,6 @@ void mcp_interp_free(struct mcp_interp *it);
 /* The directory holding nsbox's drivers on the host (made on first use
  * under STORE/cache/drivers/<hash>/ from the copies built into nsbox), to
  * bind read-only at MCP_DRIVERS_DIR.  Returns 0 with path filled, or -1. */
-int mcp_interp_drivers_dir(const char *store_root, char *path, size_t size,
-                           struct nsbox_err *err);
+int mcp_interp_drivers_dir(const char *store_root, char *path, size_t size, struct nsbox_err *err);
 
 #endif
