@@ -9,6 +9,8 @@
 #include <errno.h>
 #include <jansson.h>
 #include <stdio.h>
+#include <sys/statvfs.h>
+#include <time.h>
 
 #include "../runtime/du.h"
 #include "internal.h"
@@ -90,6 +92,60 @@ int box_workspace_check(struct box *box, struct nsbox_err *err)
                          box->workspace, mib(LOAD(ws->used_bytes)),
                          (unsigned long long)LOAD(ws->used_inodes), mib(ws->limit_bytes),
                          (unsigned long long)ws->limit_inodes, dir);
+}
+
+/* ---- one command's writes, watched ---- */
+
+static int64_t now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+void box_workspace_watch_begin(struct box *box, struct box_ws_watch *w)
+{
+    const struct box_workspace_budget *ws = &box->ws;
+    char dir[PATH_MAX];
+    struct statvfs sv;
+
+    *w = (struct box_ws_watch){0};
+    if (ws->kind != BOX_WS_MEASURED || ws->limit_bytes == 0)
+        return;
+    box_workspace_dir(box, dir, sizeof(dir));
+    if (statvfs(dir, &sv) < 0)
+        return;
+    uint64_t used = LOAD(ws->used_bytes), iused = LOAD(ws->used_inodes);
+    w->active = true;
+    w->free_bytes = (uint64_t)sv.f_bavail * sv.f_frsize;
+    w->free_inodes = sv.f_favail;
+    w->room_bytes = used < ws->limit_bytes ? ws->limit_bytes - used : 0;
+    w->room_inodes = iused < ws->limit_inodes ? ws->limit_inodes - iused : 0;
+}
+
+bool box_workspace_watch_over(struct box *box, struct box_ws_watch *w)
+{
+    char dir[PATH_MAX];
+    struct statvfs sv;
+    struct nsbox_err ignored;
+
+    if (!w->active || w->tripped)
+        return w->tripped;
+    box_workspace_dir(box, dir, sizeof(dir));
+    if (statvfs(dir, &sv) < 0)
+        return false;
+    uint64_t fb = (uint64_t)sv.f_bavail * sv.f_frsize, fi = sv.f_favail;
+    uint64_t lost_b = w->free_bytes > fb ? w->free_bytes - fb : 0;
+    uint64_t lost_i = w->free_inodes > fi ? w->free_inodes - fi : 0;
+    /* The filesystem lost no more than the workspace had room for: nobody
+     * can be over (whoever wrote it).  Else walk, at most once a second. */
+    if ((lost_b <= w->room_bytes && lost_i <= w->room_inodes) || now_ms() - w->last_walk_ms < 1000)
+        return false;
+    w->last_walk_ms = now_ms();
+    if (measure_workspace(box, &ignored) < 0)
+        return false;
+    w->tripped = LOAD(box->ws.over);
+    return w->tripped;
 }
 
 static json_t *bytes_or_null(uint64_t v)

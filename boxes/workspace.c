@@ -100,11 +100,17 @@ static int projid_claim(int pfd, const char *name, uint32_t *out, struct nsbox_e
             continue;
         if (fd < 0 || write(fd, name, strlen(name)) != (ssize_t)strlen(name))
             return nsbox_err_sys(err, "cannot claim a project id for workspace \"%s\"", name);
+        /* The record is a name in names/ (the atomic write takes a
+         * name in a directory, not a path), kept across reboots. */
         char hex[16];
         snprintf(hex, sizeof(hex), "%08x", id);
-        snprintf(path, sizeof(path), "names/%s", name);
-        if (nsbox_write_file_replace(pfd, path, hex, strlen(hex), 0600, err) < 0)
+        _cleanup_close_ int nfd = openat(pfd, "names", O_PATH | O_DIRECTORY | O_CLOEXEC);
+        if (nfd < 0 || nsbox_write_file_atomic(nfd, name, hex, strlen(hex), 0600, err) < 0) {
+            if (nfd < 0)
+                nsbox_err_sys(err, "cannot open STORE/workspaces/.projids/names");
+            unlinkat(pfd, path, 0); /* the id is free again */
             return nsbox_err_prefix(err, "workspace \"%s\"", name);
+        }
         *out = id;
         return 0;
     }

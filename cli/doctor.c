@@ -17,7 +17,9 @@
 #include <unistd.h>
 
 #include "../common/userns.h"
+#include "../images/store.h"
 #include "../runtime/cgroup.h"
+#include "../runtime/disk.h"
 #include "../runtime/seccomp.h"
 #include "cli.h"
 
@@ -248,10 +250,38 @@ static void check_skopeo(struct verdict *v)
            r == 0 ? "installed (pulls work)" : "not found: nsbox cannot pull images");
 }
 
+/* Which disk layer sandboxes get on this store (runtime/disk.h): both
+ * kinds are kernel-enforced; the difference is where the files live. */
+static void check_disk(struct verdict *v, const char *store_dir)
+{
+    struct images_store st = {.root_fd = -1};
+    struct nsbox_err err;
+    char why[256] = "";
+
+    if (images_store_open(&st, store_dir, &err) < 0) {
+        report(v, "warn", "disk layer", NULL, "cannot open the store: %s", err.msg);
+        return;
+    }
+    if (geteuid() == 0 && nsbox_quota_usable(st.root, why, sizeof(why)))
+        report(v, "ok", "disk layer", NULL,
+               "project quotas on the store's filesystem: each sandbox's writable layer is "
+               "bounded on disk (--disk, default 1 GiB)");
+    else
+        report(v, "ok", "disk layer",
+               geteuid() == 0 ? "to keep sandbox files on disk instead, put the store on ext4 "
+                                "made with -O quota,project and mounted -o prjquota (or xfs "
+                                "with -o pquota)"
+                              : NULL,
+               "a tmpfs per sandbox bounds its writable layer (--disk, default 1 GiB); its pages "
+               "are memory, so the sandbox's memory limit is raised by the disk's size%s%s%s",
+               geteuid() == 0 ? " (" : "", geteuid() == 0 ? why : "",
+               geteuid() == 0 ? ")" : "");
+    images_store_close(&st);
+}
+
 int cmd_doctor(struct cli_globals *g, int argc, char **argv)
 {
     struct verdict v = {0};
-    (void)g;
     if (argc != 1)
         return cli_usage_error("doctor", "usage: nsbox doctor");
     printf("nsbox doctor (%s)\n", geteuid() == 0 ? "as root" : "rootless");
@@ -261,6 +291,7 @@ int cmd_doctor(struct cli_globals *g, int argc, char **argv)
     check_overlay(&v);
     check_cgroups(&v);
     check_seccomp(&v);
+    check_disk(&v, g->store_dir);
     check_skopeo(&v);
     if (v.gaps == 0)
         printf("\nfull isolation available%s\n", v.warnings ? " (see the warnings above)" : "");

@@ -62,10 +62,12 @@ bool nsbox_quota_usable(const char *dir, char *why, size_t why_size)
     }
     struct fs_quota_statv st = {.qs_version = FS_QSTATV_VERSION1};
     if (nsbox_quotactl_fd(fd, QCMD(Q_XGETQSTATV, PRJQUOTA), 0, &st) < 0) {
-        snprintf(why, why_size, "%s",
-                 errno == ENOSYS ? "quotactl_fd needs Linux 5.14+"
-                                 : "no project quotas on the store's filesystem (ext4: mkfs -O "
-                                   "quota,project and mount -o prjquota; xfs: mount -o pquota)");
+        /* ENOSYS: no quotactl_fd (before 5.14), or no quota support for
+         * this filesystem in the kernel (ext4 without CONFIG_QFMT_V2). */
+        snprintf(why, why_size,
+                 "no project quotas on the store's filesystem (%s; ext4: mkfs -O quota,project "
+                 "and mount -o prjquota, with a kernel that has quota_v2; xfs: mount -o pquota)",
+                 strerror(errno));
         return false;
     }
     if (!(st.qs_flags & FS_QUOTA_PDQ_ACCT) || !(st.qs_flags & FS_QUOTA_PDQ_ENFD)) {

@@ -253,6 +253,14 @@ int nsbox_sandbox_destroy_detached(struct nsbox_sandbox *sb, struct nsbox_err *e
         int nul = open("/dev/null", O_RDWR | O_CLOEXEC);
         if (nul >= 0)
             dup2(nul, 0), dup2(nul, 1), dup2(nul, 2);
+        /* Nothing of the caller's but init's pidfd: above all no lock it
+         * holds (a workspace's, boxes/), which would stay held until the
+         * removal is done, and the next sandbox on that workspace would
+         * find it in use.  Everything in the sandbox has its SIGKILL. */
+        if (sb->pidfd > 3)
+            close_range(3, (unsigned)sb->pidfd - 1, 0);
+        close_range(sb->pidfd >= 3 ? (unsigned)sb->pidfd + 1 : 3, ~0u, 0);
+        sb->disk.fd = -1;
         struct nsbox_err ignored;
         _exit(nsbox_sandbox_destroy(sb, &ignored) < 0);
     }

@@ -31,9 +31,16 @@ static bool stopped(struct mcp_session *s, const struct mcp_sandbox *m)
     return stopping;
 }
 
+/* Called while a command runs: progress for the client (with a
+ * progressToken), and the watch over a measured workspace, which stops
+ * the command once the workspace is over its budget. */
 struct progress_ctx {
     struct mcp_session *s;
     json_t *token;
+    struct box *box;
+    struct box_ws_watch watch;
+    struct nsbox_cancel *cancel;
+    uint64_t last_sent_ms;
 };
 
 /* The newest lines of output, for a human watching a long run. */
@@ -53,11 +60,37 @@ static void send_progress(void *arg, uint64_t elapsed_ms, const char *out, size_
 {
     struct progress_ctx *p = arg;
     char msg[512];
+
+    if (box_workspace_watch_over(p->box, &p->watch))
+        nsbox_cancel_fire(p->cancel);
+    if (p->token == NULL || (p->last_sent_ms && elapsed_ms - p->last_sent_ms < 1000))
+        return;
+    p->last_sent_ms = elapsed_ms;
     tail_lines(out_len ? out : err, out_len ? out_len : err_len, msg, sizeof(msg));
     p->s->send(p->s,
                jsonrpc_notification("notifications/progress",
                                     json_pack("{s:O,s:I,s:s}", "progressToken", p->token,
                                               "progress", (json_int_t)elapsed_ms, "message", msg)));
+}
+
+/* A command stopped by the watch: the cancel killed it (not the client),
+ * and stderr says why. */
+static void over_budget(struct nsbox_exec_result *res, const struct box *box)
+{
+    char note[512];
+    int n = snprintf(note, sizeof(note),
+                     "%snsbox: stopped: workspace \"%s\" went over its budget of %.0f MiB; "
+                     "commands and writes are refused until files are deleted from it "
+                     "(delete_path)\n",
+                     res->err_len && res->err[res->err_len - 1] != '\n' ? "\n" : "", box->workspace,
+                     (double)box->ws.limit_bytes / (1 << 20));
+    char *e = realloc(res->err, res->err_len + (size_t)n + 1);
+    if (e != NULL) {
+        memcpy(e + res->err_len, note, (size_t)n + 1);
+        res->err = e;
+        res->err_len += (size_t)n;
+    }
+    res->cancelled = false;
 }
 
 /* The snapshots of one run, freed on every path. */
@@ -137,12 +170,14 @@ static int exec_in(struct mcp_session *s, struct mcp_call *call, struct mcp_sand
                                  .capture = true,
                                  .output_cap = s->cfg->output_cap,
                                  .cancel = &call->cancel};
-    struct progress_ctx pc = {s, call->progress_token};
-    /* Progress only where the client asked for it (a progressToken). */
-    if (call->progress_token != NULL) {
+    struct progress_ctx pc = {s, call->progress_token, &m->box, {0}, &call->cancel, 0};
+    /* Progress only where the client asked for it (a progressToken); a
+     * measured workspace is watched every 50 ms (statvfs: cheap). */
+    box_workspace_watch_begin(&m->box, &pc.watch);
+    if (call->progress_token != NULL || pc.watch.active) {
         eo.progress = send_progress;
         eo.progress_ctx = &pc;
-        eo.progress_ms = 1000;
+        eo.progress_ms = pc.watch.active ? 50 : 1000;
     }
 
     /* Two snapshots of a few KiB of paths each: off the thread's stack. */
@@ -188,7 +223,11 @@ static int exec_in(struct mcp_session *s, struct mcp_call *call, struct mcp_sand
         mcp_interp_info_free(&info);
         return -1;
     }
+    if (pc.watch.tripped)
+        over_budget(&res, &m->box);
     record(&res, &info, lang >= 0, &m->box, before, after, out);
+    if (pc.watch.tripped)
+        json_object_set_new(out->structured, "workspace_over_budget", json_true());
     nsbox_exec_result_free(&res);
     mcp_interp_info_free(&info);
     return 0;

@@ -15,7 +15,10 @@ against every result and at the end.
 Environment (set by tests/hostile/run.sh): NSBOX, NSBOX_RL (the rootless
 copy), STORE, STORE_RL, IMAGE (probe image ref), PROBE_OCI (oci:DIR:TAG),
 CANARY_ENV, CANARY_FILE (path), CANARY_DIR (a host dir the races aim at),
-ROOTLESS_USER, ONLY (a regex: run matching cases only), RACE_SECONDS.
+ROOTLESS_USER, ONLY (a regex: run matching cases only), RACE_SECONDS,
+BIGFILE_IMAGE (the probe image with a 96 MiB /data/big), DISK_DEFAULT_MB,
+WORKSPACE_BUDGET_MB.  After every case the store's filesystem must have
+lost at most the sandbox's disk limit (the disk cases print the figures).
 Prints PASS/FAIL lines; exits 1 on any failure."""
 import hashlib
 import json
@@ -29,6 +32,10 @@ import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "mcp"))
 import stdio_client  # noqa: E402
+from disk_cases import (DISK_CASES, DISK_CLI_MB, DISK_DEFAULT_MB, DISK_SLACK, MiB,  # noqa: E402
+                        WORKSPACE_BUDGET_MB, WORKSPACE_OVERSHOOT_MB, WORKSPACE_CASES, disk_copy_up_race_case, disk_fill_case,
+                        disk_inode_case, disk_links_case, disk_small_files_case, disk_sparse_case,
+                        disk_workspace_case, store_free)
 
 E = os.environ
 NSBOX, NSBOX_RL = E["NSBOX"], E["NSBOX_RL"]
@@ -179,19 +186,24 @@ class Front:
         return r["result"]
 
     # Sandboxes, whatever the front.
-    def create(self, memory=None, pids=None, cpus=None, workspace=None, image=None):
+    def create(self, memory=None, pids=None, cpus=None, workspace=None, image=None, disk=None):
         """(sandbox id, None) or (None, the error).  self.limits: what the
-        sandbox reports in force."""
+        sandbox reports in force.  disk: MiB (the CLI only; MCP sandboxes
+        get the default, DISK_DEFAULT_MB)."""
         image = image or IMAGE
         if self.kind == "cli":
             args = ["create"] + (["--memory", f"{memory}m"] if memory else []) + \
+                (["--disk", f"{disk}M"] if disk else []) + \
                 (["--pids", str(pids)] if pids else []) + (["--cpus", str(cpus)] if cpus else []) + [image]
             rc, out, err = self.cli(args)
             if rc != 0:
                 return None, err.strip()
             return out.strip(), None
         a = {"image": image}
-        for k, v in (("memory_mb", memory), ("pids", pids), ("cpus", cpus), ("workspace", workspace)):
+        if workspace:
+            a["workspace_mb"] = WORKSPACE_BUDGET_MB
+        for k, v in (("memory_mb", memory), ("pids", pids), ("cpus", cpus), ("workspace", workspace),
+                     ("disk_mb", disk)):
             if v:
                 a[k] = v
         r = self.tool("sandbox_create", **a)
@@ -217,22 +229,28 @@ class Front:
         else:
             self.tool("sandbox_stop", sandbox_id=sid)
 
-    def run(self, cmd, memory=None, pids=None, cpus=None, timeout=30, image=None):
+    def run(self, cmd, memory=None, pids=None, cpus=None, timeout=30, image=None, disk=None):
         """A fresh sandbox for one command, removed afterwards: the result
         record, with "limits" (what was in force) on both fronts."""
         if self.kind == "cli":
             args = ["run", "--json", "--timeout", str(timeout)] + \
                 (["--memory", f"{memory}m"] if memory else []) + (["--cpus", str(cpus)] if cpus else []) + \
+                (["--disk", f"{disk}M"] if disk else []) + \
                 (["--pids", str(pids)] if pids else []) + [image or IMAGE, "--", "sh", "-c", cmd]
             rc, out, err = self.cli(args, timeout=timeout + 60)
             return record(rc, out, err)
-        sid, why = self.create(memory=memory, pids=pids, cpus=cpus, image=image)
+        sid, why = self.create(memory=memory, pids=pids, cpus=cpus, image=image, disk=disk)
         if sid is None:
             return {"nsbox_error": why}
         try:
             return dict(self.exec(sid, cmd, timeout), limits=self.limits)
         finally:
             self.stop(sid)
+
+    def disk_mb(self):
+        """The writable layer's limit the disk cases ask for: 64 MiB (--disk
+        through the CLI, disk_mb through MCP)."""
+        return DISK_CLI_MB
 
     def answers(self):
         if self.kind == "cli":
@@ -290,7 +308,9 @@ def case(front, name, fn):
     full = f"{front.name}/{name}"
     if not ONLY.search(full):
         return
+    front.case = full
     procs, mounts = sandboxed_processes(), host_mounts()
+    free0 = store_free(front)
     try:
         ok, why = fn(front)
     except Exception as e:  # noqa: BLE001
@@ -298,6 +318,13 @@ def case(front, name, fn):
     left = settle(front, procs, mounts)
     if left:
         ok, why = False, f"{why} | {left}"
+    # The store's filesystem lost at most the writable layer's bound (the
+    # default for the cases that do not ask for one).
+    free1 = store_free(front)
+    bound = (front.disk_mb() if name in DISK_CASES else DISK_DEFAULT_MB) + \
+        (WORKSPACE_BUDGET_MB + WORKSPACE_OVERSHOOT_MB if name in WORKSPACE_CASES else 0)
+    if free1 < free0 - bound * MiB - DISK_SLACK:
+        ok, why = False, f"{why} | the store's filesystem lost {(free0 - free1) // MiB} MiB, bound {bound} MiB"
     if ok and name in FIGURES:
         # the attacker's and the victim's counts, for docs and the log
         print(f"# {full}: {json.dumps(why)[:300]}", flush=True)
@@ -306,7 +333,10 @@ def case(front, name, fn):
 
 # Cases whose counts (iterations, exchanges, scans) are worth printing.
 FIGURES = {"cve_2019_5736_proc_self_exe", "cve_2018_15664_file_tools_symlink_exchange",
-           "changes_walk_symlink_exchange", "cve_2021_30465_mount_race"}
+           "changes_walk_symlink_exchange", "cve_2021_30465_mount_race",
+           "disk_fill_single_file", "disk_many_small_files", "disk_inode_exhaustion",
+           "disk_sparse_file_high_offsets", "disk_hard_links", "disk_fill_racing_copy_up",
+           "disk_persistent_workspace_fill"}
 
 
 # -- kernel surface -------------------------------------------------------------
@@ -495,7 +525,10 @@ def thread_bomb_case(front):
 
 
 def memory_balloon_case(front):
-    r = front.run("probe mem 1024", memory=64)
+    """2 GiB at --memory 64: past the limit even where a tmpfs disk raises
+    it by its size (the CLI asks for a 16 MiB disk; MCP has the default
+    1 GiB: 1088 MiB in all)."""
+    r = front.run("probe mem 2048", memory=64, disk=16)
     if front.rootless:
         # best-effort: RLIMIT_AS; the allocation fails, nothing is killed
         got = probe_lines(r.get("stdout", "")).get("mem", {})
@@ -523,16 +556,6 @@ def inode_case(front):
     # 256 MiB /tmp: 65536 inodes (one per 4 KiB), the root directory uses one
     return (m is not None and got.get("inodes") == 65536 and int(m.group(1)) == got["inodes_free"]), \
         (got, m and m.group(0))
-
-
-def disk_fill_case(front):
-    """One file in the sandbox's own tree stops at RLIMIT_FSIZE (1 GiB):
-    EFBIG.  The total the sandbox writes to its tree (on the host's
-    filesystem) is not limited, and every result says so."""
-    r = front.run("probe write /workspace/big 1100; rm -f /workspace/big", timeout=120)
-    got = probe_lines(r.get("stdout", "")).get("write", {})
-    return (got.get("errname") == "EFBIG" and got.get("bytes") == 1 << 30
-            and "disk: 1024 MiB per file, no total limit" in r.get("limits", "")), (got, r.get("limits"))
 
 
 def huge_output_case(front):
@@ -844,6 +867,11 @@ def cases_for(front):
         ("tmp_fill", fill_case("/tmp/fill", 400, 256 << 20)),
         ("inode_exhaustion_tmp", inode_case),
         ("disk_fill_single_file", disk_fill_case),
+        ("disk_many_small_files", disk_small_files_case),
+        ("disk_inode_exhaustion", disk_inode_case),
+        ("disk_sparse_file_high_offsets", disk_sparse_case),
+        ("disk_hard_links", disk_links_case),
+        ("disk_fill_racing_copy_up", disk_copy_up_race_case),
         ("huge_output", huge_output_case),
         ("cpu_spin_timeout", cpu_spin_case),
         ("cpu_limit", cpu_limit_case),
@@ -862,7 +890,8 @@ def cases_for(front):
     if front.kind == "mcp":
         c += [("jsonrpc_lookalike_output_stays_a_string", jsonrpc_lookalike_case),
               ("cve_2018_15664_file_tools_symlink_exchange", file_tools_race_case),
-              ("changes_walk_symlink_exchange", changes_walk_race_case)]
+              ("changes_walk_symlink_exchange", changes_walk_race_case),
+              ("disk_persistent_workspace_fill", disk_workspace_case)]
     return c
 
 

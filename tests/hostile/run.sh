@@ -26,28 +26,47 @@ chown -R "$U" "$T/canary-dir" "$T/canary-secret"
 chmod 600 "$T/canary-secret"
 
 echo FAKE >"$T/fake"
+# A 96 MiB file in an image layer: the disk cases race its copy-up.
+yes nsbox-lower-layer | head -c $((96 << 20)) >"$T/big96"
 add() { python3 "$ROOT/tests/fixtures/add-layer.py" "$F/oci/busybox" "$T/img-$1" "${@:2}"; }
 add probe "$PROBE:/usr/local/bin/probe" "$PROBE:/usr/local/bin/probe-suid:4755"
 add procsym "symlink:/etc:/proc"
 add devsym "symlink:/:/dev"
 add fakeproc "$PROBE:/usr/local/bin/probe" "$T/fake:/proc/sys/kernel/core_pattern" "$T/fake:/proc/self/status"
+add bigfile "$PROBE:/usr/local/bin/probe" "$T/big96:/data/big"
+rm -f "$T/big96"
 chmod -R a+rX "$T"
 
 # Private copies: the binary canary must not see a rebuild of build/nsbox.
 install -m 755 "$NSBOX" "$T/nsbox-rootless"
 install -m 755 "$NSBOX" "$T/nsbox-root"
-mkdir -p "$T/store-rl" && chown "$U" "$T/store-rl"
+# Both stores on a filesystem of their own (a loop-mounted ext4 image): its
+# free space moves only with what this suite's sandboxes write, so the
+# host-side bound checked after every case is not blurred by other tests.
+truncate -s 4G "$T/fs.img"
+mkdir -p "$T/fs"
+mkfs.ext4 -q -F "$T/fs.img" && mount -o loop "$T/fs.img" "$T/fs" ||
+	{ fail setup "cannot mount a loop ext4 for the stores"; finish; }
+unmount_fs() {
+	mountpoint -q "$T/fs" && umount -l "$T/fs"
+	cleanup_test_dir
+}
+trap unmount_fs EXIT
+chmod 755 "$T/fs"
+STORE=$T/fs/store
+STORE_RL=$T/fs/store-rl
+mkdir -p "$STORE_RL" && chown "$U" "$STORE_RL"
 as_user() { runuser -u "$U" -- env -i PATH=/usr/bin:/bin HOME=/home/$U "$@"; }
-for img in probe procsym devsym fakeproc; do
-	"$NSBOX" --store "$T/store" pull --quiet "oci:$T/img-$img:latest" >/dev/null &&
-		"$NSBOX" --store "$T/store" tag "oci:$T/img-$img:latest" "hostile-$img" &&
-		as_user "$T/nsbox-rootless" --store "$T/store-rl" pull --quiet "oci:$T/img-$img:latest" >/dev/null &&
-		as_user "$T/nsbox-rootless" --store "$T/store-rl" tag "oci:$T/img-$img:latest" "hostile-$img" ||
+for img in probe procsym devsym fakeproc bigfile; do
+	"$NSBOX" --store "$STORE" pull --quiet "oci:$T/img-$img:latest" >/dev/null &&
+		"$NSBOX" --store "$STORE" tag "oci:$T/img-$img:latest" "hostile-$img" &&
+		as_user "$T/nsbox-rootless" --store "$STORE_RL" pull --quiet "oci:$T/img-$img:latest" >/dev/null &&
+		as_user "$T/nsbox-rootless" --store "$STORE_RL" tag "oci:$T/img-$img:latest" "hostile-$img" ||
 		{ fail setup "cannot pull $img"; finish; }
 done
 
-env NSBOX="$T/nsbox-root" NSBOX_RL="$T/nsbox-rootless" STORE="$T/store" STORE_RL="$T/store-rl" WORK="$T" \
-	IMAGE=hostile-probe PROCSYM_IMAGE=hostile-procsym DEVSYM_IMAGE=hostile-devsym \
+env NSBOX="$T/nsbox-root" NSBOX_RL="$T/nsbox-rootless" STORE="$STORE" STORE_RL="$STORE_RL" WORK="$T" \
+	IMAGE=hostile-probe PROCSYM_IMAGE=hostile-procsym DEVSYM_IMAGE=hostile-devsym BIGFILE_IMAGE=hostile-bigfile \
 	FAKEPROC_IMAGE=hostile-fakeproc CANARY_ENV="nsbox-env-canary-$RANDOM$RANDOM" \
 	CANARY_FILE="$T/canary-secret" CANARY_DIR="$T/canary-dir" ROOTLESS_USER=$U \
 	timeout 1500 python3 "$ROOT/tests/hostile/hostile.py"
@@ -58,8 +77,8 @@ rc=$?
 # attacks, rootless: the same clients that tests/integration/mcp_stdio.sh
 # runs as root, against a server run by the unprivileged user.
 for img in python busybox; do
-	as_user "$T/nsbox-rootless" --store "$T/store-rl" pull --quiet "oci:$F/oci/$img:latest" >/dev/null &&
-		as_user "$T/nsbox-rootless" --store "$T/store-rl" tag "oci:$F/oci/$img:latest" "$img" ||
+	as_user "$T/nsbox-rootless" --store "$STORE_RL" pull --quiet "oci:$F/oci/$img:latest" >/dev/null &&
+		as_user "$T/nsbox-rootless" --store "$STORE_RL" tag "oci:$F/oci/$img:latest" "$img" ||
 		fail mcp-rootless/setup "cannot pull $img"
 done
 mkdir -p "$T/mcp-logs" && chown "$U" "$T/mcp-logs"
@@ -67,7 +86,7 @@ for client in file_tools:files host_copy:host raw_protocol:protocol; do
 	if [ -n "${ONLY:-}" ] && ! [[ "mcp-rootless/${client#*:}/" =~ $ONLY ]]; then
 		continue
 	fi
-	out=$(cd "$ROOT/tests/mcp" && as_user NSBOX="$T/nsbox-rootless" NSBOX_STORE="$T/store-rl" NSBOX_LIMITS=best-effort \
+	out=$(cd "$ROOT/tests/mcp" && as_user NSBOX="$T/nsbox-rootless" NSBOX_STORE="$STORE_RL" NSBOX_LIMITS=best-effort \
 		SUITE="hostile/mcp-rootless/${client#*:}" MCP_LOG_DIR="$T/mcp-logs" TMPDIR=/tmp \
 		timeout 600 python3 "${client%:*}.py" 2>&1)
 	rc=$?
@@ -84,7 +103,8 @@ if [ -n "${ONLY:-}" ] && ! [[ vm/ =~ $ONLY ]]; then
 	finish
 fi
 mkdir -p "$T/disk"
-cp -a "$T/store" "$T/disk/root"
+cp -a "$STORE" "$T/disk/root"
+"$NSBOX" --store "$T/disk/root" rmi hostile-bigfile >/dev/null 2>&1
 rm -rf "$T/disk/root/sandboxes" "$T/disk/root/cache"
 img=$("$NSBOX" --store "$T/disk/root" inspect hostile-probe | python3 -c 'import json,sys; print(json.load(sys.stdin)["digest"][7:19])')
 cp -a "$T/disk/root" "$T/disk/tester"

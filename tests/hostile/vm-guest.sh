@@ -21,11 +21,14 @@ modprobe loop 2>/dev/null
 mkdir -p /mnt/store
 mount -o loop /store.img /mnt/store || { echo "FAIL: hostile/vm/setup: cannot mount /store.img"; exit 1; }
 nsbox() { /usr/local/bin/nsbox --store /mnt/store/root "$@"; }
+# running ERE: a process whose command line matches (this guest's busybox
+# has no pgrep applet).
+running() { ps -o args | grep -v -e grep -e '^ps ' | grep -qE -- "$1"; }
 # After every case: nothing of the sandbox left (cgroup gone, no process).
 # (`run` removes its cgroup in a detached process: give it up to 10 s.)
 settled() {
 	for _ in $(seq 100); do
-		[ -z "$(ls "$CG/nsbox" 2>/dev/null | grep -E '^[0-9a-f]{32}$')" ] && ! pgrep -f 'probe ' >/dev/null && return 0
+		[ -z "$(ls "$CG/nsbox" 2>/dev/null | grep -E '^[0-9a-f]{32}$')" ] && ! running '(^|/)probe ' && return 0
 		sleep 0.1
 	done
 	return 1
@@ -66,9 +69,11 @@ n=$(echo "$j" | sed 's/\\"/"/g' | jf ret threads)
 if [ -n "$n" ] && [ "$n" -lt 32 ] && echo "$j" | grep -q EAGAIN; then pass thread_bomb_pids_max; else fail thread_bomb_pids_max "$j"; fi
 settled || fail thread_bomb_settled "left behind"
 
-# /dev/shm pages are charged to the sandbox's memory: a 64 MiB shm under a
-# 32 MiB limit ends in an OOM kill the result reports, nothing else dies.
-j=$(nsbox run --json --memory 32m "$IMG" -- probe write /dev/shm/x 60)
+# /dev/shm pages are charged to the sandbox's memory: a 60 MiB shm under a
+# 32 MiB limit (48 MiB with the 16 MiB disk's share: the tmpfs disk raises
+# the limit by its size) ends in an OOM kill the result reports, nothing
+# else dies.
+j=$(nsbox run --json --memory 32m --disk 16m "$IMG" -- probe write /dev/shm/x 60)
 if [ "$(echo "$j" | jf oom_killed)" = true ] && [ "$(echo "$j" | jf status)" = oom ]; then
 	pass shm_fill_charged_to_sandbox_memory
 else
@@ -76,9 +81,10 @@ else
 fi
 settled || fail shm_fill_settled "left behind"
 
-j=$(nsbox run --json --memory 64m "$IMG" -- probe mem 4096)
+# (memory.max is 64 + 16 MiB: the disk's share.)
+j=$(nsbox run --json --memory 64m --disk 16m "$IMG" -- probe mem 4096)
 peak=$(echo "$j" | jf memory_peak_bytes)
-if [ "$(echo "$j" | jf oom_killed)" = true ] && [ "${peak:-0}" -le $((64 << 20)) ] && [ "${peak:-0}" -gt $((32 << 20)) ]; then
+if [ "$(echo "$j" | jf oom_killed)" = true ] && [ "${peak:-0}" -le $((80 << 20)) ] && [ "${peak:-0}" -gt $((32 << 20)) ]; then
 	pass memory_balloon_oom_confined
 else
 	fail memory_balloon_oom_confined "$(echo "$j" | cut -c1-300)"
@@ -90,12 +96,47 @@ out=$(nsbox run --memory 256m "$IMG" -- sh -c 'i=0; while true > /tmp/f$i 2>/dev
 [ "$out" = 65535 ] && pass inode_exhaustion_tmp_capped || fail inode_exhaustion_tmp_capped "$out files"
 settled || fail inode_settled "left behind"
 
+# The disk layer under cgroup v2 (tmpfs kind: this store has no project
+# quotas).  Its pages are the sandbox's memory: with --memory 64m --disk
+# 128M, memory.max is raised to 192 MiB, and filling the disk ends in ENOSPC
+# at 128 MiB, never an OOM kill (memory.events oom_kill 0).  The guest's
+# store filesystem loses nothing.
+MiB=1048576
+free_of() { df -k -P "$1" | awk 'NR == 2 {print $4 * 1024}'; }
+before=$(free_of /mnt/store)
+id=$(nsbox create --memory 64m --disk 128M "$IMG")
+out=$(nsbox exec "$id" -- sh -c 'probe write /workspace/f 200; echo alive')
+max=$(cat "$CG/nsbox/$id/memory.max" 2>&1)
+ooms=$(awk '$1 == "oom_kill" {print $2}' "$CG/nsbox/$id/memory.events" 2>&1)
+after=$(free_of /mnt/store)
+nsbox rm "$id" >/dev/null
+e=$(echo "$out" | jf errname write)
+b=$(echo "$out" | jf bytes write)
+echo "# disk_fill_tmpfs_v2: $e after $b bytes; memory.max $max, oom_kill $ooms; store fs free before $((before / MiB)) MiB, after $((after / MiB)) MiB, limit 128 MiB"
+if [ "$e" = ENOSPC ] && [ "${b:-0}" -gt $((120 * MiB)) ] && [ "${b:-0}" -le $((128 * MiB)) ] &&
+	[ "$max" = $((192 * MiB)) ] && [ "$ooms" = 0 ] && echo "$out" | grep -qx alive; then
+	pass disk_fill_tmpfs_enospc_not_oom
+else
+	fail disk_fill_tmpfs_enospc_not_oom "errname=$e bytes=$b memory.max=$max oom_kill=$ooms: $(echo "$out" | tail -2 | tr '\n' ' ')"
+fi
+[ "$after" -ge $((before - 128 * MiB - 4 * MiB)) ] && pass disk_fill_tmpfs_host_bound ||
+	fail disk_fill_tmpfs_host_bound "free $((before / MiB)) -> $((after / MiB)) MiB"
+# Raising the limit does not unbound anonymous memory: a balloon past
+# memory.max is an OOM kill, reported.
+j=$(nsbox run --json --memory 64m --disk 128M "$IMG" -- probe mem 1024)
+if [ "$(echo "$j" | jf oom_killed)" = true ] && [ "$(echo "$j" | jf status)" = oom ]; then
+	pass disk_tmpfs_memory_still_bounded
+else
+	fail disk_tmpfs_memory_still_bounded "$(echo "$j" | cut -c1-300)"
+fi
+settled || fail disk_fill_settled "left behind"
+
 # Processes that try to outlive a timeout: everything in the cgroup but init dies.
 id=$(nsbox create "$IMG")
 nsbox exec --timeout 1 "$id" -- sh -c 'setsid sleep 601 & nohup sleep 602 >/dev/null 2>&1 & probe daemon 603 >/dev/null; sleep 604' >/dev/null
 procs=$(wc -l <"$CG/nsbox/$id/cgroup.procs")
 nsbox rm "$id" >/dev/null
-if [ "$procs" = 1 ] && [ ! -d "$CG/nsbox/$id" ] && ! pgrep -f 'sleep 60[1-4]' >/dev/null; then
+if [ "$procs" = 1 ] && [ ! -d "$CG/nsbox/$id" ] && ! running 'sleep 60[1-4]'; then
 	pass outlive_timeout_cgroup_emptied
 else
 	fail outlive_timeout_cgroup_emptied "procs=$procs"
@@ -116,5 +157,20 @@ else
 	fail rootless_delegated_fork_and_thread_bomb "$(echo "$j" | cut -c1-300)"
 fi
 
-umount /mnt/store
+# A disk fill as the delegated rootless user: tmpfs, the same bound.
+scope=$(mktemp -d -p "$CG/tester" scope.XXXXXX) && chown -R tester:tester "$scope"
+out=$(sh -c 'echo $$ > "$1/cgroup.procs" && exec su -s /bin/sh tester -c "$0"' \
+	"/usr/local/bin/nsbox --store $T run --memory 64m --disk 128M $IMG -- probe write /workspace/f 200" "$scope" 2>&1)
+e=$(echo "$out" | jf errname write)
+b=$(echo "$out" | jf bytes write)
+ooms=$(awk '$1 == "oom_kill" {print $2}' "$scope/memory.events" 2>&1)
+echo "# rootless_disk_fill_tmpfs_v2: $e after $b bytes, oom_kill in the scope $ooms"
+if [ "$e" = ENOSPC ] && [ "${b:-0}" -gt $((120 * MiB)) ] && [ "${b:-0}" -le $((128 * MiB)) ] && [ "$ooms" = 0 ]; then
+	pass rootless_disk_fill_tmpfs_enospc_not_oom
+else
+	fail rootless_disk_fill_tmpfs_enospc_not_oom "$(echo "$out" | tail -2 | cut -c1-300)"
+fi
+
+# (run removes its sandbox in a detached process: let the last one finish.)
+for _ in $(seq 50); do umount /mnt/store 2>/dev/null && break; sleep 0.1; done
 exit $((failures > 0))

@@ -81,18 +81,15 @@ nsbox rm "$id" >/dev/null
 
 # -- a measured workspace budget ---------------------------------------------
 # run_ws NAME SIZE CMD...: `run --json --workspace NAME --workspace-size
-# SIZE`, retried while the last run's remover still holds the workspace;
-# its output in OUT, its exit status in RC, its stderr in $T/err.
+# SIZE`, one after another with no wait (a run's detached remover no
+# longer holds the workspace); its output in OUT, its exit status in RC,
+# its stderr in $T/err.
 run_ws() {
-	local name=$1 size=$2 i
+	local name=$1 size=$2
 	shift 2
-	for i in $(seq 20); do
-		OUT=$("${AS[@]}" env NSBOX_LIMITS="$LIMITS" "$NSBOX" --store "$WS_STORE" run --json --workspace "$name" --workspace-size "$size" \
-			"$BB" -- "$@" 2>"$T/err")
-		RC=$?
-		grep -q 'in use by another sandbox' "$T/err" || break
-		sleep 0.25
-	done
+	OUT=$("${AS[@]}" env NSBOX_LIMITS="$LIMITS" "$NSBOX" --store "$WS_STORE" run --json --workspace "$name" --workspace-size "$size" \
+		"$BB" -- "$@" 2>"$T/err")
+	RC=$?
 }
 
 # budget_cases PREFIX: the measured budget through run, as the caller is.

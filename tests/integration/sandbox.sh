@@ -261,6 +261,16 @@ alive() { [ -e "/proc/$1" ] && ! grep -q '^State:.*Z' "/proc/$1/status" 2>/dev/n
 if [ ! -d "$S/sandboxes/$id" ] && [ -n "$init" ] && ! alive "$init"; then pass rm_removes_everything; else fail rm_removes_everything "state or init left"; fi
 [ -z "$(ls /sys/fs/cgroup/memory/nsbox 2>/dev/null | grep "$id")" ] && pass rm_removes_cgroup || fail rm_removes_cgroup "cgroup left"
 
+# A run's sandbox is removed after it returns, by a detached remover; the
+# workspace is free at once: ten runs in a row on one workspace all get it.
+ok=0
+for i in $(seq 10); do
+	nsbox run --workspace back2back "$BB" -- sh -c "echo $i >>/workspace/n" 2>"$T/b2b.err" && ok=$((ok + 1))
+done
+n=$(nsbox run --workspace back2back "$BB" -- sh -c 'wc -l </workspace/n' 2>>"$T/b2b.err")
+[ "$ok" = 10 ] && [ "$n" = 10 ] && pass run_workspace_back_to_back ||
+	fail run_workspace_back_to_back "$ok of 10 ran, $n lines: $(head -c 300 "$T/b2b.err")"
+
 # -- limits (cgroup v1 controllers on this host, as root) -----------------------
 # The default 1 GiB tmpfs disk raises the memory limit by its size
 # (runtime/disk.h): a small disk keeps the balloon within reach.

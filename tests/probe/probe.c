@@ -138,6 +138,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <linux/capability.h>
+#include <linux/fs.h>
 #include <linux/netlink.h>
 #include <net/if.h>
 #include <netinet/in.h>
@@ -2392,6 +2393,163 @@ static int a_write(const char *path, long mb)
 	return 0;
 }
 
+/* Disk-layer attacks (the writable layer's total bound): each stops at the
+ * first error and says how far it got. */
+
+/* N files in DIR, each SIZE bytes (0: empty, inodes only). */
+static int a_files(const char *name, const char *dir, long n, long size)
+{
+	static char chunk[4096];
+	memset(chunk, 'f', sizeof chunk);
+	long made = 0;
+	int err = 0;
+	for (; made < n; made++) {
+		char path[PATH_MAX];
+		snprintf(path, sizeof path, "%s/%c%ld", dir, name[0], made);
+		int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+		if (fd < 0) {
+			err = errno;
+			break;
+		}
+		if (size && write(fd, chunk, (size_t)size) != size)
+			err = errno ? errno : EIO;
+		if (close(fd) < 0 && !err)
+			err = errno;
+		if (err)
+			break;
+	}
+	struct res x;
+	res_init(&x);
+	x_str(&x, "dir", dir);
+	x_int(&x, "requested", n);
+	x_int(&x, "size", size);
+	act_line(name, made, err, "ret = files made before the first error", &x);
+	return 0;
+}
+
+/* A sparse file of 1023 MiB (under RLIMIT_FSIZE), then MB 1-MiB chunks
+ * written from its end down, far apart: allocated blocks, not the apparent
+ * size, are what a bound must count. */
+static int a_sparse(const char *path, long mb)
+{
+	signal(SIGXFSZ, SIG_IGN);
+	const long long size = 1023LL * MIB;
+	int fd = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (fd < 0) {
+		act_line("sparse", -1, errno, "open failed", NULL);
+		return 0;
+	}
+	static char chunk[1 << 20];
+	memset(chunk, 's', sizeof chunk);
+	int err = ftruncate(fd, size) < 0 ? errno : 0;
+	long long total = 0, stride = mb > 1 ? (size - MIB) / mb : MIB;
+	for (long i = 0; !err && i < mb; i++) {
+		ssize_t w = pwrite(fd, chunk, sizeof chunk, size - MIB - i * stride);
+		if (w < 0)
+			err = errno;
+		else
+			total += w;
+	}
+	if (!err && fsync(fd) < 0)
+		err = errno;
+	struct stat st;
+	fstat(fd, &st);
+	close(fd);
+	struct res x;
+	res_init(&x);
+	x_str(&x, "path", path);
+	x_int(&x, "bytes", total);
+	x_int(&x, "apparent", st.st_size);
+	x_int(&x, "allocated", (long long)st.st_blocks * 512);
+	act_line("sparse", err ? -1 : (long)total, err, "bytes written at high offsets", &x);
+	return 0;
+}
+
+/* N hard links to PATH (PATH.l0 ...). */
+static int a_links(const char *path, long n)
+{
+	long made = 0;
+	int err = 0;
+	for (; made < n; made++) {
+		char l[PATH_MAX];
+		snprintf(l, sizeof l, "%s.l%ld", path, made);
+		if (link(path, l) < 0) {
+			err = errno;
+			break;
+		}
+	}
+	struct res x;
+	res_init(&x);
+	x_str(&x, "path", path);
+	x_int(&x, "requested", n);
+	act_line("links", made, err, "ret = links made before the first error", &x);
+	return 0;
+}
+
+/* Moves PATH to project N without the inherit flag (FS_IOC_FSSETXATTR):
+ * the way out of a project quota, allowed only from the initial user
+ * namespace. */
+static int a_projid(const char *path, long n)
+{
+	struct res x;
+	res_init(&x);
+	x_str(&x, "path", path);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		act_line("projid", -1, errno, "open failed", &x);
+		return 0;
+	}
+	struct fsxattr fa;
+	int err = 0;
+	if (ioctl(fd, FS_IOC_FSGETXATTR, &fa) < 0) {
+		err = errno;
+	} else {
+		x_int(&x, "before", fa.fsx_projid);
+		fa.fsx_projid = (unsigned)n;
+		fa.fsx_xflags &= ~FS_XFLAG_PROJINHERIT;
+		if (ioctl(fd, FS_IOC_FSSETXATTR, &fa) < 0)
+			err = errno;
+	}
+	close(fd);
+	act_line("projid", err ? -1 : 0, err, "set the project id (and cleared PROJINHERIT)", &x);
+	return 0;
+}
+
+/* Opens PATH for append (an image's file: overlayfs copies it up whole
+ * first), then appends MB. */
+static int a_append(const char *path, long mb)
+{
+	signal(SIGXFSZ, SIG_IGN);
+	struct res x;
+	res_init(&x);
+	x_str(&x, "path", path);
+	int fd = open(path, O_WRONLY | O_APPEND | O_CLOEXEC);
+	if (fd < 0) {
+		x_bool(&x, "opened", 0);
+		act_line("append", -1, errno, "open for append (copy-up) failed", &x);
+		return 0;
+	}
+	x_bool(&x, "opened", 1);
+	static char chunk[1 << 20];
+	memset(chunk, 'a', sizeof chunk);
+	long long total = 0;
+	int err = 0;
+	for (long i = 0; i < mb; i++) {
+		ssize_t w = write(fd, chunk, sizeof chunk);
+		if (w < 0) {
+			err = errno;
+			break;
+		}
+		total += w;
+	}
+	if (!err && fsync(fd) < 0)
+		err = errno;
+	close(fd);
+	x_int(&x, "bytes", total);
+	act_line("append", err ? -1 : (long)total, err, "bytes appended after the copy-up", &x);
+	return 0;
+}
+
 static int a_sleep(long sec)
 {
 	long start = now_ms(CLOCK_MONOTONIC);
@@ -2649,6 +2807,8 @@ static const struct action actions[] = {
 	{"threads", "N", 1}, {"write", "PATH MB", 2}, {"sleep", "SEC", 1},
 	{"daemon", "SEC", 1}, {"daemon_keepfds", "SEC", 1}, {"output", "MB", 1},
 	{"exe_scan", "SEC", 1}, {"exchange", "A B SEC", 3}, {"pty_link", "PATH SEC", 2},
+	{"files", "DIR N", 2}, {"smallfiles", "DIR N", 2}, {"sparse", "PATH MB", 2},
+	{"links", "PATH N", 2}, {"append", "PATH MB", 2}, {"projid", "PATH N", 2},
 };
 
 #define NACTIONS (sizeof actions / sizeof actions[0])
@@ -2706,6 +2866,15 @@ static int run_action(const struct action *a, char **args)
 		parse_num(args[2], &n);
 		return a_exchange(args[0], args[1], n);
 	}
+	if (a->nargs == 2) {   /* PATH N: the disk-layer actions */
+		parse_num(args[1], &n);
+		if (!strcmp(a->name, "files")) return a_files("files", args[0], n, 0);
+		if (!strcmp(a->name, "smallfiles")) return a_files("smallfiles", args[0], n, 4096);
+		if (!strcmp(a->name, "sparse")) return a_sparse(args[0], n);
+		if (!strcmp(a->name, "links")) return a_links(args[0], n);
+		if (!strcmp(a->name, "append")) return a_append(args[0], n);
+		if (!strcmp(a->name, "projid")) return a_projid(args[0], n);
+	}
 	parse_num(args[0], &n);
 	if (!strcmp(a->name, "fork")) return a_fork(n);
 	if (!strcmp(a->name, "mem")) return a_mem(n);
@@ -2725,7 +2894,9 @@ static void usage(FILE *f)
 	fprintf(f, "usage: probe all | list | NAME... \n"
 		   "  checks: see 'probe list'; actions: fork N, mem MB, spin SEC, fds N,\n"
 		   "  threads N, write PATH MB, sleep SEC, daemon SEC, daemon_keepfds SEC, output MB,\n"
-		   "  exe_scan SEC, exchange A B SEC\n"
+		   "  exe_scan SEC, exchange A B SEC, pty_link PATH SEC, files DIR N,\n"
+		   "  smallfiles DIR N, sparse PATH MB, links PATH N, append PATH MB,\n"
+		   "  projid PATH N\n"
 		   "  output: JSON lines on stdout; exit 0 ran, 1 a check failed to run, 2 usage\n");
 }
 

@@ -54,6 +54,9 @@ j=$(nsbox run --cpus 0.25 "$IMG" -- probe spin 2)
 pm=$(echo "$j" | jf cpu_permille)
 if [ -n "$pm" ] && [ "$pm" -le 400 ]; then pass cpu_max_throttles; else fail cpu_max_throttles "$j"; fi
 
+# running ERE: a process whose command line matches (this guest's busybox
+# has no pgrep applet).
+running() { ps -o args | grep -v -e grep -e '^ps ' | grep -qE -- "$1"; }
 # A timeout kills everything in the sandbox, daemons included; rm kills
 # and removes the cgroup.
 id=$(nsbox create "$IMG")
@@ -66,7 +69,7 @@ after=$(wc -l <"$CG/nsbox/$id/cgroup.procs")
 if [ "$before" -ge 4 ] && [ "$after" = 1 ]; then pass timeout_kills_everything_but_init; else fail timeout_kills_everything_but_init "before=$before after=$after"; fi
 nsbox exec "$id" -- probe daemon 300 >/dev/null
 nsbox rm "$id" >/dev/null
-if [ ! -d "$CG/nsbox/$id" ] && ! pgrep -f 'sleep 30[0-3]' >/dev/null && ! pgrep -f 'probe daemon' >/dev/null; then
+if [ ! -d "$CG/nsbox/$id" ] && ! running 'sleep 30[0-3]' && ! running 'probe daemon'; then
 	pass rm_kills_all_and_removes_cgroup
 else
 	fail rm_kills_all_and_removes_cgroup "cgroup or processes left"
@@ -75,7 +78,7 @@ fi
 # run: nothing outlives the command's sandbox.
 nsbox run "$IMG" -- sh -c 'probe daemon 300 >/dev/null; setsid sleep 304 &' >/dev/null
 sleep 0.5
-if ! pgrep -f 'probe daemon' >/dev/null && ! pgrep -f 'sleep 304' >/dev/null &&
+if ! running 'probe daemon' && ! running 'sleep 304' &&
 	[ -z "$(ls "$CG/nsbox" | grep -E '^[0-9a-f]{32}$')" ]; then
 	pass run_leaves_no_process_or_cgroup
 else
