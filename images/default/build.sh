@@ -21,7 +21,9 @@ D=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 C=${NSBOX_DEFAULT_IMAGE_CACHE:-/var/cache/nsbox/default-image}
 C=${C%/}
 MIRROR=${NSBOX_DEBIAN_MIRROR:-http://deb.debian.org/debian}
-LANGUAGES="python,python3,javascript,node,typescript,sh,bash"
+# The names execute_code knows (mcp/tools/languages.c), aliases included:
+# the image is found by this label.
+LANGUAGES="python,python3,javascript,node,typescript,ts,sh,bash"
 export SOURCE_DATE_EPOCH=1700000000 LC_ALL=C
 umask 022
 
@@ -48,8 +50,7 @@ image_config() {
     "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
     "LANG=C.UTF-8",
     "MPLBACKEND=Agg",
-    "MPLCONFIGDIR=/var/cache/matplotlib",
-    "NODE_PATH=/usr/share/nodejs:/usr/lib/nodejs"
+    "MPLCONFIGDIR=/var/cache/matplotlib"
   ],
   "Cmd": ["bash"],
   "WorkingDir": "/workspace",
@@ -101,7 +102,7 @@ build() {
 		--customize-hook="install -m 0755 '$D/nsbox-ts' \"\$1/usr/local/bin/nsbox-ts\"" \
 		--customize-hook='install -d -m 1777 "$1/var/cache/matplotlib"' \
 		--customize-hook="chroot \"\$1\" env MPLBACKEND=Agg MPLCONFIGDIR=/var/cache/matplotlib python3 '-c' 'import matplotlib.pyplot as p; from matplotlib import font_manager as f; f.findfont(\"DejaVu Sans\", fallback_to_default=False)'" \
-		--customize-hook='chmod -R a+rwX "$1/var/cache/matplotlib"' \
+		--customize-hook='chmod a+r "$1"/var/cache/matplotlib/*' \
 		--customize-hook='chroot "$1" /usr/local/bin/nsbox-ts --make-cache' \
 		--customize-hook="chroot \"\$1\" /usr/local/bin/nsbox-ts -e 'const n: number = 1; console.log(n)' >/dev/null" \
 		--customize-hook='rm -rf "$1"/var/lib/apt/lists/* "$1"/var/cache/apt/*.bin "$1"/var/cache/apt/archives/*.deb' \

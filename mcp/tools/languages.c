@@ -15,20 +15,12 @@ static const struct mcp_language table[] = {
     /* nsbox-ts (images/default/nsbox-ts) transpiles with the typescript
      * module's transpileModule (types erased, not checked) and runs the
      * result with node: tsc's full type check would cost seconds a call. */
-    {"typescript",
-     NULL,
-     {"nsbox-ts", "-e"},
-     DEFAULT_IMAGE,
-     "TypeScript (transpiled, run by Node.js)"},
+    {"typescript", NULL, {"nsbox-ts", "-e"}, DEFAULT_IMAGE, "TypeScript (Node.js)"},
     {"ruby", NULL, {"ruby", "-e"}, NULL, "Ruby"},
     {"perl", NULL, {"perl", "-e"}, NULL, "Perl 5"},
     {"python3", "python", {"python3", "-c"}, DEFAULT_IMAGE, "Python 3"},
     {"node", "javascript", {"node", "-e"}, DEFAULT_IMAGE, "JavaScript (Node.js)"},
-    {"ts",
-     "typescript",
-     {"nsbox-ts", "-e"},
-     DEFAULT_IMAGE,
-     "TypeScript (transpiled, run by Node.js)"},
+    {"ts", "typescript", {"nsbox-ts", "-e"}, DEFAULT_IMAGE, "TypeScript (Node.js)"},
 };
 
 #define N_LANGUAGES (sizeof(table) / sizeof(table[0]))

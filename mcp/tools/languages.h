@@ -16,8 +16,8 @@ struct mcp_language {
     const char *default_image; /* NULL, or the image nsbox builds for it
                                 * (images/default-image.sh: one image serves
                                 * python, sh, bash, javascript and typescript);
-                                * the lookup itself uses --image and the
-                                * sandbox.language label */
+                                * used when the store has it and no --image
+                                * names one, before the sandbox.language label */
     const char *description;
 };
 

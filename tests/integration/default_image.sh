@@ -34,9 +34,9 @@ rootfs=$(rootfs_of "$S" "$IMG")
 echo "# unpacked $(du -sm "$rootfs" | cut -f1) MB"
 
 # The sandbox.language label names every language, as list_languages reads it.
-langs=$(nsbox inspect "$IMG" | field 'd["config"]["config"]["Labels"]["sandbox.language"]')
+langs=$(nsbox inspect "$IMG" | field 'd["config"]["labels"]["sandbox.language"]')
 missing=
-for l in python javascript typescript sh bash; do
+for l in python python3 javascript node typescript ts sh bash; do
 	[[ ",$langs," == *",$l,"* ]] || missing="$missing $l"
 done
 if [ -z "$missing" ]; then pass labels_list_languages; else fail labels_list_languages "label \"$langs\" lacks$missing"; fi
@@ -96,7 +96,12 @@ echo "# in a sandbox: python3 -c 'import pandas' $(ms python3 -c 'import pandas'
 install -m 755 "$NSBOX" "$T/nsbox"
 RS=/home/nsboxtest/nsbox-default-image-test
 rm -rf "$RS"
-as() { runuser -u nsboxtest -- env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/home/nsboxtest "$T/nsbox" --store "$RS" "$@"; }
+# Best-effort limits: a host without a delegated cgroup v2 (this CI's) has
+# none to give an unprivileged user.
+as() {
+	runuser -u nsboxtest -- env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/home/nsboxtest \
+		NSBOX_LIMITS=best-effort "$T/nsbox" --store "$RS" "$@"
+}
 if out=$(as pull --quiet "oci:$LAYOUT:latest" 2>&1) && out=$(as tag "oci:$LAYOUT:latest" "$IMG" 2>&1); then
 	pass rootless_pull
 	run_expect rootless_python_stack ok as run "$IMG" -- python3 -c "$PYSTACK"
@@ -116,7 +121,10 @@ runuser -u nsboxtest -- "$T/nsbox" --store "$RS" rmi "$IMG" >/dev/null 2>&1
 runuser -u nsboxtest -- "$T/nsbox" --store "$RS" prune >/dev/null 2>&1
 rm -rf "$RS"
 
-# -- through the MCP server: execute_code picks the image by label ----------------
+# -- through the MCP server: execute_code finds the image ------------------------
+# The python fixture (also labelled python) is there too: the default image
+# must still be the one picked.
+check pull_python_fixture nsbox pull --quiet "oci:$F/oci/python:latest"
 env NSBOX="$NSBOX" NSBOX_STORE="$S" SUITE="$SUITE" python3 "$ROOT/tests/mcp/default_image.py" >"$T/mcp.out" 2>"$T/mcp.err"
 rc=$?
 cat "$T/mcp.out"

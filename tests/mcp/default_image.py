@@ -34,6 +34,16 @@ for lang, code, want in CASES:
     if lang == "typescript":
         print(f"# execute_code typescript: wall_ms {rec.get('wall_ms')}", flush=True)
 
+# The languages table's default image wins over another image with the same
+# label (the shell script pulls the python fixture too): sandbox_create
+# names the reference it used, a label match would give a digest.
+for lang in ("python", "typescript", "sh"):
+    r = s.tool("sandbox_create", language=lang)
+    st = r.get("structuredContent", {})
+    result(f"mcp_default_image_preferred_{lang}", st.get("image") == "localhost/nsbox-default:latest", r)
+    if st.get("sandbox_id"):
+        s.tool("sandbox_stop", sandbox_id=st["sandbox_id"])
+
 # A TypeScript syntax error is the code's failure (status error), not nsbox's.
 r = s.tool("execute_code", language="typescript", code="const x: = 1;")
 rec = r.get("structuredContent", {})
