@@ -45,12 +45,14 @@ if [ -z "$missing" ]; then pass labels_list_languages; else fail labels_list_lan
 # run_expect NAME WANT CMD...: CMD's stdout (in a fresh sandbox) is WANT, and
 # it exits 0.
 run_expect() {
-	local name=$1 want=$2 out
+	local name=$1 want=$2 out rc
 	shift 2
-	if out=$("$@" 2>"$T/$name.err") && [ "$out" = "$want" ]; then
+	out=$("$@" 2>"$T/$name.err")
+	rc=$?
+	if [ "$rc" = 0 ] && [ "$out" = "$want" ]; then
 		pass "$name"
 	else
-		fail "$name" "want \"$want\", got \"$out\" (exit $?) :: $(tail -3 "$T/$name.err" | tr '\n' ' ')"
+		fail "$name" "want \"$want\", got \"$out\" (exit $rc) :: $(tail -3 "$T/$name.err" | tr '\n' ' ')"
 	fi
 }
 PYSTACK='import numpy, pandas, scipy, PIL, requests, matplotlib; print("ok")'
