@@ -36,7 +36,7 @@ for lang, code, want in CASES:
 
 # The languages table's default image wins over another image with the same
 # label (the shell script pulls the python fixture too): sandbox_create
-# names the reference it used, a label match would give a digest.
+# names the reference it used; a label match gives another name or a digest.
 for lang in ("python", "typescript", "sh"):
     r = s.tool("sandbox_create", language=lang)
     st = r.get("structuredContent", {})
