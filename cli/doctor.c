@@ -274,8 +274,7 @@ static void check_disk(struct verdict *v, const char *store_dir)
                               : NULL,
                "a tmpfs per sandbox bounds its writable layer (--disk, default 1 GiB); its pages "
                "are memory, so the sandbox's memory limit is raised by the disk's size%s%s%s",
-               geteuid() == 0 ? " (" : "", geteuid() == 0 ? why : "",
-               geteuid() == 0 ? ")" : "");
+               geteuid() == 0 ? " (" : "", geteuid() == 0 ? why : "", geteuid() == 0 ? ")" : "");
     images_store_close(&st);
 }
 

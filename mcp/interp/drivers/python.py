@@ -23,9 +23,6 @@ import types  # noqa: E402
 
 RESULT_CAP = 64 * 1024
 MESSAGE_CAP = 64 * 1024
-# The host caps a line at 16 MiB; figures beyond this total are sent as a
-# path only, so a huge figure cannot get the driver killed for "protocol".
-FIGURES_CAP = 8 * 1024 * 1024
 DRIVER_FILES = (__file__, os.path.abspath(__file__))
 # `await` at the top of a cell, as in IPython (Python >= 3.8).
 TOP_LEVEL_AWAIT = getattr(ast, "PyCF_ALLOW_TOP_LEVEL_AWAIT", 0)
@@ -167,12 +164,15 @@ def evaluate(code, ns, loop):
         raise
 
 
-def save_figures(cell):
-    """Saves, then closes, every open matplotlib figure; returns FIG list."""
+def save_figures(cell, home):
+    """Saves, then closes, every open matplotlib figure under home (the
+    working directory the interpreter started in, whatever the cells
+    chdir'd to: the host returns new images from there); returns FIG list,
+    paths only (the host reads the files)."""
     plt = sys.modules.get("matplotlib.pyplot")
     if plt is None:
         return []
-    figures, total = [], 0
+    figures = []
     try:
         nums = list(plt.get_fignums())
     except Exception:
@@ -180,21 +180,13 @@ def save_figures(cell):
     for n, num in enumerate(nums, 1):
         try:
             fig = plt.figure(num)
-            path = os.path.join(os.getcwd(), "figure-%d-%d.png" % (cell, n))
+            path = os.path.join(home, "figure-%d-%d.png" % (cell, n))
             fig.savefig(path, format="png")
             plt.close(fig)
-            with open(path, "rb") as f:
-                png = f.read()
         except Exception as exc:
             print_traceback(exc)
             continue
-        import base64
-
-        total += len(png)
-        fig_msg = {"path": path, "png": base64.b64encode(png).decode("ascii")}
-        if total > FIGURES_CAP:
-            fig_msg["png"] = None
-        figures.append(fig_msg)
+        figures.append({"path": path})
     return figures
 
 
@@ -236,6 +228,7 @@ def main():
     v = sys.version_info
     send_line(chan, {"op": "ready", "language": "python", "version": "%d.%d.%d" % (v[0], v[1], v[2])})
 
+    home = os.getcwd()
     cell = 0
     for line in read_lines(chan):
         try:
@@ -245,13 +238,13 @@ def main():
         if not isinstance(msg, dict) or msg.get("op") != "run":
             continue
         cell += 1
-        done = run_cell(msg.get("code"), cell, ns, running, loop)
+        done = run_cell(msg.get("code"), cell, ns, running, loop, home)
         done["id"] = msg.get("id")
         send_line(chan, done)
     flush_output()
 
 
-def run_cell(code, cell, ns, running, loop):
+def run_cell(code, cell, ns, running, loop, home):
     """Runs one cell in ns; returns the `done` message (without id).
     SystemExit propagates: the interpreter ends."""
     done = {"op": "done", "status": "ok", "result": None, "error": None, "interrupted": False, "figures": []}
@@ -279,7 +272,7 @@ def run_cell(code, cell, ns, running, loop):
         done["status"] = "error"
         done["interrupted"] = isinstance(exc, KeyboardInterrupt)
         done["error"] = {"type": clean(error_type(exc), 1024), "message": clean(str_of(exc), MESSAGE_CAP)}
-    done["figures"] = save_figures(cell)
+    done["figures"] = save_figures(cell, home)
     flush_output()
     return done
 
