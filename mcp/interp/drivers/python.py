@@ -229,6 +229,7 @@ def main():
     send_line(chan, {"op": "ready", "language": "python", "version": "%d.%d.%d" % (v[0], v[1], v[2])})
 
     home = os.getcwd()
+    owner = os.getpid()
     cell = 0
     for line in read_lines(chan):
         try:
@@ -238,15 +239,17 @@ def main():
         if not isinstance(msg, dict) or msg.get("op") != "run":
             continue
         cell += 1
-        done = run_cell(msg.get("code"), cell, ns, running, loop, home)
+        done = run_cell(msg.get("code"), cell, ns, running, loop, home, owner)
         done["id"] = msg.get("id")
         send_line(chan, done)
     flush_output()
 
 
-def run_cell(code, cell, ns, running, loop, home):
+def run_cell(code, cell, ns, running, loop, home, owner):
     """Runs one cell in ns; returns the `done` message (without id).
-    SystemExit propagates: the interpreter ends."""
+    SystemExit propagates: the interpreter ends.  A process the cell forked
+    (os.fork) that comes to the end of the cell ends there (owner: the
+    driver's pid)."""
     done = {"op": "done", "status": "ok", "result": None, "error": None, "interrupted": False, "figures": []}
     filename = "<cell-%d>" % cell
     try:
@@ -272,6 +275,13 @@ def run_cell(code, cell, ns, running, loop, home):
         done["status"] = "error"
         done["interrupted"] = isinstance(exc, KeyboardInterrupt)
         done["error"] = {"type": clean(error_type(exc), 1024), "message": clean(str_of(exc), MESSAGE_CAP)}
+    if os.getpid() != owner:
+        # A child of os.fork in the cell, as a script's child would at the
+        # end of the script: back in the driver's loop it would send a
+        # second `done` and read (steal) the next cells from the channel
+        # it shares with the driver.
+        flush_output()
+        os._exit(1 if done["status"] == "error" else 0)
     done["figures"] = save_figures(cell, home)
     flush_output()
     return done
