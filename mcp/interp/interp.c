@@ -21,6 +21,7 @@
 
 #define LINE_MAX_BYTES (16u << 20) /* one protocol line */
 #define READY_MS 30000             /* from start to "ready" */
+#define START_RETRY_MS 2000        /* a start refused with EAGAIN: retried this long */
 #define RESULT_MAX (64u << 10)
 #define FIGURES_MAX 32
 
@@ -270,8 +271,14 @@ static int await_ready(struct mcp_interp *it, const struct nsbox_exec_opts *eo,
             sink_read(&e);
         if (p[0].revents && chan_read(it) <= 0) {
             sink_drain(&e);
-            struct nsbox_err ignored;
-            nsbox_proc_wait(&it->proc, 1000, &ignored);
+            /* init could not start it at all (fork at the pids limit):
+             * its own error, not "the image has no python3". */
+            struct nsbox_err werr = {0};
+            if (nsbox_proc_wait(&it->proc, 1000, &werr) < 0 && werr.code != EPIPE) {
+                nsbox_err_set(err, werr.code, "the %s interpreter cannot start: %s",
+                              drivers[it->lang][0], werr.msg);
+                break;
+            }
             int code = it->proc.exited && WIFEXITED(it->proc.wait_status)
                            ? WEXITSTATUS(it->proc.wait_status)
                            : -1;
@@ -289,8 +296,8 @@ static int await_ready(struct mcp_interp *it, const struct nsbox_exec_opts *eo,
     return r;
 }
 
-static struct mcp_interp *start(struct box *box, enum mcp_interp_lang lang,
-                                const struct nsbox_exec_opts *eo, struct nsbox_err *err)
+static struct mcp_interp *start_once(struct box *box, enum mcp_interp_lang lang,
+                                     const struct nsbox_exec_opts *eo, struct nsbox_err *err)
 {
     struct mcp_interp *it = calloc(1, sizeof(*it));
     if (it == NULL) {
@@ -311,6 +318,23 @@ static struct mcp_interp *start(struct box *box, enum mcp_interp_lang lang,
         return NULL;
     }
     return it;
+}
+
+/* A start right after the last interpreter's process group was killed
+ * (restart, timeout, a fork bomb's children) can find the pids limit
+ * still taken by processes the kernel has not released yet: init's fork
+ * fails with EAGAIN for a few milliseconds.  Retried for a while. */
+static struct mcp_interp *start(struct box *box, enum mcp_interp_lang lang,
+                                const struct nsbox_exec_opts *eo, struct nsbox_err *err)
+{
+    int64_t until = now_ms() + START_RETRY_MS;
+    for (;;) {
+        struct mcp_interp *it = start_once(box, lang, eo, err);
+        if (it != NULL || err->code != EAGAIN || now_ms() >= until ||
+            (eo->cancel && nsbox_cancel_fired(eo->cancel)))
+            return it;
+        nanosleep(&(struct timespec){.tv_nsec = 50 * 1000000}, NULL);
+    }
 }
 
 /* ---- one cell ---- */

@@ -142,6 +142,19 @@ def sandboxed_under(root_pid):
     return found
 
 
+def groups(found):
+    """{(state, pgid): count} of processes, for a failure's message."""
+    out = {}
+    for pid, _ in found:
+        try:
+            with open(f"/proc/{pid}/stat") as f:
+                st = f.read().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        out[(st[0], st[3])] = out.get((st[0], st[3]), 0) + 1
+    return out
+
+
 def settle(pred, secs=10.0):
     end = time.monotonic() + secs
     while True:
@@ -280,6 +293,11 @@ def tamper_case(s, name, code, want):
     s.tool("sandbox_stop", sandbox_id=sid)
 
 
+def tamper_cases(s):
+    for name, (code, want) in TAMPER.items():
+        tamper_case(s, name, code, want)
+
+
 def flood_case(s):
     sid, _ = create(s)
     t = time.monotonic()
@@ -380,13 +398,63 @@ while True:
     result("forkbomb_bounded_interpreter_back", ok and ms < 15000 and n <= 64 + 2,
            f"bomb {short(r)} in {ms:.0f} ms; {n} processes; next {short(after)}")
     result("forkbomb_restart_frees_sandbox", rs.get("result") == "'restarted'" and c.get("stdout") == "up\n",
-           f"restart {short(rs)}; command {short(c)}; processes {len(sandboxed_under(s.p.pid))}")
+           f"restart {short(rs)}; command {short(c)}; processes (state, pgid) {groups(sandboxed_under(s.p.pid))}")
     note(f"fork bomb (pids=64): the call ended in {ms:.0f} ms as {short(r)}; "
          f"{n} sandboxed processes right after; next cell {after.get('result')}; "
          f"after restart {len(sandboxed_under(s.p.pid))} processes")
     s.tool("sandbox_stop", sandbox_id=sid)
     left = settle(lambda: not sandboxed_under(s.p.pid)) or sandboxed_under(s.p.pid)
     result("forkbomb_gone_after_stop", left is True, f"left {len(left) if left is not True else 0}: {left if left is not True else ''}")
+
+
+def start_refused_case(s):
+    """Session leaders the cell forked (out of reach of the interpreter's
+    group kill) hold every pid: a restart cannot start an interpreter and
+    must say why (init's fork failed), not that the image has no python3."""
+    sid, _ = create(s, pids=16)
+    # A watcher takes the pid the killed interpreter frees (it spins until
+    # its parent, the interpreter, is gone), and keeps taking any other.
+    r = cell(s, sid, r"""
+import os, time
+def sleeper():
+    while True:
+        time.sleep(60)
+if os.fork() == 0:
+    os.setsid()
+    parent = os.getppid()
+    while os.getppid() == parent:
+        pass
+    # Reparented at the interpreter's exit, its pid is freed at its reaping:
+    # fork until that comes, then keep any other that frees.
+    took = False
+    while True:
+        try:
+            if os.fork() == 0:
+                sleeper()
+            took = True
+        except OSError:
+            if took:
+                time.sleep(0.005)
+n = 0
+while True:
+    try:
+        pid = os.fork()
+    except OSError:
+        break
+    if pid == 0:
+        os.setsid()
+        sleeper()
+    n += 1
+n
+""", timeout_s=20)
+    t = time.monotonic()
+    rs = s.tool("execute_code", sandbox_id=sid, language="python", code="1", restart=True)
+    ms = (time.monotonic() - t) * 1000
+    text = rs.get("content", [{}])[0].get("text", "")
+    result("start_refused_says_why", rs.get("isError") is True and "process limit" in text and "has no python3" not in text,
+           f"fill {short(r)}; restart {text[:300]}")
+    note(f"restart in a sandbox whose pids are all taken: {ms:.0f} ms, {text[:160]!r}")
+    s.tool("sandbox_stop", sandbox_id=sid)
 
 
 def stop_during_cell_case(s):
@@ -437,6 +505,12 @@ drivers = [c for c in seen if "drivers/python.py" in c]
         b.close()
 
 
+def wanted(name):
+    """INTERP_HOSTILE_ONLY=a,b runs only the cases named (for debugging)."""
+    only = os.environ.get("INTERP_HOSTILE_ONLY")
+    return not only or name in only.split(",")
+
+
 def main():
     s = Server()
     try:
@@ -446,20 +520,17 @@ def main():
             return
         note(f"limits: {r.get('limits', {}).get('enforced')}")
         s.tool("sandbox_stop", sandbox_id=sid)
-        isolation_case(s)
-        drivers_mount_case(s)
-        for name, (code, want) in TAMPER.items():
-            tamper_case(s, name, code, want)
-        flood_case(s)
-        daemon_case(s)
-        forked_child_case(s)
-        forkbomb_case(s)
-        stop_during_cell_case(s)
+        for case in (isolation_case, drivers_mount_case, tamper_cases, flood_case, daemon_case,
+                     forked_child_case, forkbomb_case, start_refused_case, stop_during_cell_case):
+            if wanted(case.__name__):
+                case(s)
         result("server_survived", s.alive(), "the server exited")
     finally:
         s.close()
-    two_sessions_case()
+    if wanted("two_sessions_case"):
+        two_sessions_case()
 
 
-main()
-finish()
+if __name__ == "__main__":
+    main()
+    finish()
