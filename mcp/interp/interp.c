@@ -296,6 +296,27 @@ static int await_ready(struct mcp_interp *it, const struct nsbox_exec_opts *eo,
     return r;
 }
 
+/* The command's environment for a long-lived interpreter, plus
+ * MALLOC_ARENA_MAX=2 unless it is set: glibc reserves 64 MiB of address
+ * space per thread arena, and under best-effort limits (RLIMIT_AS, the
+ * memory limit) node's threads exhausted it loading TypeScript about every
+ * other start.  The strings are borrowed; NULL when out of memory. */
+static char **interp_env(char *const *env)
+{
+    size_t n = 0;
+    bool has = false;
+    for (; env != NULL && env[n] != NULL; n++)
+        has = has || strncmp(env[n], "MALLOC_ARENA_MAX=", 17) == 0;
+    char **v = calloc(n + 2, sizeof(char *));
+    if (v == NULL)
+        return NULL;
+    for (size_t i = 0; i < n; i++)
+        v[i] = env[i];
+    if (!has)
+        v[n] = "MALLOC_ARENA_MAX=2";
+    return v;
+}
+
 static struct mcp_interp *start_once(struct box *box, enum mcp_interp_lang lang,
                                      const struct nsbox_exec_opts *eo, struct nsbox_err *err)
 {
@@ -308,6 +329,8 @@ static struct mcp_interp *start_once(struct box *box, enum mcp_interp_lang lang,
     it->next_id = 1;
     struct nsbox_exec_opts o = *eo;
     o.argv = (char *const *)drivers[lang];
+    _cleanup_free_ char **env = interp_env(eo->env);
+    o.env = env ? env : eo->env;
     if (nsbox_proc_start(&box->sb, &o, &it->proc, err) < 0) {
         free(it);
         return NULL;

@@ -242,11 +242,11 @@ async function main() {
 	});
 
 	await test('typescript_state', async () => {
-		// Under best-effort limits the memory limit is RLIMIT_AS, and node
-		// loading typescript.js at 512 MiB of address space runs out of heap
-		// about every other time (NewSpace::Rebalance, or std::bad_alloc;
-		// glibc's per-thread arenas): known, reported; 1 GiB fits.
-		const { sandbox_id: sid } = await sandbox(best_effort ? { memory_mb: 1024 } : {});
+		// Under best-effort limits the memory limit is RLIMIT_AS (512 MiB):
+		// node loading typescript.js ran out of address space about every
+		// other start until interpreters got MALLOC_ARENA_MAX=2 (glibc's
+		// per-thread arenas, mcp/interp/interp.c): the default must do.
+		const { sandbox_id: sid } = await sandbox({});
 		const t = performance.now();
 		okCell(await code(sid, 'typescript', 'interface P { x: number }\nlet n: number = 5;\nconst p: P = { x: n };'), 'ts 1');
 		const t1 = performance.now();

@@ -97,6 +97,8 @@ static json_t *valid_value(const char *key)
         {"content", "\"aGk=\""},
         {"encoding", "\"base64\""},
         {"append", "true"},
+        {"fresh", "true"},
+        {"restart", "true"},
         {"recursive", "true"},
         {"overwrite", "true"},
         {"offset", "0"},
