@@ -55,6 +55,14 @@ const pss = async (sid, language, code) => {
 
 const out = {};
 const sid = await create();
+// The floor: a tool call that runs nothing (the SDK, stdio, the server's dispatch).
+out.floor_ms = [];
+for (let i = 0; i <= K; i++) {
+  const t0 = performance.now();
+  const r = await client.callTool({ name: "sandbox_list", arguments: {} });
+  if (r.isError) fail("sandbox_list", r);
+  if (i > 0) out.floor_ms.push(performance.now() - t0);
+}
 out.python_ms = await counter(sid, "python", "x = 0", "x = x + 1\nprint(x)");
 // The same sandbox, a new process each time (python3 -c).
 out.fresh_ms = [];

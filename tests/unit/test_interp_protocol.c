@@ -133,8 +133,9 @@ static json_t *done_of(const char *text)
 
 static void done_fields(void)
 {
-    json_t *d = done_of("{\"op\":\"done\",\"id\":3,\"status\":\"ok\",\"result\":\"42\",\"error\":null,"
-                        "\"interrupted\":true,\"figures\":[{\"path\":\"/workspace/figure-3-1.png\"}]}");
+    json_t *d = done_of(
+        "{\"op\":\"done\",\"id\":3,\"status\":\"ok\",\"result\":\"42\",\"error\":null,"
+        "\"interrupted\":true,\"figures\":[{\"path\":\"/workspace/figure-3-1.png\"}]}");
     struct mcp_interp_info info = {0};
     int code = -1;
     mcp_interp_take_done(d, &code, &info);
@@ -158,8 +159,9 @@ static void done_fields(void)
 /* Every field of the wrong type is ignored, one by one. */
 static void done_wrong_types(void)
 {
-    json_t *d = done_of("{\"op\":\"done\",\"id\":\"1\",\"status\":1,\"result\":[\"x\"],"
-                        "\"error\":\"TypeError\",\"interrupted\":\"true\",\"figures\":{\"path\":\"/a\"}}");
+    json_t *d = done_of(
+        "{\"op\":\"done\",\"id\":\"1\",\"status\":1,\"result\":[\"x\"],"
+        "\"error\":\"TypeError\",\"interrupted\":\"true\",\"figures\":{\"path\":\"/a\"}}");
     struct mcp_interp_info info = {0};
     int code = -1;
     CHECK(!mcp_interp_is_done(d, 1));
@@ -170,7 +172,8 @@ static void done_wrong_types(void)
     mcp_interp_info_free(&info);
     json_decref(d);
 
-    d = done_of("{\"error\":{\"type\":5},\"figures\":[7,null,{\"path\":9},{\"path\":\"/ok.png\"}]}");
+    d = done_of(
+        "{\"error\":{\"type\":5},\"figures\":[7,null,{\"path\":9},{\"path\":\"/ok.png\"}]}");
     mcp_interp_take_done(d, &code, &info);
     CHECK(info.error_type == NULL);
     CHECK_STR(info.figures ? info.figures[0] : NULL, "/ok.png");
@@ -209,8 +212,8 @@ static void invalid_utf8(void)
     CHECK(done_of("{\"result\":\"\xed\xa0\x80\"}") == NULL); /* a surrogate */
     json_t *d = json_object();
     json_object_set_new_nocheck(d, "result", json_stringn_nocheck("a\xff", 2));
-    json_object_set_new_nocheck(d, "figures", json_pack("[{s:o}]", "path",
-                                                        json_stringn_nocheck("/\xc0\x80", 3)));
+    json_object_set_new_nocheck(d, "figures",
+                                json_pack("[{s:o}]", "path", json_stringn_nocheck("/\xc0\x80", 3)));
     struct mcp_interp_info info = {0};
     int code;
     mcp_interp_take_done(d, &code, &info);
