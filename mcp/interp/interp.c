@@ -1,5 +1,6 @@
 /* Stateful interpreters (see interp.h and docs/interpreters.md). */
 #include "interp.h"
+#include "protocol.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -16,14 +17,10 @@
 
 #include "../../common/cleanup.h"
 #include "../../common/cleanup_json.h"
-#include "../../common/utf8.h"
 #include "../../runtime/cancel.h"
 
-#define LINE_MAX_BYTES (16u << 20) /* one protocol line */
-#define READY_MS 30000             /* from start to "ready" */
-#define START_RETRY_MS 2000        /* a start refused with EAGAIN: retried this long */
-#define RESULT_MAX (64u << 10)
-#define FIGURES_MAX 32
+#define READY_MS 30000      /* from start to "ready" */
+#define START_RETRY_MS 2000 /* a start refused with EAGAIN: retried this long */
 
 static const char *const drivers[MCP_INTERP_N][4] = {
     [MCP_INTERP_PYTHON] = {"python3", MCP_DRIVERS_DIR "/python.py", NULL},
@@ -35,8 +32,7 @@ struct mcp_interp {
     enum mcp_interp_lang lang;
     struct nsbox_proc proc;
     uint64_t next_id;
-    char *buf; /* what came on the channel and is not a whole line yet */
-    size_t len, cap;
+    struct mcp_interp_lines lines; /* what came on the channel */
 };
 
 /* Output kept for the result, capped like a command's. */
@@ -86,7 +82,7 @@ void mcp_interp_free(struct mcp_interp *it)
     if (it == NULL)
         return;
     nsbox_proc_close(&it->proc);
-    free(it->buf);
+    mcp_interp_lines_free(&it->lines);
     free(it);
 }
 
@@ -103,24 +99,19 @@ void mcp_interp_info_free(struct mcp_interp_info *info)
 /* ---- the channel ---- */
 
 /* Reads what the channel has.  Returns 1 while open, 0 at EOF, -1 when a
- * line outgrows LINE_MAX_BYTES. */
+ * line outgrows MCP_INTERP_LINE_MAX. */
 static int chan_read(struct mcp_interp *it)
 {
-    if (it->cap - it->len < 65536) {
-        size_t cap = it->cap ? it->cap * 2 : 131072;
-        if (cap > LINE_MAX_BYTES + 131072)
-            return -1;
-        char *b = realloc(it->buf, cap);
-        if (b == NULL)
-            return -1;
-        it->buf = b, it->cap = cap;
-    }
-    ssize_t n = read(it->proc.chan, it->buf + it->len, it->cap - it->len - 1);
+    size_t room;
+    char *at = mcp_interp_lines_room(&it->lines, &room);
+    if (at == NULL)
+        return -1;
+    ssize_t n = read(it->proc.chan, at, room);
     if (n < 0)
         return errno == EAGAIN || errno == EINTR ? 1 : 0;
     if (n == 0)
         return 0;
-    it->len += (size_t)n;
+    mcp_interp_lines_add(&it->lines, (size_t)n);
     return 1;
 }
 
@@ -128,23 +119,7 @@ static int chan_read(struct mcp_interp *it)
  * *bad: a line that is no JSON object. */
 static json_t *chan_line(struct mcp_interp *it, bool *bad)
 {
-    char *nl = it->len ? memchr(it->buf, '\n', it->len) : NULL;
-    *bad = false;
-    if (nl == NULL) {
-        *bad = it->len > LINE_MAX_BYTES;
-        return NULL;
-    }
-    size_t n = (size_t)(nl - it->buf);
-    json_error_t je;
-    json_t *j = json_loadb(it->buf, n, JSON_REJECT_DUPLICATES, &je);
-    memmove(it->buf, nl + 1, it->len - n - 1);
-    it->len -= n + 1;
-    if (!json_is_object(j)) {
-        json_decref(j);
-        *bad = true;
-        return NULL;
-    }
-    return j;
+    return mcp_interp_lines_next(&it->lines, bad);
 }
 
 static int chan_write_all(struct mcp_interp *it, const char *s, size_t len,
@@ -238,7 +213,7 @@ static int await_ready(struct mcp_interp *it, const struct nsbox_exec_opts *eo,
     for (;;) {
         bool bad;
         _cleanup_json_ json_t *j = chan_line(it, &bad);
-        if (j != NULL && strcmp(json_string_value(json_object_get(j, "op")) ?: "", "ready") == 0) {
+        if (j != NULL && strcmp(mcp_interp_msg_op(j), "ready") == 0) {
             const char *e2 = json_string_value(json_object_get(j, "error"));
             if (e2 == NULL) {
                 r = 0;
@@ -362,42 +337,10 @@ static struct mcp_interp *start(struct box *box, enum mcp_interp_lang lang,
 
 /* ---- one cell ---- */
 
-static char *dup_text(const char *s, size_t max)
-{
-    size_t n = strnlen(s, max);
-    char *c = strndup(s, n);
-    if (c != NULL && !nsbox_utf8_valid(c, n)) {
-        free(c);
-        return strdup("(the value is not valid UTF-8)");
-    }
-    return c;
-}
-
-/* Takes what "done" says into info and res.  Anything odd in it is the
- * driver's (the cell's) doing: ignored field by field. */
+/* Takes what "done" says into info and res (protocol.c). */
 static void take_done(struct call *c)
 {
-    json_t *d = c->done;
-    const char *status = json_string_value(json_object_get(d, "status"));
-    const char *result = json_string_value(json_object_get(d, "result"));
-    json_t *error = json_object_get(d, "error");
-    const char *etype = json_string_value(json_object_get(error, "type"));
-    json_t *figs = json_object_get(d, "figures");
-
-    c->res->exit_code = status && strcmp(status, "ok") == 0 ? 0 : 1;
-    c->info->interrupted = json_is_true(json_object_get(d, "interrupted"));
-    if (result != NULL)
-        c->info->result = dup_text(result, RESULT_MAX);
-    if (etype != NULL)
-        c->info->error_type = dup_text(etype, 256);
-    size_t n = json_is_array(figs) ? json_array_size(figs) : 0;
-    n = n > FIGURES_MAX ? FIGURES_MAX : n;
-    c->info->figures = calloc(n + 1, sizeof(char *));
-    for (size_t i = 0, k = 0; c->info->figures && i < n; i++) {
-        const char *path = json_string_value(json_object_get(json_array_get(figs, i), "path"));
-        if (path != NULL && path[0] == '/')
-            c->info->figures[k++] = dup_text(path, 4096);
-    }
+    mcp_interp_take_done(c->done, &c->res->exit_code, c->info);
 }
 
 static void handle_chan(struct call *c)
@@ -410,10 +353,7 @@ static void handle_chan(struct call *c)
             c->protocol_error = true;
         if (j == NULL)
             break;
-        json_t *id = json_object_get(j, "id");
-        const char *op = json_string_value(json_object_get(j, "op"));
-        if (op != NULL && strcmp(op, "done") == 0 && json_is_integer(id) &&
-            (uint64_t)json_integer_value(id) == c->id && c->done == NULL)
+        if (mcp_interp_is_done(j, c->id) && c->done == NULL)
             c->done = j;
         else
             json_decref(j);
