@@ -26,12 +26,12 @@ NSBOX_LDFLAGS := -pie -Wl,-z,relro,-z,now -pthread
 LDLIBS   += $(PKG_LIBS)
 
 LIB_SRCS := $(wildcard common/*.c oci/*.c images/*.c runtime/*.c boxes/*.c)
-CLI_SRCS := $(wildcard cli/*.c mcp/*.c mcp/tools/*.c mcp/http/*.c)
+CLI_SRCS := $(wildcard cli/*.c mcp/*.c mcp/tools/*.c mcp/http/*.c mcp/interp/*.c)
 CLI_ASM  := cli/profile.S
 UNIT_SRCS := $(wildcard tests/unit/*.c)
 
 LIB_OBJS  := $(LIB_SRCS:%.c=$(BUILD)/%.o)
-CLI_OBJS  := $(CLI_SRCS:%.c=$(BUILD)/%.o) $(BUILD)/cli/profile.o
+CLI_OBJS  := $(CLI_SRCS:%.c=$(BUILD)/%.o) $(BUILD)/cli/profile.o $(BUILD)/mcp/interp/embedded.o
 UNIT_OBJS := $(UNIT_SRCS:%.c=$(BUILD)/%.o)
 
 .PHONY: all test test-asan unit-test load bench deps fixtures default-image asan fuzz fuzz-build fuzz-long clean format format-check
@@ -50,8 +50,8 @@ $(BUILD)/nsbox: $(CLI_OBJS) $(BUILD)/libnsbox.a
 # too, and the tool table (mcp/tools/table.c, which names every tool, so
 # the MCP objects but the transports and config.c come along, as for
 # fuzz_tools).
-MCP_CORE_SRCS := $(filter-out mcp/transport_%.c mcp/config.c,$(wildcard mcp/*.c mcp/tools/*.c))
-UNIT_MCP_OBJS := $(patsubst %.c,$(BUILD)/%.o,$(MCP_CORE_SRCS))
+MCP_CORE_SRCS := $(filter-out mcp/transport_%.c mcp/config.c,$(wildcard mcp/*.c mcp/tools/*.c mcp/interp/*.c))
+UNIT_MCP_OBJS := $(patsubst %.c,$(BUILD)/%.o,$(MCP_CORE_SRCS)) $(BUILD)/mcp/interp/embedded.o
 $(BUILD)/unit-tests: $(UNIT_OBJS) $(UNIT_MCP_OBJS) $(BUILD)/libnsbox.a
 	$(CC) $(NSBOX_LDFLAGS) $(LDFLAGS) -o $@ $^ $(shell pkg-config --libs $(PKGS))
 
@@ -60,6 +60,10 @@ $(BUILD)/%.o: %.c
 	$(CC) $(NSBOX_CFLAGS) $(CFLAGS) -MMD -MP -c -o $@ $<
 
 $(BUILD)/cli/profile.o: cli/profile.S seccomp-profiles/default.json
+	@mkdir -p $(dir $@)
+	$(CC) -c -o $@ $<
+
+$(BUILD)/mcp/interp/embedded.o: mcp/interp/embedded.S $(wildcard mcp/interp/drivers/*)
 	@mkdir -p $(dir $@)
 	$(CC) -c -o $@ $<
 
@@ -75,7 +79,8 @@ FUZZ_SECONDS ?= 60
 # fuzz_tools walks the tool table (mcp/tools/table.c), whose entries point
 # at every tool.  Of mcp/http/ only the pure parts (fuzz_http,
 # fuzz_httpbody), none of the libmicrohttpd code.
-FUZZ_OBJS    := $(patsubst %.c,$(BUILD)/%.o,$(MCP_CORE_SRCS) mcp/http/policy.c mcp/http/body.c)
+FUZZ_OBJS    := $(patsubst %.c,$(BUILD)/%.o,$(MCP_CORE_SRCS) mcp/http/policy.c mcp/http/body.c) \
+                $(BUILD)/mcp/interp/embedded.o
 
 fuzz-build:
 	$(MAKE) BUILD=build-fuzz CC=clang CFLAGS="$(FUZZ_CFLAGS)" \

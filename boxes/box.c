@@ -98,6 +98,8 @@ static int start(struct box *box, const struct box_spec *spec, const struct imag
         .env = box->env,
         .workdir = box->workdir,
         .workspace = workspace_dir,
+        .binds = spec->binds,
+        .n_binds = spec->n_binds,
         .uid = box->uid,
         .gid = box->gid,
         .limits = {.memory_bytes = l->memory_bytes,

@@ -131,6 +131,10 @@ struct box_spec {
     const char *seccomp_profile_name;
     const char *workspace; /* STORE/workspaces/NAME mounted at workdir, or NULL */
     bool detach;           /* outlives the caller; the record is saved */
+    /* Read-only host directories shown inside (nsbox's interpreter
+     * drivers), borrowed; not part of the record. */
+    const struct nsbox_bind *binds;
+    size_t n_binds;
 };
 
 /* Fills spec with box_defaults (limits; tmp, disk and workspace sizes)

@@ -1,12 +1,17 @@
 #!/usr/bin/env bash
-# Builds nsbox's default python image from Debian packages (no registry
-# needed: mmdebstrap, then an OCI layout) and pulls it into the store.
-# Usage: images/default-image.sh [NSBOX_BINARY]
+# Builds nsbox's default image from Debian bookworm packages (python3 with
+# numpy, pandas, scipy, matplotlib, pillow, requests; nodejs; TypeScript;
+# sh, bash) with images/default/build.sh, which caches the OCI layout, and
+# pulls it into the store as localhost/nsbox-default:latest, also tagged
+# localhost/nsbox-python:latest.  See docs/default-image.md.
+# Usage: images/default-image.sh [NSBOX_BINARY [GLOBAL_OPTION...]]
+#   e.g. images/default-image.sh build/nsbox --store /tmp/store
 set -euo pipefail
 cd "$(dirname "$0")/.."
 NSBOX=${1:-build/nsbox}
-F=${NSBOX_FIXTURES:-/var/cache/nsbox/fixtures}
-tests/fixtures/build.sh >&2
-"$NSBOX" pull "oci:$F/oci/python:latest"
-"$NSBOX" tag "oci:$F/oci/python:latest" localhost/nsbox-python:latest
-echo "default image: localhost/nsbox-python:latest"
+shift || true
+LAYOUT=$(images/default/build.sh)
+"$NSBOX" "$@" pull "oci:$LAYOUT:latest" >&2
+"$NSBOX" "$@" tag "oci:$LAYOUT:latest" localhost/nsbox-default:latest
+"$NSBOX" "$@" tag "oci:$LAYOUT:latest" localhost/nsbox-python:latest
+echo "default image: localhost/nsbox-default:latest (also localhost/nsbox-python:latest)"

@@ -311,6 +311,14 @@ int mcp_server_open(struct mcp_server *s, const struct mcp_config *c, const stru
     struct nsbox_err gc_err;
     if (box_ctx_gc(&s->boxes, &gc_err) < 0)
         nsbox_warn("cleaning stale sandboxes: %s", gc_err.msg);
+    /* Without the drivers, kept sandboxes still run code, as fresh
+     * processes; the result says so (docs/interpreters.md). */
+    struct nsbox_err drv_err;
+    if (mcp_interp_drivers_dir(s->boxes.store.root, s->drivers_dir, sizeof(s->drivers_dir),
+                               &drv_err) < 0) {
+        nsbox_warn("no persistent interpreters: %s", drv_err.msg);
+        s->drivers_dir[0] = '\0';
+    }
     return 0;
 }
 

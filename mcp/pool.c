@@ -37,6 +37,13 @@ static struct mcp_sandbox *build_counted(struct mcp_server *cfg, const char *ima
                                       .timeout_s = limits->timeout_s};
     spec.disk_bytes = limits->disk_mb << 20;
     spec.workspace_bytes = limits->workspace_mb << 20;
+    /* A kept sandbox may host persistent interpreters: nsbox's drivers,
+     * read-only (docs/interpreters.md). */
+    struct nsbox_bind drivers = {cfg->drivers_dir, MCP_DRIVERS_DIR};
+    if (!one_shot && cfg->drivers_dir[0] != '\0') {
+        spec.binds = &drivers;
+        spec.n_binds = 1;
+    }
     if (box_create(&cfg->boxes, &spec, &m->box, err) < 0)
         return NULL;
     m->one_shot = one_shot;
@@ -78,6 +85,8 @@ struct mcp_sandbox *mcp_sandbox_build(struct mcp_server *cfg, const char *image,
  * strings (box_free).  The sandbox must be destroyed or never started. */
 void mcp_sandbox_free_record(struct mcp_sandbox *m)
 {
+    for (size_t i = 0; i < MCP_INTERP_N; i++)
+        mcp_interp_free(m->interp[i]);
     box_free(&m->box);
     pthread_mutex_destroy(&m->exec_lock);
     free(m);

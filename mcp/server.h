@@ -12,6 +12,7 @@
 #include <stdio.h>
 
 #include "../boxes/box.h"
+#include "interp/interp.h"
 #include "../runtime/cancel.h"
 #include "result.h"
 
@@ -38,6 +39,9 @@ struct mcp_lang {
 struct mcp_sandbox {
     struct box box;
     bool one_shot;
+    /* Its persistent interpreters (mcp/interp/interp.h), by language;
+     * used under exec_lock. */
+    struct mcp_interp *interp[MCP_INTERP_N];
     pthread_mutex_t exec_lock; /* one command at a time on its socket */
     /* Ownership (sandboxes.h), under the session's lock. */
     unsigned refs; /* calls holding it */
@@ -76,6 +80,10 @@ struct mcp_server {
     pthread_cond_t pool_idle;
     struct mcp_sandbox *spare;
     char spare_image[512];
+    /* nsbox's interpreter drivers on the host (STORE/cache/drivers/...),
+     * bound read-only into every kept sandbox; "" when they could not be
+     * written (execute_code then runs fresh processes only). */
+    char drivers_dir[PATH_MAX];
     bool refilling, draining;
     size_t n_freeing;
     size_t n_live; /* under pool_lock */

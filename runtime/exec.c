@@ -30,6 +30,7 @@
 #include "../common/cleanup.h"
 #include "../common/fsutil.h"
 #include "cancel.h"
+#include "internal.h"
 #include "proto.h"
 #include "sandbox.h"
 
@@ -100,9 +101,9 @@ static char *pack_strings(char *p, char *const *v, size_t n)
     return p;
 }
 
-static int send_exec(struct run *r, const int fds[3], struct nsbox_err *err)
+int nsbox_exec_send(int ctl, uint64_t id, const struct nsbox_exec_opts *o, const int fds[3],
+                    struct nsbox_err *err)
 {
-    const struct nsbox_exec_opts *o = r->o;
     const char *cwd = o->cwd ? o->cwd : "/";
     size_t bytes = strlen(cwd) + 1;
     size_t n_args = count_strings(o->argv, &bytes);
@@ -118,7 +119,7 @@ static int send_exec(struct run *r, const int fds[3], struct nsbox_err *err)
         return nsbox_err_set(err, ENOMEM, "out of memory");
     *m = (struct nsbox_msg_exec){.type = NSBOX_MSG_EXEC,
                                  .n_args = (uint32_t)n_args,
-                                 .id = r->id,
+                                 .id = id,
                                  .uid = o->uid,
                                  .gid = o->gid,
                                  .rlimit_nofile = o->rlimit_nofile,
@@ -129,7 +130,15 @@ static int send_exec(struct run *r, const int fds[3], struct nsbox_err *err)
     char *p = pack_strings(m->strings, o->argv, n_args);
     p = pack_strings(p, o->env, n_env);
     memcpy(p, cwd, strlen(cwd) + 1);
-    return nsbox_proto_send(r->sb->ctl, m, sizeof(*m) + bytes, fds, 3, err);
+    return nsbox_proto_send(ctl, m, sizeof(*m) + bytes, fds, 3, err);
+}
+
+uint64_t nsbox_exec_new_id(void)
+{
+    uint64_t id;
+    if (getrandom(&id, sizeof(id), 0) != sizeof(id) || id == 0)
+        id = now_us() | 1;
+    return id;
 }
 
 /* Reads what is there; forwards it when streaming; keeps up to limit
@@ -404,13 +413,12 @@ int nsbox_sandbox_exec(struct nsbox_sandbox *sb, const struct nsbox_exec_opts *o
     memset(res, 0, sizeof(*res));
     if (sb->ctl < 0)
         return nsbox_err_set(err, EBADF, "sandbox %s is not connected", sb->id);
-    if (getrandom(&r.id, sizeof(r.id), 0) != sizeof(r.id) || r.id == 0)
-        r.id = (uint64_t)now_us() | 1;
+    r.id = nsbox_exec_new_id();
     nsbox_cgroup_stats(&sb->cgroup, &oom_before, NULL);
     uint64_t t0 = now_us();
     int rc = open_stdio(&r, fds, close_after, err);
     if (rc == 0)
-        rc = send_exec(&r, fds, err);
+        rc = nsbox_exec_send(sb->ctl, r.id, o, fds, err);
     /* The command holds its ends now; ours must go so EOF can happen. */
     for (int i = 0; i < 3; i++)
         if (close_after[i] >= 0)

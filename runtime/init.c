@@ -289,6 +289,15 @@ static void handle_exec(struct init_state *st, int client, size_t len, int fds[3
     track(st, m->id, pid, client);
 }
 
+/* Signals a command's process group.  The command makes its group with
+ * setsid() right after the fork, so a signal sent at once may find no
+ * such group yet: then the command itself, the group's only member. */
+static void signal_group(pid_t pid, int sig)
+{
+    if (kill(-pid, sig) < 0 && errno == ESRCH)
+        kill(pid, sig);
+}
+
 static void handle_kill(struct init_state *st, int client, size_t len)
 {
     const struct nsbox_msg_kill *k = (const struct nsbox_msg_kill *)st->buf;
@@ -303,7 +312,38 @@ static void handle_kill(struct init_state *st, int client, size_t len)
     }
     for (size_t i = 0; i < st->n_execs; i++)
         if (st->execs[i].id == k->id && st->execs[i].client == client)
-            kill(-st->execs[i].pid, SIGKILL);
+            signal_group(st->execs[i].pid, SIGKILL);
+}
+
+/* A signal for one exec's process group (an interpreter interrupted by a
+ * timeout): only the connection that started it may send one. */
+static void handle_signal(struct init_state *st, int client, size_t len)
+{
+    const struct nsbox_msg_signal *m = (const struct nsbox_msg_signal *)st->buf;
+
+    if (len != sizeof(*m) || (m->sig != SIGINT && m->sig != SIGTERM && m->sig != SIGKILL))
+        return;
+    for (size_t i = 0; i < st->n_execs; i++)
+        if (st->execs[i].id == m->id && st->execs[i].client == client)
+            signal_group(st->execs[i].pid, m->sig);
+}
+
+static void add_client(struct init_state *st, int fd);
+
+/* A new connection, handed over on an existing one: for a command that
+ * outlives the calls that use it (proc.h).  Its execs are its own: when it
+ * closes, they are killed. */
+static void handle_attach(struct init_state *st, size_t len, int fds[3])
+{
+    if (len != sizeof(struct nsbox_msg_attach) || fds[0] < 0)
+        return;
+    int type;
+    socklen_t tl = sizeof(type);
+    if (st->n_clients >= MAX_CLIENTS || getsockopt(fds[0], SOL_SOCKET, SO_TYPE, &type, &tl) < 0 ||
+        type != SOCK_SEQPACKET)
+        return; /* closed by the caller: the host sees EOF */
+    add_client(st, fds[0]);
+    fds[0] = -1;
 }
 
 static void reap(struct init_state *st)
@@ -336,7 +376,7 @@ static void drop_client(struct init_state *st, size_t idx)
      * a long-lived sandbox keeps whatever escaped into other sessions). */
     for (size_t i = 0; i < st->n_execs; i++) {
         if (st->execs[i].client == fd) {
-            kill(-st->execs[i].pid, SIGKILL);
+            signal_group(st->execs[i].pid, SIGKILL);
             st->execs[i].client = -1;
         }
     }
@@ -359,6 +399,10 @@ static void handle_client(struct init_state *st, size_t idx)
         handle_exec(st, fd, (size_t)n, fds);
     else if (type == NSBOX_MSG_KILL)
         handle_kill(st, fd, (size_t)n);
+    else if (type == NSBOX_MSG_SIGNAL)
+        handle_signal(st, fd, (size_t)n);
+    else if (type == NSBOX_MSG_ATTACH)
+        handle_attach(st, (size_t)n, fds);
     for (int i = 0; i < 3; i++)
         if (fds[i] >= 0)
             close(fds[i]);

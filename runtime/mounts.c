@@ -248,6 +248,43 @@ static int bind_workspace(const char *src, int root, const char *rel, int target
     return 0;
 }
 
+/* A read-only bind of a host directory at dst (absolute inside): the
+ * mountpoint is made when missing, never through a symlink; the remount
+ * needs the new mount itself, so the path is resolved again after the
+ * bind. */
+static int bind_readonly(int root, const char *src, const char *dst, struct nsbox_err *err)
+{
+    char target[64];
+    const char *rel = dst;
+    while (*rel == '/')
+        rel++;
+    if (*rel == '\0' || strstr(dst, "..") != NULL)
+        return nsbox_err_set(err, EINVAL, "a bind target must be below / without \"..\": %s", dst);
+    /* Each missing component made in turn, from the root, as mkdir -p. */
+    char prefix[PATH_MAX];
+    for (const char *p = strchr(rel, '/'); p != NULL; p = strchr(p + 1, '/')) {
+        snprintf(prefix, sizeof(prefix), "%.*s", (int)(p - rel), rel);
+        _cleanup_close_ int d = open_dir_in(root, prefix, 0755, err);
+        if (d < 0)
+            return -1;
+    }
+    _cleanup_close_ int fd = open_dir_in(root, rel, 0755, err);
+    if (fd < 0)
+        return -1;
+    fd_path(target, sizeof(target), fd);
+    if (mount(src, target, NULL, MS_BIND, NULL) < 0)
+        return nsbox_err_sys(err, "cannot mount %s", dst);
+    _cleanup_close_ int top = nsbox_openat2(root, rel, O_PATH | O_DIRECTORY | O_CLOEXEC, 0,
+                                            RESOLVE_STRICT);
+    if (top < 0)
+        return nsbox_err_sys(err, "cannot reopen %s", dst);
+    fd_path(target, sizeof(target), top);
+    if (mount(NULL, target, NULL, MS_BIND | MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV, NULL) <
+        0)
+        return nsbox_err_sys(err, "cannot make %s read-only", dst);
+    return 0;
+}
+
 /* pivot_root(".", ".") stacks the old root under the new one; detaching
  * it leaves no path back to the host's tree (pivot_root(2), NOTES). */
 static int enter_root(const char *merged, struct nsbox_err *err)
@@ -296,5 +333,8 @@ int nsbox_mounts_setup(const struct nsbox_mount_config *c, struct nsbox_err *err
                            w, err) < 0)
             return -1;
     }
+    for (size_t i = 0; i < c->n_binds; i++)
+        if (bind_readonly(root, c->bind_src[i], c->bind_dst[i], err) < 0)
+            return -1;
     return enter_root(c->merged, err);
 }

@@ -16,6 +16,10 @@ struct nsbox_mount_config {
     uint64_t shm_bytes;    /* size of the /dev/shm tmpfs */
     const char *workdir;   /* created inside when missing; may be NULL */
     const char *workspace; /* bind-mounted at workdir ("/proc/self/fd/N"), or NULL */
+    /* Read-only binds of directories: sources as "/proc/self/fd/N"
+     * (opened by the host side), targets absolute inside. */
+    const char *bind_src[8], *bind_dst[8];
+    size_t n_binds;
 };
 
 /* In a fresh mount namespace (of the sandbox's user namespace): builds the

@@ -22,6 +22,19 @@ enum nsbox_msg_type {
     NSBOX_MSG_ERROR,    /* init -> host: the exec could not start */
     NSBOX_MSG_DISK,     /* init -> host, first on every connection when the
                            sandbox has a tmpfs disk: its root (1 fd) */
+    NSBOX_MSG_ATTACH,   /* host -> init: one end of a new connection (1 fd) */
+    NSBOX_MSG_SIGNAL,   /* host -> init: signal one exec's process group */
+};
+
+struct nsbox_msg_attach {
+    uint32_t type;
+    uint32_t pad;
+};
+
+struct nsbox_msg_signal {
+    uint32_t type;
+    int32_t sig; /* SIGINT, SIGTERM or SIGKILL; anything else is ignored */
+    uint64_t id; /* an exec of the same connection */
 };
 
 struct nsbox_msg_disk {

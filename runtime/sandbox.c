@@ -146,6 +146,22 @@ static int open_layers(struct spawn *s, int fds[5], char paths[5][64], struct ns
     return 0;
 }
 
+/* The read-only binds' sources, opened with the host's credentials like
+ * the layers. */
+static int open_binds(const struct nsbox_sandbox_config *cfg, int fds[NSBOX_MAX_BINDS],
+                      char paths[NSBOX_MAX_BINDS][64], struct nsbox_err *err)
+{
+    if (cfg->n_binds > NSBOX_MAX_BINDS)
+        return nsbox_err_set(err, EINVAL, "at most %d binds", NSBOX_MAX_BINDS);
+    for (size_t i = 0; i < cfg->n_binds; i++) {
+        fds[i] = open(cfg->binds[i].source, O_PATH | O_DIRECTORY | O_CLOEXEC);
+        if (fds[i] < 0)
+            return nsbox_err_sys(err, "cannot open %s", cfg->binds[i].source);
+        snprintf(paths[i], sizeof(paths[i]), "/proc/self/fd/%d", fds[i]);
+    }
+    return 0;
+}
+
 /* A tmpfs disk, as the sandbox's root: mounted on STATE/disk in the new
  * mount namespace, upper/ and work/ on it; init keeps its root for the
  * host (s->disk_fd). */
@@ -168,17 +184,19 @@ static int disk_layers(struct spawn *s, int fds[5], char paths[5][64], struct ns
 static int child_setup(struct spawn *s, struct nsbox_err *err)
 {
     const struct nsbox_sandbox_config *cfg = s->cfg;
-    int layer_fds[5];
-    char layers[5][64];
+    int layer_fds[5], bind_fds[NSBOX_MAX_BINDS];
+    char layers[5][64], binds[NSBOX_MAX_BINDS][64];
     char c;
 
+    for (size_t i = 0; i < NSBOX_MAX_BINDS; i++)
+        bind_fds[i] = -1;
     if (read(s->sync_r, &c, 1) != 1)
         return nsbox_err_set(err, EPIPE, "nsbox went away during setup");
     /* The layers must be opened in the new mount namespace (overlay clones
      * them from there) and before the switch to the sandbox's ids. */
     if (unshare(CLONE_NEWNS) < 0)
         return nsbox_err_sys(err, "cannot create a mount namespace");
-    if (open_layers(s, layer_fds, layers, err) < 0)
+    if (open_layers(s, layer_fds, layers, err) < 0 || open_binds(cfg, bind_fds, binds, err) < 0)
         return -1;
     if (become_root(cfg->rootless_map == NULL || cfg->rootless_map->helpers, err) < 0 ||
         disk_layers(s, layer_fds, layers, err) < 0)
@@ -195,11 +213,17 @@ static int child_setup(struct spawn *s, struct nsbox_err *err)
         .shm_bytes = cfg->shm_bytes,
         .workdir = cfg->workdir,
         .workspace = layer_fds[4] >= 0 ? layers[4] : NULL,
+        .n_binds = cfg->n_binds,
     };
+    for (size_t i = 0; i < cfg->n_binds; i++)
+        mc.bind_src[i] = binds[i], mc.bind_dst[i] = cfg->binds[i].target;
     int r = nsbox_mounts_setup(&mc, err);
     for (int i = 0; i < 5; i++)
         if (layer_fds[i] >= 0)
             close(layer_fds[i]);
+    for (size_t i = 0; i < NSBOX_MAX_BINDS; i++)
+        if (bind_fds[i] >= 0)
+            close(bind_fds[i]);
     if (r < 0)
         return -1;
     const char *host = cfg->hostname ? cfg->hostname : "nsbox";

@@ -30,6 +30,16 @@ enum nsbox_limits_mode {
     NSBOX_LIMITS_BEST_EFFORT, /* no usable cgroup: rlimits and timeouts only */
 };
 
+/* A host directory shown inside the sandbox (nsbox's own helpers, such as
+ * an interpreter's driver).  Read-only: what the sandbox must be able to
+ * write reaches it through the workspace. */
+struct nsbox_bind {
+    const char *source; /* host directory, opened with the caller's credentials */
+    const char *target; /* absolute path inside; made when missing */
+};
+
+#define NSBOX_MAX_BINDS 8
+
 struct nsbox_sandbox_config {
     const char *rootfs;     /* the image's rootfs: the overlay's lower layer */
     const char *state_root; /* sandboxes' state directories go here */
@@ -39,6 +49,9 @@ struct nsbox_sandbox_config {
      * NULL.  Root: seen through an idmapped mount like the rootfs, so it
      * keeps the image's ids on disk and any later sandbox can use it. */
     const char *workspace;
+    /* Read-only, nosuid, nodev bind mounts, after the workspace. */
+    const struct nsbox_bind *binds;
+    size_t n_binds;       /* at most NSBOX_MAX_BINDS */
     uint32_t uid, gid;    /* default user inside */
     const char *hostname; /* NULL: "nsbox" */
     struct nsbox_cgroup_limits limits;

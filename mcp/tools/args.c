@@ -77,6 +77,13 @@ static const struct mcp_arg execute_fields[] = {
         .dflt = MCP_LANGUAGE_DEFAULT),
     SANDBOX_ID_OPTIONAL,
     ARG("stdin", STRING, 0),
+    ARG("fresh", BOOLEAN, 0,
+        .description = "with sandbox_id: run as a new process instead of in the sandbox's "
+                       "persistent interpreter (python, javascript, typescript keep state "
+                       "between calls)"),
+    ARG("restart", BOOLEAN, 0,
+        .description = "with sandbox_id: restart the persistent interpreter first (its "
+                       "variables are gone)"),
     LIMITS,
 };
 static const struct mcp_arg run_fields[] = {
@@ -389,6 +396,9 @@ int mcp_args_execute_code(const struct mcp_server *cfg, json_t *args, struct mcp
     if (run_args(cfg, EXECUTE_CODE, args, "code", out, err) < 0)
         return -1;
     out->language = str(EXECUTE_CODE, args, "language");
+    out->code = out->argv[2];
+    out->fresh = mcp_arg_bool(args, "fresh");
+    out->restart = mcp_arg_bool(args, "restart");
     /* Known: the schema check looked it up (MCP_ARG_LANGUAGE). */
     const struct mcp_language *lang = mcp_language_find(out->language);
     out->argv[0] = (char *)lang->argv[0];

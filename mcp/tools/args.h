@@ -69,6 +69,11 @@ struct mcp_run_args {
     const char *stdin_data; /* NULL: none */
     const char *workdir;    /* run_command: absolute, or NULL */
     struct mcp_limit_args limits;
+    /* execute_code: the code (argv[2]), and how it runs in a kept
+     * sandbox (docs/interpreters.md): a persistent interpreter unless
+     * fresh; restart starts a new one first. */
+    const char *code;
+    bool fresh, restart;
 };
 
 /* write_file */

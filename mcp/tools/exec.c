@@ -103,19 +103,54 @@ static void snapshots_free(struct nsbox_snapshot **snaps)
     free(*snaps);
 }
 
+/* What a persistent interpreter adds to the record (docs/interpreters.md):
+ * the last expression's value, whether the state survived, the figures. */
+static void interp_fields(json_t *rec, const struct mcp_interp_info *info, bool used)
+{
+    json_object_set_new(rec, "interpreter", json_string(used ? "persistent" : "process"));
+    if (!used)
+        return;
+    json_object_set_new(rec, "result", info->result ? json_string(info->result) : json_null());
+    json_object_set_new(rec, "state_lost", json_boolean(info->state_lost));
+    if (info->state_lost)
+        json_object_set_new(rec, "state_lost_reason", json_string(info->state_lost_reason));
+    if (info->interrupted)
+        json_object_set_new(rec, "interrupted", json_true());
+    if (info->error_type)
+        json_object_set_new(rec, "error_type", json_string(info->error_type));
+    json_t *figs = json_array();
+    for (size_t i = 0; info->figures && info->figures[i]; i++)
+        json_array_append_new(figs, json_string(info->figures[i]));
+    json_object_set_new(rec, "figures", figs);
+}
+
 /* Fills out with the run's result record (with the disk as measured
  * after it) and the images it made. */
-static void record(const struct nsbox_exec_result *res, const struct box *box,
-                   const struct nsbox_snapshot *before, const struct nsbox_snapshot *after,
-                   struct mcp_result *out)
+static void record(const struct nsbox_exec_result *res, const struct mcp_interp_info *info,
+                   bool interp, const struct box *box, const struct nsbox_snapshot *before,
+                   const struct nsbox_snapshot *after, struct mcp_result *out)
 {
     json_t *rec = result_record(res);
+    interp_fields(rec, info, interp);
     box_usage_json(box, rec);
     json_t *files = mcp_changes_json(before, after, out);
     json_object_set_new(rec, "files", files ? files : json_array());
     if (before->truncated || after->truncated)
         json_object_set_new(rec, "files_truncated", json_true());
     out->structured = rec;
+}
+
+/* The persistent interpreter a call runs in, or -1 for a fresh process:
+ * execute_code in a kept sandbox, in python, javascript or typescript,
+ * unless fresh, or stdin (the driver's is its channel), or the drivers
+ * could not be written. */
+static int interpreted(const struct mcp_session *s, const struct mcp_sandbox *m,
+                       const struct mcp_run_args *rq)
+{
+    if (m->one_shot || rq->code == NULL || rq->fresh || rq->stdin_data != NULL ||
+        rq->language == NULL || s->cfg->drivers_dir[0] == '\0')
+        return -1;
+    return mcp_interp_lang(rq->language);
 }
 
 static int exec_in(struct mcp_session *s, struct mcp_call *call, struct mcp_sandbox *m,
@@ -161,7 +196,19 @@ static int exec_in(struct mcp_session *s, struct mcp_call *call, struct mcp_sand
         return -1;
     }
     nsbox_changes_take(&m->box.sb, eo.cwd, before);
-    int r = nsbox_sandbox_exec(&m->box.sb, &eo, &res, err);
+    struct mcp_interp_info info = {0};
+    int lang = interpreted(s, m, rq);
+    int r;
+    if (lang >= 0) {
+        if (rq->restart) {
+            mcp_interp_free(m->interp[lang]);
+            m->interp[lang] = NULL;
+        }
+        r = mcp_interp_run(&m->interp[lang], &m->box, (enum mcp_interp_lang)lang, rq->code, &eo,
+                           &res, &info, err);
+    } else {
+        r = nsbox_sandbox_exec(&m->box.sb, &eo, &res, err);
+    }
     nsbox_changes_take(&m->box.sb, eo.cwd, after);
     struct nsbox_err merr;
     if (box_measure(&m->box, &merr) < 0)
@@ -172,14 +219,17 @@ static int exec_in(struct mcp_session *s, struct mcp_call *call, struct mcp_sand
         nsbox_exec_result_free(&res);
         r = nsbox_err_set(err, ESRCH, "sandbox \"%s\" was stopped while this ran", m->box.sb.id);
     }
-    if (r < 0)
+    if (r < 0) {
+        mcp_interp_info_free(&info);
         return -1;
+    }
     if (pc.watch.tripped)
         over_budget(&res, &m->box);
-    record(&res, &m->box, before, after, out);
+    record(&res, &info, lang >= 0, &m->box, before, after, out);
     if (pc.watch.tripped)
         json_object_set_new(out->structured, "workspace_over_budget", json_true());
     nsbox_exec_result_free(&res);
+    mcp_interp_info_free(&info);
     return 0;
 }
 

@@ -4,15 +4,23 @@
 #include <stdio.h>
 #include <string.h>
 
+/* The languages images/default-image.sh's image serves. */
+#define DEFAULT_IMAGE "localhost/nsbox-default:latest"
+
 static const struct mcp_language table[] = {
-    {"python", NULL, {"python3", "-c"}, "localhost/nsbox-python:latest", "Python 3"},
-    {"sh", NULL, {"/bin/sh", "-c"}, NULL, "POSIX shell"},
-    {"bash", NULL, {"bash", "-c"}, NULL, "Bash"},
-    {"javascript", NULL, {"node", "-e"}, NULL, "JavaScript (Node.js)"},
+    {"python", NULL, {"python3", "-c"}, DEFAULT_IMAGE, "Python 3"},
+    {"sh", NULL, {"/bin/sh", "-c"}, DEFAULT_IMAGE, "POSIX shell"},
+    {"bash", NULL, {"bash", "-c"}, DEFAULT_IMAGE, "Bash"},
+    {"javascript", NULL, {"node", "-e"}, DEFAULT_IMAGE, "JavaScript (Node.js)"},
+    /* nsbox-ts (images/default/nsbox-ts) transpiles with the typescript
+     * module's transpileModule (types erased, not checked) and runs the
+     * result with node: tsc's full type check would cost seconds a call. */
+    {"typescript", NULL, {"nsbox-ts", "-e"}, DEFAULT_IMAGE, "TypeScript (Node.js)"},
     {"ruby", NULL, {"ruby", "-e"}, NULL, "Ruby"},
     {"perl", NULL, {"perl", "-e"}, NULL, "Perl 5"},
-    {"python3", "python", {"python3", "-c"}, "localhost/nsbox-python:latest", "Python 3"},
-    {"node", "javascript", {"node", "-e"}, NULL, "JavaScript (Node.js)"},
+    {"python3", "python", {"python3", "-c"}, DEFAULT_IMAGE, "Python 3"},
+    {"node", "javascript", {"node", "-e"}, DEFAULT_IMAGE, "JavaScript (Node.js)"},
+    {"ts", "typescript", {"nsbox-ts", "-e"}, DEFAULT_IMAGE, "TypeScript (Node.js)"},
 };
 
 #define N_LANGUAGES (sizeof(table) / sizeof(table[0]))

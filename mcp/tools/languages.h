@@ -14,8 +14,10 @@ struct mcp_language {
     const char *alias_of;      /* NULL, or the name this one is another spelling of */
     const char *argv[2];       /* interpreter and its flag; the code follows */
     const char *default_image; /* NULL, or the image nsbox builds for it
-                                * (images/default-image.sh); the lookup itself
-                                * uses --image and the sandbox.language label */
+                                * (images/default-image.sh: one image serves
+                                * python, sh, bash, javascript and typescript);
+                                * used when the store has it and no --image
+                                * names one, before the sandbox.language label */
     const char *description;
 };
 

@@ -15,9 +15,21 @@
 #include "languages.h"
 #include "tools.h"
 
-/* --image LANG=REF first, then the store's images by their
- * sandbox.language label.  Returns a reference (static storage: the
- * configured one, or a digest kept in buf) or NULL. */
+/* Whether the store has an image by this name. */
+static bool store_has(struct mcp_session *s, const char *ref)
+{
+    struct images_image image;
+    struct nsbox_err ignored;
+    if (images_lookup(&s->cfg->boxes.store, ref, &image, &ignored) < 0)
+        return false;
+    images_image_free(&image);
+    return true;
+}
+
+/* --image LANG=REF first, then the languages table's default image
+ * (images/default-image.sh) when the store has it, then the store's images
+ * by their sandbox.language label.  Returns a reference (static storage:
+ * the configured one, the table's, or a digest kept in buf) or NULL. */
 const char *mcp_image_for_language(struct mcp_session *s, const char *language)
 {
     static __thread char buf[OCI_DIGEST_BUF];
@@ -26,6 +38,9 @@ const char *mcp_image_for_language(struct mcp_session *s, const char *language)
     for (size_t i = 0; i < s->cfg->n_langs; i++)
         if (strcmp(s->cfg->langs[i].language, language) == 0)
             return s->cfg->langs[i].ref;
+    const struct mcp_language *l = mcp_language_find(language);
+    if (l != NULL && l->default_image != NULL && store_has(s, l->default_image))
+        return l->default_image;
     return box_image_for_language(&s->cfg->boxes, language, buf, sizeof(buf), &err) == 0 ? buf
                                                                                          : NULL;
 }

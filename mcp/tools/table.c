@@ -19,6 +19,15 @@
     "\"workspace_limit_bytes\":{\"type\":[\"integer\",\"null\"]},"
 #define DISK_REQUIRED "\"disk\",\"disk_used_bytes\",\"disk_limit_bytes\""
 
+/* execute_code in a kept sandbox's persistent interpreter
+ * (docs/interpreters.md). */
+#define INTERP_PROPS                                                                               \
+    "\"interpreter\":{\"type\":\"string\",\"enum\":[\"persistent\",\"process\"]},"                 \
+    "\"result\":{\"type\":[\"string\",\"null\"]},\"state_lost\":{\"type\":\"boolean\"},"           \
+    "\"state_lost_reason\":{\"type\":\"string\"},\"interrupted\":{\"type\":\"boolean\"},"          \
+    "\"error_type\":{\"type\":\"string\"},"                                                        \
+    "\"figures\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},"
+
 #define RESULT_SCHEMA                                                                                          \
     "{\"type\":\"object\",\"properties\":{"                                                                    \
     "\"status\":{\"type\":\"string\",\"enum\":[\"ok\",\"error\",\"timeout\",\"oom\",\"signaled\"]},"           \
@@ -27,7 +36,7 @@
     "\"stdout_truncated\":{\"type\":\"boolean\"},\"stderr_truncated\":{\"type\":\"boolean\"},"                 \
     "\"timed_out\":{\"type\":\"boolean\"},\"oom_killed\":{\"type\":\"boolean\"},"                              \
     "\"wall_ms\":{\"type\":\"integer\"},\"cpu_ms\":{\"type\":\"integer\"},"                                    \
-    "\"memory_peak_bytes\":{\"type\":\"integer\"}," DISK_PROPS                                                 \
+    "\"memory_peak_bytes\":{\"type\":\"integer\"}," DISK_PROPS INTERP_PROPS                                    \
     "\"files\":{\"type\":\"array\",\"items\":{\"type\":\"object\"}}},"                                         \
     "\"required\":[\"status\",\"exit_code\",\"stdout\",\"stderr\",\"timed_out\",\"oom_killed\"," DISK_REQUIRED \
     "]}"

@@ -46,7 +46,7 @@ F=${F%/}
 NSBOX=${NSBOX:-$ROOT/build/nsbox}
 RUNS=${BENCH_RUNS:-5}
 
-BENCHES=(pull_unpack_python unpack_python sandbox_start exec_live idle_sandboxes mcp_execute)
+BENCHES=(pull_unpack_python unpack_python sandbox_start exec_live idle_sandboxes mcp_execute mcp_interp)
 
 say() { printf 'bench: %s\n' "$*" >&2; }
 die() {
@@ -493,6 +493,58 @@ for name, v, t in (("mcp_execute_live", live, 1.15), ("mcp_execute_oneshot", one
     print(f"RESULT bench {name} nsbox_ms={v:.0f} baseline_ms={chroot:.0f} ratio={ratio:.2f} target<={t:.2f} {'OK' if ratio <= t else 'MISSED'}")
 ok = r["idle_rss_kb"] < 16384
 print(f"RESULT bench mcp_server_idle_rss rss_kib={r['idle_rss_kb']} target<16384KiB {'OK' if ok else 'MISSED'}")
+PYEOF
+}
+
+# ---- MCP: persistent interpreters (docs/interpreters.md) -----------------------
+
+# A store with the default image (numpy, pandas, node, typescript): pulled
+# from images/default/build.sh's cached layout, built there when missing.
+DEF_STORE=
+need_default_store() {
+	[ -n "$DEF_STORE" ] && return
+	DEF_STORE=$TMP/default-store
+	say "default image: into $DEF_STORE (images/default-image.sh; builds the layout if not cached)"
+	"$ROOT/images/default-image.sh" "$NSBOX" --store "$DEF_STORE" >/dev/null 2>"$TMP/logs/default-image.log" ||
+		die "images/default-image.sh failed (log: $TMP/logs/default-image.log)"
+}
+
+# execute_code in a kept sandbox's interpreter vs a new process in the same
+# sandbox (fresh: true), through the SDK client; the pandas call's cost
+# once imported; javascript and typescript; the interpreters' memory.
+bench_mcp_interp() {
+	need_default_store
+	"$ROOT/tests/mcp/setup.sh" >/dev/null || die "tests/mcp/setup.sh failed"
+	local k=${BENCH_INTERP_CALLS:-50} n=${BENCH_INTERP_SANDBOXES:-20} out
+	say "mcp_interp: $k calls per series, then $n sandboxes with pandas imported"
+	out=$(node "$ROOT/tests/bench/mcp_interp_bench.mjs" "$NSBOX" "$DEF_STORE" localhost/nsbox-default:latest \
+		"$k" "$k" "$n") || die "mcp_interp_bench.mjs failed"
+	python3 - "$out" <<'PYEOF'
+import json, statistics, sys
+r = json.loads(sys.argv[1])
+med = lambda k: statistics.median(r[k])
+py, fresh, pd = med("python_ms"), med("fresh_ms"), med("pandas_ms")
+js, ts = med("javascript_ms"), med("typescript_ms")
+print(f"\nmcp_interp: execute_code in a kept sandbox of the default image, through the MCP client SDK over stdio, {len(r['python_ms'])} calls each; ms per call")
+print(f"  python interpreter   x = x + 1; print(x)        median {py:6.2f} ms   min {min(r['python_ms']):6.2f}")
+print(f"  baseline: fresh: true  python3 -c 'print(1)'    median {fresh:6.2f} ms   min {min(r['fresh_ms']):6.2f}")
+print(f"  context: sandbox_list (a call that runs nothing) median {med('floor_ms'):6.2f} ms   min {min(r['floor_ms']):6.2f}")
+print(f"  python interpreter   df.sum() (pandas loaded)   median {pd:6.2f} ms   min {min(r['pandas_ms']):6.2f}   (import numpy, pandas once: {r['pandas_import_ms']:.0f} ms)")
+print(f"  javascript interpreter  x = x + 1; console.log  median {js:6.2f} ms   min {min(r['javascript_ms']):6.2f}")
+print(f"  typescript interpreter  x = x + 1; console.log  median {ts:6.2f} ms   min {min(r['typescript_ms']):6.2f}")
+print(f"  idle interpreter PSS: python {r['python_pss_kib']} KiB, python with numpy+pandas {r['python_pandas_pss_kib']} KiB, "
+      f"node {r['javascript_pss_kib']} KiB, typescript {r['typescript_pss_kib']} KiB")
+n = r["fleet_n"]
+per = r["fleet_memavailable_drop_kib"] / n
+fpss = statistics.median(r["fleet_pss_kib"]) if r["fleet_pss_kib"] else 0
+print(f"  {n} kept sandboxes, each a python interpreter with numpy+pandas imported: set up in {r['fleet_setup_ms'] / n:.0f} ms each; "
+      f"{r['fleet_answered']} of {n} answered a call afterwards")
+print(f"  host MemAvailable drop: {per:.0f} KiB per sandbox; interpreter PSS median {fpss:.0f} KiB")
+print(f"RESULT bench mcp_interp_python nsbox_ms={py:.2f} baseline_ms={fresh:.2f} ratio={py / fresh:.2f} target<=2ms {'OK' if py <= 2 else 'MISSED'}")
+print(f"RESULT bench mcp_interp_pandas_call nsbox_ms={pd:.2f} baseline_ms={py:.2f} ratio={pd / py:.2f} target=none INFO")
+print(f"RESULT bench mcp_interp_javascript nsbox_ms={js:.2f} baseline_ms={fresh:.2f} ratio={js / fresh:.2f} target=none INFO")
+print(f"RESULT bench mcp_interp_typescript nsbox_ms={ts:.2f} baseline_ms={fresh:.2f} ratio={ts / fresh:.2f} target=none INFO")
+print(f"RESULT bench mcp_interp_fleet per_sandbox_kib={per:.0f} answered={r['fleet_answered']}/{n} target=none INFO")
 PYEOF
 }
 

@@ -97,6 +97,8 @@ static json_t *valid_value(const char *key)
         {"content", "\"aGk=\""},
         {"encoding", "\"base64\""},
         {"append", "true"},
+        {"fresh", "true"},
+        {"restart", "true"},
         {"recursive", "true"},
         {"overwrite", "true"},
         {"offset", "0"},
@@ -478,7 +480,7 @@ static void languages_table(void)
     const struct mcp_language *langs = mcp_languages(&n);
     char list[256];
     mcp_languages_text(list, sizeof(list), " or ");
-    CHECK_STR(list, "python, sh, bash, javascript, ruby or perl");
+    CHECK_STR(list, "python, sh, bash, javascript, typescript, ruby or perl");
     CHECK(mcp_language_find(MCP_LANGUAGE_DEFAULT) != NULL);
     CHECK(mcp_language_find("cobol") == NULL);
     for (size_t i = 0; i < n; i++) {
@@ -494,7 +496,7 @@ static void languages_table(void)
         CHECK((of = mcp_language_find(l->alias_of)) != NULL && of->alias_of == NULL);
         CHECK(of && strcmp(of->argv[0], l->argv[0]) == 0 && strcmp(of->argv[1], l->argv[1]) == 0);
     }
-    CHECK(primary == 6);
+    CHECK(primary == 7);
 }
 
 /* execute_code runs each language with the table's interpreter, lists them

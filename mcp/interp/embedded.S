@@ -1,0 +1,17 @@
+/* nsbox's interpreter drivers, linked into the binary so that what runs in
+ * a sandbox is never read from a path someone else could replace; written
+ * once per version to STORE/cache/drivers/ (drivers.c). */
+    .section .rodata
+    .global mcp_driver_python
+    .global mcp_driver_python_end
+    .global mcp_driver_node
+    .global mcp_driver_node_end
+mcp_driver_python:
+    .incbin "mcp/interp/drivers/python.py"
+mcp_driver_python_end:
+    .byte 0
+mcp_driver_node:
+    .incbin "mcp/interp/drivers/node.js"
+mcp_driver_node_end:
+    .byte 0
+    .section .note.GNU-stack,"",@progbits

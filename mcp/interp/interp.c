@@ -1,0 +1,554 @@
+/* Stateful interpreters (see interp.h and docs/interpreters.md). */
+#include "interp.h"
+#include "protocol.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/timerfd.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "../../common/cleanup.h"
+#include "../../common/cleanup_json.h"
+#include "../../runtime/cancel.h"
+
+#define READY_MS 30000      /* from start to "ready" */
+#define START_RETRY_MS 2000 /* a start refused with EAGAIN: retried this long */
+
+static const char *const drivers[MCP_INTERP_N][4] = {
+    [MCP_INTERP_PYTHON] = {"python3", MCP_DRIVERS_DIR "/python.py", NULL},
+    [MCP_INTERP_JAVASCRIPT] = {"node", MCP_DRIVERS_DIR "/node.js", NULL},
+    [MCP_INTERP_TYPESCRIPT] = {"node", MCP_DRIVERS_DIR "/node.js", "--typescript", NULL},
+};
+
+struct mcp_interp {
+    enum mcp_interp_lang lang;
+    struct nsbox_proc proc;
+    uint64_t next_id;
+    struct mcp_interp_lines lines; /* what came on the channel */
+};
+
+/* Output kept for the result, capped like a command's. */
+struct sink {
+    int fd;
+    char *buf;
+    size_t len, cap, limit;
+    bool truncated;
+};
+
+/* One call in flight. */
+struct call {
+    struct mcp_interp *it;
+    const struct nsbox_exec_opts *eo;
+    struct nsbox_exec_result *res;
+    struct mcp_interp_info *info;
+    struct sink out, err;
+    uint64_t id;
+    json_t *done; /* the driver's "done", once it came */
+    bool exited;  /* the interpreter is gone (EOF, exit status) */
+    bool protocol_error;
+    int timer;
+    int64_t grace_until_ms; /* SIGINT sent: SIGKILL at this time; 0 none */
+    int64_t started_ms, last_progress_ms;
+};
+
+int mcp_interp_lang(const char *language)
+{
+    if (strcmp(language, "python") == 0 || strcmp(language, "python3") == 0)
+        return MCP_INTERP_PYTHON;
+    if (strcmp(language, "javascript") == 0 || strcmp(language, "node") == 0)
+        return MCP_INTERP_JAVASCRIPT;
+    if (strcmp(language, "typescript") == 0)
+        return MCP_INTERP_TYPESCRIPT;
+    return -1;
+}
+
+static int64_t now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+void mcp_interp_free(struct mcp_interp *it)
+{
+    if (it == NULL)
+        return;
+    nsbox_proc_close(&it->proc);
+    mcp_interp_lines_free(&it->lines);
+    free(it);
+}
+
+void mcp_interp_info_free(struct mcp_interp_info *info)
+{
+    free(info->result);
+    free(info->error_type);
+    for (size_t i = 0; info->figures && info->figures[i]; i++)
+        free(info->figures[i]);
+    free(info->figures);
+    memset(info, 0, sizeof(*info));
+}
+
+/* ---- the channel ---- */
+
+/* Reads what the channel has.  Returns 1 while open, 0 at EOF, -1 when a
+ * line outgrows MCP_INTERP_LINE_MAX. */
+static int chan_read(struct mcp_interp *it)
+{
+    size_t room;
+    char *at = mcp_interp_lines_room(&it->lines, &room);
+    if (at == NULL)
+        return -1;
+    ssize_t n = read(it->proc.chan, at, room);
+    if (n < 0)
+        return errno == EAGAIN || errno == EINTR ? 1 : 0;
+    if (n == 0)
+        return 0;
+    mcp_interp_lines_add(&it->lines, (size_t)n);
+    return 1;
+}
+
+/* The next whole line (parsed), or NULL when none is complete yet.
+ * *bad: a line that is no JSON object. */
+static json_t *chan_line(struct mcp_interp *it, bool *bad)
+{
+    return mcp_interp_lines_next(&it->lines, bad);
+}
+
+static int chan_write_all(struct mcp_interp *it, const char *s, size_t len,
+                          const struct nsbox_cancel *cancel, struct nsbox_err *err)
+{
+    while (len > 0) {
+        struct pollfd p[2] = {{.fd = it->proc.chan, .events = POLLOUT},
+                              {.fd = cancel ? cancel->fd : -1, .events = POLLIN}};
+        if (poll(p, 2, -1) < 0 && errno != EINTR)
+            return nsbox_err_sys(err, "poll");
+        if (p[1].revents)
+            return nsbox_err_set(err, ECANCELED, "cancelled");
+        if (!(p[0].revents & POLLOUT)) {
+            if (p[0].revents & (POLLHUP | POLLERR))
+                return nsbox_err_set(err, EPIPE, "the interpreter is gone");
+            continue;
+        }
+        ssize_t n = write(it->proc.chan, s, len);
+        if (n < 0 && (errno == EAGAIN || errno == EINTR))
+            continue;
+        if (n < 0)
+            return nsbox_err_sys(err, "cannot write to the interpreter");
+        s += n, len -= (size_t)n;
+    }
+    return 0;
+}
+
+/* ---- output ---- */
+
+static void sink_read(struct sink *s)
+{
+    char tmp[65536];
+    ssize_t n = read(s->fd, tmp, sizeof(tmp));
+    if (n <= 0) {
+        if (n == 0 || (errno != EAGAIN && errno != EINTR))
+            s->fd = -1; /* the proc owns the fd; it is closed with it */
+        return;
+    }
+    size_t keep = s->len < s->limit ? s->limit - s->len : 0;
+    if ((size_t)n > keep)
+        s->truncated = true;
+    keep = keep < (size_t)n ? keep : (size_t)n;
+    if (s->len + keep + 1 > s->cap) {
+        size_t cap = s->cap ? s->cap : 65536;
+        while (cap < s->len + keep + 1)
+            cap *= 2;
+        char *b = realloc(s->buf, cap);
+        if (b == NULL) {
+            s->truncated = true;
+            return;
+        }
+        s->buf = b, s->cap = cap;
+    }
+    memcpy(s->buf + s->len, tmp, keep);
+    s->len += keep;
+    s->buf[s->len] = '\0';
+}
+
+/* Everything already in the pipes (the driver flushed before "done"). */
+static void sink_drain(struct sink *s)
+{
+    for (int i = 0; i < 4096 && s->fd >= 0; i++) {
+        struct pollfd p = {.fd = s->fd, .events = POLLIN};
+        if (poll(&p, 1, 0) != 1)
+            return;
+        sink_read(s);
+    }
+}
+
+/* ---- starting ---- */
+
+__attribute__((format(printf, 2, 3))) static void set_reason(struct mcp_interp_info *info,
+                                                             const char *fmt, ...)
+{
+    va_list ap;
+    info->state_lost = true;
+    va_start(ap, fmt);
+    vsnprintf(info->state_lost_reason, sizeof(info->state_lost_reason), fmt, ap);
+    va_end(ap);
+}
+
+/* Waits for "ready".  Returns 0, or -1 with err (what the interpreter said
+ * on stderr when it died first: "python3: not found" and the like). */
+static int await_ready(struct mcp_interp *it, const struct nsbox_exec_opts *eo,
+                       struct nsbox_err *err)
+{
+    struct sink e = {.fd = it->proc.err, .limit = 2048};
+    int64_t deadline = now_ms() + READY_MS;
+    int r = -1;
+
+    for (;;) {
+        bool bad;
+        _cleanup_json_ json_t *j = chan_line(it, &bad);
+        if (j != NULL && strcmp(mcp_interp_msg_op(j), "ready") == 0) {
+            const char *e2 = json_string_value(json_object_get(j, "error"));
+            if (e2 == NULL) {
+                r = 0;
+                break;
+            }
+            nsbox_err_set(err, ENOTSUP, "the %s interpreter cannot start: %.300s",
+                          drivers[it->lang][0], e2);
+            break;
+        }
+        if (bad) {
+            nsbox_err_set(err, EPROTO, "the %s driver sent garbage", drivers[it->lang][0]);
+            break;
+        }
+        if (j != NULL)
+            continue;
+        int left = (int)(deadline - now_ms());
+        struct pollfd p[3] = {{.fd = it->proc.chan, .events = POLLIN},
+                              {.fd = e.fd, .events = POLLIN},
+                              {.fd = eo->cancel ? eo->cancel->fd : -1, .events = POLLIN}};
+        if (left <= 0 || poll(p, 3, left) == 0) {
+            nsbox_err_set(err, ETIMEDOUT, "the %s interpreter did not start within %d s",
+                          drivers[it->lang][0], READY_MS / 1000);
+            break;
+        }
+        if (p[2].revents) {
+            nsbox_err_set(err, ECANCELED, "cancelled while the interpreter started");
+            break;
+        }
+        if (p[1].revents)
+            sink_read(&e);
+        if (p[0].revents && chan_read(it) <= 0) {
+            sink_drain(&e);
+            /* init could not start it at all (fork at the pids limit):
+             * its own error, not "the image has no python3". */
+            struct nsbox_err werr = {0};
+            if (nsbox_proc_wait(&it->proc, 1000, &werr) < 0 && werr.code != EPIPE) {
+                nsbox_err_set(err, werr.code, "the %s interpreter cannot start: %s",
+                              drivers[it->lang][0], werr.msg);
+                break;
+            }
+            int code = it->proc.exited && WIFEXITED(it->proc.wait_status)
+                           ? WEXITSTATUS(it->proc.wait_status)
+                           : -1;
+            nsbox_err_set(err, code == 127 ? ENOENT : EIO, "the %s interpreter cannot start%s%s%s",
+                          drivers[it->lang][0], code == 127 ? " (the image has no " : "",
+                          code == 127 ? drivers[it->lang][0] : "", code == 127 ? ")" : "");
+            if (e.len > 0) {
+                size_t l = strlen(err->msg);
+                snprintf(err->msg + l, sizeof(err->msg) - l, ": %.300s", e.buf);
+            }
+            break;
+        }
+    }
+    free(e.buf);
+    return r;
+}
+
+/* The command's environment for a long-lived interpreter, plus
+ * MALLOC_ARENA_MAX=2 unless it is set: glibc reserves 64 MiB of address
+ * space per thread arena, and under best-effort limits (RLIMIT_AS, the
+ * memory limit) node's threads exhausted it loading TypeScript about every
+ * other start.  The strings are borrowed; NULL when out of memory. */
+static char **interp_env(char *const *env)
+{
+    size_t n = 0;
+    bool has = false;
+    for (; env != NULL && env[n] != NULL; n++)
+        has = has || strncmp(env[n], "MALLOC_ARENA_MAX=", 17) == 0;
+    char **v = calloc(n + 2, sizeof(char *));
+    if (v == NULL)
+        return NULL;
+    for (size_t i = 0; i < n; i++)
+        v[i] = env[i];
+    if (!has)
+        v[n] = "MALLOC_ARENA_MAX=2";
+    return v;
+}
+
+static struct mcp_interp *start_once(struct box *box, enum mcp_interp_lang lang,
+                                     const struct nsbox_exec_opts *eo, struct nsbox_err *err)
+{
+    struct mcp_interp *it = calloc(1, sizeof(*it));
+    if (it == NULL) {
+        nsbox_err_set(err, ENOMEM, "out of memory");
+        return NULL;
+    }
+    it->lang = lang;
+    it->next_id = 1;
+    struct nsbox_exec_opts o = *eo;
+    o.argv = (char *const *)drivers[lang];
+    _cleanup_free_ char **env = interp_env(eo->env);
+    o.env = env ? env : eo->env;
+    if (nsbox_proc_start(&box->sb, &o, &it->proc, err) < 0) {
+        free(it);
+        return NULL;
+    }
+    fcntl(it->proc.chan, F_SETFL, O_NONBLOCK);
+    if (await_ready(it, eo, err) < 0) {
+        mcp_interp_free(it);
+        return NULL;
+    }
+    return it;
+}
+
+/* A start right after the last interpreter's process group was killed
+ * (restart, timeout, a fork bomb's children) can find the pids limit
+ * still taken by processes the kernel has not released yet: init's fork
+ * fails with EAGAIN for a few milliseconds.  Retried for a while. */
+static struct mcp_interp *start(struct box *box, enum mcp_interp_lang lang,
+                                const struct nsbox_exec_opts *eo, struct nsbox_err *err)
+{
+    int64_t until = now_ms() + START_RETRY_MS;
+    for (;;) {
+        struct mcp_interp *it = start_once(box, lang, eo, err);
+        if (it != NULL || err->code != EAGAIN || now_ms() >= until ||
+            (eo->cancel && nsbox_cancel_fired(eo->cancel)))
+            return it;
+        nanosleep(&(struct timespec){.tv_nsec = 50 * 1000000}, NULL);
+    }
+}
+
+/* ---- one cell ---- */
+
+/* Takes what "done" says into info and res (protocol.c). */
+static void take_done(struct call *c)
+{
+    mcp_interp_take_done(c->done, &c->res->exit_code, c->info);
+}
+
+static void handle_chan(struct call *c)
+{
+    int r = chan_read(c->it);
+    for (;;) {
+        bool bad;
+        json_t *j = chan_line(c->it, &bad);
+        if (bad)
+            c->protocol_error = true;
+        if (j == NULL)
+            break;
+        if (mcp_interp_is_done(j, c->id) && c->done == NULL)
+            c->done = j;
+        else
+            json_decref(j);
+    }
+    if (r < 0)
+        c->protocol_error = true;
+    if (r == 0)
+        c->exited = true;
+}
+
+static void interrupt(struct call *c)
+{
+    struct nsbox_err ignored;
+    nsbox_proc_signal(&c->it->proc, SIGINT, &ignored);
+    c->grace_until_ms = now_ms() + MCP_INTERP_GRACE_MS;
+}
+
+static void progress(struct call *c)
+{
+    const struct nsbox_exec_opts *eo = c->eo;
+    int64_t now = now_ms();
+    if (eo->progress == NULL || now - c->last_progress_ms < (int64_t)eo->progress_ms)
+        return;
+    c->last_progress_ms = now;
+    eo->progress(eo->progress_ctx, (uint64_t)(now - c->started_ms), c->out.buf ? c->out.buf : "",
+                 c->out.len, c->err.buf ? c->err.buf : "", c->err.len);
+}
+
+static int loop(struct call *c, struct nsbox_err *err)
+{
+    const struct nsbox_exec_opts *eo = c->eo;
+    c->started_ms = c->last_progress_ms = now_ms();
+    while (c->done == NULL && !c->exited && !c->protocol_error) {
+        int64_t now = now_ms();
+        if (c->grace_until_ms && now >= c->grace_until_ms)
+            return 0; /* the caller kills it */
+        int timeout = c->grace_until_ms ? (int)(c->grace_until_ms - now) : -1;
+        if (eo->progress != NULL) {
+            int pm = (int)(eo->progress_ms ? eo->progress_ms : 1000);
+            timeout = timeout < 0 || timeout > pm ? pm : timeout;
+        }
+        bool cancel_armed = eo->cancel != NULL && !c->res->cancelled && !c->res->timed_out;
+        struct pollfd p[5] = {
+            {.fd = c->it->proc.chan, .events = POLLIN},
+            {.fd = c->out.fd, .events = POLLIN},
+            {.fd = c->err.fd, .events = POLLIN},
+            {.fd = c->timer, .events = POLLIN},
+            {.fd = cancel_armed ? eo->cancel->fd : -1, .events = POLLIN},
+        };
+        if (poll(p, 5, timeout) < 0) {
+            if (errno == EINTR)
+                continue;
+            return nsbox_err_sys(err, "poll");
+        }
+        if (p[1].revents)
+            sink_read(&c->out);
+        if (p[2].revents)
+            sink_read(&c->err);
+        if (p[0].revents)
+            handle_chan(c);
+        if (p[3].revents) {
+            c->res->timed_out = true;
+            close(c->timer);
+            c->timer = -1;
+            interrupt(c);
+        }
+        if (p[4].revents) {
+            c->res->cancelled = true;
+            interrupt(c);
+        }
+        progress(c);
+    }
+    return 0;
+}
+
+static int start_timer(struct call *c, struct nsbox_err *err)
+{
+    double t = c->eo->timeout_s;
+    c->timer = -1;
+    if (t <= 0)
+        return 0;
+    c->timer = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
+    if (c->timer < 0)
+        return nsbox_err_sys(err, "timerfd");
+    struct itimerspec its = {.it_value = {(time_t)t, (long)((t - (double)(time_t)t) * 1e9)}};
+    if (its.it_value.tv_sec == 0 && its.it_value.tv_nsec == 0)
+        its.it_value.tv_nsec = 1;
+    return timerfd_settime(c->timer, 0, &its, NULL) < 0 ? nsbox_err_sys(err, "timerfd") : 0;
+}
+
+/* The interpreter is gone or must go: why, into info and res. */
+static void lose(struct call *c, struct box *box, uint64_t oom_before)
+{
+    struct nsbox_err ignored;
+    struct nsbox_proc *p = &c->it->proc;
+    bool killed = !c->exited;
+
+    if (killed)
+        nsbox_proc_signal(p, SIGKILL, &ignored);
+    nsbox_proc_wait(p, 2000, &ignored);
+    sink_drain(&c->out);
+    sink_drain(&c->err);
+    uint64_t oom_after = 0;
+    nsbox_cgroup_stats(&box->sb.cgroup, &oom_after, NULL);
+    c->res->oom_killed = oom_after > oom_before;
+    if (p->exited && WIFEXITED(p->wait_status)) {
+        c->res->exit_code = WEXITSTATUS(p->wait_status);
+    } else {
+        c->res->exit_code = -1;
+        c->res->signal = p->exited && WIFSIGNALED(p->wait_status) ? WTERMSIG(p->wait_status) : 9;
+    }
+    if (c->protocol_error)
+        set_reason(c->info, "protocol");
+    else if (c->res->timed_out && killed)
+        set_reason(c->info, "timeout");
+    else if (c->res->cancelled && killed)
+        set_reason(c->info, "cancelled");
+    else if (c->res->oom_killed)
+        set_reason(c->info, "oom");
+    else if (p->exited && WIFEXITED(p->wait_status))
+        set_reason(c->info, "exit(%d)", WEXITSTATUS(p->wait_status));
+    else
+        set_reason(c->info, "crash (signal %d)", c->res->signal);
+}
+
+int mcp_interp_run(struct mcp_interp **slot, struct box *box, enum mcp_interp_lang lang,
+                   const char *code, const struct nsbox_exec_opts *eo,
+                   struct nsbox_exec_result *res, struct mcp_interp_info *info,
+                   struct nsbox_err *err)
+{
+    struct timespec t0;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    memset(res, 0, sizeof(*res));
+    memset(info, 0, sizeof(*info));
+    if (*slot != NULL && ((*slot)->lang != lang || (*slot)->proc.exited)) {
+        mcp_interp_free(*slot);
+        *slot = NULL;
+    }
+    if (*slot == NULL) {
+        *slot = start(box, lang, eo, err);
+        if (*slot == NULL)
+            return -1;
+        info->started = true;
+    }
+    struct call c = {.it = *slot,
+                     .eo = eo,
+                     .res = res,
+                     .info = info,
+                     .out = {.fd = (*slot)->proc.out, .limit = eo->output_cap ?: (1u << 20)},
+                     .err = {.fd = (*slot)->proc.err, .limit = eo->output_cap ?: (1u << 20)},
+                     .id = (*slot)->next_id++,
+                     .timer = -1};
+    uint64_t oom_before = 0;
+    nsbox_cgroup_stats(&box->sb.cgroup, &oom_before, NULL);
+    _cleanup_json_ json_t *req = json_pack("{s:s,s:I,s:s}", "op", "run", "id", (json_int_t)c.id,
+                                           "code", code);
+    _cleanup_free_ char *line = req ? json_dumps(req, JSON_COMPACT) : NULL;
+    int r = line == NULL ? nsbox_err_set(err, ENOMEM, "out of memory") : 0;
+    if (r == 0) {
+        size_t n = strlen(line);
+        line[n] = '\n'; /* json_dumps' NUL: the buffer has room for it */
+        r = chan_write_all(c.it, line, n + 1, eo->cancel, err);
+        line[n] = '\0';
+        if (r < 0 && err->code != ECANCELED) {
+            c.exited = true, r = 0; /* died between calls: reported below */
+            memset(err, 0, sizeof(*err));
+        }
+    }
+    if (r == 0)
+        r = start_timer(&c, err);
+    if (r == 0)
+        r = loop(&c, err);
+    if (c.timer >= 0)
+        close(c.timer);
+    if (r == 0 && c.done != NULL && !c.protocol_error) {
+        sink_drain(&c.out);
+        sink_drain(&c.err);
+        take_done(&c);
+    } else if (r == 0) {
+        lose(&c, box, oom_before);
+        mcp_interp_free(*slot);
+        *slot = NULL;
+    }
+    json_decref(c.done);
+    struct timespec t1;
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    res->wall_us = (uint64_t)((t1.tv_sec - t0.tv_sec) * 1000000 + (t1.tv_nsec - t0.tv_nsec) / 1000);
+    uint64_t ooms = 0, peak = 0;
+    nsbox_cgroup_stats(&box->sb.cgroup, &ooms, &peak);
+    res->memory_peak_bytes = peak;
+    res->out = c.out.buf ? c.out.buf : strdup("");
+    res->err = c.err.buf ? c.err.buf : strdup("");
+    res->out_len = c.out.len, res->err_len = c.err.len;
+    res->out_truncated = c.out.truncated, res->err_truncated = c.err.truncated;
+    if (r < 0)
+        nsbox_exec_result_free(res);
+    return r;
+}

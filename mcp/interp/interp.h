@@ -1,0 +1,72 @@
+/* Stateful interpreters in kept sandboxes (docs/interpreters.md).
+ *
+ * One interpreter per sandbox and language, started on first use through
+ * runtime/proc.h, running nsbox's driver (mounted read-only at
+ * MCP_DRIVERS_DIR) with the image's python3 or node.  A call sends the
+ * code as one cell and waits for the driver's "done" while it relays the
+ * code's output (capped as for commands), fires progress, and enforces
+ * the timeout and the call's cancel: SIGINT first, then, after a grace,
+ * SIGKILL (the state is lost and the result says why).
+ *
+ * Contract: the caller holds the sandbox's operation lock (mcp_op_begin)
+ * for the whole call, so one thread drives an interpreter at a time.
+ * Everything the driver sends is hostile: the code it runs can rewrite it. */
+#ifndef NSBOX_MCP_INTERP_H
+#define NSBOX_MCP_INTERP_H
+
+#include <stdbool.h>
+
+#include "../../boxes/box.h"
+#include "../../runtime/proc.h"
+
+#define MCP_DRIVERS_DIR "/.nsbox/drivers"
+#define MCP_INTERP_GRACE_MS 2000
+
+enum mcp_interp_lang {
+    MCP_INTERP_PYTHON,
+    MCP_INTERP_JAVASCRIPT,
+    MCP_INTERP_TYPESCRIPT,
+    MCP_INTERP_N
+};
+
+/* The interpreter language of an execute_code language ("python",
+ * "python3", "javascript", "node", "typescript"), or -1 for one that runs
+ * as a fresh process only. */
+int mcp_interp_lang(const char *language);
+
+struct mcp_interp;
+
+/* What a call adds to a command's result record. */
+struct mcp_interp_info {
+    char *result;     /* the last expression's value as text, or NULL */
+    char *error_type; /* an uncaught exception's type, or NULL */
+    bool interrupted; /* SIGINT stopped the cell; the state is kept */
+    bool state_lost;  /* the interpreter died (or was killed) in this call */
+    char state_lost_reason[64];
+    bool started;   /* a new interpreter was started for this call */
+    char **figures; /* paths of the figures the cell made, NULL-terminated (or NULL) */
+};
+
+void mcp_interp_info_free(struct mcp_interp_info *info);
+
+/* Runs code as one cell in box's interpreter for lang (*slot: NULL, or the
+ * interpreter kept from earlier calls; replaced when it had to start a new
+ * one).  eo gives env, cwd, uid/gid, timeout, cancel, progress and the
+ * output cap; its argv is ignored.  res is filled like nsbox_sandbox_exec's
+ * (exit_code 0 for a cell that ran, 1 for one that raised; timed_out;
+ * cancelled; oom_killed).  Returns 0, or -1 when the interpreter could not
+ * be started or the sandbox is gone. */
+int mcp_interp_run(struct mcp_interp **slot, struct box *box, enum mcp_interp_lang lang,
+                   const char *code, const struct nsbox_exec_opts *eo,
+                   struct nsbox_exec_result *res, struct mcp_interp_info *info,
+                   struct nsbox_err *err);
+
+/* Kills the interpreter and frees it.  NULL is fine. */
+void mcp_interp_free(struct mcp_interp *it);
+
+/* The directory holding nsbox's drivers on the host (made on first use
+ * under STORE/cache/drivers/<hash>/ from the copies built into nsbox), to
+ * bind read-only at MCP_DRIVERS_DIR.  Returns 0 with path filled, or -1. */
+int mcp_interp_drivers_dir(const char *store_root, char *path, size_t size, struct nsbox_err *err);
+
+#endif

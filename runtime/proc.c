@@ -1,0 +1,148 @@
+/* Long-lived commands (see proc.h). */
+#include "proc.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "disk.h"
+#include "internal.h"
+#include "proto.h"
+
+static void close_fd(int *fd)
+{
+    if (*fd >= 0)
+        close(*fd);
+    *fd = -1;
+}
+
+/* A new control connection: one end to init over the sandbox's, the other
+ * ours.  init first sends a tmpfs disk's fd on it, as on any connection:
+ * not needed here. */
+static int attach(struct nsbox_sandbox *sb, struct nsbox_err *err)
+{
+    int sp[2];
+    struct nsbox_msg_attach m = {.type = NSBOX_MSG_ATTACH};
+
+    if (sb->ctl < 0)
+        return nsbox_err_set(err, EBADF, "sandbox %s is not connected", sb->id);
+    if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sp) < 0)
+        return nsbox_err_sys(err, "socketpair");
+    int r = nsbox_proto_send(sb->ctl, &m, sizeof(m), &sp[1], 1, err);
+    close(sp[1]);
+    if (r < 0) {
+        close(sp[0]);
+        return -1;
+    }
+    if (sb->disk.kind == NSBOX_DISK_TMPFS) {
+        char buf[64];
+        int fds[3];
+        struct pollfd pfd = {.fd = sp[0], .events = POLLIN};
+        ssize_t n = 0;
+        if (poll(&pfd, 1, 10000) == 1)
+            n = nsbox_proto_recv(sp[0], buf, sizeof(buf), fds, NULL);
+        for (int i = 0; n > 0 && i < 3; i++)
+            if (fds[i] >= 0)
+                close(fds[i]);
+        if (n <= 0) {
+            close(sp[0]);
+            return nsbox_err_set(err, EPIPE, "sandbox %s refused a new connection", sb->id);
+        }
+    }
+    return sp[0];
+}
+
+int nsbox_proc_start(struct nsbox_sandbox *sb, const struct nsbox_exec_opts *o,
+                     struct nsbox_proc *p, struct nsbox_err *err)
+{
+    int sp[2] = {-1, -1}, po[2] = {-1, -1}, pe[2] = {-1, -1};
+
+    memset(p, 0, sizeof(*p));
+    p->ctl = p->chan = p->out = p->err = -1;
+    p->ctl = attach(sb, err);
+    if (p->ctl < 0)
+        return -1;
+    if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sp) < 0 || pipe2(po, O_CLOEXEC) < 0 ||
+        pipe2(pe, O_CLOEXEC) < 0) {
+        nsbox_err_sys(err, "cannot make the pipes of a process");
+        goto fail;
+    }
+    p->id = nsbox_exec_new_id();
+    int fds[3] = {sp[1], po[1], pe[1]};
+    if (nsbox_exec_send(p->ctl, p->id, o, fds, err) < 0)
+        goto fail;
+    close(sp[1]), close(po[1]), close(pe[1]);
+    p->chan = sp[0], p->out = po[0], p->err = pe[0];
+    fcntl(p->out, F_SETFL, O_NONBLOCK);
+    fcntl(p->err, F_SETFL, O_NONBLOCK);
+    return 0;
+fail:
+    for (int i = 0; i < 2; i++) {
+        close_fd(&sp[i]);
+        close_fd(&po[i]);
+        close_fd(&pe[i]);
+    }
+    close_fd(&p->ctl);
+    return -1;
+}
+
+int nsbox_proc_signal(struct nsbox_proc *p, int sig, struct nsbox_err *err)
+{
+    struct nsbox_msg_signal m = {.type = NSBOX_MSG_SIGNAL, .sig = sig, .id = p->id};
+    if (p->ctl < 0 || p->exited)
+        return nsbox_err_set(err, ESRCH, "the process has exited");
+    return nsbox_proto_send(p->ctl, &m, sizeof(m), NULL, 0, err);
+}
+
+int nsbox_proc_wait(struct nsbox_proc *p, int timeout_ms, struct nsbox_err *err)
+{
+    while (!p->exited) {
+        struct pollfd pfd = {.fd = p->ctl, .events = POLLIN};
+        int r = p->ctl < 0 ? -1 : poll(&pfd, 1, timeout_ms);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r < 0)
+            return nsbox_err_sys(err, "poll");
+        if (r == 0)
+            return 0;
+        struct nsbox_msg_status m;
+        int fds[3];
+        ssize_t n = nsbox_proto_recv(p->ctl, &m, sizeof(m), fds, err);
+        for (int i = 0; n >= 0 && i < 3; i++)
+            if (fds[i] >= 0)
+                close(fds[i]);
+        if (n <= 0)
+            return n == 0 ? nsbox_err_set(err, EPIPE, "the sandbox died (its init is gone)") : -1;
+        if ((size_t)n != sizeof(m) || m.id != p->id)
+            continue;
+        if (m.type == NSBOX_MSG_ERROR) {
+            p->exited = true;
+            p->wait_status = 127 << 8;
+            return nsbox_err_set(err, m.err_code, "sandbox: %.*s", NSBOX_PROTO_ERR_MAX, m.err);
+        }
+        if (m.type != NSBOX_MSG_EXITED)
+            continue;
+        p->exited = true;
+        p->wait_status = m.wait_status;
+        p->cpu_us = m.utime_us + m.stime_us;
+        p->maxrss_bytes = m.maxrss_kb * 1024;
+    }
+    return 1;
+}
+
+void nsbox_proc_close(struct nsbox_proc *p)
+{
+    struct nsbox_err ignored;
+    if (p->ctl >= 0 && !p->exited)
+        nsbox_proc_signal(p, SIGKILL, &ignored);
+    /* init kills what a closed connection started, too. */
+    close_fd(&p->ctl);
+    close_fd(&p->chan);
+    close_fd(&p->out);
+    close_fd(&p->err);
+}
