@@ -44,6 +44,9 @@ void mcp_interp_lines_add(struct mcp_interp_lines *lines, size_t n)
 
 json_t *mcp_interp_lines_next(struct mcp_interp_lines *lines, bool *bad)
 {
+    *bad = false;
+    if (lines->buf == NULL) /* nothing read yet (NULL + 0 is undefined) */
+        return NULL;
     char *start = lines->buf + lines->off;
     size_t pending = lines->len - lines->off;
     char *nl = pending > lines->scan ? memchr(start + lines->scan, '\n', pending - lines->scan)

@@ -29,6 +29,16 @@ static bool feeds(struct mcp_interp_lines *lines, const char *s)
     return feed(lines, s, strlen(s));
 }
 
+/* Before anything was read there is no buffer: no line, nothing bad (the
+ * first `ready` wait asks before the first read; UBSan caught NULL + 0). */
+static void lines_before_any_read(void)
+{
+    struct mcp_interp_lines l = {0};
+    bool bad = true;
+    CHECK(mcp_interp_lines_next(&l, &bad) == NULL && !bad);
+    mcp_interp_lines_free(&l);
+}
+
 /* A line in three reads, then two lines in one read with a third begun. */
 static void lines_across_reads(void)
 {
@@ -248,6 +258,7 @@ static void figures_checked(void)
 
 void suite_interp_protocol(void)
 {
+    RUN_TEST(lines_before_any_read);
     RUN_TEST(lines_across_reads);
     RUN_TEST(lines_strict);
     RUN_TEST(line_cap);
