@@ -496,7 +496,6 @@ int mcp_interp_run(struct mcp_interp **slot, struct box *box, enum mcp_interp_la
         *slot = start(box, lang, eo, err);
         if (*slot == NULL)
             return -1;
-        info->started = true;
     }
     struct call c = {.it = *slot,
                      .eo = eo,

@@ -43,7 +43,6 @@ struct mcp_interp_info {
     bool interrupted; /* SIGINT stopped the cell; the state is kept */
     bool state_lost;  /* the interpreter died (or was killed) in this call */
     char state_lost_reason[64];
-    bool started;   /* a new interpreter was started for this call */
     char **figures; /* paths of the figures the cell made, NULL-terminated (or NULL) */
 };
 
