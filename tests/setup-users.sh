@@ -7,8 +7,13 @@ set -eu
 for u in nsboxtest nsboxtest2; do
 	id "$u" >/dev/null 2>&1 || useradd --create-home --shell /bin/bash "$u"
 done
-touch /etc/subuid /etc/subgid
+for f in /etc/subuid /etc/subgid; do [ -e "$f" ] || : >"$f"; done
+# Rewritten only when different, and then atomically (a rename): a suite
+# running beside this one must never see a file without nsboxtest's range.
 for f in /etc/subuid /etc/subgid; do
-	sed -i -e '/^nsboxtest:/d' -e '/^nsboxtest2:/d' "$f"
-	echo "nsboxtest:300000:65536" >>"$f"
+	want=$(grep -v -e '^nsboxtest:' -e '^nsboxtest2:' "$f"; echo "nsboxtest:300000:65536")
+	[ "$(cat "$f")" = "$want" ] && continue
+	printf '%s\n' "$want" >"$f.nsbox-tmp"
+	chmod 644 "$f.nsbox-tmp"
+	mv -f "$f.nsbox-tmp" "$f"
 done
