@@ -3,11 +3,13 @@
  * from, NAME pointed at the result; prints the new image id.
  *
  * The sandbox is frozen while its layer is read where its cgroup can
- * freeze (cgroup v2) and thawed after, whatever happened; elsewhere it
+ * freeze (cgroup v2) and thawed right after, whatever happened; elsewhere it
  * runs on, and a file written during the commit may be captured half
  * written (docs/store.md, "Commit").  Exit 0, 1 when nsbox failed, 2 on
  * usage errors. */
 #include <getopt.h>
+#include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -32,27 +34,56 @@ static void commit_usage(void)
            "  -h, --help          this text\n");
 }
 
-/* Freezes, writes the layer and the image, thaws. */
+struct freeze {
+    struct nsbox_sandbox *sb;
+    bool frozen;
+    struct nsbox_err err; /* a failed thaw */
+    bool failed;
+};
+
+static void thaw(void *arg)
+{
+    struct freeze *f = arg;
+    if (f->frozen && nsbox_sandbox_freeze(f->sb, false, &f->err) < 0)
+        f->failed = true;
+    f->frozen = false;
+}
+
+/* Freezes the sandbox while its layer is written (not while the image is
+ * unpacked), then thaws it.  Ctrl-C, SIGTERM and SIGHUP wait until the
+ * commit is done: they would leave the sandbox frozen. */
 static int commit_box(struct box *box, const char *name, const char *msg, char *digest,
                       struct nsbox_err *err)
 {
     struct nsbox_idmap map;
-    struct nsbox_err terr;
+    struct freeze f = {.sb = &box->sb};
+    sigset_t block, old;
 
     _cleanup_close_ int upper = nsbox_sandbox_upper_open(&box->sb, &map, err);
     if (upper < 0)
         return -1;
-    int frozen = nsbox_sandbox_freeze(&box->sb, true, err);
-    if (frozen < 0)
-        return -1;
-    struct images_commit_opts o = {
-        .base = box->digest, .name = name, .message = msg, .upper_fd = upper, .map = &map};
-    int r = images_commit(&box->ctx->store, &o, digest, err);
-    if (frozen > 0 && nsbox_sandbox_freeze(&box->sb, false, &terr) < 0 && r == 0) {
-        *err = terr;
-        r = -1;
+    sigemptyset(&block);
+    sigaddset(&block, SIGINT), sigaddset(&block, SIGTERM), sigaddset(&block, SIGHUP);
+    sigprocmask(SIG_BLOCK, &block, &old);
+    int r = nsbox_sandbox_freeze(&box->sb, true, err);
+    f.frozen = r > 0;
+    if (r >= 0) {
+        struct images_commit_opts o = {.base = box->digest,
+                                       .name = name,
+                                       .message = msg,
+                                       .upper_fd = upper,
+                                       .map = &map,
+                                       .layer_written = thaw,
+                                       .ctx = &f};
+        r = images_commit(&box->ctx->store, &o, digest, err);
+        thaw(&f);
+        if (f.failed && r == 0) {
+            *err = f.err;
+            r = -1;
+        }
     }
-    return r;
+    sigprocmask(SIG_SETMASK, &old, NULL);
+    return r < 0 ? -1 : 0;
 }
 
 int cmd_commit(struct cli_globals *g, int argc, char **argv)

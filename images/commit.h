@@ -42,6 +42,10 @@ struct images_commit_opts {
     const char *message;           /* the history entry's comment, or NULL */
     int upper_fd;                  /* the sandbox's upper directory, borrowed */
     const struct nsbox_idmap *map; /* its id map (nsbox_sandbox_upper_open) */
+    /* Called (when not NULL) as soon as the layer is written, before the
+     * image is unpacked: a frozen sandbox may be thawed there. */
+    void (*layer_written)(void *ctx);
+    void *ctx;
 };
 
 /* Commits o->upper_fd over o->base as o->name (a Docker-style name,

@@ -139,6 +139,39 @@ only" ] && pass "${who}_commit_on_commit" || fail "${who}_commit_on_commit" "$go
 
 suite root "$T/root-store" "$NSBOX"
 
+# A sandbox swapping a directory for a symlink to / while it is committed
+# (CVE-2019-14271 / CVE-2018-15664 class: a copy or commit walk that follows
+# a link resolves it on the host).  Were the walk ever to follow /sw, the
+# layer would hold the host's / below sw/; it may only hold sw/ itself
+# (as a directory or a link) and sw/f.
+race() {
+	local nsb=("$NSBOX" --store "$T/root-store") id digest bad=0 i names
+	id=$("${nsb[@]}" create "$BB") || { fail race_setup "create"; return; }
+	"${nsb[@]}" exec --user 0 "$id" -- sh -c 'i=0; while [ $i -lt 4000 ]; do
+		rm -rf /sw; mkdir /sw; echo f >/sw/f; rm -rf /sw; ln -s / /sw; i=$((i + 1)); done' \
+		>/dev/null 2>&1 &
+	local loop=$!
+	for i in 1 2 3 4 5 6; do
+		sleep 0.2
+		digest=$("${nsb[@]}" commit "$id" test/race:$i 2>&1) || { bad=1; names="commit: $digest"; break; }
+		names=$(python3 - "$T/root-store" "$digest" <<'EOF2'
+import gzip, io, json, os, sys, tarfile
+d = os.path.join(sys.argv[1], "blobs", "sha256")
+m = json.load(open(os.path.join(d, sys.argv[2][7:])))
+tar = gzip.decompress(open(os.path.join(d, m["layers"][-1]["digest"][7:]), "rb").read())
+names = [e.name for e in tarfile.open(fileobj=io.BytesIO(tar))]
+print(" ".join(n for n in names if n.startswith("sw/") and n != "sw/f"))
+EOF2
+		)
+		[ -n "$names" ] && { bad=1; break; }
+	done
+	kill "$loop" 2>/dev/null
+	wait "$loop" 2>/dev/null
+	"${nsb[@]}" rm "$id" >/dev/null 2>&1
+	[ $bad = 0 ] && pass race_swap_never_followed || fail race_swap_never_followed "$names"
+}
+race
+
 mkdir -p "$T/rl" && chown nsboxtest "$T/rl"
 # Rootless on this host has no cgroup (v1 is root's): best-effort limits.
 suite rootless "$T/rl/store" runuser -u nsboxtest -- env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin \
