@@ -57,6 +57,7 @@ struct tar_entry {
 
 struct walker {
     struct gz_sink *sink;
+    char *buf;  /* CHUNK bytes for file data */
     char *path; /* the current entry's name in the layer */
     size_t len, cap;
     struct hardlink *links;
@@ -307,11 +308,11 @@ static int hardlink_of(struct walker *w, const struct stat *st, const char **fir
  * one that grew is cut (see docs/store.md on commits of running writers). */
 static int copy_data(struct walker *w, int fd, uint64_t size)
 {
-    static char buf[CHUNK];
+    char *buf = w->buf;
     uint64_t left = size;
     bool eof = false;
     while (left > 0) {
-        size_t want = left < sizeof(buf) ? (size_t)left : sizeof(buf);
+        size_t want = left < CHUNK ? (size_t)left : CHUNK;
         ssize_t n = eof ? 0 : read(fd, buf, want);
         if (n < 0 && errno == EINTR)
             continue;
@@ -473,6 +474,7 @@ static void walker_free(struct walker *w)
         free(w->links[i].path);
     free(w->links);
     free(w->path);
+    free(w->buf);
 }
 
 static int write_tar(struct walker *w, int upper_fd)
@@ -480,7 +482,8 @@ static int write_tar(struct walker *w, int upper_fd)
     static const char end[1024]; /* two zero blocks end the archive */
     w->path = calloc(1, 256);
     w->cap = 256;
-    if (w->path == NULL)
+    w->buf = malloc(CHUNK);
+    if (w->path == NULL || w->buf == NULL)
         return nsbox_err_set(w->err, ENOMEM, "out of memory");
     if (walk_dir(w, upper_fd, 0) < 0)
         return -1;
@@ -490,28 +493,29 @@ static int write_tar(struct walker *w, int upper_fd)
 int images_layer_from_upper(int upper_fd, int out_fd, struct images_layer_out *out,
                             struct nsbox_err *err)
 {
-    static struct gz_sink sink; /* 256 KiB: not on the stack */
-    struct walker w = {.sink = &sink, .out = out, .err = err};
+    _cleanup_free_ struct gz_sink *sink = calloc(1, sizeof(*sink));
+    struct walker w = {.sink = sink, .out = out, .err = err};
 
     memset(out, 0, sizeof(*out));
-    memset(&sink, 0, sizeof(sink));
-    sink.fd = out_fd;
-    sink.tar_hash = oci_sha256_new();
-    sink.blob_hash = oci_sha256_new();
+    if (sink == NULL)
+        return nsbox_err_set(err, ENOMEM, "out of memory");
+    sink->fd = out_fd;
+    sink->tar_hash = oci_sha256_new();
+    sink->blob_hash = oci_sha256_new();
     /* windowBits 16+15: a gzip stream, its header's mtime 0. */
-    if (sink.tar_hash == NULL || sink.blob_hash == NULL ||
-        deflateInit2(&sink.z, Z_DEFAULT_COMPRESSION, Z_DEFLATED, 16 + 15, 8, Z_DEFAULT_STRATEGY) !=
+    if (sink->tar_hash == NULL || sink->blob_hash == NULL ||
+        deflateInit2(&sink->z, Z_DEFAULT_COMPRESSION, Z_DEFLATED, 16 + 15, 8, Z_DEFAULT_STRATEGY) !=
             Z_OK) {
-        oci_sha256_free(sink.tar_hash), oci_sha256_free(sink.blob_hash);
+        oci_sha256_free(sink->tar_hash), oci_sha256_free(sink->blob_hash);
         return nsbox_err_set(err, ENOMEM, "out of memory");
     }
     int r = write_tar(&w, upper_fd);
-    if (r == 0 && sink_write(&sink, NULL, 0, Z_FINISH) < 0)
+    if (r == 0 && sink_write(sink, NULL, 0, Z_FINISH) < 0)
         r = nsbox_err_sys(err, "cannot write the layer");
-    deflateEnd(&sink.z);
+    deflateEnd(&sink->z);
     walker_free(&w);
-    oci_sha256_finish(sink.tar_hash, out->diff_id);
-    oci_sha256_finish(sink.blob_hash, out->digest);
-    out->size = sink.blob_bytes;
+    oci_sha256_finish(sink->tar_hash, out->diff_id);
+    oci_sha256_finish(sink->blob_hash, out->digest);
+    out->size = sink->blob_bytes;
     return r;
 }

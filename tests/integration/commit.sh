@@ -135,6 +135,23 @@ only" ] && pass "${who}_runs_after_rm" || fail "${who}_runs_after_rm" "$got"
 only" ] && pass "${who}_commit_on_commit" || fail "${who}_commit_on_commit" "$got"
 	check "${who}_empty_commit" "${nsb[@]}" commit "$id2" test/commit-app:v3
 	"${nsb[@]}" rm "$id2" >/dev/null 2>&1
+
+	# --disk unlimited: the upper layer on the store's filesystem
+	# (sandboxes/ID/upper) rather than on a tmpfs reached through init's fd.
+	disk_unlimited "$who" "${nsb[@]}"
+}
+
+# disk_unlimited WHO NSB...: commit of a sandbox whose upper is on disk.
+disk_unlimited() {
+	local who=$1 id got
+	shift
+	id=$("$@" create --disk unlimited "$BB") &&
+		"$@" exec --user 0 "$id" -- sh -c 'echo ondisk >/ondisk; rm /etc/shadow' &&
+		"$@" commit "$id" test/commit-disk >/dev/null &&
+		got=$("$@" run test/commit-disk -- sh -c 'cat /ondisk; [ -e /etc/shadow ] || echo noshadow' 2>/dev/null)
+	[ "${got:-}" = "ondisk
+noshadow" ] && pass "${who}_upper_on_disk" || fail "${who}_upper_on_disk" "${got:-create/exec/commit failed}"
+	"$@" rm "$id" >/dev/null 2>&1
 }
 
 suite root "$T/root-store" "$NSBOX"
@@ -176,6 +193,16 @@ mkdir -p "$T/rl" && chown nsboxtest "$T/rl"
 # Rootless on this host has no cgroup (v1 is root's): best-effort limits.
 suite rootless "$T/rl/store" runuser -u nsboxtest -- env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin \
 	HOME=/home/nsboxtest NSBOX_LIMITS=best-effort "$T/nsbox"
+# A user without subordinate ids: a single-id namespace.
+mkdir -p "$T/rl2" && chown nsboxtest2 "$T/rl2"
+nsb2=(runuser -u nsboxtest2 -- env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/home/nsboxtest2
+	NSBOX_LIMITS=best-effort "$T/nsbox" --store "$T/rl2/store")
+if "${nsb2[@]}" pull --quiet "$BB" >/dev/null; then
+	disk_unlimited single_id "${nsb2[@]}"
+else
+	fail single_id_setup "pull as nsboxtest2"
+fi
+
 # The rootless store holds subordinate ids: removed inside the namespace.
 runuser -u nsboxtest -- env -i PATH=/usr/bin:/bin HOME=/home/nsboxtest "$T/nsbox" --store "$T/rl/store" \
 	rmi test/commit-app:v1 test/commit-app:v2 test/commit-app:v3 "$BB" >/dev/null 2>&1
