@@ -10,7 +10,8 @@
  *      sandbox's id map (there the upper's owners read as the sandbox's
  *      ids, and a rootless user may read its subordinate ids' 0700 dirs)
  *      into an O_TMPFILE in blobs/sha256, linked under its digest when
- *      complete: an interrupted commit leaves nothing behind;
+ *      complete: an interrupted commit leaves nothing behind (on a
+ *      filesystem without O_TMPFILE, a file in STORE/tmp for prune);
  *   4. config and manifest blobs are the base's JSON with the new layer
  *      appended (every other field kept as it was);
  *   5. the image is unpacked like a pulled one (pull.c: ensure_unpacked),
@@ -19,10 +20,13 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <jansson.h>
+#include <limits.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -55,15 +59,50 @@ static int layer_job_run(void *arg, struct nsbox_err *err)
     return 0;
 }
 
-/* Writes the layer blob into blobs/sha256; *out describes it. */
-static int write_layer(const struct images_commit_opts *o, int blobs_fd,
-                       struct images_layer_out *out, struct nsbox_err *err)
+/* A file for the blob: an O_TMPFILE in blobs/sha256 (*tmp ""), or where
+ * the filesystem has none (NFS), a named one in STORE/tmp (*tmp its
+ * path, which a failed commit leaves to the next prune). */
+static int blob_file(struct images_store *store, int blobs_fd, char tmp[PATH_MAX],
+                     struct nsbox_err *err)
+{
+    tmp[0] = '\0';
+    int fd = openat(blobs_fd, ".", O_TMPFILE | O_WRONLY | O_CLOEXEC, 0644);
+    if (fd >= 0 || (errno != EOPNOTSUPP && errno != EISDIR))
+        return fd >= 0 ? fd : nsbox_err_sys(err, "cannot create the layer's blob");
+    snprintf(tmp, PATH_MAX, "%s/tmp/commit-XXXXXX", store->root);
+    fd = mkostemp(tmp, O_CLOEXEC);
+    if (fd < 0 || fchmod(fd, 0644) < 0)
+        return nsbox_err_sys(err, "cannot create the layer's blob");
+    return fd;
+}
+
+/* Puts the complete blob under its digest; the same layer committed twice
+ * is the same blob. */
+static int blob_place(int fd, const char *tmp, int blobs_fd, const char *digest,
+                      struct nsbox_err *err)
 {
     char path[64];
+    int r;
+    if (tmp[0] != '\0') {
+        r = renameat(AT_FDCWD, tmp, blobs_fd, oci_digest_hex(digest));
+    } else {
+        snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+        r = linkat(AT_FDCWD, path, blobs_fd, oci_digest_hex(digest), AT_SYMLINK_FOLLOW);
+        if (r < 0 && errno == EEXIST)
+            r = 0;
+    }
+    return r < 0 ? nsbox_err_sys(err, "cannot store the layer's blob") : 0;
+}
 
-    _cleanup_close_ int fd = openat(blobs_fd, ".", O_TMPFILE | O_WRONLY | O_CLOEXEC, 0644);
+/* Writes the layer blob into blobs/sha256; *out describes it. */
+static int write_layer(struct images_store *store, const struct images_commit_opts *o, int blobs_fd,
+                       struct images_layer_out *out, struct nsbox_err *err)
+{
+    char tmp[PATH_MAX];
+
+    _cleanup_close_ int fd = blob_file(store, blobs_fd, tmp, err);
     if (fd < 0)
-        return nsbox_err_sys(err, "cannot create the layer's blob");
+        return -1;
     struct images_layer_out *shared = mmap(NULL, sizeof(*shared), PROT_READ | PROT_WRITE,
                                            MAP_SHARED | MAP_ANONYMOUS, -1, 0);
     if (shared == MAP_FAILED)
@@ -74,13 +113,7 @@ static int write_layer(const struct images_commit_opts *o, int blobs_fd,
     munmap(shared, sizeof(*shared));
     if (r < 0)
         return nsbox_err_prefix(err, "writing the layer");
-    /* Under its digest once complete; the same layer committed twice is
-     * the same blob. */
-    snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
-    if (linkat(AT_FDCWD, path, blobs_fd, oci_digest_hex(out->digest), AT_SYMLINK_FOLLOW) < 0 &&
-        errno != EEXIST)
-        return nsbox_err_sys(err, "cannot store the layer's blob");
-    return 0;
+    return blob_place(fd, tmp, blobs_fd, out->digest, err);
 }
 
 /* ---- config and manifest ---- */
@@ -187,7 +220,11 @@ static int commit_locked(struct images_store *store, const struct images_commit_
         return -1;
     if (blobs < 0)
         return nsbox_err_sys(err, "cannot open the store's blobs");
-    if (write_layer(o, blobs, &layer, err) < 0 || new_config(cfg, &layer, o->message, err) < 0 ||
+    if (write_layer(store, o, blobs, &layer, err) < 0)
+        return -1;
+    if (o->layer_written != NULL)
+        o->layer_written(o->ctx);
+    if (new_config(cfg, &layer, o->message, err) < 0 ||
         write_blob(blobs, cfg, cfg_digest, &cfg_size, err) < 0 ||
         new_manifest(m, cfg_digest, cfg_size, &layer, err) < 0 ||
         write_blob(blobs, m, digest, &m_size, err) < 0)
