@@ -38,6 +38,8 @@ int cmd_ps(struct cli_globals *g, int argc, char **argv);
 int cmd_rm(struct cli_globals *g, int argc, char **argv);
 int cmd_doctor(struct cli_globals *g, int argc, char **argv);
 int cmd_serve(struct cli_globals *g, int argc, char **argv);
+/* `nsbox commit [-m MSG] ID NAME` (cli/commit_cmd.c). */
+int cmd_commit(struct cli_globals *g, int argc, char **argv);
 
 /* Prints "nsbox CMD: message" and returns CLI_EXIT_USAGE. */
 int cli_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

@@ -53,4 +53,15 @@ char *blob_read_verified(struct images_store *store, const char *digest, size_t 
 /* An open fd for the blob, or -1. */
 int blob_open(struct images_store *store, const char *digest, struct nsbox_err *err);
 
+/* pull.c: unpacks the image digest (its manifest and config already in
+ * the store's blobs) into images/HEX unless present, as a pull does.
+ * Returns 0 or -1. */
+int ensure_unpacked(struct images_store *store, const char *digest,
+                    const struct images_pull_opts *opts, struct nsbox_err *err);
+
+/* pull.c: points name at digest in refs.json (under refs.lock).  Returns 0
+ * or -1. */
+int update_ref(struct images_store *store, const char *name, const char *digest,
+               struct nsbox_err *err);
+
 #endif

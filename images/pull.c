@@ -329,8 +329,8 @@ static bool image_present(struct images_store *store, const char *digest)
     return fstatat(store->root_fd, path, &st, AT_SYMLINK_NOFOLLOW) == 0;
 }
 
-static int ensure_unpacked(struct images_store *store, const char *digest,
-                           const struct images_pull_opts *opts, struct nsbox_err *err)
+int ensure_unpacked(struct images_store *store, const char *digest,
+                    const struct images_pull_opts *opts, struct nsbox_err *err)
 {
     struct oci_manifest manifest;
     struct oci_image_config config;
@@ -380,8 +380,8 @@ static int lock_store_for_pull(struct images_store *store, struct nsbox_err *err
     return nsbox_lock_at(store->root_fd, "lock", LOCK_SH, err);
 }
 
-static int update_ref(struct images_store *store, const char *name, const char *digest,
-                      struct nsbox_err *err)
+int update_ref(struct images_store *store, const char *name, const char *digest,
+               struct nsbox_err *err)
 {
     struct ref_table refs;
     _cleanup_close_ int lfd = nsbox_lock_at(store->root_fd, "refs.lock", LOCK_EX, err);
