@@ -312,4 +312,11 @@ void box_usage_json(const struct box *box, struct json_t *j);
 int box_image_for_language(struct box_ctx *ctx, const char *language, char *buf, size_t size,
                            struct nsbox_err *err);
 
+/* Saves box's writable layer as a new image over the one it was made from
+ * and points name at it (boxes/commit.c: frozen while read where the
+ * cgroup can freeze).  digest receives the new image id.  Returns 0 or -1;
+ * the sandbox runs on either way. */
+int box_commit(struct box *box, const char *name, const char *message, char digest[OCI_DIGEST_BUF],
+               struct nsbox_err *err);
+
 #endif

@@ -15,8 +15,7 @@
 
 #include "../boxes/box.h"
 #include "../common/cleanup.h"
-#include "../images/commit.h"
-#include "../runtime/upper.h"
+#include "../oci/digest.h"
 #include "cli.h"
 
 extern const char nsbox_default_profile[];
@@ -34,56 +33,18 @@ static void commit_usage(void)
            "  -h, --help          this text\n");
 }
 
-struct freeze {
-    struct nsbox_sandbox *sb;
-    bool frozen;
-    struct nsbox_err err; /* a failed thaw */
-    bool failed;
-};
-
-static void thaw(void *arg)
-{
-    struct freeze *f = arg;
-    if (f->frozen && nsbox_sandbox_freeze(f->sb, false, &f->err) < 0)
-        f->failed = true;
-    f->frozen = false;
-}
-
-/* Freezes the sandbox while its layer is written (not while the image is
- * unpacked), then thaws it.  Ctrl-C, SIGTERM and SIGHUP wait until the
- * commit is done: they would leave the sandbox frozen. */
+/* Ctrl-C, SIGTERM and SIGHUP wait until the commit is done: they would
+ * leave the sandbox frozen. */
 static int commit_box(struct box *box, const char *name, const char *msg, char *digest,
                       struct nsbox_err *err)
 {
-    struct nsbox_idmap map;
-    struct freeze f = {.sb = &box->sb};
     sigset_t block, old;
-
-    _cleanup_close_ int upper = nsbox_sandbox_upper_open(&box->sb, &map, err);
-    if (upper < 0)
-        return -1;
     sigemptyset(&block);
     sigaddset(&block, SIGINT), sigaddset(&block, SIGTERM), sigaddset(&block, SIGHUP);
     sigprocmask(SIG_BLOCK, &block, &old);
-    int r = nsbox_sandbox_freeze(&box->sb, true, err);
-    f.frozen = r > 0;
-    if (r >= 0) {
-        struct images_commit_opts o = {.base = box->digest,
-                                       .name = name,
-                                       .message = msg,
-                                       .upper_fd = upper,
-                                       .map = &map,
-                                       .layer_written = thaw,
-                                       .ctx = &f};
-        r = images_commit(&box->ctx->store, &o, digest, err);
-        thaw(&f);
-        if (f.failed && r == 0) {
-            *err = f.err;
-            r = -1;
-        }
-    }
+    int r = box_commit(box, name, msg, digest, err);
     sigprocmask(SIG_SETMASK, &old, NULL);
-    return r < 0 ? -1 : 0;
+    return r;
 }
 
 int cmd_commit(struct cli_globals *g, int argc, char **argv)

@@ -20,7 +20,7 @@ typedef int (*set_fn)(struct mcp_config *c, const struct opt *o, const char *arg
                       struct nsbox_err *err);
 
 /* What a numeric option's member is. */
-enum num { NUM_NONE, NUM_MB, NUM_U32, NUM_SIZE, NUM_DOUBLE, NUM_SECONDS };
+enum num { NUM_NONE, NUM_MB, NUM_U32, NUM_SIZE, NUM_COUNT, NUM_DOUBLE, NUM_SECONDS };
 
 /* One option: its name, argument and help, and how it is stored: set(),
  * with `field` the offset of its member in struct mcp_config (and `num`
@@ -38,7 +38,8 @@ struct opt {
 #define FIELD(m) offsetof(struct mcp_config, m)
 #define AT(c, o, type) ((type *)((char *)(c) + (o)->field))
 
-/* A positive number, as every numeric option takes, stored as its member's
+/* A positive number, as every numeric option takes (NUM_COUNT: 0 too, a
+ * whole number), stored as its member's
  * type; clamped to what the type holds (a double past it would be
  * undefined behaviour to convert). */
 static int set_number(struct mcp_config *c, const struct opt *o, const char *arg,
@@ -46,8 +47,13 @@ static int set_number(struct mcp_config *c, const struct opt *o, const char *arg
 {
     char *end;
     double v = strtod(arg, &end);
-    if (end == arg || *end != '\0' || !(v > 0) || v != v)
+    if (o->num == NUM_COUNT) {
+        if (end == arg || *end != '\0' || !(v >= 0) || v != (double)(uint64_t)v)
+            return nsbox_err_set(err, EINVAL, "--%s takes a whole number (0 or more), not \"%s\"",
+                                 o->name, arg);
+    } else if (end == arg || *end != '\0' || !(v > 0) || v != v) {
         return nsbox_err_set(err, EINVAL, "--%s takes a positive number, not \"%s\"", o->name, arg);
+    }
     switch (o->num) {
     case NUM_MB: /* MiB, at most 2^40, so that the bytes fit 64 bits */
         *AT(c, o, uint64_t) = v >= 0x1p40 ? (uint64_t)1 << 40 : (uint64_t)v;
@@ -56,6 +62,7 @@ static int set_number(struct mcp_config *c, const struct opt *o, const char *arg
         *AT(c, o, uint32_t) = v >= UINT32_MAX ? UINT32_MAX : (uint32_t)v;
         break;
     case NUM_SIZE:
+    case NUM_COUNT:
         *AT(c, o, size_t) = v >= 0x1p32 ? (size_t)1 << 32 : (size_t)v;
         break;
     case NUM_DOUBLE:
@@ -161,6 +168,9 @@ static const struct opt opts[] = {
      false, NUM_SIZE},
     {"max-total-sandboxes", "N", "live sandboxes in the whole server (128)", set_number,
      FIELD(max_total), false, NUM_SIZE},
+    {"max-commits", "N",
+     "images sandbox_commit may keep in the store (16; 0: no sandbox_commit tool)", set_number,
+     FIELD(max_commits), false, NUM_COUNT},
     {"allow-host-dir", "DIR", "a host directory copy_in/copy_out may use (repeatable)",
      set_host_dir, 0, false, NUM_NONE},
     {"http", "HOST:PORT", "serve MCP over HTTP at http://HOST:PORT/mcp instead of stdio",
@@ -198,6 +208,7 @@ void mcp_config_init(struct mcp_config *c)
                      .workspace_mb = 8192},
         .max_sandboxes = 16,
         .max_total = 128,
+        .max_commits = 16,
     };
 }
 
@@ -293,6 +304,7 @@ int mcp_server_open(struct mcp_server *s, const struct mcp_config *c, const stru
                              .ceilings = c->ceilings,
                              .max_sandboxes = c->max_sandboxes,
                              .max_total = c->max_total,
+                             .max_commits = c->max_commits,
                              .output_cap = box_defaults.output_cap};
     for (size_t i = 0; i < c->n_langs; i++)
         s->langs[i] = (struct mcp_lang){strdup(c->langs[i].language), strdup(c->langs[i].ref)};

@@ -125,7 +125,7 @@ static void handle_tools_list(struct mcp_session *s, json_t *id)
     _cleanup_json_ json_t *tools = json_array();
     for (size_t i = 0; i < mcp_n_tools; i++) {
         const struct mcp_tool *t = &mcp_tools[i];
-        if (t->needs_host_dirs && s->cfg->n_host_dirs == 0)
+        if (!mcp_tool_offered(s->cfg, t))
             continue;
         const struct mcp_tool_args *decl = mcp_tool_args_find(t->name);
         if (decl == NULL) {
@@ -226,7 +226,7 @@ static const struct mcp_tool *find_tool(struct mcp_session *s, const char *name)
 {
     for (size_t i = 0; name && i < mcp_n_tools; i++)
         if (strcmp(mcp_tools[i].name, name) == 0)
-            return mcp_tools[i].needs_host_dirs && s->cfg->n_host_dirs == 0 ? NULL : &mcp_tools[i];
+            return mcp_tool_offered(s->cfg, &mcp_tools[i]) ? &mcp_tools[i] : NULL;
     return NULL;
 }
 

@@ -67,6 +67,7 @@ struct mcp_server {
     struct mcp_limits defaults, ceilings;
     size_t max_sandboxes; /* per session */
     size_t max_total;     /* live sandboxes, all sessions and spares */
+    size_t max_commits;   /* sandbox_commit's images in the store; 0: no such tool */
     size_t output_cap;
     /* Host directories copy_in/copy_out may use (serve --allow-host-dir). */
     struct {

@@ -69,6 +69,15 @@ static const struct mcp_arg create_fields[] = {
                        "refused until files are deleted)"),
 };
 static const struct mcp_arg stop_fields[] = {SANDBOX_ID};
+static const struct mcp_arg commit_fields[] = {
+    SANDBOX_ID,
+    ARG("name", STRING, REQUIRED | NONEMPTY,
+        .description = "NAME[:TAG] (a-z 0-9 . _ -): the image becomes "
+                       "localhost/nsbox-commit/NAME[:TAG]",
+        .max_len = 160),
+    ARG("message", STRING, 0, .description = "a comment kept in the image's history",
+        .max_len = 1024),
+};
 /* Code travels in argv (MCP_CODE_MAX). */
 static const struct mcp_arg execute_fields[] = {
     ARG("code", STRING, REQUIRED, .description = "the program's source", .max_len = MCP_CODE_MAX,
@@ -132,6 +141,7 @@ enum {
     SANDBOX_CREATE,
     SANDBOX_LIST,
     SANDBOX_STOP,
+    SANDBOX_COMMIT,
     EXECUTE_CODE,
     RUN_COMMAND,
     WRITE_FILE,
@@ -151,6 +161,7 @@ static const struct mcp_tool_args decls[N_TOOLS] = {
     [SANDBOX_CREATE] = DECL("sandbox_create", create_fields),
     [SANDBOX_LIST] = NO_ARGS("sandbox_list"),
     [SANDBOX_STOP] = DECL("sandbox_stop", stop_fields),
+    [SANDBOX_COMMIT] = DECL("sandbox_commit", commit_fields),
     [EXECUTE_CODE] = DECL("execute_code", execute_fields),
     [RUN_COMMAND] = DECL("run_command", run_fields),
     [WRITE_FILE] = DECL("write_file", write_fields),
@@ -368,6 +379,17 @@ int mcp_args_sandbox_stop(json_t *args, struct mcp_stop_args *out, struct nsbox_
     if (mcp_schema_check(&decls[SANDBOX_STOP], args, err) < 0)
         return -1;
     out->sandbox_id = str(SANDBOX_STOP, args, "sandbox_id");
+    return 0;
+}
+
+int mcp_args_sandbox_commit(json_t *args, struct mcp_commit_args *out, struct nsbox_err *err)
+{
+    *out = (struct mcp_commit_args){0};
+    if (mcp_schema_check(&decls[SANDBOX_COMMIT], args, err) < 0)
+        return -1;
+    out->sandbox_id = str(SANDBOX_COMMIT, args, "sandbox_id");
+    out->name = str(SANDBOX_COMMIT, args, "name");
+    out->message = str(SANDBOX_COMMIT, args, "message");
     return 0;
 }
 

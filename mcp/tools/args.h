@@ -60,6 +60,13 @@ struct mcp_stop_args {
     const char *sandbox_id;
 };
 
+/* sandbox_commit (strings borrowed from args) */
+struct mcp_commit_args {
+    const char *sandbox_id;
+    const char *name;    /* NAME[:TAG], checked by the tool */
+    const char *message; /* or NULL */
+};
+
 /* execute_code, run_command */
 struct mcp_run_args {
     char *argv[4];          /* interpreter, flag, code (borrowed), NULL */
@@ -123,6 +130,7 @@ int mcp_args_none(json_t *args, struct nsbox_err *err);
 int mcp_args_sandbox_create(const struct mcp_server *cfg, json_t *args, struct mcp_create_args *out,
                             struct nsbox_err *err);
 int mcp_args_sandbox_stop(json_t *args, struct mcp_stop_args *out, struct nsbox_err *err);
+int mcp_args_sandbox_commit(json_t *args, struct mcp_commit_args *out, struct nsbox_err *err);
 int mcp_args_execute_code(const struct mcp_server *cfg, json_t *args, struct mcp_run_args *out,
                           struct nsbox_err *err);
 int mcp_args_run_command(const struct mcp_server *cfg, json_t *args, struct mcp_run_args *out,

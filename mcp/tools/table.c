@@ -64,7 +64,7 @@ const struct mcp_tool mcp_tools[] = {
      "\"image\":{\"type\":\"string\"},\"digest\":{\"type\":\"string\"}," DISK_PROPS
      "\"limits\":" LIMITS_OUT "},"
      "\"required\":[\"sandbox_id\",\"image\",\"digest\",\"limits\"," DISK_REQUIRED "]}",
-     mcp_tool_sandbox_create, false, 0},
+     mcp_tool_sandbox_create, 0, 0},
     {"sandbox_list", "List sandboxes", "The sandboxes this session created and still runs.",
      "{\"type\":\"object\",\"properties\":{\"sandboxes\":{\"type\":\"array\",\"items\":{"
      "\"type\":\"object\",\"properties\":{\"sandbox_id\":{\"type\":\"string\"},"
@@ -72,21 +72,29 @@ const struct mcp_tool mcp_tools[] = {
      "\"created\":{\"type\":\"integer\"}," DISK_PROPS "\"limits\":" LIMITS_OUT "},"
      "\"required\":[\"sandbox_id\"," DISK_REQUIRED "]}}},"
      "\"required\":[\"sandboxes\"]}",
-     mcp_tool_sandbox_list, false, MCP_HINT_READ_ONLY},
+     mcp_tool_sandbox_list, 0, MCP_HINT_READ_ONLY},
     {"sandbox_stop", "Stop a sandbox",
      "Kill every process in a sandbox of this session and remove it with its files.",
      "{\"type\":\"object\",\"properties\":{\"sandbox_id\":{\"type\":\"string\"},"
      "\"stopped\":{\"type\":\"boolean\"}},\"required\":[\"sandbox_id\",\"stopped\"]}",
-     mcp_tool_sandbox_stop, false, MCP_HINT_DESTRUCTIVE | MCP_HINT_IDEMPOTENT},
+     mcp_tool_sandbox_stop, 0, MCP_HINT_DESTRUCTIVE | MCP_HINT_IDEMPOTENT},
+    {"sandbox_commit", "Save a sandbox as an image",
+     "Save a sandbox's files (everything it installed or changed, but not /tmp) as a new image "
+     "localhost/nsbox-commit/NAME[:TAG], to start later sandboxes from with sandbox_create "
+     "{image}. A name is never replaced; the operator caps how many such images exist.",
+     "{\"type\":\"object\",\"properties\":{\"image\":{\"type\":\"string\"},"
+     "\"digest\":{\"type\":\"string\"},\"base\":{\"type\":\"string\"}},"
+     "\"required\":[\"image\",\"digest\"]}",
+     mcp_tool_sandbox_commit, MCP_NEEDS_COMMITS, 0},
     {"execute_code", "Execute code",
      "Run a program in a sandbox: in a fresh one for the language (removed afterwards) or, "
      "with sandbox_id, in one made by sandbox_create. A program that fails is a normal "
      "result (status \"error\" and its exit code), not a tool error.",
-     RESULT_SCHEMA, mcp_tool_execute_code, false, 0},
+     RESULT_SCHEMA, mcp_tool_execute_code, 0, 0},
     {"run_command", "Run a shell command",
      "Run a command line with /bin/sh -c, in a fresh sandbox or, with sandbox_id, in a "
      "sandbox made by sandbox_create.",
-     RESULT_SCHEMA, mcp_tool_run_command, false, 0},
+     RESULT_SCHEMA, mcp_tool_run_command, 0, 0},
     {"write_file", "Write a file",
      "Write a file in a sandbox made by sandbox_create (path relative to its working "
      "directory, or absolute inside it); missing parent directories are made. Text (utf-8) "
@@ -94,7 +102,7 @@ const struct mcp_tool mcp_tools[] = {
      "{\"type\":\"object\",\"properties\":{\"path\":{\"type\":\"string\"},"
      "\"bytes_written\":{\"type\":\"integer\"},\"appended\":{\"type\":\"boolean\"}},"
      "\"required\":[\"path\",\"bytes_written\"]}",
-     mcp_tool_write_file, false, MCP_HINT_DESTRUCTIVE},
+     mcp_tool_write_file, 0, MCP_HINT_DESTRUCTIVE},
     {"read_file", "Read a file",
      "Read a regular file from a sandbox (1 MiB by default, at most 8 MiB per call; offset "
      "and length page through larger files). Binary content comes back as base64; images "
@@ -104,52 +112,52 @@ const struct mcp_tool mcp_tools[] = {
      "\"encoding\":{\"type\":\"string\"},\"content\":{\"type\":\"string\"},"
      "\"truncated\":{\"type\":\"boolean\"},\"mime_type\":{\"type\":\"string\"}},"
      "\"required\":[\"path\",\"size\",\"encoding\",\"content\",\"truncated\"]}",
-     mcp_tool_read_file, false, MCP_HINT_READ_ONLY},
+     mcp_tool_read_file, 0, MCP_HINT_READ_ONLY},
     {"list_directory", "List a directory",
      "Entries of a directory in a sandbox (recursive: the whole tree, at most 10000 "
      "entries), without following symlinks.",
-     ENTRIES_SCHEMA, mcp_tool_list_directory, false, MCP_HINT_READ_ONLY},
+     ENTRIES_SCHEMA, mcp_tool_list_directory, 0, MCP_HINT_READ_ONLY},
     {"create_directory", "Create a directory",
      "Create a directory (and its missing parents) in a sandbox.",
      "{\"type\":\"object\",\"properties\":{\"path\":{\"type\":\"string\"},"
      "\"created\":{\"type\":\"boolean\"}},\"required\":[\"path\",\"created\"]}",
-     mcp_tool_create_directory, false, MCP_HINT_IDEMPOTENT},
+     mcp_tool_create_directory, 0, MCP_HINT_IDEMPOTENT},
     {"delete_path", "Delete a file or directory",
      "Delete a file, symlink or (with recursive) a directory tree in a sandbox.",
      "{\"type\":\"object\",\"properties\":{\"path\":{\"type\":\"string\"},"
      "\"deleted\":{\"type\":\"boolean\"}},\"required\":[\"path\",\"deleted\"]}",
-     mcp_tool_delete_path, false, MCP_HINT_DESTRUCTIVE | MCP_HINT_IDEMPOTENT},
+     mcp_tool_delete_path, 0, MCP_HINT_DESTRUCTIVE | MCP_HINT_IDEMPOTENT},
     {"project_structure", "Show a project tree",
      "A directory tree of a sandbox (default the working directory, 3 levels), as text and "
      "as entries.",
-     ENTRIES_SCHEMA, mcp_tool_project_structure, false, MCP_HINT_READ_ONLY},
+     ENTRIES_SCHEMA, mcp_tool_project_structure, 0, MCP_HINT_READ_ONLY},
     {"copy_in", "Copy a host file in",
      "Copy a file from an operator-allowed host directory into a sandbox made by "
      "sandbox_create (16 MiB at most).",
      "{\"type\":\"object\",\"properties\":{\"host_path\":{\"type\":\"string\"},"
      "\"path\":{\"type\":\"string\"},\"bytes\":{\"type\":\"integer\"}},"
      "\"required\":[\"host_path\",\"path\",\"bytes\"]}",
-     mcp_tool_copy_in, true, MCP_HINT_DESTRUCTIVE | MCP_HINT_IDEMPOTENT},
+     mcp_tool_copy_in, MCP_NEEDS_HOST_DIRS, MCP_HINT_DESTRUCTIVE | MCP_HINT_IDEMPOTENT},
     {"copy_out", "Copy a file out to the host",
      "Copy a file from a sandbox to an operator-allowed host directory (16 MiB at most; an "
      "existing host file is replaced only with overwrite).",
      "{\"type\":\"object\",\"properties\":{\"path\":{\"type\":\"string\"},"
      "\"host_path\":{\"type\":\"string\"},\"bytes\":{\"type\":\"integer\"}},"
      "\"required\":[\"path\",\"host_path\",\"bytes\"]}",
-     mcp_tool_copy_out, true, MCP_HINT_DESTRUCTIVE},
+     mcp_tool_copy_out, MCP_NEEDS_HOST_DIRS, MCP_HINT_DESTRUCTIVE},
     {"list_languages", "List languages",
      "Languages that execute_code can run, and the image serving each.",
      "{\"type\":\"object\",\"properties\":{\"languages\":{\"type\":\"array\",\"items\":{"
      "\"type\":\"object\",\"properties\":{\"language\":{\"type\":\"string\"},"
      "\"image\":{\"type\":\"string\"},\"digest\":{\"type\":\"string\"},"
      "\"description\":{\"type\":\"string\"}}}}},\"required\":[\"languages\"]}",
-     mcp_tool_list_languages, false, MCP_HINT_READ_ONLY},
+     mcp_tool_list_languages, 0, MCP_HINT_READ_ONLY},
     {"list_images", "List images", "Images in the local store that sandboxes can use.",
      "{\"type\":\"object\",\"properties\":{\"images\":{\"type\":\"array\",\"items\":{"
      "\"type\":\"object\",\"properties\":{\"names\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},"
      "\"digest\":{\"type\":\"string\"},\"size\":{\"type\":\"integer\"},"
      "\"languages\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}}}}}},\"required\":[\"images\"]}",
-     mcp_tool_list_images, false, MCP_HINT_READ_ONLY},
+     mcp_tool_list_images, 0, MCP_HINT_READ_ONLY},
 };
 
 const size_t mcp_n_tools = sizeof(mcp_tools) / sizeof(mcp_tools[0]);

@@ -30,6 +30,12 @@ enum {
     MCP_HINT_IDEMPOTENT = 4,  /* a repeat with the same arguments changes nothing more */
 };
 
+/* What the operator must have allowed for a tool to be offered. */
+enum {
+    MCP_NEEDS_HOST_DIRS = 1, /* serve --allow-host-dir */
+    MCP_NEEDS_COMMITS = 2,   /* serve --max-commits above 0 */
+};
+
 /* The inputSchema is not here: tools/list builds it from the tool's
  * declaration of its arguments (args.h, mcp_tool_args_find). */
 struct mcp_tool {
@@ -38,8 +44,8 @@ struct mcp_tool {
     const char *description;
     const char *output_schema; /* JSON text */
     mcp_tool_fn call;
-    bool needs_host_dirs; /* listed and callable only with --allow-host-dir */
-    unsigned hints;       /* MCP_HINT_*: the annotations clients show or confirm by */
+    unsigned needs; /* MCP_NEEDS_*: listed and callable only then */
+    unsigned hints; /* MCP_HINT_*: the annotations clients show or confirm by */
 };
 
 extern const struct mcp_tool mcp_tools[];
@@ -69,6 +75,10 @@ struct mcp_sandbox *mcp_file_op_begin(struct mcp_session *s, struct mcp_call *ca
 int mcp_file_op_end(struct mcp_session *s, struct mcp_call *call, struct mcp_sandbox *m,
                     enum mcp_file_op_kind kind, int r);
 
+/* Whether the operator allowed what t needs (tools/list lists only those;
+ * a call of another is an unknown tool). */
+bool mcp_tool_offered(const struct mcp_server *cfg, const struct mcp_tool *t);
+
 /* Shared by the tools (sandboxes.h and pool.h have the sandboxes). */
 const char *mcp_image_for_language(struct mcp_session *s, const char *language);
 /* Standard base64 (malloc'ed), or NULL when out of memory. */
@@ -78,6 +88,7 @@ char *mcp_base64_encode(const unsigned char *in, size_t len);
     int mcp_tool_##name(struct mcp_session *s, struct mcp_call *call, json_t *args,                \
                         struct mcp_result *out, struct nsbox_err *err)
 MCP_TOOL_FN(sandbox_create);
+MCP_TOOL_FN(sandbox_commit);
 MCP_TOOL_FN(sandbox_list);
 MCP_TOOL_FN(sandbox_stop);
 MCP_TOOL_FN(list_languages);

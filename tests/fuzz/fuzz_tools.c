@@ -232,6 +232,17 @@ static int sandbox_stop(json_t *args, struct nsbox_err *err)
     return 0;
 }
 
+static int sandbox_commit(json_t *args, struct nsbox_err *err)
+{
+    struct mcp_commit_args a;
+    if (mcp_args_sandbox_commit(args, &a, err) < 0)
+        return must(a.sandbox_id == NULL && a.name == NULL, "failed but filled"), -1;
+    whole_string(args, "sandbox_id", a.sandbox_id);
+    whole_string(args, "name", a.name);
+    optional_string(args, "message", a.message);
+    return 0;
+}
+
 static void check_run(json_t *args, const struct mcp_run_args *a, const char *key)
 {
     whole_string(args, key, a->argv[2]);
@@ -435,7 +446,7 @@ static const struct {
     {"create_directory", create_directory}, {"delete_path", delete_path},
     {"project_structure", project_structure}, {"copy_in", copy_in},
     {"copy_out", copy_out},             {"list_languages", none},
-    {"list_images", none},
+    {"list_images", none},              {"sandbox_commit", sandbox_commit},
 };
 #define N_CHECKS (sizeof(checks) / sizeof(checks[0]))
 

@@ -85,16 +85,20 @@ run_client files timeout 600 python3 "$MCP/file_tools.py"
 run_client host timeout 300 python3 "$MCP/host_copy.py"
 run_client workspaces timeout 300 python3 "$MCP/workspaces.py"
 run_client disk timeout 300 python3 "$MCP/disk.py"
+run_client commit timeout 300 python3 "$MCP/commit.py"
 # Rootless too (best-effort limits: this host delegates no cgroup v2).
 "$ROOT/tests/setup-users.sh"
 RL=$T/rootless
 mkdir -p "$RL" && chmod 755 "$T" && install -m 755 "$NSBOX" "$RL/nsbox" && chown nsboxtest "$RL"
 runuser -u nsboxtest -- "$RL/nsbox" --store "$RL/store" pull --quiet "oci:$F/oci/python:latest" >/dev/null 2>&1
+runuser -u nsboxtest -- "$RL/nsbox" --store "$RL/store" tag "oci:$F/oci/python:latest" python >/dev/null 2>&1
 run_client workspaces_rootless timeout 300 runuser -u nsboxtest -- env NSBOX="$RL/nsbox" NSBOX_STORE="$RL/store" \
 	NSBOX_LIMITS=best-effort SUITE="$SUITE/rootless" python3 "$MCP/workspaces.py"
 # The measured workspace budget rootless: the walk in the user namespace.
 run_client disk_rootless timeout 300 runuser -u nsboxtest -- env NSBOX="$RL/nsbox" NSBOX_STORE="$RL/store" NSBOX_ASAN="${NSBOX_ASAN:-}" \
 	NSBOX_LIMITS=best-effort SUITE="$SUITE/rootless" python3 "$MCP/disk.py"
+run_client commit_rootless timeout 300 runuser -u nsboxtest -- env NSBOX="$RL/nsbox" NSBOX_STORE="$RL/store" NSBOX_ASAN="${NSBOX_ASAN:-}" \
+	NSBOX_LIMITS=best-effort SUITE="$SUITE/rootless" python3 "$MCP/commit.py"
 
 # Every server is gone by now, and so must be every sandbox process.
 left=$(pgrep -f 'sleep 313[1-5]' | tr '\n' ' ')

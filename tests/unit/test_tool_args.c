@@ -46,6 +46,9 @@ static int decode(const char *tool, json_t *args, struct nsbox_err *err)
     } else if (strcmp(tool, "sandbox_stop") == 0) {
         struct mcp_stop_args a;
         r = mcp_args_sandbox_stop(args, &a, err);
+    } else if (strcmp(tool, "sandbox_commit") == 0) {
+        struct mcp_commit_args a;
+        r = mcp_args_sandbox_commit(args, &a, err);
     } else if (strcmp(tool, "execute_code") == 0 || strcmp(tool, "run_command") == 0) {
         struct mcp_run_args a;
         r = tool[0] == 'e' ? mcp_args_execute_code(&cfg, args, &a, err)
@@ -83,33 +86,16 @@ static json_t *valid_value(const char *key)
     static const struct {
         const char *key, *json;
     } values[] = {
-        {"sandbox_id", "\"sb1\""},
-        {"path", "\"a/b\""},
-        {"host_path", "\"/srv/share/f\""},
-        {"code", "\"print(1)\""},
-        {"command", "\"ls\""},
-        {"language", "\"python\""},
-        {"stdin", "\"in\""},
-        {"image", "\"busybox\""},
-        {"workdir", "\"/w\""},
-        {"workspace", "\"ws-1\""},
-        {"env", "{\"A\":\"b\"}"},
-        {"content", "\"aGk=\""},
-        {"encoding", "\"base64\""},
-        {"append", "true"},
-        {"fresh", "true"},
-        {"restart", "true"},
-        {"recursive", "true"},
-        {"overwrite", "true"},
-        {"offset", "0"},
-        {"length", "10"},
-        {"depth", "2"},
-        {"memory_mb", "64"},
-        {"cpus", "0.5"},
-        {"pids", "64"},
-        {"timeout_s", "5"},
-        {"disk_mb", "64"},
-        {"workspace_mb", "64"},
+        {"sandbox_id", "\"sb1\""}, {"path", "\"a/b\""},      {"host_path", "\"/srv/share/f\""},
+        {"code", "\"print(1)\""},  {"command", "\"ls\""},    {"language", "\"python\""},
+        {"stdin", "\"in\""},       {"image", "\"busybox\""}, {"workdir", "\"/w\""},
+        {"workspace", "\"ws-1\""}, {"name", "\"env1:v1\""},  {"message", "\"prepared\""},
+        {"env", "{\"A\":\"b\"}"},  {"content", "\"aGk=\""},  {"encoding", "\"base64\""},
+        {"append", "true"},        {"fresh", "true"},        {"restart", "true"},
+        {"recursive", "true"},     {"overwrite", "true"},    {"offset", "0"},
+        {"length", "10"},          {"depth", "2"},           {"memory_mb", "64"},
+        {"cpus", "0.5"},           {"pids", "64"},           {"timeout_s", "5"},
+        {"disk_mb", "64"},         {"workspace_mb", "64"},
     };
     for (size_t i = 0; i < sizeof(values) / sizeof(values[0]); i++)
         if (strcmp(values[i].key, key) == 0)
@@ -173,7 +159,7 @@ static void every_schema_is_closed_json(void)
 {
     size_t n;
     const struct mcp_tool_args *all = mcp_tool_args_all(&n);
-    CHECK(n == 15);
+    CHECK(n == 16);
     for (size_t t = 0; t < n; t++) {
         char text[4096];
         CHECK(mcp_schema_text(&all[t], text, sizeof(text)) < sizeof(text));
