@@ -6,6 +6,18 @@
 
 #include "../common/err.h"
 
+#define NSBOX_MOUNT_MAX_BINDS 32 /* = NSBOX_MAX_BINDS */
+
+/* One bind (sandbox.h, struct nsbox_bind), as the child mounts it. */
+struct nsbox_mount_bind {
+    char src[64];    /* "/proc/self/fd/N" of the source in this mount namespace */
+    const char *dst; /* absolute inside */
+    bool file;       /* a regular file (else a directory) */
+    bool rw, noexec;
+    bool preset; /* an idmapped mount whose attributes the host side set
+                    (and the kernel locked): bound as it is */
+};
+
 struct nsbox_mount_config {
     const char *lower;     /* the image rootfs (or its idmapped mount) */
     const char *upper;     /* the sandbox's writable layer */
@@ -16,9 +28,7 @@ struct nsbox_mount_config {
     uint64_t shm_bytes;    /* size of the /dev/shm tmpfs */
     const char *workdir;   /* created inside when missing; may be NULL */
     const char *workspace; /* bind-mounted at workdir ("/proc/self/fd/N"), or NULL */
-    /* Read-only binds of directories: sources as "/proc/self/fd/N"
-     * (opened by the host side), targets absolute inside. */
-    const char *bind_src[8], *bind_dst[8];
+    struct nsbox_mount_bind binds[NSBOX_MOUNT_MAX_BINDS];
     size_t n_binds;
 };
 
