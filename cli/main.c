@@ -30,6 +30,7 @@ static const struct cli_command commands[] = {
     {"exec", cmd_exec, "ID -- CMD", "run a command in a live sandbox"},
     {"ps", cmd_ps, "", "list sandboxes"},
     {"rm", cmd_rm, "ID...", "stop and remove sandboxes"},
+    {"cp", cmd_cp, "SRC ID:DST | ID:SRC DST", "copy files into or out of a live sandbox"},
     {"doctor", cmd_doctor, "", "check what isolation this host gives, with fixes"},
 };
 
