@@ -125,7 +125,9 @@ static int sandbox_stat(struct cp *c, const char *path, struct sb_stat *st)
         *st = (struct sb_stat){true, NSBOX_FILE_DIRECTORY, 0755};
     } else if (c->err.code == ENOTDIR) {
         *st = (struct sb_stat){true, NSBOX_FILE_REGULAR, 0644};
-    } else if (c->err.code != ENOENT) {
+    } else if (c->err.code == ENOENT) {
+        st->exists = false; /* a dangling symlink, inside */
+    } else {
         return -1;
     }
     return 0;
