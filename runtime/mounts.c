@@ -5,7 +5,13 @@
  * the overlay's root with RESOLVE_IN_ROOT | RESOLVE_NO_SYMLINKS and mounted
  * through "/proc/self/fd/N" of that exact directory, so an image (or a
  * racing process) cannot redirect a mount with a symlink (CVE-2019-16884,
- * CVE-2021-30465 class).  Then pivot_root, and the old root is detached. */
+ * CVE-2021-30465 class).  Then pivot_root, and the old root is detached.
+ *
+ * Binds (sandbox.h, struct nsbox_bind: interpreter drivers, volumes) go
+ * last, each on a mountpoint made the same way (an empty file for a file),
+ * never recursive, remounted nosuid,nodev (ro, noexec) keeping the flags
+ * the kernel locked.  Their sources are opened here too, for sandbox.c:
+ * a host path is walked without symlinks (nsbox_bind_open). */
 #include "mounts.h"
 
 #include <errno.h>
@@ -456,4 +462,89 @@ int nsbox_mounts_setup(const struct nsbox_mount_config *c, struct nsbox_err *err
         if (bind_one(root, &c->binds[i], err) < 0)
             return -1;
     return enter_root(c->merged, err);
+}
+
+/* ---- the binds' sources (sandbox.c calls these) ---- */
+
+void nsbox_binds_point(const char *state_dir, size_t i, char *buf, size_t size)
+{
+    snprintf(buf, size, "%s/vols/%zu", state_dir, i);
+}
+
+bool nsbox_binds_idmapped(const struct nsbox_sandbox_config *cfg, size_t i)
+{
+    return cfg->rootless_map == NULL && cfg->binds[i].opened;
+}
+
+/* Rootless: the source of an opened bind, found again in this (the new)
+ * mount namespace -- a mount of the old one cannot be bound here -- and
+ * refused unless it is the very inode the caller opened and checked. */
+static int reopen_same(const struct nsbox_bind *b, struct nsbox_err *err)
+{
+    struct stat was, is;
+    int fd = nsbox_bind_open(b->source, NULL, err);
+    if (fd < 0)
+        return -1;
+    if (fstat(b->fd, &was) < 0 || fstat(fd, &is) < 0 || was.st_dev != is.st_dev ||
+        was.st_ino != is.st_ino) {
+        close(fd);
+        return nsbox_err_set(err, ESTALE, "%s changed between its check and its mount: refused",
+                             b->source);
+    }
+    return fd;
+}
+
+int nsbox_binds_open(const struct nsbox_sandbox_config *cfg, const char *state_dir, int fds[],
+                     struct nsbox_mount_bind *mb, struct nsbox_err *err)
+{
+    char path[PATH_MAX + 32];
+    struct stat st;
+
+    for (size_t i = 0; i < cfg->n_binds; i++) {
+        const struct nsbox_bind *b = &cfg->binds[i];
+        if (nsbox_binds_idmapped(cfg, i)) {
+            nsbox_binds_point(state_dir, i, path, sizeof(path));
+            fds[i] = open(path, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+        } else if (b->opened) {
+            fds[i] = reopen_same(b, err);
+            if (fds[i] < 0)
+                return -1;
+        } else {
+            fds[i] = open(b->source, O_PATH | O_DIRECTORY | O_CLOEXEC);
+        }
+        if (fds[i] < 0 || fstat(fds[i], &st) < 0)
+            return nsbox_err_sys(err, "cannot open %s", b->source);
+        snprintf(mb[i].src, sizeof(mb[i].src), "/proc/self/fd/%d", fds[i]);
+        mb[i].dst = b->target;
+        mb[i].file = S_ISREG(st.st_mode);
+        mb[i].rw = b->rw;
+        mb[i].noexec = b->noexec;
+        mb[i].preset = nsbox_binds_idmapped(cfg, i);
+    }
+    return 0;
+}
+
+int nsbox_binds_make_points(const struct nsbox_sandbox_config *cfg, const char *state_dir,
+                            struct nsbox_err *err)
+{
+    char path[PATH_MAX + 32];
+    struct stat st;
+    snprintf(path, sizeof(path), "%s/vols", state_dir);
+    if (mkdir(path, 0700) < 0)
+        return nsbox_err_sys(err, "cannot create %s", path);
+    for (size_t i = 0; i < cfg->n_binds; i++) {
+        if (!nsbox_binds_idmapped(cfg, i))
+            continue;
+        nsbox_binds_point(state_dir, i, path, sizeof(path));
+        if (fstat(cfg->binds[i].fd, &st) < 0)
+            return nsbox_err_sys(err, "cannot stat %s", cfg->binds[i].source);
+        int fd = S_ISDIR(st.st_mode)
+                     ? mkdir(path, 0700)
+                     : open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+        if (fd < 0)
+            return nsbox_err_sys(err, "cannot create %s", path);
+        if (!S_ISDIR(st.st_mode))
+            close(fd);
+    }
+    return 0;
 }

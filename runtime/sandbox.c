@@ -148,71 +148,6 @@ static int open_layers(struct spawn *s, int fds[5], char paths[5][64], struct ns
     return 0;
 }
 
-/* STATE/vols/N: where the host side puts bind N's idmapped mount (root,
- * an opened bind) for the child to copy. */
-static void vol_point(const struct nsbox_sandbox *sb, size_t i, char *buf, size_t size)
-{
-    snprintf(buf, size, "%s/vols/%zu", sb->state_dir, i);
-}
-
-static bool idmapped_bind(const struct nsbox_sandbox_config *cfg, size_t i)
-{
-    return cfg->rootless_map == NULL && cfg->binds[i].opened;
-}
-
-/* Rootless: the source of an opened bind, found again in this (the new)
- * mount namespace -- a mount of the old one cannot be bound here -- and
- * refused unless it is the very inode the caller opened and checked. */
-static int reopen_same(const struct nsbox_bind *b, struct nsbox_err *err)
-{
-    struct stat was, is;
-    int fd = nsbox_bind_open(b->source, NULL, err);
-    if (fd < 0)
-        return -1;
-    if (fstat(b->fd, &was) < 0 || fstat(fd, &is) < 0 || was.st_dev != is.st_dev ||
-        was.st_ino != is.st_ino) {
-        close(fd);
-        return nsbox_err_set(err, ESTALE, "%s changed between its check and its mount: refused",
-                             b->source);
-    }
-    return fd;
-}
-
-/* The binds' sources in the child's new mount namespace, opened with the
- * host's credentials like the layers: a driver directory by path, an
- * opened bind (rootless) again and compared, an idmapped one (root) at
- * STATE/vols/N where the host side mounted it. */
-static int open_binds(struct spawn *s, int fds[NSBOX_MAX_BINDS], struct nsbox_mount_bind *mb,
-                      struct nsbox_err *err)
-{
-    const struct nsbox_sandbox_config *cfg = s->cfg;
-    char path[PATH_MAX + 32];
-    struct stat st;
-
-    for (size_t i = 0; i < cfg->n_binds; i++) {
-        const struct nsbox_bind *b = &cfg->binds[i];
-        if (idmapped_bind(cfg, i)) {
-            vol_point(s->sb, i, path, sizeof(path));
-            fds[i] = open(path, O_PATH | O_NOFOLLOW | O_CLOEXEC);
-        } else if (b->opened) {
-            fds[i] = reopen_same(b, err);
-            if (fds[i] < 0)
-                return -1;
-        } else {
-            fds[i] = open(b->source, O_PATH | O_DIRECTORY | O_CLOEXEC);
-        }
-        if (fds[i] < 0 || fstat(fds[i], &st) < 0)
-            return nsbox_err_sys(err, "cannot open %s", b->source);
-        snprintf(mb[i].src, sizeof(mb[i].src), "/proc/self/fd/%d", fds[i]);
-        mb[i].dst = b->target;
-        mb[i].file = S_ISREG(st.st_mode);
-        mb[i].rw = b->rw;
-        mb[i].noexec = b->noexec;
-        mb[i].preset = idmapped_bind(cfg, i);
-    }
-    return 0;
-}
-
 /* A tmpfs disk, as the sandbox's root: mounted on STATE/disk in the new
  * mount namespace, upper/ and work/ on it; init keeps its root for the
  * host (s->disk_fd). */
@@ -254,7 +189,8 @@ static int child_setup(struct spawn *s, struct nsbox_err *err)
      * them from there) and before the switch to the sandbox's ids. */
     if (unshare(CLONE_NEWNS) < 0)
         return nsbox_err_sys(err, "cannot create a mount namespace");
-    if (open_layers(s, layer_fds, layers, err) < 0 || open_binds(s, bind_fds, mc.binds, err) < 0)
+    if (open_layers(s, layer_fds, layers, err) < 0 ||
+        nsbox_binds_open(cfg, s->sb->state_dir, bind_fds, mc.binds, err) < 0)
         return -1;
     if (become_root(cfg->rootless_map == NULL || cfg->rootless_map->helpers, err) < 0 ||
         disk_layers(s, layer_fds, layers, err) < 0)
@@ -395,47 +331,20 @@ static int idmapped_mount(pid_t pid, int src_fd, const char *src, const char *ds
     return 0;
 }
 
-/* As root, each opened bind (a volume) at STATE/vols/N, idmapped: ro,
- * noexec as asked; in the host's mount namespace only until the child has
- * copied them (then detached, unmount_points). */
+/* As root, each opened bind (a volume) at STATE/vols/N (mounts.h),
+ * idmapped: ro, noexec as asked; in the host's mount namespace only until
+ * the child has copied them (then detached, unmount_points). */
 static int idmapped_binds(struct spawn *s, pid_t pid, struct nsbox_err *err)
 {
     char dst[PATH_MAX + 32];
     for (size_t i = 0; i < s->cfg->n_binds; i++) {
         const struct nsbox_bind *b = &s->cfg->binds[i];
-        if (!idmapped_bind(s->cfg, i))
+        if (!nsbox_binds_idmapped(s->cfg, i))
             continue;
-        vol_point(s->sb, i, dst, sizeof(dst));
+        nsbox_binds_point(s->sb->state_dir, i, dst, sizeof(dst));
         uint64_t attrs = (b->rw ? 0 : MOUNT_ATTR_RDONLY) | (b->noexec ? MOUNT_ATTR_NOEXEC : 0);
         if (idmapped_mount(pid, b->fd, b->source, dst, attrs, err) < 0)
             return -1;
-    }
-    return 0;
-}
-
-/* The mountpoints of idmapped_binds: STATE/vols/N, a directory or an empty
- * file as the source is. */
-static int make_vol_points(const struct nsbox_sandbox_config *cfg, const struct nsbox_sandbox *sb,
-                           struct nsbox_err *err)
-{
-    char path[PATH_MAX + 32];
-    struct stat st;
-    snprintf(path, sizeof(path), "%s/vols", sb->state_dir);
-    if (mkdir(path, 0700) < 0)
-        return nsbox_err_sys(err, "cannot create %s", path);
-    for (size_t i = 0; i < cfg->n_binds; i++) {
-        if (!idmapped_bind(cfg, i))
-            continue;
-        vol_point(sb, i, path, sizeof(path));
-        if (fstat(cfg->binds[i].fd, &st) < 0)
-            return nsbox_err_sys(err, "cannot stat %s", cfg->binds[i].source);
-        int fd = S_ISDIR(st.st_mode)
-                     ? mkdir(path, 0700)
-                     : open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-        if (fd < 0)
-            return nsbox_err_sys(err, "cannot create %s", path);
-        if (!S_ISDIR(st.st_mode))
-            close(fd);
     }
     return 0;
 }
@@ -447,9 +356,9 @@ static void unmount_points(struct spawn *s)
     if (s->workspace[0] != '\0')
         umount2(s->workspace, MNT_DETACH);
     for (size_t i = 0; i < s->cfg->n_binds; i++) {
-        if (!idmapped_bind(s->cfg, i))
+        if (!nsbox_binds_idmapped(s->cfg, i))
             continue;
-        vol_point(s->sb, i, path, sizeof(path));
+        nsbox_binds_point(s->sb->state_dir, i, path, sizeof(path));
         umount2(path, MNT_DETACH | UMOUNT_NOFOLLOW);
     }
 }
@@ -782,7 +691,7 @@ int nsbox_sandbox_create(const struct nsbox_sandbox_config *cfg, struct nsbox_sa
         return nsbox_err_set(err, EINVAL, "at most %d binds", NSBOX_MAX_BINDS);
     int r = make_state_dir(out, cfg->state_root, !out->rootless, base, &s.state_lock, err);
     if (r == 0 && !out->rootless)
-        r = make_vol_points(cfg, out, err);
+        r = nsbox_binds_make_points(cfg, out->state_dir, err);
     if (r == 0 && !out->rootless)
         snprintf(s.lower, sizeof(s.lower), "%s/lower", out->state_dir);
     /* The workspace: as root an idmapped mount on STATE/ws, rootless the
