@@ -242,7 +242,14 @@ cp_suite() {
 	expect_rc "${who}_cp_usage" 2 "$@" cp "$H/one" "$H/two"
 }
 cp_suite root nb
-cp_suite rootless ub
+# Under ASan (run-asan.sh), rootless means best-effort limits: init carries
+# RLIMIT_AS, which ASan's shadow mappings exceed, so the file builtins cp
+# uses (forked from init, instrumented) cannot allocate.  Uninstrumented, it runs.
+if [ -n "${NSBOX_ASAN:-}" ]; then
+	echo "# rootless cp skipped under ASan (RLIMIT_AS of best-effort limits)"
+else
+	cp_suite rootless ub
+fi
 
 rm -rf "$(dirname "$US")"
 finish
