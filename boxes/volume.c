@@ -7,13 +7,16 @@
  * open_tree on it; rootless: the path found again must be the same
  * inode).  Containment is decided by (st_dev, st_ino) walking ".." up to
  * "/", never by comparing strings, so a bind-mount alias, "//" or a
- * trailing slash changes nothing. */
+ * trailing slash changes nothing.  The host's kernel filesystems (/proc,
+ * /sys, cgroups ...) are refused whole. */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/magic.h>
 #include <sys/stat.h>
+#include <sys/vfs.h>
 #include <unistd.h>
 
 #include "../common/cleanup.h"
@@ -101,6 +104,32 @@ static int check_guarded(const char *host, int fd, int parent, const struct guar
     return 0;
 }
 
+/* The host's kernel filesystems: /proc (its /proc/PID/root links lead out
+ * of any mount namespace), /sys, cgroups (the sandbox's own limits), bpf,
+ * debugfs, tracefs, securityfs.  A volume of one would hand the sandbox
+ * the host's kernel state. */
+static int check_kernel_fs(const char *host, int fd, struct nsbox_err *err)
+{
+    static const struct {
+        long magic;
+        const char *name;
+    } kernel[] = {{PROC_SUPER_MAGIC, "proc"},         {SYSFS_MAGIC, "sysfs"},
+                  {CGROUP_SUPER_MAGIC, "cgroup"},     {CGROUP2_SUPER_MAGIC, "cgroup2"},
+                  {BPF_FS_MAGIC, "bpf"},              {DEBUGFS_MAGIC, "debugfs"},
+                  {TRACEFS_MAGIC, "tracefs"},         {SECURITYFS_MAGIC, "securityfs"},
+                  {DEVPTS_SUPER_MAGIC, "devpts"}};
+    struct statfs sf;
+    if (fstatfs(fd, &sf) < 0)
+        return nsbox_err_sys(err, "cannot statfs %s", host);
+    for (size_t i = 0; i < sizeof(kernel) / sizeof(kernel[0]); i++)
+        if ((long)sf.f_type == kernel[i].magic)
+            return nsbox_err_set(err, EPERM,
+                                 "volume %s refused: it is on the host's %s, kernel state a "
+                                 "sandbox must never see",
+                                 host, kernel[i].name);
+    return 0;
+}
+
 static int open_volume(struct box_ctx *ctx, const struct nsbox_bind *v, struct nsbox_bind *out,
                        struct nsbox_err *err)
 {
@@ -108,6 +137,8 @@ static int open_volume(struct box_ctx *ctx, const struct nsbox_bind *v, struct n
     _cleanup_close_ int fd = nsbox_bind_open(v->source, &parent, err);
     if (fd < 0)
         return nsbox_err_prefix(err, "volume");
+    if (check_kernel_fs(v->source, fd, err) < 0)
+        return -1;
     _cleanup_close_ int state = open(ctx->state_root, O_PATH | O_DIRECTORY | O_CLOEXEC);
     const struct guarded guarded[] = {
         {"image store", ctx->store.root, ctx->store.root_fd},

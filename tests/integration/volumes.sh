@@ -10,7 +10,10 @@ SUITE=volumes
 "$ROOT/tests/setup-users.sh"
 
 # The checkout may sit where other users cannot reach (/root): run a copy.
-install -m 755 "$NSBOX" "$T/nsbox"
+install -m 755 "$NSBOX" "$T/nsbox" || {
+	fail setup "no $NSBOX"
+	finish
+}
 cp -a "$F/oci/python" "$T/py"
 chmod -R a+rX "$T/py"
 PY=oci:$T/py:latest
@@ -165,6 +168,8 @@ mount --bind "$S" "$T/alias" && {
 	expect_out refuse_store_bind_alias 'refused: it is nsbox.s image store' nb run -v "$T/alias:/x" "$PY" -- true
 	umount "$T/alias"
 }
+expect_out refuse_host_proc "volume /proc/1 refused: it is on the host's proc" nb run -v /proc/1:/x "$PY" -- true
+expect_out refuse_host_cgroup "volume /sys/fs/cgroup/memory refused: it is on the host's (cgroup|sysfs)" nb run -v /sys/fs/cgroup/memory:/x "$PY" -- true
 ln -s "$V" "$T/vol-link"
 expect_out refuse_symlink_host_path "vol-link is a symlink" nb run -v "$T/vol-link:/x" "$PY" -- true
 expect_out refuse_symlink_component "vol-link is a symlink" nb run -v "$T/vol-link/owned:/x" "$PY" -- true
