@@ -273,11 +273,9 @@ static int copy_in(struct cp *c, const char *src, const char *dst)
                  base_name(src));
     else
         snprintf(target, sizeof(target), "%s", dst);
-    /* Through the parent of the opened fd, by name: O_NOFOLLOW again. */
-    _cleanup_close_ int parent = openat(fd, S_ISDIR(st.st_mode) ? "." : "..",
-                                        O_PATH | O_DIRECTORY | O_CLOEXEC);
+    /* A directory: walked from the opened fd itself ("." of it). */
     if (S_ISDIR(st.st_mode))
-        return put_entry(c, parent, ".", src, target, 0);
+        return put_entry(c, fd, ".", src, target, 0);
     if (!S_ISREG(st.st_mode))
         return nsbox_err_set(&c->err, EINVAL, "%s is not a regular file or directory", src);
     /* Reopened through the fd itself: no second lookup of src. */

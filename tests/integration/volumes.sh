@@ -19,15 +19,15 @@ chmod -R a+rX "$T/py"
 PY=oci:$T/py:latest
 S=$T/store
 nb() { "$T/nsbox" --store "$S" "$@"; }
+# A store of its own in the user's home (rootless.sh empties the default
+# one; a concurrent run of this suite has another).
+UX=$(runuser -u nsboxtest -- mktemp -d /home/nsboxtest/.nsbox-volumes.XXXXXX)
+trap 'rm -rf "$UX"; cleanup_test_dir' EXIT
 as() {
 	runuser -u nsboxtest -- env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/home/nsboxtest \
-		NSBOX_LIMITS=best-effort XDG_DATA_HOME=/home/nsboxtest/.volumes-test "$@"
+		NSBOX_LIMITS=best-effort XDG_DATA_HOME="$UX" "$@"
 }
-# A store of its own: rootless.sh empties the default one.
-US=/home/nsboxtest/.volumes-test/nsbox
 ub() { as "$T/nsbox" "$@"; }
-rm -rf "$US"
-as mkdir -p "$(dirname "$US")"
 nb pull --quiet "$PY" >/dev/null || fail setup "root cannot pull the python fixture"
 ub pull --quiet "$PY" >/dev/null || fail setup "nsboxtest cannot pull the python fixture"
 
@@ -241,6 +241,15 @@ cp_suite() {
 	[ "$(cat "$H/out/fromlink" 2>/dev/null)" = inside ] && pass "${who}_cp_sandbox_symlink_content" || fail "${who}_cp_sandbox_symlink_content" "$(cat "$H/out/fromlink" 2>&1)"
 	expect_out "${who}_cp_sandbox_link_to_host_path" 'no such file|No such file' "$@" cp "$id:/tmp/hostlink" "$H/out/leak"
 	[ ! -e "$H/out/leak" ] || ! grep -q victim "$H/out/leak" && pass "${who}_cp_no_host_leak" || fail "${who}_cp_no_host_leak" "host file copied"
+	# 20 MiB: three chunks each way, byte for byte.
+	head -c 20971520 /dev/urandom >"$H/big"
+	chown nsboxtest: "$H/big"
+	if "$@" cp "$H/big" "$id:/tmp/big" >/dev/null 2>&1 && "$@" cp "$id:/tmp/big" "$H/out/big" >/dev/null 2>&1 &&
+		cmp -s "$H/big" "$H/out/big"; then
+		pass "${who}_cp_big_file_chunked_round_trip"
+	else
+		fail "${who}_cp_big_file_chunked_round_trip" "$(ls -l "$H/big" "$H/out/big" 2>&1 | tr '\n' ' ')"
+	fi
 	expect_out "${who}_cp_missing_in_sandbox" 'no such file or directory in the sandbox' "$@" cp "$id:/nonexistent" "$H/out/x"
 	"$@" rm "$id" >/dev/null
 	expect_out "${who}_cp_no_such_sandbox" "no live sandbox $id" "$@" cp "$H/one" "$id:/tmp/"
@@ -256,5 +265,4 @@ else
 	cp_suite rootless ub
 fi
 
-rm -rf "$(dirname "$US")"
 finish
