@@ -113,10 +113,10 @@ static int check_kernel_fs(const char *host, int fd, struct nsbox_err *err)
     static const struct {
         long magic;
         const char *name;
-    } kernel[] = {{PROC_SUPER_MAGIC, "proc"},         {SYSFS_MAGIC, "sysfs"},
-                  {CGROUP_SUPER_MAGIC, "cgroup"},     {CGROUP2_SUPER_MAGIC, "cgroup2"},
-                  {BPF_FS_MAGIC, "bpf"},              {DEBUGFS_MAGIC, "debugfs"},
-                  {TRACEFS_MAGIC, "tracefs"},         {SECURITYFS_MAGIC, "securityfs"},
+    } kernel[] = {{PROC_SUPER_MAGIC, "proc"},     {SYSFS_MAGIC, "sysfs"},
+                  {CGROUP_SUPER_MAGIC, "cgroup"}, {CGROUP2_SUPER_MAGIC, "cgroup2"},
+                  {BPF_FS_MAGIC, "bpf"},          {DEBUGFS_MAGIC, "debugfs"},
+                  {TRACEFS_MAGIC, "tracefs"},     {SECURITYFS_MAGIC, "securityfs"},
                   {DEVPTS_SUPER_MAGIC, "devpts"}};
     struct statfs sf;
     if (fstatfs(fd, &sf) < 0)
