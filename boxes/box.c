@@ -86,9 +86,10 @@ static int fill(struct box *box, const struct box_spec *spec, const struct image
                             &box->gid, err);
 }
 
+/* binds: the spec's, then its volumes opened (box_volumes_open). */
 static int start(struct box *box, const struct box_spec *spec, const struct images_image *im,
                  const struct nsbox_seccomp *seccomp, const char *workspace_dir,
-                 struct nsbox_err *err)
+                 const struct nsbox_bind *binds, size_t n_binds, struct nsbox_err *err)
 {
     struct box_ctx *ctx = box->ctx;
     const struct box_limits *l = &box->limits;
@@ -98,8 +99,8 @@ static int start(struct box *box, const struct box_spec *spec, const struct imag
         .env = box->env,
         .workdir = box->workdir,
         .workspace = workspace_dir,
-        .binds = spec->binds,
-        .n_binds = spec->n_binds,
+        .binds = binds,
+        .n_binds = n_binds,
         .uid = box->uid,
         .gid = box->gid,
         .limits = {.memory_bytes = l->memory_bytes,
@@ -150,13 +151,21 @@ static int create(struct box_ctx *ctx, const struct box_spec *spec, struct box *
                                  err) < 0)
             return -1;
     }
-    if (find_image(ctx, spec, &im, err) < 0)
+    /* A refused volume fails before any pull. */
+    struct nsbox_bind binds[NSBOX_MAX_BINDS];
+    size_t n_binds;
+    if (box_volumes_open(ctx, spec, binds, &n_binds, err) < 0)
         return -1;
+    if (find_image(ctx, spec, &im, err) < 0) {
+        box_volumes_close(binds, n_binds);
+        return -1;
+    }
     const struct nsbox_seccomp *seccomp = NULL;
     int r = -1;
     if ((box->lease = images_lease(&ctx->store, im.digest, err)) >= 0 &&
         fill(box, spec, &im, err) == 0 && (seccomp = seccomp_for(ctx, spec, &owned, err)))
-        r = start(box, spec, &im, seccomp, spec->workspace ? ws_dir : NULL, err);
+        r = start(box, spec, &im, seccomp, spec->workspace ? ws_dir : NULL, binds, n_binds, err);
+    box_volumes_close(binds, n_binds);
     images_image_free(&im);
     return r;
 }

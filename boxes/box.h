@@ -135,7 +135,19 @@ struct box_spec {
      * drivers), borrowed; not part of the record. */
     const struct nsbox_bind *binds;
     size_t n_binds;
+    /* The user's volumes (`-v`, box_volume_parse), borrowed: box_create
+     * opens and checks each host path (boxes/volume.c) and mounts them
+     * after binds.  Not part of the record either. */
+    const struct nsbox_bind *volumes;
+    size_t n_volumes;
 };
+
+/* Parses a volume "HOST:SANDBOX[:OPTS]" in place (spec is cut at its
+ * colons; out->source and out->target point into it).  OPTS: a comma list
+ * of ro (the default), rw, noexec.  HOST must be absolute; SANDBOX
+ * absolute, without "." or "..", not / and not in /proc, /sys or /dev.
+ * Returns 0, or -1 with err (EINVAL: a usage error) saying what is wrong. */
+int box_volume_parse(char *spec, struct nsbox_bind *out, struct nsbox_err *err);
 
 /* Fills spec with box_defaults (limits; tmp, disk and workspace sizes)
  * and nothing else: no image, the default workdir and profile, no pull

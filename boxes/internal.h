@@ -31,4 +31,14 @@ int box_record_save(const struct box *box, struct nsbox_err *err);
  * user, created, limits).  Returns 0, or -1 (ENOENT: there is none). */
 int box_record_load(const char *state_dir, struct box *box, struct nsbox_err *err);
 
+/* spec's binds, then its volumes opened (nsbox_bind_open) and checked
+ * against the store and the state root, into all (NSBOX_MAX_BINDS
+ * entries): *n of them.  Returns 0 (close with box_volumes_close), or -1
+ * with err naming the volume and why it is refused (nothing left open). */
+int box_volumes_open(struct box_ctx *ctx, const struct box_spec *spec, struct nsbox_bind *all,
+                     size_t *n, struct nsbox_err *err);
+
+/* Closes the fds box_volumes_open opened. */
+void box_volumes_close(struct nsbox_bind *all, size_t n);
+
 #endif

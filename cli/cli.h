@@ -36,6 +36,8 @@ int cmd_create(struct cli_globals *g, int argc, char **argv);
 int cmd_exec(struct cli_globals *g, int argc, char **argv);
 int cmd_ps(struct cli_globals *g, int argc, char **argv);
 int cmd_rm(struct cli_globals *g, int argc, char **argv);
+/* nsbox cp SRC ID:DST | ID:SRC DST (cli/cp_cmd.c).  Returns the exit status. */
+int cmd_cp(struct cli_globals *g, int argc, char **argv);
 int cmd_doctor(struct cli_globals *g, int argc, char **argv);
 int cmd_serve(struct cli_globals *g, int argc, char **argv);
 /* `nsbox commit [-m MSG] ID NAME` (cli/commit_cmd.c). */

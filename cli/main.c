@@ -31,6 +31,7 @@ static const struct cli_command commands[] = {
     {"ps", cmd_ps, "", "list sandboxes"},
     {"rm", cmd_rm, "ID...", "stop and remove sandboxes"},
     {"commit", cmd_commit, "ID NAME", "save a live sandbox's changes as a new image"},
+    {"cp", cmd_cp, "SRC ID:DST | ID:SRC DST", "copy files into or out of a live sandbox"},
     {"doctor", cmd_doctor, "", "check what isolation this host gives, with fixes"},
 };
 

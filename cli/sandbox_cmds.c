@@ -37,6 +37,10 @@ struct run_opts {
     bool disk_given;     /* --disk, --workspace or --workspace-size: not for exec */
     const char *profile; /* --seccomp-profile FILE */
     enum nsbox_limits_mode mode;
+    /* -v HOST:SANDBOX[:OPTS]: parsed in copies of the arguments (specs) */
+    struct nsbox_bind volumes[NSBOX_MAX_BINDS];
+    char *volume_specs[NSBOX_MAX_BINDS];
+    size_t n_volumes;
 };
 
 static void run_opts_init(struct run_opts *o)
@@ -49,6 +53,29 @@ static void run_opts_init(struct run_opts *o)
 static void run_opts_free(struct run_opts *o)
 {
     free(o->spec.env); /* the strings are argv's */
+    for (size_t i = 0; i < o->n_volumes; i++)
+        free(o->volume_specs[i]);
+}
+
+/* -v: one more volume, or a usage error message. */
+static const char *add_volume(struct run_opts *o, const char *arg)
+{
+    static char why[160];
+    struct nsbox_err err = {0};
+    if (o->n_volumes == NSBOX_MAX_BINDS)
+        return "too many volumes";
+    char *copy = strdup(arg);
+    if (copy == NULL)
+        return "out of memory";
+    if (box_volume_parse(copy, &o->volumes[o->n_volumes], &err) < 0) {
+        free(copy);
+        snprintf(why, sizeof(why), "-v %.64s: %s", arg, err.msg);
+        return why;
+    }
+    o->volume_specs[o->n_volumes++] = copy;
+    o->spec.volumes = o->volumes;
+    o->spec.n_volumes = o->n_volumes;
+    return NULL;
 }
 
 static int add_env(struct run_opts *o, const char *kv)
@@ -88,6 +115,7 @@ static const struct option run_options[] = {
     {"timeout", required_argument, NULL, OPT_TIMEOUT},
     {"workdir", required_argument, NULL, OPT_WORKDIR},
     {"env", required_argument, NULL, 'e'},
+    {"volume", required_argument, NULL, 'v'},
     {"json", no_argument, NULL, OPT_JSON},
     {"seccomp-profile", required_argument, NULL, OPT_PROFILE},
     {"limits", required_argument, NULL, OPT_LIMITS},
@@ -160,6 +188,8 @@ static const char *parse_run_option(struct run_opts *o, int c, const char *arg)
         return arg[0] != '/' ? "--workdir must be absolute" : (o->spec.workdir = arg, NULL);
     case 'e':
         return add_env(o, arg) < 0 ? "-e takes KEY=VALUE" : NULL;
+    case 'v':
+        return add_volume(o, arg);
     case OPT_JSON:
         o->json = true;
         return NULL;
@@ -286,6 +316,9 @@ static void run_usage(const char *cmd)
                "                           its budget (1g): a quota as root where the store's\n"
                "                           filesystem has project quotas, else measured after\n"
                "                           each command, which are refused once it is over\n"
+               "  -v, --volume HOST:SANDBOX[:OPTS]\n"
+               "                           mount a host directory or file (absolute, no\n"
+               "                           symlink on the way); OPTS: ro (default), rw, noexec\n"
                "  --seccomp-profile FILE   a Docker-format seccomp profile instead of nsbox's\n"
                "  --limits MODE            strict (default) or best-effort\n");
     printf("  --timeout S              wall-clock limit of the command (none)\n"
@@ -303,7 +336,7 @@ static int parse_common(const char *cmd, int argc, char **argv, struct run_opts 
 {
     int c;
     run_opts_init(o);
-    while ((c = getopt_long(argc, argv, "+e:", run_options, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "+e:v:", run_options, NULL)) != -1) {
         if (c == '?')
             return CLI_EXIT_USAGE;
         const char *bad = parse_run_option(o, c, optarg);
@@ -412,8 +445,8 @@ int cmd_exec(struct cli_globals *g, int argc, char **argv)
     int r = parse_common("exec", argc, argv, &o);
     if (r != 0)
         return r < 0 ? 0 : r;
-    if (o.disk_given)
-        return cli_usage_error("exec", "--disk, --workspace and --workspace-size are the "
+    if (o.disk_given || o.n_volumes > 0)
+        return cli_usage_error("exec", "--disk, --workspace, --workspace-size and -v are the "
                                        "sandbox's, set by run or create");
     if (optind + 1 >= argc)
         return cli_usage_error("exec", "usage: nsbox exec [OPTIONS] ID -- CMD...");

@@ -39,7 +39,7 @@ static struct mcp_sandbox *build_counted(struct mcp_server *cfg, const char *ima
     spec.workspace_bytes = limits->workspace_mb << 20;
     /* A kept sandbox may host persistent interpreters: nsbox's drivers,
      * read-only (docs/interpreters.md). */
-    struct nsbox_bind drivers = {cfg->drivers_dir, MCP_DRIVERS_DIR};
+    struct nsbox_bind drivers = {.source = cfg->drivers_dir, .target = MCP_DRIVERS_DIR};
     if (!one_shot && cfg->drivers_dir[0] != '\0') {
         spec.binds = &drivers;
         spec.n_binds = 1;

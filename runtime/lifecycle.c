@@ -210,6 +210,12 @@ static int destroy(struct nsbox_sandbox *sb, bool wait, struct nsbox_err *err)
         snprintf(path, sizeof(path), "%s/%s", sb->state_dir, mounts[i]);
         umount2(path, MNT_DETACH | UMOUNT_NOFOLLOW);
     }
+    /* And the volumes on vols/N: a rw one left mounted would be emptied. */
+    for (size_t i = 0; i < NSBOX_MAX_BINDS; i++) {
+        char path[PATH_MAX + 32];
+        snprintf(path, sizeof(path), "%s/vols/%zu", sb->state_dir, i);
+        umount2(path, MNT_DETACH | UMOUNT_NOFOLLOW);
+    }
     int r = nsbox_cgroup_destroy(&sb->cgroup, &cerr);
     struct rm_job job = {sb->state_dir};
     /* Rootless, the upper layer holds files of subordinate ids: only the

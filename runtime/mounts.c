@@ -5,7 +5,13 @@
  * the overlay's root with RESOLVE_IN_ROOT | RESOLVE_NO_SYMLINKS and mounted
  * through "/proc/self/fd/N" of that exact directory, so an image (or a
  * racing process) cannot redirect a mount with a symlink (CVE-2019-16884,
- * CVE-2021-30465 class).  Then pivot_root, and the old root is detached. */
+ * CVE-2021-30465 class).  Then pivot_root, and the old root is detached.
+ *
+ * Binds (sandbox.h, struct nsbox_bind: interpreter drivers, volumes) go
+ * last, each on a mountpoint made the same way (an empty file for a file),
+ * never recursive, remounted nosuid,nodev (ro, noexec) keeping the flags
+ * the kernel locked.  Their sources are opened here too, for sandbox.c:
+ * a host path is walked without symlinks (nsbox_bind_open). */
 #include "mounts.h"
 
 #include <errno.h>
@@ -15,10 +21,12 @@
 #include <string.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include "../common/cleanup.h"
 #include "../common/syscalls.h"
+#include "sandbox.h"
 
 #define RESOLVE_STRICT (RESOLVE_IN_ROOT | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS)
 
@@ -248,41 +256,158 @@ static int bind_workspace(const char *src, int root, const char *rel, int target
     return 0;
 }
 
-/* A read-only bind of a host directory at dst (absolute inside): the
- * mountpoint is made when missing, never through a symlink; the remount
- * needs the new mount itself, so the path is resolved again after the
- * bind. */
-static int bind_readonly(int root, const char *src, const char *dst, struct nsbox_err *err)
+/* The mount flags of the mount under path that a remount must repeat:
+ * in a user namespace the kernel locks a copied mount's nosuid, nodev,
+ * noexec, ro and atime flags, and a remount that would clear one is
+ * refused with EPERM (as bubblewrap does it). */
+static unsigned long kept_flags(const char *path)
 {
-    char target[64];
-    const char *rel = dst;
-    while (*rel == '/')
-        rel++;
-    if (*rel == '\0' || strstr(dst, "..") != NULL)
-        return nsbox_err_set(err, EINVAL, "a bind target must be below / without \"..\": %s", dst);
-    /* Each missing component made in turn, from the root, as mkdir -p. */
+    struct statvfs sv;
+    if (statvfs(path, &sv) < 0)
+        return 0;
+    static const struct {
+        unsigned long st, ms;
+    } map[] = {{ST_RDONLY, MS_RDONLY},    {ST_NOSUID, MS_NOSUID},   {ST_NODEV, MS_NODEV},
+               {ST_NOEXEC, MS_NOEXEC},    {ST_NOATIME, MS_NOATIME}, {ST_NODIRATIME, MS_NODIRATIME},
+               {ST_RELATIME, MS_RELATIME}};
+    unsigned long flags = 0;
+    for (size_t i = 0; i < sizeof(map) / sizeof(map[0]); i++)
+        if (sv.f_flag & map[i].st)
+            flags |= map[i].ms;
+    return flags;
+}
+
+/* The mountpoint of a bind at rel (below root, made when missing, never
+ * through a symlink): a directory, or for a file an empty regular file. */
+static int bind_target(int root, const char *rel, bool file, struct nsbox_err *err)
+{
     char prefix[PATH_MAX];
+    /* Each missing component made in turn, from the root, as mkdir -p. */
     for (const char *p = strchr(rel, '/'); p != NULL; p = strchr(p + 1, '/')) {
         snprintf(prefix, sizeof(prefix), "%.*s", (int)(p - rel), rel);
         _cleanup_close_ int d = open_dir_in(root, prefix, 0755, err);
         if (d < 0)
             return -1;
     }
-    _cleanup_close_ int fd = open_dir_in(root, rel, 0755, err);
+    if (!file)
+        return open_dir_in(root, rel, 0755, err);
+    int fd = nsbox_openat2(root, rel, O_PATH | O_CLOEXEC, 0, RESOLVE_STRICT);
+    if (fd < 0 && errno == ENOENT) {
+        const char *slash = strrchr(rel, '/');
+        snprintf(prefix, sizeof(prefix), "%.*s", slash ? (int)(slash - rel) : 1, slash ? rel : ".");
+        _cleanup_close_ int pfd = nsbox_openat2(root, prefix, O_PATH | O_DIRECTORY | O_CLOEXEC, 0,
+                                                RESOLVE_STRICT);
+        int f = pfd < 0 ? -1
+                        : openat(pfd, slash ? slash + 1 : rel,
+                                 O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+        if (f < 0)
+            return nsbox_err_sys(err, "cannot create /%s in the sandbox", rel);
+        close(f);
+        fd = nsbox_openat2(root, rel, O_PATH | O_CLOEXEC, 0, RESOLVE_STRICT);
+    }
+    struct stat st;
+    if (fd < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+        int e = fd < 0 ? errno : EISDIR;
+        if (fd >= 0)
+            close(fd);
+        return nsbox_err_set(err, e, "cannot mount a file on /%s in the sandbox: %s", rel,
+                             e == ELOOP || e == EXDEV ? "a symlink is on the way"
+                             : e == EISDIR            ? "it is not a regular file"
+                                                      : strerror(e));
+    }
+    return fd;
+}
+
+/* A bind of a host directory or file (sandbox.h, struct nsbox_bind) at
+ * b->dst.  Unless preset, the remount that makes it read-only, nosuid,
+ * nodev (noexec) needs the new mount itself, so the target is resolved
+ * again after the bind (an fd opened before it points underneath). */
+static int bind_one(int root, const struct nsbox_mount_bind *b, struct nsbox_err *err)
+{
+    char target[64];
+    const char *rel = b->dst;
+    while (*rel == '/')
+        rel++;
+    if (*rel == '\0' || strstr(b->dst, "..") != NULL)
+        return nsbox_err_set(err, EINVAL, "a bind target must be below / without \"..\": %s",
+                             b->dst);
+    _cleanup_close_ int fd = bind_target(root, rel, b->file, err);
     if (fd < 0)
         return -1;
     fd_path(target, sizeof(target), fd);
-    if (mount(src, target, NULL, MS_BIND, NULL) < 0)
-        return nsbox_err_sys(err, "cannot mount %s", dst);
-    _cleanup_close_ int top = nsbox_openat2(root, rel, O_PATH | O_DIRECTORY | O_CLOEXEC, 0,
-                                            RESOLVE_STRICT);
+    if (mount(b->src, target, NULL, MS_BIND, NULL) < 0)
+        return nsbox_err_sys(err, "cannot mount %s%s", b->dst,
+                             errno == EINVAL ? " (the host path has other mounts below it: "
+                                               "mount those directories one by one)"
+                                             : "");
+    if (b->preset)
+        return 0;
+    _cleanup_close_ int top = nsbox_openat2(root, rel, O_PATH | O_CLOEXEC, 0, RESOLVE_STRICT);
     if (top < 0)
-        return nsbox_err_sys(err, "cannot reopen %s", dst);
+        return nsbox_err_sys(err, "cannot reopen %s", b->dst);
     fd_path(target, sizeof(target), top);
-    if (mount(NULL, target, NULL, MS_BIND | MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV, NULL) <
-        0)
-        return nsbox_err_sys(err, "cannot make %s read-only", dst);
+    unsigned long flags = kept_flags(target) | MS_BIND | MS_REMOUNT | MS_NOSUID | MS_NODEV |
+                          (b->rw ? 0 : MS_RDONLY) | (b->noexec ? MS_NOEXEC : 0);
+    if (mount(NULL, target, NULL, flags, NULL) < 0)
+        return nsbox_err_sys(err, "cannot make %s %s", b->dst,
+                             b->rw ? "nosuid,nodev" : "read-only");
     return 0;
+}
+
+/* A symlink-free walk of an absolute host path: the caller checks what it
+ * found on the fd it gets, so no later lookup of the path may differ. */
+int nsbox_bind_open(const char *path, int *parent, struct nsbox_err *err)
+{
+    char comp[NAME_MAX + 1];
+    struct stat st;
+
+    if (path[0] != '/')
+        return nsbox_err_set(err, EINVAL, "%s: a host path must be absolute", path);
+    int dir = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+    int fd = dir < 0 ? -1 : dup(dir);
+    if (fd < 0) {
+        if (dir >= 0)
+            close(dir);
+        return nsbox_err_sys(err, "cannot open /");
+    }
+    for (const char *p = path; *p != '\0';) {
+        while (*p == '/')
+            p++;
+        size_t n = strcspn(p, "/");
+        if (n == 0)
+            break;
+        if (n > NAME_MAX || (n == 1 && p[0] == '.') || (n == 2 && p[0] == '.' && p[1] == '.')) {
+            close(dir), close(fd);
+            return nsbox_err_set(err, EINVAL, "%s: a host path may not contain \".\" or \"..\"",
+                                 path);
+        }
+        snprintf(comp, sizeof(comp), "%.*s", (int)n, p);
+        close(dir);
+        dir = fd;
+        fd = openat(dir, comp, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+        if (fd < 0 || fstat(fd, &st) < 0 || S_ISLNK(st.st_mode) ||
+            (p[n] != '\0' && !S_ISDIR(st.st_mode))) {
+            int e = fd < 0 ? errno : S_ISLNK(st.st_mode) ? ELOOP : ENOTDIR;
+            close(dir);
+            if (fd >= 0)
+                close(fd);
+            return nsbox_err_set(err, e, "%s: %.*s %s", path, (int)(p - path + n), path,
+                                 e == ELOOP ? "is a symlink: a host path is never followed "
+                                              "through one; give the real path (realpath)"
+                                            : strerror(e));
+        }
+        p += n;
+    }
+    if (fstat(fd, &st) < 0 || !(S_ISDIR(st.st_mode) || S_ISREG(st.st_mode))) {
+        close(dir), close(fd);
+        return nsbox_err_set(err, EINVAL, "%s: only a directory or a regular file can be mounted",
+                             path);
+    }
+    if (parent != NULL)
+        *parent = dir;
+    else
+        close(dir);
+    return fd;
 }
 
 /* pivot_root(".", ".") stacks the old root under the new one; detaching
@@ -334,7 +459,92 @@ int nsbox_mounts_setup(const struct nsbox_mount_config *c, struct nsbox_err *err
             return -1;
     }
     for (size_t i = 0; i < c->n_binds; i++)
-        if (bind_readonly(root, c->bind_src[i], c->bind_dst[i], err) < 0)
+        if (bind_one(root, &c->binds[i], err) < 0)
             return -1;
     return enter_root(c->merged, err);
+}
+
+/* ---- the binds' sources (sandbox.c calls these) ---- */
+
+void nsbox_binds_point(const char *state_dir, size_t i, char *buf, size_t size)
+{
+    snprintf(buf, size, "%s/vols/%zu", state_dir, i);
+}
+
+bool nsbox_binds_idmapped(const struct nsbox_sandbox_config *cfg, size_t i)
+{
+    return cfg->rootless_map == NULL && cfg->binds[i].opened;
+}
+
+/* Rootless: the source of an opened bind, found again in this (the new)
+ * mount namespace -- a mount of the old one cannot be bound here -- and
+ * refused unless it is the very inode the caller opened and checked. */
+static int reopen_same(const struct nsbox_bind *b, struct nsbox_err *err)
+{
+    struct stat was, is;
+    int fd = nsbox_bind_open(b->source, NULL, err);
+    if (fd < 0)
+        return -1;
+    if (fstat(b->fd, &was) < 0 || fstat(fd, &is) < 0 || was.st_dev != is.st_dev ||
+        was.st_ino != is.st_ino) {
+        close(fd);
+        return nsbox_err_set(err, ESTALE, "%s changed between its check and its mount: refused",
+                             b->source);
+    }
+    return fd;
+}
+
+int nsbox_binds_open(const struct nsbox_sandbox_config *cfg, const char *state_dir, int fds[],
+                     struct nsbox_mount_bind *mb, struct nsbox_err *err)
+{
+    char path[PATH_MAX + 32];
+    struct stat st;
+
+    for (size_t i = 0; i < cfg->n_binds; i++) {
+        const struct nsbox_bind *b = &cfg->binds[i];
+        if (nsbox_binds_idmapped(cfg, i)) {
+            nsbox_binds_point(state_dir, i, path, sizeof(path));
+            fds[i] = open(path, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+        } else if (b->opened) {
+            fds[i] = reopen_same(b, err);
+            if (fds[i] < 0)
+                return -1;
+        } else {
+            fds[i] = open(b->source, O_PATH | O_DIRECTORY | O_CLOEXEC);
+        }
+        if (fds[i] < 0 || fstat(fds[i], &st) < 0)
+            return nsbox_err_sys(err, "cannot open %s", b->source);
+        snprintf(mb[i].src, sizeof(mb[i].src), "/proc/self/fd/%d", fds[i]);
+        mb[i].dst = b->target;
+        mb[i].file = S_ISREG(st.st_mode);
+        mb[i].rw = b->rw;
+        mb[i].noexec = b->noexec;
+        mb[i].preset = nsbox_binds_idmapped(cfg, i);
+    }
+    return 0;
+}
+
+int nsbox_binds_make_points(const struct nsbox_sandbox_config *cfg, const char *state_dir,
+                            struct nsbox_err *err)
+{
+    char path[PATH_MAX + 32];
+    struct stat st;
+    snprintf(path, sizeof(path), "%s/vols", state_dir);
+    if (mkdir(path, 0700) < 0)
+        return nsbox_err_sys(err, "cannot create %s", path);
+    for (size_t i = 0; i < cfg->n_binds; i++) {
+        if (!nsbox_binds_idmapped(cfg, i))
+            continue;
+        nsbox_binds_point(state_dir, i, path, sizeof(path));
+        if (fstat(cfg->binds[i].fd, &st) < 0)
+            return nsbox_err_sys(err, "cannot stat %s", cfg->binds[i].source);
+        int fd = S_ISDIR(st.st_mode)
+                     ? mkdir(path, 0700)
+                     : open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+        if (fd < 0)
+            return nsbox_err_sys(err, "cannot create %s", path);
+        if (!S_ISDIR(st.st_mode))
+            close(fd);
+    }
+    return 0;
 }

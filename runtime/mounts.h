@@ -2,9 +2,22 @@
 #define NSBOX_RUNTIME_MOUNTS_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "../common/err.h"
+
+#define NSBOX_MOUNT_MAX_BINDS 32 /* = NSBOX_MAX_BINDS */
+
+/* One bind (sandbox.h, struct nsbox_bind), as the child mounts it. */
+struct nsbox_mount_bind {
+    char src[64];    /* "/proc/self/fd/N" of the source in this mount namespace */
+    const char *dst; /* absolute inside */
+    bool file;       /* a regular file (else a directory) */
+    bool rw, noexec;
+    bool preset; /* an idmapped mount whose attributes the host side set
+                    (and the kernel locked): bound as it is */
+};
 
 struct nsbox_mount_config {
     const char *lower;     /* the image rootfs (or its idmapped mount) */
@@ -16,14 +29,34 @@ struct nsbox_mount_config {
     uint64_t shm_bytes;    /* size of the /dev/shm tmpfs */
     const char *workdir;   /* created inside when missing; may be NULL */
     const char *workspace; /* bind-mounted at workdir ("/proc/self/fd/N"), or NULL */
-    /* Read-only binds of directories: sources as "/proc/self/fd/N"
-     * (opened by the host side), targets absolute inside. */
-    const char *bind_src[8], *bind_dst[8];
+    struct nsbox_mount_bind binds[NSBOX_MOUNT_MAX_BINDS];
     size_t n_binds;
 };
 
 /* In a fresh mount namespace (of the sandbox's user namespace): builds the
  * sandbox's tree and pivots into it.  Returns 0 or -1. */
 int nsbox_mounts_setup(const struct nsbox_mount_config *c, struct nsbox_err *err);
+
+struct nsbox_sandbox_config;
+
+/* STATE/vols/N into buf: where, as root, the host side mounts bind N's
+ * idmapped mount for the child to copy. */
+void nsbox_binds_point(const char *state_dir, size_t i, char *buf, size_t size);
+
+/* Whether bind i is mounted that way: root, and an opened bind (a volume). */
+bool nsbox_binds_idmapped(const struct nsbox_sandbox_config *cfg, size_t i);
+
+/* Host side, before the clone: STATE/vols/N for each idmapped bind, a
+ * directory or an empty file as its source is.  Returns 0 or -1. */
+int nsbox_binds_make_points(const struct nsbox_sandbox_config *cfg, const char *state_dir,
+                            struct nsbox_err *err);
+
+/* In the child's new mount namespace, with the host's credentials: each
+ * bind's source opened into fds[i] (the caller closes them) and described
+ * in mb[i] -- a driver directory by path, an opened bind rootless found
+ * again and required to be the same inode, an idmapped one at its point.
+ * Returns 0 or -1. */
+int nsbox_binds_open(const struct nsbox_sandbox_config *cfg, const char *state_dir, int fds[],
+                     struct nsbox_mount_bind *mb, struct nsbox_err *err);
 
 #endif

@@ -92,6 +92,8 @@ static int random_id(char out[NSBOX_ID_LEN + 1], struct nsbox_err *err)
     return 0;
 }
 
+_Static_assert(NSBOX_MAX_BINDS == NSBOX_MOUNT_MAX_BINDS, "one bound for binds");
+
 /* ---- the child ---- */
 
 static int become_root(bool may_setgroups, struct nsbox_err *err)
@@ -146,22 +148,6 @@ static int open_layers(struct spawn *s, int fds[5], char paths[5][64], struct ns
     return 0;
 }
 
-/* The read-only binds' sources, opened with the host's credentials like
- * the layers. */
-static int open_binds(const struct nsbox_sandbox_config *cfg, int fds[NSBOX_MAX_BINDS],
-                      char paths[NSBOX_MAX_BINDS][64], struct nsbox_err *err)
-{
-    if (cfg->n_binds > NSBOX_MAX_BINDS)
-        return nsbox_err_set(err, EINVAL, "at most %d binds", NSBOX_MAX_BINDS);
-    for (size_t i = 0; i < cfg->n_binds; i++) {
-        fds[i] = open(cfg->binds[i].source, O_PATH | O_DIRECTORY | O_CLOEXEC);
-        if (fds[i] < 0)
-            return nsbox_err_sys(err, "cannot open %s", cfg->binds[i].source);
-        snprintf(paths[i], sizeof(paths[i]), "/proc/self/fd/%d", fds[i]);
-    }
-    return 0;
-}
-
 /* A tmpfs disk, as the sandbox's root: mounted on STATE/disk in the new
  * mount namespace, upper/ and work/ on it; init keeps its root for the
  * host (s->disk_fd). */
@@ -185,38 +171,37 @@ static int child_setup(struct spawn *s, struct nsbox_err *err)
 {
     const struct nsbox_sandbox_config *cfg = s->cfg;
     int layer_fds[5], bind_fds[NSBOX_MAX_BINDS];
-    char layers[5][64], binds[NSBOX_MAX_BINDS][64];
+    char layers[5][64];
     char c;
 
     for (size_t i = 0; i < NSBOX_MAX_BINDS; i++)
         bind_fds[i] = -1;
     if (read(s->sync_r, &c, 1) != 1)
         return nsbox_err_set(err, EPIPE, "nsbox went away during setup");
+    struct nsbox_mount_config mc = {
+        .userxattr = true,
+        .tmp_bytes = cfg->tmp_bytes,
+        .shm_bytes = cfg->shm_bytes,
+        .workdir = cfg->workdir,
+        .n_binds = cfg->n_binds,
+    };
     /* The layers must be opened in the new mount namespace (overlay clones
      * them from there) and before the switch to the sandbox's ids. */
     if (unshare(CLONE_NEWNS) < 0)
         return nsbox_err_sys(err, "cannot create a mount namespace");
-    if (open_layers(s, layer_fds, layers, err) < 0 || open_binds(cfg, bind_fds, binds, err) < 0)
+    if (open_layers(s, layer_fds, layers, err) < 0 ||
+        nsbox_binds_open(cfg, s->sb->state_dir, bind_fds, mc.binds, err) < 0)
         return -1;
     if (become_root(cfg->rootless_map == NULL || cfg->rootless_map->helpers, err) < 0 ||
         disk_layers(s, layer_fds, layers, err) < 0)
         return -1;
     if (s->sb->cgroup.kind != NSBOX_CGROUP_NONE && unshare(CLONE_NEWCGROUP) < 0)
         return nsbox_err_sys(err, "cannot create a cgroup namespace");
-    struct nsbox_mount_config mc = {
-        .lower = layers[0],
-        .upper = layers[1],
-        .work = layers[2],
-        .merged = layers[3],
-        .userxattr = true,
-        .tmp_bytes = cfg->tmp_bytes,
-        .shm_bytes = cfg->shm_bytes,
-        .workdir = cfg->workdir,
-        .workspace = layer_fds[4] >= 0 ? layers[4] : NULL,
-        .n_binds = cfg->n_binds,
-    };
-    for (size_t i = 0; i < cfg->n_binds; i++)
-        mc.bind_src[i] = binds[i], mc.bind_dst[i] = cfg->binds[i].target;
+    mc.lower = layers[0];
+    mc.upper = layers[1];
+    mc.work = layers[2];
+    mc.merged = layers[3];
+    mc.workspace = layer_fds[4] >= 0 ? layers[4] : NULL;
     int r = nsbox_mounts_setup(&mc, err);
     for (int i = 0; i < 5; i++)
         if (layer_fds[i] >= 0)
@@ -317,7 +302,7 @@ static int write_root_map(pid_t pid, uint32_t base, struct nsbox_err *err)
 /* As root: the shared rootfs, seen through the sandbox's own id range.
  * The mount sits in the host's namespace only until the child has copied
  * it into its own; then it is detached here. */
-static int idmapped_mount(pid_t pid, const char *src, const char *dst, bool rdonly,
+static int idmapped_mount(pid_t pid, int src_fd, const char *src, const char *dst, uint64_t attrs,
                           struct nsbox_err *err)
 {
     char path[64];
@@ -325,18 +310,57 @@ static int idmapped_mount(pid_t pid, const char *src, const char *dst, bool rdon
     _cleanup_close_ int ns = open(path, O_RDONLY | O_CLOEXEC);
     if (ns < 0)
         return nsbox_err_sys(err, "cannot open the sandbox's user namespace");
-    _cleanup_close_ int tree = nsbox_open_tree(AT_FDCWD, src, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC);
+    /* With src_fd: that very fd's object, no lookup (AT_EMPTY_PATH). */
+    _cleanup_close_ int tree =
+        src_fd >= 0
+            ? nsbox_open_tree(src_fd, "", AT_EMPTY_PATH | OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC)
+            : nsbox_open_tree(AT_FDCWD, src, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC);
     if (tree < 0)
         return nsbox_err_sys(err, "open_tree %s (idmapped mounts need Linux 5.12+)", src);
     struct mount_attr attr = {.attr_set = MOUNT_ATTR_IDMAP | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOSUID |
-                                          (rdonly ? MOUNT_ATTR_RDONLY : 0),
+                                          attrs,
                               .userns_fd = (uint64_t)ns};
     if (nsbox_mount_setattr(tree, "", AT_EMPTY_PATH, &attr) < 0)
         return nsbox_err_sys(err, "cannot idmap %s%s", src,
-                             errno == ENOSYS ? " (idmapped mounts need Linux 5.12+)" : "");
+                             errno == ENOSYS ? " (idmapped mounts need Linux 5.12+)"
+                             : errno == EINVAL
+                                 ? " (its filesystem does not support idmapped mounts)"
+                                 : "");
     if (nsbox_move_mount(tree, "", AT_FDCWD, dst, MOVE_MOUNT_F_EMPTY_PATH) < 0)
         return nsbox_err_sys(err, "cannot mount the idmapped %s", src);
     return 0;
+}
+
+/* As root, each opened bind (a volume) at STATE/vols/N (mounts.h),
+ * idmapped: ro, noexec as asked; in the host's mount namespace only until
+ * the child has copied them (then detached, unmount_points). */
+static int idmapped_binds(struct spawn *s, pid_t pid, struct nsbox_err *err)
+{
+    char dst[PATH_MAX + 32];
+    for (size_t i = 0; i < s->cfg->n_binds; i++) {
+        const struct nsbox_bind *b = &s->cfg->binds[i];
+        if (!nsbox_binds_idmapped(s->cfg, i))
+            continue;
+        nsbox_binds_point(s->sb->state_dir, i, dst, sizeof(dst));
+        uint64_t attrs = (b->rw ? 0 : MOUNT_ATTR_RDONLY) | (b->noexec ? MOUNT_ATTR_NOEXEC : 0);
+        if (idmapped_mount(pid, b->fd, b->source, dst, attrs, err) < 0)
+            return -1;
+    }
+    return 0;
+}
+
+static void unmount_points(struct spawn *s)
+{
+    char path[PATH_MAX + 32];
+    umount2(s->lower, MNT_DETACH);
+    if (s->workspace[0] != '\0')
+        umount2(s->workspace, MNT_DETACH);
+    for (size_t i = 0; i < s->cfg->n_binds; i++) {
+        if (!nsbox_binds_idmapped(s->cfg, i))
+            continue;
+        nsbox_binds_point(s->sb->state_dir, i, path, sizeof(path));
+        umount2(path, MNT_DETACH | UMOUNT_NOFOLLOW);
+    }
 }
 
 /* As root: the shared rootfs (and a persistent workspace) seen through the
@@ -344,11 +368,12 @@ static int idmapped_mount(pid_t pid, const char *src, const char *dst, bool rdon
  * until the child has copied them into its own; then they are detached. */
 static int idmapped_lower(struct spawn *s, pid_t pid, struct nsbox_err *err)
 {
-    if (idmapped_mount(pid, s->cfg->rootfs, s->lower, true, err) < 0)
+    if (idmapped_mount(pid, -1, s->cfg->rootfs, s->lower, MOUNT_ATTR_RDONLY, err) < 0)
         return -1;
-    if (s->cfg->workspace == NULL)
-        return 0;
-    return idmapped_mount(pid, s->cfg->workspace, s->workspace, false, err);
+    if (s->cfg->workspace != NULL &&
+        idmapped_mount(pid, -1, s->cfg->workspace, s->workspace, 0, err) < 0)
+        return -1;
+    return idmapped_binds(s, pid, err);
 }
 
 static int map_and_place(struct spawn *s, pid_t pid, uint32_t base, bool placed,
@@ -611,11 +636,8 @@ static int start_child(struct spawn *s, uint32_t base, struct nsbox_err *err)
             nsbox_err_set(err, EIO, "the sandbox died during setup");
         r = -1;
     }
-    if (s->cfg->rootless_map == NULL) {
-        umount2(s->lower, MNT_DETACH);
-        if (s->workspace[0] != '\0')
-            umount2(s->workspace, MNT_DETACH);
-    }
+    if (s->cfg->rootless_map == NULL)
+        unmount_points(s);
     return r;
 }
 
@@ -665,7 +687,11 @@ int nsbox_sandbox_create(const struct nsbox_sandbox_config *cfg, struct nsbox_sa
         return -1;
     if (out->rootless)
         snprintf(s.lower, sizeof(s.lower), "%s", cfg->rootfs);
+    if (cfg->n_binds > NSBOX_MAX_BINDS)
+        return nsbox_err_set(err, EINVAL, "at most %d binds", NSBOX_MAX_BINDS);
     int r = make_state_dir(out, cfg->state_root, !out->rootless, base, &s.state_lock, err);
+    if (r == 0 && !out->rootless)
+        r = nsbox_binds_make_points(cfg, out->state_dir, err);
     if (r == 0 && !out->rootless)
         snprintf(s.lower, sizeof(s.lower), "%s/lower", out->state_dir);
     /* The workspace: as root an idmapped mount on STATE/ws, rootless the

@@ -30,15 +30,34 @@ enum nsbox_limits_mode {
     NSBOX_LIMITS_BEST_EFFORT, /* no usable cgroup: rlimits and timeouts only */
 };
 
-/* A host directory shown inside the sandbox (nsbox's own helpers, such as
- * an interpreter's driver).  Read-only: what the sandbox must be able to
- * write reaches it through the workspace. */
+/* A host directory or regular file shown inside the sandbox: nsbox's own
+ * helpers (an interpreter's driver: opened here, by path, read-only) and
+ * the user's volumes (`-v`: opened once by the caller, boxes/volume.c,
+ * which checked that very fd).  Always nosuid, nodev; never recursive (a
+ * mount below the source is not carried in).  An opened bind is, as root,
+ * an idmapped mount in the sandbox's id range (files keep their host
+ * owners inside), its attributes locked by the kernel (made in the host's
+ * mount namespace and copied into the sandbox's less privileged one);
+ * rootless, a plain bind whose source path is opened again in the
+ * sandbox's mount namespace and must be the same inode (dev, ino) as fd. */
 struct nsbox_bind {
-    const char *source; /* host directory, opened with the caller's credentials */
-    const char *target; /* absolute path inside; made when missing */
+    const char *source; /* host path: opened by the runtime unless opened */
+    const char *target; /* absolute inside, no "..", not in /proc /sys /dev;
+                           made when missing (an empty file for a file) */
+    bool opened;        /* fd is the source, an O_PATH fd (borrowed) */
+    int fd;
+    bool rw;     /* else read-only */
+    bool noexec; /* MOUNT_ATTR_NOEXEC */
 };
 
-#define NSBOX_MAX_BINDS 8
+#define NSBOX_MAX_BINDS 32
+
+/* Opens the absolute host path one component at a time from "/" with
+ * O_PATH | O_NOFOLLOW, refusing a symlink anywhere (ELOOP), "." and ".."
+ * and anything but a directory or a regular file at the end.  Returns the
+ * fd; *parent (may be NULL) gets an O_PATH fd of the directory holding it
+ * ("/" for "/").  Or -1 with err naming the path and the reason. */
+int nsbox_bind_open(const char *path, int *parent, struct nsbox_err *err);
 
 struct nsbox_sandbox_config {
     const char *rootfs;     /* the image's rootfs: the overlay's lower layer */
@@ -49,7 +68,7 @@ struct nsbox_sandbox_config {
      * NULL.  Root: seen through an idmapped mount like the rootfs, so it
      * keeps the image's ids on disk and any later sandbox can use it. */
     const char *workspace;
-    /* Read-only, nosuid, nodev bind mounts, after the workspace. */
+    /* Bind mounts (struct nsbox_bind), after the workspace, in order. */
     const struct nsbox_bind *binds;
     size_t n_binds;       /* at most NSBOX_MAX_BINDS */
     uint32_t uid, gid;    /* default user inside */
