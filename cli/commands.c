@@ -148,6 +148,9 @@ static const struct cli_option version_options[] = {
 
 static const struct cli_option help_options[] = {
     {"markdown", 0, NULL, "every command's help as Markdown (docs/cli.md)", 0, 0},
+    /* For tests/integration/cli.sh, which compares it with what getopt takes. */
+    {"options", 0, NULL, "every option of COMMAND (nsbox's own without), hidden ones too", 0,
+     CLI_OPT_HIDDEN},
     END,
 };
 

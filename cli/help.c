@@ -161,17 +161,40 @@ static void print_markdown(FILE *f)
             markdown_command(f, c);
 }
 
+/* One line per option: long name, short name or -, argument or -, and
+ * shown, hidden or unwired. */
+static int print_option_list(const char *cmd_name)
+{
+    const struct cli_option *table = cli_global_options;
+    if (cmd_name != NULL) {
+        const struct cli_command *c = cli_find_command(cmd_name);
+        if (c == NULL)
+            return cli_usage_error("help", "no command \"%s\"", cmd_name);
+        table = c->options;
+    }
+    for (const struct cli_option *o = table; o->name != NULL; o++)
+        printf("%s %c %s %s\n", o->name, o->short_name ? o->short_name : '-', o->arg ? o->arg : "-",
+               (o->flags & CLI_OPT_UNWIRED)  ? "unwired"
+               : (o->flags & CLI_OPT_HIDDEN) ? "hidden"
+                                             : "shown");
+    return 0;
+}
+
 int cmd_help(struct cli_globals *g, int argc, char **argv)
 {
     const struct cli_command *self = cli_find_command("help");
     const char *name, *arg;
-    bool markdown = false;
+    bool markdown = false, options = false;
     int r;
 
-    while ((r = cli_next_option(self, argc, argv, &name, &arg)) == 1)
-        markdown = true; /* --markdown, the only option */
-    if (r < 0)
-        return CLI_EXIT_USAGE;
+    while ((r = cli_next_option(self, argc, argv, &name, &arg)) == 1) {
+        markdown |= strcmp(name, "markdown") == 0;
+        options |= strcmp(name, "options") == 0;
+    }
+    if (r < 0 || optind + 1 < argc)
+        return r < 0 ? CLI_EXIT_USAGE : cli_usage_error("help", "usage: nsbox help [COMMAND]");
+    if (options)
+        return print_option_list(optind < argc ? argv[optind] : NULL);
     if (markdown) {
         print_markdown(stdout);
         return 0;
@@ -180,7 +203,7 @@ int cmd_help(struct cli_globals *g, int argc, char **argv)
         cli_print_usage(stdout);
         return 0;
     }
-    const struct cli_command *c = optind == argc - 1 ? cli_find_command(argv[optind]) : NULL;
+    const struct cli_command *c = cli_find_command(argv[optind]);
     if (c == NULL) {
         fprintf(stderr, "nsbox help: no command \"%s\"\n", argv[optind]);
         cli_print_usage(stderr);

@@ -354,6 +354,7 @@ static int apply_layers(struct unpack_job *job, int rootfs_fd, struct oci_layer_
         _cleanup_close_ int blob = blob_open(job->store, l->digest, err);
         w.p.layer = i + 1;
         w.p.layer_done = 0;
+        w.p.layer_finished = false;
         w.p.layer_total = l->size > 0 ? (uint64_t)l->size : 0;
         bool watching = blob >= 0 && progress_start(&w, job, blob);
         int r = blob < 0 ? -1 : oci_layer_apply(rootfs_fd, blob, l->digest, &opts, total, err);
