@@ -155,10 +155,11 @@ if [ "$out" = --help ] && [ "$out2" = "here --help" ]; then
 else
 	fail exec_passes_help_to_command "$out / $out2"
 fi
-# ps -q: the ids only; the table otherwise.
+# ps -q: the ids only; the table otherwise.  (run's sandboxes above may
+# still be on their way out: their removal finishes detached.)
 psq=$(nsbox ps -q)
 pst=$(nsbox ps)
-if [ "$psq" = "$id" ] && printf '%s\n' "$pst" | head -1 | grep -q '^ID  *PID  *STATUS  *IMAGE' &&
+if printf '%s\n' "$psq" | grep -qx "$id" && ! printf '%s\n' "$psq" | grep -qvx '[0-9a-f]\{32\}' && printf '%s\n' "$pst" | head -1 | grep -q '^ID  *PID  *STATUS  *IMAGE' &&
 	printf '%s\n' "$pst" | grep -q "^$id .*running"; then
 	pass ps_quiet
 else
