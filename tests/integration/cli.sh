@@ -167,9 +167,10 @@ else
 fi
 
 # -- version ------------------------------------------------------------------
+# The commit: one of this repository's (the binary may predate HEAD).
 v=$("$NSBOX" version)
-commit=$(git -C "$ROOT" rev-parse --short=12 HEAD 2>/dev/null || echo unknown)
-if printf '%s\n' "$v" | head -1 | grep -qE "^nsbox [0-9]+\.[0-9]+\.[0-9]+ \(commit $commit(-dirty)?\)$" &&
+commit=$(printf '%s\n' "$v" | sed -nE '1s/^nsbox [0-9]+\.[0-9]+\.[0-9]+ \(commit ([0-9a-f]{12})(-dirty)?\)$/\1/p')
+if [ -n "$commit" ] && git -C "$ROOT" rev-parse -q --verify "$commit^{commit}" >/dev/null &&
 	printf '%s\n' "$v" | grep -qE "^libseccomp [0-9.]+, jansson [0-9.]+, libarchive [0-9.]+$" &&
 	printf '%s\n' "$v" | grep -qx "kernel $(uname -r) $(uname -m)"; then
 	pass version_text
