@@ -78,7 +78,8 @@ void cli_print_help(FILE *f, const struct cli_command *cmd);
 void cli_print_usage(FILE *f);
 /* True when argv (argv[0] = the command) asks for help: -h or --help (or a
  * unique prefix of it) before "--" and, for options_stop commands, before
- * the first operand.  Arguments of options are skipped, not read as flags. */
+ * the first operand; only -h for a command with its own usage (it parses
+ * --help itself).  Arguments of options are skipped, not read as flags. */
 bool cli_wants_help(const struct cli_command *cmd, int argc, char **argv);
 /* getopt_long over cmd's table options: returns 1 with *name (the long
  * name, from the table) and *arg set, 0 at the end (optind: the first

@@ -330,7 +330,10 @@ bool cli_wants_help(const struct cli_command *cmd, int argc, char **argv)
                 return false;
             continue;
         }
-        if (scan_word(cmd->options, w, &skip_next) == 1)
+        /* A command that parses its own options (serve) answers --help
+         * itself, after checking the rest (tests/integration/mcp_stdio.sh
+         * relies on that); its getopt has no -h, so that one is ours. */
+        if (scan_word(cmd->options, w, &skip_next) == 1 && (cmd->usage == NULL || w[1] != '-'))
             return true;
         if (skip_next)
             i++;
