@@ -424,10 +424,10 @@ int cmd_ps(struct cli_globals *g, int argc, char **argv)
     size_t n = 0;
 
     const char *name, *arg;
-    int r = cli_next_option(cli_find_command("ps"), argc, argv, &name, &arg);
-    bool quiet = r == 1; /* -q, the only option */
-    if (r == 1)
-        r = cli_next_option(cli_find_command("ps"), argc, argv, &name, &arg);
+    bool quiet = false;
+    int r;
+    while ((r = cli_next_option(cli_find_command("ps"), argc, argv, &name, &arg)) == 1)
+        quiet = true; /* -q, the only option */
     if (r != 0 || optind != argc)
         return r < 0 ? CLI_EXIT_USAGE : cli_usage_error("ps", "usage: nsbox ps [-q]");
     if (open_ctx(g, NSBOX_LIMITS_STRICT, &ctx, &err) < 0 || box_list(&ctx, &v, &n, &err) < 0) {
