@@ -11,8 +11,8 @@
 
 #include "cli.h"
 
-/* Appends " --name" (and " -x") of each shown option to one of three word
- * lists: every option, those taking an argument, and per completion kind. */
+/* Word lists of " --name" (and " -x"): every option offered, those taking
+ * an argument, and those whose argument is a file or a directory. */
 struct word_lists {
     char *all, *with_arg, *files, *dirs;
     size_t n_all, n_with_arg, n_files, n_dirs;
@@ -49,14 +49,19 @@ static void add_word(struct word_lists *w, const char *word, bool arg, enum cli_
         fprintf(w->f_dirs, " %s", word);
 }
 
+/* A hidden option is not offered, but its argument is still skipped when
+ * counting operands. */
 static void add_option(struct word_lists *w, const struct cli_option *o)
 {
     char word[64];
-    if (!cli_option_shown(o))
+    if (o->flags & CLI_OPT_UNWIRED)
         return;
     snprintf(word, sizeof(word), "--%s", o->name);
-    add_word(w, word, o->arg != NULL, o->complete);
-    if (o->short_name != 0) {
+    if (cli_option_shown(o))
+        add_word(w, word, o->arg != NULL, o->complete);
+    else if (o->arg != NULL)
+        fprintf(w->f_with_arg, " %s", word);
+    if (o->short_name != 0 && cli_option_shown(o)) {
         snprintf(word, sizeof(word), "-%c", o->short_name);
         add_word(w, word, o->arg != NULL, o->complete);
     }
