@@ -260,6 +260,18 @@ if printf '%s' "$out" | grep -q $'\r''Unpacking layer 1/3 \[[ =>]*\] *[0-9]*% ' 
 else
 	fail pull_progress_bar_on_terminal "$(printf '%s' "$out" | tr '\r' '^' | tail -c 600)"
 fi
+# Rootless, the layers unpack in a child in a user namespace: the bar
+# still reaches the terminal.
+"$ROOT/tests/setup-users.sh"
+install -m 755 "$NSBOX" "$T/nsbox"
+mkdir "$T/rootless" && chown nsboxtest "$T/rootless"
+out=$(pty_run runuser -u nsboxtest -- env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/home/nsboxtest \
+	"$T/nsbox" --store "$T/rootless/store" pull "$ML")
+if printf '%s' "$out" | grep -qE 'Unpacking layer 3/3 \[=+\] 100% ' && printf '%s' "$out" | grep -q "^Pulled $ML: "; then
+	pass pull_progress_bar_rootless
+else
+	fail pull_progress_bar_rootless "$(printf '%s' "$out" | tr '\r' '^' | tail -c 600)"
+fi
 nsbox rmi "$ML" >/dev/null
 out=$(pty_run "$NSBOX" --store "$S" pull --quiet "$ML")
 if ! printf '%s' "$out" | grep -qE 'Unpacking|%|Pulled' && printf '%s' "$out" | grep -q "^$ML sha256:"; then
