@@ -34,7 +34,7 @@ LIB_OBJS  := $(LIB_SRCS:%.c=$(BUILD)/%.o)
 CLI_OBJS  := $(CLI_SRCS:%.c=$(BUILD)/%.o) $(BUILD)/cli/profile.o $(BUILD)/mcp/interp/embedded.o
 UNIT_OBJS := $(UNIT_SRCS:%.c=$(BUILD)/%.o)
 
-.PHONY: all test test-asan unit-test load bench deps fixtures default-image asan fuzz fuzz-build fuzz-long clean format format-check
+.PHONY: all test test-asan unit-test load bench deps fixtures default-image asan fuzz fuzz-build fuzz-long clean format format-check docs
 
 all: $(BUILD)/nsbox
 
@@ -58,6 +58,15 @@ $(BUILD)/unit-tests: $(UNIT_OBJS) $(UNIT_MCP_OBJS) $(BUILD)/libnsbox.a
 $(BUILD)/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(CC) $(NSBOX_CFLAGS) $(CFLAGS) -MMD -MP -c -o $@ $<
+
+# `nsbox version` names the commit built from ("unknown" from a tarball:
+# no .git here, and a surrounding repository's commit is not ours).  The
+# stamp file changes only with the commit, so only cli/version.o rebuilds.
+GIT_COMMIT := $(shell test -e .git && git rev-parse --short=12 HEAD 2>/dev/null)
+GIT_COMMIT := $(if $(GIT_COMMIT),$(GIT_COMMIT)$(shell git diff --quiet HEAD -- 2>/dev/null || echo -dirty),unknown)
+$(shell mkdir -p $(BUILD) && (echo '$(GIT_COMMIT)' | cmp -s - $(BUILD)/git-commit || echo '$(GIT_COMMIT)' > $(BUILD)/git-commit))
+$(BUILD)/cli/version.o: $(BUILD)/git-commit
+$(BUILD)/cli/version.o: NSBOX_CFLAGS += -DNSBOX_GIT_COMMIT='"$(GIT_COMMIT)"'
 
 $(BUILD)/cli/profile.o: cli/profile.S seccomp-profiles/default.json
 	@mkdir -p $(dir $@)
@@ -114,6 +123,10 @@ load: $(BUILD)/nsbox $(BUILD)/unit-tests
 
 fixtures:
 	@tests/fixtures/build.sh
+
+# docs/cli.md, generated from the command table (cli/commands.c).
+docs: $(BUILD)/nsbox
+	$(BUILD)/nsbox help --markdown > docs/cli.md
 
 # The python image nsbox uses by default, built locally from Debian packages.
 default-image: $(BUILD)/nsbox

@@ -2,6 +2,8 @@
 #define NSBOX_CLI_H
 
 #include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
 
 #include "../common/err.h"
 #include "../images/store.h"
@@ -18,12 +20,72 @@ struct cli_globals {
     const char *store_dir;
 };
 
+/* What an option's argument or a command's operand completes to in the
+ * shell (cli/completion.c). */
+enum cli_complete {
+    CLI_COMPLETE_NONE,
+    CLI_COMPLETE_FILE,
+    CLI_COMPLETE_DIR,
+    CLI_COMPLETE_IMAGE,   /* a reference in the store: nsbox images --names */
+    CLI_COMPLETE_SANDBOX, /* a live sandbox: nsbox ps -q */
+    CLI_COMPLETE_COMMAND, /* an nsbox command (help CMD) */
+    CLI_COMPLETE_SHELL,   /* a shell completion can be generated for */
+};
+
+enum {
+    CLI_OPT_HIDDEN = 1,  /* accepted by the command's getopt, not documented */
+    CLI_OPT_UNWIRED = 2, /* documented ahead of its implementation: left out
+                            of help, completion and docs until wired */
+};
+
+/* One option of a command, as --help, the docs and the completion show it
+ * and (for the commands that parse with cli_next_option) as getopt takes it. */
+struct cli_option {
+    const char *name;           /* long name without "--" */
+    char short_name;            /* 0: none */
+    const char *arg;            /* the argument's name; NULL: a flag */
+    const char *help;           /* one sentence */
+    enum cli_complete complete; /* what the argument completes to */
+    unsigned flags;             /* CLI_OPT_* */
+};
+
+/* One command: the dispatch table, --help, `nsbox help`, docs/cli.md and
+ * the bash completion are all read from cli_commands (cli/commands.c). */
 struct cli_command {
     const char *name;
-    int (*run)(struct cli_globals *g, int argc, char **argv);
-    const char *args;
-    const char *help;
+    int (*run)(struct cli_globals *g, int argc, char **argv); /* NULL: not wired yet, absent */
+    const char *synopsis;                                     /* what follows "nsbox NAME " */
+    const char *summary;                                      /* one line, for `nsbox help` */
+    const char *description;                                  /* one paragraph */
+    const struct cli_option *options;         /* ends with {0}; -h/--help is implied */
+    enum cli_complete operand, more_operands; /* the first operand, the ones after */
+    bool options_stop; /* options end at the first operand (run, exec: the command's own follow) */
+    void (*usage)(FILE *f);  /* options parsed elsewhere (serve): prints the whole help */
+    const char *exit_status; /* NULL: the usual 0, 1, 2 */
 };
+
+/* The command table, ending with {0}; cli_global_options are nsbox's own. */
+extern const struct cli_command cli_commands[];
+extern const struct cli_option cli_global_options[];
+
+/* The wired command called name, or NULL. */
+const struct cli_command *cli_find_command(const char *name);
+/* True when an option is shown (not hidden, not unwired). */
+bool cli_option_shown(const struct cli_option *o);
+/* Prints cmd's full help (synopsis, description, options, exit status). */
+void cli_print_help(FILE *f, const struct cli_command *cmd);
+/* Prints the top-level usage: global options and the command list. */
+void cli_print_usage(FILE *f);
+/* True when argv (argv[0] = the command) asks for help: -h or --help (or a
+ * unique prefix of it) before "--" and, for options_stop commands, before
+ * the first operand; only -h for a command with its own usage (it parses
+ * --help itself).  Arguments of options are skipped, not read as flags. */
+bool cli_wants_help(const struct cli_command *cmd, int argc, char **argv);
+/* getopt_long over cmd's table options: returns 1 with *name (the long
+ * name, from the table) and *arg set, 0 at the end (optind: the first
+ * operand), or -1 after getopt reported a bad option. */
+int cli_next_option(const struct cli_command *cmd, int argc, char **argv, const char **name,
+                    const char **arg);
 
 int cmd_pull(struct cli_globals *g, int argc, char **argv);
 int cmd_images(struct cli_globals *g, int argc, char **argv);
@@ -42,6 +104,14 @@ int cmd_doctor(struct cli_globals *g, int argc, char **argv);
 int cmd_serve(struct cli_globals *g, int argc, char **argv);
 /* `nsbox commit [-m MSG] ID NAME` (cli/commit_cmd.c). */
 int cmd_commit(struct cli_globals *g, int argc, char **argv);
+int cmd_help(struct cli_globals *g, int argc, char **argv);
+int cmd_version(struct cli_globals *g, int argc, char **argv);
+int cmd_completion(struct cli_globals *g, int argc, char **argv);
+
+/* Prints `nsbox version` (as JSON with json set). */
+void cli_print_version(bool json);
+/* Writes the bash completion script, generated from cli_commands. */
+void cli_print_bash_completion(FILE *f);
 
 /* Prints "nsbox CMD: message" and returns CLI_EXIT_USAGE. */
 int cli_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

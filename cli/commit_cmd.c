@@ -21,16 +21,10 @@
 extern const char nsbox_default_profile[];
 extern const char nsbox_default_profile_end[];
 
+/* main.c answers --help first; this is for an abbreviation getopt takes. */
 static void commit_usage(void)
 {
-    printf("usage: nsbox commit [-m MSG] ID NAME\n\n"
-           "Saves the changes of the live sandbox ID (made by `nsbox create`) as a new\n"
-           "image layer over the image it was made from, names the result NAME (a\n"
-           "Docker-style name: `app` is docker.io/library/app:latest) and prints its id.\n"
-           "`nsbox run NAME` then starts from the changed files.  Persistent workspaces,\n"
-           "/tmp and /dev/shm are not part of it.\n\n"
-           "  -m, --message MSG   comment in the new layer's history entry\n"
-           "  -h, --help          this text\n");
+    cli_print_help(stdout, cli_find_command("commit"));
 }
 
 /* Ctrl-C, SIGTERM and SIGHUP wait until the commit is done: they would

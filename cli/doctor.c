@@ -281,8 +281,10 @@ static void check_disk(struct verdict *v, const char *store_dir)
 int cmd_doctor(struct cli_globals *g, int argc, char **argv)
 {
     struct verdict v = {0};
-    if (argc != 1)
-        return cli_usage_error("doctor", "usage: nsbox doctor");
+    const char *name, *arg; /* no options but --help (cli/commands.c) */
+    int r = cli_next_option(cli_find_command("doctor"), argc, argv, &name, &arg);
+    if (r != 0 || optind != argc)
+        return r < 0 ? CLI_EXIT_USAGE : cli_usage_error("doctor", "usage: nsbox doctor");
     printf("nsbox doctor (%s)\n", geteuid() == 0 ? "as root" : "rootless");
     check_kernel(&v);
     check_userns(&v);

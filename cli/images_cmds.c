@@ -1,4 +1,5 @@
-/* pull, images, inspect, rmi, prune. */
+/* pull, images, inspect, tag, rmi, prune: options parsed from the command
+ * table (cli/commands.c) with cli_next_option. */
 #include <errno.h>
 #include <getopt.h>
 #include <jansson.h>
@@ -9,6 +10,7 @@
 #include <unistd.h>
 
 #include "../common/cleanup.h"
+#include "../oci/digest.h"
 #include "cli.h"
 
 int cli_parse_size(const char *s, uint64_t *out)
@@ -73,57 +75,102 @@ static int parse_bool(const char *s, bool *out)
     return 0;
 }
 
-static void pull_usage(FILE *f)
+/* Sizes as docker prints them: SI units, three significant digits
+ * ("279MB", "1.02GB", "5.6kB"). */
+static void human_size(uint64_t n, char *buf, size_t size)
 {
-    fprintf(f, "usage: nsbox pull [--tls-verify=false] [--authfile FILE] [--quiet]\n"
-               "                  [--max-image-size SIZE] REF\n\n"
-               "REF is a Docker reference (python:3.12-slim, ghcr.io/org/img:tag,\n"
-               "img@sha256:...) or a skopeo transport: docker://, oci:PATH[:TAG],\n"
-               "oci-archive:PATH[:TAG], docker-archive:PATH[:REF], dir:PATH.\n");
+    static const char *const units[] = {"B", "kB", "MB", "GB", "TB", "PB"};
+    double v = (double)n;
+    size_t u = 0;
+    while (v >= 1000 && u + 1 < sizeof(units) / sizeof(units[0]))
+        v /= 1000, u++;
+    snprintf(buf, size, "%.3g%s", v, units[u]);
+}
+
+/* Ages as docker prints them ("3 hours ago", "About a minute ago"). */
+static void human_age(time_t t, char *buf, size_t size)
+{
+    long s = (long)(time(NULL) - t), m = s / 60, h = (s + 1800) / 3600;
+    if (s < 1)
+        snprintf(buf, size, "Less than a second ago");
+    else if (s < 60)
+        snprintf(buf, size, "%ld second%s ago", s, s == 1 ? "" : "s");
+    else if (m == 1)
+        snprintf(buf, size, "About a minute ago");
+    else if (m < 60)
+        snprintf(buf, size, "%ld minutes ago", m);
+    else if (h == 1)
+        snprintf(buf, size, "About an hour ago");
+    else if (h < 48)
+        snprintf(buf, size, "%ld hours ago", h);
+    else if (h < 24 * 7 * 2)
+        snprintf(buf, size, "%ld days ago", h / 24);
+    else if (h < 24 * 30 * 2)
+        snprintf(buf, size, "%ld weeks ago", h / 24 / 7);
+    else if (h < 24 * 365 * 2)
+        snprintf(buf, size, "%ld months ago", h / 24 / 30);
+    else
+        snprintf(buf, size, "%ld years ago", h / 24 / 365);
+}
+
+/* ---- pull ---- */
+
+#define BAR_WIDTH 30
+
+/* The progress bar, rewritten in place with \r; a layer's last report ends
+ * the line.  Runs on the library's helper thread: one write(2) per call. */
+static void draw_progress(void *ctx, const struct images_pull_progress *p)
+{
+    char bar[BAR_WIDTH + 1], done[16], total[16], line[200];
+    unsigned pct = p->layer_total ? (unsigned)(p->layer_done * 100 / p->layer_total) : 100;
+    size_t fill = pct * BAR_WIDTH / 100;
+
+    memset(bar, '=', fill);
+    memset(bar + fill, ' ', BAR_WIDTH - fill);
+    if (fill > 0 && fill < BAR_WIDTH)
+        bar[fill - 1] = '>';
+    bar[BAR_WIDTH] = '\0';
+    human_size(p->layer_done, done, sizeof(done));
+    human_size(p->layer_total, total, sizeof(total));
+    int n = snprintf(line, sizeof(line), "\rUnpacking layer %zu/%zu [%s] %3u%% %9s/%-9s%s",
+                     p->layer, p->n_layers, bar, pct, done, total, p->layer_finished ? "\n" : "");
+    if (n > 0 && write(*(int *)ctx, line, (size_t)n) < 0)
+        return; /* a terminal gone away: the pull goes on */
+}
+
+static double seconds_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
 int cmd_pull(struct cli_globals *g, int argc, char **argv)
 {
-    static const struct option opts[] = {
-        {"tls-verify", required_argument, NULL, 't'},
-        {"authfile", required_argument, NULL, 'a'},
-        {"quiet", no_argument, NULL, 'q'},
-        {"max-image-size", required_argument, NULL, 'm'},
-        {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0},
-    };
-    struct images_pull_opts po = {.tls_verify = true, .progress_fd = STDERR_FILENO};
+    static int progress_fd = STDERR_FILENO;
+    struct images_pull_opts po = {.tls_verify = true,
+                                  .progress_fd = STDERR_FILENO,
+                                  .progress = draw_progress,
+                                  .progress_ctx = &progress_fd};
+    const struct cli_command *self = cli_find_command("pull");
+    const char *name, *arg;
     bool quiet = false;
-    int c;
+    int r;
 
-    while ((c = getopt_long(argc, argv, "qh", opts, NULL)) != -1) {
-        switch (c) {
-        case 't':
-            if (parse_bool(optarg, &po.tls_verify) < 0)
-                return cli_usage_error("pull", "--tls-verify takes true or false");
-            break;
-        case 'a':
-            po.authfile = optarg;
-            break;
-        case 'q':
+    while ((r = cli_next_option(self, argc, argv, &name, &arg)) == 1) {
+        if (strcmp(name, "tls-verify") == 0 && parse_bool(arg, &po.tls_verify) < 0)
+            return cli_usage_error("pull", "--tls-verify takes true or false");
+        if (strcmp(name, "authfile") == 0)
+            po.authfile = arg;
+        if (strcmp(name, "quiet") == 0)
             quiet = true;
-            break;
-        case 'm':
-            if (cli_parse_size(optarg, &po.max_image_bytes) < 0)
-                return cli_usage_error("pull", "bad size \"%s\" (e.g. 64g)", optarg);
-            break;
-        case 'h':
-            pull_usage(stdout);
-            return 0;
-        default:
-            pull_usage(stderr);
-            return CLI_EXIT_USAGE;
-        }
+        if (strcmp(name, "max-image-size") == 0 && cli_parse_size(arg, &po.max_image_bytes) < 0)
+            return cli_usage_error("pull", "bad size \"%s\" (e.g. 64g)", arg);
     }
-    if (optind != argc - 1) {
-        pull_usage(stderr);
+    if (r < 0)
         return CLI_EXIT_USAGE;
-    }
+    if (optind != argc - 1)
+        return cli_usage_error("pull", "usage: nsbox pull [OPTIONS] REF (see --help)");
     /* Progress is for people: only on a terminal, and never with --quiet. */
     if (quiet || !isatty(STDERR_FILENO))
         po.progress_fd = -1;
@@ -131,13 +178,21 @@ int cmd_pull(struct cli_globals *g, int argc, char **argv)
     struct images_store store;
     struct images_image image;
     struct nsbox_err err = {0};
+    double t0 = seconds_now();
     if (open_store(g, &store) != 0)
         return CLI_EXIT_FAILURE;
-    int r = images_pull(&store, argv[optind], &po, &image, &err);
+    r = images_pull(&store, argv[optind], &po, &image, &err);
     images_store_close(&store);
     if (r < 0)
         return cli_fail(&err);
-    printf("%s %s\n", image.names[0] ? image.names[0] : argv[optind], image.digest);
+    const char *ref = image.names[0] ? image.names[0] : argv[optind];
+    if (po.progress_fd >= 0) {
+        char size[16];
+        human_size(image.size, size, sizeof(size));
+        fprintf(stderr, "Pulled %s: image %.12s, %s, in %.1f s\n", ref,
+                oci_digest_hex(image.digest), size, seconds_now() - t0);
+    }
+    printf("%s %s\n", ref, image.digest);
     if (image.skipped > 0 && po.progress_fd < 0 && !quiet)
         fprintf(stderr,
                 "nsbox: note: %llu entries of the image were skipped while "
@@ -145,29 +200,6 @@ int cmd_pull(struct cli_globals *g, int argc, char **argv)
                 (unsigned long long)image.skipped);
     images_image_free(&image);
     return 0;
-}
-
-static void format_size(uint64_t n, char *buf, size_t size)
-{
-    if (n >= 1000000000)
-        snprintf(buf, size, "%.1fGB", (double)n / 1e9);
-    else if (n >= 1000000)
-        snprintf(buf, size, "%.1fMB", (double)n / 1e6);
-    else
-        snprintf(buf, size, "%.1fkB", (double)n / 1e3);
-}
-
-static void format_age(time_t t, char *buf, size_t size)
-{
-    long s = (long)(time(NULL) - t);
-    if (s < 120)
-        snprintf(buf, size, "%ld seconds ago", s < 0 ? 0 : s);
-    else if (s < 7200)
-        snprintf(buf, size, "%ld minutes ago", s / 60);
-    else if (s < 172800)
-        snprintf(buf, size, "%ld hours ago", s / 3600);
-    else
-        snprintf(buf, size, "%ld days ago", s / 86400);
 }
 
 static json_t *strv_json(char **v)
@@ -208,48 +240,174 @@ static void print_json(json_t *j)
     json_decref(j);
 }
 
-static void print_table(const struct images_image *v, size_t n)
+/* A reference as docker's REPOSITORY and TAG: "python:3.12" -> python,
+ * 3.12; "oci:/dir/layout:tag" -> oci:/dir/layout, tag; "img@sha256:..."
+ * and untagged transports -> <none> for the tag. */
+static void split_ref(const char *name, char *repo, size_t size, const char **tag)
 {
-    char size[32], age[32];
+    static const char *const transports[] = {"oci:", "oci-archive:", "docker-archive:", "dir:"};
+    const char *from = name;
+    for (size_t i = 0; i < sizeof(transports) / sizeof(transports[0]); i++)
+        if (strncmp(name, transports[i], strlen(transports[i])) == 0)
+            from = name + strlen(transports[i]);
+    const char *slash = strrchr(from, '/');
+    const char *at = strchr(from, '@');
+    const char *colon = strchr(slash ? slash : from, ':');
+    size_t len = at ? (size_t)(at - name) : colon ? (size_t)(colon - name) : strlen(name);
+    snprintf(repo, size, "%.*s", (int)len, name);
+    *tag = !at && colon ? colon + 1 : "<none>";
+}
 
-    printf("%-50s %-19s %-9s %-12s %s\n", "REFERENCE", "DIGEST", "SIZE", "LANGUAGES", "CREATED");
-    for (size_t i = 0; i < n; i++) {
-        format_size(v[i].size, size, sizeof(size));
-        format_age(v[i].created, age, sizeof(age));
-        const char *langs = images_image_languages(&v[i]);
-        for (size_t k = 0; k == 0 || v[i].names[k] != NULL; k++)
-            printf("%-50s %-19.19s %-9s %-12s %s\n", v[i].names[k] ? v[i].names[k] : "<none>",
-                   v[i].digest, size, langs ? langs : "-", age);
+struct image_row {
+    char repo[512], id[80], age[40], size[16];
+    const char *tag, *langs;
+};
+
+static void image_row(const struct images_image *im, const char *name, bool no_trunc,
+                      struct image_row *row)
+{
+    if (name != NULL) {
+        split_ref(name, row->repo, sizeof(row->repo), &row->tag);
+    } else {
+        strcpy(row->repo, "<none>");
+        row->tag = "<none>";
+    }
+    if (no_trunc)
+        snprintf(row->id, sizeof(row->id), "%s", im->digest);
+    else
+        snprintf(row->id, sizeof(row->id), "%.12s", oci_digest_hex(im->digest));
+    human_age(im->created, row->age, sizeof(row->age));
+    human_size(im->size, row->size, sizeof(row->size));
+    row->langs = images_image_languages(im);
+    if (row->langs == NULL)
+        row->langs = "-";
+}
+
+/* Calls fn for each row: one per reference, one for an image without. */
+static void for_each_row(const struct images_image *v, size_t n, bool no_trunc,
+                         void (*fn)(const struct image_row *row, int *w), int *w)
+{
+    struct image_row row;
+    for (size_t i = 0; i < n; i++)
+        for (size_t k = 0; k == 0 || v[i].names[k] != NULL; k++) {
+            image_row(&v[i], v[i].names[k], no_trunc, &row);
+            fn(&row, w);
+        }
+}
+
+enum { COL_REPO, COL_TAG, COL_ID, COL_AGE, COL_SIZE, N_COLS };
+
+static void widen(const struct image_row *r, int *w)
+{
+    const char *cell[N_COLS] = {r->repo, r->tag, r->id, r->age, r->size};
+    for (int c = 0; c < N_COLS; c++)
+        if ((int)strlen(cell[c]) > w[c])
+            w[c] = (int)strlen(cell[c]);
+}
+
+static void print_row(const struct image_row *r, int *w)
+{
+    printf("%-*s   %-*s   %-*s   %-*s   %-*s   %s\n", w[COL_REPO], r->repo, w[COL_TAG], r->tag,
+           w[COL_ID], r->id, w[COL_AGE], r->age, w[COL_SIZE], r->size, r->langs);
+}
+
+/* docker's columns, then LANGUAGES (the images' sandbox.language label).
+ * Images of shared stores (issue #13) can join the list as more rows. */
+static void print_table(const struct images_image *v, size_t n, bool no_trunc)
+{
+    int w[N_COLS] = {10, 3, 8, 7, 4};
+    for_each_row(v, n, no_trunc, widen, w);
+    struct image_row head = {.tag = "TAG", .langs = "LANGUAGES"};
+    strcpy(head.repo, "REPOSITORY");
+    strcpy(head.id, "IMAGE ID");
+    strcpy(head.age, "CREATED");
+    strcpy(head.size, "SIZE");
+    print_row(&head, w);
+    for_each_row(v, n, no_trunc, print_row, w);
+}
+
+enum images_format { FORMAT_TABLE, FORMAT_QUIET, FORMAT_NAMES, FORMAT_JSON };
+
+static void print_images(const struct images_image *v, size_t n, enum images_format format,
+                         bool no_trunc)
+{
+    json_t *a;
+    switch (format) {
+    case FORMAT_TABLE:
+        print_table(v, n, no_trunc);
+        break;
+    case FORMAT_QUIET:
+        for (size_t i = 0; i < n; i++)
+            if (no_trunc)
+                printf("%s\n", v[i].digest);
+            else
+                printf("%.12s\n", oci_digest_hex(v[i].digest));
+        break;
+    case FORMAT_NAMES:
+        for (size_t i = 0; i < n; i++)
+            for (size_t k = 0; v[i].names[k] != NULL; k++)
+                printf("%s\n", v[i].names[k]);
+        break;
+    case FORMAT_JSON:
+        a = json_array();
+        for (size_t i = 0; i < n; i++)
+            json_array_append_new(a, image_json(&v[i], false));
+        print_json(a);
+        break;
     }
 }
 
 int cmd_images(struct cli_globals *g, int argc, char **argv)
 {
-    bool as_json = argc == 2 && strcmp(argv[1], "--json") == 0;
+    const struct cli_command *self = cli_find_command("images");
+    enum images_format format = FORMAT_TABLE;
+    bool no_trunc = false;
+    const char *name, *arg;
     struct images_store store;
     struct images_image *v;
     size_t n;
     struct nsbox_err err = {0};
+    int r;
 
-    if (argc > 2 || (argc == 2 && !as_json))
-        return cli_usage_error("images", "usage: nsbox images [--json]");
+    while ((r = cli_next_option(self, argc, argv, &name, &arg)) == 1) {
+        if (strcmp(name, "no-trunc") == 0)
+            no_trunc = true;
+        else
+            format = strcmp(name, "quiet") == 0   ? FORMAT_QUIET
+                     : strcmp(name, "names") == 0 ? FORMAT_NAMES
+                                                  : FORMAT_JSON;
+    }
+    if (r < 0)
+        return CLI_EXIT_USAGE;
+    if (optind != argc)
+        return cli_usage_error("images", "takes no arguments (see --help)");
     if (open_store(g, &store) != 0)
         return CLI_EXIT_FAILURE;
-    int r = images_list(&store, &v, &n, &err);
+    r = images_list(&store, &v, &n, &err);
     images_store_close(&store);
     if (r < 0)
         return cli_fail(&err);
-    if (as_json) {
-        json_t *a = json_array();
-        for (size_t i = 0; i < n; i++)
-            json_array_append_new(a, image_json(&v[i], false));
-        print_json(a);
-    } else {
-        print_table(v, n);
-    }
+    print_images(v, n, format, no_trunc);
     for (size_t i = 0; i < n; i++)
         images_image_free(&v[i]);
     free(v);
+    return 0;
+}
+
+/* The operands of a command without options: the count must be within
+ * [min, max]; -1 after a usage error. */
+static int operands(const char *cmd, int argc, char **argv, int min, int max)
+{
+    const char *name, *arg;
+    int r = cli_next_option(cli_find_command(cmd), argc, argv, &name, &arg);
+    if (r != 0)
+        return -1;
+    int n = argc - optind;
+    if (n < min || n > max) {
+        cli_usage_error(cmd, "usage: nsbox %s %s (see --help)", cmd,
+                        cli_find_command(cmd)->synopsis);
+        return -1;
+    }
     return 0;
 }
 
@@ -259,11 +417,11 @@ int cmd_inspect(struct cli_globals *g, int argc, char **argv)
     struct images_image image;
     struct nsbox_err err = {0};
 
-    if (argc != 2)
-        return cli_usage_error("inspect", "usage: nsbox inspect REF");
+    if (operands("inspect", argc, argv, 1, 1) < 0)
+        return CLI_EXIT_USAGE;
     if (open_store(g, &store) != 0)
         return CLI_EXIT_FAILURE;
-    int r = images_lookup(&store, argv[1], &image, &err);
+    int r = images_lookup(&store, argv[optind], &image, &err);
     images_store_close(&store);
     if (r < 0)
         return cli_fail(&err);
@@ -278,11 +436,11 @@ int cmd_rmi(struct cli_globals *g, int argc, char **argv)
     struct nsbox_err err = {0};
     int status = 0;
 
-    if (argc < 2)
-        return cli_usage_error("rmi", "usage: nsbox rmi REF...");
+    if (operands("rmi", argc, argv, 1, argc) < 0)
+        return CLI_EXIT_USAGE;
     if (open_store(g, &store) != 0)
         return CLI_EXIT_FAILURE;
-    for (int i = 1; i < argc; i++) {
+    for (int i = optind; i < argc; i++) {
         bool removed;
         if (images_remove(&store, argv[i], &removed, &err) < 0) {
             status = cli_fail(&err);
@@ -300,8 +458,8 @@ int cmd_prune(struct cli_globals *g, int argc, char **argv)
     struct images_prune_stats st;
     struct nsbox_err err = {0};
 
-    if (argc != 1)
-        return cli_usage_error("prune", "usage: nsbox prune");
+    if (operands("prune", argc, argv, 0, 0) < 0)
+        return CLI_EXIT_USAGE;
     if (open_store(g, &store) != 0)
         return CLI_EXIT_FAILURE;
     int r = images_prune(&store, &st, &err);
@@ -318,11 +476,11 @@ int cmd_tag(struct cli_globals *g, int argc, char **argv)
     struct images_store store;
     struct nsbox_err err = {0};
 
-    if (argc != 3)
-        return cli_usage_error("tag", "usage: nsbox tag REF NAME");
+    if (operands("tag", argc, argv, 2, 2) < 0)
+        return CLI_EXIT_USAGE;
     if (open_store(g, &store) != 0)
         return CLI_EXIT_FAILURE;
-    int r = images_tag(&store, argv[1], argv[2], &err);
+    int r = images_tag(&store, argv[optind], argv[optind + 1], &err);
     images_store_close(&store);
     return r < 0 ? cli_fail(&err) : 0;
 }

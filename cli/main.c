@@ -1,8 +1,8 @@
 /* The nsbox command line: a thin front end over the library.
  *
  * Exit codes: 0 success, 1 nsbox failed (bad input, store or pull error),
- * 2 usage error.  Commands that run code in a sandbox will add the code's
- * own exit status (issue #3), kept apart from nsbox's. */
+ * 2 usage error; run and exec pass the command's own on (125 when nsbox
+ * failed there).  The commands are the table in cli/commands.c. */
 #include <errno.h>
 #include <getopt.h>
 #include <jansson.h>
@@ -15,35 +15,6 @@
 
 #include "../common/log.h"
 #include "cli.h"
-
-static const struct cli_command commands[] = {
-    {"serve", cmd_serve, "",
-     "the MCP server (stdio): sandboxes and code execution for AI assistants"},
-    {"pull", cmd_pull, "REF", "fetch an image with skopeo and unpack it"},
-    {"images", cmd_images, "[--json]", "list images in the store"},
-    {"inspect", cmd_inspect, "REF", "show an image's record and config as JSON"},
-    {"tag", cmd_tag, "REF NAME", "give an image another name"},
-    {"rmi", cmd_rmi, "REF...", "remove image references (and unused images)"},
-    {"prune", cmd_prune, "", "remove unused images, blobs and leftovers"},
-    {"run", cmd_run, "IMAGE [-- CMD]", "run a command in a fresh sandbox, then remove it"},
-    {"create", cmd_create, "IMAGE", "start a long-lived sandbox; prints its id"},
-    {"exec", cmd_exec, "ID -- CMD", "run a command in a live sandbox"},
-    {"ps", cmd_ps, "", "list sandboxes"},
-    {"rm", cmd_rm, "ID...", "stop and remove sandboxes"},
-    {"commit", cmd_commit, "ID NAME", "save a live sandbox's changes as a new image"},
-    {"cp", cmd_cp, "SRC ID:DST | ID:SRC DST", "copy files into or out of a live sandbox"},
-    {"doctor", cmd_doctor, "", "check what isolation this host gives, with fixes"},
-};
-
-static void usage(FILE *f)
-{
-    fprintf(f, "usage: nsbox [--store DIR] [--debug] COMMAND [ARGS]\n\ncommands:\n");
-    for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
-        fprintf(f, "  %-8s %-16s %s\n", commands[i].name, commands[i].args, commands[i].help);
-    fprintf(f, "\nThe store is --store DIR, else $NSBOX_STORE, else /var/lib/nsbox "
-               "(root)\nor $XDG_DATA_HOME/nsbox (other users).  `nsbox COMMAND "
-               "--help` for details.\n");
-}
 
 int cli_usage_error(const char *cmd, const char *fmt, ...)
 {
@@ -91,34 +62,33 @@ int main(int argc, char **argv)
             nsbox_log_set_level(NSBOX_LOG_DEBUG);
             break;
         case 'h':
-            usage(stdout);
+            cli_print_usage(stdout);
             return 0;
         case 'V':
-            printf("nsbox %s\n", NSBOX_VERSION_STRING);
+            cli_print_version(false);
             return 0;
         default:
-            usage(stderr);
+            cli_print_usage(stderr);
             return CLI_EXIT_USAGE;
         }
     }
     if (optind >= argc) {
-        usage(stderr);
+        cli_print_usage(stderr);
         return CLI_EXIT_USAGE;
     }
-    const char *name = argv[optind];
-    for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++) {
-        if (strcmp(commands[i].name, name) == 0) {
-            int sub_argc = argc - optind;
-            char **sub_argv = argv + optind;
-            optind = 0; /* GNU getopt: start afresh for the subcommand */
-            return commands[i].run(&g, sub_argc, sub_argv);
-        }
+    const struct cli_command *cmd = cli_find_command(argv[optind]);
+    if (cmd == NULL) {
+        fprintf(stderr, "nsbox: unknown command \"%s\" (`nsbox help` lists them)\n", argv[optind]);
+        return CLI_EXIT_USAGE;
     }
-    if (strcmp(name, "help") == 0) {
-        usage(stdout);
+    int sub_argc = argc - optind;
+    char **sub_argv = argv + optind;
+    /* Every command's -h/--help, before the command parses anything (run
+     * and exec stop at their operand: a --help after it is the command's). */
+    if (cli_wants_help(cmd, sub_argc, sub_argv)) {
+        cli_print_help(stdout, cmd);
         return 0;
     }
-    fprintf(stderr, "nsbox: unknown command \"%s\"\n", name);
-    usage(stderr);
-    return CLI_EXIT_USAGE;
+    optind = 0; /* GNU getopt: start afresh for the subcommand */
+    return cmd->run(&g, sub_argc, sub_argv);
 }

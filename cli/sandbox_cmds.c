@@ -295,39 +295,11 @@ static int run_command(struct box *box, struct nsbox_exec_opts *eo, const struct
     return status;
 }
 
-/* run's, create's and exec's --help. */
+/* run's, create's and exec's --help (main.c answers it first; kept for an
+ * abbreviation getopt takes and the table does not). */
 static void run_usage(const char *cmd)
 {
-    bool exec = strcmp(cmd, "exec") == 0;
-    printf("usage: nsbox %s [OPTIONS] %s\n\n", cmd,
-           exec                         ? "ID -- CMD..."
-           : strcmp(cmd, "create") == 0 ? "IMAGE"
-                                        : "IMAGE [-- CMD...]");
-    if (!exec)
-        printf("  --memory SIZE            memory limit, no swap (512m)\n"
-               "  --cpus N                 CPUs' worth of time (1)\n"
-               "  --pids N                 processes and threads (256)\n"
-               "  --tmp-size SIZE          /tmp's size (256m)\n"
-               "  --disk SIZE|unlimited    the writable layer in total: /workspace and every\n"
-               "                           writable path but /tmp and /dev/shm (1g)\n"
-               "  --workspace NAME         mount the persistent workspace STORE/workspaces/NAME\n"
-               "                           at the working directory\n"
-               "  --workspace-size SIZE|unlimited\n"
-               "                           its budget (1g): a quota as root where the store's\n"
-               "                           filesystem has project quotas, else measured after\n"
-               "                           each command, which are refused once it is over\n"
-               "  -v, --volume HOST:SANDBOX[:OPTS]\n"
-               "                           mount a host directory or file (absolute, no\n"
-               "                           symlink on the way); OPTS: ro (default), rw, noexec\n"
-               "  --seccomp-profile FILE   a Docker-format seccomp profile instead of nsbox's\n"
-               "  --limits MODE            strict (default) or best-effort\n");
-    printf("  --timeout S              wall-clock limit of the command (none)\n"
-           "  --workdir DIR            working directory inside (/workspace)\n"
-           "  -e, --env KEY=VALUE      environment over the image's\n"
-           "  --user U[:G]             user to run as (numeric in exec)\n"
-           "  --json                   print a result record (status, exit code, output, disk\n"
-           "                           used and its limit, ...) instead of passing output on\n"
-           "SIZE: bytes, or with k, m, g (KiB, MiB, GiB).\n");
+    cli_print_help(stdout, cli_find_command(cmd));
 }
 
 /* Parses the shared options; *first is the index of IMAGE or ID.
@@ -481,14 +453,22 @@ int cmd_ps(struct cli_globals *g, int argc, char **argv)
     _cleanup_free_ struct box_info *v = NULL;
     size_t n = 0;
 
-    if (argc != 1)
-        return cli_usage_error("ps", "usage: nsbox ps");
+    const char *name, *arg;
+    bool quiet = false;
+    int r;
+    while ((r = cli_next_option(cli_find_command("ps"), argc, argv, &name, &arg)) == 1)
+        quiet = true; /* -q, the only option */
+    if (r != 0 || optind != argc)
+        return r < 0 ? CLI_EXIT_USAGE : cli_usage_error("ps", "usage: nsbox ps [-q]");
     if (open_ctx(g, NSBOX_LIMITS_STRICT, &ctx, &err) < 0 || box_list(&ctx, &v, &n, &err) < 0) {
         box_ctx_close(&ctx);
         return cli_fail(&err);
     }
-    printf("%-32s %-8s %-8s %s\n", "ID", "PID", "STATUS", "IMAGE");
-    for (size_t i = 0; i < n; i++)
+    if (!quiet)
+        printf("%-32s %-8s %-8s %s\n", "ID", "PID", "STATUS", "IMAGE");
+    for (size_t i = 0; i < n && quiet; i++)
+        printf("%s\n", v[i].id);
+    for (size_t i = 0; i < n && !quiet; i++)
         printf("%-32s %-8d %-8s %s\n", v[i].id, (int)v[i].pid, v[i].running ? "running" : "stopped",
                v[i].image);
     box_ctx_close(&ctx);
@@ -501,13 +481,15 @@ int cmd_rm(struct cli_globals *g, int argc, char **argv)
     struct nsbox_err err = {0};
     int status = 0;
 
-    if (argc < 2)
-        return cli_usage_error("rm", "usage: nsbox rm ID...");
+    const char *name, *arg;
+    int r = cli_next_option(cli_find_command("rm"), argc, argv, &name, &arg);
+    if (r != 0 || optind >= argc)
+        return r < 0 ? CLI_EXIT_USAGE : cli_usage_error("rm", "usage: nsbox rm ID...");
     if (open_ctx(g, NSBOX_LIMITS_STRICT, &ctx, &err) < 0) {
         box_ctx_close(&ctx);
         return cli_fail(&err);
     }
-    for (int i = 1; i < argc; i++) {
+    for (int i = optind; i < argc; i++) {
         if (box_remove(&ctx, argv[i], &err) < 0)
             status = cli_fail(&err);
         else

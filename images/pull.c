@@ -10,6 +10,7 @@
 #include <fcntl.h>
 #include <jansson.h>
 #include <limits.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -216,9 +217,84 @@ struct unpack_job {
     const char *digest;
     uint64_t budget;
     int progress_fd;
+    const struct images_pull_opts *opts; /* its progress callback */
     json_t *notes;
     size_t n_notes;
 };
+
+/* ---- progress: a thread that watches how far the blob fd has been read ---- */
+
+struct progress_watch {
+    const struct images_pull_opts *opts;
+    struct images_pull_progress p;
+    int blob_fd;
+    bool stop;
+    pthread_mutex_t lock;
+    pthread_cond_t changed;
+    pthread_t thread;
+};
+
+/* The layer is read front to back (oci/blobstream.c), so the fd's offset
+ * is how much of it is done. */
+static void progress_report(struct progress_watch *w)
+{
+    off_t off = lseek(w->blob_fd, 0, SEEK_CUR);
+    if (off >= 0 && (uint64_t)off <= w->p.layer_total)
+        w->p.layer_done = (uint64_t)off;
+    struct images_pull_progress p = w->p;
+    p.done += p.layer_done;
+    w->opts->progress(w->opts->progress_ctx, &p);
+}
+
+static void *progress_main(void *arg)
+{
+    struct progress_watch *w = arg;
+    pthread_mutex_lock(&w->lock);
+    while (!w->stop) {
+        progress_report(w);
+        struct timespec t;
+        clock_gettime(CLOCK_REALTIME, &t);
+        t.tv_nsec += 100000000;
+        if (t.tv_nsec >= 1000000000)
+            t.tv_sec++, t.tv_nsec -= 1000000000;
+        pthread_cond_timedwait(&w->changed, &w->lock, &t);
+    }
+    pthread_mutex_unlock(&w->lock);
+    return NULL;
+}
+
+/* Starts watching layer i (p's counts set by the caller); false when there
+ * is nothing to report to or no thread (the unpacking goes on without). */
+static bool progress_start(struct progress_watch *w, const struct unpack_job *job, int blob_fd)
+{
+    if (job->opts->progress == NULL || job->progress_fd < 0)
+        return false;
+    w->opts = job->opts;
+    w->blob_fd = blob_fd;
+    w->stop = false;
+    pthread_mutex_init(&w->lock, NULL);
+    pthread_cond_init(&w->changed, NULL);
+    return pthread_create(&w->thread, NULL, progress_main, w) == 0;
+}
+
+/* Stops the thread; reports the layer finished when it was. */
+static void progress_stop(struct progress_watch *w, bool finished)
+{
+    pthread_mutex_lock(&w->lock);
+    w->stop = true;
+    pthread_cond_signal(&w->changed);
+    pthread_mutex_unlock(&w->lock);
+    pthread_join(w->thread, NULL);
+    pthread_mutex_destroy(&w->lock);
+    pthread_cond_destroy(&w->changed);
+    if (finished) {
+        w->p.layer_finished = true;
+        w->p.layer_done = w->p.layer_total;
+        struct images_pull_progress p = w->p;
+        p.done += p.layer_total;
+        w->opts->progress(w->opts->progress_ctx, &p);
+    }
+}
 
 static void collect_note(void *ctx, const char *msg)
 {
@@ -267,14 +343,26 @@ static int apply_layers(struct unpack_job *job, int rootfs_fd, struct oci_layer_
         .note_ctx = job,
     };
 
+    struct progress_watch w = {.p = {.n_layers = m->n_layers}};
+    for (size_t i = 0; i < m->n_layers; i++)
+        w.p.total += m->layers[i].size > 0 ? (uint64_t)m->layers[i].size : 0;
     for (size_t i = 0; i < m->n_layers; i++) {
         const struct oci_descriptor *l = &m->layers[i];
-        if (job->progress_fd >= 0)
+        if (job->progress_fd >= 0 && job->opts->progress == NULL)
             dprintf(job->progress_fd, "Unpacking layer %zu/%zu %.19s (%.1f MB)\n", i + 1,
                     m->n_layers, l->digest, (double)l->size / 1e6);
         _cleanup_close_ int blob = blob_open(job->store, l->digest, err);
-        if (blob < 0 || oci_layer_apply(rootfs_fd, blob, l->digest, &opts, total, err) < 0)
+        w.p.layer = i + 1;
+        w.p.layer_done = 0;
+        w.p.layer_finished = false;
+        w.p.layer_total = l->size > 0 ? (uint64_t)l->size : 0;
+        bool watching = blob >= 0 && progress_start(&w, job, blob);
+        int r = blob < 0 ? -1 : oci_layer_apply(rootfs_fd, blob, l->digest, &opts, total, err);
+        if (watching)
+            progress_stop(&w, r == 0);
+        if (r < 0)
             return nsbox_err_prefix(err, "layer %zu/%zu (%s)", i + 1, m->n_layers, l->digest);
+        w.p.done += w.p.layer_total;
     }
     if (total->ids_clamped > 0)
         collect_note(job, "some files belong to ids outside this user's "
@@ -355,6 +443,7 @@ int ensure_unpacked(struct images_store *store, const char *digest,
         .digest = digest,
         .budget = opts->max_image_bytes ? opts->max_image_bytes : DEFAULT_MAX_IMAGE_BYTES,
         .progress_fd = opts->progress_fd,
+        .opts = opts,
         .notes = notes,
     };
     int r = store_run_as_owner(store, unpack_job_run, &job, err);

@@ -39,12 +39,26 @@ void images_store_close(struct images_store *store);
 /* The default store directory for this user (malloc'ed), or NULL. */
 char *images_store_default_dir(struct nsbox_err *err);
 
+/* How far the unpacking is: bytes of the layers' blobs read so far. */
+struct images_pull_progress {
+    size_t layer, n_layers;           /* layer counts from 1 */
+    uint64_t layer_done, layer_total; /* this layer's blob */
+    uint64_t done, total;             /* all layers' blobs */
+    bool layer_finished;              /* the last report of this layer */
+};
+
 struct images_pull_opts {
     bool tls_verify;          /* false: plain HTTP / unverified TLS */
     const char *authfile;     /* NULL: skopeo's default lookup */
     const char *skopeo;       /* NULL: "skopeo" from PATH */
     int progress_fd;          /* -1: quiet; else skopeo's and our progress */
     uint64_t max_image_bytes; /* 0: the default (32 GiB) */
+    /* With progress_fd >= 0: called about ten times a second while a layer
+     * unpacks (instead of a line per layer on progress_fd), from a helper
+     * thread of the unpacking process (a child when rootless): it may only
+     * write to file descriptors. */
+    void (*progress)(void *ctx, const struct images_pull_progress *p);
+    void *progress_ctx;
 };
 
 /* One image in the store, as `nsbox images` shows it. */

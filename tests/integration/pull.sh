@@ -138,7 +138,7 @@ assert i["size"] > 50_000_000, i["size"]
 '; then pass inspect_config_and_languages; else fail inspect_config_and_languages "$insp"; fi
 
 table=$("$NSBOX" --store "$S" images)
-if printf '%s' "$table" | grep -E "^$R/python:latest +sha256:[0-9a-f]{12} +[0-9.]+MB +python " >/dev/null; then
+if printf '%s' "$table" | grep -E "^$R/python +latest +[0-9a-f]{12} +[A-Za-z0-9 ]+ ago +[0-9.]+MB +python$" >/dev/null; then
 	pass images_table
 else
 	fail images_table "$table"

@@ -1,0 +1,282 @@
+/* `nsbox completion bash`: a bash completion script generated from the
+ * command table (cli/commands.c), so it offers exactly the commands and
+ * options nsbox has.  Image references come from `nsbox images --names`,
+ * sandbox ids from `nsbox ps -q`, at completion time, in the store the
+ * command line names with --store.  serve's options live in mcp/config.c:
+ * they are read back from its generated usage text. */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+
+/* Word lists of " --name" (and " -x"): every option offered, those taking
+ * an argument, and those whose argument is a file or a directory. */
+struct word_lists {
+    char *all, *with_arg, *files, *dirs;
+    size_t n_all, n_with_arg, n_files, n_dirs;
+    FILE *f_all, *f_with_arg, *f_files, *f_dirs;
+};
+
+static void lists_open(struct word_lists *w)
+{
+    memset(w, 0, sizeof(*w));
+    w->f_all = open_memstream(&w->all, &w->n_all);
+    w->f_with_arg = open_memstream(&w->with_arg, &w->n_with_arg);
+    w->f_files = open_memstream(&w->files, &w->n_files);
+    w->f_dirs = open_memstream(&w->dirs, &w->n_dirs);
+}
+
+static void lists_close(struct word_lists *w)
+{
+    fclose(w->f_all), fclose(w->f_with_arg), fclose(w->f_files), fclose(w->f_dirs);
+}
+
+static void lists_free(struct word_lists *w)
+{
+    free(w->all), free(w->with_arg), free(w->files), free(w->dirs);
+}
+
+static void add_word(struct word_lists *w, const char *word, bool arg, enum cli_complete kind)
+{
+    fprintf(w->f_all, " %s", word);
+    if (arg)
+        fprintf(w->f_with_arg, " %s", word);
+    if (kind == CLI_COMPLETE_FILE)
+        fprintf(w->f_files, " %s", word);
+    if (kind == CLI_COMPLETE_DIR)
+        fprintf(w->f_dirs, " %s", word);
+}
+
+/* A hidden option is not offered, but its argument is still skipped when
+ * counting operands. */
+static void add_option(struct word_lists *w, const struct cli_option *o)
+{
+    char word[64];
+    if (o->flags & CLI_OPT_UNWIRED)
+        return;
+    snprintf(word, sizeof(word), "--%s", o->name);
+    if (cli_option_shown(o))
+        add_word(w, word, o->arg != NULL, o->complete);
+    else if (o->arg != NULL)
+        fprintf(w->f_with_arg, " %s", word);
+    if (o->short_name != 0 && cli_option_shown(o)) {
+        snprintf(word, sizeof(word), "-%c", o->short_name);
+        add_word(w, word, o->arg != NULL, o->complete);
+    }
+}
+
+/* serve's options, from the "  --name ARG   help" lines of its usage. */
+static void add_usage_options(struct word_lists *w, void (*usage)(FILE *))
+{
+    char *text = NULL, *line, *save = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    if (f == NULL)
+        return;
+    usage(f);
+    fclose(f);
+    for (line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+        if (strncmp(line, "  --", 4) != 0)
+            continue;
+        char name[64], arg[64] = "";
+        if (sscanf(line + 2, "%63s %63s", name, arg) < 1)
+            continue;
+        /* An argument is the word right after the name (one space), in capitals. */
+        bool has_arg = line[2 + strlen(name)] == ' ' && line[3 + strlen(name)] != ' ';
+        enum cli_complete kind = !has_arg                   ? CLI_COMPLETE_NONE
+                                 : strcmp(arg, "DIR") == 0  ? CLI_COMPLETE_DIR
+                                 : strcmp(arg, "FILE") == 0 ? CLI_COMPLETE_FILE
+                                                            : CLI_COMPLETE_NONE;
+        add_word(w, name, has_arg, kind);
+    }
+    free(text);
+}
+
+static const char *kind_name(enum cli_complete k)
+{
+    switch (k) {
+    case CLI_COMPLETE_FILE:
+        return "file";
+    case CLI_COMPLETE_DIR:
+        return "dir";
+    case CLI_COMPLETE_IMAGE:
+        return "image";
+    case CLI_COMPLETE_SANDBOX:
+        return "sandbox";
+    case CLI_COMPLETE_COMMAND:
+        return "command";
+    case CLI_COMPLETE_SHELL:
+        return "shell";
+    case CLI_COMPLETE_NONE:
+        break;
+    }
+    return "none";
+}
+
+static void print_case(FILE *out, const struct cli_command *c)
+{
+    struct word_lists w;
+    lists_open(&w);
+    if (c->usage != NULL) {
+        add_usage_options(&w, c->usage);
+        add_word(&w, "-h", false, CLI_COMPLETE_NONE);
+    } else {
+        for (const struct cli_option *o = c->options; o->name != NULL; o++)
+            add_option(&w, o);
+        add_word(&w, "--help", false, CLI_COMPLETE_NONE);
+        add_word(&w, "-h", false, CLI_COMPLETE_NONE);
+    }
+    lists_close(&w);
+    fprintf(out,
+            "    %s)\n        opts='%s'\n        argopts='%s'\n        fileopts='%s'\n"
+            "        diropts='%s'\n        stop=%d first=%s rest=%s\n        ;;\n",
+            c->name, w.all, w.with_arg, w.files, w.dirs, c->options_stop ? 1 : 0,
+            kind_name(c->operand), kind_name(c->more_operands));
+    lists_free(&w);
+}
+
+static const char script_head[] =
+    "# bash completion for nsbox, generated by `nsbox completion bash` from its\n"
+    "# command table.  Install: nsbox completion bash > /etc/bash_completion.d/nsbox\n"
+    "# (or ~/.local/share/bash-completion/completions/nsbox).\n"
+    "\n"
+    "# The words of the line up to the cursor, split on blanks only (bash also\n"
+    "# splits on : and =, which image references contain).\n"
+    "_nsbox_words() {\n"
+    "    local line\n"
+    "    if [ -n \"${COMP_LINE-}\" ]; then\n"
+    "        line=${COMP_LINE:0:${COMP_POINT:-${#COMP_LINE}}}\n"
+    "        read -ra _nsbox_w <<<\"$line\"\n"
+    "        [[ $line == *[[:blank:]] ]] && _nsbox_w+=('')\n"
+    "    else\n"
+    "        _nsbox_w=(\"${COMP_WORDS[@]:0:COMP_CWORD+1}\")\n"
+    "    fi\n"
+    "    [ ${#_nsbox_w[@]} -gt 0 ] || _nsbox_w=(nsbox '')\n"
+    "}\n"
+    "\n"
+    "# COMPREPLY from candidates $2 for the word $1, minus what bash already\n"
+    "# holds before the last : or = of the word.\n"
+    "_nsbox_reply() {\n"
+    "    local cur=$1 IFS=$'\\n' c\n"
+    "    COMPREPLY=($(compgen -W \"$2\" -- \"$cur\"))\n"
+    "    local pre=${cur%\"${cur##*[:=]}\"}\n"
+    "    [ -n \"$pre\" ] && for c in \"${!COMPREPLY[@]}\"; do COMPREPLY[c]=${COMPREPLY[c]#\"$pre\"}; done\n"
+    "}\n"
+    "\n"
+    "_nsbox_operand() { # KIND CUR\n"
+    "    local IFS=$'\\n'\n"
+    "    case $1 in\n"
+    "    image)\n"
+    "        local names\n"
+    "        names=$(\"$_nsbox_bin\" \"${_nsbox_g[@]}\" images --names 2>/dev/null)\n"
+    "        # Docker Hub's official images by their short names too.\n"
+    "        names+=$'\\n'$(sed -n 's|^docker\\.io/library/||p' <<<\"$names\")\n"
+    "        _nsbox_reply \"$2\" \"$names\" ;;\n"
+    "    sandbox) _nsbox_reply \"$2\" \"$(\"$_nsbox_bin\" \"${_nsbox_g[@]}\" ps -q 2>/dev/null)\" ;;\n"
+    "    command) _nsbox_reply \"$2\" \"$_nsbox_commands\" ;;\n"
+    "    shell) _nsbox_reply \"$2\" bash ;;\n"
+    "    file) COMPREPLY=($(compgen -f -- \"$2\")) ;;\n"
+    "    dir) COMPREPLY=($(compgen -d -- \"$2\")) ;;\n"
+    "    *) COMPREPLY=() ;;\n"
+    "    esac\n"
+    "}\n"
+    "\n";
+
+/* The global options and the command list, then one case per command. */
+static void print_globals(FILE *out)
+{
+    struct word_lists w;
+    lists_open(&w);
+    for (const struct cli_option *o = cli_global_options; o->name != NULL; o++)
+        add_option(&w, o);
+    lists_close(&w);
+    fprintf(out, "_nsbox_commands='");
+    for (const struct cli_command *c = cli_commands; c->name != NULL; c++)
+        if (c->run != NULL)
+            fprintf(out, "%s%s", c == cli_commands ? "" : "\n", c->name);
+    fprintf(out,
+            "'\n_nsbox_global_opts='%s'\n_nsbox_global_argopts='%s'\n"
+            "_nsbox_global_diropts='%s'\n\n",
+            w.all, w.with_arg, w.dirs);
+    lists_free(&w);
+}
+
+static const char script_main[] =
+    "_nsbox() {\n"
+    "    local _nsbox_w _nsbox_g=() _nsbox_bin\n"
+    "    _nsbox_words\n"
+    "    _nsbox_bin=${_nsbox_w[0]}\n"
+    "    local n=$((${#_nsbox_w[@]} - 1)) cur=${_nsbox_w[-1]} i=1 cmd=''\n"
+    "    local prev=''\n"
+    "    [ $n -gt 0 ] && prev=${_nsbox_w[n-1]}\n"
+    "    for ((; i < n; i++)); do\n"
+    "        case ${_nsbox_w[i]} in\n"
+    "        --store) _nsbox_g+=(--store \"${_nsbox_w[i+1]}\"); ((i++)) ;;\n"
+    "        --store=*) _nsbox_g+=(\"${_nsbox_w[i]}\") ;;\n"
+    "        -*) [[ \" $_nsbox_global_argopts \" == *\" ${_nsbox_w[i]} \"* ]] && ((i++)) ;;\n"
+    "        *) cmd=${_nsbox_w[i]}; break ;;\n"
+    "        esac\n"
+    "    done\n"
+    "    if [ -z \"$cmd\" ]; then\n"
+    "        if [[ \" $_nsbox_global_diropts \" == *\" $prev \"* ]]; then _nsbox_operand dir \"$cur\"\n"
+    "        elif [[ $cur == -* ]]; then _nsbox_reply \"$cur\" \"${_nsbox_global_opts// /$'\\n'}\"\n"
+    "        else _nsbox_reply \"$cur\" \"$_nsbox_commands\"; fi\n"
+    "        return 0\n"
+    "    fi\n"
+    "    local opts='' argopts='' fileopts='' diropts='' stop=0 first=none rest=none\n"
+    "    case $cmd in\n";
+
+static const char script_tail[] =
+    "    *) return 0 ;;\n"
+    "    esac\n"
+    "    # Walk the command's words: options (and their arguments), operands.\n"
+    "    local k operands=0 opts_over=0\n"
+    "    for ((k = i + 1; k < n; k++)); do\n"
+    "        local w=${_nsbox_w[k]}\n"
+    "        if [ $opts_over = 0 ] && [ \"$w\" = -- ]; then opts_over=1\n"
+    "        elif [ $opts_over = 0 ] && [[ $w == -?* ]]; then\n"
+    "            [[ \" $argopts \" == *\" $w \"* ]] && ((k++))\n"
+    "        else\n"
+    "            operands=$((operands + 1))\n"
+    "            [ $stop = 1 ] && opts_over=1\n"
+    "        fi\n"
+    "    done\n"
+    "    if [ $opts_over = 0 ] && [ $((i + 1)) -lt $n ] && [[ \" $argopts \" == *\" $prev \"* ]]; then\n"
+    "        if [[ \" $fileopts \" == *\" $prev \"* ]]; then _nsbox_operand file \"$cur\"\n"
+    "        elif [[ \" $diropts \" == *\" $prev \"* ]]; then _nsbox_operand dir \"$cur\"\n"
+    "        else COMPREPLY=(); fi\n"
+    "        return 0\n"
+    "    fi\n"
+    "    if [ $opts_over = 0 ] && [[ $cur == -* ]]; then\n"
+    "        _nsbox_reply \"$cur\" \"${opts// /$'\\n'}\"\n"
+    "    elif [ $operands = 0 ]; then _nsbox_operand \"$first\" \"$cur\"\n"
+    "    else _nsbox_operand \"$rest\" \"$cur\"; fi\n"
+    "    return 0\n"
+    "}\n"
+    "complete -F _nsbox nsbox\n";
+
+void cli_print_bash_completion(FILE *out)
+{
+    fputs(script_head, out);
+    print_globals(out);
+    fputs(script_main, out);
+    for (const struct cli_command *c = cli_commands; c->name != NULL; c++)
+        if (c->run != NULL)
+            print_case(out, c);
+    fputs(script_tail, out);
+}
+
+int cmd_completion(struct cli_globals *g, int argc, char **argv)
+{
+    const char *name, *arg;
+    int r = cli_next_option(cli_find_command("completion"), argc, argv, &name, &arg);
+    if (r != 0)
+        return CLI_EXIT_USAGE;
+    if (optind != argc - 1 || strcmp(argv[optind], "bash") != 0)
+        return cli_usage_error("completion",
+                               "usage: nsbox completion bash (the only shell so far)");
+    cli_print_bash_completion(stdout);
+    return 0;
+}
