@@ -34,8 +34,9 @@ struct run_opts {
     size_t n_env;
     bool json;
     bool help;
-    bool disk_given;     /* --disk, --workspace or --workspace-size: not for exec */
-    const char *profile; /* --seccomp-profile FILE */
+    bool interactive, tty; /* -i, -t (cli/tty.c) */
+    bool disk_given;       /* --disk, --workspace or --workspace-size: not for exec */
+    const char *profile;   /* --seccomp-profile FILE */
     enum nsbox_limits_mode mode;
 };
 
@@ -97,6 +98,8 @@ static const struct option run_options[] = {
     {"workspace", required_argument, NULL, OPT_WORKSPACE},
     {"workspace-size", required_argument, NULL, OPT_WORKSPACE_SIZE},
     {"help", no_argument, NULL, OPT_HELP},
+    {"interactive", no_argument, NULL, 'i'},
+    {"tty", no_argument, NULL, 't'},
     {NULL, 0, NULL, 0},
 };
 
@@ -162,6 +165,12 @@ static const char *parse_run_option(struct run_opts *o, int c, const char *arg)
         return add_env(o, arg) < 0 ? "-e takes KEY=VALUE" : NULL;
     case OPT_JSON:
         o->json = true;
+        return NULL;
+    case 'i':
+        o->interactive = true;
+        return NULL;
+    case 't':
+        o->tty = true;
         return NULL;
     case OPT_PROFILE:
         o->profile = arg;
@@ -238,12 +247,15 @@ static int run_command(struct box *box, struct nsbox_exec_opts *eo, const struct
     struct nsbox_err err = {0};
 
     eo->timeout_s = o->spec.limits.timeout_s;
+    /* Without -t stdin is relayed with or without -i (nsbox always did). */
     eo->stdin_fd = o->json ? -1 : 0;
     eo->capture = o->json;
     eo->out_fd = 1;
     eo->err_fd = 2;
     /* A measured workspace over its budget takes no more commands. */
-    if (box_workspace_check(box, &err) < 0 || nsbox_sandbox_exec(&box->sb, eo, &res, &err) < 0) {
+    if (box_workspace_check(box, &err) < 0 ||
+        (o->tty ? cli_tty_exec(box, eo, o->interactive, &res, &err)
+                : nsbox_sandbox_exec(&box->sb, eo, &res, &err)) < 0) {
         cli_fail(&err);
         return BOX_EXIT_NSBOX;
     }
@@ -288,7 +300,10 @@ static void run_usage(const char *cmd)
                "                           each command, which are refused once it is over\n"
                "  --seccomp-profile FILE   a Docker-format seccomp profile instead of nsbox's\n"
                "  --limits MODE            strict (default) or best-effort\n");
-    printf("  --timeout S              wall-clock limit of the command (none)\n"
+    printf("  -i, --interactive        relay stdin (without -t it always is)\n"
+           "  -t, --tty                a terminal in the sandbox's own devpts, relayed (stdout\n"
+           "                           and stderr merged); -it needs a terminal on stdin\n"
+           "  --timeout S              wall-clock limit of the command (none)\n"
            "  --workdir DIR            working directory inside (/workspace)\n"
            "  -e, --env KEY=VALUE      environment over the image's\n"
            "  --user U[:G]             user to run as (numeric in exec)\n"
@@ -303,7 +318,7 @@ static int parse_common(const char *cmd, int argc, char **argv, struct run_opts 
 {
     int c;
     run_opts_init(o);
-    while ((c = getopt_long(argc, argv, "+e:", run_options, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "+e:it", run_options, NULL)) != -1) {
         if (c == '?')
             return CLI_EXIT_USAGE;
         const char *bad = parse_run_option(o, c, optarg);
@@ -314,6 +329,11 @@ static int parse_common(const char *cmd, int argc, char **argv, struct run_opts 
         run_usage(cmd);
         return -1;
     }
+    if (o->tty && o->json)
+        return cli_usage_error(cmd, "-t and --json do not go together");
+    /* docker's refusal: raw mode and a relay need a terminal to read. */
+    if (o->tty && o->interactive && !isatty(0))
+        return cli_usage_error(cmd, "the input device is not a TTY (use -i alone for a pipe)");
     return 0;
 }
 
