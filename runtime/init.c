@@ -189,7 +189,13 @@ static void child_exec(const struct nsbox_msg_exec *m, char **argv, char **env, 
 
     sigemptyset(&none);
     sigprocmask(SIG_SETMASK, &none, NULL);
-    signal(SIGPIPE, SIG_DFL);
+    /* Every disposition back to the default: an ignored one survives
+     * execve, and init inherits nsbox's (SIGPIPE; SIGINT and SIGQUIT when
+     * nsbox was started as a background job), so ^C on the sandbox's
+     * terminal, or an interpreter's interrupt, would do nothing. */
+    for (int sig = 1; sig < NSIG; sig++)
+        if (sig != SIGKILL && sig != SIGSTOP)
+            signal(sig, SIG_DFL);
     /* Its own session and process group: no controlling terminal, and a
      * group the host can kill as a whole. */
     setsid();

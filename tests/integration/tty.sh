@@ -170,7 +170,9 @@ def run_it(nsbox, store, image, out):
 
 
 def exec_it(nsbox, store, sid):
-    t = Term(f"{nsbox} --store {store} exec -it {sid} sh; echo rc=$?")
+    # nsbox started with SIGINT and SIGQUIT ignored, as a background job of
+    # a script is: the sandbox's commands still get the default dispositions.
+    t = Term(f"trap '' INT QUIT; {nsbox} --store {store} exec -it {sid} sh; echo rc=$?")
     try:
         shell_checks(t, "exec")
         t.send(b"exit 4\r")
@@ -271,6 +273,7 @@ drive root root run_it "$T/nsbox" "$S" "$BB" "$T/out/root-run"
 id=$("$T/nsbox" --store "$S" create "$BB" 2>/dev/null)
 drive root root exec_it "$T/nsbox" "$S" "$id"
 drive root root nsbox_error "$T/nsbox" "$S" "$id" "$T/out/root-err"
+"$T/nsbox" --store "$S" rm "$id" >/dev/null 2>&1 # gone already unless the scenario failed early
 drive root root sigterm "$T/nsbox" "$S" "$BB" "$T/out/root-term"
 drive root root sighup "$T/nsbox" "$S" "$BB" "$T/out/root-hup"
 rm -f /tmp/nsbox-tty-marker
