@@ -34,9 +34,9 @@ struct run_opts {
     size_t n_env;
     bool json;
     bool help;
-    bool interactive, tty; /* -i, -t (cli/tty.c) */
-    bool disk_given;       /* --disk, --workspace or --workspace-size: not for exec */
-    const char *profile;   /* --seccomp-profile FILE */
+    bool interactive, tty;
+    bool disk_given;     /* --disk, --workspace or --workspace-size: not for exec */
+    const char *profile; /* --seccomp-profile FILE */
     enum nsbox_limits_mode mode;
 };
 
