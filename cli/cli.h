@@ -121,4 +121,15 @@ int cli_fail(const struct nsbox_err *err);
 /* Parses "512m", "2g", "1048576" into bytes.  Returns 0 or -1. */
 int cli_parse_size(const char *s, uint64_t *out);
 
+struct box;
+struct nsbox_exec_opts;
+struct nsbox_exec_result;
+/* Runs eo->argv in box with a terminal in the sandbox's own devpts,
+ * relayed to our stdout (and from stdin when interactive, in raw mode when
+ * stdin is a terminal, restored on every way out); eo's stdio fields are
+ * ignored, its timeout kept (cli/tty.c).  Returns 0 with *res filled
+ * (exit_code/signal, timed_out, oom_killed), or -1 when nsbox failed. */
+int cli_tty_exec(struct box *box, const struct nsbox_exec_opts *eo, bool interactive,
+                 struct nsbox_exec_result *res, struct nsbox_err *err);
+
 #endif

@@ -108,12 +108,12 @@ static const struct cli_option none_options[] = {END};
     }
 
 #define TTY_OPTIONS                                                                                \
-    {"interactive", 'i', NULL, "relay stdin to the command", 0, CLI_OPT_UNWIRED},                  \
+    {"interactive", 'i', NULL, "relay stdin (without -t it always is)", 0, 0},                     \
     {                                                                                              \
         "tty", 't', NULL,                                                                          \
-            "allocate a pseudo-terminal inside the sandbox and relay it (with -i: an interactive " \
-            "shell)",                                                                              \
-            0, CLI_OPT_UNWIRED                                                                     \
+            "a pseudo-terminal in the sandbox's own devpts, relayed (stdout and stderr merged); "  \
+            "-it needs a terminal on stdin",                                                       \
+            0, 0                                                                                   \
     }
 
 static const struct cli_option run_options[] = {

@@ -34,6 +34,7 @@ struct run_opts {
     size_t n_env;
     bool json;
     bool help;
+    bool interactive, tty;
     bool disk_given;     /* --disk, --workspace or --workspace-size: not for exec */
     const char *profile; /* --seccomp-profile FILE */
     enum nsbox_limits_mode mode;
@@ -125,6 +126,8 @@ static const struct option run_options[] = {
     {"workspace", required_argument, NULL, OPT_WORKSPACE},
     {"workspace-size", required_argument, NULL, OPT_WORKSPACE_SIZE},
     {"help", no_argument, NULL, OPT_HELP},
+    {"interactive", no_argument, NULL, 'i'},
+    {"tty", no_argument, NULL, 't'},
     {NULL, 0, NULL, 0},
 };
 
@@ -192,6 +195,12 @@ static const char *parse_run_option(struct run_opts *o, int c, const char *arg)
         return add_volume(o, arg);
     case OPT_JSON:
         o->json = true;
+        return NULL;
+    case 'i':
+        o->interactive = true;
+        return NULL;
+    case 't':
+        o->tty = true;
         return NULL;
     case OPT_PROFILE:
         o->profile = arg;
@@ -268,12 +277,15 @@ static int run_command(struct box *box, struct nsbox_exec_opts *eo, const struct
     struct nsbox_err err = {0};
 
     eo->timeout_s = o->spec.limits.timeout_s;
+    /* Without -t stdin is relayed with or without -i (nsbox always did). */
     eo->stdin_fd = o->json ? -1 : 0;
     eo->capture = o->json;
     eo->out_fd = 1;
     eo->err_fd = 2;
     /* A measured workspace over its budget takes no more commands. */
-    if (box_workspace_check(box, &err) < 0 || nsbox_sandbox_exec(&box->sb, eo, &res, &err) < 0) {
+    if (box_workspace_check(box, &err) < 0 ||
+        (o->tty ? cli_tty_exec(box, eo, o->interactive, &res, &err)
+                : nsbox_sandbox_exec(&box->sb, eo, &res, &err)) < 0) {
         cli_fail(&err);
         return BOX_EXIT_NSBOX;
     }
@@ -308,7 +320,7 @@ static int parse_common(const char *cmd, int argc, char **argv, struct run_opts 
 {
     int c;
     run_opts_init(o);
-    while ((c = getopt_long(argc, argv, "+e:v:", run_options, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "+e:v:it", run_options, NULL)) != -1) {
         if (c == '?')
             return CLI_EXIT_USAGE;
         const char *bad = parse_run_option(o, c, optarg);
@@ -319,6 +331,11 @@ static int parse_common(const char *cmd, int argc, char **argv, struct run_opts 
         run_usage(cmd);
         return -1;
     }
+    if (o->tty && o->json)
+        return cli_usage_error(cmd, "-t and --json do not go together");
+    /* docker's refusal: raw mode and a relay need a terminal to read. */
+    if (o->tty && o->interactive && !isatty(0))
+        return cli_usage_error(cmd, "the input device is not a TTY (use -i alone for a pipe)");
     return 0;
 }
 

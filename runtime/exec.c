@@ -108,13 +108,14 @@ int nsbox_exec_send(int ctl, uint64_t id, const struct nsbox_exec_opts *o, const
     size_t bytes = strlen(cwd) + 1;
     size_t n_args = count_strings(o->argv, &bytes);
     size_t n_env = count_strings(o->env, &bytes);
+    size_t tail = o->tty ? sizeof(struct nsbox_msg_tty) : 0;
 
     if (n_args == 0)
         return nsbox_err_set(err, EINVAL, "no command to run");
-    if (sizeof(struct nsbox_msg_exec) + bytes > NSBOX_PROTO_MAX)
+    if (sizeof(struct nsbox_msg_exec) + bytes + tail > NSBOX_PROTO_MAX)
         return nsbox_err_set(err, E2BIG, "command line and environment exceed %d bytes",
                              NSBOX_PROTO_MAX);
-    _cleanup_free_ struct nsbox_msg_exec *m = calloc(1, sizeof(*m) + bytes);
+    _cleanup_free_ struct nsbox_msg_exec *m = calloc(1, sizeof(*m) + bytes + tail);
     if (m == NULL)
         return nsbox_err_set(err, ENOMEM, "out of memory");
     *m = (struct nsbox_msg_exec){.type = NSBOX_MSG_EXEC,
@@ -130,6 +131,13 @@ int nsbox_exec_send(int ctl, uint64_t id, const struct nsbox_exec_opts *o, const
     char *p = pack_strings(m->strings, o->argv, n_args);
     p = pack_strings(p, o->env, n_env);
     memcpy(p, cwd, strlen(cwd) + 1);
+    if (o->tty) {
+        /* No fds: init opens the terminal inside (proto.h). */
+        struct nsbox_msg_tty t = {.rows = o->tty_rows ? o->tty_rows : 24,
+                                  .cols = o->tty_cols ? o->tty_cols : 80};
+        memcpy(m->strings + bytes, &t, sizeof(t));
+        return nsbox_proto_send(ctl, m, sizeof(*m) + bytes + tail, NULL, 0, err);
+    }
     return nsbox_proto_send(ctl, m, sizeof(*m) + bytes, fds, 3, err);
 }
 
@@ -411,6 +419,9 @@ int nsbox_sandbox_exec(struct nsbox_sandbox *sb, const struct nsbox_exec_opts *o
     uint64_t oom_before;
 
     memset(res, 0, sizeof(*res));
+    if (o->tty)
+        return nsbox_err_set(err, EINVAL,
+                             "a command with a terminal runs through nsbox_proc_start");
     if (sb->ctl < 0)
         return nsbox_err_set(err, EBADF, "sandbox %s is not connected", sb->id);
     r.id = nsbox_exec_new_id();

@@ -20,17 +20,24 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/wait.h>
+#include <termios.h>
 #include <unistd.h>
 
 #include "caps.h"
 #include "files_wire.h"
 #include "proto.h"
+
+#ifndef TIOCGPTPEER
+#define TIOCGPTPEER _IO('T', 0x41)
+#endif
 
 #define MAX_CLIENTS 64
 #define MAX_EXECS 256
@@ -176,19 +183,31 @@ static void set_limit(int resource, uint64_t value)
 
 /* In init's child: become the command.  Never returns. */
 static void child_exec(const struct nsbox_msg_exec *m, char **argv, char **env, const char *cwd,
-                       const int fds[3])
+                       const int fds[3], bool tty)
 {
     sigset_t none;
 
     sigemptyset(&none);
     sigprocmask(SIG_SETMASK, &none, NULL);
-    signal(SIGPIPE, SIG_DFL);
+    /* Every disposition back to the default: an ignored one survives
+     * execve, and init inherits nsbox's (SIGPIPE; SIGINT and SIGQUIT when
+     * nsbox was started as a background job), so ^C on the sandbox's
+     * terminal, or an interpreter's interrupt, would do nothing. */
+    for (int sig = 1; sig < NSIG; sig++)
+        if (sig != SIGKILL && sig != SIGSTOP)
+            signal(sig, SIG_DFL);
     /* Its own session and process group: no controlling terminal, and a
      * group the host can kill as a whole. */
     setsid();
     for (int i = 0; i < 3; i++)
         if (dup2(fds[i], i) < 0)
             _exit(126);
+    /* The sandbox's own pty becomes the new session's controlling
+     * terminal: its line discipline signals the foreground group (^C). */
+    if (tty && ioctl(0, TIOCSCTTY, 0) < 0) {
+        dprintf(2, "nsbox: cannot take the terminal: %s\n", strerror(errno));
+        _exit(126);
+    }
     /* No fd of init's (control sockets) survives into the command. */
     close_range(3, ~0u, 0);
     set_limit(RLIMIT_NOFILE, m->rlimit_nofile);
@@ -244,16 +263,81 @@ static void track(struct init_state *st, uint64_t id, pid_t pid, int client)
         st->execs[st->n_execs++] = (struct running){id, pid, client};
 }
 
+/* A pty in the sandbox's own devpts (mounted newinstance, /dev/ptmx ->
+ * pts/ptmx): never one of the host's.  /dev is the sandbox's to change,
+ * so the node is opened without blocking and must be the ptmx device; the
+ * slave comes from the master itself (TIOCGPTPEER, Linux 4.13), not from
+ * a path.  Returns 0 with both fds, or an errno. */
+static int open_pty(const struct nsbox_msg_tty *t, int *master, int *slave)
+{
+    struct stat sb;
+    int unlock = 0;
+    struct winsize ws = {.ws_row = t->rows, .ws_col = t->cols};
+
+    *master = open("/dev/ptmx", O_RDWR | O_NOCTTY | O_NONBLOCK | O_CLOEXEC);
+    if (*master < 0)
+        return errno;
+    if (fstat(*master, &sb) < 0 || !S_ISCHR(sb.st_mode) || sb.st_rdev != makedev(5, 2)) {
+        close(*master);
+        return ENOTTY;
+    }
+    *slave = -1;
+    if (ioctl(*master, TIOCSPTLCK, &unlock) == 0 && ioctl(*master, TIOCSWINSZ, &ws) == 0)
+        *slave = ioctl(*master, TIOCGPTPEER, O_RDWR | O_NOCTTY | O_CLOEXEC);
+    if (*slave < 0) {
+        int e = errno;
+        close(*master);
+        return e;
+    }
+    return 0;
+}
+
+/* The strings' length and whether a struct nsbox_msg_tty follows them, for
+ * a request of len bytes; false when it is malformed. */
+static bool exec_layout(const struct nsbox_msg_exec *m, size_t len, const int fds[3], bool *tty)
+{
+    if (len < sizeof(*m) || m->strings_len > len - sizeof(*m) || m->n_args == 0)
+        return false;
+    size_t tail = len - sizeof(*m) - m->strings_len;
+    *tty = tail == sizeof(struct nsbox_msg_tty);
+    /* Without a terminal the command's three fds come with the request. */
+    return *tty || (tail == 0 && fds[0] >= 0 && fds[1] >= 0 && fds[2] >= 0);
+}
+
+/* Sends a terminal exec's master to the host, then lets go of both ends:
+ * a pty whose master init kept would never hang up. */
+static void hand_over_pty(int client, uint64_t id, pid_t pid, int master, int slave)
+{
+    struct nsbox_msg_status m = {.type = NSBOX_MSG_PTY, .pid = pid, .id = id};
+    nsbox_proto_send(client, &m, sizeof(m), &master, 1, NULL);
+    close(master);
+    close(slave);
+}
+
 static void handle_exec(struct init_state *st, int client, size_t len, int fds[3])
 {
     struct nsbox_msg_exec *m = (struct nsbox_msg_exec *)st->buf;
-    char *end = st->buf + len;
+    bool tty = false;
 
-    if (len < sizeof(*m) || m->strings_len != len - sizeof(*m) || m->n_args == 0 || fds[0] < 0 ||
-        fds[1] < 0 || fds[2] < 0 || st->n_execs >= MAX_EXECS) {
+    if (!exec_layout(m, len, fds, &tty) || st->n_execs >= MAX_EXECS) {
         send_status(client, NSBOX_MSG_ERROR, len >= sizeof(*m) ? m->id : 0, 0, 0, NULL, EINVAL,
                     "malformed or excess exec request");
         return;
+    }
+    char *end = m->strings + m->strings_len;
+    int master = -1, pty_fds[3];
+    if (tty) {
+        struct nsbox_msg_tty t;
+        memcpy(&t, end, sizeof(t));
+        int e = open_pty(&t, &master, &pty_fds[0]);
+        if (e != 0) {
+            char msg[128];
+            snprintf(msg, sizeof(msg), "cannot open a terminal in the sandbox: %s", strerror(e));
+            send_status(client, NSBOX_MSG_ERROR, m->id, 0, 0, NULL, e, msg);
+            return;
+        }
+        pty_fds[1] = pty_fds[2] = pty_fds[0];
+        fds = pty_fds;
     }
     char *p = m->strings;
     char **argv = split_strings(&p, end, m->n_args, 0);
@@ -263,6 +347,8 @@ static void handle_exec(struct init_state *st, int client, size_t len, int fds[3
         send_status(client, NSBOX_MSG_ERROR, m->id, 0, 0, NULL, EINVAL, "malformed exec request");
         free(argv);
         free(env);
+        if (tty)
+            close(master), close(pty_fds[0]);
         return;
     }
     /* fork, not vfork: a vfork parent sleeps until the child execs, and
@@ -273,10 +359,14 @@ static void handle_exec(struct init_state *st, int client, size_t len, int fds[3
      * more (sandbox/init_not_wedged_by_sigstop). */
     pid_t pid = fork();
     if (pid == 0)
-        child_exec(m, argv, env, cwd, fds);
+        child_exec(m, argv, env, cwd, fds, tty);
     int saved = errno;
     free(argv);
     free(env);
+    if (tty && pid > 0)
+        hand_over_pty(client, m->id, pid, master, pty_fds[0]);
+    else if (tty)
+        close(master), close(pty_fds[0]);
     if (pid < 0) {
         char msg[128];
         snprintf(msg, sizeof(msg), "cannot start a process in the sandbox: %s%s", strerror(saved),

@@ -15,7 +15,8 @@ struct nsbox_exec_opts;
 unsigned long long nsbox_proc_starttime(pid_t pid);
 
 /* Sends an exec request for o on the control connection ctl, with the
- * command's stdin, stdout and stderr (exec.c).  Returns 0 or -1. */
+ * command's stdin, stdout and stderr (exec.c); with o->tty, fds is unused
+ * (init makes a terminal: proto.h).  Returns 0 or -1. */
 int nsbox_exec_send(int ctl, uint64_t id, const struct nsbox_exec_opts *o, const int fds[3],
                     struct nsbox_err *err);
 

@@ -7,6 +7,8 @@
 #include <signal.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -57,16 +59,65 @@ static int attach(struct nsbox_sandbox *sb, struct nsbox_err *err)
     return sp[0];
 }
 
+/* The master of a terminal exec: init sends it (NSBOX_MSG_PTY) right
+ * after the fork, or an ERROR when it could not open one. */
+static int receive_pty(struct nsbox_proc *p, struct nsbox_err *err)
+{
+    struct pollfd pfd = {.fd = p->ctl, .events = POLLIN};
+    struct nsbox_msg_status m;
+    int fds[3];
+    struct stat st;
+
+    for (;;) {
+        if (poll(&pfd, 1, 10000) != 1)
+            return nsbox_err_set(err, ETIMEDOUT, "the sandbox sent no terminal");
+        ssize_t n = nsbox_proto_recv(p->ctl, &m, sizeof(m), fds, err);
+        if (n <= 0)
+            return n == 0 ? nsbox_err_set(err, EPIPE, "the sandbox died (its init is gone)") : -1;
+        if ((size_t)n == sizeof(m) && m.id == p->id && m.type == NSBOX_MSG_ERROR) {
+            for (int i = 0; i < 3; i++)
+                close_fd(&fds[i]);
+            return nsbox_err_set(err, m.err_code, "sandbox: %.*s", NSBOX_PROTO_ERR_MAX, m.err);
+        }
+        if ((size_t)n == sizeof(m) && m.id == p->id && m.type == NSBOX_MSG_PTY && fds[0] >= 0)
+            break;
+        for (int i = 0; i < 3; i++)
+            close_fd(&fds[i]);
+    }
+    close_fd(&fds[1]);
+    close_fd(&fds[2]);
+    /* We only read, write and resize it; still, it must be a pty master. */
+    if (fstat(fds[0], &st) < 0 || !S_ISCHR(st.st_mode) || st.st_rdev != makedev(5, 2)) {
+        close_fd(&fds[0]);
+        return nsbox_err_set(err, ENOTTY, "the sandbox sent something other than a terminal");
+    }
+    p->pty = fds[0];
+    fcntl(p->pty, F_SETFL, O_NONBLOCK);
+    return 0;
+}
+
+static int start_tty(struct nsbox_proc *p, const struct nsbox_exec_opts *o, struct nsbox_err *err)
+{
+    p->id = nsbox_exec_new_id();
+    if (nsbox_exec_send(p->ctl, p->id, o, NULL, err) < 0 || receive_pty(p, err) < 0) {
+        close_fd(&p->ctl); /* init kills what the connection started */
+        return -1;
+    }
+    return 0;
+}
+
 int nsbox_proc_start(struct nsbox_sandbox *sb, const struct nsbox_exec_opts *o,
                      struct nsbox_proc *p, struct nsbox_err *err)
 {
     int sp[2] = {-1, -1}, po[2] = {-1, -1}, pe[2] = {-1, -1};
 
     memset(p, 0, sizeof(*p));
-    p->ctl = p->chan = p->out = p->err = -1;
+    p->ctl = p->chan = p->out = p->err = p->pty = -1;
     p->ctl = attach(sb, err);
     if (p->ctl < 0)
         return -1;
+    if (o->tty)
+        return start_tty(p, o, err);
     if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sp) < 0 || pipe2(po, O_CLOEXEC) < 0 ||
         pipe2(pe, O_CLOEXEC) < 0) {
         nsbox_err_sys(err, "cannot make the pipes of a process");
@@ -145,4 +196,5 @@ void nsbox_proc_close(struct nsbox_proc *p)
     close_fd(&p->chan);
     close_fd(&p->out);
     close_fd(&p->err);
+    close_fd(&p->pty);
 }

@@ -9,7 +9,9 @@
  * namespaces, uid, capabilities, seccomp filter, rlimits and cgroup.  Its
  * stdin is one end of a socketpair (both ways: the caller's requests in,
  * the driver's replies out), its stdout and stderr are pipes; the caller
- * owns the other ends and reads them non-blocking.
+ * owns the other ends and reads them non-blocking.  With o->tty instead,
+ * all three are the slave of a pty init opened in the sandbox's own devpts
+ * (the command's controlling terminal) and the caller gets its master.
  *
  * Contract: one thread drives a proc at a time; the sandbox must stay open
  * while a proc starts (the attach goes over sb->ctl), not after. */
@@ -27,13 +29,15 @@ struct nsbox_proc {
     uint64_t id;  /* its exec id on that connection */
     int chan;     /* the caller's end of the socketpair on its stdin */
     int out, err; /* the read ends of its stdout and stderr (O_NONBLOCK) */
+    int pty;      /* o->tty: the pty's master (O_NONBLOCK; chan, out and err
+                     are -1), else -1 */
     bool exited;
     int wait_status; /* once exited: as from waitpid() */
     uint64_t cpu_us, maxrss_bytes;
 };
 
-/* Starts o->argv (o's env, cwd, uid, gid, rlimits; its stdio fields and
- * timeout are ignored).  Returns 0 with *p filled, or -1 (nothing left
+/* Starts o->argv (o's env, cwd, uid, gid, rlimits, tty; its stdio fields
+ * and timeout are ignored).  Returns 0 with *p filled, or -1 (nothing left
  * behind). */
 int nsbox_proc_start(struct nsbox_sandbox *sb, const struct nsbox_exec_opts *o,
                      struct nsbox_proc *p, struct nsbox_err *err);

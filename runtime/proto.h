@@ -24,6 +24,17 @@ enum nsbox_msg_type {
                            sandbox has a tmpfs disk: its root (1 fd) */
     NSBOX_MSG_ATTACH,   /* host -> init: one end of a new connection (1 fd) */
     NSBOX_MSG_SIGNAL,   /* host -> init: signal one exec's process group */
+    NSBOX_MSG_PTY,      /* init -> host: a terminal exec's pty master (1 fd),
+                           before its EXITED; a struct nsbox_msg_status */
+};
+
+/* An exec with a terminal: its message (type EXEC, no fds) carries this
+ * after the strings, so len = sizeof(nsbox_msg_exec) + strings_len +
+ * sizeof(nsbox_msg_tty), unaligned (copy it out).  An init older than the
+ * field refuses such a request as malformed instead of misreading it. */
+struct nsbox_msg_tty {
+    uint16_t rows, cols; /* the terminal's first size */
+    uint32_t flags;      /* 0 */
 };
 
 struct nsbox_msg_attach {

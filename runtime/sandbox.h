@@ -172,6 +172,13 @@ struct nsbox_exec_opts {
     /* Fired from another thread: every process but init is killed and the
      * exec returns with res->cancelled (cancel.h).  NULL: none. */
     const struct nsbox_cancel *cancel;
+    /* A terminal (nsbox_proc_start only; nsbox_sandbox_exec refuses it):
+     * the command's stdin, stdout and stderr are the slave of a pty that
+     * init opens in the sandbox's own devpts (never a terminal of the
+     * host's), its controlling terminal; the master comes back in
+     * nsbox_proc.pty.  tty_rows x tty_cols: its first size (0: 24x80). */
+    bool tty;
+    uint16_t tty_rows, tty_cols;
 };
 
 struct nsbox_exec_result {
