@@ -88,7 +88,7 @@ static const struct cli_option none_options[] = {END};
 
 #define COMMAND_OPTIONS                                                                            \
     {"timeout", 0, "S", "wall-clock limit of the command in seconds (none)", 0, 0},                \
-        {"workdir", 0, "DIR", "working directory inside (/workspace)", 0, 0},                      \
+        {"workdir", 'w', "DIR", "working directory inside (/workspace)", 0, 0},                    \
         {"env", 'e', "KEY=VALUE", "environment over the image's (repeatable)", 0, 0},              \
         {"user", 0, "U[:G]", "user (and group) to run as: a name or numeric (numeric in exec)",    \
          0,      0},                                                                               \

@@ -97,7 +97,6 @@ enum {
     OPT_CPUS,
     OPT_PIDS,
     OPT_TIMEOUT,
-    OPT_WORKDIR,
     OPT_JSON,
     OPT_PROFILE,
     OPT_LIMITS,
@@ -114,7 +113,7 @@ static const struct option run_options[] = {
     {"cpus", required_argument, NULL, OPT_CPUS},
     {"pids", required_argument, NULL, OPT_PIDS},
     {"timeout", required_argument, NULL, OPT_TIMEOUT},
-    {"workdir", required_argument, NULL, OPT_WORKDIR},
+    {"workdir", required_argument, NULL, 'w'},
     {"env", required_argument, NULL, 'e'},
     {"volume", required_argument, NULL, 'v'},
     {"json", no_argument, NULL, OPT_JSON},
@@ -187,7 +186,7 @@ static const char *parse_run_option(struct run_opts *o, int c, const char *arg)
     case OPT_TIMEOUT:
         o->spec.limits.timeout_s = strtod(arg, &end);
         return *end != '\0' || o->spec.limits.timeout_s < 0 ? "bad --timeout (seconds)" : NULL;
-    case OPT_WORKDIR:
+    case 'w':
         return arg[0] != '/' ? "--workdir must be absolute" : (o->spec.workdir = arg, NULL);
     case 'e':
         return add_env(o, arg) < 0 ? "-e takes KEY=VALUE" : NULL;
@@ -320,7 +319,7 @@ static int parse_common(const char *cmd, int argc, char **argv, struct run_opts 
 {
     int c;
     run_opts_init(o);
-    while ((c = getopt_long(argc, argv, "+e:v:it", run_options, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "+e:v:itw:", run_options, NULL)) != -1) {
         if (c == '?')
             return CLI_EXIT_USAGE;
         const char *bad = parse_run_option(o, c, optarg);
