@@ -360,6 +360,10 @@ int cli_next_option(const struct cli_command *cmd, int argc, char **argv, const 
     char shorts[64] = "";
     size_t n = 0, ns = 0;
 
+    /* Options end at the first operand where what follows is a command's. */
+    if (cmd->options_stop)
+        shorts[ns++] = '+';
+
     for (const struct cli_option *o = cmd->options; o->name != NULL && n < 31; o++, n++) {
         longs[n] = (struct option){o->name, o->arg ? required_argument : no_argument, NULL,
                                    (int)(256 + n)};

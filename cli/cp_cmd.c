@@ -487,6 +487,18 @@ int cmd_cp(struct cli_globals *g, int argc, char **argv)
     struct cp c = {.box.sb = {.ctl = -1, .pidfd = -1}};
     bool opened = false;
 
+    /* No options but --help (main.c answers it); "--" ends them, for a
+     * path that starts with "-". */
+    const char *name, *arg;
+    int r = cli_next_option(cli_find_command("cp"), argc, argv, &name, &arg);
+    if (r < 0)
+        return CLI_EXIT_USAGE;
+    if (r == 1) {
+        cli_print_help(stdout, cli_find_command("cp"));
+        return CLI_EXIT_OK;
+    }
+    argc -= optind - 1;
+    argv += optind - 1;
     if (argc != 3)
         return cli_usage_error("cp", "usage: nsbox cp SRC ID:DST | nsbox cp ID:SRC DST");
     char *in = sandbox_part(argv[1]), *out = sandbox_part(argv[2]);
@@ -498,7 +510,7 @@ int cmd_cp(struct cli_globals *g, int argc, char **argv)
     const char *spath = colon + 1;
     if (spath[0] == '\0' || argv[in ? 2 : 1][0] == '\0')
         return cli_usage_error("cp", "empty path");
-    int r = open_box(g, id, &ctx, &c, &opened);
+    r = open_box(g, id, &ctx, &c, &opened);
     if (r == 0)
         r = in ? copy_out(&c, spath, argv[2]) : copy_in(&c, argv[1], spath);
     if (opened)

@@ -313,19 +313,32 @@ static void run_usage(const char *cmd)
     cli_print_help(stdout, cli_find_command(cmd));
 }
 
-/* Parses the shared options; *first is the index of IMAGE or ID.
- * Returns 0, a usage exit status, or -1 after --help (exit 0). */
+/* The code parse_run_option knows an option by (run_options). */
+static int option_code(const char *name)
+{
+    for (const struct option *p = run_options; p->name != NULL; p++)
+        if (strcmp(p->name, name) == 0)
+            return p->val;
+    return '?';
+}
+
+/* Parses the options cmd's entry in the command table (cli/commands.c)
+ * lists, so that what --help shows is what is taken (create has no -i/-t,
+ * exec no -v); *first is the index of IMAGE or ID.  Returns 0, a usage
+ * exit status, or -1 after --help (exit 0). */
 static int parse_common(const char *cmd, int argc, char **argv, struct run_opts *o)
 {
-    int c;
+    const struct cli_command *self = cli_find_command(cmd);
+    const char *name, *arg;
+    int r;
     run_opts_init(o);
-    while ((c = getopt_long(argc, argv, "+e:v:itw:", run_options, NULL)) != -1) {
-        if (c == '?')
-            return CLI_EXIT_USAGE;
-        const char *bad = parse_run_option(o, c, optarg);
+    while ((r = cli_next_option(self, argc, argv, &name, &arg)) == 1) {
+        const char *bad = parse_run_option(o, option_code(name), arg);
         if (bad != NULL)
             return cli_usage_error(cmd, "%s", bad);
     }
+    if (r < 0)
+        return CLI_EXIT_USAGE;
     if (o->help) {
         run_usage(cmd);
         return -1;

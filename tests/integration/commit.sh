@@ -107,7 +107,7 @@ suite() {
 	got=$("${nsb[@]}" run --user 0 test/commit-app:v1 -- sh -c "$VERIFY" 2>/dev/null)
 	[ "$got" = "$EXPECTED" ] && pass "${who}_run_sees_changes" ||
 		fail "${who}_run_sees_changes" "$(printf '%s' "$got" | tr '\n' '|')"
-	"${nsb[@]}" images | grep -q "^docker.io/test/commit-app:v1 .*${digest:7:12}" &&
+	"${nsb[@]}" images --no-trunc | grep -Eq "^docker.io/test/commit-app +v1 +${digest} " &&
 		pass "${who}_images_lists_name" || fail "${who}_images_lists_name" "$("${nsb[@]}" images)"
 	check_blobs "${who}_blobs_valid" "$store" "$digest" "prepared env"
 	if [ -e /etc/evil ] || [ -e "/nl
