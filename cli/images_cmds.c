@@ -59,6 +59,10 @@ static int open_store(struct cli_globals *g, struct images_store *store)
     struct nsbox_err err = {0};
     if (images_store_open(store, g->store_dir, &err) < 0)
         return cli_fail(&err);
+    if (images_store_configure(store, &g->store_cfg, &err) < 0) {
+        images_store_close(store);
+        return cli_fail(&err);
+    }
     return 0;
 }
 
@@ -236,9 +240,10 @@ int cmd_images(struct cli_globals *g, int argc, char **argv)
     if (open_store(g, &store) != 0)
         return CLI_EXIT_FAILURE;
     int r = images_list(&store, &v, &n, &err);
-    images_store_close(&store);
-    if (r < 0)
+    if (r < 0) {
+        images_store_close(&store);
         return cli_fail(&err);
+    }
     if (as_json) {
         json_t *a = json_array();
         for (size_t i = 0; i < n; i++)
@@ -246,7 +251,9 @@ int cmd_images(struct cli_globals *g, int argc, char **argv)
         print_json(a);
     } else {
         print_table(v, n);
+        cli_print_shared_images(&store, stdout);
     }
+    images_store_close(&store);
     for (size_t i = 0; i < n; i++)
         images_image_free(&v[i]);
     free(v);

@@ -35,7 +35,8 @@ static const struct cli_command commands[] = {
 
 static void usage(FILE *f)
 {
-    fprintf(f, "usage: nsbox [--store DIR] [--debug] COMMAND [ARGS]\n\ncommands:\n");
+    fprintf(f, "usage: nsbox [--store DIR] [--image-store DIR]... [--debug] COMMAND [ARGS]\n\n"
+               "commands:\n");
     for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
         fprintf(f, "  %-8s %-16s %s\n", commands[i].name, commands[i].args, commands[i].help);
     fprintf(f, "\nThe store is --store DIR, else $NSBOX_STORE, else /var/lib/nsbox "
@@ -63,11 +64,9 @@ int cli_fail(const struct nsbox_err *err)
 int main(int argc, char **argv)
 {
     static const struct option opts[] = {
-        {"store", required_argument, NULL, 's'},
-        {"debug", no_argument, NULL, 'd'},
-        {"help", no_argument, NULL, 'h'},
-        {"version", no_argument, NULL, 'V'},
-        {NULL, 0, NULL, 0},
+        {"store", required_argument, NULL, 's'}, {"image-store", required_argument, NULL, 'I'},
+        {"debug", no_argument, NULL, 'd'},       {"help", no_argument, NULL, 'h'},
+        {"version", no_argument, NULL, 'V'},     {NULL, 0, NULL, 0},
     };
     struct cli_globals g = {0};
     int c;
@@ -84,6 +83,10 @@ int main(int argc, char **argv)
         switch (c) {
         case 's':
             g.store_dir = optarg;
+            break;
+        case 'I':
+            if (cli_add_image_store(&g, optarg) < 0)
+                return cli_usage_error("--image-store", "an absolute path, at most 8");
             break;
         case 'd':
             nsbox_log_set_level(NSBOX_LOG_DEBUG);
@@ -103,6 +106,8 @@ int main(int argc, char **argv)
         usage(stderr);
         return CLI_EXIT_USAGE;
     }
+    if (cli_config_load(&g) < 0)
+        return CLI_EXIT_USAGE;
     const char *name = argv[optind];
     for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++) {
         if (strcmp(commands[i].name, name) == 0) {

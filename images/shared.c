@@ -376,7 +376,8 @@ static int shared_image(struct images_store *sh, const struct ref_table *refs, c
     return 0;
 }
 
-static int list_store(const char *dir, struct shared_list *l, struct nsbox_err *err)
+static int list_store(struct images_store *store, const char *dir, struct shared_list *l,
+                      struct nsbox_err *err)
 {
     struct images_store sh;
     struct ref_table refs;
@@ -393,7 +394,8 @@ static int list_store(const char *dir, struct shared_list *l, struct nsbox_err *
         bool seen = false;
         for (size_t k = 0; k < i && !seen; k++)
             seen = strcmp(refs.v[k].digest, refs.v[i].digest) == 0;
-        if (seen)
+        /* Already imported: `nsbox images` lists it as the user's. */
+        if (seen || store_image_present(store, refs.v[i].digest))
             continue;
         struct images_image *im = shared_list_add(l, err);
         if (im == NULL) {
@@ -415,7 +417,7 @@ int images_list_shared(struct images_store *store, struct images_image **out, si
     struct shared_list l = {0};
 
     for (size_t i = 0; i < store->n_shared; i++) {
-        if (list_store(store->shared[i], &l, err) < 0) {
+        if (list_store(store, store->shared[i], &l, err) < 0) {
             for (size_t k = 0; k < l.n; k++)
                 images_image_free(&l.v[k]);
             free(l.v);

@@ -110,8 +110,8 @@ int images_lookup(struct images_store *store, const char *name, struct images_im
 int images_list(struct images_store *store, struct images_image **out, size_t *n,
                 struct nsbox_err *err);
 
-/* The images of the shared stores this user can read, one per manifest
- * digest and store, with origin set and size the layers' compressed bytes;
+/* The images of the shared stores this user can read that this store does
+ * not have yet, one per manifest digest and store, with origin set and size the layers' compressed bytes;
  * unreadable stores are skipped.  Free as images_list's.  Returns 0 or -1. */
 int images_list_shared(struct images_store *store, struct images_image **out, size_t *n,
                        struct nsbox_err *err);
