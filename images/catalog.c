@@ -141,8 +141,7 @@ int images_lookup(struct images_store *store, const char *name, struct images_im
     /* Only a shared store has it: import it, then it is ours. */
     struct nsbox_err ierr = {0};
     if (images_import(store, name, &ierr) < 0) {
-        if (ierr.code != ENOENT)
-            *err = ierr;
+        *err = ierr; /* when absent everywhere: names every store */
         return -1;
     }
     return lookup_own(store, name, out, err);
