@@ -140,6 +140,28 @@ static void add_ref(struct early_import *e, const char *ref)
         e->refs[e->n++] = ref;
 }
 
+/* Whether the user's own store has an image labelled for language: then
+ * the calls use it and nothing needs importing ahead of them. */
+static bool own_store_serves(struct mcp_server *s, const char *language)
+{
+    struct images_image *v;
+    size_t n;
+    struct nsbox_err err;
+    bool found = false;
+    if (images_list(&s->boxes.store, &v, &n, &err) < 0)
+        return false;
+    for (size_t i = 0; i < n; i++) {
+        char copy[256];
+        snprintf(copy, sizeof(copy), "%s", images_image_languages(&v[i]) ?: "");
+        for (char *save, *t = strtok_r(copy, ", ", &save); t && !found;
+             t = strtok_r(NULL, ", ", &save))
+            found = strcmp(t, language) == 0;
+        images_image_free(&v[i]);
+    }
+    free(v);
+    return found;
+}
+
 /* Returns true when a thread was started (join it before closing s). */
 static bool start_early_import(struct mcp_server *s, struct early_import *e, pthread_t *t)
 {
@@ -147,7 +169,7 @@ static bool start_early_import(struct mcp_server *s, struct early_import *e, pth
     const struct mcp_language *l = mcp_languages(&n);
 
     *e = (struct early_import){.s = s};
-    if (s->boxes.store.n_shared == 0)
+    if (s->boxes.store.n_shared == 0 || own_store_serves(s, MCP_LANGUAGE_DEFAULT))
         return false;
     for (size_t i = 0; i < s->n_langs; i++)
         add_ref(e, s->langs[i].ref);

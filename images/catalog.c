@@ -131,6 +131,12 @@ static int lookup_own(struct images_store *store, const char *name, struct image
     return r;
 }
 
+int images_find(struct images_store *store, const char *name, struct images_image *out,
+                struct nsbox_err *err)
+{
+    return lookup_own(store, name, out, err);
+}
+
 int images_lookup(struct images_store *store, const char *name, struct images_image *out,
                   struct nsbox_err *err)
 {

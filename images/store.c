@@ -87,7 +87,9 @@ int images_store_open(struct images_store *store, const char *dir, struct nsbox_
     store->root_fd = fd;
     store->root = TAKE_PTR(root);
     store->rootless = geteuid() != 0;
-    store->share = !store->rootless;
+    /* Root's default store is the one other users' nsbox looks in; another
+     * store of root's is shared only when share-images = true says so. */
+    store->share = !store->rootless && strcmp(store->root, "/var/lib/nsbox") == 0;
     if ((store->rootless && nsbox_idmap_for_self(&store->idmap, err) < 0) ||
         store_default_shared(store, err) < 0) {
         images_store_close(store);

@@ -43,7 +43,8 @@ struct images_store_config {
     const char *image_stores[IMAGES_MAX_SHARED];
     size_t n_image_stores;
     bool image_stores_set; /* false: the default (root's store, for other users) */
-    bool share_set, share; /* share_set false: the default (share, as root) */
+    bool share_set, share; /* share_set false: the default (share root's
+                            * default store /var/lib/nsbox, no other) */
 };
 
 /* Opens (creating it 0700 if needed) the store at dir, or at $NSBOX_STORE,
@@ -104,6 +105,10 @@ int images_pull(struct images_store *store, const char *ref, const struct images
  * Returns 0, or -1 (err->code ENOENT when not found). */
 int images_lookup(struct images_store *store, const char *name, struct images_image *out,
                   struct nsbox_err *err);
+
+/* As images_lookup, in this store only: never imports. */
+int images_find(struct images_store *store, const char *name, struct images_image *out,
+                struct nsbox_err *err);
 
 /* All complete images, sorted by name.  *out is an array of *n images;
  * free each with images_image_free and the array with free(). */

@@ -20,7 +20,9 @@ static bool store_has(struct mcp_session *s, const char *ref)
 {
     struct images_image image;
     struct nsbox_err ignored;
-    if (images_lookup(&s->cfg->boxes.store, ref, &image, &ignored) < 0)
+    /* The user's own images first: a shared store's default image is found
+     * (and imported) by its label, after the own store's labelled ones. */
+    if (images_find(&s->cfg->boxes.store, ref, &image, &ignored) < 0)
         return false;
     images_image_free(&image);
     return true;

@@ -212,10 +212,17 @@ else
 	fail doctor_says_what_to_do "$(printf '%s' "$out" | tail -6 | tr '\n' ' ')"
 fi
 
-# -- sharing can be turned off (a scratch store as root) ---------------------------
+# -- sharing can be turned off, and is root's default store's only ------------------
 printf 'share-images = false\n' >"$T/noshare.conf"
-check noshare_pull env NSBOX_CONFIG="$T/noshare.conf" "$NSBOX" --store "$T/rs" pull --quiet "oci:$F/oci/busybox:latest"
-check share_pull "$NSBOX" --store "$T/rs2" pull --quiet "oci:$F/oci/busybox:latest"
+printf 'share-images = true\n' >"$T/share.conf"
+check noshare_tag env NSBOX_CONFIG="$T/noshare.conf" "$NSBOX" tag "$IMG" localhost/first-run-tmp:latest
+got=$(modes "$ROOTSTORE" "$ROOTSTORE/refs.json")
+check reshare_tag "$NSBOX" tag "$IMG" localhost/first-run-tmp:latest
+check reshare_rmi "$NSBOX" rmi localhost/first-run-tmp:latest
+got="$got/ $(modes "$ROOTSTORE" "$ROOTSTORE/refs.json")"
+if [ "$got" = "700 600 / 711 644 " ]; then pass share_images_false_makes_0700; else fail share_images_false_makes_0700 "$got"; fi
+check other_store_pull "$NSBOX" --store "$T/rs" pull --quiet "oci:$F/oci/busybox:latest"
+check other_store_share_pull env NSBOX_CONFIG="$T/share.conf" "$NSBOX" --store "$T/rs2" pull --quiet "oci:$F/oci/busybox:latest"
 got="$(modes "$T/rs" "$T/rs/refs.json")/ $(modes "$T/rs2" "$T/rs2/refs.json" "$T/rs2/images")"
-if [ "$got" = "700 600 / 711 644 700 " ]; then pass share_images_false_keeps_0700; else fail share_images_false_keeps_0700 "$got"; fi
+if [ "$got" = "700 600 / 711 644 700 " ]; then pass only_default_store_shared_unless_asked; else fail only_default_store_shared_unless_asked "$got"; fi
 finish
