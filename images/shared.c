@@ -207,7 +207,8 @@ static int copy_blob(struct images_store *sh, struct images_store *store, const 
     _cleanup_close_ int in = blob_open(sh, digest, err);
     if (in < 0)
         return nsbox_err_prefix(err, "%s", sh->root);
-    snprintf(tmp, sizeof(tmp), "tmp/import-%.12s-%d", oci_digest_hex(digest), (int)getpid());
+    /* Per thread: the server may import two images sharing a layer at once. */
+    snprintf(tmp, sizeof(tmp), "tmp/import-%.12s-%d", oci_digest_hex(digest), (int)gettid());
     _cleanup_close_ int out = openat(store->root_fd, tmp,
                                      O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644);
     if (out < 0)
