@@ -151,6 +151,21 @@ static json_t *language_entry(json_t *name, const char *image, const char *diges
                      "description", l ? l->description : NULL);
 }
 
+/* One entry per language each image's label lists; frees v. */
+static void append_languages(json_t *langs, struct images_image *v, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        _cleanup_json_ json_t *own = languages_of(&v[i]);
+        json_t *l;
+        size_t k;
+        json_array_foreach (own, k, l)
+            json_array_append_new(
+                langs, language_entry(l, v[i].names[0] ? v[i].names[0] : v[i].digest, v[i].digest));
+        images_image_free(&v[i]);
+    }
+    free(v);
+}
+
 MCP_TOOL_FN(list_languages)
 {
     struct images_image *v;
@@ -164,16 +179,11 @@ MCP_TOOL_FN(list_languages)
         json_array_append_new(langs, language_entry(name, s->cfg->langs[i].ref, NULL));
     }
     list_store(s, &v, &n);
-    for (size_t i = 0; i < n; i++) {
-        _cleanup_json_ json_t *own = languages_of(&v[i]);
-        json_t *l;
-        size_t k;
-        json_array_foreach (own, k, l)
-            json_array_append_new(
-                langs, language_entry(l, v[i].names[0] ? v[i].names[0] : v[i].digest, v[i].digest));
-        images_image_free(&v[i]);
-    }
-    free(v);
+    append_languages(langs, v, n);
+    /* Images a shared store has (imported on first use) serve too. */
+    struct nsbox_err ignored;
+    if (images_list_shared(&s->cfg->boxes.store, &v, &n, &ignored) == 0)
+        append_languages(langs, v, n);
     (void)call;
     out->structured = json_pack("{s:o}", "languages", langs);
     return 0;

@@ -82,7 +82,8 @@ OWN=$H/.local/share/nsbox
 
 cat >"$T/client.py" <<'EOF'
 """A raw stdio MCP client: initialize, then each execute_code in argv
-(LANG:CODE), printing one JSON line per result, then the seconds it took."""
+(LANG:CODE; @TOOL: a tool without arguments), printing one JSON line per
+result."""
 import json, subprocess, sys, time
 p = subprocess.Popen(sys.argv[1].split("\x1f"), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                      stderr=open(sys.argv[2], "w"), text=True)
@@ -104,6 +105,10 @@ req("initialize", {"protocolVersion": "2025-11-25", "capabilities": {},
 p.stdin.write(json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}) + "\n")
 p.stdin.flush()
 for arg in sys.argv[3:]:
+    if arg.startswith("@"):  # a tool without arguments
+        r = req("tools/call", {"name": arg[1:], "arguments": {}})
+        print(json.dumps(r.get("result", r).get("structuredContent", r)), flush=True)
+        continue
     lang, code = arg.split(":", 1)
     t0 = time.monotonic()
     r = req("tools/call", {"name": "execute_code", "arguments": {"language": lang, "code": code}})
@@ -129,10 +134,16 @@ serve_cmd() { # HOME EXTRA-GLOBAL-ARGS...: the argv, joined for client.py
 
 if [ -e "$OWN/refs.json" ]; then fail fresh_home "$OWN already has images"; fi
 python3 "$T/client.py" "$(serve_cmd "$H" --debug)" "$T/serve1.err" \
-	'python:print(6*7)' \
+	@list_languages 'python:print(6*7)' \
 	'sh:stat -c %u /usr/bin/python3; touch /etc/x && echo etc-ok; mkdir -p /usr/local/lib/python3.11/dist-packages/nsbox_t && echo pip-ok' \
 	>"$T/run1" 2>"$T/client1.err"
-first=$(sed -n 1p "$T/run1")
+# list_languages, before anything was imported, offers the shared image.
+if sed -n 1p "$T/run1" | python3 -c 'import json,sys; d=json.load(sys.stdin); sys.exit(not any(l["language"] == "python" and l["image"] == "localhost/nsbox-default:latest" for l in d["languages"]))'; then
+	pass list_languages_sees_shared_image
+else
+	fail list_languages_sees_shared_image "$(sed -n 1p "$T/run1")"
+fi
+first=$(sed -n 2p "$T/run1")
 if [ "$(printf '%s' "$first" | field stdout)" = 42 ]; then
 	pass first_execute_code_42
 else
@@ -140,7 +151,7 @@ else
 fi
 echo "# first execute_code (import from root's store included): $(printf '%s' "$first" | field seconds) s"
 grep -o 'imported sha256:[0-9a-f]\{12\}.* in [0-9.]* s' "$T/serve1.err" | sed 's/^/# /'
-second=$(sed -n 2p "$T/run1")
+second=$(sed -n 3p "$T/run1")
 if [ "$(printf '%s' "$second" | field stdout)" = "0
 etc-ok
 pip-ok" ]; then
