@@ -27,6 +27,8 @@ struct cli_globals {
     const char *conf_store, *conf_limits; /* from the files */
     struct cli_conf_entry *serve;         /* [serve], in file order */
     size_t n_serve;
+    char **owned; /* what the files' values point into */
+    size_t n_owned;
 };
 
 struct cli_command {
@@ -59,6 +61,9 @@ int cli_fail(const struct nsbox_err *err);
  * command line set (cli/conffile.c).  Returns 0, or -1 after printing
  * FILE:LINE and the problem. */
 int cli_config_load(struct cli_globals *g);
+
+/* Frees what cli_config_load kept. */
+void cli_config_free(struct cli_globals *g);
 
 /* Adds a shared image store (--image-store; "" means none).  Returns 0 or
  * -1 (not absolute, too many). */

@@ -59,16 +59,29 @@ __attribute__((format(printf, 2, 3))) static int bad(struct load *l, const char 
     return 0;
 }
 
-/* A copy that lives as long as the process: the globals and the serve
- * table keep pointers to it. */
-static const char *keep(const char *s)
+/* A copy owned by the globals (cli_config_free): they and the serve table
+ * keep pointers to it for the whole command. */
+static const char *keep(struct cli_globals *g, const char *s)
 {
+    char **v = realloc(g->owned, (g->n_owned + 1) * sizeof(*v));
     char *copy = strdup(s);
-    if (copy == NULL) {
+    if (v == NULL || copy == NULL) {
         fprintf(stderr, "nsbox: out of memory\n");
         exit(CLI_EXIT_FAILURE);
     }
-    return copy;
+    g->owned = v;
+    return g->owned[g->n_owned++] = copy;
+}
+
+void cli_config_free(struct cli_globals *g)
+{
+    for (size_t i = 0; i < g->n_owned; i++)
+        free(g->owned[i]);
+    free(g->owned);
+    free(g->serve);
+    g->owned = NULL;
+    g->serve = NULL;
+    g->n_owned = g->n_serve = 0;
 }
 
 static int parse_bool(const char *v, bool *out)
@@ -103,12 +116,12 @@ static int global_key(struct load *l, const char *name, const char *value)
         if (value[0] != '/')
             return bad(l, "store = %s: must be an absolute path", value);
         if (!l->store_flag)
-            g->conf_store = keep(value);
+            g->conf_store = keep(g, value);
     } else if (strcmp(name, "image-store") == 0) {
         if (!l->file_set_stores && !l->image_store_flag)
             g->store_cfg.image_stores_set = false; /* this file's list replaces */
         l->file_set_stores = true;
-        if (!l->image_store_flag && cli_add_image_store(g, keep(value)) < 0)
+        if (!l->image_store_flag && cli_add_image_store(g, keep(g, value)) < 0)
             return bad(l, "image-store = %s: an absolute path, at most 8 of them", value);
         if (l->image_store_flag && value[0] != '\0' && value[0] != '/')
             return bad(l, "image-store = %s: must be an absolute path", value);
@@ -119,7 +132,7 @@ static int global_key(struct load *l, const char *name, const char *value)
     } else if (strcmp(name, "limits") == 0) {
         if (strcmp(value, "strict") != 0 && strcmp(value, "best-effort") != 0)
             return bad(l, "limits = %s: takes strict or best-effort", value);
-        g->conf_limits = keep(value);
+        g->conf_limits = keep(g, value);
     } else {
         return bad(l,
                    "unknown key \"%s\" (keys: store, image-store, share-images, limits; "
@@ -138,7 +151,7 @@ static int serve_key(struct load *l, const char *name, const char *value)
     if (v == NULL)
         return bad(l, "out of memory");
     l->g->serve = v;
-    v[l->g->n_serve++] = (struct cli_conf_entry){keep(name), keep(value)};
+    v[l->g->n_serve++] = (struct cli_conf_entry){keep(l->g, name), keep(l->g, value)};
     return 1;
 }
 
@@ -218,6 +231,7 @@ int cli_config_load(struct cli_globals *g)
     mcp_config_free(&l.check);
     if (r < 0) {
         fprintf(stderr, "nsbox: configuration: %s\n", l.error);
+        cli_config_free(g);
         return -1;
     }
     /* The environment, being more specific than a file, wins. */

@@ -68,7 +68,7 @@ int main(int argc, char **argv)
         {"debug", no_argument, NULL, 'd'},       {"help", no_argument, NULL, 'h'},
         {"version", no_argument, NULL, 'V'},     {NULL, 0, NULL, 0},
     };
-    struct cli_globals g = {0};
+    static struct cli_globals g; /* static: what the config files keep stays reachable */
     int c;
 
     /* A sandbox that dies mid-conversation must surface as an error, not
@@ -114,7 +114,9 @@ int main(int argc, char **argv)
             int sub_argc = argc - optind;
             char **sub_argv = argv + optind;
             optind = 0; /* GNU getopt: start afresh for the subcommand */
-            return commands[i].run(&g, sub_argc, sub_argv);
+            int r = commands[i].run(&g, sub_argc, sub_argv);
+            cli_config_free(&g);
+            return r;
         }
     }
     if (strcmp(name, "help") == 0) {
