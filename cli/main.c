@@ -64,9 +64,12 @@ int cli_fail(const struct nsbox_err *err)
 int main(int argc, char **argv)
 {
     static const struct option opts[] = {
-        {"store", required_argument, NULL, 's'}, {"image-store", required_argument, NULL, 'I'},
-        {"debug", no_argument, NULL, 'd'},       {"help", no_argument, NULL, 'h'},
-        {"version", no_argument, NULL, 'V'},     {NULL, 0, NULL, 0},
+        {"store", required_argument, NULL, 's'},
+        {"debug", no_argument, NULL, 'd'},
+        {"help", no_argument, NULL, 'h'},
+        {"version", no_argument, NULL, 'V'},
+        {"image-store", required_argument, NULL, 'I'},
+        {NULL, 0, NULL, 0},
     };
     static struct cli_globals g; /* static: what the config files keep stays reachable */
     int c;
