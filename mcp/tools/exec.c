@@ -247,6 +247,29 @@ static int no_image(struct mcp_session *s, const char *language, struct nsbox_er
                          language, where, language, language);
 }
 
+/* An image only a shared store has is imported before its sandbox is made
+ * (images/shared.c: seconds, once): said once, as a log message and to a
+ * client that asked for progress, so the wait is not a silent one. */
+static void announce_import(struct mcp_session *s, struct mcp_call *call, const char *image)
+{
+    struct images_image im;
+    struct nsbox_err ignored;
+
+    if (s->cfg->boxes.store.n_shared == 0)
+        return;
+    if (images_find(&s->cfg->boxes.store, image, &im, &ignored) == 0) {
+        images_image_free(&im);
+        return;
+    }
+    mcp_session_log(s, "info", "importing %s from a shared image store (first use)", image);
+    if (call->progress_token != NULL)
+        s->send(s, jsonrpc_notification(
+                       "notifications/progress",
+                       json_pack("{s:O,s:i,s:s}", "progressToken", call->progress_token, "progress",
+                                 0, "message",
+                                 "importing the image from a shared image store (first use)")));
+}
+
 static int run(struct mcp_session *s, struct mcp_call *call, const struct mcp_run_args *rq,
                struct mcp_result *out, struct nsbox_err *err)
 {
@@ -269,8 +292,10 @@ static int run(struct mcp_session *s, struct mcp_call *call, const struct mcp_ru
     bool defaults = !rq->limits.has_memory && !rq->limits.has_cpus && !rq->limits.has_pids &&
                     l->disk_mb == s->cfg->defaults.disk_mb;
     struct mcp_sandbox *m = defaults ? mcp_pool_take(s->cfg, image) : NULL;
-    if (m == NULL)
+    if (m == NULL) {
+        announce_import(s, call, image);
         m = mcp_sandbox_new(s, image, l, NULL, NULL, NULL, true, err);
+    }
     if (m == NULL)
         return -1;
     int r = exec_in(s, call, m, rq, l->timeout_s, out, err);

@@ -84,6 +84,7 @@ import json, subprocess, sys, time
 p = subprocess.Popen(sys.argv[1].split("\x1f"), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                      stderr=open(sys.argv[2], "w"), text=True)
 n = 0
+progress = []
 def req(method, params):
     global n
     n += 1
@@ -94,6 +95,8 @@ def req(method, params):
         if not line:
             return {"error": "server closed stdout"}
         m = json.loads(line)
+        if m.get("method") == "notifications/progress":
+            progress.append(m["params"].get("message", ""))
         if m.get("id") == n:
             return m
 req("initialize", {"protocolVersion": "2025-11-25", "capabilities": {},
@@ -107,9 +110,11 @@ for arg in sys.argv[3:]:
         continue
     lang, code = arg.split(":", 1)
     t0 = time.monotonic()
-    r = req("tools/call", {"name": "execute_code", "arguments": {"language": lang, "code": code}})
+    progress.clear()
+    r = req("tools/call", {"name": "execute_code", "arguments": {"language": lang, "code": code},
+                           "_meta": {"progressToken": n + 1}})
     res = r.get("result", r)
-    print(json.dumps({"seconds": round(time.monotonic() - t0, 2),
+    print(json.dumps({"seconds": round(time.monotonic() - t0, 2), "progress": progress,
                       "stdout": res.get("structuredContent", {}).get("stdout"),
                       "error": res.get("isError", False),
                       "text": " ".join(c.get("text", "") for c in res.get("content", []))}), flush=True)
@@ -144,6 +149,11 @@ if [ "$(printf '%s' "$first" | field stdout)" = 42 ]; then
 	pass first_execute_code_42
 else
 	fail first_execute_code_42 "$first :: $(tail -3 "$T/serve1.err" "$T/client1.err" | tr '\n' ' ')"
+fi
+if printf '%s' "$first" | field progress | grep -q 'importing the image from a shared image store'; then
+	pass first_call_says_it_imports
+else
+	fail first_call_says_it_imports "$first"
 fi
 echo "# first execute_code (import from root's store included): $(printf '%s' "$first" | field seconds) s"
 grep -o 'imported sha256:[0-9a-f]\{12\}.* in [0-9.]* s' "$T/serve1.err" | sed 's/^/# /'
