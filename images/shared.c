@@ -206,7 +206,7 @@ static int copy_blob(struct images_store *sh, struct images_store *store, const 
         return 0;
     _cleanup_close_ int in = blob_open(sh, digest, err);
     if (in < 0)
-        return nsbox_err_prefix(err, "%s", sh->root);
+        return -1; /* the caller names the store */
     /* Per thread: the server may import two images sharing a layer at once. */
     snprintf(tmp, sizeof(tmp), "tmp/import-%.12s-%d", oci_digest_hex(digest), (int)gettid());
     _cleanup_close_ int out = openat(store->root_fd, tmp,
@@ -232,7 +232,7 @@ static int copy_image_blobs(struct images_store *sh, struct images_store *store,
 
     _cleanup_free_ char *text = blob_read_verified(sh, digest, OCI_MANIFEST_MAX, &len, err);
     if (text == NULL || oci_manifest_parse(text, len, &m, err) < 0)
-        return nsbox_err_prefix(err, "%s", sh->root);
+        return -1;
     int r = copy_blob(sh, store, m.config.digest, err);
     for (size_t i = 0; r == 0 && i < m.n_layers; i++)
         r = copy_blob(sh, store, m.layers[i].digest, err);

@@ -112,6 +112,28 @@ if [ "$out" = imported ] && grep -q "\"origin\": \"$T/shared\"" "$T"/own/images/
 expect_fail image_store_flag_replaces_key "no image oci:$F/oci/python:latest in your store $T/own and the shared store $T/c \(empty\)" \
 	nsbox NSBOX_CONFIG="$T/shared.conf" "$NSBOX" --image-store "$T/c" inspect "oci:$F/oci/python:latest"
 
+# A hostile shared store: a layer whose bytes do not match its digest, a
+# blob that is a symlink to a host file.  The import fails naming it and
+# leaves nothing in the own store.
+check pull_busybox_into_evil "$NSBOX" --store "$T/evil" pull --quiet "oci:$F/oci/busybox:latest"
+layer=$(find "$T/evil/blobs/sha256" -type f -size +100k | head -1)
+head -c "$(stat -c %s "$layer")" /dev/urandom >"$layer"
+expect_fail shared_corrupt_layer_refused "blob sha256:$(basename "$layer") in the shared store is corrupt" \
+	"$NSBOX" --store "$T/own2" --image-store "$T/evil" inspect "oci:$F/oci/busybox:latest"
+# (Verified blobs copied before it, the config, stay: prune removes them.)
+if [ ! -e "$T/own2/blobs/sha256/$(basename "$layer")" ] && [ -z "$(find "$T/own2/images" "$T/own2/tmp" -mindepth 1)" ]; then
+	pass shared_corrupt_layer_leaves_nothing
+else
+	fail shared_corrupt_layer_leaves_nothing "$(find "$T/own2" | tr '\n' ' ')"
+fi
+rm -rf "$T/evil" "$T/own3"
+check pull_busybox_into_evil2 "$NSBOX" --store "$T/evil" pull --quiet "oci:$F/oci/busybox:latest"
+small=$(find "$T/evil/blobs/sha256" -type f -size -4k | head -1)
+ln -sf /etc/shadow "$small"
+expect_fail shared_symlinked_blob_refused "from $T/evil: blob sha256:$(basename "$small").*Too many levels of symbolic links" \
+	"$NSBOX" --store "$T/own3" --image-store "$T/evil" inspect "oci:$F/oci/busybox:latest"
+if [ -z "$(find "$T/own3/images" -mindepth 1)" ] && ! grep -rqs root: "$T/own3/blobs"; then pass shared_symlinked_blob_not_followed; else fail shared_symlinked_blob_not_followed "$(ls -la "$T/own3/blobs/sha256")"; fi
+
 # -- mistakes: FILE:LINE, and nothing runs --------------------------------------------
 bad_config() { # NAME PATTERN CONTENT
 	printf '%b' "$3" >"$T/bad.conf"
