@@ -13,6 +13,7 @@
 #include "../server.h"
 #include "args.h"
 #include "changes.h"
+#include "languages.h"
 #include "tools.h"
 
 static json_t *result_record(const struct nsbox_exec_result *r)
@@ -233,20 +234,6 @@ static int exec_in(struct mcp_session *s, struct mcp_call *call, struct mcp_sand
     return 0;
 }
 
-/* Names every store looked in and what fixes it: the set-up as root is the
- * usual way (docs/store.md, "Shared image stores"). */
-static int no_image(struct mcp_session *s, const char *language, struct nsbox_err *err)
-{
-    char where[768];
-    images_store_describe(&s->cfg->boxes.store, where, sizeof(where));
-    return nsbox_err_set(err, ENOENT,
-                         "no image serves language \"%s\" (looked in %s).  To fix: run `sudo "
-                         "make default-image` in the nsbox checkout (root's store is shared "
-                         "with every user), or `nsbox pull REF` an image labelled "
-                         "sandbox.language=%s, or start the server with --image %s=REF",
-                         language, where, language, language);
-}
-
 /* An image only a shared store has is imported before its sandbox is made
  * (images/shared.c: seconds, once): said once, as a log message and to a
  * client that asked for progress, so the wait is not a silent one. */
@@ -286,7 +273,7 @@ static int run(struct mcp_session *s, struct mcp_call *call, const struct mcp_ru
     }
     const char *image = mcp_image_for_language(s, rq->language);
     if (image == NULL)
-        return no_image(s, rq->language, err);
+        return mcp_no_image(&s->cfg->boxes.store, rq->language, err);
     /* The spare fits when the call asks for the default limits: it was
      * made with them, its disk's size too. */
     bool defaults = !rq->limits.has_memory && !rq->limits.has_cpus && !rq->limits.has_pids &&

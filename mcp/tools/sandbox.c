@@ -78,8 +78,7 @@ MCP_TOOL_FN(sandbox_create)
         return -1;
     const char *image = a.image ? a.image : mcp_image_for_language(s, a.language);
     if (image == NULL)
-        return nsbox_err_set(err, ENOENT, "no image for language \"%s\" (see list_languages)",
-                             a.language);
+        return mcp_no_image(&s->cfg->boxes.store, a.language, err);
     struct mcp_sandbox *m = mcp_sandbox_new(s, image, &a.limits.limits, a.env, a.workdir,
                                             a.workspace, false, err);
     if (m == NULL)
