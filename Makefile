@@ -4,7 +4,7 @@
 
 CC       ?= cc
 BUILD    ?= build
-PKGS     := jansson libarchive libcrypto libseccomp libcap libmnl zlib libzstd libmicrohttpd
+PKGS     := jansson libarchive libcrypto libseccomp libcap libmnl zlib libzstd libmicrohttpd inih
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 # Linked statically where Debian ships the archive: nsbox starts on every
 # `run` and `exec`, and the dynamic loader spent 2.4 ms there (libarchive
@@ -12,7 +12,7 @@ PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 # are linked.  libmnl has no static archive; libc stays shared.
 # libmicrohttpd is not linked at all: `serve --http` dlopens it
 # (mcp/http/core.c), so gnutls never loads for run and exec.
-STATIC_LIBS := -larchive -lcrypto -ljansson -lseccomp -lcap -lz -lzstd
+STATIC_LIBS := -larchive -lcrypto -ljansson -lseccomp -lcap -lz -lzstd -linih
 DYNAMIC_LIBS := -lmnl
 PKG_LIBS   := -Wl,-Bstatic $(STATIC_LIBS) -Wl,-Bdynamic $(DYNAMIC_LIBS)
 

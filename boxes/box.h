@@ -51,7 +51,8 @@ struct box_policy {
 extern const struct box_policy box_defaults;
 
 struct box_ctx_opts {
-    const char *store_dir; /* NULL: the default store (images_store_open) */
+    const char *store_dir;                       /* NULL: the default store (images_store_open) */
+    const struct images_store_config *store_cfg; /* NULL: the default shared stores */
     enum nsbox_limits_mode mode;
     /* The default seccomp profile (Docker JSON, need not be NUL-terminated):
      * the front end links it in (cli/profile.S). */
@@ -319,8 +320,8 @@ bool box_workspace_watch_over(struct box *box, struct box_ws_watch *w);
  * no budget). */
 void box_usage_json(const struct box *box, struct json_t *j);
 
-/* An image in the store whose sandbox.language label lists language.
- * Writes its digest into buf.  Returns 0, or -1 (ENOENT: none). */
+/* An image in the store (else in a shared store) whose sandbox.language
+ * label lists language.  Writes its digest (a shared one's name) into buf.  Returns 0, or -1 (ENOENT: none). */
 int box_image_for_language(struct box_ctx *ctx, const char *language, char *buf, size_t size,
                            struct nsbox_err *err);
 

@@ -72,7 +72,8 @@ int box_ctx_open(struct box_ctx *ctx, const struct box_ctx_opts *opts, struct ns
     pthread_mutex_init(&ctx->lock, NULL);
     if (box_disk_backend_from_env(&ctx->disk_backend, err) < 0)
         return -1;
-    if (images_store_open(&ctx->store, opts->store_dir, err) < 0)
+    if (images_store_open(&ctx->store, opts->store_dir, err) < 0 ||
+        images_store_configure(&ctx->store, opts->store_cfg, err) < 0)
         return -1;
     if (asprintf(&ctx->state_root, "%s/sandboxes", ctx->store.root) < 0) {
         ctx->state_root = NULL;
@@ -126,22 +127,36 @@ static bool has_language(const char *list, const char *lang)
     return false;
 }
 
-int box_image_for_language(struct box_ctx *ctx, const char *language, char *buf, size_t size,
-                           struct nsbox_err *err)
+/* The first image in v serving language: its digest (own store) or its
+ * first name (a shared store's, which images_lookup then imports). */
+static bool pick_language(struct images_image *v, size_t n, const char *language, char *buf,
+                          size_t size)
 {
-    struct images_image *v;
-    size_t n;
     bool found = false;
-
-    if (images_list(&ctx->store, &v, &n, err) < 0)
-        return -1;
     for (size_t i = 0; i < n; i++) {
         if (!found && has_language(images_image_languages(&v[i]), language)) {
-            snprintf(buf, size, "%s", v[i].digest);
+            snprintf(buf, size, "%s", v[i].origin && v[i].names[0] ? v[i].names[0] : v[i].digest);
             found = true;
         }
         images_image_free(&v[i]);
     }
     free(v);
-    return found ? 0 : nsbox_err_set(err, ENOENT, "no image for language \"%s\"", language);
+    return found;
+}
+
+int box_image_for_language(struct box_ctx *ctx, const char *language, char *buf, size_t size,
+                           struct nsbox_err *err)
+{
+    struct images_image *v;
+    size_t n;
+
+    if (images_list(&ctx->store, &v, &n, err) < 0)
+        return -1;
+    if (pick_language(v, n, language, buf, size))
+        return 0;
+    if (images_list_shared(&ctx->store, &v, &n, err) < 0)
+        return -1;
+    if (pick_language(v, n, language, buf, size))
+        return 0;
+    return nsbox_err_set(err, ENOENT, "no image for language \"%s\"", language);
 }

@@ -26,8 +26,10 @@ const struct cli_option cli_global_options[] = {
      "the store: images, sandboxes, workspaces (else $NSBOX_STORE, else "
      "/var/lib/nsbox as root, $XDG_DATA_HOME/nsbox otherwise)",
      CLI_COMPLETE_DIR, 0},
-    {"image-store", 0, "DIR", "a read-only shared image store to find images in as well",
-     CLI_COMPLETE_DIR, CLI_OPT_UNWIRED},
+    {"image-store", 0, "DIR",
+     "a read-only shared image store, looked in after the store; an image found only there is "
+     "imported (repeatable; default for other users than root: /var/lib/nsbox)",
+     CLI_COMPLETE_DIR, 0},
     {"debug", 'd', NULL, "log what nsbox does, with timings, on stderr", 0, 0},
     {"version", 'V', NULL, "print nsbox's version and exit", 0, 0},
     {"help", 'h', NULL, "print this help and exit", 0, 0},

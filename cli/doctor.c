@@ -278,6 +278,87 @@ static void check_disk(struct verdict *v, const char *store_dir)
     images_store_close(&st);
 }
 
+/* ---- images ---- */
+
+static bool serves_python(const struct images_image *im)
+{
+    const char *l = images_image_languages(im);
+    char copy[256];
+    snprintf(copy, sizeof(copy), "%s", l ? l : "");
+    for (char *save, *t = strtok_r(copy, ", ", &save); t; t = strtok_r(NULL, ", ", &save))
+        if (strcmp(t, "python") == 0)
+            return true;
+    return false;
+}
+
+/* One line per image: where, its first name, its languages. */
+static bool print_images(FILE *f, struct images_image *v, size_t n, const char *indent)
+{
+    bool python = false;
+    for (size_t i = 0; i < n; i++) {
+        const char *l = images_image_languages(&v[i]);
+        fprintf(f, "%s%-8s %-40s %s%s\n", indent, v[i].origin ? "shared" : "yours",
+                v[i].names && v[i].names[0] ? v[i].names[0] : v[i].digest, l ? "languages: " : "",
+                l ? l : "");
+        python = python || serves_python(&v[i]);
+        images_image_free(&v[i]);
+    }
+    free(v);
+    return python;
+}
+
+void cli_print_shared_images(struct images_store *store, FILE *f)
+{
+    struct images_image *v;
+    size_t n;
+    struct nsbox_err err;
+    if (images_list_shared(store, &v, &n, &err) < 0 || n == 0)
+        return;
+    fprintf(f, "\nIn shared stores (read-only; imported into yours on first use):\n");
+    for (size_t i = 0; i < n; i++) {
+        const char *l = images_image_languages(&v[i]);
+        fprintf(f, "  %-40s %.19s  %s%s%s\n", v[i].names[0] ? v[i].names[0] : "-", v[i].digest,
+                v[i].origin, l ? "  languages: " : "", l ? l : "");
+        images_image_free(&v[i]);
+    }
+    free(v);
+}
+
+static void check_images(struct verdict *v, struct cli_globals *g)
+{
+    struct images_store st;
+    struct images_image *own = NULL, *shared = NULL;
+    size_t n_own = 0, n_shared = 0;
+    struct nsbox_err err = {0};
+    char where[768];
+
+    if (images_store_open(&st, g->store_dir, &err) < 0 ||
+        images_store_configure(&st, &g->store_cfg, &err) < 0 ||
+        images_list(&st, &own, &n_own, &err) < 0 ||
+        images_list_shared(&st, &shared, &n_shared, &err) < 0) {
+        report(v, "warn", "images", NULL, "cannot list the images: %s", err.msg);
+        if (st.root_fd >= 0)
+            images_store_close(&st);
+        return;
+    }
+    images_store_describe(&st, where, sizeof(where));
+    report(v, "ok", "images", NULL, "%zu in your store, %zu more in shared stores (looked in %s)",
+           n_own, n_shared, where);
+    bool python = print_images(stdout, own, n_own, "      ");
+    python = print_images(stdout, shared, n_shared, "      ") || python;
+    if (!python)
+        report(v, "warn", "python image",
+               "as root, `sudo make default-image` in the nsbox checkout (root's store is shared "
+               "with every user); or `nsbox pull REF` an image labelled sandbox.language=python",
+               "no image serves python: execute_code has nothing to run it in");
+    if (!st.rootless)
+        report(v, "ok", "sharing", NULL, "%s",
+               st.share ? "refs and blobs of this store are readable by other users (they import "
+                          "root's images; share-images = false to stop)"
+                        : "this store is not shared with other users (share-images = false)");
+    images_store_close(&st);
+}
+
 int cmd_doctor(struct cli_globals *g, int argc, char **argv)
 {
     struct verdict v = {0};
@@ -294,6 +375,7 @@ int cmd_doctor(struct cli_globals *g, int argc, char **argv)
     check_seccomp(&v);
     check_disk(&v, g->store_dir);
     check_skopeo(&v);
+    check_images(&v, g);
     if (v.gaps == 0)
         printf("\nfull isolation available%s\n", v.warnings ? " (see the warnings above)" : "");
     else

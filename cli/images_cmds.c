@@ -61,6 +61,10 @@ static int open_store(struct cli_globals *g, struct images_store *store)
     struct nsbox_err err = {0};
     if (images_store_open(store, g->store_dir, &err) < 0)
         return cli_fail(&err);
+    if (images_store_configure(store, &g->store_cfg, &err) < 0) {
+        images_store_close(store);
+        return cli_fail(&err);
+    }
     return 0;
 }
 
@@ -384,10 +388,16 @@ int cmd_images(struct cli_globals *g, int argc, char **argv)
     if (open_store(g, &store) != 0)
         return CLI_EXIT_FAILURE;
     r = images_list(&store, &v, &n, &err);
-    images_store_close(&store);
-    if (r < 0)
+    if (r < 0) {
+        images_store_close(&store);
         return cli_fail(&err);
+    }
     print_images(v, n, format, no_trunc);
+    /* The table's reader also learns what shared stores offer (imported
+     * on first use); -q, --names and --json stay this store's own. */
+    if (format == FORMAT_TABLE)
+        cli_print_shared_images(&store, stdout);
+    images_store_close(&store);
     for (size_t i = 0; i < n; i++)
         images_image_free(&v[i]);
     free(v);

@@ -40,9 +40,10 @@ int main(int argc, char **argv)
         {"debug", no_argument, NULL, 'd'},
         {"help", no_argument, NULL, 'h'},
         {"version", no_argument, NULL, 'V'},
+        {"image-store", required_argument, NULL, 'I'},
         {NULL, 0, NULL, 0},
     };
-    struct cli_globals g = {0};
+    static struct cli_globals g; /* static: what the config files keep stays reachable */
     int c;
 
     /* A sandbox that dies mid-conversation must surface as an error, not
@@ -57,6 +58,10 @@ int main(int argc, char **argv)
         switch (c) {
         case 's':
             g.store_dir = optarg;
+            break;
+        case 'I':
+            if (cli_add_image_store(&g, optarg) < 0)
+                return cli_usage_error("--image-store", "an absolute path, at most 8");
             break;
         case 'd':
             nsbox_log_set_level(NSBOX_LOG_DEBUG);
@@ -89,6 +94,12 @@ int main(int argc, char **argv)
         cli_print_help(stdout, cmd);
         return 0;
     }
+    /* Configuration files are read only for a command that runs: --help
+     * and usage errors above answer even with a broken file. */
+    if (cli_config_load(&g) < 0)
+        return CLI_EXIT_USAGE;
     optind = 0; /* GNU getopt: start afresh for the subcommand */
-    return cmd->run(&g, sub_argc, sub_argv);
+    int r = cmd->run(&g, sub_argc, sub_argv);
+    cli_config_free(&g);
+    return r;
 }

@@ -221,6 +221,7 @@ static int open_ctx(struct cli_globals *g, enum nsbox_limits_mode mode, struct b
 {
     struct box_ctx_opts opts = {
         .store_dir = g->store_dir,
+        .store_cfg = &g->store_cfg,
         .mode = mode,
         .default_profile = nsbox_default_profile,
         .default_profile_len = (size_t)(nsbox_default_profile_end - nsbox_default_profile),

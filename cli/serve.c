@@ -13,6 +13,7 @@
 #include "../common/log.h"
 #include "../mcp/config.h"
 #include "../mcp/http/transport.h"
+#include "../mcp/tools/languages.h"
 #include "../mcp/transport_stdio.h"
 #include "cli.h"
 
@@ -102,6 +103,92 @@ static int serve_http(struct mcp_server *s, const struct mcp_config *c)
 extern const char nsbox_default_profile[];
 extern const char nsbox_default_profile_end[];
 
+/* ---- importing the default images early ----
+ *
+ * A user whose own store lacks the languages' images but can read root's
+ * (images/shared.c) imports them on the first call that needs them, about
+ * 5 s for the default image.  Started with the server, the import is
+ * usually done before the first call; a call that comes sooner waits for
+ * it on the image's lock. */
+
+struct early_import {
+    struct mcp_server *s;
+    const char *refs[MCP_MAX_LANGS + 4];
+    size_t n;
+};
+
+static void *early_import_run(void *arg)
+{
+    struct early_import *e = arg;
+    for (size_t i = 0; i < e->n; i++) {
+        struct images_image im;
+        struct nsbox_err err = {0};
+        if (images_lookup(&e->s->boxes.store, e->refs[i], &im, &err) == 0)
+            images_image_free(&im);
+        else if (err.code != ENOENT)
+            nsbox_warn("importing %s: %s", e->refs[i], err.msg);
+    }
+    return NULL;
+}
+
+static void add_ref(struct early_import *e, const char *ref)
+{
+    for (size_t i = 0; i < e->n; i++)
+        if (strcmp(e->refs[i], ref) == 0)
+            return;
+    if (e->n < sizeof(e->refs) / sizeof(e->refs[0]))
+        e->refs[e->n++] = ref;
+}
+
+/* Whether the user's own store has an image labelled for language: then
+ * the calls use it and nothing needs importing ahead of them. */
+static bool own_store_serves(struct mcp_server *s, const char *language)
+{
+    struct images_image *v;
+    size_t n;
+    struct nsbox_err err;
+    bool found = false;
+    if (images_list(&s->boxes.store, &v, &n, &err) < 0)
+        return false;
+    for (size_t i = 0; i < n; i++) {
+        char copy[256];
+        snprintf(copy, sizeof(copy), "%s", images_image_languages(&v[i]) ?: "");
+        for (char *save, *t = strtok_r(copy, ", ", &save); t && !found;
+             t = strtok_r(NULL, ", ", &save))
+            found = strcmp(t, language) == 0;
+        images_image_free(&v[i]);
+    }
+    free(v);
+    return found;
+}
+
+/* Returns true when a thread was started (join it before closing s). */
+static bool start_early_import(struct mcp_server *s, struct early_import *e, pthread_t *t)
+{
+    size_t n;
+    const struct mcp_language *l = mcp_languages(&n);
+
+    *e = (struct early_import){.s = s};
+    if (s->boxes.store.n_shared == 0 || own_store_serves(s, MCP_LANGUAGE_DEFAULT))
+        return false;
+    for (size_t i = 0; i < s->n_langs; i++)
+        add_ref(e, s->langs[i].ref);
+    for (size_t i = 0; i < n; i++)
+        if (l[i].default_image != NULL)
+            add_ref(e, l[i].default_image);
+    return pthread_create(t, NULL, early_import_run, e) == 0;
+}
+
+/* Applies the configuration files' [serve] keys, then argv: flags win. */
+static int parse_options(struct cli_globals *g, struct mcp_config *c, int argc, char **argv,
+                         struct nsbox_err *err)
+{
+    for (size_t i = 0; i < g->n_serve; i++)
+        if (mcp_config_set(c, g->serve[i].key, g->serve[i].value, err) < 0)
+            return nsbox_err_prefix(err, "configuration [serve] %s", g->serve[i].key);
+    return mcp_config_parse(c, argc, argv, err);
+}
+
 /* The SDK clients send SIGTERM 2 s after closing stdin. */
 #define STDIO_EOF_GRACE_MS 2000
 
@@ -109,12 +196,14 @@ int cmd_serve(struct cli_globals *g, int argc, char **argv)
 {
     static struct mcp_server s;
     static struct mcp_session session;
+    static struct early_import early;
+    pthread_t early_thread;
     struct mcp_config c;
     struct nsbox_err err = {0};
     int r = 0;
 
     mcp_config_init(&c);
-    if (mcp_config_parse(&c, argc, argv, &err) < 0) {
+    if (parse_options(g, &c, argc, argv, &err) < 0) {
         mcp_config_free(&c);
         return cli_usage_error("serve", "%s (see --help)", err.msg);
     }
@@ -123,8 +212,14 @@ int cmd_serve(struct cli_globals *g, int argc, char **argv)
         mcp_config_free(&c);
         return 0;
     }
+    if (c.print_config) {
+        mcp_config_print(stdout, &c);
+        mcp_config_free(&c);
+        return 0;
+    }
     struct box_ctx_opts bo = {
         .store_dir = g->store_dir,
+        .store_cfg = &g->store_cfg,
         .default_profile = nsbox_default_profile,
         .default_profile_len = (size_t)(nsbox_default_profile_end - nsbox_default_profile),
         .version = NSBOX_VERSION_STRING};
@@ -132,6 +227,7 @@ int cmd_serve(struct cli_globals *g, int argc, char **argv)
         mcp_config_free(&c);
         return cli_fail(&err);
     }
+    bool early_started = start_early_import(&s, &early, &early_thread);
     if (c.address != NULL) {
         r = serve_http(&s, &c);
     } else {
@@ -144,6 +240,8 @@ int cmd_serve(struct cli_globals *g, int argc, char **argv)
         mcp_session_drain(&session, STDIO_EOF_GRACE_MS);
         mcp_session_shutdown(&session);
     }
+    if (early_started)
+        pthread_join(early_thread, NULL);
     mcp_server_close(&s);
     mcp_config_free(&c);
     return r;

@@ -107,8 +107,8 @@ static int resolve_name(struct images_store *store, const struct ref_table *refs
     return -1;
 }
 
-int images_lookup(struct images_store *store, const char *name, struct images_image *out,
-                  struct nsbox_err *err)
+static int lookup_own(struct images_store *store, const char *name, struct images_image *out,
+                      struct nsbox_err *err)
 {
     struct ref_table refs;
     char digest[OCI_DIGEST_BUF];
@@ -129,6 +129,28 @@ int images_lookup(struct images_store *store, const char *name, struct images_im
     }
     refs_free(&refs);
     return r;
+}
+
+int images_find(struct images_store *store, const char *name, struct images_image *out,
+                struct nsbox_err *err)
+{
+    return lookup_own(store, name, out, err);
+}
+
+int images_lookup(struct images_store *store, const char *name, struct images_image *out,
+                  struct nsbox_err *err)
+{
+    if (lookup_own(store, name, out, err) == 0)
+        return 0;
+    if (err->code != ENOENT || store->n_shared == 0)
+        return -1;
+    /* Only a shared store has it: import it, then it is ours. */
+    struct nsbox_err ierr = {0};
+    if (images_import(store, name, &ierr) < 0) {
+        *err = ierr; /* when absent everywhere: names every store */
+        return -1;
+    }
+    return lookup_own(store, name, out, err);
 }
 
 struct list_ctx {
@@ -225,6 +247,8 @@ int images_tag(struct images_store *store, const char *name, const char *new_nam
         refs_free(&refs);
     }
     image_ref_free(&ref);
+    if (r == 0)
+        store_apply_sharing(store);
     return r;
 }
 

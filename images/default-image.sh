@@ -15,3 +15,8 @@ LAYOUT=$(images/default/build.sh)
 "$NSBOX" "$@" tag "oci:$LAYOUT:latest" localhost/nsbox-default:latest
 "$NSBOX" "$@" tag "oci:$LAYOUT:latest" localhost/nsbox-python:latest
 echo "default image: localhost/nsbox-default:latest (also localhost/nsbox-python:latest)"
+# Root's default store is shared (images/shared.c): say what that gives.
+if [ "$(id -u)" = 0 ] && [ $# = 0 ] && [ -z "${NSBOX_STORE:-}" ]; then
+	echo "in root's store /var/lib/nsbox: every user's nsbox imports it from there on first use" \
+		"(unless share-images = false in /etc/nsbox/nsbox.conf; docs/store.md)"
+fi

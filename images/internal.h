@@ -64,4 +64,25 @@ int ensure_unpacked(struct images_store *store, const char *digest,
 int update_ref(struct images_store *store, const char *name, const char *digest,
                struct nsbox_err *err);
 
+/* Unpacks the image whose blobs are in the store, unless present.  The
+ * caller holds locks/HEX.  origin (may be NULL) is recorded in image.json.
+ * Returns 0 or -1. */
+int store_unpack_locked(struct images_store *store, const char *digest, const char *origin,
+                        const struct images_pull_opts *opts, struct nsbox_err *err);
+
+/* Whether images/HEX is complete. */
+bool store_image_present(struct images_store *store, const char *digest);
+
+/* The store lock a pull (or an import) holds shared.  Returns the fd or -1. */
+int store_lock_for_pull(struct images_store *store, struct nsbox_err *err);
+
+/* As root with sharing on: the store root and blobs/ 0711, refs.json and
+ * blobs 0644 (images/, sandboxes, locks stay 0700); with it off, the root
+ * 0700 again.  Failures are logged, not returned. */
+void store_apply_sharing(struct images_store *store);
+
+/* Sets the default shared stores: root's, for another user. */
+int store_default_shared(struct images_store *store, struct nsbox_err *err);
+void store_free_shared(struct images_store *store);
+
 #endif

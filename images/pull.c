@@ -215,6 +215,7 @@ struct unpack_job {
     struct images_store *store;
     const struct oci_manifest *manifest;
     const char *digest;
+    const char *origin; /* the shared store it came from, or NULL */
     uint64_t budget;
     int progress_fd;
     const struct images_pull_opts *opts; /* its progress callback */
@@ -318,6 +319,8 @@ static int write_image_json(struct unpack_job *job, int staging_fd,
         "config_digest", m->config.digest, "layers", layers, "size", (json_int_t)total->bytes,
         "skipped", (json_int_t)total->skipped, "ids_clamped", (json_int_t)total->ids_clamped,
         "created", (json_int_t)time(NULL), "notes", job->notes);
+    if (root != NULL && job->origin != NULL)
+        json_object_set_new(root, "origin", json_string(job->origin));
     _cleanup_free_ char *text = root ? json_dumps(root, JSON_INDENT(2)) : NULL;
     if (text == NULL)
         return nsbox_err_set(err, ENOMEM, "out of memory");
@@ -409,7 +412,7 @@ static int unpack_job_run(void *arg, struct nsbox_err *err)
     return -1;
 }
 
-static bool image_present(struct images_store *store, const char *digest)
+bool store_image_present(struct images_store *store, const char *digest)
 {
     char path[128];
     struct stat st;
@@ -417,22 +420,13 @@ static bool image_present(struct images_store *store, const char *digest)
     return fstatat(store->root_fd, path, &st, AT_SYMLINK_NOFOLLOW) == 0;
 }
 
-int ensure_unpacked(struct images_store *store, const char *digest,
-                    const struct images_pull_opts *opts, struct nsbox_err *err)
+int store_unpack_locked(struct images_store *store, const char *digest, const char *origin,
+                        const struct images_pull_opts *opts, struct nsbox_err *err)
 {
     struct oci_manifest manifest;
     struct oci_image_config config;
-    char lock[96];
 
-    if (image_present(store, digest))
-        return 0;
-    /* Concurrent pulls of one image: the first unpacks, the rest wait and
-     * then find it complete. */
-    snprintf(lock, sizeof(lock), "locks/%s", oci_digest_hex(digest));
-    _cleanup_close_ int lfd = nsbox_lock_at(store->root_fd, lock, LOCK_EX, err);
-    if (lfd < 0)
-        return -1;
-    if (image_present(store, digest))
+    if (store_image_present(store, digest))
         return 0;
     if (load_manifest(store, digest, &manifest, &config, err) < 0)
         return -1;
@@ -441,6 +435,7 @@ int ensure_unpacked(struct images_store *store, const char *digest,
         .store = store,
         .manifest = &manifest,
         .digest = digest,
+        .origin = origin,
         .budget = opts->max_image_bytes ? opts->max_image_bytes : DEFAULT_MAX_IMAGE_BYTES,
         .progress_fd = opts->progress_fd,
         .opts = opts,
@@ -452,9 +447,25 @@ int ensure_unpacked(struct images_store *store, const char *digest,
     return r;
 }
 
+int ensure_unpacked(struct images_store *store, const char *digest,
+                    const struct images_pull_opts *opts, struct nsbox_err *err)
+{
+    char lock[96];
+
+    if (store_image_present(store, digest))
+        return 0;
+    /* Concurrent pulls of one image: the first unpacks, the rest wait and
+     * then find it complete. */
+    snprintf(lock, sizeof(lock), "locks/%s", oci_digest_hex(digest));
+    _cleanup_close_ int lfd = nsbox_lock_at(store->root_fd, lock, LOCK_EX, err);
+    if (lfd < 0)
+        return -1;
+    return store_unpack_locked(store, digest, NULL, opts, err);
+}
+
 /* Shared store lock for the pull; cleans staging first when no one else
  * is in the store. */
-static int lock_store_for_pull(struct images_store *store, struct nsbox_err *err)
+int store_lock_for_pull(struct images_store *store, struct nsbox_err *err)
 {
     int fd = nsbox_lock_at(store->root_fd, "lock", LOCK_EX | LOCK_NB, err);
     if (fd >= 0) {
@@ -516,12 +527,14 @@ int images_pull(struct images_store *store, const char *ref_str,
 
     if (image_ref_parse(ref_str, NULL, &ref, err) < 0)
         return -1;
-    _cleanup_close_ int lock = lock_store_for_pull(store, err);
+    _cleanup_close_ int lock = store_lock_for_pull(store, err);
     int r = lock < 0 ? -1 : fetch(store, &ref, opts, digest, err);
     if (r == 0)
         r = ensure_unpacked(store, digest, opts, err);
     if (r == 0)
         r = update_ref(store, ref.name, digest, err);
+    if (r == 0)
+        store_apply_sharing(store);
     if (r == 0 && out != NULL)
         r = images_lookup(store, ref.name, out, err);
     if (r < 0)

@@ -87,7 +87,11 @@ int images_store_open(struct images_store *store, const char *dir, struct nsbox_
     store->root_fd = fd;
     store->root = TAKE_PTR(root);
     store->rootless = geteuid() != 0;
-    if (store->rootless && nsbox_idmap_for_self(&store->idmap, err) < 0) {
+    /* Root's default store is the one other users' nsbox looks in; another
+     * store of root's is shared only when share-images = true says so. */
+    store->share = !store->rootless && strcmp(store->root, "/var/lib/nsbox") == 0;
+    if ((store->rootless && nsbox_idmap_for_self(&store->idmap, err) < 0) ||
+        store_default_shared(store, err) < 0) {
         images_store_close(store);
         return -1;
     }
@@ -98,6 +102,7 @@ void images_store_close(struct images_store *store)
 {
     if (store->root_fd >= 0)
         close(store->root_fd);
+    store_free_shared(store);
     free(store->root);
     memset(store, 0, sizeof(*store));
     store->root_fd = -1;
@@ -214,7 +219,9 @@ int refs_save(struct images_store *store, const struct ref_table *t, struct nsbo
     _cleanup_free_ char *text = json_dumps(root, JSON_INDENT(2) | JSON_SORT_KEYS);
     if (text == NULL)
         return nsbox_err_set(err, ENOMEM, "out of memory");
-    return nsbox_write_file_atomic(store->root_fd, "refs.json", text, strlen(text), 0600, err);
+    /* Readable by other users when root shares its images (shared.c). */
+    mode_t mode = store->share && !store->rootless ? 0644 : 0600;
+    return nsbox_write_file_atomic(store->root_fd, "refs.json", text, strlen(text), mode, err);
 }
 
 int refs_set(struct ref_table *t, const char *name, const char *digest, struct nsbox_err *err)
@@ -294,6 +301,7 @@ void images_image_free(struct images_image *image)
     nsbox_strvfree(image->names);
     nsbox_strvfree(image->notes);
     free(image->rootfs);
+    free(image->origin);
     oci_config_free(&image->config);
     memset(image, 0, sizeof(*image));
 }
@@ -343,6 +351,11 @@ int image_load(struct images_store *store, const char *digest, struct images_ima
     out->created = (time_t)json_integer_value(json_object_get(root, "created"));
     if (load_notes(json_object_get(root, "notes"), out, err) < 0)
         return -1;
+    const char *origin = json_string_value(json_object_get(root, "origin"));
+    if (origin != NULL && (out->origin = strdup(origin)) == NULL) {
+        images_image_free(out);
+        return nsbox_err_set(err, ENOMEM, "out of memory");
+    }
     if (asprintf(&out->rootfs, "%s/images/%s/rootfs", store->root, oci_digest_hex(digest)) < 0) {
         out->rootfs = NULL;
         return nsbox_err_set(err, ENOMEM, "out of memory");

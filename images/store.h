@@ -23,11 +23,28 @@
 #include "../oci/digest.h"
 #include "../oci/image.h"
 
+#define IMAGES_MAX_SHARED 8
+
 struct images_store {
     char *root;               /* absolute path */
     int root_fd;              /* O_PATH directory fd */
     bool rootless;            /* not running as host root */
     struct nsbox_idmap idmap; /* rootless only: ids files are unpacked with */
+    /* Root only: refs.json and blobs readable by other users, so that their
+     * nsbox can import root's images (images/shared.c). */
+    bool share;
+    /* Read-only stores consulted after this one (absolute paths, owned). */
+    char *shared[IMAGES_MAX_SHARED];
+    size_t n_shared;
+};
+
+/* What the operator configured about stores (config file, --image-store). */
+struct images_store_config {
+    const char *image_stores[IMAGES_MAX_SHARED];
+    size_t n_image_stores;
+    bool image_stores_set; /* false: the default (root's store, for other users) */
+    bool share_set, share; /* share_set false: the default (share root's
+                            * default store /var/lib/nsbox, no other) */
 };
 
 /* Opens (creating it 0700 if needed) the store at dir, or at $NSBOX_STORE,
@@ -35,6 +52,15 @@ struct images_store {
  * ~/.local/share/nsbox) otherwise.  Returns 0 or -1. */
 int images_store_open(struct images_store *store, const char *dir, struct nsbox_err *err);
 void images_store_close(struct images_store *store);
+
+/* Replaces the shared stores and the sharing choice with cfg's.  Returns 0
+ * or -1 (a relative directory, too many). */
+int images_store_configure(struct images_store *store, const struct images_store_config *cfg,
+                           struct nsbox_err *err);
+
+/* The stores an image is looked for in, for messages: "your store DIR and
+ * the shared store DIR2 (not readable)".  Always terminated. */
+void images_store_describe(const struct images_store *store, char *buf, size_t size);
 
 /* The default store directory for this user (malloc'ed), or NULL. */
 char *images_store_default_dir(struct nsbox_err *err);
@@ -70,7 +96,9 @@ struct images_image {
     uint64_t skipped; /* entries skipped while unpacking */
     char **notes;     /* why (the first 50), or NULL */
     time_t created;   /* when it was unpacked */
-    char *rootfs;     /* absolute path of the rootfs */
+    char *rootfs;     /* absolute path of the rootfs; NULL in a shared listing */
+    char *origin;     /* the shared store it was imported from (or, listed by
+                       * images_list_shared, is in), else NULL */
     struct oci_image_config config;
 };
 
@@ -87,14 +115,32 @@ int images_pull(struct images_store *store, const char *ref, const struct images
                 struct images_image *out, struct nsbox_err *err);
 
 /* Looks up a reference, a full digest, or a unique hex prefix of at least
- * 12 digits.  Returns 0, or -1 (err->code ENOENT when not found). */
+ * 12 digits; one only a shared store has is imported first (images_import).
+ * Returns 0, or -1 (err->code ENOENT when not found). */
 int images_lookup(struct images_store *store, const char *name, struct images_image *out,
                   struct nsbox_err *err);
+
+/* As images_lookup, in this store only: never imports. */
+int images_find(struct images_store *store, const char *name, struct images_image *out,
+                struct nsbox_err *err);
 
 /* All complete images, sorted by name.  *out is an array of *n images;
  * free each with images_image_free and the array with free(). */
 int images_list(struct images_store *store, struct images_image **out, size_t *n,
                 struct nsbox_err *err);
+
+/* The images of the shared stores this user can read that this store does
+ * not have yet, one per manifest digest and store, with origin set and size the layers' compressed bytes;
+ * unreadable stores are skipped.  Free as images_list's.  Returns 0 or -1. */
+int images_list_shared(struct images_store *store, struct images_image **out, size_t *n,
+                       struct nsbox_err *err);
+
+/* Copies the image name designates from the first shared store that has it
+ * into this store (blobs verified against their digests, no network), then
+ * unpacks it with this user's id mapping and points every name the shared
+ * store gives it (that this store lacks) at it.  Returns 0, or -1 (code
+ * ENOENT when no shared store has it). */
+int images_import(struct images_store *store, const char *name, struct nsbox_err *err);
 
 /* Points the reference new_name (normalized like any reference) at the
  * image that name (reference or digest prefix) designates.  Returns 0 or

@@ -98,12 +98,24 @@ static int set_image(struct mcp_config *c, const struct opt *o, const char *arg,
     const char *eq = strchr(arg, '=');
     if (eq == NULL || eq == arg || eq[1] == '\0')
         return nsbox_err_set(err, EINVAL, "--image takes LANG=REF");
-    if (c->n_langs == MCP_MAX_LANGS)
-        return nsbox_err_set(err, E2BIG, "at most %d --image", MCP_MAX_LANGS);
     char *lang = strndup(arg, (size_t)(eq - arg)), *ref = strdup(eq + 1);
     if (lang == NULL || ref == NULL) {
         free(lang), free(ref);
         return nsbox_err_set(err, ENOMEM, "out of memory");
+    }
+    /* A later one for the same language (the command line after a
+     * configuration file) replaces the earlier. */
+    for (size_t i = 0; i < c->n_langs; i++) {
+        if (strcmp(c->langs[i].language, lang) == 0) {
+            free(lang);
+            free(c->langs[i].ref);
+            c->langs[i].ref = ref;
+            return 0;
+        }
+    }
+    if (c->n_langs == MCP_MAX_LANGS) {
+        free(lang), free(ref);
+        return nsbox_err_set(err, E2BIG, "at most %d --image", MCP_MAX_LANGS);
     }
     c->langs[c->n_langs++] = (struct mcp_lang){lang, ref};
     return 0;
@@ -131,6 +143,13 @@ static int set_help(struct mcp_config *c, const struct opt *o, const char *arg,
                     struct nsbox_err *err)
 {
     c->help = true;
+    return 0;
+}
+
+static int set_print(struct mcp_config *c, const struct opt *o, const char *arg,
+                     struct nsbox_err *err)
+{
+    c->print_config = true;
     return 0;
 }
 
@@ -184,6 +203,10 @@ static const struct opt opts[] = {
     /* Lets tests (tests/load) see a silent connection closed without
      * waiting the documented 60 s. */
     {"idle-timeout", "S", NULL, set_number, FIELD(idle_timeout_s), true, NUM_SECONDS},
+    {"print-config", NULL,
+     "print the settings in effect (configuration files and options) as a [serve] section, and "
+     "exit",
+     set_print, 0, false, NUM_NONE},
     {"help", NULL, "this text", set_help, 0, false, NUM_NONE},
 };
 #define N_OPTS (sizeof(opts) / sizeof(opts[0]))
@@ -238,6 +261,68 @@ int mcp_config_parse(struct mcp_config *c, int argc, char **argv, struct nsbox_e
                              "--token-file, --allow-host and --session-timeout "
                              "go with --http");
     return 0;
+}
+
+int mcp_config_set(struct mcp_config *c, const char *name, const char *value, struct nsbox_err *err)
+{
+    for (size_t i = 0; i < N_OPTS; i++) {
+        if (strcmp(opts[i].name, name) != 0)
+            continue;
+        if (opts[i].arg == NULL)
+            return nsbox_err_set(err, EINVAL, "%s is a command-line option only", name);
+        return opts[i].set(c, &opts[i], value, err);
+    }
+    return nsbox_err_set(err, EINVAL, "unknown key (the keys are `nsbox serve --help`'s options)");
+}
+
+/* One option's value as a configuration file would set it. */
+static void print_opt(FILE *f, const struct mcp_config *c, const struct opt *o)
+{
+    if (o->set == set_number) {
+        switch (o->num) {
+        case NUM_MB:
+            fprintf(f, "%s = %llu\n", o->name, (unsigned long long)*AT(c, o, uint64_t));
+            break;
+        case NUM_U32:
+            fprintf(f, "%s = %u\n", o->name, *AT(c, o, uint32_t));
+            break;
+        case NUM_SIZE:
+        case NUM_COUNT:
+            fprintf(f, "%s = %zu\n", o->name, *AT(c, o, size_t));
+            break;
+        case NUM_DOUBLE:
+            fprintf(f, "%s = %g\n", o->name, *AT(c, o, double));
+            break;
+        case NUM_SECONDS:
+            if (*AT(c, o, unsigned) > 0)
+                fprintf(f, "%s = %u\n", o->name, *AT(c, o, unsigned));
+            break;
+        case NUM_NONE:
+            break;
+        }
+    } else if (o->set == set_string) {
+        if (*AT(c, o, const char *) != NULL)
+            fprintf(f, "%s = %s\n", o->name, *AT(c, o, const char *));
+    } else if (o->set == set_limits) {
+        fprintf(f, "limits = %s\n", c->mode == NSBOX_LIMITS_BEST_EFFORT ? "best-effort" : "strict");
+    } else if (o->set == set_image) {
+        for (size_t i = 0; i < c->n_langs; i++)
+            fprintf(f, "image = %s=%s\n", c->langs[i].language, c->langs[i].ref);
+    } else if (o->set == set_host_dir) {
+        for (size_t i = 0; i < c->n_host_dirs; i++)
+            fprintf(f, "allow-host-dir = %s\n", c->host_dirs[i]);
+    } else if (o->set == set_allow_host) {
+        for (size_t i = 0; i < c->n_allowed_hosts; i++)
+            fprintf(f, "allow-host = %s\n", c->allowed_hosts[i]);
+    }
+}
+
+void mcp_config_print(FILE *f, const struct mcp_config *c)
+{
+    fprintf(f, "[serve]\n");
+    for (size_t i = 0; i < N_OPTS; i++)
+        if (!opts[i].hidden && opts[i].arg != NULL)
+            print_opt(f, c, &opts[i]);
 }
 
 void mcp_config_usage(FILE *f)

@@ -32,6 +32,7 @@ struct mcp_config {
     size_t n_allowed_hosts;
     unsigned session_timeout_s, idle_timeout_s;
     bool help;
+    bool print_config; /* --print-config */
 };
 
 /* The defaults (and NSBOX_LIMITS=best-effort from the environment). */
@@ -40,6 +41,16 @@ void mcp_config_init(struct mcp_config *c);
 /* Parses `serve`'s options (argv[0] is "serve").  Returns 0 (c->help set
  * for --help), or -1 with err naming the option: a usage error. */
 int mcp_config_parse(struct mcp_config *c, int argc, char **argv, struct nsbox_err *err);
+
+/* Sets the option called name (a long option without "--", as a
+ * configuration file's [serve] section names it) to value, exactly as the
+ * command line would; value must outlive c.  Returns 0, or -1 (unknown,
+ * command-line only, or a bad value). */
+int mcp_config_set(struct mcp_config *c, const char *name, const char *value,
+                   struct nsbox_err *err);
+
+/* Writes the settings c holds as a [serve] section (--print-config). */
+void mcp_config_print(FILE *f, const struct mcp_config *c);
 
 /* The option list, generated from the table, for --help. */
 void mcp_config_usage(FILE *f);

@@ -13,6 +13,7 @@
 #include "../server.h"
 #include "args.h"
 #include "changes.h"
+#include "languages.h"
 #include "tools.h"
 
 static json_t *result_record(const struct nsbox_exec_result *r)
@@ -233,6 +234,29 @@ static int exec_in(struct mcp_session *s, struct mcp_call *call, struct mcp_sand
     return 0;
 }
 
+/* An image only a shared store has is imported before its sandbox is made
+ * (images/shared.c: seconds, once): said once, as a log message and to a
+ * client that asked for progress, so the wait is not a silent one. */
+static void announce_import(struct mcp_session *s, struct mcp_call *call, const char *image)
+{
+    struct images_image im;
+    struct nsbox_err ignored;
+
+    if (s->cfg->boxes.store.n_shared == 0)
+        return;
+    if (images_find(&s->cfg->boxes.store, image, &im, &ignored) == 0) {
+        images_image_free(&im);
+        return;
+    }
+    mcp_session_log(s, "info", "importing %s from a shared image store (first use)", image);
+    if (call->progress_token != NULL)
+        s->send(s, jsonrpc_notification(
+                       "notifications/progress",
+                       json_pack("{s:O,s:i,s:s}", "progressToken", call->progress_token, "progress",
+                                 0, "message",
+                                 "importing the image from a shared image store (first use)")));
+}
+
 static int run(struct mcp_session *s, struct mcp_call *call, const struct mcp_run_args *rq,
                struct mcp_result *out, struct nsbox_err *err)
 {
@@ -249,15 +273,16 @@ static int run(struct mcp_session *s, struct mcp_call *call, const struct mcp_ru
     }
     const char *image = mcp_image_for_language(s, rq->language);
     if (image == NULL)
-        return nsbox_err_set(err, ENOENT, "no image serves language \"%s\" (see list_languages)",
-                             rq->language);
+        return mcp_no_image(&s->cfg->boxes.store, rq->language, err);
     /* The spare fits when the call asks for the default limits: it was
      * made with them, its disk's size too. */
     bool defaults = !rq->limits.has_memory && !rq->limits.has_cpus && !rq->limits.has_pids &&
                     l->disk_mb == s->cfg->defaults.disk_mb;
     struct mcp_sandbox *m = defaults ? mcp_pool_take(s->cfg, image) : NULL;
-    if (m == NULL)
+    if (m == NULL) {
+        announce_import(s, call, image);
         m = mcp_sandbox_new(s, image, l, NULL, NULL, NULL, true, err);
+    }
     if (m == NULL)
         return -1;
     int r = exec_in(s, call, m, rq, l->timeout_s, out, err);

@@ -1,6 +1,7 @@
 /* The languages table (see languages.h). */
 #include "languages.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -56,4 +57,18 @@ size_t mcp_languages_text(char *buf, size_t size, const char *last_sep)
         k++;
     }
     return len;
+}
+
+int mcp_no_image(const struct images_store *store, const char *language, struct nsbox_err *err)
+{
+    char where[768];
+    /* The set-up as root is the usual fix (docs/store.md, "Shared image
+     * stores"). */
+    images_store_describe(store, where, sizeof(where));
+    return nsbox_err_set(err, ENOENT,
+                         "no image serves language \"%s\" (looked in %s).  To fix: run `sudo "
+                         "make default-image` in the nsbox checkout (root's store is shared "
+                         "with every user), or `nsbox pull REF` an image labelled "
+                         "sandbox.language=%s, or start the server with --image %s=REF",
+                         language, where, language, language);
 }

@@ -5,6 +5,9 @@
 
 #include <stddef.h>
 
+#include "../../common/err.h"
+#include "../../images/store.h"
+
 /* What execute_code runs, and sandbox_create picks an image for, when the
  * call names no language. */
 #define MCP_LANGUAGE_DEFAULT "python"
@@ -32,5 +35,9 @@ const struct mcp_language *mcp_language_find(const char *name);
  * ", ", ") before the last one, into buf (always terminated).  Returns the
  * length it needed, as snprintf. */
 size_t mcp_languages_text(char *buf, size_t size, const char *last_sep);
+
+/* Sets err (ENOENT) to "no image serves LANGUAGE", naming every store
+ * looked in and the commands that fix it.  Returns -1. */
+int mcp_no_image(const struct images_store *store, const char *language, struct nsbox_err *err);
 
 #endif

@@ -20,7 +20,9 @@ static bool store_has(struct mcp_session *s, const char *ref)
 {
     struct images_image image;
     struct nsbox_err ignored;
-    if (images_lookup(&s->cfg->boxes.store, ref, &image, &ignored) < 0)
+    /* The user's own images first: a shared store's default image is found
+     * (and imported) by its label, after the own store's labelled ones. */
+    if (images_find(&s->cfg->boxes.store, ref, &image, &ignored) < 0)
         return false;
     images_image_free(&image);
     return true;
@@ -76,8 +78,7 @@ MCP_TOOL_FN(sandbox_create)
         return -1;
     const char *image = a.image ? a.image : mcp_image_for_language(s, a.language);
     if (image == NULL)
-        return nsbox_err_set(err, ENOENT, "no image for language \"%s\" (see list_languages)",
-                             a.language);
+        return mcp_no_image(&s->cfg->boxes.store, a.language, err);
     struct mcp_sandbox *m = mcp_sandbox_new(s, image, &a.limits.limits, a.env, a.workdir,
                                             a.workspace, false, err);
     if (m == NULL)
@@ -149,6 +150,21 @@ static json_t *language_entry(json_t *name, const char *image, const char *diges
                      "description", l ? l->description : NULL);
 }
 
+/* One entry per language each image's label lists; frees v. */
+static void append_languages(json_t *langs, struct images_image *v, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        _cleanup_json_ json_t *own = languages_of(&v[i]);
+        json_t *l;
+        size_t k;
+        json_array_foreach (own, k, l)
+            json_array_append_new(
+                langs, language_entry(l, v[i].names[0] ? v[i].names[0] : v[i].digest, v[i].digest));
+        images_image_free(&v[i]);
+    }
+    free(v);
+}
+
 MCP_TOOL_FN(list_languages)
 {
     struct images_image *v;
@@ -162,16 +178,11 @@ MCP_TOOL_FN(list_languages)
         json_array_append_new(langs, language_entry(name, s->cfg->langs[i].ref, NULL));
     }
     list_store(s, &v, &n);
-    for (size_t i = 0; i < n; i++) {
-        _cleanup_json_ json_t *own = languages_of(&v[i]);
-        json_t *l;
-        size_t k;
-        json_array_foreach (own, k, l)
-            json_array_append_new(
-                langs, language_entry(l, v[i].names[0] ? v[i].names[0] : v[i].digest, v[i].digest));
-        images_image_free(&v[i]);
-    }
-    free(v);
+    append_languages(langs, v, n);
+    /* Images a shared store has (imported on first use) serve too. */
+    struct nsbox_err ignored;
+    if (images_list_shared(&s->cfg->boxes.store, &v, &n, &ignored) == 0)
+        append_languages(langs, v, n);
     (void)call;
     out->structured = json_pack("{s:o}", "languages", langs);
     return 0;
