@@ -179,7 +179,7 @@ if cmp -s "$T/before" "$T/after"; then pass shared_store_never_written; else fai
 
 # The CLI sees it too, as the user's own image; rmi and prune empty the
 # user's store as after a pull, and root's is untouched.
-if as_user "$H" "$T/nsbox" images 2>&1 | grep -q "$IMG"; then pass images_lists_imported; else fail images_lists_imported "$(as_user "$H" "$T/nsbox" images 2>&1 | tr '\n' ' ')"; fi
+if as_user "$H" "$T/nsbox" images --names 2>&1 | grep -qx "$IMG"; then pass images_lists_imported; else fail images_lists_imported "$(as_user "$H" "$T/nsbox" images 2>&1 | tr '\n' ' ')"; fi
 names=$(python3 -c 'import json,sys; print(" ".join(json.load(open(sys.argv[1]))["refs"]))' "$OWN/refs.json")
 # shellcheck disable=SC2086
 check own_store_rmi as_user "$H" "$T/nsbox" --image-store "" rmi $names
