@@ -178,7 +178,7 @@ if [ -x /usr/local/bin/hog-dyn ]; then
 	fi
 fi
 if [ -x /usr/local/bin/nsbox ]; then
-	if out=$(nsbox --help 2>&1) && echo "$out" | grep -q '^usage: nsbox'; then
+	if out=$(nsbox --help 2>&1) && echo "$out" | grep -qi '^usage: nsbox'; then
 		pass nsbox-runs
 	else
 		fail nsbox-runs "$(echo "$out" | one_line)"
