@@ -71,19 +71,6 @@ static bool contents_only(const char *p)
     return n >= 2 && strcmp(p + n - 2, "/.") == 0;
 }
 
-/* A component a listing may give: never "", "." or "..". */
-static bool rel_ok(const char *rel)
-{
-    for (const char *p = rel;;) {
-        size_t n = strcspn(p, "/");
-        if (n == 0 || (n == 1 && p[0] == '.') || (n == 2 && p[0] == '.' && p[1] == '.'))
-            return false;
-        if (p[n] == '\0')
-            return true;
-        p += n + 1;
-    }
-}
-
 /* ---- the sandbox side ---- */
 
 struct sb_stat {
@@ -370,7 +357,7 @@ static int get_tree(struct cp *c, const char *src, int top, const char *host)
         const struct nsbox_file_entry *e = &l.v[i];
         snprintf(s, sizeof(s), "%s/%s", src, e->path);
         snprintf(h, sizeof(h), "%s/%s", host, e->path);
-        if (e->name_not_utf8 || !rel_ok(e->path) ||
+        if (e->name_not_utf8 || !nsbox_path_plain_relative(e->path) ||
             (e->type != NSBOX_FILE_REGULAR && e->type != NSBOX_FILE_DIRECTORY)) {
             nsbox_warn("skipped %s: a %s", s,
                        e->name_not_utf8 ? "name that is not UTF-8" : nsbox_file_type_name(e->type));

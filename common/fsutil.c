@@ -210,3 +210,15 @@ int nsbox_lock_at(int dirfd, const char *name, int operation, struct nsbox_err *
     }
     return TAKE_FD(fd);
 }
+
+bool nsbox_path_plain_relative(const char *p)
+{
+    for (;;) {
+        size_t n = strcspn(p, "/");
+        if (n == 0 || (n == 1 && p[0] == '.') || (n == 2 && p[0] == '.' && p[1] == '.'))
+            return false;
+        if (p[n] == '\0')
+            return true;
+        p += n + 1;
+    }
+}

@@ -4,6 +4,7 @@
 #define NSBOX_FSUTIL_H
 
 #include <dirent.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <sys/types.h>
 
@@ -45,5 +46,10 @@ int nsbox_write_file_replace(int dirfd, const char *name, const void *data, size
  * operation (LOCK_SH / LOCK_EX, optionally | LOCK_NB).  Returns the fd that
  * holds the lock, or -1 (errno EWOULDBLOCK when LOCK_NB found it taken). */
 int nsbox_lock_at(int dirfd, const char *name, int operation, struct nsbox_err *err);
+
+/* Whether p is a relative path of plain components: no leading '/', and no
+ * empty, "." or ".." component (a listing's entries, joined to the listed
+ * directory, must stay in it). */
+bool nsbox_path_plain_relative(const char *p);
 
 #endif

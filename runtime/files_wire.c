@@ -1,6 +1,7 @@
 /* The file operations' wire: the client's parsers (pure, for the unit
  * tests and fuzzers) and the UTF-8 checks both ends share. */
 #include "../common/utf8.h"
+#include "../common/fsutil.h"
 #include "files_wire.h"
 
 #include <errno.h>
@@ -63,21 +64,6 @@ static bool take_num(const char **p, int base, long long lo, long long *v)
     return true;
 }
 
-/* Whether p is relative to the listed directory, as the builtin joins
- * names: no leading '/', and no empty, "." or ".." component.  A listing
- * must not show entries of another directory ("../../etc/shadow"). */
-static bool relative(const char *p)
-{
-    for (;;) {
-        size_t n = strcspn(p, "/");
-        if (n == 0 || (n == 1 && p[0] == '.') || (n == 2 && p[0] == '.' && p[1] == '.'))
-            return false;
-        if (p[n] == '\0')
-            return true;
-        p += n + 1;
-    }
-}
-
 /* One record, len bytes without its NUL.  Returns 0 or -1. */
 static int parse_entry(const char *rec, size_t len, struct nsbox_file_entry *e)
 {
@@ -88,7 +74,8 @@ static int parse_entry(const char *rec, size_t len, struct nsbox_file_entry *e)
         !take_num(&p, 10, 0, &flags) || flags > 1)
         return -1;
     size_t plen = len - (size_t)(p - rec);
-    if (plen == 0 || plen >= 2 * PATH_MAX || !nsbox_files_utf8_valid(p, plen) || !relative(p))
+    if (plen == 0 || plen >= 2 * PATH_MAX || !nsbox_files_utf8_valid(p, plen) ||
+        !nsbox_path_plain_relative(p))
         return -1;
     *e = (struct nsbox_file_entry){.path = strndup(p, plen),
                                    .type = (enum nsbox_file_type)type,
