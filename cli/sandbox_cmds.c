@@ -35,7 +35,7 @@ struct run_opts {
     bool json;
     bool help;
     bool interactive, tty;
-    bool disk_given;     /* --disk, --workspace or --workspace-size: not for exec */
+    bool sandbox_only;   /* an option of the sandbox (limits, layout, profile): not for exec */
     const char *profile; /* --seccomp-profile FILE */
     enum nsbox_limits_mode mode;
     /* -v HOST:SANDBOX[:OPTS]: parsed in copies of the arguments (specs) */
@@ -148,21 +148,23 @@ static const char *parse_run_option(struct run_opts *o, int c, const char *arg)
     char *end;
     switch (c) {
     case OPT_MEMORY:
+        o->sandbox_only = true;
         return cli_parse_size(arg, &o->spec.limits.memory_bytes) < 0 ? "bad --memory" : NULL;
     case OPT_TMP:
+        o->sandbox_only = true;
         return cli_parse_size(arg, &o->spec.tmp_bytes) < 0 ? "bad --tmp-size" : NULL;
     case OPT_DISK:
-        o->disk_given = true;
+        o->sandbox_only = true;
         return parse_size_or_unlimited(arg, &o->spec.disk_bytes) < 0
                    ? "bad --disk (a size such as 512m or 2g, or unlimited)"
                    : NULL;
     case OPT_WORKSPACE_SIZE:
-        o->disk_given = true;
+        o->sandbox_only = true;
         return parse_size_or_unlimited(arg, &o->spec.workspace_bytes) < 0
                    ? "bad --workspace-size (a size such as 512m or 2g, or unlimited)"
                    : NULL;
     case OPT_WORKSPACE:
-        o->disk_given = true;
+        o->sandbox_only = true;
         o->spec.workspace = arg;
         return box_workspace_name_ok(arg) ? NULL
                                           : "--workspace takes a name: 1-64 of a-z 0-9 . _ -, "
@@ -171,6 +173,7 @@ static const char *parse_run_option(struct run_opts *o, int c, const char *arg)
         o->help = true;
         return NULL;
     case OPT_CPUS: {
+        o->sandbox_only = true;
         double cpus = strtod(arg, &end);
         if (*end != '\0' || cpus <= 0 || cpus > 1024)
             return "bad --cpus (e.g. 0.5)";
@@ -178,6 +181,7 @@ static const char *parse_run_option(struct run_opts *o, int c, const char *arg)
         return NULL;
     }
     case OPT_PIDS:
+        o->sandbox_only = true;
         v = strtoull(arg, &end, 10);
         if (*end != '\0' || v < 2 || v > 1u << 22)
             return "bad --pids (at least 2: init and a command)";
@@ -202,6 +206,7 @@ static const char *parse_run_option(struct run_opts *o, int c, const char *arg)
         o->tty = true;
         return NULL;
     case OPT_PROFILE:
+        o->sandbox_only = true;
         o->profile = arg;
         return NULL;
     case OPT_USER:
@@ -447,9 +452,10 @@ int cmd_exec(struct cli_globals *g, int argc, char **argv)
     int r = parse_common("exec", argc, argv, &o);
     if (r != 0)
         return r < 0 ? 0 : r;
-    if (o.disk_given || o.n_volumes > 0)
-        return cli_usage_error("exec", "--disk, --workspace, --workspace-size and -v are the "
-                                       "sandbox's, set by run or create");
+    if (o.sandbox_only || o.n_volumes > 0)
+        return cli_usage_error("exec", "--memory, --cpus, --pids, --tmp-size, --disk, "
+                                       "--workspace, --workspace-size, --seccomp-profile and -v "
+                                       "are the sandbox's, set by run or create");
     if (optind + 1 >= argc)
         return cli_usage_error("exec", "usage: nsbox exec [OPTIONS] ID -- CMD...");
     const char *id = argv[optind++];
