@@ -375,6 +375,10 @@ int cli_next_option(const struct cli_command *cmd, int argc, char **argv, const 
                 shorts[ns++] = ':';
         }
     }
+    if (cmd->options[n].name != NULL) { /* the table outgrew longs: a build error, in effect */
+        fprintf(stderr, "nsbox %s: internal error: more than 31 options\n", cmd->name);
+        return -1;
+    }
     longs[n] = (struct option){0};
     shorts[ns] = '\0';
     int c = getopt_long(argc, argv, shorts, longs, NULL);

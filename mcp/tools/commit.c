@@ -105,12 +105,6 @@ static int commit_locked(struct mcp_session *s, struct mcp_sandbox *m, const cha
     return box_commit(&m->box, ref, message, digest, err);
 }
 
-bool mcp_tool_offered(const struct mcp_server *cfg, const struct mcp_tool *t)
-{
-    return !((t->needs & MCP_NEEDS_HOST_DIRS) && cfg->n_host_dirs == 0) &&
-           !((t->needs & MCP_NEEDS_COMMITS) && cfg->max_commits == 0);
-}
-
 MCP_TOOL_FN(sandbox_commit)
 {
     struct mcp_commit_args a;

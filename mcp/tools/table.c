@@ -161,3 +161,9 @@ const struct mcp_tool mcp_tools[] = {
 };
 
 const size_t mcp_n_tools = sizeof(mcp_tools) / sizeof(mcp_tools[0]);
+
+bool mcp_tool_offered(const struct mcp_server *cfg, const struct mcp_tool *t)
+{
+    return !((t->needs & MCP_NEEDS_HOST_DIRS) && cfg->n_host_dirs == 0) &&
+           !((t->needs & MCP_NEEDS_COMMITS) && cfg->max_commits == 0);
+}
