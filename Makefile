@@ -25,7 +25,7 @@ NSBOX_CFLAGS := -std=gnu11 -Wall -Wextra -Werror -Wshadow -Wformat=2 \
 NSBOX_LDFLAGS := -pie -Wl,-z,relro,-z,now -pthread
 LDLIBS   += $(PKG_LIBS)
 
-LIB_SRCS := $(wildcard common/*.c oci/*.c images/*.c runtime/*.c boxes/*.c)
+LIB_SRCS := $(wildcard common/*.c oci/*.c images/*.c runtime/*.c runtime/egress/*.c boxes/*.c)
 CLI_SRCS := $(wildcard cli/*.c mcp/*.c mcp/tools/*.c mcp/http/*.c mcp/interp/*.c)
 CLI_ASM  := cli/profile.S
 UNIT_SRCS := $(wildcard tests/unit/*.c)
@@ -142,7 +142,7 @@ deps:
 # nothing; it lists each file that would change, with how many of its lines,
 # and fails if there is any (details: clang-format --dry-run FILE).
 CLANG_FORMAT ?= clang-format
-FORMAT_SRCS := $(LIB_SRCS) $(CLI_SRCS) $(UNIT_SRCS) $(wildcard */*.h mcp/*/*.h tests/unit/*.h)
+FORMAT_SRCS := $(LIB_SRCS) $(CLI_SRCS) $(UNIT_SRCS) $(wildcard */*.h mcp/*/*.h runtime/egress/*.h tests/unit/*.h)
 
 format:
 	$(CLANG_FORMAT) -i --style=file $(FORMAT_SRCS)

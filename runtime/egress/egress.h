@@ -1,0 +1,54 @@
+/* A sandbox's network: closed, or open to an allow-list through nsbox's
+ * broker (docs/network.md).
+ *
+ * Contract: every sandbox's network namespace holds only `lo`, with
+ * `local default` routes (v4 and v6) so that a connect to any address
+ * lands in that namespace; /etc/resolv.conf names 127.0.0.1.  Closed (the
+ * default), nothing listens there: every connect is refused, every DNS
+ * query unanswered.  nsbox_sandbox_net_set with rules asks the sandbox's
+ * init for listeners on the rules' ports (TCP, v4 and v6) and on DNS
+ * (127.0.0.1:53, UDP and TCP), made inside the sandbox's namespace and
+ * passed out over the control socket, and hands them to the sandbox's
+ * broker: a process of nsbox's own in the host's network namespace
+ * (started then, ending with the sandbox) that answers DNS with fake
+ * addresses, checks name, port, TLS SNI and HTTP Host, resolves names
+ * itself, vets the addresses and relays.  Setting no rules closes every
+ * listener and every open connection before returning: the sandbox is
+ * sealed again.  What the sandbox tried is kept by the broker (bounded)
+ * and read with nsbox_sandbox_net_audit. */
+#ifndef NSBOX_RUNTIME_EGRESS_H
+#define NSBOX_RUNTIME_EGRESS_H
+
+#include <stdint.h>
+
+#include "../../common/err.h"
+#include "../sandbox.h"
+#include "rules.h"
+
+struct json_t;
+
+/* Puts p in force for sb (NULL or empty: seal).  Returns once the broker
+ * has it (connections it no longer allows are closed).  Returns 0, or -1
+ * with err (and the sandbox sealed). */
+int nsbox_sandbox_net_set(struct nsbox_sandbox *sb, const struct egress_policy *p,
+                          struct nsbox_err *err);
+
+/* What the sandbox tried since *cursor (0: since it started), as a JSON
+ * array of {"host", "port", "verdict": "allowed"|"refused", "reason"
+ * (refused only), "bytes_out", "bytes_in", "connections"}, one entry per
+ * (host, port, verdict), at most 64 (then one {"host": "...", "verdict":
+ * "truncated"}); a DNS question refused is {host, "port": 53, ...}.
+ * *cursor is advanced.  A sandbox that never had rules: an empty array.
+ * Returns a new reference, or NULL with err. */
+struct json_t *nsbox_sandbox_net_audit(struct nsbox_sandbox *sb, uint64_t *cursor,
+                                       struct nsbox_err *err);
+
+/* For main(): when argv asks for the broker (argv[1] is
+ * NSBOX_EGRESS_BROKER_ARG), runs it and never returns; otherwise returns.
+ * The broker is /proc/self/exe started so, so every program linking the
+ * runtime calls this first. */
+void nsbox_egress_main_hook(int argc, char **argv);
+
+#define NSBOX_EGRESS_BROKER_ARG "__nsbox-egress-broker"
+
+#endif

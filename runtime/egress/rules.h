@@ -1,0 +1,85 @@
+/* Egress rules: what a sandbox may reach (docs/network.md).
+ *
+ * Contract: pure parsing and matching, no I/O, no allocation but the
+ * policy's array.  A rule's text is one of
+ *   NAME[:PORT[,PORT...]]        pypi.org, pypi.org:443
+ *   *.SUFFIX[:PORT...]           *.githubusercontent.com: any name below
+ *                                SUFFIX (not SUFFIX itself)
+ *   IP:PORT                      127.0.0.1:3141, [::1]:3141: that one
+ *                                service of the host, at the same address
+ *                                inside the sandbox (operator only)
+ *   NAME=IP:PORT                 devpi.test=127.0.0.1:3141: NAME:PORT in
+ *                                the sandbox reaches IP:PORT (operator only)
+ *   pypi | npm | debian | github a preset, expanded to its name rules
+ * Ports default to 80 and 443.  Names are lower-cased, a trailing dot
+ * dropped; an IP literal is never a NAME.  A name rule's addresses are
+ * resolved by the broker and must be public (vet.h) unless the rule has
+ * allow_private (set only for rules the operator wrote as a mirror URL). */
+#ifndef NSBOX_EGRESS_RULES_H
+#define NSBOX_EGRESS_RULES_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/socket.h>
+
+#include "../../common/err.h"
+
+#define EGRESS_NAME_MAX 253
+#define EGRESS_MAX_PORTS 8
+#define EGRESS_MAX_RULES 64
+
+enum egress_rule_kind {
+    EGRESS_RULE_NAME,     /* host name, resolved by the broker */
+    EGRESS_RULE_WILDCARD, /* any name ending in "." + host */
+    EGRESS_RULE_ADDR,     /* an address of the host's, same inside */
+    EGRESS_RULE_MAPPED,   /* host name inside -> addr outside */
+};
+
+struct egress_rule {
+    enum egress_rule_kind kind;
+    char host[EGRESS_NAME_MAX + 1]; /* NAME, MAPPED: the name; WILDCARD: the suffix */
+    uint16_t ports[EGRESS_MAX_PORTS];
+    size_t n_ports;
+    struct sockaddr_storage addr; /* ADDR, MAPPED: where to connect (port in ports[0]) */
+    socklen_t addr_len;
+    bool allow_private; /* a NAME rule may resolve to a private address */
+    bool operator_only; /* ADDR and MAPPED: never from a model's request */
+};
+
+struct egress_policy {
+    struct egress_rule rules[EGRESS_MAX_RULES];
+    size_t n;
+};
+
+/* Parses text (one rule or a preset) and appends its rules to p.  Returns
+ * 0, or -1 with err quoting text and saying what is wrong (unknown preset,
+ * bad port, IP literal without a port, too many rules...). */
+int egress_policy_add(struct egress_policy *p, const char *text, struct nsbox_err *err);
+
+/* The rule as text that egress_policy_add parses back to the same rule
+ * (canonical: lower-case, ports listed, brackets around v6). */
+void egress_rule_format(const struct egress_rule *r, char *buf, size_t size);
+
+/* Whether every (name, port) that r allows is allowed by some rule of
+ * ceiling.  On false, why (may be NULL) says which part is outside. */
+bool egress_rule_within(const struct egress_policy *ceiling, const struct egress_rule *r,
+                        char *why, size_t why_size);
+
+/* The rule of p that allows name (lower-case, no trailing dot) on port,
+ * or NULL.  port 0: any port (a DNS question). */
+const struct egress_rule *egress_policy_match_name(const struct egress_policy *p, const char *name,
+                                                   uint16_t port);
+
+/* The ADDR rule of p for this destination (address and port), or NULL. */
+const struct egress_rule *egress_policy_match_addr(const struct egress_policy *p,
+                                                   const struct sockaddr *sa);
+
+/* Every distinct port p allows, sorted, into ports (up to max); returns
+ * how many. */
+size_t egress_policy_ports(const struct egress_policy *p, uint16_t *ports, size_t max);
+
+/* The policy as one comma-separated line of egress_rule_format texts. */
+void egress_policy_format(const struct egress_policy *p, char *buf, size_t size);
+
+#endif
