@@ -7,12 +7,15 @@
 #include <libmnl/libmnl.h>
 #include <linux/rtnetlink.h>
 #include <net/if.h>
+#include <poll.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <time.h>
 
 #include "../common/cleanup.h"
 #include "../common/fsutil.h"
+#include "internal.h"
+#include "proto.h"
 
 /* Sends one request built in buf and waits for its acknowledgement, so
  * that a failure is reported, not assumed. */
@@ -123,4 +126,67 @@ int nsbox_net_write_etc(const char *state_dir, const char *hostname, struct nsbo
         nsbox_write_file_replace(dfd, NSBOX_NET_HOSTS, hosts, (size_t)n, 0644, err) < 0)
         return -1;
     return 0;
+}
+
+/* ---- the host side: listeners from init (internal.h) ---- */
+
+static void close_all(int *fds, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        close(fds[i]);
+}
+
+/* Collects the listeners init sends (NSBOX_MSG_LISTENER, in order) until
+ * its closing status.  Returns how many came, or -1 with err. */
+static ssize_t collect_listeners(int c, int *fds_out, size_t want, struct nsbox_err *err)
+{
+    union {
+        struct nsbox_msg_listener l;
+        struct nsbox_msg_status s;
+    } m;
+    size_t got = 0;
+
+    for (;;) {
+        int fds[3];
+        struct pollfd pfd = {.fd = c, .events = POLLIN};
+        if (poll(&pfd, 1, 10000) != 1) {
+            close_all(fds_out, got);
+            return nsbox_err_set(err, ETIMEDOUT, "the sandbox's init did not answer");
+        }
+        ssize_t n = nsbox_proto_recv(c, &m, sizeof(m), fds, err);
+        if (n >= (ssize_t)sizeof(m.l) && m.l.type == NSBOX_MSG_LISTENER && m.l.index == got &&
+            got < want && fds[0] >= 0) {
+            fds_out[got++] = fds[0];
+            fds[0] = -1;
+        }
+        for (int i = 0; i < 3; i++)
+            if (fds[i] >= 0)
+                close(fds[i]);
+        if (n == (ssize_t)sizeof(m.s) && m.s.type == NSBOX_MSG_ERROR) {
+            m.s.err[sizeof(m.s.err) - 1] = '\0';
+            if (m.s.err_code == 0 && got == want)
+                return (ssize_t)got;
+            close_all(fds_out, got);
+            return nsbox_err_set(err, m.s.err_code ? m.s.err_code : EPROTO, "%s",
+                                 m.s.err[0] ? m.s.err : "init sent too few listeners");
+        }
+        if (n <= 0) {
+            close_all(fds_out, got);
+            return n < 0 ? -1 : nsbox_err_set(err, EPIPE, "the sandbox's init went away");
+        }
+    }
+}
+
+int nsbox_sandbox_net_listen(struct nsbox_sandbox *sb, const uint16_t *ports, size_t n,
+                             int *fds_out, struct nsbox_err *err)
+{
+    struct nsbox_msg_listen m = {.type = NSBOX_MSG_LISTEN, .n_ports = (uint32_t)n, .dns = 1};
+
+    if (n > NSBOX_LISTEN_MAX_PORTS)
+        return nsbox_err_set(err, EINVAL, "at most %d ports", NSBOX_LISTEN_MAX_PORTS);
+    memcpy(m.ports, ports, n * sizeof(*ports));
+    _cleanup_close_ int c = nsbox_sandbox_attach(sb, err);
+    if (c < 0 || nsbox_proto_send(c, &m, sizeof(m), NULL, 0, err) < 0)
+        return -1;
+    return collect_listeners(c, fds_out, n + 2, err) < 0 ? -1 : 0;
 }
