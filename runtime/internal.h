@@ -2,6 +2,7 @@
 #ifndef NSBOX_RUNTIME_INTERNAL_H
 #define NSBOX_RUNTIME_INTERNAL_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -28,12 +29,12 @@ int nsbox_exec_send(int ctl, uint64_t id, const struct nsbox_exec_opts *o, const
 int nsbox_sandbox_attach(struct nsbox_sandbox *sb, struct nsbox_err *err);
 
 /* Asks sb's init for listeners in the sandbox's network namespace: TCP
- * [::]:PORT (v4 and v6) for each of the n ports, then UDP and TCP
- * 127.0.0.1:53 (init.c; it alone may bind below 1024).  fds_out gets
- * n + 2 fds in that order (nonblocking, CLOEXEC; the caller owns them).
+ * [::]:PORT (v4 and v6) for each of the n ports, then, with dns, UDP and
+ * TCP 127.0.0.1:53 (init.c; it alone may bind below 1024).  fds_out gets
+ * n (+ 2) fds in that order (nonblocking, CLOEXEC; the caller owns them).
  * Returns 0, or -1 with err (a port in use inside the sandbox named) and
  * no fd open. */
-int nsbox_sandbox_net_listen(struct nsbox_sandbox *sb, const uint16_t *ports, size_t n,
+int nsbox_sandbox_net_listen(struct nsbox_sandbox *sb, const uint16_t *ports, size_t n, bool dns,
                              int *fds_out, struct nsbox_err *err);
 
 /* A random, nonzero exec id. */

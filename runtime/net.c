@@ -177,10 +177,10 @@ static ssize_t collect_listeners(int c, int *fds_out, size_t want, struct nsbox_
     }
 }
 
-int nsbox_sandbox_net_listen(struct nsbox_sandbox *sb, const uint16_t *ports, size_t n,
+int nsbox_sandbox_net_listen(struct nsbox_sandbox *sb, const uint16_t *ports, size_t n, bool dns,
                              int *fds_out, struct nsbox_err *err)
 {
-    struct nsbox_msg_listen m = {.type = NSBOX_MSG_LISTEN, .n_ports = (uint32_t)n, .dns = 1};
+    struct nsbox_msg_listen m = {.type = NSBOX_MSG_LISTEN, .n_ports = (uint32_t)n, .dns = dns};
 
     if (n > NSBOX_LISTEN_MAX_PORTS)
         return nsbox_err_set(err, EINVAL, "at most %d ports", NSBOX_LISTEN_MAX_PORTS);
@@ -188,5 +188,5 @@ int nsbox_sandbox_net_listen(struct nsbox_sandbox *sb, const uint16_t *ports, si
     _cleanup_close_ int c = nsbox_sandbox_attach(sb, err);
     if (c < 0 || nsbox_proto_send(c, &m, sizeof(m), NULL, 0, err) < 0)
         return -1;
-    return collect_listeners(c, fds_out, n + 2, err) < 0 ? -1 : 0;
+    return collect_listeners(c, fds_out, n + (dns ? 2 : 0), err) < 0 ? -1 : 0;
 }
