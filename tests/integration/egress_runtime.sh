@@ -26,6 +26,16 @@ free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",
 P1=$(free_port)
 P2=$(free_port)
 P3=$(free_port)
+P4=$(free_port)
+# A TLS service (self-signed; the clients below do not verify): the broker
+# checks the ClientHello's server name, it terminates nothing.
+openssl req -x509 -newkey rsa:2048 -nodes -subj /CN=tls.example -days 1 \
+	-keyout "$T/key.pem" -out "$T/cert.pem" >/dev/null 2>&1
+python3 -c 'import http.server as h, ssl, sys
+ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER); ctx.load_cert_chain(sys.argv[2], sys.argv[3])
+s = h.ThreadingHTTPServer(("127.0.0.1", int(sys.argv[1])), h.SimpleHTTPRequestHandler)
+s.socket = ctx.wrap_socket(s.socket, server_side=True); s.serve_forever()' "$P4" "$T/cert.pem" "$T/key.pem" >/dev/null 2>&1 &
+srv3=$!
 python3 -m http.server --bind 127.0.0.1 "$P1" --directory "$T" >/dev/null 2>&1 &
 srv1=$!
 # HTTP/1.1, keep-alive: a second request on one connection reaches it.
@@ -34,8 +44,8 @@ h.SimpleHTTPRequestHandler.protocol_version = "HTTP/1.1"
 h.ThreadingHTTPServer(("127.0.0.1", int(sys.argv[1])), h.SimpleHTTPRequestHandler).serve_forever()' "$P2" >/dev/null 2>&1) &
 srv2=$!
 stop_servers() {
-	kill "$srv1" "$srv2" 2>/dev/null
-	wait "$srv1" "$srv2" 2>/dev/null
+	kill "$srv1" "$srv2" "$srv3" 2>/dev/null
+	wait "$srv1" "$srv2" "$srv3" 2>/dev/null
 	rm -rf "$T"
 }
 trap stop_servers EXIT
@@ -48,7 +58,11 @@ done
 as_user() { runuser -u nsboxtest -- env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/home/nsboxtest NSBOX_LIMITS=best-effort "$@"; }
 
 # py CODE: python3 -c CODE in the sandbox; its stdout.
-py() { $RUN "$T/nsbox" --store "$STORE" exec "$ID" -- python3 -c "$1" 2>&1; }
+py() {
+	local code=$1
+	shift
+	$RUN "$T/nsbox" --store "$STORE" exec "$ID" -- python3 -c "$code" "$@" 2>&1
+}
 netctl() { $RUN "$T/netctl" "$STORE/sandboxes" "$ID" "$@"; }
 
 # expect NAME WANT GOT: GOT contains WANT.
@@ -138,6 +152,18 @@ while b'</html>' not in d: d += s.recv(65536)
 s.sendall(b'GET / HTTP/1.1\r\nHost: evil.example\r\n\r\n')
 print(s.recv(300))")
 	expect "$m/keepalive_second_request_checked" "403" "$out"
+
+	# -- TLS: the ClientHello's server name must be the name ----------------
+	out=$(netctl set "test.example=127.0.0.1:$P2" "tls.example=127.0.0.1:$P4" 2>&1) && pass "$m/set_two_rules" || fail "$m/set_two_rules" "$out"
+	TLS="import socket, ssl, sys
+ctx = ssl.create_default_context(); ctx.check_hostname = False; ctx.verify_mode = ssl.CERT_NONE
+try:
+    s = ctx.wrap_socket(socket.create_connection(('tls.example', $P4), timeout=5), server_hostname=sys.argv[1])
+    s.sendall(b'GET / HTTP/1.0\r\nHost: tls.example\r\n\r\n'); print('tls', s.recv(12))
+except OSError as e: print('tls error', e)"
+	expect "$m/tls_sni_allowed" "tls b'HTTP/1.0 200'" "$(py "$TLS" tls.example)"
+	expect "$m/tls_other_sni_reset" "tls error" "$($RUN "$T/nsbox" --store "$STORE" exec "$ID" -- python3 -c "$TLS" evil.example 2>&1)"
+	expect "$m/http_still_allowed_beside_tls" "status 200" "$(get test.example "$P2")"
 
 	# -- sealing again closes what is open ----------------------------------
 	$RUN "$T/nsbox" --store "$STORE" exec "$ID" -- python3 -c "import socket, time
