@@ -251,6 +251,14 @@ static int parse_mapped(const char *text, const char *eq, struct egress_rule *r,
     return parse_addr_port(text, eq + 1, r, err);
 }
 
+static const struct preset *find_preset(const char *text, size_t n)
+{
+    for (size_t i = 0; i < sizeof(presets) / sizeof(presets[0]); i++)
+        if (strlen(presets[i].name) == n && strncasecmp(presets[i].name, text, n) == 0)
+            return &presets[i];
+    return NULL;
+}
+
 /* NAME[:PORTS] or *.SUFFIX[:PORTS] */
 static int parse_name_rule(const char *text, struct egress_rule *r, struct nsbox_err *err)
 {
@@ -270,6 +278,12 @@ static int parse_name_rule(const char *text, struct egress_rule *r, struct nsbox
     size_t n = colon ? (size_t)(colon - s) : strlen(s);
     if (parse_name(text, s, n, r->host, err) < 0)
         return -1;
+    /* "pypi." would be the host pypi, whose canonical text is the preset. */
+    if (r->kind == EGRESS_RULE_NAME && find_preset(r->host, strlen(r->host)))
+        return nsbox_err_set(
+            err, 0,
+            "network rule '%s': '%s' is a preset, not a host name (write it alone, without a port or dot)",
+            text, r->host);
     if (!colon) {
         set_default_ports(r);
         return 0;
@@ -322,14 +336,6 @@ static int add_preset(struct egress_policy *p, const struct preset *ps, struct n
         set_default_ports(r);
     }
     return 0;
-}
-
-static const struct preset *find_preset(const char *text, size_t n)
-{
-    for (size_t i = 0; i < sizeof(presets) / sizeof(presets[0]); i++)
-        if (strlen(presets[i].name) == n && strncasecmp(presets[i].name, text, n) == 0)
-            return &presets[i];
-    return NULL;
 }
 
 int egress_policy_add(struct egress_policy *p, const char *text, struct nsbox_err *err)

@@ -99,6 +99,8 @@ static void test_presets(void)
     for (size_t i = 0; i < p.n; i++)
         CHECK(p.rules[i].kind == EGRESS_RULE_NAME && !p.rules[i].operator_only);
     expect_error("pypi:443", "preset takes no port");
+    expect_error("PyPI.", "is a preset");
+    expect_error("npm.:443", "is a preset");
 }
 
 static void test_errors(void)
