@@ -526,10 +526,16 @@ size_t egress_policy_ports(const struct egress_policy *p, uint16_t *ports, size_
 
 /* Whether c allows (r's names, port): a name or mapping of the same name,
  * or a wildcard above it; a wildcard covers a wildcard at or below its
- * suffix; addresses and mappings need the same rule. */
+ * suffix; addresses and mappings need the same rule.  A mapping covers a
+ * name rule for its name and port: the name is all the sandbox sees. */
 static bool covers(const struct egress_rule *c, const struct egress_rule *r, uint16_t port)
 {
     if (!has_port(c, port))
+        return false;
+    /* A rule that may resolve to private addresses reaches more than one
+     * that may not: only a ceiling that allows that, or pins the address,
+     * covers it. */
+    if (r->allow_private && !c->allow_private && c->kind != EGRESS_RULE_MAPPED)
         return false;
     switch (r->kind) {
     case EGRESS_RULE_NAME:
@@ -563,8 +569,9 @@ bool egress_rule_within(const struct egress_policy *ceiling, const struct egress
             char text[RULE_TEXT_MAX];
             egress_rule_format(r, text, sizeof(text));
             if (r->kind == EGRESS_RULE_NAME || r->kind == EGRESS_RULE_WILDCARD)
-                snprintf(why, why_size, "%s%s port %u is not allowed by the operator",
-                         r->kind == EGRESS_RULE_WILDCARD ? "*." : "", r->host, r->ports[j]);
+                snprintf(why, why_size, "%s%s port %u%s is not allowed by the operator",
+                         r->kind == EGRESS_RULE_WILDCARD ? "*." : "", r->host, r->ports[j],
+                         r->allow_private ? " (with private addresses)" : "");
             else
                 snprintf(why, why_size, "%s is not allowed by the operator", text);
         }
