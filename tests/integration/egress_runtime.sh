@@ -12,9 +12,12 @@ SUITE=egress_runtime
 "$ROOT/tests/setup-users.sh"
 
 LIBS=$(pkg-config --libs jansson libarchive libcrypto libseccomp libcap libmnl zlib libzstd inih)
+# The library beside the nsbox under test (build-asan/ under run-asan.sh).
+SAN= NCC=cc
+[ -n "${NSBOX_ASAN:-}" ] && SAN="-fsanitize=address,undefined -fno-sanitize-recover=undefined" NCC=clang
 # shellcheck disable=SC2086
-cc -std=gnu11 -D_GNU_SOURCE -O1 -g -Wall -Wextra -Werror -pthread -o "$T/netctl" \
-	"$ROOT/tests/egress/netctl.c" "$ROOT/build/libnsbox.a" $LIBS || {
+$NCC -std=gnu11 -D_GNU_SOURCE -O1 -g -Wall -Wextra -Werror -pthread $SAN -o "$T/netctl" \
+	"$ROOT/tests/egress/netctl.c" "$(dirname "$NSBOX")/libnsbox.a" $LIBS || {
 	fail setup "cannot build tests/egress/netctl.c"
 	finish
 }
@@ -186,6 +189,21 @@ print('sum', hashlib.sha256(d.split(b'\r\n\r\n', 1)[1]).hexdigest())")
 	expect "$m/tls_bulk_intact" "sum $BIG_SUM" "$out"
 	expect "$m/tls_other_sni_reset" "tls error" "$($RUN "$T/nsbox" --store "$STORE" exec "$ID" -- python3 -c "$TLS" evil.example 2>&1)"
 	expect "$m/http_still_allowed_beside_tls" "status 200" "$(get test.example "$P2")"
+
+	# -- ports below 1024: init makes them (CAP_NET_BIND_SERVICE), the
+	# sandbox's code cannot ----------------------------------------------------
+	out=$(netctl set example.com 2>&1) && pass "$m/set_name_rule_ports_80_443" || fail "$m/set_name_rule_ports_80_443" "$out"
+	out=$(py "import socket; a = socket.getaddrinfo('example.com', 80, socket.AF_INET)[0][4][0]; print(a)
+for p in (80, 443):
+    s = socket.socket(); s.settimeout(5); s.connect((a, p)); print('port', p, 'listening')")
+	expect "$m/low_port_80_listens" "port 80 listening" "$out"
+	expect "$m/low_port_443_listens" "port 443 listening" "$out"
+	out=$(py "import socket
+s = socket.socket(socket.AF_INET6)
+try: s.bind(('::', 81)); print('bound')
+except OSError as e: print('errno', e.errno)")
+	expect "$m/sandbox_cannot_bind_low_port" "errno 13" "$out"
+	out=$(netctl set "test.example=127.0.0.1:$P2" 2>&1) && pass "$m/set_back_to_mapped" || fail "$m/set_back_to_mapped" "$out"
 
 	# -- sealing again closes what is open ----------------------------------
 	$RUN "$T/nsbox" --store "$STORE" exec "$ID" -- python3 -c "import socket, time
