@@ -203,7 +203,30 @@ s = socket.socket(socket.AF_INET6)
 try: s.bind(('::', 81)); print('bound')
 except OSError as e: print('errno', e.errno)")
 	expect "$m/sandbox_cannot_bind_low_port" "errno 13" "$out"
+
+	# -- a name rule resolved by the broker: private addresses refused ------
+	# This host's own name resolves (its /etc/hosts) to loopback.
+	local me
+	me=$(hostname)
+	out=$(netctl set "$me:$P2" 2>&1) && pass "$m/set_host_name_rule" || fail "$m/set_host_name_rule" "$out"
+	out=$(py "import socket
+a = socket.getaddrinfo('$me', $P2, socket.AF_INET)[0][4][0]; print('fake', a)
+s = socket.create_connection((a, $P2), timeout=5)
+s.sendall(b'GET / HTTP/1.1\r\nHost: $me\r\n\r\n')
+try: print('got', s.recv(100))
+except OSError as e: print('errno', e.errno)")
+	expect "$m/name_rule_gets_fake_address" "fake 198.18." "$out"
+	expect "$m/name_rule_private_address_reset" "errno 104" "$out"
+	expect "$m/name_rule_private_address_audited" "not a public address" "$(netctl audit 2>&1)"
+
+	# -- nothing sent: refused after 10 s -----------------------------------
 	out=$(netctl set "test.example=127.0.0.1:$P2" 2>&1) && pass "$m/set_back_to_mapped" || fail "$m/set_back_to_mapped" "$out"
+	out=$(py "import socket, time
+s = socket.create_connection(('test.example', $P2), timeout=20); t = time.time()
+try: r = ('got', s.recv(100))
+except OSError as e: r = ('errno', e.errno)
+print(*r, 'after 10 s' if 9 <= time.time() - t <= 13 else 'after %.1f s' % (time.time() - t))")
+	expect "$m/silent_connection_reset_after_10s" "errno 104 after 10 s" "$out"
 
 	# -- sealing again closes what is open ----------------------------------
 	$RUN "$T/nsbox" --store "$STORE" exec "$ID" -- python3 -c "import socket, time
