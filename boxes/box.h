@@ -50,6 +50,8 @@ struct box_policy {
 
 extern const struct box_policy box_defaults;
 
+struct egress_policy;
+
 struct box_ctx_opts {
     const char *store_dir;                       /* NULL: the default store (images_store_open) */
     const struct images_store_config *store_cfg; /* NULL: the default shared stores */
@@ -141,6 +143,9 @@ struct box_spec {
      * after binds.  Not part of the record either. */
     const struct nsbox_bind *volumes;
     size_t n_volumes;
+    /* The egress allow-list (boxes/net.h), borrowed: NULL or empty, the
+     * box is sealed.  Checked against a ceiling by the caller. */
+    const struct egress_policy *net;
 };
 
 /* Parses a volume "HOST:SANDBOX[:OPTS]" in place (spec is cut at its
@@ -200,6 +205,13 @@ struct box {
      * stored and loaded atomically, as ws's are. */
     struct nsbox_disk_usage disk;
     struct box_workspace_budget ws;
+    /* The network (boxes/net.h): the policy in force (owned; NULL:
+     * sealed), whether it ever had rules (then every command's result
+     * carries its audit), and where the last audit read up to. */
+    struct egress_policy *net;
+    bool net_ever;
+    uint64_t net_cursor;
+    bool recorded; /* has a box.json (detached): box_net_set rewrites it */
 };
 
 /* Looks up (or, with spec->pull, pulls) the image, leases it, merges env,
@@ -211,7 +223,8 @@ struct box {
 int box_create(struct box_ctx *ctx, const struct box_spec *spec, struct box *box,
                struct nsbox_err *err);
 
-/* Connects to the running sandbox id and reads its record.  Returns 0, or
+/* Connects to the running sandbox id and reads its record (with its
+ * network: box_net_take_audit reports from now on).  Returns 0, or
  * -1 (ESRCH: not running; ENOENT: not made by box_create with detach). */
 int box_open(struct box_ctx *ctx, const char *id, struct box *box, struct nsbox_err *err);
 

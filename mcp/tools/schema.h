@@ -19,7 +19,8 @@ enum mcp_arg_type {
     MCP_ARG_INTEGER, /* JSON Schema's: 3 and 3.0 alike (within 2^53 for a real) */
     MCP_ARG_NUMBER,
     MCP_ARG_BOOLEAN,
-    MCP_ARG_STRING_MAP, /* an object whose values are strings (env) */
+    MCP_ARG_STRING_MAP,  /* an object whose values are strings (env) */
+    MCP_ARG_STRING_LIST, /* an array of non-empty strings (network); max_len: most items */
 };
 
 /* Flags of a field. */
@@ -40,7 +41,9 @@ struct mcp_arg {
     const char *const *choices; /* a string's enum: NULL-terminated, or NULL */
     bool has_min, has_max;      /* numbers: the schema's minimum and maximum */
     double min, max;
-    size_t max_len;        /* strings: most bytes (not in the schema), 0: any */
+    /* strings: most bytes (not in the schema); lists: most items
+     * (maxItems); 0: any */
+    size_t max_len;
     const char *long_hint; /* added to the error when longer than max_len */
 };
 
