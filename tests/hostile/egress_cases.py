@@ -1,0 +1,1263 @@
+#!/usr/bin/env python3
+"""The egress allow-list under attack (docs/network.md, issue #14): every
+bypass of `nsbox run --net RULE` that the threat model names, as root and
+rootless (the rootless user of tests/setup-users.sh), through the CLI.
+
+Each case runs one sandbox of the test image (the python fixture plus a
+layer with this file, the static probe and a test CA in the system trust
+store) with some rules, runs a list of probes inside (this file again:
+`python3 egress_cases.py inside STEPS_JSON`, one JSON line per probe), and
+asserts:
+  - the exact failure of every forbidden attempt (ECONNREFUSED, a closed
+    connection before any upstream byte, NXDOMAIN, EPERM...),
+  - the allowed control attempts in the same sandbox worked (so a refusal
+    is the broker's decision, not a broken setup),
+  - the host side saw nothing it should not: every server below logs each
+    connection (and each HTTP head, TLS server name, DNS question), and a
+    case fails when one it does not allow was touched,
+  - the result's `network` audit names the refused attempt.
+
+Host side (all on 127.0.0.1 / ::1, ports chosen free at start):
+  web     HTTP/1.1 upstream of the name rule web.test=127.0.0.1:PORT
+  tls     TLS upstream (cert for tls.test and other.test, made here by
+          openssl with a test CA) of tls.test=127.0.0.1:PORT
+  addr    a service reached by the operator's 127.0.0.1:PORT rule
+  canary  TCP 127.0.0.1 and ::1, UDP 127.0.0.1, an abstract and a
+          filesystem unix socket: nothing may ever reach them
+  dns     (root runs) a DNS server on 127.0.0.77:53 that the broker's own
+          resolver is pointed at (unshare -m, bind-mounted resolv.conf): it
+          must never see a name the sandbox asked about but was refused.
+
+Environment: NSBOX, NSBOX_RL, STORE, STORE_RL, WORK (a scratch directory
+readable by the rootless user), ROOTLESS_USER (nsboxtest), PROBE (the
+static probe, optional), ONLY (regex over egress/FRONT/CASE).  Run as
+root.  Prints PASS/FAIL lines (suite hostile); exits 1 on any failure.
+Invoked by tests/hostile/run.sh after hostile.py."""
+import base64
+import ctypes
+import errno
+import json
+import os
+import re
+import socket
+import ssl
+import struct
+import subprocess
+import sys
+import threading
+import time
+
+MARK = "nsbox-egress-upstream-7f3a"   # only the real upstreams send this
+IMAGE_PATH = "/usr/local/lib/nsbox-egress/egress_cases.py"
+
+
+# =============================================================================
+# Inside the sandbox: the probes.  stdlib only (the fixture's Debian python).
+# =============================================================================
+
+def _errname(e):
+    if isinstance(e, socket.timeout):
+        return "timeout"
+    if isinstance(e, socket.gaierror):
+        return {socket.EAI_NONAME: "EAI_NONAME", getattr(socket, "EAI_NODATA", -5): "EAI_NODATA",
+                socket.EAI_AGAIN: "EAI_AGAIN", socket.EAI_FAIL: "EAI_FAIL"}.get(e.errno, f"EAI_{e.errno}")
+    if isinstance(e, ssl.SSLError):
+        return "SSL:" + (e.reason or str(e))[:80]
+    if isinstance(e, OSError) and e.errno:
+        return errno.errorcode.get(e.errno, str(e.errno))
+    return type(e).__name__
+
+
+def _family(host):
+    return socket.AF_INET6 if ":" in host else socket.AF_INET
+
+
+def _connect(host, port, timeout):
+    if re.fullmatch(r"[0-9.]+|[0-9a-fA-F:]+", host):
+        s = socket.socket(_family(host), socket.SOCK_STREAM)
+        s.settimeout(timeout)
+        s.connect((host, port))
+    else:
+        s = socket.create_connection((host, port), timeout=timeout)
+    s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    return s
+
+
+def _read_all(s, limit=1 << 16):
+    got, end = b"", "eof"
+    try:
+        while len(got) < limit:
+            b = s.recv(65536)
+            if not b:
+                break
+            got += b
+    except OSError as e:
+        end = _errname(e)
+    return got, end
+
+
+def p_resolve(st):
+    try:
+        infos = socket.getaddrinfo(st["name"], st.get("port", 80), socket.AF_UNSPEC, socket.SOCK_STREAM)
+        return {"addrs": sorted({i[4][0] for i in infos})}
+    except OSError as e:
+        return {"error": _errname(e)}
+
+
+QTYPES = {"A": 1, "AAAA": 28, "TXT": 16, "MX": 15, "HTTPS": 65, "ANY": 255}
+
+
+def dns_query(name, qtype, qid=0x1234):
+    q = struct.pack(">HHHHHH", qid, 0x0100, 1, 0, 0, 0)
+    for label in name.rstrip(".").split("."):
+        q += bytes([len(label)]) + label.encode()
+    return q + b"\0" + struct.pack(">HH", QTYPES.get(qtype, 1), 1)
+
+
+def dns_parse(r):
+    """(qid, rcode, [(type, ttl, rdata-as-text)]) of a reply."""
+    qid, flags, qd, an = struct.unpack(">HHHH", r[:8])
+    i = 12
+    for _ in range(qd):
+        while r[i]:
+            i += 1 + r[i] if r[i] < 0xc0 else 1
+            if r[i - 1] >= 0xc0:
+                break
+        i += 1 + 4
+    answers = []
+    for _ in range(an):
+        if r[i] >= 0xc0:
+            i += 2
+        else:
+            while r[i]:
+                i += 1 + r[i]
+            i += 1
+        t, _, ttl, ln = struct.unpack(">HHIH", r[i:i + 10])
+        data = r[i + 10:i + 10 + ln]
+        answers.append((t, ttl, socket.inet_ntoa(data) if t == 1 and ln == 4 else data.hex()))
+        i += 10 + ln
+    return qid, flags & 0xf, answers
+
+
+def p_dns(st):
+    q = dns_query(st["name"], st.get("qtype", "A"))
+    server = (st.get("server", "127.0.0.1"), st.get("port", 53))
+    try:
+        if st.get("tcp"):
+            s = socket.create_connection(server, timeout=3)
+            s.sendall(struct.pack(">H", len(q)) + q)
+            ln = struct.unpack(">H", s.recv(2))[0]
+            r = b""
+            while len(r) < ln:
+                b = s.recv(ln - len(r))
+                if not b:
+                    break
+                r += b
+        else:
+            s = socket.socket(_family(server[0]), socket.SOCK_DGRAM)
+            s.settimeout(3)
+            s.connect(server)
+            s.send(q)
+            r = s.recv(4096)
+        qid, rcode, answers = dns_parse(r)
+        return {"rcode": rcode, "answers": [a[2] for a in answers if a[0] == 1],
+                "ttls": [a[1] for a in answers], "n_answers": len(answers), "qid_ok": qid == 0x1234}
+    except Exception as e:  # noqa: BLE001
+        return {"error": _errname(e)}
+
+
+def p_tcp(st):
+    """Connects, sends each piece (latin-1 text) with delay between them,
+    then reads until the end: {"connect", "recv", "end"}."""
+    try:
+        s = _connect(st["host"], st["port"], st.get("timeout", 5))
+    except OSError as e:
+        return {"connect": _errname(e)}
+    out = {"connect": "ok"}
+    try:
+        for piece in st.get("send", []):
+            s.sendall(piece.encode("latin-1"))
+            time.sleep(st.get("delay", 0))
+        if st.get("shut"):
+            s.shutdown(socket.SHUT_WR)
+    except OSError as e:
+        out["send"] = _errname(e)
+    got, out["end"] = _read_all(s)
+    out["recv"] = got[:3000].decode("latin-1")
+    out["marker"] = MARK in got.decode("latin-1")
+    s.close()
+    return out
+
+
+def _read_response(s, buf):
+    """One HTTP response from s (buf: bytes already read).  (status or None,
+    body, rest, end)."""
+    end = None
+    while b"\r\n\r\n" not in buf:
+        try:
+            b = s.recv(65536)
+        except OSError as e:
+            return None, buf, b"", _errname(e)
+        if not b:
+            return None, buf, b"", "eof"
+        buf += b
+    head, rest = buf.split(b"\r\n\r\n", 1)
+    m = re.match(rb"HTTP/1\.[01] (\d{3})", head)
+    n = re.search(rb"(?i)\r\ncontent-length:\s*(\d+)", head)
+    n = int(n.group(1)) if n else 0
+    while len(rest) < n:
+        try:
+            b = s.recv(65536)
+        except OSError as e:
+            end = _errname(e)
+            break
+        if not b:
+            end = "eof"
+            break
+        rest += b
+    return (int(m.group(1)) if m else None), head + b"\r\n\r\n" + rest[:n], rest[n:], end
+
+
+def p_http(st):
+    """Requests (raw heads) one after the other on ONE connection:
+    {"connect", "responses": [{"status", "marker"}], "end"}."""
+    try:
+        s = _connect(st["host"], st["port"], st.get("timeout", 5))
+    except OSError as e:
+        return {"connect": _errname(e)}
+    out = {"connect": "ok", "responses": []}
+    buf = b""
+    for req in st["requests"]:
+        try:
+            s.sendall(req.encode("latin-1"))
+        except OSError as e:
+            out["end"] = "send:" + _errname(e)
+            break
+        status, body, buf, end = _read_response(s, buf)
+        text = body.decode("latin-1")
+        out["responses"].append({"status": status, "marker": MARK in text, "text": text[:300]})
+        if end or status is None:
+            out["end"] = end or "eof"
+            break
+    s.close()
+    return out
+
+
+def _records(hello, size):
+    """hello (one TLS handshake record) re-framed into records of size bytes."""
+    ctype, ver, ln = hello[0], hello[1:3], struct.unpack(">H", hello[3:5])[0]
+    body, rest = hello[5:5 + ln], hello[5 + ln:]
+    out = [bytes([ctype]) + ver + struct.pack(">H", len(body[i:i + size])) + body[i:i + size]
+           for i in range(0, len(body), size)]
+    return out + ([rest] if rest else [])
+
+
+def p_tls(st):
+    """A TLS client (the image's trust store) through a memory BIO, so that
+    the ClientHello can be sent as is, byte by byte ("bytes") or re-framed in
+    16-byte records ("records"); then GET / with Host = sni.
+    {"connect", "handshake": "ok"|error, "status", "marker"}."""
+    ctx = ssl.create_default_context()
+    if st.get("noverify"):
+        ctx.check_hostname, ctx.verify_mode = False, ssl.CERT_NONE
+    sni = st.get("sni")
+    try:
+        s = _connect(st["host"], st["port"], st.get("timeout", 8))
+    except OSError as e:
+        return {"connect": _errname(e)}
+    inc, outb = ssl.MemoryBIO(), ssl.MemoryBIO()
+    obj = ctx.wrap_bio(inc, outb, server_hostname=sni)
+    res = {"connect": "ok"}
+    first = True
+
+    def flush():
+        nonlocal first
+        data = outb.read()
+        if not data:
+            return
+        if first and st.get("split") == "bytes":
+            for i in range(len(data)):
+                s.sendall(data[i:i + 1])
+                time.sleep(0.002)
+        elif first and st.get("split") == "records":
+            for rec in _records(data, 16):
+                s.sendall(rec)
+                time.sleep(0.005)
+        else:
+            s.sendall(data)
+        first = False
+
+    def pump():
+        flush()
+        b = s.recv(65536)
+        if not b:
+            raise ConnectionAbortedError(errno.ECONNABORTED, "eof")
+        inc.write(b)
+
+    try:
+        while True:
+            try:
+                obj.do_handshake()
+                break
+            except ssl.SSLWantReadError:
+                pump()
+        flush()
+        res["handshake"] = "ok"
+    except ConnectionAbortedError:
+        res["handshake"] = "eof"
+        return res
+    except Exception as e:  # noqa: BLE001
+        res["handshake"] = _errname(e)
+        return res
+    host = st.get("host_header", sni)
+    obj.write(f"GET / HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\n\r\n".encode())
+    body = b""
+    try:
+        while True:
+            try:
+                b = obj.read(65536)
+                if not b:
+                    break
+                body += b
+            except ssl.SSLWantReadError:
+                pump()
+    except Exception as e:  # noqa: BLE001
+        res["end"] = _errname(e)
+    text = body.decode("latin-1")
+    m = re.match(r"HTTP/1\.[01] (\d{3})", text)
+    res["status"] = int(m.group(1)) if m else None
+    res["marker"] = MARK in text
+    return res
+
+
+def p_udp(st):
+    host = st["host"]
+    s = socket.socket(_family(host), socket.SOCK_DGRAM)
+    s.settimeout(st.get("timeout", 1.5))
+    try:
+        s.connect((host, st["port"]))
+        # QUIC-like: a long-header Initial packet's first bytes
+        s.send(bytes.fromhex("c300000001") + b"\0" * 1195 if st.get("quic") else b"nsbox-udp-probe")
+        s.recv(4096)
+        return {"result": "answered"}
+    except OSError as e:
+        return {"result": _errname(e)}
+
+
+def p_socket(st):
+    fam = getattr(socket, st["family"])
+    typ = getattr(socket, st["type"])
+    try:
+        socket.socket(fam, typ, st.get("proto", 0)).close()
+        return {"result": "ok"}
+    except OSError as e:
+        return {"result": _errname(e)}
+
+
+def _nl_talk(proto, msgs):
+    """Sends netlink messages (bytes), returns the errno names of the acks."""
+    try:
+        s = socket.socket(socket.AF_NETLINK, socket.SOCK_RAW, proto)
+    except OSError as e:
+        return {"socket": _errname(e)}
+    s.settimeout(2)
+    s.bind((0, 0))
+    s.send(b"".join(msgs))
+    acks = []
+    try:
+        while len(acks) < len(msgs):
+            data = s.recv(65536)
+            i = 0
+            while i + 16 <= len(data):
+                ln, typ = struct.unpack("=IH", data[i:i + 6])
+                if typ == 2:  # NLMSG_ERROR
+                    code = struct.unpack("=i", data[i + 16:i + 20])[0]
+                    acks.append("ok" if code == 0 else errno.errorcode.get(-code, str(code)))
+                i += (ln + 3) & ~3
+                if ln == 0:
+                    break
+    except OSError as e:
+        acks.append(_errname(e))
+    return {"socket": "ok", "acks": acks}
+
+
+def _rta(t, data):
+    ln = 4 + len(data)
+    return struct.pack("=HH", ln, t) + data + b"\0" * ((4 - ln % 4) % 4)
+
+
+def _nlmsg(typ, flags, seq, payload):
+    return struct.pack("=IHHII", 16 + len(payload), typ, flags, seq, 0) + payload
+
+
+def p_netlink_route(st):
+    """RTM_NEWROUTE 10.9.9.9/32 dev lo, RTM_DELROUTE of the local default
+    route (the capture), RTM_NEWLINK of a dummy: each acked with an errno."""
+    req, ack, create, excl = 1, 4, 0x400, 0x200
+    add = struct.pack("=BBBBBBBBI", socket.AF_INET, 32, 0, 0, 254, 3, 0, 1, 0) + \
+        _rta(1, socket.inet_aton("10.9.9.9")) + _rta(4, struct.pack("=i", 1))
+    dele = struct.pack("=BBBBBBBBI", socket.AF_INET, 0, 0, 0, 255, 0, 254, 2, 0) + _rta(4, struct.pack("=i", 1))
+    dele6 = struct.pack("=BBBBBBBBI", socket.AF_INET6, 0, 0, 0, 255, 0, 254, 2, 0) + _rta(4, struct.pack("=i", 1))
+    link = struct.pack("=BxHiII", 0, 0, 0, 0, 0) + _rta(3, b"nsx0\0") + _rta(18, _rta(1, b"dummy\0"))
+    return _nl_talk(0, [_nlmsg(24, req | ack | create | excl, 1, add), _nlmsg(25, req | ack, 2, dele),
+                        _nlmsg(25, req | ack, 3, dele6), _nlmsg(16, req | ack | create | excl, 4, link)])
+
+
+def p_nft(st):
+    """An nf_tables batch (begin, new table, end) on NETLINK_NETFILTER."""
+    nfgen = lambda fam, res: struct.pack("=BBH", fam, 0, socket.htons(res))  # noqa: E731
+    begin = _nlmsg(0x10, 1 | 4, 1, nfgen(0, 10))
+    table = _nlmsg((10 << 8) | 0, 1 | 4 | 0x400, 2, nfgen(socket.AF_INET, 0) + _rta(1, b"nsbox\0"))
+    end = _nlmsg(0x11, 1 | 4, 3, nfgen(0, 10))
+    return _nl_talk(12, [begin, table, end])
+
+
+def p_unshare(st):
+    libc = ctypes.CDLL(None, use_errno=True)
+    r = libc.unshare(ctypes.c_int(st["flags"]))
+    return {"result": "ok" if r == 0 else errno.errorcode.get(ctypes.get_errno(), "?")}
+
+
+def p_io_uring(st):
+    libc = ctypes.CDLL(None, use_errno=True)
+    params = ctypes.create_string_buffer(120)
+    r = libc.syscall(ctypes.c_long(425), ctypes.c_uint(4), params)  # io_uring_setup
+    return {"result": "ok" if r >= 0 else errno.errorcode.get(ctypes.get_errno(), "?")}
+
+
+def p_unix(st):
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    s.settimeout(2)
+    try:
+        s.connect(st["path"].replace("@", "\0", 1) if st["path"].startswith("@") else st["path"])
+        got, _ = _read_all(s)
+        return {"result": "connected", "recv": got[:200].decode("latin-1")}
+    except OSError as e:
+        return {"result": _errname(e)}
+
+
+def p_find_sockets(st):
+    found = []
+    for top in ("/",):
+        for d, dirs, files in os.walk(top):
+            dirs[:] = [x for x in dirs if os.path.join(d, x) not in ("/proc", "/sys", "/dev")]
+            for f in files:
+                p = os.path.join(d, f)
+                try:
+                    import stat as _st
+                    if _st.S_ISSOCK(os.lstat(p).st_mode):
+                        found.append(p)
+                except OSError:
+                    pass
+    try:
+        with open("/proc/net/unix") as f:
+            abstract = [ln.split()[-1] for ln in f.read().splitlines()[1:] if ln.split()[-1].startswith("@")]
+    except OSError:
+        abstract = ["?"]
+    return {"sockets": found, "abstract": abstract}
+
+
+def p_sleep(st):
+    time.sleep(st["s"])
+    return {}
+
+
+def inside(steps):
+    for st in steps:
+        fn = globals()["p_" + st["do"]]
+        try:
+            r = fn(st)
+        except Exception as e:  # noqa: BLE001
+            r = {"crash": repr(e)[:300]}
+        print(json.dumps(dict(r, id=st["id"])), flush=True)
+
+
+if len(sys.argv) > 2 and sys.argv[1] == "inside":
+    # Only where the test image puts this file: on the host, as root, the
+    # netlink probes would really change the host's routes and tables.
+    if os.path.abspath(__file__) != IMAGE_PATH and not os.environ.get("EGRESS_INSIDE_ANYWHERE"):
+        sys.exit("egress_cases.py inside: only in the test image's sandbox")
+    inside(json.loads(sys.argv[2]))
+    sys.exit(0)
+
+
+# =============================================================================
+# On the host: the servers, every one of them logging what reached it.
+# =============================================================================
+
+EVENTS = []            # (server, detail), in arrival order
+_ev_lock = threading.Lock()
+
+
+def event(server, detail=""):
+    with _ev_lock:
+        EVENTS.append((server, detail))
+
+
+def free_port(family=socket.AF_INET, kind=socket.SOCK_STREAM):
+    """A port free for TCP and UDP on 127.0.0.1 and ::1 right now."""
+    while True:
+        s = socket.socket(family, kind)
+        s.bind(("127.0.0.1" if family == socket.AF_INET else "::1", 0))
+        port = s.getsockname()[1]
+        s.close()
+        ok = True
+        for fam, host in ((socket.AF_INET, "127.0.0.1"), (socket.AF_INET6, "::1")):
+            for k in (socket.SOCK_STREAM, socket.SOCK_DGRAM):
+                t = socket.socket(fam, k)
+                try:
+                    t.bind((host, port))
+                except OSError:
+                    ok = False
+                t.close()
+        if ok:
+            return port
+
+
+def listen(host, port):
+    s = socket.socket(_family(host), socket.SOCK_STREAM)
+    s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    if ":" in host:
+        s.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 1)
+    s.bind((host, port))
+    s.listen(64)
+    return s
+
+
+def serve_forever(lsock, handler):
+    def loop():
+        while True:
+            try:
+                c, peer = lsock.accept()
+            except OSError:
+                return
+            threading.Thread(target=handler, args=(c, peer), daemon=True).start()
+    threading.Thread(target=loop, daemon=True).start()
+
+
+def http_upstream(name):
+    """HTTP/1.1 with keep-alive: logs each request head's method and Host;
+    answers 200 with MARK."""
+    def handle(c, peer):
+        event(name, "connect")
+        buf = b""
+        c.settimeout(10)
+        try:
+            while True:
+                while b"\r\n\r\n" not in buf:
+                    b = c.recv(65536)
+                    if not b:
+                        return
+                    buf += b
+                head, buf = buf.split(b"\r\n\r\n", 1)
+                lines = head.decode("latin-1").split("\r\n")
+                host = next((ln.split(":", 1)[1].strip() for ln in lines[1:] if ln.lower().startswith("host:")), "")
+                event(name, f"request {lines[0].split(' ')[0]} host={host}")
+                body = f"{MARK} {name} {lines[0]}\n".encode()
+                c.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nX-Upstream: " + MARK.encode() +
+                          b"\r\nContent-Length: " + str(len(body)).encode() + b"\r\n\r\n" + body)
+                if any(ln.lower().replace(" ", "") == "connection:close" for ln in lines[1:]):
+                    return
+        except OSError:
+            pass
+        finally:
+            c.close()
+    return handle
+
+
+def tls_upstream(ctx, name):
+    """TLS (the test CA's cert) then HTTP: logs the server name it was asked
+    for and each request."""
+    def handle(c, peer):
+        event(name, "connect")
+        c.settimeout(10)
+        try:
+            t = ctx.wrap_socket(c, server_side=True)
+        except (OSError, ssl.SSLError) as e:
+            event(name, f"handshake failed {e!r}"[:120])
+            c.close()
+            return
+        http_upstream(name)(t, peer)
+    return handle
+
+
+def canary_tcp(name):
+    def handle(c, peer):
+        event(name, f"connect from {peer}")
+        try:
+            c.sendall(b"host canary " + name.encode())
+        except OSError:
+            pass
+        c.close()
+    return handle
+
+
+def start_udp_canary(name, host, port):
+    s = socket.socket(_family(host), socket.SOCK_DGRAM)
+    s.bind((host, port))
+
+    def loop():
+        while True:
+            try:
+                data, peer = s.recvfrom(65536)
+            except OSError:
+                return
+            event(name, f"datagram from {peer}")
+            s.sendto(b"host udp canary", peer)
+    threading.Thread(target=loop, daemon=True).start()
+    return s
+
+
+def start_dns(host, answers):
+    """A DNS server (UDP) that logs every question: the resolver the broker's
+    getaddrinfo is pointed at in the root runs.  answers: name -> IPv4."""
+    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    s.bind((host, 53))
+
+    def loop():
+        while True:
+            try:
+                q, peer = s.recvfrom(4096)
+            except OSError:
+                return
+            try:
+                i, labels = 12, []
+                while q[i]:
+                    labels.append(q[i + 1:i + 1 + q[i]].decode("latin-1"))
+                    i += 1 + q[i]
+                name = ".".join(labels).lower()
+                qtype = struct.unpack(">H", q[i + 1:i + 3])[0]
+            except (IndexError, struct.error):
+                continue
+            event("dns", f"question {name} type {qtype}")
+            ip = answers.get(name)
+            qsec = q[12:i + 5]
+            if ip and qtype == 1:
+                r = q[:2] + struct.pack(">HHHHH", 0x8180, 1, 1, 0, 0) + qsec + \
+                    b"\xc0\x0c" + struct.pack(">HHIH", 1, 1, 0, 4) + socket.inet_aton(ip)
+            else:
+                r = q[:2] + struct.pack(">HHHHH", 0x8180 | (0 if ip else 3), 1, 0, 0, 0) + qsec
+            s.sendto(r, peer)
+    threading.Thread(target=loop, daemon=True).start()
+    return s
+
+
+def make_ca(d):
+    """A test CA and a server cert for tls.test and other.test (openssl).
+    Returns (ca.pem, server.pem, server.key)."""
+    ca_key, ca, key, csr, crt, ext = (os.path.join(d, n) for n in
+                                      ("ca.key", "ca.pem", "server.key", "server.csr", "server.pem", "ext.cnf"))
+    with open(ext, "w") as f:
+        f.write("subjectAltName=DNS:tls.test,DNS:other.test,DNS:web.test\nextendedKeyUsage=serverAuth\n")
+    for cmd in (["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", ca_key, "-out", ca,
+                 "-days", "2", "-subj", "/CN=nsbox egress test CA", "-addext", "basicConstraints=critical,CA:TRUE",
+                 "-addext", "keyUsage=critical,keyCertSign,cRLSign"],
+                ["openssl", "req", "-newkey", "rsa:2048", "-nodes", "-keyout", key, "-out", csr,
+                 "-subj", "/CN=tls.test"],
+                ["openssl", "x509", "-req", "-in", csr, "-CA", ca, "-CAkey", ca_key, "-CAcreateserial",
+                 "-out", crt, "-days", "2", "-extfile", ext]):
+        subprocess.run(cmd, check=True, capture_output=True)
+    return ca, crt, key
+
+
+# =============================================================================
+# The harness.
+# =============================================================================
+
+E = os.environ
+SUITE = "hostile/egress"
+USER = E.get("ROOTLESS_USER", "nsboxtest")
+ONLY = re.compile(E.get("ONLY", ""))
+failures = 0
+P = {}                 # ports: web, tls, addr, canary, udp
+PATHS = {}             # files: hosts, resolv, sock
+
+
+def report(name, ok, why=""):
+    global failures
+    print(f"PASS: {SUITE}/{name}" if ok else f"FAIL: {SUITE}/{name}: {' '.join(str(why).split())[:900]}",
+          flush=True)
+    failures += not ok
+
+
+class Front:
+    """nsbox run as root or as the rootless user."""
+
+    def __init__(self, mode):
+        self.mode = mode
+        self.rootless = mode == "rootless"
+        self.nsbox = E["NSBOX_RL"] if self.rootless else E["NSBOX"]
+        self.store = E["STORE_RL"] if self.rootless else E["STORE"]
+
+    def prefix(self):
+        if self.rootless:
+            return ["runuser", "-u", USER, "--", "env", "-i", "PATH=/usr/bin:/bin", f"HOME=/home/{USER}",
+                    "NSBOX_LIMITS=best-effort"]
+        return []
+
+    def run(self, rules, steps, resolver=False, timeout=90):
+        """Runs the probes steps in a fresh sandbox with --net rules.
+        resolver: nsbox (and so its broker) runs in a mount namespace of its
+        own whose /etc/hosts and /etc/resolv.conf are the test's (names for
+        rebinding, the logging DNS server).  Returns (record, {id: result})."""
+        argv = [self.nsbox, "--store", self.store, "run", "--json", "--timeout", str(timeout - 30)]
+        for r in rules:
+            argv += ["--net", r]
+        argv += [IMAGE, "--", "python3", IMAGE_PATH, "inside", json.dumps(steps)]
+        argv = self.prefix() + argv
+        if resolver:
+            argv = ["unshare", "-m", "--propagation", "private", "--", "sh", "-c",
+                    'mount --bind "$1" /etc/hosts && mount --bind "$2" /etc/resolv.conf && shift 2 && exec "$@"',
+                    "sh", PATHS["hosts"], PATHS["resolv"]] + argv
+        p = subprocess.run(argv, stdin=subprocess.DEVNULL, capture_output=True, timeout=timeout)
+        out, err = p.stdout.decode(errors="replace"), p.stderr.decode(errors="replace")
+        try:
+            rec = json.loads(out)
+        except ValueError:
+            rec = {"nsbox_error": (err or out).strip()[-600:], "rc": p.returncode}
+        got = {}
+        for line in rec.get("stdout", "").splitlines():
+            try:
+                d = json.loads(line)
+                got[d["id"]] = d
+            except (ValueError, KeyError, TypeError):
+                pass
+        return rec, got
+
+
+# Outcome predicates: (name, fn(result) -> bool).
+def refused(r):
+    """connect() itself failed: nothing listens there inside the netns."""
+    return r.get("connect") == "ECONNREFUSED"
+
+
+def closed(r):
+    """Connected (a listener of nsbox's took it), then closed by the broker
+    before any upstream byte: EOF or reset, or at most the broker's own 4xx
+    refusal (never an upstream's answer)."""
+    if r.get("connect") != "ok" or r.get("marker"):
+        return False
+    if "responses" in r:
+        rs = r["responses"]
+        return r.get("end") in ("eof", "ECONNRESET", "EPIPE", "send:EPIPE", "send:ECONNRESET") and \
+            not any(x["marker"] for x in rs) and all((x["status"] or 400) >= 400 for x in rs)
+    if "handshake" in r:
+        return r["handshake"] != "ok" and r["handshake"] != "timeout"
+    return r.get("end") in ("eof", "ECONNRESET") and (r.get("recv", "") == "" or
+                                                      re.match(r"HTTP/1\.[01] 4\d\d", r.get("recv", "")))
+
+
+def closed_or_refused(r):
+    return closed(r) or refused(r)
+
+
+def http_ok(r):
+    rs = r.get("responses", [])
+    return r.get("connect") == "ok" and rs and rs[0]["status"] == 200 and rs[0]["marker"]
+
+
+def tls_ok(r):
+    return r.get("handshake") == "ok" and r.get("status") == 200 and r.get("marker")
+
+
+def errno_is(*names):
+    return lambda r: r.get("result") in names
+
+
+def get(name, host=None, port=None, **extra):
+    """A GET of / with Host: name (on host:port, default name:web)."""
+    return {"do": "http", "host": host or name, "port": port or P["web"],
+            "requests": [f"GET / HTTP/1.1\r\nHost: {name}\r\n\r\n"], **extra}
+
+
+def raw(host, port, *pieces, **extra):
+    return {"do": "tcp", "host": host, "port": port, "send": list(pieces), **extra}
+
+
+def tls(host, sni, port=None, **extra):
+    return {"do": "tls", "host": host, "port": port or P["tls"], "sni": sni, **extra}
+
+
+WEB = lambda: f"web.test={'127.0.0.1'}:{P['web']}"  # noqa: E731
+TLS = lambda: f"tls.test={'127.0.0.1'}:{P['tls']}"  # noqa: E731
+
+
+def in_fake_range(ip):
+    a = socket.inet_aton(ip)
+    return a[0] == 198 and a[1] in (18, 19)
+
+
+def check(front, rules, plan, allowed=(), refused_hosts=(), resolver=False, extra=None):
+    """plan: [(step, predicate, what)].  allowed: {server: max events} the
+    case may touch (every other server: none).  refused_hosts: hosts the
+    audit must name as refused.  extra(got, new_events) -> list of problems."""
+    steps = []
+    for i, (st, _, _) in enumerate(plan):
+        steps.append(dict(st, id=f"s{i}"))
+    mark = len(EVENTS)
+    rec, got = front.run(rules, steps, resolver=resolver)
+    time.sleep(0.3)
+    new = EVENTS[mark:]
+    bad = []
+    if "nsbox_error" in rec:
+        return False, f"nsbox failed: {rec}"
+    for i, (st, pred, what) in enumerate(plan):
+        r = got.get(f"s{i}")
+        if r is None:
+            bad.append(f"{what}: no result (stderr: {rec.get('stderr', '')[-300:]})")
+        elif not pred(r):
+            bad.append(f"{what}: got {json.dumps({k: v for k, v in r.items() if k != 'id'})[:400]}")
+    allowed = dict(allowed)
+    counts = {}
+    for server, detail in new:
+        counts[server] = counts.get(server, 0) + 1
+    for server, n in counts.items():
+        if n > allowed.get(server, 0):
+            bad.append(f"host server {server} was reached: {[d for s, d in new if s == server][:6]}")
+    audit = rec.get("network")
+    if not isinstance(audit, list):
+        bad.append(f"the result has no network array: {sorted(rec)}")
+    else:
+        for h in refused_hosts:
+            if not any(a.get("verdict") == "refused" and a.get("host") == h for a in audit):
+                bad.append(f"the audit does not name the refused {h}: {json.dumps(audit)[:400]}")
+    if extra:
+        bad += extra(got, new)
+    return not bad, "; ".join(bad) or {"events": new[:8], "audit": (audit or [])[:6]}
+
+
+# =============================================================================
+# The cases.  Event counts: an HTTP GET reaching web is 2 events (connect,
+# request); a TLS GET reaching tls is 3 (connect, sni, request).
+# =============================================================================
+
+def no_request_for(server, *hosts):
+    def extra(got, new):
+        return [f"{server} got a request for {h}" for h in hosts
+                for s, d in new if s == server and f"host={h}" in d]
+    return extra
+
+
+def sni_only(*names):
+    def extra(got, new):
+        seen = [d for s, d in new if s == "tls" and d.startswith("sni=")]
+        return [f"tls upstream saw {d}" for d in seen if d[4:] not in names]
+    return extra
+
+
+def ip_literal_v4(front):
+    """An IP literal instead of a name, on a port the policy listens on: the
+    broker finds no name for the address and closes.  127.0.0.1 on the web
+    upstream's own port is the host's loopback service itself."""
+    w = P["web"]
+    return check(front, [WEB()], [
+        (get("web.test"), http_ok, "control: web.test by name"),
+        (get("web.test", "203.0.113.7", w), closed, "203.0.113.7 with Host web.test"),
+        (get("web.test", "127.0.0.1", w), closed, "127.0.0.1 (the upstream's own address) with Host web.test"),
+        (get("web.test", "10.0.0.1", w), closed, "10.0.0.1"),
+        (get("web.test", "169.254.169.254", w), closed, "169.254.169.254 (metadata)"),
+        (get("web.test", "198.18.200.200", w), closed, "an unissued fake address 198.18.200.200"),
+        (raw("198.51.100.7", 9, "x"), refused, "198.51.100.7:9, a port no rule names"),
+    ], allowed={"web": 2}, refused_hosts=["203.0.113.7"])
+
+
+def ip_literal_v6(front):
+    w = P["web"]
+    return check(front, [WEB()], [
+        (get("web.test"), http_ok, "control: web.test by name"),
+        (get("web.test", "2001:db8::1", w), closed, "[2001:db8::1] with Host web.test"),
+        (get("web.test", "::1", w), closed, "[::1] with Host web.test"),
+        (get("web.test", "::ffff:127.0.0.1", w), closed, "[::ffff:127.0.0.1] (v4-mapped loopback)"),
+        (get("web.test", "::ffff:198.18.0.1", w), closed, "[::ffff:198.18.0.1] (v4-mapped fake)"),
+        (get("web.test", "64:ff9b::7f00:1", w), closed, "[64:ff9b::7f00:1] (NAT64 of 127.0.0.1)"),
+        (raw("2001:db8::1", 9, "x"), refused, "[2001:db8::1]:9"),
+    ], allowed={"web": 2}, refused_hosts=["2001:db8::1"])
+
+
+def ip_literal_tls(front):
+    """TLS to a literal address carrying the allowed name as SNI."""
+    t = P["tls"]
+    return check(front, [TLS()], [
+        (tls("tls.test", "tls.test"), tls_ok, "control: https tls.test"),
+        (tls("203.0.113.7", "tls.test", t), closed, "203.0.113.7 with SNI tls.test"),
+        (tls("2001:db8::1", "tls.test", t), closed, "[2001:db8::1] with SNI tls.test"),
+        (tls("127.0.0.1", "tls.test", t), closed, "127.0.0.1 (the upstream's own address) with SNI tls.test"),
+    ], allowed={"tls": 3}, refused_hosts=["203.0.113.7"])
+
+
+def port_not_allowed(front):
+    """An allowed name on a port its rule does not name: where nothing
+    listens, refused; on another rule's port, closed by the broker."""
+    return check(front, [WEB(), TLS()], [
+        (get("web.test"), http_ok, "control: web.test on its port"),
+        (get("web.test", port=P["tls"]), closed, "web.test on tls.test's port"),
+        (tls("web.test", "web.test"), closed, "https web.test on tls.test's port (cert valid for web.test)"),
+        (raw("web.test", P["canary"], "x"), refused, "web.test on the canary's port"),
+        (raw("web.test", 80, "x"), refused, "web.test:80 (a mapped rule has one port)"),
+        (raw("web.test", 443, "x"), refused, "web.test:443"),
+    ], allowed={"web": 2}, refused_hosts=["web.test"], extra=no_request_for("web", "x"))
+
+
+def sni_fronting(front):
+    """Domain fronting: connect to tls.test's address, ask TLS for another
+    name (the certificate covers it, so a relay would succeed)."""
+    return check(front, [TLS(), WEB()], [
+        (tls("tls.test", "tls.test"), tls_ok, "control: SNI tls.test"),
+        (tls("tls.test", "other.test"), closed, "SNI other.test on tls.test's address"),
+        (tls("tls.test", "web.test"), closed, "SNI web.test (another allowed name) on tls.test's address"),
+        (tls("tls.test", None, noverify=True), closed, "no SNI at all"),
+        (tls("tls.test", "TLS.TEST.evil"), closed, "SNI with the name as a prefix"),
+    ], allowed={"tls": 3}, refused_hosts=["tls.test"], extra=sni_only("tls.test"))
+
+
+def host_differs(front):
+    w = P["web"]
+    hdr = lambda h: f"GET / HTTP/1.1\r\n{h}\r\n\r\n"  # noqa: E731
+    req = lambda *rs: {"do": "http", "host": "web.test", "port": w, "requests": list(rs)}  # noqa: E731
+    return check(front, [WEB(), TLS()], [
+        (get("web.test"), http_ok, "control: Host web.test"),
+        (req(hdr("Host: other.test")), closed, "Host other.test on web.test's address"),
+        (req(hdr("Host: tls.test")), closed, "Host tls.test (another allowed name)"),
+        (req(hdr("Host: web.test\r\nHost: other.test")), closed, "two Host headers"),
+        (req("GET http://other.test/ HTTP/1.1\r\nHost: web.test\r\n\r\n"), closed, "absolute-form other.test"),
+        (req("GET / HTTP/1.0\r\n\r\n"), closed, "no Host"),
+        (req(hdr("Host: web.test.\r\nX: y")), lambda r: http_ok(r) or closed(r), "trailing dot (either)"),
+        (req(hdr("Host : other.test")), closed, "space before the colon"),
+    ], allowed={"web": 4}, refused_hosts=["web.test"],
+        extra=no_request_for("web", "other.test", "tls.test", ""))
+
+
+def keepalive_host_switch(front):
+    """Host switching on a keep-alive connection: the first request passes,
+    the second (another Host) must never reach the upstream; pipelined in
+    one segment too."""
+    w = P["web"]
+    a = "GET / HTTP/1.1\r\nHost: web.test\r\n\r\n"
+    b = "GET /second HTTP/1.1\r\nHost: other.test\r\n\r\n"
+
+    def switched(r):
+        rs = r.get("responses", [])
+        return len(rs) >= 1 and rs[0]["status"] == 200 and rs[0]["marker"] and \
+            not any(x["marker"] for x in rs[1:]) and r.get("end") in ("eof", "ECONNRESET", "send:EPIPE",
+                                                                       "send:ECONNRESET")
+
+    def pipelined(r):
+        return r.get("connect") == "ok" and r.get("recv", "").count(MARK) <= 2 and \
+            "GET /second" not in r.get("recv", "")
+    return check(front, [WEB()], [
+        ({"do": "http", "host": "web.test", "port": w, "requests": [a, b, a]}, switched,
+         "web.test, then other.test on the same connection"),
+        (raw("web.test", w, a + b), pipelined, "both pipelined in one segment"),
+    ], allowed={"web": 4}, refused_hosts=["web.test"], extra=no_request_for("web", "other.test"))
+
+
+def split_client_hello(front):
+    """The ClientHello byte by byte (one TCP segment each) and re-framed into
+    16-byte TLS records: reassembled and checked, both ways."""
+    return check(front, [TLS()], [
+        (tls("tls.test", "tls.test", split="bytes"), tls_ok, "byte by byte, SNI tls.test"),
+        (tls("tls.test", "other.test", split="bytes"), closed, "byte by byte, SNI other.test"),
+        (tls("tls.test", "tls.test", split="records"), tls_ok, "16-byte records, SNI tls.test"),
+        (tls("tls.test", "other.test", split="records"), closed, "16-byte records, SNI other.test"),
+    ], allowed={"tls": 6}, refused_hosts=["tls.test"], extra=sni_only("tls.test"))
+
+
+def connect_upgrade(front):
+    w = P["web"]
+    req = lambda r: {"do": "http", "host": "web.test", "port": w, "requests": [r]}  # noqa: E731
+    return check(front, [WEB()], [
+        (get("web.test"), http_ok, "control"),
+        (req("CONNECT other.test:443 HTTP/1.1\r\nHost: other.test:443\r\n\r\n"), closed, "CONNECT other.test"),
+        (req(f"CONNECT web.test:{w} HTTP/1.1\r\nHost: web.test\r\n\r\n"), closed, "CONNECT web.test itself"),
+        (req("GET /chat HTTP/1.1\r\nHost: web.test\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+             "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n"), closed,
+         "Upgrade: websocket"),
+        (req("GET / HTTP/1.1\r\nHost: web.test\r\nUpgrade: h2c\r\nConnection: Upgrade, HTTP2-Settings\r\n"
+             "HTTP2-Settings: AAMAAABkAARAAAAAAAIAAAAA\r\n\r\n"), closed, "Upgrade: h2c"),
+        (raw("web.test", w, "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"), closed, "HTTP/2 prior knowledge"),
+    ], allowed={"web": 2}, refused_hosts=["web.test"], extra=lambda g, n: [
+        f"web saw {d}" for s, d in n if s == "web" and d.startswith("request") and d != "request GET host=web.test"])
+
+
+def bodies_and_protocols(front):
+    """HTTP bodies and methods other than GET/HEAD/OPTIONS, and protocols
+    that are not HTTP or TLS, on a name rule."""
+    w = P["web"]
+    req = lambda r: {"do": "http", "host": "web.test", "port": w, "requests": [r]}  # noqa: E731
+    return check(front, [WEB()], [
+        (get("web.test"), http_ok, "control"),
+        (req("POST / HTTP/1.1\r\nHost: web.test\r\nContent-Length: 5\r\n\r\nhello"), closed, "POST with a body"),
+        (req("PUT /x HTTP/1.1\r\nHost: web.test\r\nContent-Length: 0\r\n\r\n"), closed, "PUT"),
+        (req("GET / HTTP/1.1\r\nHost: web.test\r\nContent-Length: 6\r\n\r\nsecret"), closed, "GET with a body"),
+        (req("GET / HTTP/1.1\r\nHost: web.test\r\nTransfer-Encoding: chunked\r\n\r\n6\r\nsecret\r\n0\r\n\r\n"),
+         closed, "GET chunked"),
+        (raw("web.test", w, "SSH-2.0-OpenSSH_9.2\r\n"), closed, "an SSH banner"),
+        (raw("web.test", w, "\x00\x01\x02\x03binary"), closed, "binary junk"),
+        (raw("web.test", w, "\x16\x03\x01\x00\x05hello"), closed, "a broken TLS record"),
+    ], allowed={"web": 2}, refused_hosts=["web.test"], extra=lambda g, n: [
+        f"web saw {d}" for s, d in n if s == "web" and d.startswith("request") and d != "request GET host=web.test"])
+
+
+def dns_other_names(front):
+    """DNS: only allowed names get an answer (a fake address, TTL 1), others
+    NXDOMAIN, other types NODATA, other servers nothing; and no question
+    ever leaves: nsbox runs with the logging DNS server as its host's
+    resolver, which must hear nothing (mapped rules need no lookup)."""
+    fake = lambda r: r.get("rcode") == 0 and len(r.get("answers", [])) == 1 and \
+        in_fake_range(r["answers"][0]) and r.get("ttls") == [1]  # noqa: E731
+    nx = lambda r: r.get("rcode") == 3 and not r.get("answers")  # noqa: E731
+    nodata = lambda r: r.get("rcode") == 0 and r.get("n_answers") == 0  # noqa: E731
+    d = lambda name, **k: {"do": "dns", "name": name, **k}  # noqa: E731
+    return check(front, [WEB()], [
+        (d("web.test"), fake, "A web.test"),
+        (d("web.test", tcp=True), fake, "A web.test over TCP"),
+        (d("evil.test"), nx, "A evil.test"),
+        (d("evil.test", tcp=True), nx, "A evil.test over TCP"),
+        (d("c2VjcmV0LWRhdGE.exfil.test", qtype="TXT"), nx, "TXT exfil name"),
+        (d("www.web.test"), nx, "A www.web.test (a name below an allowed one)"),
+        (d("web.test", qtype="AAAA"), nodata, "AAAA web.test"),
+        (d("web.test", qtype="HTTPS"), nodata, "HTTPS web.test (no ECH config)"),
+        (d("evil.test", server="8.8.8.8"), lambda r: r.get("error") == "ECONNREFUSED", "A evil.test to 8.8.8.8"),
+        (d("evil.test", server="::1"), lambda r: r.get("error") == "ECONNREFUSED", "A evil.test to [::1]:53"),
+        ({"do": "resolve", "name": "evil.test"}, lambda r: r.get("error") == "EAI_NONAME", "getaddrinfo evil.test"),
+        ({"do": "resolve", "name": "web.test"}, lambda r: r.get("addrs") and all(in_fake_range(a) for a in r["addrs"]),
+         "getaddrinfo web.test"),
+    ], allowed={}, refused_hosts=["evil.test"], resolver=True)
+
+
+REBIND = {"rebind-lo.test": "127.0.0.1", "rebind-ten.test": "10.1.2.3", "rebind-meta.test": "169.254.169.254",
+          "rebind-v6.test": "::1", "rebind-mapped.test": "::ffff:127.0.0.1"}
+
+
+def dns_rebinding(front):
+    """Name rules (no mapping) whose names the host resolves to loopback,
+    private and metadata addresses (/etc/hosts of nsbox's own mount
+    namespace; rebind-dns.test through the logging DNS server): the broker
+    resolves, vets and refuses; the host's 127.0.0.1:PORT and [::1]:PORT
+    services hear nothing."""
+    w = P["web"]
+    names = list(REBIND) + ["rebind-dns.test"]
+    plan = [({"do": "resolve", "name": "rebind-lo.test"},
+             lambda r: r.get("addrs") and all(in_fake_range(a) for a in r["addrs"]),
+             "the sandbox sees a fake address, never the host's answer")]
+    plan += [(get(n, n, w), closed, f"{n} -> {REBIND.get(n, '127.0.0.1 by DNS')}") for n in names]
+
+    def extra(got, new):
+        return [f"the resolver was asked {d}" for s, d in new if s == "dns" and "rebind-dns.test" not in d]
+    return check(front, [f"{n}:{w}" for n in names], plan, allowed={"dns": 8}, refused_hosts=names,
+                 resolver=True, extra=extra)
+
+
+def udp_quic(front):
+    u = P["udp"]
+    return check(front, [WEB()], [
+        ({"do": "udp", "host": "203.0.113.7", "port": 9999}, errno_is("ECONNREFUSED"), "UDP 203.0.113.7:9999"),
+        ({"do": "udp", "host": "127.0.0.1", "port": u}, errno_is("ECONNREFUSED"), "UDP to the host canary's port"),
+        ({"do": "udp", "host": "::1", "port": u}, errno_is("ECONNREFUSED"), "UDP [::1]"),
+        ({"do": "udp", "host": "web.test", "port": 443, "quic": True}, errno_is("ECONNREFUSED"),
+         "QUIC Initial to web.test:443"),
+        ({"do": "udp", "host": "203.0.113.7", "port": 443, "quic": True}, errno_is("ECONNREFUSED"),
+         "QUIC Initial to 203.0.113.7:443"),
+        ({"do": "udp", "host": "web.test", "port": P["web"]}, errno_is("ECONNREFUSED"), "UDP to web.test's TCP port"),
+    ], allowed={})
+
+
+def raw_packet_sockets(front):
+    s = lambda f, t, p=0: {"do": "socket", "family": f, "type": t, "proto": p}  # noqa: E731
+    return check(front, [WEB()], [
+        (s("AF_INET", "SOCK_RAW", 1), errno_is("EPERM"), "raw ICMP"),
+        (s("AF_INET", "SOCK_RAW", 255), errno_is("EPERM"), "raw IPPROTO_RAW"),
+        (s("AF_INET6", "SOCK_RAW", 58), errno_is("EPERM"), "raw ICMPv6"),
+        (s("AF_PACKET", "SOCK_RAW", 0x0300), errno_is("EPERM"), "packet SOCK_RAW"),
+        (s("AF_PACKET", "SOCK_DGRAM", 0x0300), errno_is("EPERM"), "packet SOCK_DGRAM"),
+    ], allowed={})
+
+
+def netlink_nft(front):
+    """Route add, delete of the capture routes (v4, v6), link add: the kernel
+    answers EPERM (no CAP_NET_ADMIN over the netns); nf_tables: EPERM (the
+    socket, or its first ack).  Afterwards the capture still holds."""
+    def route(r):
+        return r.get("socket") == "ok" and r.get("acks") == ["EPERM"] * 4
+
+    def nft(r):
+        return r.get("socket") == "EPERM" or (r.get("socket") == "ok" and r.get("acks", [""])[0] == "EPERM")
+    return check(front, [WEB()], [
+        ({"do": "netlink_route"}, route, "RTM_NEWROUTE, RTM_DELROUTE local default v4/v6, RTM_NEWLINK"),
+        ({"do": "nft"}, nft, "nf_tables NEWTABLE batch"),
+        (raw("203.0.113.7", 9, "x"), refused, "the capture route still in force (not ENETUNREACH)"),
+        (get("web.test"), http_ok, "control after"),
+    ], allowed={"web": 2})
+
+
+def namespaces_io_uring(front):
+    return check(front, [WEB()], [
+        ({"do": "unshare", "flags": 0x10000000 | 0x40000000}, errno_is("EPERM"), "unshare(NEWUSER|NEWNET)"),
+        ({"do": "unshare", "flags": 0x40000000}, errno_is("EPERM"), "unshare(NEWNET)"),
+        ({"do": "unshare", "flags": 0x10000000}, errno_is("EPERM"), "unshare(NEWUSER)"),
+        ({"do": "io_uring"}, errno_is("EPERM"), "io_uring_setup (IORING_OP_SOCKET/CONNECT bypass)"),
+    ], allowed={})
+
+
+def host_unix_sockets(front):
+    """The host's abstract socket (per netns: not there) and filesystem
+    sockets (the canary's, the store's broker control sockets): unreachable,
+    and no socket of nsbox's is visible inside."""
+    def none_visible(r):
+        return r.get("sockets") == [] and not any("nsbox" in a for a in r.get("abstract", ["?"]))
+    return check(front, [WEB()], [
+        ({"do": "unix", "path": "@nsbox-egress-canary"}, errno_is("ECONNREFUSED"), "abstract host canary"),
+        ({"do": "unix", "path": PATHS["sock"]}, errno_is("ENOENT"), "filesystem host canary"),
+        ({"do": "unix", "path": os.path.join(front.store, "sandboxes")}, errno_is("ENOENT"), "the store"),
+        ({"do": "find_sockets"}, none_visible, "unix sockets visible inside"),
+    ], allowed={})
+
+
+def host_loopback_addr_rule(front):
+    """An operator's 127.0.0.1:PORT rule reaches that one service; the host's
+    other loopback services stay unreachable, by any address."""
+    a = P["addr"]
+    return check(front, [f"127.0.0.1:{a}"], [
+        (raw("127.0.0.1", a, "ping\n", shut=True), lambda r: r.get("marker"), "control: 127.0.0.1:PORT"),
+        (raw("127.0.0.1", P["canary"], "x"), refused, "127.0.0.1 canary port"),
+        (raw("::1", P["canary"], "x"), refused, "[::1] canary port"),
+        (raw("127.0.0.1", P["web"], "x"), refused, "127.0.0.1 web upstream's port"),
+        (raw("::1", a, "ping\n", shut=True), closed_or_refused, "[::1] on the rule's port"),
+        (raw("127.0.0.2", a, "ping\n", shut=True), closed_or_refused, "127.0.0.2 on the rule's port"),
+        (raw("10.0.0.1", a, "ping\n", shut=True), closed_or_refused, "10.0.0.1 on the rule's port"),
+        (raw("127.0.0.1", 22, "x"), refused, "127.0.0.1:22"),
+        (raw("127.0.0.1", 2024, "x"), refused, "127.0.0.1:2024"),
+    ], allowed={"addr": 1})
+
+
+def sealed_default(front):
+    """No rule: nothing listens, no DNS answer, nothing reachable."""
+    return check(front, [], [
+        (raw("127.0.0.1", P["web"], "x"), refused, "127.0.0.1 web upstream's port"),
+        (raw("203.0.113.7", 443, "x"), refused, "203.0.113.7:443"),
+        (raw("::1", P["canary"], "x"), refused, "[::1] canary"),
+        ({"do": "dns", "name": "web.test"}, lambda r: r.get("error") == "ECONNREFUSED", "DNS web.test"),
+        ({"do": "udp", "host": "127.0.0.1", "port": P["udp"]}, errno_is("ECONNREFUSED"), "UDP canary"),
+    ], allowed={})
+
+
+CASES = [
+    ("ip_literal_v4", ip_literal_v4),
+    ("ip_literal_v6", ip_literal_v6),
+    ("ip_literal_with_allowed_sni", ip_literal_tls),
+    ("allowed_name_port_not_allowed", port_not_allowed),
+    ("sni_differs_domain_fronting", sni_fronting),
+    ("host_differs", host_differs),
+    ("keepalive_host_switch", keepalive_host_switch),
+    ("split_client_hello", split_client_hello),
+    ("connect_and_upgrade", connect_upgrade),
+    ("http_bodies_and_other_protocols", bodies_and_protocols),
+    ("dns_other_names_never_forwarded", dns_other_names),
+    ("dns_rebinding_private_loopback_metadata", dns_rebinding),
+    ("udp_and_quic", udp_quic),
+    ("raw_and_packet_sockets", raw_packet_sockets),
+    ("netlink_route_and_nft", netlink_nft),
+    ("nested_namespaces_and_io_uring", namespaces_io_uring),
+    ("host_unix_sockets", host_unix_sockets),
+    ("host_loopback_beside_addr_rule", host_loopback_addr_rule),
+    ("sealed_nothing_reachable", sealed_default),
+]
+
+
+# =============================================================================
+# Setup and main.
+# =============================================================================
+
+IMAGE = "hostile-egress"
+
+
+def setup(work):
+    """The CA and certs, the test image in both stores, the servers."""
+    d = os.path.join(work, "egress")
+    os.makedirs(d, exist_ok=True)
+    ca, crt, key = make_ca(d)
+    fixtures = E.get("NSBOX_FIXTURES", "/var/cache/nsbox/fixtures").rstrip("/")
+    here = os.path.dirname(os.path.abspath(__file__))
+    layout = os.path.join(d, "img")
+    specs = [f"{os.path.abspath(__file__)}:{IMAGE_PATH}:0644", f"{ca}:/usr/lib/ssl/cert.pem:0644",
+             f"{ca}:/etc/ssl/certs/ca-certificates.crt:0644"]
+    if E.get("PROBE"):
+        specs.append(f"{E['PROBE']}:/usr/local/bin/probe")
+    subprocess.run([sys.executable, os.path.join(here, "..", "fixtures", "add-layer.py"),
+                    f"{fixtures}/oci/python", layout] + specs, check=True)
+    subprocess.run(["chmod", "-R", "a+rX", d], check=True)
+    for front in (Front("root"), Front("rootless")):
+        for args in (["pull", "--quiet", f"oci:{layout}:latest"], ["tag", f"oci:{layout}:latest", IMAGE]):
+            p = subprocess.run(front.prefix() + [front.nsbox, "--store", front.store] + args,
+                               capture_output=True, text=True)
+            if p.returncode:
+                raise RuntimeError(f"{front.mode}: nsbox {' '.join(args)}: {p.stderr.strip()}")
+
+    for k in ("web", "tls", "addr", "canary", "udp"):
+        P[k] = free_port()
+    serve_forever(listen("127.0.0.1", P["web"]), http_upstream("web"))
+    serve_forever(listen("::1", P["web"]), canary_tcp("web6"))
+    sctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    sctx.load_cert_chain(crt, key)
+    sctx.sni_callback = lambda obj, name, c: event("tls", f"sni={name}")
+    serve_forever(listen("127.0.0.1", P["tls"]), tls_upstream(sctx, "tls"))
+    serve_forever(listen("::1", P["tls"]), canary_tcp("tls6"))
+
+    def addr(c, peer):
+        event("addr", "connect")
+        c.sendall(f"{MARK} addr\n".encode())
+        c.close()
+    serve_forever(listen("127.0.0.1", P["addr"]), addr)
+    serve_forever(listen("::1", P["addr"]), canary_tcp("addr6"))
+    serve_forever(listen("127.0.0.1", P["canary"]), canary_tcp("canary"))
+    serve_forever(listen("::1", P["canary"]), canary_tcp("canary6"))
+    start_udp_canary("udp", "127.0.0.1", P["udp"])
+    start_udp_canary("udp6", "::1", P["udp"])
+    start_dns("127.0.0.77", {"rebind-dns.test": "127.0.0.1"})
+    ab = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    ab.bind("\0nsbox-egress-canary")
+    ab.listen(8)
+    serve_forever(ab, canary_tcp("abstract"))
+    PATHS["sock"] = os.path.join(d, "canary.sock")
+    fs = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    fs.bind(PATHS["sock"])
+    os.chmod(PATHS["sock"], 0o777)
+    fs.listen(8)
+    serve_forever(fs, canary_tcp("unixfs"))
+    PATHS["hosts"] = os.path.join(d, "hosts")
+    with open(PATHS["hosts"], "w") as f:
+        f.write("127.0.0.1 localhost\n::1 localhost ip6-localhost\n" +
+                "".join(f"{ip} {n}\n" for n, ip in REBIND.items()))
+    PATHS["resolv"] = os.path.join(d, "resolv.conf")
+    with open(PATHS["resolv"], "w") as f:
+        f.write("nameserver 127.0.0.77\noptions timeout:1 attempts:1\n")
+    subprocess.run(["chmod", "a+r", PATHS["hosts"], PATHS["resolv"]], check=True)
+
+
+def main():
+    if os.geteuid() != 0:
+        sys.exit("egress_cases.py: run as root (it runs nsbox as root and as the rootless user)")
+    try:
+        setup(E["WORK"])
+    except Exception as e:  # noqa: BLE001
+        report("setup", False, repr(e))
+        sys.exit(1)
+    print(f"# egress: ports {json.dumps(P)}", flush=True)
+    for mode in ("root", "rootless"):
+        front = Front(mode)
+        t0 = time.time()
+        for name, fn in CASES:
+            full = f"{mode}/{name}"
+            if not ONLY.search(f"egress/{full}"):
+                continue
+            try:
+                ok, why = fn(front)
+            except Exception as e:  # noqa: BLE001
+                ok, why = False, f"raised {e!r}"
+            report(full, ok, why)
+        print(f"# egress/{mode}: {time.time() - t0:.1f} s", flush=True)
+    sys.exit(1 if failures else 0)
+
+
+if __name__ == "__main__":
+    main()
