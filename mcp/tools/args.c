@@ -54,6 +54,16 @@ static const char *const encodings[] = {"utf-8", "base64", NULL};
             .description = "the sandbox's writable files in total (/workspace and every "          \
                            "writable path but /tmp and /dev/shm), in MiB")
 
+/* Checked against the operator's ceiling by the tool (tools/network.c). */
+#define NETWORK                                                                                    \
+    ARG("network", STRING_LIST, 0,                                                                 \
+        .description = "what the sandbox may reach (default: nothing, no network), within the "    \
+                       "operator's allow-list (serve --allow-net): host names (pypi.org), "        \
+                       "NAME:PORT, *.SUFFIX, presets (pypi, npm, debian, github), or an "          \
+                       "operator's IP:PORT or NAME=IP:PORT rule as written there; results list "   \
+                       "what was tried, allowed or refused, in network",                           \
+        .max_len = 64)
+
 static const struct mcp_arg create_fields[] = {
     ARG("image", STRING, 0, .description = "image reference (see list_images)"),
     /* Any sandbox.language label, not only the languages execute_code runs. */
@@ -67,6 +77,7 @@ static const struct mcp_arg create_fields[] = {
     ARG("workspace_mb", NUMBER, 0,
         .description = "with workspace: its budget in MiB (once over, commands and writes are "
                        "refused until files are deleted)"),
+    NETWORK,
 };
 static const struct mcp_arg stop_fields[] = {SANDBOX_ID};
 static const struct mcp_arg commit_fields[] = {
@@ -94,6 +105,7 @@ static const struct mcp_arg execute_fields[] = {
         .description = "with sandbox_id: restart the persistent interpreter first (its "
                        "variables are gone)"),
     LIMITS,
+    NETWORK,
 };
 static const struct mcp_arg run_fields[] = {
     ARG("command", STRING, REQUIRED, .max_len = MCP_CODE_MAX),
@@ -101,6 +113,7 @@ static const struct mcp_arg run_fields[] = {
     ARG("stdin", STRING, 0),
     ARG("workdir", STRING, 0, .description = "absolute path inside the sandbox"),
     LIMITS,
+    NETWORK,
 };
 static const struct mcp_arg write_fields[] = {
     SANDBOX_ID,
@@ -353,6 +366,7 @@ static int create_args(const struct mcp_server *cfg, json_t *args, struct mcp_cr
         return nsbox_err_set(err, 0,
                              "workspace names are 1-64 of a-z 0-9 . _ -, not "
                              "starting with . or -");
+    out->network = json_object_get(args, "network");
     return 0;
 }
 
@@ -409,6 +423,13 @@ static int run_args(const struct mcp_server *cfg, int tool, json_t *args, const 
     out->sandbox_id = str(tool, args, "sandbox_id");
     out->stdin_data = str(tool, args, "stdin");
     out->argv[2] = (char *)str(tool, args, key);
+    out->network = json_object_get(args, "network");
+    if (out->network != NULL && out->sandbox_id != NULL) {
+        *out = (struct mcp_run_args){0};
+        return nsbox_err_set(err, 0,
+                             "network goes with a one-shot run; a kept sandbox's network is set "
+                             "by sandbox_create {network}");
+    }
     return 0;
 }
 

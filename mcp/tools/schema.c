@@ -15,7 +15,7 @@
 
 static const char *const type_names[] = {
     [MCP_ARG_STRING] = "string",   [MCP_ARG_INTEGER] = "integer",   [MCP_ARG_NUMBER] = "number",
-    [MCP_ARG_BOOLEAN] = "boolean", [MCP_ARG_STRING_MAP] = "object",
+    [MCP_ARG_BOOLEAN] = "boolean", [MCP_ARG_STRING_MAP] = "object", [MCP_ARG_STRING_LIST] = "array",
 };
 
 /* What a value of each type is, for the errors. */
@@ -25,6 +25,7 @@ static const char *const type_phrases[] = {
     [MCP_ARG_NUMBER] = "a number",
     [MCP_ARG_BOOLEAN] = "true or false",
     [MCP_ARG_STRING_MAP] = "an object of strings",
+    [MCP_ARG_STRING_LIST] = "an array of strings",
 };
 
 /* ---- the schema ----
@@ -114,6 +115,8 @@ static void put_field(struct text *t, const struct mcp_arg *f)
     put_lit(t, "\"");
     if (f->type == MCP_ARG_STRING_MAP)
         put_lit(t, ",\"additionalProperties\":{\"type\":\"string\"}");
+    if (f->type == MCP_ARG_STRING_LIST)
+        put_lit(t, ",\"items\":{\"type\":\"string\"}");
     if (f->dflt != NULL) {
         put_lit(t, ",\"default\":");
         put_string(t, f->dflt);
@@ -265,6 +268,21 @@ static int check_map(const struct mcp_arg *f, json_t *v, struct nsbox_err *err)
     return 0;
 }
 
+static int check_list(const struct mcp_arg *f, json_t *v, struct nsbox_err *err)
+{
+    size_t i;
+    json_t *e;
+    if (f->max_len > 0 && json_array_size(v) > f->max_len)
+        return nsbox_err_set(err, 0, "%s has more than %zu entries", f->name, f->max_len);
+    json_array_foreach (v, i, e) {
+        if (!json_is_string(e) || strlen(json_string_value(e)) != json_string_length(e) ||
+            json_string_length(e) == 0)
+            return nsbox_err_set(err, 0, "%s[%zu] must be a non-empty string without NUL bytes",
+                                 f->name, i);
+    }
+    return 0;
+}
+
 static bool has_type(const struct mcp_arg *f, json_t *v)
 {
     switch (f->type) {
@@ -277,6 +295,8 @@ static bool has_type(const struct mcp_arg *f, json_t *v)
         return json_is_boolean(v);
     case MCP_ARG_STRING_MAP:
         return json_is_object(v);
+    case MCP_ARG_STRING_LIST:
+        return json_is_array(v);
     }
     return false;
 }
@@ -291,6 +311,8 @@ static int check_field(const struct mcp_arg *f, json_t *v, struct nsbox_err *err
         return check_number(f, v, err);
     if (f->type == MCP_ARG_STRING_MAP)
         return check_map(f, v, err);
+    if (f->type == MCP_ARG_STRING_LIST)
+        return check_list(f, v, err);
     return 0;
 }
 

@@ -86,6 +86,7 @@ run_client host timeout 300 python3 "$MCP/host_copy.py"
 run_client workspaces timeout 300 python3 "$MCP/workspaces.py"
 run_client disk timeout 300 python3 "$MCP/disk.py"
 run_client commit timeout 300 python3 "$MCP/commit.py"
+run_client net timeout 300 python3 "$MCP/net.py"
 # Rootless too (best-effort limits: this host delegates no cgroup v2).
 "$ROOT/tests/setup-users.sh"
 RL=$T/rootless
@@ -99,6 +100,9 @@ run_client disk_rootless timeout 300 runuser -u nsboxtest -- env NSBOX="$RL/nsbo
 	NSBOX_LIMITS=best-effort SUITE="$SUITE/rootless" python3 "$MCP/disk.py"
 run_client commit_rootless timeout 300 runuser -u nsboxtest -- env NSBOX="$RL/nsbox" NSBOX_STORE="$RL/store" NSBOX_ASAN="${NSBOX_ASAN:-}" \
 	NSBOX_LIMITS=best-effort SUITE="$SUITE/rootless" python3 "$MCP/commit.py"
+# The egress allow-list rootless: the broker runs as the user.
+run_client net_rootless timeout 300 runuser -u nsboxtest -- env NSBOX="$RL/nsbox" NSBOX_STORE="$RL/store" NSBOX_ASAN="${NSBOX_ASAN:-}" \
+	NSBOX_LIMITS=best-effort SUITE="$SUITE/rootless" python3 "$MCP/net.py"
 
 # Every server is gone by now, and so must be every sandbox process.
 left=$(pgrep -f 'sleep 313[1-5]' | tr '\n' ' ')

@@ -95,7 +95,7 @@ static json_t *valid_value(const char *key)
         {"recursive", "true"},     {"overwrite", "true"},    {"offset", "0"},
         {"length", "10"},          {"depth", "2"},           {"memory_mb", "64"},
         {"cpus", "0.5"},           {"pids", "64"},           {"timeout_s", "5"},
-        {"disk_mb", "64"},         {"workspace_mb", "64"},
+        {"disk_mb", "64"},         {"workspace_mb", "64"},   {"network", "[\"pypi\"]"},
     };
     for (size_t i = 0; i < sizeof(values) / sizeof(values[0]); i++)
         if (strcmp(values[i].key, key) == 0)
