@@ -542,11 +542,12 @@ def serve_forever(lsock, handler):
     threading.Thread(target=loop, daemon=True).start()
 
 
-def http_upstream(name):
+def http_upstream(name, log_connect=True):
     """HTTP/1.1 with keep-alive: logs each request head's method and Host;
     answers 200 with MARK."""
     def handle(c, peer):
-        event(name, "connect")
+        if log_connect:
+            event(name, "connect")
         buf = b""
         c.settimeout(10)
         try:
@@ -584,7 +585,7 @@ def tls_upstream(ctx, name):
             event(name, f"handshake failed {e!r}"[:120])
             c.close()
             return
-        http_upstream(name)(t, peer)
+        http_upstream(name, log_connect=False)(t, peer)
     return handle
 
 
