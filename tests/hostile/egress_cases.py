@@ -227,7 +227,9 @@ def p_http(st):
         return {"connect": _errname(e)}
     out = {"connect": "ok", "responses": []}
     buf = b""
-    for req in st["requests"]:
+    for i, req in enumerate(st["requests"]):
+        if i and st.get("pause"):
+            time.sleep(st["pause"])
         try:
             s.sendall(req.encode("latin-1"))
         except OSError as e:
@@ -703,6 +705,11 @@ class Front:
                     "NSBOX_LIMITS=best-effort"]
         return []
 
+    def cli(self, args, timeout=60):
+        p = subprocess.run(self.prefix() + [self.nsbox, "--store", self.store] + args,
+                           stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=timeout)
+        return p.returncode, p.stdout, p.stderr
+
     def run(self, rules, steps, resolver=False, timeout=90):
         """Runs the probes steps in a fresh sandbox with --net rules.
         resolver: nsbox (and so its broker) runs in a mount namespace of its
@@ -1157,6 +1164,62 @@ def sealed_default(front):
     ], allowed={})
 
 
+def sealed_after_open(front):
+    """A sandbox created with rules, a connection open through the broker;
+    then sealed (nsbox_sandbox_net_set with no rules, tests/hostile/
+    egress_seal.c): the open connection is cut, and nothing answers
+    afterwards, not DNS, not the fake address, not the address rule."""
+    seal = E.get("SEAL")
+    if not seal:
+        return False, "SEAL (the egress_seal helper) is not set"
+    w, a = P["web"], P["addr"]
+    rc, sid, err = front.cli(["create", "--net", WEB(), "--net", f"127.0.0.1:{a}", IMAGE])
+    if rc != 0:
+        return False, f"create: {err}"
+    sid = sid.strip()
+    mark = len(EVENTS)
+    bad = []
+    try:
+        hold = [{"do": "http", "host": "web.test", "port": w, "pause": 4, "id": "hold",
+                 "requests": ["GET / HTTP/1.1\r\nHost: web.test\r\n\r\n"] * 2}]
+        rc, out, err = front.cli(["exec", sid, "--", "sh", "-c",
+                                  f"python3 {IMAGE_PATH} inside '{json.dumps(hold)}' >/tmp/hold.jsonl 2>&1 &"])
+        time.sleep(1.5)
+        p = subprocess.run(front.prefix() + [seal, front.store, sid], capture_output=True, text=True, timeout=30)
+        if p.returncode:
+            return False, f"egress_seal: {p.stderr.strip()}"
+        after = [{"do": "tcp", "host": "198.18.0.1", "port": w, "send": ["x"], "id": "fake"},
+                 {"do": "tcp", "host": "127.0.0.1", "port": a, "send": ["x"], "id": "addr"},
+                 {"do": "dns", "name": "web.test", "id": "dns"},
+                 {"do": "resolve", "name": "web.test", "id": "resolve"},
+                 {"do": "sleep", "s": 4, "id": "wait"}]
+        rc, out, err = front.cli(["exec", sid, "--", "python3", IMAGE_PATH, "inside", json.dumps(after)])
+        got = {d["id"]: d for d in map(json.loads, filter(None, out.splitlines()))}
+        for k in ("fake", "addr"):
+            if got.get(k, {}).get("connect") != "ECONNREFUSED":
+                bad.append(f"{k} after sealing: {got.get(k)}")
+        if got.get("dns", {}).get("error") != "ECONNREFUSED":
+            bad.append(f"DNS after sealing: {got.get('dns')}")
+        if "error" not in got.get("resolve", {"error": 1}):
+            bad.append(f"getaddrinfo after sealing: {got.get('resolve')}")
+        for _ in range(20):
+            rc, out, err = front.cli(["exec", sid, "--", "cat", "/tmp/hold.jsonl"])
+            if out.strip():
+                break
+            time.sleep(0.5)
+        h = json.loads(out.strip().splitlines()[-1]) if out.strip() else {}
+        rs = h.get("responses", [])
+        if not (rs and rs[0]["marker"] and not any(x["marker"] for x in rs[1:])):
+            bad.append(f"the connection opened before sealing: {h}")
+    finally:
+        front.cli(["rm", sid])
+    time.sleep(0.3)
+    new = EVENTS[mark:]
+    if len([1 for s, _ in new if s == "web"]) > 2 or any(s != "web" for s, _ in new):
+        bad.append(f"host servers reached: {new}")
+    return not bad, "; ".join(bad) or {"events": new}
+
+
 CASES = [
     ("ip_literal_v4", ip_literal_v4),
     ("ip_literal_v6", ip_literal_v6),
@@ -1177,6 +1240,7 @@ CASES = [
     ("host_unix_sockets", host_unix_sockets),
     ("host_loopback_beside_addr_rule", host_loopback_addr_rule),
     ("sealed_nothing_reachable", sealed_default),
+    ("sealed_after_open_cuts_and_closes", sealed_after_open),
 ]
 
 

@@ -78,8 +78,13 @@ rc=$?
 # rootless, with its own test image (a test CA trusted), servers and canaries.
 if [ -z "${ONLY:-}" ] || [[ "$ONLY" == *egress* ]]; then
 	mkdir -p "$T/egress-work" && chmod 755 "$T/egress-work"
+	# The seal helper links the runtime (no CLI command seals a live sandbox).
+	libs=$(printf 'print-libs:\n\t@echo $(LDLIBS)\n' | make -s --no-print-directory -C "$ROOT" -f Makefile -f - print-libs)
+	cc -std=gnu11 -Wall -Wextra -Werror -D_GNU_SOURCE -pthread -O2 -o "$T/egress_seal" \
+		"$ROOT/tests/hostile/egress_seal.c" "$ROOT/build/libnsbox.a" $libs ||
+		fail egress/setup "cannot build tests/hostile/egress_seal.c"
 	env NSBOX="$T/nsbox-root" NSBOX_RL="$T/nsbox-rootless" STORE="$STORE" STORE_RL="$STORE_RL" \
-		WORK="$T/egress-work" PROBE="$PROBE" ROOTLESS_USER=$U ONLY="${ONLY:-}" \
+		WORK="$T/egress-work" PROBE="$PROBE" SEAL="$T/egress_seal" ROOTLESS_USER=$U ONLY="${ONLY:-}" \
 		timeout 900 python3 "$ROOT/tests/hostile/egress_cases.py"
 	rc=$?
 	[ $rc -le 1 ] || fail egress_cases_py "exited $rc without finishing"
