@@ -84,7 +84,7 @@ void broker_conn_close(struct broker *b, struct conn *c, bool rst)
 
 static void refuse(struct broker *b, struct conn *c, const char *why)
 {
-    broker_audit(b, c->host, c->port, false, why);
+    broker_audit_add(b, broker_audit(b, c->host, c->port, false, why), 0, 0, 1);
     broker_conn_close(b, c, true);
 }
 
@@ -100,7 +100,7 @@ static void refuse_http(struct broker *b, struct conn *c, const char *why)
                      n, msg);
     if (m > 0 && (size_t)m < sizeof(resp))
         send(c->cfd, resp, (size_t)m, MSG_DONTWAIT | MSG_NOSIGNAL);
-    broker_audit(b, c->host, c->port, false, why);
+    broker_audit_add(b, broker_audit(b, c->host, c->port, false, why), 0, 0, 1);
     shutdown(c->cfd, SHUT_WR);
     broker_conn_close(b, c, false);
 }
@@ -204,7 +204,8 @@ void broker_accept(struct broker *b, struct listener *l)
             return;
         struct conn *c = conn_new(b, fd);
         if (c == NULL) {
-            broker_audit(b, "*", l->port, false, "too many connections at once");
+            broker_audit_add(
+                b, broker_audit(b, "*", l->port, false, "too many connections at once"), 0, 0, 1);
             reset_close(fd);
             continue;
         }
