@@ -907,7 +907,28 @@ def main():
                 ok, why = False, f"raised {e!r}"
             report(full, ok, why)
         print(f"# egress/{mode}: {time.time() - t0:.1f} s", flush=True)
+    report("no_broker_left", *brokers_gone())
     sys.exit(1 if failures else 0)
+
+
+def brokers_gone():
+    """Every broker of this suite's sandboxes ended with its sandbox."""
+    stores = (E["STORE"], E["STORE_RL"])
+    left = []
+    for _ in range(50):
+        left = []
+        for pid in filter(str.isdigit, os.listdir("/proc")):
+            try:
+                with open(f"/proc/{pid}/cmdline", "rb") as f:
+                    cmd = f.read().replace(b"\0", b" ").decode(errors="replace")
+            except OSError:
+                continue
+            if "__nsbox-egress-broker" in cmd and any(s + "/" in cmd for s in stores):
+                left.append(f"{pid} {cmd[:120]}")
+        if not left:
+            break
+        time.sleep(0.1)
+    return not left, left
 
 
 if __name__ == "__main__":
