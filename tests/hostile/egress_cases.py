@@ -609,6 +609,7 @@ def dns_other_names(front):
 
 REBIND = {"rebind-lo.test": "127.0.0.1", "rebind-ten.test": "10.1.2.3", "rebind-meta.test": "169.254.169.254",
           "rebind-v6.test": "::1", "rebind-mapped.test": "::ffff:127.0.0.1"}
+WILD = {"a.wild.test": "127.0.0.1", "b.c.wild.test": "10.1.2.3"}
 
 
 def dns_rebinding(front):
@@ -636,6 +637,41 @@ def dns_rebinding(front):
                                           for a in rec.get("network", []))]
     return check(front, [f"{n}:{w}" for n in names], plan, allowed={"dns": 8}, refused_hosts=names,
                  resolver=True, extra=extra, audit_check=vetted)
+
+
+def wildcard_rule(front):
+    """*.wild.test: names below it (any depth) get a fake address, the
+    suffix itself and look-alikes NXDOMAIN; what the names resolve to on the
+    host (127.0.0.1, 10.1.2.3) is vetted and refused like any name."""
+    w = P["web"]
+    fake = lambda r: r.get("rcode") == 0 and len(r.get("answers", [])) == 1 and in_fake_range(r["answers"][0])  # noqa: E731
+    nx = lambda r: r.get("rcode") == 3  # noqa: E731
+    d = lambda name: {"do": "dns", "name": name}  # noqa: E731
+    return check(front, [f"*.wild.test:{w}"], [
+        (d("a.wild.test"), fake, "a.wild.test"),
+        (d("b.c.wild.test"), fake, "b.c.wild.test (two levels below)"),
+        (d("wild.test"), nx, "wild.test (the suffix itself)"),
+        (d("evilwild.test"), nx, "evilwild.test (no dot boundary)"),
+        (d("a.wild.test.evil"), nx, "a.wild.test.evil"),
+        (get("a.wild.test", "a.wild.test", w), closed, "a.wild.test -> 127.0.0.1"),
+        (get("b.c.wild.test", "b.c.wild.test", w), closed, "b.c.wild.test -> 10.1.2.3"),
+        (get("web.test", "a.wild.test", w), closed, "Host web.test on a.wild.test's address"),
+    ], allowed={}, refused_hosts=["a.wild.test", "wild.test"], resolver=True)
+
+
+def idle_and_many_connections(front):
+    """A client that never sends its first bytes is cut after the broker's
+    deadline (10 s); 300 connections at once: the broker caps them (256
+    per sandbox) and still serves once they are gone."""
+    w = P["web"]
+    return check(front, [WEB()], [
+        ({"do": "idle", "host": "web.test", "port": w}, lambda r: r.get("end") in ("eof", "ECONNRESET") and
+         r.get("recv") == "" and 8 <= r.get("after_s", 0) <= 15, "silent connection cut after about 10 s"),
+        ({"do": "many", "host": "web.test", "port": w, "n": 300},
+         lambda r: r.get("opened", 0) + r.get("failed", 0) == 300 and r.get("open", 999) <= 256,
+         "300 silent connections: at most 256 held"),
+        (get("web.test"), http_ok, "control afterwards"),
+    ], allowed={"web": 2})
 
 
 def udp_quic(front):
@@ -800,6 +836,8 @@ CASES = [
     ("http_bodies_and_other_protocols", bodies_and_protocols),
     ("dns_other_names_never_forwarded", dns_other_names),
     ("dns_rebinding_private_loopback_metadata", dns_rebinding),
+    ("wildcard_rule", wildcard_rule),
+    ("idle_and_many_connections", idle_and_many_connections),
     ("udp_and_quic", udp_quic),
     ("raw_and_packet_sockets", raw_packet_sockets),
     ("netlink_route_and_nft", netlink_nft),
@@ -876,7 +914,7 @@ def setup(work):
     PATHS["hosts"] = os.path.join(d, "hosts")
     with open(PATHS["hosts"], "w") as f:
         f.write("127.0.0.1 localhost\n::1 localhost ip6-localhost\n" +
-                "".join(f"{ip} {n}\n" for n, ip in REBIND.items()))
+                "".join(f"{ip} {n}\n" for n, ip in list(REBIND.items()) + list(WILD.items())))
     PATHS["resolv"] = os.path.join(d, "resolv.conf")
     with open(PATHS["resolv"], "w") as f:
         f.write("nameserver 127.0.0.77\noptions timeout:1 attempts:1\n")

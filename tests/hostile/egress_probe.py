@@ -435,6 +435,42 @@ def p_find_sockets(st):
     return {"sockets": found, "abstract": abstract}
 
 
+def p_many(st):
+    """Opens n connections (sending nothing), then sees how many the broker
+    still holds after a second: {"opened", "failed", "closed", "open"}."""
+    socks, failed = [], 0
+    for _ in range(st["n"]):
+        try:
+            socks.append(_connect(st["host"], st["port"], 3))
+        except OSError:
+            failed += 1
+    time.sleep(1)
+    closed = 0
+    for s in socks:
+        s.setblocking(False)
+        try:
+            if s.recv(1) == b"":
+                closed += 1
+        except BlockingIOError:
+            pass
+        except OSError:
+            closed += 1
+    for s in socks:
+        s.close()
+    return {"opened": len(socks), "failed": failed, "closed": closed, "open": len(socks) - closed}
+
+
+def p_idle(st):
+    """Connects and sends nothing: how long until the broker closes."""
+    t0 = time.time()
+    try:
+        s = _connect(st["host"], st["port"], st.get("timeout", 30))
+    except OSError as e:
+        return {"connect": _errname(e)}
+    got, end = _read_all(s)
+    return {"connect": "ok", "end": end, "recv": got[:200].decode("latin-1"), "after_s": round(time.time() - t0, 1)}
+
+
 def p_sleep(st):
     time.sleep(st["s"])
     return {}
