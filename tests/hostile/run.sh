@@ -80,8 +80,9 @@ if [ -z "${ONLY:-}" ] || [[ "$ONLY" == *egress* ]]; then
 	mkdir -p "$T/egress-work" && chmod 755 "$T/egress-work"
 	# The seal helper links the runtime (no CLI command seals a live sandbox);
 	# the Makefile's LDLIBS, word-split on purpose.
-	# shellcheck disable=SC2016,SC2086
+	# shellcheck disable=SC2016
 	libs=$(printf 'print-libs:\n\t@echo $(LDLIBS)\n' | make -s --no-print-directory -C "$ROOT" -f Makefile -f - print-libs)
+	# shellcheck disable=SC2086
 	cc -std=gnu11 -Wall -Wextra -Werror -D_GNU_SOURCE -pthread -O2 -o "$T/egress_seal" \
 		"$ROOT/tests/hostile/egress_seal.c" "$ROOT/build/libnsbox.a" $libs ||
 		fail egress/setup "cannot build tests/hostile/egress_seal.c"
