@@ -505,8 +505,10 @@ def host_differs(front):
         (req("GET / HTTP/1.0\r\n\r\n"), closed, "no Host"),
         (req(hdr("Host: web.test.\r\nX: y")), lambda r: http_ok(r) or closed(r), "trailing dot (either)"),
         (req(hdr("Host : other.test")), closed, "space before the colon"),
-    ], allowed={"web": 4}, refused_hosts=["web.test"],
-        extra=no_request_for("web", "other.test", "tls.test", ""))
+        (req(hdr(f"Host: web.test:{w}")), http_ok, "Host with the connection's own port (what clients send)"),
+        (req(hdr("Host: web.test:1")), closed, "Host with another port"),
+    ], allowed={"web": 6}, refused_hosts=["web.test"],
+        extra=no_request_for("web", "other.test", "tls.test", "", "web.test:1"))
 
 
 def keepalive_host_switch(front):
