@@ -485,11 +485,13 @@ def sni_fronting(front):
     name (the certificate covers it, so a relay would succeed)."""
     return check(front, [TLS(), WEB()], [
         (tls("tls.test", "tls.test"), tls_ok, "control: SNI tls.test"),
+        ({"do": "urlopen", "url": f"https://tls.test:{P['tls']}/"},
+         lambda r: r.get("status") == 200 and r.get("marker"), "control: urllib https://tls.test (the image trusts the CA)"),
         (tls("tls.test", "other.test"), closed, "SNI other.test on tls.test's address"),
         (tls("tls.test", "web.test"), closed, "SNI web.test (another allowed name) on tls.test's address"),
         (tls("tls.test", None, noverify=True), closed, "no SNI at all"),
         (tls("tls.test", "TLS.TEST.evil"), closed, "SNI with the name as a prefix"),
-    ], allowed={"tls": 3}, refused_hosts=["tls.test"], extra=sni_only("tls.test"))
+    ], allowed={"tls": 6}, refused_hosts=["tls.test"], extra=sni_only("tls.test"))
 
 
 def host_differs(front):

@@ -471,6 +471,18 @@ def p_idle(st):
     return {"connect": "ok", "end": end, "recv": got[:200].decode("latin-1"), "after_s": round(time.time() - t0, 1)}
 
 
+def p_urlopen(st):
+    """urllib, as a program would fetch (the image's trust store)."""
+    import urllib.request
+    try:
+        with urllib.request.urlopen(st["url"], timeout=10) as r:
+            body = r.read().decode("latin-1")
+            return {"status": r.status, "marker": MARK in body}
+    except Exception as e:  # noqa: BLE001
+        return {"error": _errname(getattr(e, "reason", e)) if not isinstance(getattr(e, "reason", e), str)
+                else str(e.reason)[:120]}
+
+
 def p_sleep(st):
     time.sleep(st["s"])
     return {}
