@@ -355,17 +355,19 @@ static int bind_one(int root, const struct nsbox_mount_bind *b, struct nsbox_err
     return 0;
 }
 
-/* nsbox's resolv.conf or hosts over the image's file at rel (made when
- * missing: an empty file in the upper layer).  An image whose file is a
+/* nsbox's resolv.conf or hosts over the image's file at rel; when the
+ * image has none, made only if create (an empty file in the upper layer,
+ * which `nsbox commit` then carries).  A resolv.conf is not made: without
+ * one, glibc and musl ask 127.0.0.1 all the same.  An image whose file is a
  * symlink (systemd's stub resolver) or not a regular file keeps it: the
  * bind would have to follow the link, and a sandbox without nsbox's
  * resolver only loses DNS, never gains a path out. */
-static int bind_etc(int root, const char *src, const char *rel, struct nsbox_err *err)
+static int bind_etc(int root, const char *src, const char *rel, bool create, struct nsbox_err *err)
 {
     struct stat st;
     _cleanup_close_ int fd = nsbox_openat2(root, rel, O_PATH | O_NOFOLLOW | O_CLOEXEC, 0,
                                            RESOLVE_STRICT);
-    if (fd < 0 && errno != ENOENT)
+    if (fd < 0 && (errno != ENOENT || !create))
         return 0;
     if (fd >= 0 && (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)))
         return 0;
@@ -393,10 +395,11 @@ static int setup_etc(int root, const struct nsbox_mount_config *c, struct nsbox_
     if (dfd < 0 || nsbox_net_write_etc(dfd, c->hostname, err) < 0)
         return dfd < 0 ? nsbox_err_sys(err, "cannot open the tmpfs for /etc/resolv.conf") : -1;
     snprintf(src, sizeof(src), "%s/%s", c->etc_dir, NSBOX_NET_RESOLV);
-    if (bind_etc(root, src, "etc/resolv.conf", err) < 0)
+    if (bind_etc(root, src, "etc/resolv.conf", false, err) < 0)
         return -1;
+    /* Without a hosts file "localhost" would not resolve. */
     snprintf(src, sizeof(src), "%s/%s", c->etc_dir, NSBOX_NET_HOSTS);
-    return bind_etc(root, src, "etc/hosts", err);
+    return bind_etc(root, src, "etc/hosts", true, err);
 }
 
 /* A symlink-free walk of an absolute host path: the caller checks what it

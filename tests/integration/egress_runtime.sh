@@ -12,14 +12,19 @@ SUITE=egress_runtime
 "$ROOT/tests/setup-users.sh"
 
 LIBS=$(pkg-config --libs jansson libarchive libcrypto libseccomp libcap libmnl zlib libzstd inih)
+# The library beside the nsbox under test (build-asan/ under run-asan.sh).
+SAN= NCC=cc
+[ -n "${NSBOX_ASAN:-}" ] && SAN="-fsanitize=address,undefined -fno-sanitize-recover=undefined" NCC=clang
 # shellcheck disable=SC2086
-cc -std=gnu11 -D_GNU_SOURCE -O1 -g -Wall -Wextra -Werror -pthread -o "$T/netctl" \
-	"$ROOT/tests/egress/netctl.c" "$ROOT/build/libnsbox.a" $LIBS || {
+$NCC -std=gnu11 -D_GNU_SOURCE -O1 -g -Wall -Wextra -Werror -pthread $SAN -o "$T/netctl" \
+	"$ROOT/tests/egress/netctl.c" "$(dirname "$NSBOX")/libnsbox.a" $LIBS || {
 	fail setup "cannot build tests/egress/netctl.c"
 	finish
 }
 install -m 755 "$NSBOX" "$T/nsbox"
 cp -r "$F/oci/python" "$T/py"
+head -c 33554432 /dev/urandom >"$T/big"
+BIG_SUM=$(sha256sum "$T/big" | cut -d' ' -f1)
 chmod -R a+rX "$T"
 
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
@@ -31,10 +36,10 @@ P4=$(free_port)
 # checks the ClientHello's server name, it terminates nothing.
 openssl req -x509 -newkey rsa:2048 -nodes -subj /CN=tls.example -days 1 \
 	-keyout "$T/key.pem" -out "$T/cert.pem" >/dev/null 2>&1
-python3 -c 'import http.server as h, ssl, sys
+(cd "$T" && exec python3 -c 'import http.server as h, ssl, sys
 ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER); ctx.load_cert_chain(sys.argv[2], sys.argv[3])
 s = h.ThreadingHTTPServer(("127.0.0.1", int(sys.argv[1])), h.SimpleHTTPRequestHandler)
-s.socket = ctx.wrap_socket(s.socket, server_side=True); s.serve_forever()' "$P4" "$T/cert.pem" "$T/key.pem" >/dev/null 2>&1 &
+s.socket = ctx.wrap_socket(s.socket, server_side=True); s.serve_forever()' "$P4" "$T/cert.pem" "$T/key.pem" >/dev/null 2>&1) &
 srv3=$!
 python3 -m http.server --bind 127.0.0.1 "$P1" --directory "$T" >/dev/null 2>&1 &
 srv1=$!
@@ -44,6 +49,9 @@ h.SimpleHTTPRequestHandler.protocol_version = "HTTP/1.1"
 h.ThreadingHTTPServer(("127.0.0.1", int(sys.argv[1])), h.SimpleHTTPRequestHandler).serve_forever()' "$P2" >/dev/null 2>&1) &
 srv2=$!
 stop_servers() {
+	local s
+	for s in "$T"/store/sandboxes/*/; do [ -d "$s" ] && "$T/nsbox" --store "$T/store" rm "$(basename "$s")" >/dev/null 2>&1; done
+	for s in "$T"/ustore/sandboxes/*/; do [ -d "$s" ] && as_user "$T/nsbox" --store "$T/ustore" rm "$(basename "$s")" >/dev/null 2>&1; done
 	kill "$srv1" "$srv2" "$srv3" 2>/dev/null
 	wait "$srv1" "$srv2" "$srv3" 2>/dev/null
 	rm -rf "$T"
@@ -125,6 +133,10 @@ for l in open("/proc/self/mountinfo"):
 	out=$(netctl set "127.0.0.1:$P1" 2>&1) && pass "$m/set_addr_rule" || fail "$m/set_addr_rule" "$out"
 	expect "$m/addr_rule_reaches_host_service" "status 200" "$(get 127.0.0.1 "$P1")"
 	expect "$m/addr_rule_other_port_refused" "errno 111" "$(connect 127.0.0.1 "$P2")"
+	# 32 MiB through the relay (spliced: no inspection for IP:PORT), intact.
+	out=$(py "import hashlib, urllib.request
+print('sum', hashlib.sha256(urllib.request.urlopen('http://127.0.0.1:$P1/big', timeout=30).read()).hexdigest())")
+	expect "$m/addr_rule_bulk_intact" "sum $BIG_SUM" "$out"
 	# [::]:P1 listens (the rule's port), so the handshake completes; the
 	# broker finds no rule for ::1 and resets.
 	expect "$m/addr_rule_v6_loopback_reset" "error" "$(get ::1 "$P1")"
@@ -164,8 +176,57 @@ try:
     s.sendall(b'GET / HTTP/1.0\r\nHost: tls.example\r\n\r\n'); print('tls', s.recv(12))
 except OSError as e: print('tls error', e)"
 	expect "$m/tls_sni_allowed" "tls b'HTTP/1.0 200'" "$(py "$TLS" tls.example)"
+	out=$(py "import hashlib, socket, ssl
+ctx = ssl.create_default_context(); ctx.check_hostname = False; ctx.verify_mode = ssl.CERT_NONE
+s = ctx.wrap_socket(socket.create_connection(('tls.example', $P4), timeout=30), server_hostname='tls.example')
+s.sendall(b'GET /big HTTP/1.0\r\nHost: tls.example\r\n\r\n')
+d = b''
+while True:
+    x = s.recv(1 << 20)
+    if not x: break
+    d += x
+print('sum', hashlib.sha256(d.split(b'\r\n\r\n', 1)[1]).hexdigest())")
+	expect "$m/tls_bulk_intact" "sum $BIG_SUM" "$out"
 	expect "$m/tls_other_sni_reset" "tls error" "$($RUN "$T/nsbox" --store "$STORE" exec "$ID" -- python3 -c "$TLS" evil.example 2>&1)"
 	expect "$m/http_still_allowed_beside_tls" "status 200" "$(get test.example "$P2")"
+
+	# -- ports below 1024: init makes them (CAP_NET_BIND_SERVICE), the
+	# sandbox's code cannot ----------------------------------------------------
+	out=$(netctl set example.com 2>&1) && pass "$m/set_name_rule_ports_80_443" || fail "$m/set_name_rule_ports_80_443" "$out"
+	out=$(py "import socket; a = socket.getaddrinfo('example.com', 80, socket.AF_INET)[0][4][0]; print(a)
+for p in (80, 443):
+    s = socket.socket(); s.settimeout(5); s.connect((a, p)); print('port', p, 'listening')")
+	expect "$m/low_port_80_listens" "port 80 listening" "$out"
+	expect "$m/low_port_443_listens" "port 443 listening" "$out"
+	out=$(py "import socket
+s = socket.socket(socket.AF_INET6)
+try: s.bind(('::', 81)); print('bound')
+except OSError as e: print('errno', e.errno)")
+	expect "$m/sandbox_cannot_bind_low_port" "errno 13" "$out"
+
+	# -- a name rule resolved by the broker: private addresses refused ------
+	# This host's own name resolves (its /etc/hosts) to loopback.
+	local me
+	me=$(hostname)
+	out=$(netctl set "$me:$P2" 2>&1) && pass "$m/set_host_name_rule" || fail "$m/set_host_name_rule" "$out"
+	out=$(py "import socket
+a = socket.getaddrinfo('$me', $P2, socket.AF_INET)[0][4][0]; print('fake', a)
+s = socket.create_connection((a, $P2), timeout=5)
+s.sendall(b'GET / HTTP/1.1\r\nHost: $me\r\n\r\n')
+try: print('got', s.recv(100))
+except OSError as e: print('errno', e.errno)")
+	expect "$m/name_rule_gets_fake_address" "fake 198.18." "$out"
+	expect "$m/name_rule_private_address_reset" "errno 104" "$out"
+	expect "$m/name_rule_private_address_audited" "not a public address" "$(netctl audit 2>&1)"
+
+	# -- nothing sent: refused after 10 s -----------------------------------
+	out=$(netctl set "test.example=127.0.0.1:$P2" 2>&1) && pass "$m/set_back_to_mapped" || fail "$m/set_back_to_mapped" "$out"
+	out=$(py "import socket, time
+s = socket.create_connection(('test.example', $P2), timeout=20); t = time.time()
+try: r = ('got', s.recv(100))
+except OSError as e: r = ('errno', e.errno)
+print(*r, 'after 10 s' if 9 <= time.time() - t <= 13 else 'after %.1f s' % (time.time() - t))")
+	expect "$m/silent_connection_reset_after_10s" "errno 104 after 10 s" "$out"
 
 	# -- sealing again closes what is open ----------------------------------
 	$RUN "$T/nsbox" --store "$STORE" exec "$ID" -- python3 -c "import socket, time
