@@ -71,7 +71,7 @@ serve_option huge_values_clamped 0 'max-total-sandboxes' --memory 1e300 --max-pi
 	--http 127.0.0.1:0 --session-timeout 1e30 --help
 help=$("$NSBOX" serve --help 2>&1)
 missing=$(for o in image limits memory cpus pids timeout disk workspace-size max-memory max-cpus \
-	max-pids max-timeout max-disk max-workspace max-sandboxes max-total-sandboxes allow-host-dir http token-file allow-host session-timeout; do
+	max-pids max-timeout max-disk max-workspace max-sandboxes max-total-sandboxes allow-host-dir allow-net http token-file allow-host session-timeout; do
 	printf '%s' "$help" | grep -q -- "--$o " || echo "$o"; done)
 if [ -z "$missing" ] && ! printf '%s' "$help" | grep -q -- --idle-timeout; then
 	pass "serve_options/help_lists_every_option"

@@ -136,7 +136,11 @@ if plain:
 r = s.tool("execute_code", code=FETCH % f"http://127.0.0.1:{P}/marker.txt", network=[f"127.0.0.1:{P}"])
 result("one_shot_execute_code_with_network", sc(r).get("stdout") == "marker-mcp\n"
        and ("127.0.0.1", P, "allowed") in verdicts(r), r)
-r = s.tool("run_command", command="python3 -", stdin=FETCH % f"http://test.example:{P}/marker.txt", network=["test.example"])
+# One-shot commands run in the sh image when the store has one (busybox:
+# wget), else in python's.
+r = s.tool("run_command", command="if command -v python3 >/dev/null; then python3 -; "
+           f"else wget -qO- http://test.example:{P}/marker.txt; fi",
+           stdin=FETCH % f"http://test.example:{P}/marker.txt", network=["test.example"])
 result("one_shot_run_command_with_network", sc(r).get("stdout") == "marker-mcp\n", r)
 # The next one-shots get sandboxes of their own: nothing of that network.
 for i in range(2):
