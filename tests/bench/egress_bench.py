@@ -13,6 +13,9 @@ RUNS times each after one untimed warm-up round:
            every request, then relayed)
   addr     nsbox run --net 127.0.0.1:PORT ... 127.0.0.1 PORT   (an
            address rule: relayed without inspection)
+  direct_tls, name_tls: the same over HTTPS (a self-signed bench.test
+           certificate the client is given): the path of a package
+           install; the broker checks the SNI, then relays untouched
 The sandboxes get --cpus 2 (the chroot has no CPU limit either).
 The client times itself (sandbox start is not in these figures): one GET
 of the 256 MiB file (throughput), then SMALL GETs of the small file, each
@@ -24,6 +27,7 @@ Prints a table and RESULT lines:
 import json
 import os
 import socket
+import ssl
 import statistics
 import subprocess
 import sys
@@ -36,10 +40,16 @@ SMALL = int(os.environ.get("BENCH_EGRESS_SMALL", "200"))
 CLIENT = r'''
 import socket, sys, time, json
 host, port, n = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+ctx = None
+if len(sys.argv) > 4:
+    import ssl
+    ctx = ssl.create_default_context(cadata=sys.argv[4])
 addr = socket.getaddrinfo(host, port, socket.AF_INET, socket.SOCK_STREAM)[0][4]
 def get(path, buf=None):
     s = socket.create_connection(addr)
     s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    if ctx is not None:
+        s = ctx.wrap_socket(s, server_hostname="bench.test")
     s.sendall(b"GET " + path + b" HTTP/1.1\r\nHost: " + host.encode() + b"\r\nConnection: close\r\n\r\n")
     got = 0
     mv = memoryview(buf) if buf is not None else None
@@ -64,7 +74,9 @@ print(json.dumps({"big_bytes": big, "big_s": t1 - t0, "small_ms": lat}))
 '''
 
 
-def serve(path):
+def serve(path, tls=None):
+    """The server; tls: an SSLContext (then the file is sent with sendall
+    of 1 MiB blocks, as sendfile cannot encrypt)."""
     ls = socket.socket()
     ls.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     ls.bind(("127.0.0.1", 0))
@@ -72,6 +84,8 @@ def serve(path):
 
     def handle(c):
         try:
+            if tls is not None:
+                c = tls.wrap_socket(c, server_side=True)
             req = b""
             while b"\r\n\r\n" not in req:
                 b = c.recv(4096)
@@ -81,9 +95,14 @@ def serve(path):
             if req.startswith(b"GET /big "):
                 c.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: %d\r\nConnection: close\r\n\r\n" % BIG)
                 with open(path, "rb") as f:
-                    off = 0
-                    while off < BIG:
-                        off += os.sendfile(c.fileno(), f.fileno(), off, BIG - off)
+                    if tls is not None:
+                        block = f.read(1 << 20)
+                        for _ in range(BIG >> 20):
+                            c.sendall(block)
+                    else:
+                        off = 0
+                        while off < BIG:
+                            off += os.sendfile(c.fileno(), f.fileno(), off, BIG - off)
             else:
                 c.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: close\r\n\r\nok")
         except OSError:
@@ -120,6 +139,14 @@ def main():
         for _ in range(BIG >> 20):
             f.write(block)
     port = serve(path)
+    crt, key = os.path.join(tmp, "crt.pem"), os.path.join(tmp, "key.pem")
+    subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", key, "-out", crt,
+                    "-days", "2", "-subj", "/CN=bench.test", "-addext", "subjectAltName=DNS:bench.test"],
+                   check=True, capture_output=True)
+    sctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    sctx.load_cert_chain(crt, key)
+    tport = serve(path, sctx)
+    ca = open(crt).read()
     n = str(SMALL)
     sides = {
         "direct": ["chroot", rootfs, "python3", "-c", CLIENT, "127.0.0.1", str(port), n],
@@ -127,6 +154,9 @@ def main():
                  "python3", "-c", CLIENT, "bench.test", str(port), n],
         "addr": [nsbox, "--store", store, "run", "--cpus", "2", "--net", f"127.0.0.1:{port}", image, "--",
                  "python3", "-c", CLIENT, "127.0.0.1", str(port), n],
+        "direct_tls": ["chroot", rootfs, "python3", "-c", CLIENT, "127.0.0.1", str(tport), n, ca],
+        "name_tls": [nsbox, "--store", store, "run", "--cpus", "2", "--net", f"bench.test=127.0.0.1:{tport}", image,
+                     "--", "python3", "-c", CLIENT, "bench.test", str(tport), n, ca],
     }
     for argv in sides.values():   # warm-up, untimed
         client(argv)
@@ -135,7 +165,8 @@ def main():
         print(f"bench: egress: run {i + 1}/{runs}", file=sys.stderr, flush=True)
         for k, argv in sides.items():
             res[k].append(client(argv))
-    os.unlink(path)
+    for f in (path, crt, key):
+        os.unlink(f)
     os.rmdir(tmp)
 
     secs = {k: statistics.median(r["big_s"] for r in v) for k, v in res.items()}
@@ -146,15 +177,17 @@ def main():
           f"(the client times itself; sandbox start excluded)")
     print(f"  {'':44} {'256 MiB GET':>12} {'Gb/s':>7} {'small GET median':>17} {'p90':>7}")
     for k, label in (("direct", "direct: chroot, 127.0.0.1"), ("name", "broker: name rule (Host checked)"),
-                     ("addr", "broker: address rule (no inspection)")):
+                     ("addr", "broker: address rule (no inspection)"),
+                     ("direct_tls", "HTTPS direct: chroot, 127.0.0.1"),
+                     ("name_tls", "HTTPS broker: name rule (SNI checked)")):
         print(f"  {label:44} {secs[k] * 1000:9.0f} ms {gbps[k]:7.2f} {lat[k]:14.3f} ms {p90[k]:7.3f}")
-    for k in ("name", "addr"):
-        ratio = secs[k] / secs["direct"]
+    for k, base in (("name", "direct"), ("addr", "direct"), ("name_tls", "direct_tls")):
+        ratio = secs[k] / secs[base]
         ok = ratio <= 1.25
-        print(f"RESULT bench egress_download_256m_{k} nsbox_ms={secs[k] * 1000:.0f} baseline_ms={secs['direct'] * 1000:.0f} "
-              f"ratio={ratio:.2f} throughput={gbps[k] / gbps['direct']:.2f}x target<=1.25 {'OK' if ok else 'MISSED'}")
-        added = lat[k] - lat["direct"]
-        print(f"RESULT bench egress_small_get_{k} nsbox_ms={lat[k]:.3f} baseline_ms={lat['direct']:.3f} "
+        print(f"RESULT bench egress_download_256m_{k} nsbox_ms={secs[k] * 1000:.0f} baseline_ms={secs[base] * 1000:.0f} "
+              f"ratio={ratio:.2f} throughput={gbps[k] / gbps[base]:.2f}x target<=1.25 {'OK' if ok else 'MISSED'}")
+        added = lat[k] - lat[base]
+        print(f"RESULT bench egress_small_get_{k} nsbox_ms={lat[k]:.3f} baseline_ms={lat[base]:.3f} "
               f"added_ms={added:.3f} target<0.5ms {'OK' if added < 0.5 else 'MISSED'}")
 
 
