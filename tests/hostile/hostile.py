@@ -92,14 +92,17 @@ def _proc(pid):
 def _ours(pid):
     """Whether a sandboxed process belongs to this suite: the first process
     above it outside any sandbox is one of our nsbox processes (its command
-    line names our work directory) or pid 1 (an orphaned init).  Other
-    test suites may run sandboxes on the same machine."""
+    line names our work directory), or pid 1 when the orphaned init's own
+    command line (the nsbox that forked it) names our work directory.
+    Other test suites may run sandboxes on the same machine."""
+    inner = ""
     for _ in range(64):
         info = _proc(pid)
         if info is None:
             return True
         if info[0] < 2:
-            return pid == 1 or E["WORK"] in info[4]
+            return E["WORK"] in (inner if pid == 1 else info[4])
+        inner = info[4]
         pid = info[1]
     return True
 
