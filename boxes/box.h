@@ -223,7 +223,8 @@ struct box {
 int box_create(struct box_ctx *ctx, const struct box_spec *spec, struct box *box,
                struct nsbox_err *err);
 
-/* Connects to the running sandbox id and reads its record.  Returns 0, or
+/* Connects to the running sandbox id and reads its record (with its
+ * network: box_net_take_audit reports from now on).  Returns 0, or
  * -1 (ESRCH: not running; ENOENT: not made by box_create with detach). */
 int box_open(struct box_ctx *ctx, const char *id, struct box *box, struct nsbox_err *err);
 
