@@ -46,7 +46,7 @@ F=${F%/}
 NSBOX=${NSBOX:-$ROOT/build/nsbox}
 RUNS=${BENCH_RUNS:-5}
 
-BENCHES=(pull_unpack_python unpack_python sandbox_start exec_live idle_sandboxes mcp_execute mcp_interp)
+BENCHES=(pull_unpack_python unpack_python sandbox_start exec_live idle_sandboxes mcp_execute mcp_interp egress)
 
 say() { printf 'bench: %s\n' "$*" >&2; }
 die() {
@@ -546,6 +546,36 @@ print(f"RESULT bench mcp_interp_javascript nsbox_ms={js:.2f} baseline_ms={fresh:
 print(f"RESULT bench mcp_interp_typescript nsbox_ms={ts:.2f} baseline_ms={fresh:.2f} ratio={ts / fresh:.2f} target=none INFO")
 print(f"RESULT bench mcp_interp_fleet per_sandbox_kib={per:.0f} answered={r['fleet_answered']}/{n} target=none INFO")
 PYEOF
+}
+
+# ---- egress: the allow-list's broker (docs/network.md) ---------------------------
+
+# Sandbox start with networking (a rule: the init makes the listeners, the
+# broker starts and takes them) against the same start without; then
+# tests/bench/egress_bench.py: a 256 MiB download and small GETs through
+# the broker against the same client on the host's loopback.
+bench_egress() {
+	need_runtime_store
+	local img="oci:$F/oci/python:latest" i
+	start_plain() { run_timed nsbox-run repeat "$REPEAT" "$NSBOX" --store "$RT_STORE" run "$img" -- python3 -c pass; }
+	start_net() {
+		run_timed nsbox-run-net repeat "$REPEAT" "$NSBOX" --store "$RT_STORE" run \
+			--net "bench.test=127.0.0.1:9" --net pypi "$img" -- python3 -c pass
+	}
+	say "egress: warm-up round (untimed)"
+	start_net && start_plain
+	series_reset net plain
+	for ((i = 1; i <= RUNS; i++)); do
+		say "egress: start run $i/$RUNS"
+		start_net && record_each net
+		start_plain && record_each plain
+	done
+	header "egress_start: python3 -c pass in a fresh sandbox with --net (listeners, broker) vs without, $RUNS x $REPEAT runs; ms per run"
+	row "nsbox run --net bench.test=127.0.0.1:9 --net pypi" net
+	row "baseline: nsbox run (sealed)" plain
+	report egress_start none net plain
+	python3 "$ROOT/tests/bench/egress_bench.py" "$NSBOX" "$RT_STORE" "$img" "$RT_ROOTFS" "$RUNS" ||
+		die "egress_bench.py failed"
 }
 
 # ---- main --------------------------------------------------------------------

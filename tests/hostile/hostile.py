@@ -92,14 +92,17 @@ def _proc(pid):
 def _ours(pid):
     """Whether a sandboxed process belongs to this suite: the first process
     above it outside any sandbox is one of our nsbox processes (its command
-    line names our work directory) or pid 1 (an orphaned init).  Other
-    test suites may run sandboxes on the same machine."""
+    line names our work directory), or pid 1 when the orphaned init's own
+    command line (the nsbox that forked it) names our work directory.
+    Other test suites may run sandboxes on the same machine."""
+    inner = ""
     for _ in range(64):
         info = _proc(pid)
         if info is None:
             return True
         if info[0] < 2:
-            return pid == 1 or E["WORK"] in info[4]
+            return E["WORK"] in (inner if pid == 1 else info[4])
+        inner = info[4]
         pid = info[1]
     return True
 
@@ -652,6 +655,9 @@ def mountinfo_case(front):
 
 
 def network_case(front):
+    """Sealed (no --net): only lo; the local default routes take every
+    connect into the sandbox's own netns, where nothing listens
+    (docs/network.md; the egress cases are tests/hostile/egress_cases.py)."""
     got = probe_lines(front.run("probe netdevs lo_up net_egress").get("stdout", ""))
     ok = got["netdevs"]["ret"] == 1 and got["lo_up"]["ret"] == 1 and got["net_egress"]["errname"] == "ECONNREFUSED"
     return ok, got

@@ -4,7 +4,8 @@
 # then the resource and kernel-surface cases that need a cgroup v2 kernel,
 # in the qemu VM (tests/hostile/vm-guest.sh).  Sets up the images (busybox
 # + the static probe, a setuid-root copy of it, and hostile /proc and /dev
-# variants), both stores, and the canaries.  ONLY=REGEX runs matching cases.
+# variants), both stores, and the canaries.  ONLY=REGEX runs matching cases
+# (ONLY=egress: only the egress allow-list cases, tests/hostile/egress_cases.py).
 SUITE=hostile
 . "$(dirname "$0")/../lib.sh"
 "$ROOT/tests/setup-users.sh"
@@ -72,6 +73,25 @@ env NSBOX="$T/nsbox-root" NSBOX_RL="$T/nsbox-rootless" STORE="$STORE" STORE_RL="
 	timeout 1500 python3 "$ROOT/tests/hostile/hostile.py"
 rc=$?
 [ $rc -le 1 ] || fail hostile_py "exited $rc without finishing"
+
+# The egress allow-list's attacks (tests/hostile/egress_cases.py), root and
+# rootless, with its own test image (a test CA trusted), servers and canaries.
+if [ -z "${ONLY:-}" ] || [[ "$ONLY" == *egress* ]]; then
+	mkdir -p "$T/egress-work" && chmod 755 "$T/egress-work"
+	# The seal helper links the runtime (no CLI command seals a live sandbox);
+	# the Makefile's LDLIBS, word-split on purpose.
+	# shellcheck disable=SC2016
+	libs=$(printf 'print-libs:\n\t@echo $(LDLIBS)\n' | make -s --no-print-directory -C "$ROOT" -f Makefile -f - print-libs)
+	# shellcheck disable=SC2086
+	cc -std=gnu11 -Wall -Wextra -Werror -D_GNU_SOURCE -pthread -O2 -o "$T/egress_seal" \
+		"$ROOT/tests/hostile/egress_seal.c" "$ROOT/build/libnsbox.a" $libs ||
+		fail egress/setup "cannot build tests/hostile/egress_seal.c"
+	env NSBOX="$T/nsbox-root" NSBOX_RL="$T/nsbox-rootless" STORE="$STORE" STORE_RL="$STORE_RL" \
+		WORK="$T/egress-work" PROBE="$PROBE" SEAL="$T/egress_seal" ROOTLESS_USER=$U ONLY="${ONLY:-}" \
+		timeout 900 python3 "$ROOT/tests/hostile/egress_cases.py"
+	rc=$?
+	[ $rc -le 1 ] || fail egress_cases_py "exited $rc without finishing"
+fi
 
 # The host-side file attacks (file tools, copy_in/copy_out) and the protocol
 # attacks, rootless: the same clients that tests/integration/mcp_stdio.sh
