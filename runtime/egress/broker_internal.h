@@ -66,12 +66,16 @@ struct conn {
     bool http;                      /* every request head inspected */
     bool c_eof, u_eof;              /* either side finished sending */
     bool shut_c, shut_u;            /* shutdown(SHUT_WR) done on cfd, ufd */
-    /* Nothing left to inspect (TLS past its ClientHello, an operator's
-     * IP:PORT): the bytes go through pipes with splice(2), never copied
-     * into the broker.  Pipe bytes pending each way. */
-    bool spliced;
+    /* A direction with nothing left to inspect goes through a pipe with
+     * splice(2), never copied into the broker: host -> sandbox always once
+     * relaying; sandbox -> host past a TLS ClientHello or for an
+     * operator's IP:PORT (HTTP heads are read, each one).  Pipe bytes
+     * pending each way. */
+    bool c_spliced, u_spliced;
     int cpipe[2], upipe[2];
     size_t cpiped, upiped;
+    size_t cpcap, upcap;     /* the pipes' capacities */
+    uint32_t cev, uev;       /* the epoll events asked for cfd, ufd (no call when unchanged) */
     uint8_t *cbuf, *ubuf;    /* sandbox -> host, host -> sandbox */
     size_t clen, cfwd, ulen; /* cfwd: bytes of cbuf cleared to go */
     struct sockaddr_storage addrs[BROKER_MAX_ADDRS];

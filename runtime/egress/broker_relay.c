@@ -19,6 +19,9 @@
 #include "broker_internal.h"
 
 #define PIPE_BYTES 65536 /* a pipe's default capacity: 16 pages */
+/* The download direction's pipe: bigger moves fewer, larger chunks per
+ * wakeup (the default when the user's pipe budget refuses it). */
+#define PIPE_BYTES_DOWN (1 << 20)
 
 static void update_events(struct broker *b, struct conn *c);
 
@@ -247,6 +250,7 @@ static void connect_next(struct broker *b, struct conn *c)
             c->state = C_CONNECTING;
             c->deadline = time(NULL) + BROKER_CONNECT_S;
             broker_watch(b, fd, EPOLLOUT, BROKER_TAG(TAG_UPSTREAM, conn_idx(b, c)));
+            c->uev = EPOLLOUT;
             update_events(b, c);
             return;
         }
@@ -446,10 +450,9 @@ static int splice_out(int pipe_r, int fd, size_t *piped, uint64_t *moved)
 }
 
 /* Socket -> pipe.  Returns -1 on error. */
-static int splice_in(int fd, int pipe_w, size_t *piped, bool *eof)
+static int splice_in(int fd, int pipe_w, size_t *piped, size_t cap, bool *eof)
 {
-    ssize_t n = splice(fd, NULL, pipe_w, NULL, PIPE_BYTES - *piped,
-                       SPLICE_F_NONBLOCK | SPLICE_F_MOVE);
+    ssize_t n = splice(fd, NULL, pipe_w, NULL, cap - *piped, SPLICE_F_NONBLOCK | SPLICE_F_MOVE);
     if (n > 0)
         *piped += (size_t)n;
     else if (n == 0)
@@ -459,29 +462,35 @@ static int splice_in(int fd, int pipe_w, size_t *piped, bool *eof)
     return 0;
 }
 
-/* Buffers empty and nothing to inspect: from now on, splice. */
+static bool make_pipe(int p[2], size_t *cap, size_t want)
+{
+    if (pipe2(p, O_NONBLOCK | O_CLOEXEC) < 0)
+        return false;
+    int got = want > PIPE_BYTES ? fcntl(p[1], F_SETPIPE_SZ, (int)want) : -1;
+    *cap = got > 0 ? (size_t)got : PIPE_BYTES;
+    return true;
+}
+
+/* A direction whose buffer is empty and that has nothing to inspect goes
+ * over to splice from now on. */
 static void maybe_splice(struct conn *c)
 {
-    if (c->spliced || c->http || c->clen > 0 || c->ulen > 0)
+    if (c->state != C_RELAY)
         return;
-    if (pipe2(c->cpipe, O_NONBLOCK | O_CLOEXEC) < 0)
-        return;
-    if (pipe2(c->upipe, O_NONBLOCK | O_CLOEXEC) < 0) {
-        close(c->cpipe[0]), close(c->cpipe[1]);
-        c->cpipe[0] = c->cpipe[1] = -1;
-        return;
-    }
-    c->spliced = true;
+    if (!c->u_spliced && c->ulen == 0 && make_pipe(c->upipe, &c->upcap, PIPE_BYTES_DOWN))
+        c->u_spliced = true;
+    if (!c->c_spliced && !c->http && c->clen == 0 && make_pipe(c->cpipe, &c->cpcap, PIPE_BYTES))
+        c->c_spliced = true;
 }
 
 static size_t c2u_pending(const struct conn *c)
 {
-    return c->spliced ? c->cpiped : c->cfwd;
+    return c->c_spliced ? c->cpiped : c->cfwd;
 }
 
 static size_t u2c_pending(const struct conn *c)
 {
-    return c->spliced ? c->upiped : c->ulen;
+    return c->u_spliced ? c->upiped : c->ulen;
 }
 
 /* Sends what may go each way; half-closes follow the EOFs.  Returns -1
@@ -493,11 +502,11 @@ static int pump(struct broker *b, struct conn *c)
     if (c->state != C_RELAY)
         return 0;
     if (c2u_pending(c) > 0)
-        r = c->spliced ? splice_out(c->cpipe[0], c->ufd, &c->cpiped, &out)
-                       : flush_buf(c->ufd, c->cbuf, &c->clen, &c->cfwd, c->cfwd, &out);
+        r = c->c_spliced ? splice_out(c->cpipe[0], c->ufd, &c->cpiped, &out)
+                         : flush_buf(c->ufd, c->cbuf, &c->clen, &c->cfwd, c->cfwd, &out);
     if (r == 0 && u2c_pending(c) > 0)
-        r = c->spliced ? splice_out(c->upipe[0], c->cfd, &c->upiped, &in)
-                       : flush_buf(c->cfd, c->ubuf, &c->ulen, NULL, c->ulen, &in);
+        r = c->u_spliced ? splice_out(c->upipe[0], c->cfd, &c->upiped, &in)
+                         : flush_buf(c->cfd, c->ubuf, &c->ulen, NULL, c->ulen, &in);
     if (r < 0) {
         broker_conn_close(b, c, true);
         return -1;
@@ -523,33 +532,41 @@ static int pump(struct broker *b, struct conn *c)
     return 0;
 }
 
+static void set_events(struct broker *b, int fd, uint32_t *cur, uint32_t events, uint64_t tag)
+{
+    if (*cur == events)
+        return;
+    struct epoll_event ev = {.events = events, .data.u64 = tag};
+    epoll_ctl(b->ep, EPOLL_CTL_MOD, fd, &ev);
+    *cur = events;
+}
+
 static void update_events(struct broker *b, struct conn *c)
 {
     bool reading = c->state == C_SNIFF || c->state == C_TLS || c->state == C_RELAY ||
                    c->state == C_DNS;
-    struct epoll_event ev = {.events = 0, .data.u64 = BROKER_TAG(TAG_CLIENT, conn_idx(b, c))};
-    bool room = c->spliced ? c->cpiped < PIPE_BYTES : c->clen < BROKER_BUF;
+    uint32_t events = 0;
+    bool room = c->c_spliced ? c->cpiped < c->cpcap : c->clen < BROKER_BUF;
     if (reading && !c->c_eof && room)
-        ev.events |= EPOLLIN;
+        events |= EPOLLIN;
     if (u2c_pending(c) > 0)
-        ev.events |= EPOLLOUT;
-    epoll_ctl(b->ep, EPOLL_CTL_MOD, c->cfd, &ev);
+        events |= EPOLLOUT;
+    set_events(b, c->cfd, &c->cev, events, BROKER_TAG(TAG_CLIENT, conn_idx(b, c)));
     if (c->ufd < 0)
         return;
-    ev.data.u64 = BROKER_TAG(TAG_UPSTREAM, conn_idx(b, c));
-    ev.events = c->state == C_CONNECTING ? EPOLLOUT : 0;
-    room = c->spliced ? c->upiped < PIPE_BYTES : c->ulen < BROKER_BUF;
+    events = c->state == C_CONNECTING ? EPOLLOUT : 0;
+    room = c->u_spliced ? c->upiped < c->upcap : c->ulen < BROKER_BUF;
     if (c->state == C_RELAY && !c->u_eof && room)
-        ev.events |= EPOLLIN;
+        events |= EPOLLIN;
     if (c->state == C_RELAY && c2u_pending(c) > 0)
-        ev.events |= EPOLLOUT;
-    epoll_ctl(b->ep, EPOLL_CTL_MOD, c->ufd, &ev);
+        events |= EPOLLOUT;
+    set_events(b, c->ufd, &c->uev, events, BROKER_TAG(TAG_UPSTREAM, conn_idx(b, c)));
 }
 
 static void client_event(struct broker *b, struct conn *c, uint32_t events)
 {
-    if ((events & EPOLLIN) && c->spliced) {
-        if (splice_in(c->cfd, c->cpipe[1], &c->cpiped, &c->c_eof) < 0) {
+    if ((events & EPOLLIN) && c->c_spliced) {
+        if (splice_in(c->cfd, c->cpipe[1], &c->cpiped, c->cpcap, &c->c_eof) < 0) {
             broker_conn_close(b, c, true);
             return;
         }
@@ -578,11 +595,22 @@ static void upstream_event(struct broker *b, struct conn *c, uint32_t events)
             connected(b, c);
         return;
     }
-    if ((events & EPOLLIN) && c->spliced) {
-        if (splice_in(c->ufd, c->upipe[1], &c->upiped, &c->u_eof) < 0) {
-            broker_conn_close(b, c, true);
-            return;
+    if ((events & EPOLLIN) && c->u_spliced) {
+        /* A download: in and out again while both sides keep up, rather
+         * than one pipeful per wakeup. */
+        for (int i = 0; i < 16; i++) {
+            size_t before = c->upiped;
+            bool eof = c->u_eof;
+            if (splice_in(c->ufd, c->upipe[1], &c->upiped, c->upcap, &c->u_eof) < 0) {
+                broker_conn_close(b, c, true);
+                return;
+            }
+            if (c->upiped == before && c->u_eof == eof)
+                break;
+            if (pump(b, c) < 0 || c->upiped > 0)
+                return;
         }
+        return;
     } else if (events & EPOLLIN) {
         if (read_into(c->ufd, c->ubuf, &c->ulen, &c->u_eof) < 0) {
             broker_conn_close(b, c, true);

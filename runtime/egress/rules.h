@@ -63,8 +63,8 @@ void egress_rule_format(const struct egress_rule *r, char *buf, size_t size);
 
 /* Whether every (name, port) that r allows is allowed by some rule of
  * ceiling.  On false, why (may be NULL) says which part is outside. */
-bool egress_rule_within(const struct egress_policy *ceiling, const struct egress_rule *r,
-                        char *why, size_t why_size);
+bool egress_rule_within(const struct egress_policy *ceiling, const struct egress_rule *r, char *why,
+                        size_t why_size);
 
 /* The rule of p that allows name (lower-case, no trailing dot) on port,
  * or NULL.  port 0: any port (a DNS question). */
