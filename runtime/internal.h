@@ -37,6 +37,12 @@ int nsbox_sandbox_attach(struct nsbox_sandbox *sb, struct nsbox_err *err);
 int nsbox_sandbox_net_listen(struct nsbox_sandbox *sb, const uint16_t *ports, size_t n, bool dns,
                              int *fds_out, struct nsbox_err *err);
 
+/* After init died: reaps the sandbox in state_dir's egress broker when it
+ * is the caller's child (a subreaper adopts it: the MCP server, whose
+ * zombies would pile up), waiting a moment for it to leave; else nothing
+ * (egress/egress.c). */
+void nsbox_egress_reap(const char *state_dir);
+
 /* A random, nonzero exec id. */
 uint64_t nsbox_exec_new_id(void);
 

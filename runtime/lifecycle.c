@@ -201,6 +201,7 @@ static int destroy(struct nsbox_sandbox *sb, bool wait, struct nsbox_err *err)
         return done ? 0 : -1;
     }
     stop_init(sb);
+    nsbox_egress_reap(sb->state_dir);
     nsbox_sandbox_close(sb);
     /* As root the idmapped rootfs is mounted on lower/ for a moment during
      * creation; a crash there leaves it behind. */

@@ -19,6 +19,7 @@
 
 #include "../../common/cleanup.h"
 #include "../../common/cleanup_json.h"
+#include "../../common/fsutil.h"
 #include "../../common/syscalls.h"
 #include "../internal.h"
 #include "../state.h"
@@ -302,6 +303,19 @@ static int init_pidfd(const char *state_dir)
     return fd;
 }
 
+/* STATE/egress.pid: "PID START" (start time, /proc/PID/stat field 22),
+ * for nsbox_egress_reap. */
+static void write_pid(const char *state_dir)
+{
+    char text[64];
+    struct nsbox_err ignored;
+    int n = snprintf(text, sizeof(text), "%d %llu\n", (int)getpid(),
+                     nsbox_proc_starttime(getpid()));
+    _cleanup_close_ int dfd = open(state_dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+    if (dfd >= 0)
+        nsbox_write_file_replace(dfd, "egress.pid", text, (size_t)n, 0600, &ignored);
+}
+
 static int setup(struct broker *b, const char *state_dir)
 {
     b->ep = epoll_create1(EPOLL_CLOEXEC);
@@ -312,6 +326,7 @@ static int setup(struct broker *b, const char *state_dir)
     if (b->ep < 0 || b->pidfd < 0 || b->ctl_listen < 0 ||
         pipe2(b->resolver, O_CLOEXEC | O_NONBLOCK) < 0)
         return -1;
+    write_pid(state_dir);
     broker_watch(b, b->pidfd, EPOLLIN, BROKER_TAG(TAG_PIDFD, 0));
     broker_watch(b, b->ctl_listen, EPOLLIN, BROKER_TAG(TAG_CTL_LISTEN, 0));
     broker_watch(b, b->resolver[0], EPOLLIN, BROKER_TAG(TAG_RESOLVER, 0));

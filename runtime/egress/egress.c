@@ -6,6 +6,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <jansson.h>
 #include <poll.h>
 #include <stdio.h>
@@ -19,6 +20,7 @@
 
 #include "../../common/cleanup.h"
 #include "../../common/cleanup_json.h"
+#include "../../common/syscalls.h"
 #include "../internal.h"
 #include "../proto.h"
 #include "broker.h"
@@ -245,6 +247,54 @@ int nsbox_sandbox_net_set(struct nsbox_sandbox *sb, const struct egress_policy *
         return nsbox_err_prefix(err, "network of sandbox %s (now sealed)", sb->id);
     }
     return 0;
+}
+
+/* Parent and start time of pid from /proc/PID/stat, zombies included.
+ * Returns 0 or -1. */
+static int parent_and_start(pid_t pid, pid_t *ppid, unsigned long long *start)
+{
+    char path[64], buf[1024];
+    snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+    _cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC);
+    ssize_t n = fd < 0 ? -1 : read(fd, buf, sizeof(buf) - 1);
+    if (n <= 0)
+        return -1;
+    buf[n] = '\0';
+    const char *p = strrchr(buf, ')');
+    int pp = 0;
+    if (p == NULL || sscanf(p + 2,
+                            "%*c %d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d "
+                            "%*d %*d %*d %*d %*d %llu",
+                            &pp, start) != 2)
+        return -1;
+    *ppid = pp;
+    return 0;
+}
+
+void nsbox_egress_reap(const char *state_dir)
+{
+    char path[PATH_MAX + 16], text[64];
+    int pid = 0;
+    unsigned long long start = 0, now = 0;
+    pid_t ppid = 0;
+
+    snprintf(path, sizeof(path), "%s/egress.pid", state_dir);
+    _cleanup_close_ int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+    ssize_t n = fd < 0 ? -1 : read(fd, text, sizeof(text) - 1);
+    if (n <= 0)
+        return;
+    text[n] = '\0';
+    /* Only that very process (pid and start time), and only when it is our
+     * child: a waitpid on anything else could take another's status. */
+    if (sscanf(text, "%d %llu", &pid, &start) != 2 || pid <= 0 ||
+        parent_and_start(pid, &ppid, &now) < 0 || ppid != getpid() || now != start)
+        return;
+    /* It leaves as soon as init's pidfd turns readable: a moment. */
+    _cleanup_close_ int pidfd = nsbox_pidfd_open(pid, 0);
+    struct pollfd p = {.fd = pidfd, .events = POLLIN};
+    if (pidfd >= 0)
+        poll(&p, 1, 2000);
+    waitpid(pid, NULL, WNOHANG);
 }
 
 json_t *nsbox_sandbox_net_audit(struct nsbox_sandbox *sb, uint64_t *cursor, struct nsbox_err *err)

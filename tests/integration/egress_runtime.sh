@@ -278,6 +278,12 @@ s.bind((\"::\", $P3)); s.listen(); time.sleep(60)' >/dev/null 2>&1 & sleep 0.5"
 	out=$(netctl set "127.0.0.1:$P3" 2>&1)
 	expect "$m/port_in_use_inside_named" "port $P3 is already in use inside the sandbox" "$out"
 
+	# -- a subreaper that destroys the sandbox reaps its broker too ----------
+	local rid
+	rid=$($RUN "$T/nsbox" --store "$STORE" create "oci:$T/py:latest" 2>/dev/null)
+	out=$($RUN "$T/netctl" "$STORE/sandboxes" "$rid" reap "127.0.0.1:$P1" 2>&1)
+	expect "$m/destroy_reaps_adopted_broker" "no broker left" "$out"
+
 	# -- the broker ends with the sandbox -----------------------------------
 	local dir="$STORE/sandboxes/$ID"
 	$RUN "$T/nsbox" --store "$STORE" rm "$ID" >/dev/null 2>&1
