@@ -4,6 +4,8 @@
 #include "broker.h"
 
 #include <errno.h>
+#include <grp.h>
+#include <sys/prctl.h>
 #include <fcntl.h>
 #include <jansson.h>
 #include <signal.h>
@@ -249,7 +251,7 @@ static void accept_ctl(struct broker *b)
         return;
     struct ucred cr;
     socklen_t len = sizeof(cr);
-    if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &len) < 0 || cr.uid != getuid()) {
+    if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &len) < 0 || cr.uid != b->owner) {
         close(fd);
         return;
     }
@@ -316,8 +318,22 @@ static void write_pid(const char *state_dir)
         nsbox_write_file_replace(dfd, "egress.pid", text, (size_t)n, 0600, &ignored);
 }
 
+/* Root's broker needs root for nothing past setup (its sockets are made,
+ * init's pidfd held): it goes on as nobody, no groups, not dumpable, no
+ * new privileges, so a bug in its parsers of hostile bytes is a bug in an
+ * unprivileged process.  A user's broker is that user already. */
+static int drop_privileges(void)
+{
+    if (geteuid() == 0 &&
+        (setgroups(0, NULL) < 0 || setresgid(65534, 65534, 65534) < 0 ||
+         setresuid(65534, 65534, 65534) < 0 || prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0))
+        return -1;
+    return prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0);
+}
+
 static int setup(struct broker *b, const char *state_dir)
 {
+    b->owner = getuid();
     b->ep = epoll_create1(EPOLL_CLOEXEC);
     b->pidfd = init_pidfd(state_dir);
     b->ctl_listen = ctl_socket(state_dir);
@@ -383,7 +399,7 @@ _Noreturn void egress_broker_main(const char *state_dir)
     if (setup(&b, state_dir) < 0)
         _exit(1);
     /* Pins no directory of the caller's (a mount it may want to undo). */
-    if (chdir("/") < 0)
+    if (chdir("/") < 0 || drop_privileges() < 0)
         _exit(1);
     /* Ready: the control socket is bound, so nsbox can connect. */
     if (write(3, &ready, 1) != 1)

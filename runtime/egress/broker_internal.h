@@ -97,6 +97,7 @@ struct audit_rec {
 
 struct broker {
     int ep;
+    uid_t owner; /* the uid served on the control socket (the broker's before any drop) */
     struct egress_policy policy;
     struct listener listeners[BROKER_MAX_LISTENERS];
     size_t n_listeners;
