@@ -20,6 +20,7 @@ enum mcp_arg_type {
     MCP_ARG_NUMBER,
     MCP_ARG_BOOLEAN,
     MCP_ARG_STRING_MAP, /* an object whose values are strings (env) */
+    MCP_ARG_JSON,       /* any JSON value: .schema says what, the decoder checks it */
 };
 
 /* Flags of a field. */
@@ -42,6 +43,9 @@ struct mcp_arg {
     double min, max;
     size_t max_len;        /* strings: most bytes (not in the schema), 0: any */
     const char *long_hint; /* added to the error when longer than max_len */
+    /* MCP_ARG_JSON: the field's JSON Schema keywords, as the text inside
+     * its braces ("\"type\":\"array\",..."); the description is added. */
+    const char *schema;
 };
 
 /* One tool's arguments; no others are allowed (additionalProperties: false). */
