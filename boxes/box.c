@@ -8,6 +8,7 @@
  * no sandbox, no lease, no workspace lock. */
 #include <errno.h>
 #include <fcntl.h>
+#include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,6 +18,7 @@
 #include "../common/log.h"
 #include "../runtime/seccomp.h"
 #include "internal.h"
+#include "net.h"
 #include "spec.h"
 
 static void box_init(struct box_ctx *ctx, struct box *box)
@@ -40,6 +42,8 @@ void box_free(struct box *box)
     free(box->workdir);
     free(box->image);
     free(box->workspace);
+    free(box->net);
+    box->net = NULL;
     box->env = box->command = NULL;
     box->workdir = box->image = box->workspace = NULL;
 }
@@ -178,7 +182,12 @@ int box_create(struct box_ctx *ctx, const struct box_spec *spec, struct box *box
         box_free(box);
         return -1;
     }
-    if (spec->detach && box_record_save(box, err) < 0) {
+    /* The allow-list is in force before anything runs, and in the record
+     * (box_net_set saves it) so that a later `nsbox exec` knows it. */
+    box->recorded = spec->detach;
+    if ((spec->net != NULL && spec->net->n > 0 ? box_net_set(box, spec->net, err)
+         : spec->detach                        ? box_record_save(box, err)
+                                               : 0) < 0) {
         struct nsbox_err ignored;
         nsbox_sandbox_destroy(&box->sb, &ignored);
         box_free(box);
@@ -196,6 +205,12 @@ int box_open(struct box_ctx *ctx, const char *id, struct box *box, struct nsbox_
         box_close(box);
         return -1;
     }
+    box->recorded = true;
+    /* The audit is per command: what this process runs is reported from
+     * here on, not what earlier `nsbox exec`s already reported. */
+    struct nsbox_err ignored;
+    json_t *old = box->net_ever ? box_net_take_audit(box, &ignored) : NULL;
+    json_decref(old);
     return 0;
 }
 

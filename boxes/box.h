@@ -50,6 +50,8 @@ struct box_policy {
 
 extern const struct box_policy box_defaults;
 
+struct egress_policy;
+
 struct box_ctx_opts {
     const char *store_dir;                       /* NULL: the default store (images_store_open) */
     const struct images_store_config *store_cfg; /* NULL: the default shared stores */
@@ -141,6 +143,9 @@ struct box_spec {
      * after binds.  Not part of the record either. */
     const struct nsbox_bind *volumes;
     size_t n_volumes;
+    /* The egress allow-list (boxes/net.h), borrowed: NULL or empty, the
+     * box is sealed.  Checked against a ceiling by the caller. */
+    const struct egress_policy *net;
 };
 
 /* Parses a volume "HOST:SANDBOX[:OPTS]" in place (spec is cut at its
@@ -204,6 +209,13 @@ struct box {
      * sets it as each operation ends; box_install too): its upper layer
      * is no longer a pure install (boxes/packages.h). */
     bool touched;
+    /* The network (boxes/net.h): the policy in force (owned; NULL:
+     * sealed), whether it ever had rules (then every command's result
+     * carries its audit), and where the last audit read up to. */
+    struct egress_policy *net;
+    bool net_ever;
+    uint64_t net_cursor;
+    bool recorded; /* has a box.json (detached): box_net_set rewrites it */
 };
 
 /* Looks up (or, with spec->pull, pulls) the image, leases it, merges env,

@@ -22,9 +22,12 @@ struct json_t;
  * operator: ADDR and MAPPED rules are accepted (a model's request may not
  * name them; it gets an error saying so).  Returns 0 or -1 with err. */
 int box_net_parse(struct egress_policy *p, char *const *texts, size_t n, bool operator,
-                  struct nsbox_err *err);
+                  struct nsbox_err * err);
 
-/* Whether every rule of req is within ceiling; on false err says which
+/* Whether every rule of req is within ceiling; an ADDR or MAPPED rule
+ * (a request parsed with operator true, as the MCP server does so that a
+ * model can use the operator's local mirror) only when the ceiling has the
+ * very same rule.  On false err says which
  * rule, and lists the ceiling ("not within the operator's allow-list
  * (--allow-net): pypi.org:80,443, ..."; an empty ceiling: "networking is
  * off on this server; the operator enables it with --allow-net RULE").
@@ -40,5 +43,9 @@ int box_net_set(struct box *box, const struct egress_policy *p, struct nsbox_err
  * records), a new reference; an empty array for a box never opened;
  * NULL with err on failure. */
 struct json_t *box_net_take_audit(struct box *box, struct nsbox_err *err);
+
+/* p's rules as a JSON array of their canonical texts (egress_rule_format;
+ * NULL p: empty), a new reference or NULL when out of memory. */
+struct json_t *box_net_rules_json(const struct egress_policy *p);
 
 #endif

@@ -3,7 +3,9 @@
  * Contract: box_record_save() writes what a later process needs to run
  * commands in the sandbox as box_create set it up (image, digest, env,
  * workdir, user, workspace, created, limits and the note on which are in
- * force, the disk bound asked for and the workspace's budget); box_record_load() reads it back into a struct box.  The file
+ * force, the disk bound asked for and the workspace's budget, the network
+ * allow-list in force, boxes/net.c); box_record_load() reads it back into
+ * a struct box.  The file
  * lives and dies with the state directory (the runtime removes the
  * directory with the sandbox), so it needs no fsync.  JSON stays in here. */
 #include <errno.h>
@@ -42,6 +44,8 @@ static json_t *record_json(const struct box *b)
         b->limits.cpus, "pids", (int)b->limits.pids, "timeout_s", b->limits.timeout_s);
     if (j != NULL)
         json_object_set_new(j, "disk", disk_json(b));
+    if (j != NULL && b->net_ever)
+        json_object_set_new(j, "net", box_net_record_json(b));
     return j;
 }
 
@@ -124,11 +128,12 @@ int box_record_load(const char *state_dir, struct box *box, struct nsbox_err *er
     box->created = (time_t)json_integer_value(json_object_get(j, "created"));
     limits_of(json_object_get(j, "limits"), &box->limits);
     disk_of(json_object_get(j, "disk"), box);
+    int net = box_net_record_load(box, json_object_get(j, "net"), err);
     if (box->sb.limits_note[0] == '\0')
         snprintf(box->sb.limits_note, sizeof(box->sb.limits_note), "%s",
                  json_string_value(json_object_get(j, "limits_note")) ?: "");
     json_decref(j);
     if (box->image == NULL || box->env == NULL || box->workdir == NULL)
         return nsbox_err_set(err, ENOMEM, "out of memory");
-    return 0;
+    return net;
 }

@@ -83,6 +83,15 @@ static const struct cli_option none_options[] = {END};
          flags},                                                                                   \
         {"seccomp-profile", 0,    "FILE", "a Docker-format seccomp profile instead of nsbox's",    \
          CLI_COMPLETE_FILE, flags},                                                                \
+        {"net",                                                                                    \
+         0,                                                                                        \
+         "RULE",                                                                                   \
+         "let the sandbox reach RULE through nsbox's egress broker (default: no network): a "      \
+         "host (pypi.org), *.SUFFIX, either with :PORT[,PORT] (80 and 443), a preset (pypi, npm, " \
+         "debian, github), IP:PORT (that service of the host) or NAME=IP:PORT (repeatable, "       \
+         "comma-separated)",                                                                       \
+         0,                                                                                        \
+         flags},                                                                                   \
     {                                                                                              \
         "limits", 0, "MODE", "strict (default: refuse without a usable cgroup) or best-effort", 0, \
             flags                                                                                  \

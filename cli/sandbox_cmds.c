@@ -16,8 +16,10 @@
 #include <unistd.h>
 
 #include "../boxes/box.h"
+#include "../boxes/net.h"
 #include "../boxes/spec.h"
 #include "../common/cleanup.h"
+#include "../common/cleanup_json.h"
 #include "../common/fsutil.h"
 #include "../common/log.h"
 #include "../runtime/seccomp.h"
@@ -42,6 +44,10 @@ struct run_opts {
     struct nsbox_bind volumes[NSBOX_MAX_BINDS];
     char *volume_specs[NSBOX_MAX_BINDS];
     size_t n_volumes;
+    /* --net RULE: the texts (argv's), parsed once all are in (net) */
+    char **net_texts;
+    size_t n_net;
+    struct egress_policy *net;
 };
 
 static void run_opts_init(struct run_opts *o)
@@ -54,6 +60,8 @@ static void run_opts_init(struct run_opts *o)
 static void run_opts_free(struct run_opts *o)
 {
     free(o->spec.env); /* the strings are argv's */
+    free(o->net_texts);
+    free(o->net);
     for (size_t i = 0; i < o->n_volumes; i++)
         free(o->volume_specs[i]);
 }
@@ -76,6 +84,34 @@ static const char *add_volume(struct run_opts *o, const char *arg)
     o->volume_specs[o->n_volumes++] = copy;
     o->spec.volumes = o->volumes;
     o->spec.n_volumes = o->n_volumes;
+    return NULL;
+}
+
+static const char *add_net(struct run_opts *o, const char *rule)
+{
+    char **v = realloc(o->net_texts, (o->n_net + 1) * sizeof(char *));
+    if (v == NULL)
+        return "out of memory";
+    o->net_texts = v;
+    o->net_texts[o->n_net++] = (char *)rule;
+    return NULL;
+}
+
+/* The --net rules, as the operator's (the CLI's user is): a usage error
+ * message, or NULL. */
+static const char *parse_net(struct run_opts *o)
+{
+    static char why[512];
+    struct nsbox_err err = {0};
+    if (o->n_net == 0)
+        return NULL;
+    if ((o->net = malloc(sizeof(*o->net))) == NULL)
+        return "out of memory";
+    if (box_net_parse(o->net, o->net_texts, o->n_net, true, &err) < 0) {
+        snprintf(why, sizeof(why), "--net: %s", err.msg);
+        return why;
+    }
+    o->spec.net = o->net;
     return NULL;
 }
 
@@ -105,6 +141,7 @@ enum {
     OPT_DISK,
     OPT_WORKSPACE,
     OPT_WORKSPACE_SIZE,
+    OPT_NET,
     OPT_HELP
 };
 
@@ -124,6 +161,7 @@ static const struct option run_options[] = {
     {"disk", required_argument, NULL, OPT_DISK},
     {"workspace", required_argument, NULL, OPT_WORKSPACE},
     {"workspace-size", required_argument, NULL, OPT_WORKSPACE_SIZE},
+    {"net", required_argument, NULL, OPT_NET},
     {"help", no_argument, NULL, OPT_HELP},
     {"interactive", no_argument, NULL, 'i'},
     {"tty", no_argument, NULL, 't'},
@@ -172,6 +210,9 @@ static const char *parse_run_option(struct run_opts *o, int c, const char *arg)
     case OPT_HELP:
         o->help = true;
         return NULL;
+    case OPT_NET:
+        o->sandbox_only = true;
+        return add_net(o, arg);
     case OPT_CPUS: {
         o->sandbox_only = true;
         double cpus = strtod(arg, &end);
@@ -265,14 +306,50 @@ static int create_box(struct box_ctx *ctx, const char *ref, struct run_opts *o, 
     return r;
 }
 
-static json_t *result_json(const struct nsbox_exec_result *r, const struct box *box)
+static json_t *result_json(const struct nsbox_exec_result *r, const struct box *box,
+                           json_t *network)
 {
     json_t *j = box_result_json(r);
     if (j != NULL) {
         json_object_set_new(j, "limits", json_string(box->sb.limits_note));
         box_usage_json(box, j);
+        if (network != NULL)
+            json_object_set(j, "network", network);
     }
     return j;
+}
+
+/* What the command tried on the network (a box with rules, or that had
+ * them), or NULL: a failure to read it is a warning, not the command's. */
+static json_t *take_network(struct box *box)
+{
+    struct nsbox_err err = {0};
+    if (!box->net_ever)
+        return NULL;
+    json_t *a = box_net_take_audit(box, &err);
+    if (a == NULL)
+        nsbox_warn("cannot read the sandbox's network audit: %s", err.msg);
+    return a;
+}
+
+/* One line on stderr per refused attempt, so that a failed download says
+ * why (the result record has them all with --json). */
+static void print_refused(json_t *network)
+{
+    size_t i;
+    json_t *e;
+    json_array_foreach (network, i, e) {
+        const char *verdict = json_string_value(json_object_get(e, "verdict"));
+        const char *host = json_string_value(json_object_get(e, "host"));
+        if (verdict != NULL && strcmp(verdict, "truncated") == 0)
+            fprintf(stderr, "nsbox: network: more attempts than the audit keeps\n");
+        if (verdict == NULL || strcmp(verdict, "refused") != 0)
+            continue;
+        const char *reason = json_string_value(json_object_get(e, "reason"));
+        fprintf(stderr, "nsbox: network: refused %s:%lld%s%s\n", host ? host : "?",
+                (long long)json_integer_value(json_object_get(e, "port")), reason ? ": " : "",
+                reason ? reason : "");
+    }
 }
 
 /* Runs argv in box (env and user from eo) and reports the way docker does. */
@@ -296,8 +373,11 @@ static int run_command(struct box *box, struct nsbox_exec_opts *eo, const struct
     }
     if (box_measure(box, &err) < 0)
         nsbox_warn("%s", err.msg);
+    _cleanup_json_ json_t *network = take_network(box);
+    if (!o->json)
+        print_refused(network);
     if (o->json) {
-        json_t *j = result_json(&res, box);
+        json_t *j = result_json(&res, box, network);
         json_dumpf(j, stdout, JSON_COMPACT);
         putchar('\n');
         json_decref(j);
@@ -349,6 +429,9 @@ static int parse_common(const char *cmd, int argc, char **argv, struct run_opts 
         run_usage(cmd);
         return -1;
     }
+    const char *bad = parse_net(o);
+    if (bad != NULL)
+        return cli_usage_error(cmd, "%s", bad);
     if (o->tty && o->json)
         return cli_usage_error(cmd, "-t and --json do not go together");
     /* docker's refusal: raw mode and a relay need a terminal to read. */
@@ -454,8 +537,8 @@ int cmd_exec(struct cli_globals *g, int argc, char **argv)
         return r < 0 ? 0 : r;
     if (o.sandbox_only || o.n_volumes > 0)
         return cli_usage_error("exec", "--memory, --cpus, --pids, --tmp-size, --disk, "
-                                       "--workspace, --workspace-size, --seccomp-profile and -v "
-                                       "are the sandbox's, set by run or create");
+                                       "--workspace, --workspace-size, --seccomp-profile, --net "
+                                       "and -v are the sandbox's, set by run or create");
     if (optind + 1 >= argc)
         return cli_usage_error("exec", "usage: nsbox exec [OPTIONS] ID -- CMD...");
     const char *id = argv[optind++];

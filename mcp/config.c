@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "../boxes/net.h"
 #include "../common/cleanup.h"
 #include "../common/log.h"
 #include "pool.h"
@@ -130,6 +131,23 @@ static int set_host_dir(struct mcp_config *c, const struct opt *o, const char *a
     return 0;
 }
 
+/* Checked now, so that a bad rule stops the start (a configuration
+ * file's with its FILE:LINE), not the first call that asks. */
+static int set_allow_net(struct mcp_config *c, const struct opt *o, const char *arg,
+                         struct nsbox_err *err)
+{
+    if (c->n_allow_net == MCP_MAX_ALLOW_NET)
+        return nsbox_err_set(err, E2BIG, "at most %d --allow-net", MCP_MAX_ALLOW_NET);
+    _cleanup_free_ struct egress_policy *p = malloc(sizeof(*p));
+    char *texts[] = {(char *)arg};
+    if (p == NULL)
+        return nsbox_err_set(err, ENOMEM, "out of memory");
+    if (box_net_parse(p, texts, 1, true, err) < 0)
+        return nsbox_err_prefix(err, "--allow-net");
+    c->allow_net[c->n_allow_net++] = arg;
+    return 0;
+}
+
 static int set_allow_host(struct mcp_config *c, const struct opt *o, const char *arg,
                           struct nsbox_err *err)
 {
@@ -192,6 +210,11 @@ static const struct opt opts[] = {
      FIELD(max_commits), false, NUM_COUNT},
     {"allow-host-dir", "DIR", "a host directory copy_in/copy_out may use (repeatable)",
      set_host_dir, 0, false, NUM_NONE},
+    {"allow-net", "RULE",
+     "what sandboxes may reach when a call asks (network): a host (pypi.org), *.SUFFIX, either "
+     "with :PORT[,PORT] (80 and 443), a preset (pypi, npm, debian, github), IP:PORT or "
+     "NAME=IP:PORT for a local mirror (repeatable, comma-separated; default: none, no network)",
+     set_allow_net, 0, false, NUM_NONE},
     {"http", "HOST:PORT", "serve MCP over HTTP at http://HOST:PORT/mcp instead of stdio",
      set_string, FIELD(address), false, NUM_NONE},
     {"token-file", "FILE", "HTTP: the bearer token (else NSBOX_TOKEN)", set_string,
@@ -311,6 +334,9 @@ static void print_opt(FILE *f, const struct mcp_config *c, const struct opt *o)
     } else if (o->set == set_host_dir) {
         for (size_t i = 0; i < c->n_host_dirs; i++)
             fprintf(f, "allow-host-dir = %s\n", c->host_dirs[i]);
+    } else if (o->set == set_allow_net) {
+        for (size_t i = 0; i < c->n_allow_net; i++)
+            fprintf(f, "allow-net = %s\n", c->allow_net[i]);
     } else if (o->set == set_allow_host) {
         for (size_t i = 0; i < c->n_allowed_hosts; i++)
             fprintf(f, "allow-host = %s\n", c->allowed_hosts[i]);
@@ -371,6 +397,18 @@ static int open_host_dirs(struct mcp_server *s, const struct mcp_config *c, stru
     return 0;
 }
 
+/* The ceiling from every --allow-net (each already checked). */
+static int open_net_ceiling(struct mcp_server *s, const struct mcp_config *c, struct nsbox_err *err)
+{
+    if (c->n_allow_net == 0)
+        return 0;
+    if ((s->net_ceiling = malloc(sizeof(*s->net_ceiling))) == NULL)
+        return nsbox_err_set(err, ENOMEM, "out of memory");
+    if (box_net_parse(s->net_ceiling, (char *const *)c->allow_net, c->n_allow_net, true, err) < 0)
+        return nsbox_err_prefix(err, "--allow-net");
+    return 0;
+}
+
 static void close_host_dirs(struct mcp_server *s)
 {
     for (size_t i = 0; i < s->n_host_dirs; i++) {
@@ -396,7 +434,7 @@ int mcp_server_open(struct mcp_server *s, const struct mcp_config *c, const stru
     s->n_langs = c->n_langs;
     pthread_mutex_init(&s->pool_lock, NULL);
     pthread_cond_init(&s->pool_idle, NULL);
-    if (open_host_dirs(s, c, err) < 0) {
+    if (open_host_dirs(s, c, err) < 0 || open_net_ceiling(s, c, err) < 0) {
         mcp_server_close(s);
         return -1;
     }
@@ -427,6 +465,8 @@ void mcp_server_close(struct mcp_server *s)
         box_ctx_close(&s->boxes);
     s->opened = false;
     close_host_dirs(s);
+    free(s->net_ceiling);
+    s->net_ceiling = NULL;
     for (size_t i = 0; i < s->n_langs; i++) {
         free(s->langs[i].language);
         free(s->langs[i].ref);

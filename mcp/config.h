@@ -14,6 +14,7 @@
 #include "http/transport.h"
 
 #define MCP_MAX_HOST_DIRS 16
+#define MCP_MAX_ALLOW_NET 64
 
 /* What the operator asked for; strings point into argv (or are owned, see
  * mcp_config_free). */
@@ -25,6 +26,10 @@ struct mcp_config {
     size_t n_langs;
     const char *host_dirs[MCP_MAX_HOST_DIRS]; /* --allow-host-dir */
     size_t n_host_dirs;
+    /* --allow-net RULE: the ceiling of what calls may open (boxes/net.h),
+     * each checked when set */
+    const char *allow_net[MCP_MAX_ALLOW_NET];
+    size_t n_allow_net;
     /* HTTP (--http): address NULL serves stdio. */
     const char *address;
     const char *token_file;

@@ -106,11 +106,14 @@ static void handle_set_level(struct mcp_session *s, json_t *id, json_t *params)
  * start-up too): tools/list fails loudly rather than list a tool the
  * client cannot call correctly. */
 /* ToolAnnotations: the hints a client uses to decide what to confirm. */
-static json_t *annotations(const struct mcp_tool *t)
+static json_t *annotations(const struct mcp_server *cfg, const struct mcp_tool *t)
 {
     bool read_only = t->hints & MCP_HINT_READ_ONLY;
+    /* Open world: the tool can let a sandbox reach hosts outside nsbox,
+     * which only a server with an allow-list can grant. */
+    bool open_world = (t->hints & MCP_HINT_NETWORK) && cfg->net_ceiling != NULL;
     json_t *a = json_pack("{s:s,s:b,s:b}", "title", t->title, "readOnlyHint", read_only,
-                          "openWorldHint", 0);
+                          "openWorldHint", open_world);
     /* destructiveHint and idempotentHint mean something only for a tool
      * that changes things (MCP: "if readOnlyHint == false"). */
     if (!read_only) {
@@ -137,10 +140,10 @@ static void handle_tools_list(struct mcp_session *s, json_t *id)
         }
         json_t *in = mcp_schema_build(decl);
         json_t *out = json_loads(t->output_schema, 0, NULL);
-        json_array_append_new(tools,
-                              json_pack("{s:s,s:s,s:s,s:o,s:o,s:o}", "name", t->name, "title",
-                                        t->title, "description", t->description, "inputSchema", in,
-                                        "outputSchema", out, "annotations", annotations(t)));
+        json_array_append_new(tools, json_pack("{s:s,s:s,s:s,s:o,s:o,s:o}", "name", t->name,
+                                               "title", t->title, "description", t->description,
+                                               "inputSchema", in, "outputSchema", out,
+                                               "annotations", annotations(s->cfg, t)));
     }
     send_result(s, id, json_pack("{s:O}", "tools", tools));
 }

@@ -75,6 +75,9 @@ struct mcp_server {
         int fd;
     } host_dirs[16];
     size_t n_host_dirs;
+    /* What calls may open to the network (serve --allow-net, boxes/net.h):
+     * NULL when nothing (every sandbox stays sealed). */
+    struct egress_policy *net_ceiling;
 
     /* The spare sandbox for one-shot runs (pool.c). */
     pthread_mutex_t pool_lock;

@@ -58,6 +58,15 @@ static const char *const encodings[] = {"utf-8", "base64", NULL};
 static const char *const managers[] = {"pip", "npm", "apt", NULL};
 #define PACKAGES_SCHEMA                                                                            \
     "\"type\":\"array\",\"items\":{\"type\":\"string\"},\"maxItems\":64"
+/* Checked against the operator's ceiling by the tool (tools/network.c). */
+#define NETWORK                                                                                    \
+    ARG("network", STRING_LIST, 0,                                                                 \
+        .description = "what the sandbox may reach (default: nothing, no network), within the "    \
+                       "operator's allow-list (serve --allow-net): host names (pypi.org), "        \
+                       "NAME:PORT, *.SUFFIX, presets (pypi, npm, debian, github), or an "          \
+                       "operator's IP:PORT or NAME=IP:PORT rule as written there; results list "   \
+                       "what was tried, allowed or refused, in network",                           \
+        .max_len = 64)
 
 static const struct mcp_arg create_fields[] = {
     ARG("image", STRING, 0, .description = "image reference (see list_images)"),
@@ -78,6 +87,7 @@ static const struct mcp_arg create_fields[] = {
                   "\"requirements_file\":{\"type\":\"string\"}},\"additionalProperties\":false",
         .description = "install these at creation, as install_packages does (a set installed "
                        "before comes from the cache, without network)"),
+    NETWORK,
 };
 #define PACKAGE_FIELDS                                                                             \
     ARG("manager", STRING, 0, .choices = managers,                                                 \
@@ -120,6 +130,7 @@ static const struct mcp_arg execute_fields[] = {
         .description = "with sandbox_id: restart the persistent interpreter first (its "
                        "variables are gone)"),
     LIMITS,
+    NETWORK,
 };
 static const struct mcp_arg run_fields[] = {
     ARG("command", STRING, REQUIRED, .max_len = MCP_CODE_MAX),
@@ -127,6 +138,7 @@ static const struct mcp_arg run_fields[] = {
     ARG("stdin", STRING, 0),
     ARG("workdir", STRING, 0, .description = "absolute path inside the sandbox"),
     LIMITS,
+    NETWORK,
 };
 static const struct mcp_arg write_fields[] = {
     SANDBOX_ID,
@@ -389,6 +401,7 @@ static int create_args(const struct mcp_server *cfg, json_t *args, struct mcp_cr
                                      "{requirements_file}");
     if (pk != NULL && pkg_args(pk, &out->packages, err) < 0)
         return nsbox_err_prefix(err, "packages");
+    out->network = json_object_get(args, "network");
     return 0;
 }
 
@@ -547,6 +560,13 @@ static int run_args(const struct mcp_server *cfg, int tool, json_t *args, const 
     out->sandbox_id = str(tool, args, "sandbox_id");
     out->stdin_data = str(tool, args, "stdin");
     out->argv[2] = (char *)str(tool, args, key);
+    out->network = json_object_get(args, "network");
+    if (out->network != NULL && out->sandbox_id != NULL) {
+        *out = (struct mcp_run_args){0};
+        return nsbox_err_set(err, 0,
+                             "network goes with a one-shot run; a kept sandbox's network is set "
+                             "by sandbox_create {network}");
+    }
     return 0;
 }
 

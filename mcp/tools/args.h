@@ -68,6 +68,7 @@ struct mcp_create_args {
     char **env;            /* owned: "KEY=VALUE" strings, or NULL for none */
     const char *workdir;   /* absolute, or NULL for /workspace */
     const char *workspace; /* a valid workspace name, or NULL */
+    json_t *network;       /* borrowed: an array of rule texts, or NULL (tools/network.c) */
     struct mcp_pkg_args packages; /* installed at creation (mcp/tools/packages.c) */
 };
 
@@ -104,6 +105,7 @@ struct mcp_run_args {
      * fresh; restart starts a new one first. */
     const char *code;
     bool fresh, restart;
+    json_t *network; /* a one-shot run's rules (borrowed array), or NULL */
 };
 
 /* write_file */

@@ -5,7 +5,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../../boxes/net.h"
 #include "../../common/cleanup.h"
+#include "../../common/cleanup_json.h"
 #include "../../common/log.h"
 #include "../jsonrpc.h"
 #include "../pool.h"
@@ -129,11 +131,13 @@ static void interp_fields(json_t *rec, const struct mcp_interp_info *info, bool 
  * after it) and the images it made. */
 static void record(const struct nsbox_exec_result *res, const struct mcp_interp_info *info,
                    bool interp, const struct box *box, const struct nsbox_snapshot *before,
-                   const struct nsbox_snapshot *after, struct mcp_result *out)
+                   const struct nsbox_snapshot *after, json_t *network, struct mcp_result *out)
 {
     json_t *rec = result_record(res);
     interp_fields(rec, info, interp);
     box_usage_json(box, rec);
+    if (network != NULL)
+        json_object_set(rec, "network", network);
     json_t *files = mcp_changes_json(before, after, out);
     json_object_set_new(rec, "files", files ? files : json_array());
     if (before->truncated || after->truncated)
@@ -214,6 +218,8 @@ static int exec_in(struct mcp_session *s, struct mcp_call *call, struct mcp_sand
     struct nsbox_err merr;
     if (box_measure(&m->box, &merr) < 0)
         nsbox_warn("sandbox %s: %s", m->box.sb.id, merr.msg);
+    /* Read under the operation: the audit's cursor is the sandbox's. */
+    _cleanup_json_ json_t *network = mcp_network_audit(&m->box);
     if (!m->one_shot)
         mcp_op_end(s, call, m);
     if (r == 0 && res.cancelled && stopped(s, m)) {
@@ -226,7 +232,7 @@ static int exec_in(struct mcp_session *s, struct mcp_call *call, struct mcp_sand
     }
     if (pc.watch.tripped)
         over_budget(&res, &m->box);
-    record(&res, &info, lang >= 0, &m->box, before, after, out);
+    record(&res, &info, lang >= 0, &m->box, before, after, network, out);
     if (pc.watch.tripped)
         json_object_set_new(out->structured, "workspace_over_budget", json_true());
     nsbox_exec_result_free(&res);
@@ -271,6 +277,9 @@ static int run(struct mcp_session *s, struct mcp_call *call, const struct mcp_ru
         mcp_sandbox_put(s, m);
         return r;
     }
+    _cleanup_free_ struct egress_policy *net = NULL;
+    if (mcp_network_request(s->cfg, rq->network, &net, err) < 0)
+        return -1;
     const char *image = mcp_image_for_language(s, rq->language);
     if (image == NULL)
         return mcp_no_image(&s->cfg->boxes.store, rq->language, err);
@@ -285,7 +294,11 @@ static int run(struct mcp_session *s, struct mcp_call *call, const struct mcp_ru
     }
     if (m == NULL)
         return -1;
-    int r = exec_in(s, call, m, rq, l->timeout_s, out, err);
+    /* The spare is this call's from here on and never goes back: a sandbox
+     * once opened to the network is removed with the call. */
+    int r = net != NULL ? box_net_set(&m->box, net, err) : 0;
+    if (r == 0)
+        r = exec_in(s, call, m, rq, l->timeout_s, out, err);
     mcp_sandbox_free_detached(s->cfg, m);
     return r;
 }

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../../boxes/net.h"
 #include "../../common/cleanup.h"
 #include "../../common/cleanup_json.h"
 #include "../../common/log.h"
@@ -70,25 +71,49 @@ static json_t *sandbox_json(const struct mcp_sandbox *m)
 
 /* ---- the tools ---- */
 
+/* The new sandbox m opened to net, as one operation on it; a sandbox that
+ * cannot be is stopped (the call fails whole). */
+static int open_network(struct mcp_session *s, struct mcp_call *call, struct mcp_sandbox *m,
+                        const struct egress_policy *net, struct nsbox_err *err)
+{
+    char id[sizeof(m->box.sb.id)];
+    struct nsbox_err ignored;
+    int r = mcp_op_begin(s, call, m, err);
+    if (r == 0) {
+        r = box_net_set(&m->box, net, err);
+        mcp_op_end(s, call, m);
+    }
+    if (r == 0)
+        return 0;
+    snprintf(id, sizeof(id), "%s", m->box.sb.id);
+    mcp_sandbox_put(s, m);
+    mcp_sandbox_stop(s, id, &ignored);
+    return -1;
+}
+
 MCP_TOOL_FN(sandbox_create)
 {
     _cleanup_(mcp_create_args_free) struct mcp_create_args a = {0};
+    _cleanup_free_ struct egress_policy *net = NULL;
 
-    if (mcp_args_sandbox_create(s->cfg, args, &a, err) < 0)
+    if (mcp_args_sandbox_create(s->cfg, args, &a, err) < 0 ||
+        mcp_network_request(s->cfg, a.network, &net, err) < 0)
         return -1;
     const char *image = a.image ? a.image : mcp_image_for_language(s, a.language);
     if (image == NULL)
         return mcp_no_image(&s->cfg->boxes.store, a.language, err);
     struct mcp_sandbox *m = mcp_sandbox_new(s, image, &a.limits.limits, a.env, a.workdir,
                                             a.workspace, false, err);
-    if (m == NULL)
+    if (m == NULL || (net != NULL && open_network(s, call, m, net, err) < 0))
         return -1;
     mcp_session_log(s, "info", "sandbox %s created from %s", m->box.sb.id, m->box.image);
-    (void)call;
     struct nsbox_err merr;
     if (box_measure(&m->box, &merr) < 0)
         nsbox_warn("sandbox %s: %s", m->box.sb.id, merr.msg);
     out->structured = sandbox_json(m);
+    /* What it may reach, as the broker has it (canonical texts). */
+    if (out->structured != NULL && net != NULL)
+        json_object_set_new(out->structured, "network_rules", box_net_rules_json(net));
     mcp_sandbox_put(s, m); /* a stop may free it from here on */
     return 0;
 }

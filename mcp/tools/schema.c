@@ -15,7 +15,8 @@
 
 static const char *const type_names[] = {
     [MCP_ARG_STRING] = "string",   [MCP_ARG_INTEGER] = "integer",   [MCP_ARG_NUMBER] = "number",
-    [MCP_ARG_BOOLEAN] = "boolean", [MCP_ARG_STRING_MAP] = "object", [MCP_ARG_JSON] = "",
+    [MCP_ARG_BOOLEAN] = "boolean", [MCP_ARG_STRING_MAP] = "object", [MCP_ARG_STRING_LIST] = "array",
+    [MCP_ARG_JSON] = "",
 };
 
 /* What a value of each type is, for the errors. */
@@ -25,6 +26,7 @@ static const char *const type_phrases[] = {
     [MCP_ARG_NUMBER] = "a number",
     [MCP_ARG_BOOLEAN] = "true or false",
     [MCP_ARG_STRING_MAP] = "an object of strings",
+    [MCP_ARG_STRING_LIST] = "an array of strings",
     [MCP_ARG_JSON] = "given",
 };
 
@@ -125,6 +127,8 @@ static void put_field(struct text *t, const struct mcp_arg *f)
     put_lit(t, "\"");
     if (f->type == MCP_ARG_STRING_MAP)
         put_lit(t, ",\"additionalProperties\":{\"type\":\"string\"}");
+    if (f->type == MCP_ARG_STRING_LIST)
+        put_lit(t, ",\"items\":{\"type\":\"string\"}");
     if (f->dflt != NULL) {
         put_lit(t, ",\"default\":");
         put_string(t, f->dflt);
@@ -276,6 +280,21 @@ static int check_map(const struct mcp_arg *f, json_t *v, struct nsbox_err *err)
     return 0;
 }
 
+static int check_list(const struct mcp_arg *f, json_t *v, struct nsbox_err *err)
+{
+    size_t i;
+    json_t *e;
+    if (f->max_len > 0 && json_array_size(v) > f->max_len)
+        return nsbox_err_set(err, 0, "%s has more than %zu entries", f->name, f->max_len);
+    json_array_foreach (v, i, e) {
+        if (!json_is_string(e) || strlen(json_string_value(e)) != json_string_length(e) ||
+            json_string_length(e) == 0)
+            return nsbox_err_set(err, 0, "%s[%zu] must be a non-empty string without NUL bytes",
+                                 f->name, i);
+    }
+    return 0;
+}
+
 static bool has_type(const struct mcp_arg *f, json_t *v)
 {
     switch (f->type) {
@@ -290,6 +309,8 @@ static bool has_type(const struct mcp_arg *f, json_t *v)
         return json_is_object(v);
     case MCP_ARG_JSON:
         return true;
+    case MCP_ARG_STRING_LIST:
+        return json_is_array(v);
     }
     return false;
 }
@@ -304,6 +325,8 @@ static int check_field(const struct mcp_arg *f, json_t *v, struct nsbox_err *err
         return check_number(f, v, err);
     if (f->type == MCP_ARG_STRING_MAP)
         return check_map(f, v, err);
+    if (f->type == MCP_ARG_STRING_LIST)
+        return check_list(f, v, err);
     return 0;
 }
 

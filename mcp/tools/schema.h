@@ -19,8 +19,9 @@ enum mcp_arg_type {
     MCP_ARG_INTEGER, /* JSON Schema's: 3 and 3.0 alike (within 2^53 for a real) */
     MCP_ARG_NUMBER,
     MCP_ARG_BOOLEAN,
-    MCP_ARG_STRING_MAP, /* an object whose values are strings (env) */
-    MCP_ARG_JSON,       /* any JSON value: .schema says what, the decoder checks it */
+    MCP_ARG_STRING_MAP,  /* an object whose values are strings (env) */
+    MCP_ARG_STRING_LIST, /* an array of non-empty strings (network); max_len: most items */
+    MCP_ARG_JSON,        /* any JSON value: .schema says what, the decoder checks it */
 };
 
 /* Flags of a field. */

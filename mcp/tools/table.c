@@ -28,6 +28,14 @@
     "\"error_type\":{\"type\":\"string\"},"                                                        \
     "\"figures\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},"
 
+/* What a sandbox with network tried during the command (boxes/net.h). */
+#define NETWORK_PROPS                                                                              \
+    "\"network\":{\"type\":\"array\",\"items\":{\"type\":\"object\",\"properties\":{"              \
+    "\"host\":{\"type\":\"string\"},\"port\":{\"type\":\"integer\"},"                              \
+    "\"verdict\":{\"type\":\"string\",\"enum\":[\"allowed\",\"refused\",\"truncated\"]},"          \
+    "\"reason\":{\"type\":\"string\"},\"bytes_out\":{\"type\":\"integer\"},"                       \
+    "\"bytes_in\":{\"type\":\"integer\"},\"connections\":{\"type\":\"integer\"}}}},"
+
 #define RESULT_SCHEMA                                                                                          \
     "{\"type\":\"object\",\"properties\":{"                                                                    \
     "\"status\":{\"type\":\"string\",\"enum\":[\"ok\",\"error\",\"timeout\",\"oom\",\"signaled\"]},"           \
@@ -36,7 +44,7 @@
     "\"stdout_truncated\":{\"type\":\"boolean\"},\"stderr_truncated\":{\"type\":\"boolean\"},"                 \
     "\"timed_out\":{\"type\":\"boolean\"},\"oom_killed\":{\"type\":\"boolean\"},"                              \
     "\"wall_ms\":{\"type\":\"integer\"},\"cpu_ms\":{\"type\":\"integer\"},"                                    \
-    "\"memory_peak_bytes\":{\"type\":\"integer\"}," DISK_PROPS INTERP_PROPS                                    \
+    "\"memory_peak_bytes\":{\"type\":\"integer\"}," DISK_PROPS INTERP_PROPS NETWORK_PROPS                      \
     "\"files\":{\"type\":\"array\",\"items\":{\"type\":\"object\"}}},"                                         \
     "\"required\":[\"status\",\"exit_code\",\"stdout\",\"stderr\",\"timed_out\",\"oom_killed\"," DISK_REQUIRED \
     "]}"
@@ -58,13 +66,15 @@ const struct mcp_tool mcp_tools[] = {
     {"sandbox_create", "Create a sandbox",
      "Start a long-lived sandbox from an image (by image reference, or by language). Files "
      "persist in it between calls (working directory /workspace), within disk_mb in total; "
-     "a persistent workspace has its own budget, workspace_mb. Returns its id, the limits in "
-     "force and the disk in use.",
+     "a persistent workspace has its own budget, workspace_mb. It has no network unless network "
+     "names what it may reach, within the operator's allow-list; every later result then lists "
+     "what it tried (network). Returns its id, the limits in force and the disk in use.",
      "{\"type\":\"object\",\"properties\":{\"sandbox_id\":{\"type\":\"string\"},"
      "\"image\":{\"type\":\"string\"},\"digest\":{\"type\":\"string\"}," DISK_PROPS
+     "\"network_rules\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},"
      "\"limits\":" LIMITS_OUT "},"
      "\"required\":[\"sandbox_id\",\"image\",\"digest\",\"limits\"," DISK_REQUIRED "]}",
-     mcp_tool_sandbox_create, 0, 0},
+     mcp_tool_sandbox_create, 0, MCP_HINT_NETWORK},
     {"sandbox_list", "List sandboxes", "The sandboxes this session created and still runs.",
      "{\"type\":\"object\",\"properties\":{\"sandboxes\":{\"type\":\"array\",\"items\":{"
      "\"type\":\"object\",\"properties\":{\"sandbox_id\":{\"type\":\"string\"},"
@@ -89,12 +99,15 @@ const struct mcp_tool mcp_tools[] = {
     {"execute_code", "Execute code",
      "Run a program in a sandbox: in a fresh one for the language (removed afterwards) or, "
      "with sandbox_id, in one made by sandbox_create. A program that fails is a normal "
-     "result (status \"error\" and its exit code), not a tool error.",
-     RESULT_SCHEMA, mcp_tool_execute_code, 0, 0},
+     "result (status \"error\" and its exit code), not a tool error. No network unless the "
+     "fresh sandbox is given some (network) or the kept one has it; then the result lists what "
+     "was tried, allowed or refused (network).",
+     RESULT_SCHEMA, mcp_tool_execute_code, 0, MCP_HINT_NETWORK},
     {"run_command", "Run a shell command",
      "Run a command line with /bin/sh -c, in a fresh sandbox or, with sandbox_id, in a "
-     "sandbox made by sandbox_create.",
-     RESULT_SCHEMA, mcp_tool_run_command, 0, 0},
+     "sandbox made by sandbox_create. No network unless the fresh sandbox is given some "
+     "(network) or the kept one has it; then the result lists what was tried (network).",
+     RESULT_SCHEMA, mcp_tool_run_command, 0, MCP_HINT_NETWORK},
     {"write_file", "Write a file",
      "Write a file in a sandbox made by sandbox_create (path relative to its working "
      "directory, or absolute inside it); missing parent directories are made. Text (utf-8) "

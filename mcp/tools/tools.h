@@ -22,12 +22,15 @@ typedef int (*mcp_tool_fn)(struct mcp_session *s, struct mcp_call *call, json_t 
 
 /* A tool's annotations (MCP 2025-06-18 ToolAnnotations).  A tool that is
  * not read-only and not MCP_HINT_DESTRUCTIVE only adds (a file, a
- * sandbox) or runs code inside a sandbox.  openWorldHint is false for every
- * tool: sandboxes have no network and reach nothing outside nsbox. */
+ * sandbox) or runs code inside a sandbox.  openWorldHint is false but for
+ * the tools that can open a sandbox to the network on a server whose
+ * operator allows some (serve --allow-net): sandboxes otherwise have no
+ * network and reach nothing outside nsbox. */
 enum {
     MCP_HINT_READ_ONLY = 1,   /* changes nothing */
     MCP_HINT_DESTRUCTIVE = 2, /* may delete or overwrite (a file, a sandbox) */
     MCP_HINT_IDEMPOTENT = 4,  /* a repeat with the same arguments changes nothing more */
+    MCP_HINT_NETWORK = 8,     /* takes `network`: open world when the server has a ceiling */
 };
 
 /* What the operator must have allowed for a tool to be offered. */
@@ -78,6 +81,19 @@ int mcp_file_op_end(struct mcp_session *s, struct mcp_call *call, struct mcp_san
 /* Whether the operator allowed what t needs (tools/list lists only those;
  * a call of another is an unknown tool). */
 bool mcp_tool_offered(const struct mcp_server *cfg, const struct mcp_tool *t);
+
+struct egress_policy;
+
+/* A call's `network` (an array of rule texts, or NULL) as a policy within
+ * the server's ceiling (tools/network.c): *out is NULL for none, else
+ * malloc'ed.  Returns 0, or -1 with err naming the rule and the ceiling. */
+int mcp_network_request(const struct mcp_server *cfg, json_t *network, struct egress_policy **out,
+                        struct nsbox_err *err);
+
+/* What box tried on the network since the last call, for a result's
+ * `network`: NULL for a box that never had rules (the result has no such
+ * field), else an array (empty when it could not be read: logged). */
+json_t *mcp_network_audit(struct box *box);
 
 /* Shared by the tools (sandboxes.h and pool.h have the sandboxes). */
 const char *mcp_image_for_language(struct mcp_session *s, const char *language);
