@@ -438,7 +438,8 @@ static int read_requirements(struct box *box, const char *path, struct nsbox_fil
 
 /* ---- the install ---- */
 
-/* Runs c with p in force, then seals: the seal's failure wins. */
+/* Runs c with p in force, then puts back what the box had (sealed, or
+ * the model's own grant within the ceiling): that failing wins. */
 static int run_open(struct box *box, const struct egress_policy *p, const struct cmd *c,
                     char **env, double timeout_s, const struct nsbox_cancel *cancel,
                     struct nsbox_exec_result *res, struct nsbox_err *err)
@@ -457,11 +458,16 @@ static int run_open(struct box *box, const struct egress_policy *p, const struct
     eo.capture = true;
     eo.cancel = cancel;
 
+    _cleanup_free_ struct egress_policy *prev = box->net ? malloc(sizeof(*prev)) : NULL;
+    if (box->net != NULL && prev == NULL)
+        return nsbox_err_set(err, ENOMEM, "out of memory");
+    if (prev != NULL)
+        *prev = *box->net;
     int r = box_net_set(box, p, err);
     if (r == 0)
         r = nsbox_sandbox_exec(&box->sb, &eo, res, err);
     struct nsbox_err serr;
-    if (box_net_set(box, NULL, &serr) < 0) {
+    if (box_net_set(box, prev, &serr) < 0 && box_net_set(box, NULL, &serr) < 0) {
         /* Never leave a box open: nothing may run in it with the network. */
         nsbox_sandbox_kill_all(&box->sb);
         if (r == 0)
