@@ -7,7 +7,10 @@
 #include <sys/capability.h>
 #include <sys/prctl.h>
 
-static const cap_value_t init_caps[] = {CAP_SETUID, CAP_SETGID, CAP_KILL};
+/* NET_BIND_SERVICE: the broker's listeners on ports 80, 443 and 53 are
+ * made by init (init.c, handle_listen), which runs no code of the
+ * sandbox's; every command drops it with the rest. */
+static const cap_value_t init_caps[] = {CAP_SETUID, CAP_SETGID, CAP_KILL, CAP_NET_BIND_SERVICE};
 
 static int drop_bounding(struct nsbox_err *err)
 {
@@ -49,7 +52,7 @@ int nsbox_caps_limit_for_init(struct nsbox_err *err)
 {
     /* The bounding set limits only what execve grants, and init never
      * execs: emptied here, once, it is empty in every command init forks,
-     * and init keeps its three.  CAP_SETPCAP, needed for this and for the
+     * and init keeps its four.  CAP_SETPCAP, needed for this and for the
      * securebits, goes with the final set. */
     if (drop_bounding(err) < 0)
         return -1;

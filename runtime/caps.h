@@ -1,7 +1,8 @@
 /* Dropping privilege for good.
  *
  * A sandbox's init keeps only SETUID, SETGID and KILL (to start commands as
- * the image's user and to stop them) and has an empty bounding set, which
+ * the image's user and to stop them) and NET_BIND_SERVICE (the egress
+ * broker's listeners, egress/egress.h) and has an empty bounding set, which
  * the commands it forks inherit; each command empties every other set
  * before execve.  no_new_privs and the NOROOT securebits (locked)
  * make sure neither setuid binaries, file capabilities nor being uid 0
@@ -12,7 +13,7 @@
 #include "../common/err.h"
 
 /* For init: bounding set emptied, securebits locked, permitted/effective
- * = the three, inheritable and ambient empty, no_new_privs.  Returns 0 or
+ * = the four, inheritable and ambient empty, no_new_privs.  Returns 0 or
  * -1. */
 int nsbox_caps_limit_for_init(struct nsbox_err *err);
 

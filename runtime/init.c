@@ -5,7 +5,8 @@
  * dies the kernel kills everything else in the namespace, which is how a
  * stop or nsbox's own death takes every process with it, setsid and double
  * forks included.  It holds no capability but the three it needs to start
- * and stop commands as the image's user (SETUID, SETGID, KILL), is not
+ * and stop commands as the image's user (SETUID, SETGID, KILL) and the
+ * one to make the egress broker's listeners (NET_BIND_SERVICE), is not
  * dumpable (so code in the sandbox cannot ptrace it or open its fds through
  * /proc), and runs under the same seccomp filter as everything it starts. */
 #include "init.h"
@@ -13,6 +14,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
+#include <netinet/in.h>
 #include <limits.h>
 #include <poll.h>
 #include <signal.h>
@@ -214,7 +216,7 @@ static void child_exec(const struct nsbox_msg_exec *m, char **argv, char **env, 
     set_limit(RLIMIT_FSIZE, m->rlimit_fsize);
     set_limit(RLIMIT_NPROC, m->rlimit_nproc);
     /* The bounding set is already empty (init's, inherited); init's
-     * three capabilities go after the uid switch that needs them. */
+     * four capabilities go after the uid switch that needs them. */
     struct nsbox_err err;
     /* setgroups is denied in a single-id user namespace; there the only
      * group is the mapped one anyway. */
@@ -420,6 +422,85 @@ static void handle_signal(struct init_state *st, int client, size_t len)
 
 static void add_client(struct init_state *st, int fd);
 
+/* One listener, nonblocking and CLOEXEC, or -1 and why.  EADDRINUSE means
+ * a process of the sandbox holds the port: said so, by number. */
+static int make_listener(int family, int type, const void *sa, socklen_t len, uint16_t port,
+                         char *why, size_t size)
+{
+    int one = 1, zero = 0;
+    int fd = socket(family, type | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    if (fd < 0) {
+        snprintf(why, size, "cannot create a socket in the sandbox: %s", strerror(errno));
+        return -1;
+    }
+    if (setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) < 0 ||
+        (family == AF_INET6 &&
+         setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &zero, sizeof(zero)) < 0) ||
+        bind(fd, sa, len) < 0 || (type == SOCK_STREAM && listen(fd, 128) < 0)) {
+        if (errno == EADDRINUSE)
+            snprintf(why, size, "port %u is already in use inside the sandbox", port);
+        else
+            snprintf(why, size, "cannot listen on port %u in the sandbox: %s", port,
+                     strerror(errno));
+        close(fd);
+        return -1;
+    }
+    return fd;
+}
+
+/* The sockets asked for, in order: TCP [::]:PORT for each port, then UDP
+ * and TCP 127.0.0.1:53.  Returns how many were made (all, or the caller
+ * closes them). */
+static size_t make_listeners(const struct nsbox_msg_listen *m, int *fds, char *why, size_t size)
+{
+    size_t n = 0;
+    for (; n < m->n_ports; n++) {
+        struct sockaddr_in6 a6 = {.sin6_family = AF_INET6, .sin6_port = htons(m->ports[n])};
+        fds[n] = make_listener(AF_INET6, SOCK_STREAM, &a6, sizeof(a6), m->ports[n], why, size);
+        if (fds[n] < 0)
+            return n;
+    }
+    if (!m->dns)
+        return n;
+    struct sockaddr_in a4 = {
+        .sin_family = AF_INET, .sin_port = htons(53), .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    for (int type = SOCK_DGRAM;; type = SOCK_STREAM) {
+        fds[n] = make_listener(AF_INET, type, &a4, sizeof(a4), 53, why, size);
+        if (fds[n] < 0)
+            return n;
+        n++;
+        if (type == SOCK_STREAM)
+            return n;
+    }
+}
+
+/* Listeners for nsbox's egress broker (egress/egress.h), made here in the
+ * sandbox's network namespace by the one process of it that keeps
+ * CAP_NET_BIND_SERVICE (and runs no code of the sandbox's), sent out one
+ * per message and closed: init keeps no copy, so sealing the sandbox
+ * again is the broker's close. */
+static void handle_listen(struct init_state *st, int client, size_t len)
+{
+    const struct nsbox_msg_listen *m = (const struct nsbox_msg_listen *)st->buf;
+    int fds[NSBOX_LISTEN_MAX_PORTS + 2];
+    char why[NSBOX_PROTO_ERR_MAX] = "";
+
+    if (len != sizeof(*m) || m->n_ports > NSBOX_LISTEN_MAX_PORTS) {
+        send_status(client, NSBOX_MSG_ERROR, 0, 0, 0, NULL, EINVAL, "malformed listen request");
+        return;
+    }
+    size_t want = m->n_ports + (m->dns ? 2 : 0);
+    size_t made = make_listeners(m, fds, why, sizeof(why));
+    for (size_t i = 0; i < made; i++) {
+        struct nsbox_msg_listener l = {.type = NSBOX_MSG_LISTENER, .index = (uint32_t)i};
+        if (made == want)
+            nsbox_proto_send(client, &l, sizeof(l), &fds[i], 1, NULL);
+        close(fds[i]);
+    }
+    send_status(client, NSBOX_MSG_ERROR, 0, 0, 0, NULL, made == want ? 0 : EADDRINUSE,
+                made == want ? NULL : why);
+}
+
 /* A new connection, handed over on an existing one: for a command that
  * outlives the calls that use it (proc.h).  Its execs are its own: when it
  * closes, they are killed. */
@@ -493,6 +574,8 @@ static void handle_client(struct init_state *st, size_t idx)
         handle_signal(st, fd, (size_t)n);
     else if (type == NSBOX_MSG_ATTACH)
         handle_attach(st, (size_t)n, fds);
+    else if (type == NSBOX_MSG_LISTEN)
+        handle_listen(st, fd, (size_t)n);
     for (int i = 0; i < 3; i++)
         if (fds[i] >= 0)
             close(fds[i]);

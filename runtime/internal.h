@@ -2,12 +2,15 @@
 #ifndef NSBOX_RUNTIME_INTERNAL_H
 #define NSBOX_RUNTIME_INTERNAL_H
 
+#include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
 
 #include "../common/err.h"
 
 struct nsbox_exec_opts;
+struct nsbox_sandbox;
 
 /* A process's start time (field 22 of /proc/PID/stat), or 0 when it is
  * gone or a zombie: with the pid, it tells a sandbox's init from a recycled
@@ -19,6 +22,20 @@ unsigned long long nsbox_proc_starttime(pid_t pid);
  * (init makes a terminal: proto.h).  Returns 0 or -1. */
 int nsbox_exec_send(int ctl, uint64_t id, const struct nsbox_exec_opts *o, const int fds[3],
                     struct nsbox_err *err);
+
+/* A new connection to sb's init of the caller's own (NSBOX_MSG_ATTACH on
+ * sb->ctl; proc.c), for requests that must not mix with sb->ctl's.
+ * Returns the fd, or -1. */
+int nsbox_sandbox_attach(struct nsbox_sandbox *sb, struct nsbox_err *err);
+
+/* Asks sb's init for listeners in the sandbox's network namespace: TCP
+ * [::]:PORT (v4 and v6) for each of the n ports, then, with dns, UDP and
+ * TCP 127.0.0.1:53 (init.c; it alone may bind below 1024).  fds_out gets
+ * n (+ 2) fds in that order (nonblocking, CLOEXEC; the caller owns them).
+ * Returns 0, or -1 with err (a port in use inside the sandbox named) and
+ * no fd open. */
+int nsbox_sandbox_net_listen(struct nsbox_sandbox *sb, const uint16_t *ports, size_t n, bool dns,
+                             int *fds_out, struct nsbox_err *err);
 
 /* A random, nonzero exec id. */
 uint64_t nsbox_exec_new_id(void);

@@ -354,6 +354,25 @@ static int bind_one(int root, const struct nsbox_mount_bind *b, struct nsbox_err
     return 0;
 }
 
+/* nsbox's resolv.conf or hosts over the image's file at rel (made when
+ * missing: an empty file in the upper layer).  An image whose file is a
+ * symlink (systemd's stub resolver) or not a regular file keeps it: the
+ * bind would have to follow the link, and a sandbox without nsbox's
+ * resolver only loses DNS, never gains a path out. */
+static int bind_etc(int root, const char *src, const char *rel, struct nsbox_err *err)
+{
+    struct stat st;
+    _cleanup_close_ int fd = nsbox_openat2(root, rel, O_PATH | O_NOFOLLOW | O_CLOEXEC, 0,
+                                           RESOLVE_STRICT);
+    if (fd < 0 && errno != ENOENT)
+        return 0;
+    if (fd >= 0 && (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)))
+        return 0;
+    struct nsbox_mount_bind b = {.dst = rel, .file = true};
+    snprintf(b.src, sizeof(b.src), "%s", src);
+    return bind_one(root, &b, err);
+}
+
 /* A symlink-free walk of an absolute host path: the caller checks what it
  * found on the fd it gets, so no later lookup of the path may differ. */
 int nsbox_bind_open(const char *path, int *parent, struct nsbox_err *err)
@@ -458,6 +477,9 @@ int nsbox_mounts_setup(const struct nsbox_mount_config *c, struct nsbox_err *err
                            w, err) < 0)
             return -1;
     }
+    if ((c->etc_resolv != NULL && bind_etc(root, c->etc_resolv, "etc/resolv.conf", err) < 0) ||
+        (c->etc_hosts != NULL && bind_etc(root, c->etc_hosts, "etc/hosts", err) < 0))
+        return -1;
     for (size_t i = 0; i < c->n_binds; i++)
         if (bind_one(root, &c->binds[i], err) < 0)
             return -1;

@@ -31,6 +31,9 @@ struct nsbox_mount_config {
     const char *workspace; /* bind-mounted at workdir ("/proc/self/fd/N"), or NULL */
     struct nsbox_mount_bind binds[NSBOX_MOUNT_MAX_BINDS];
     size_t n_binds;
+    /* nsbox's /etc/resolv.conf and /etc/hosts ("/proc/self/fd/N"), bound
+     * read-only before the binds; NULL: the image's. */
+    const char *etc_resolv, *etc_hosts;
 };
 
 /* In a fresh mount namespace (of the sandbox's user namespace): builds the

@@ -26,7 +26,7 @@ static void close_fd(int *fd)
 /* A new control connection: one end to init over the sandbox's, the other
  * ours.  init first sends a tmpfs disk's fd on it, as on any connection:
  * not needed here. */
-static int attach(struct nsbox_sandbox *sb, struct nsbox_err *err)
+int nsbox_sandbox_attach(struct nsbox_sandbox *sb, struct nsbox_err *err)
 {
     int sp[2];
     struct nsbox_msg_attach m = {.type = NSBOX_MSG_ATTACH};
@@ -113,7 +113,7 @@ int nsbox_proc_start(struct nsbox_sandbox *sb, const struct nsbox_exec_opts *o,
 
     memset(p, 0, sizeof(*p));
     p->ctl = p->chan = p->out = p->err = p->pty = -1;
-    p->ctl = attach(sb, err);
+    p->ctl = nsbox_sandbox_attach(sb, err);
     if (p->ctl < 0)
         return -1;
     if (o->tty)

@@ -26,6 +26,29 @@ enum nsbox_msg_type {
     NSBOX_MSG_SIGNAL,   /* host -> init: signal one exec's process group */
     NSBOX_MSG_PTY,      /* init -> host: a terminal exec's pty master (1 fd),
                            before its EXITED; a struct nsbox_msg_status */
+    NSBOX_MSG_LISTEN,   /* host -> init: listeners for the egress broker
+                           (struct nsbox_msg_listen) */
+    NSBOX_MSG_LISTENER, /* init -> host: one of them (1 fd), in order; a
+                           struct nsbox_msg_listener.  After the last, or
+                           instead of any on failure, an ERROR status
+                           (err_code 0: done) */
+};
+
+#define NSBOX_LISTEN_MAX_PORTS 64
+
+/* TCP [::]:port (IPV6_V6ONLY off: v4 too) for each port, then, with dns,
+ * UDP and TCP 127.0.0.1:53. */
+struct nsbox_msg_listen {
+    uint32_t type;
+    uint32_t n_ports; /* <= NSBOX_LISTEN_MAX_PORTS */
+    uint32_t dns;     /* 1: the two DNS sockets after the ports */
+    uint32_t pad;
+    uint16_t ports[NSBOX_LISTEN_MAX_PORTS];
+};
+
+struct nsbox_msg_listener {
+    uint32_t type;
+    uint32_t index; /* its place in the request's order */
 };
 
 /* An exec with a terminal: its message (type EXEC, no fds) carries this

@@ -1,0 +1,262 @@
+/* A sandbox's network (egress.h): the host side.  Listeners come from the
+ * sandbox's init (they must be made inside its network namespace), the
+ * policy and the listeners go to the sandbox's broker over
+ * STATE/egress.sock (broker.h), which is started on first use. */
+#include "egress.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <jansson.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "../../common/cleanup.h"
+#include "../../common/cleanup_json.h"
+#include "../internal.h"
+#include "../proto.h"
+#include "broker.h"
+
+#define REPLY_MAX (64 * 1024)
+#define MAX_FDS (NSBOX_LISTEN_MAX_PORTS + 2)
+
+void nsbox_egress_main_hook(int argc, char **argv)
+{
+    if (argc >= 3 && strcmp(argv[1], NSBOX_EGRESS_BROKER_ARG) == 0)
+        egress_broker_main(argv[2]);
+}
+
+/* The broker's control socket, or -1 (errno ENOENT or ECONNREFUSED: no
+ * broker runs). */
+static int broker_connect(const char *state_dir)
+{
+    struct sockaddr_un sa = {.sun_family = AF_UNIX};
+    _cleanup_close_ int dfd = open(state_dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+    if (dfd < 0)
+        return -1;
+    snprintf(sa.sun_path, sizeof(sa.sun_path), "/proc/self/fd/%d/egress.sock", dfd);
+    int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+    if (fd < 0)
+        return -1;
+    if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
+        int e = errno;
+        close(fd);
+        errno = e;
+        return -1;
+    }
+    return fd;
+}
+
+/* /proc/self/exe __nsbox-egress-broker STATE_DIR, in a session of its own
+ * (double fork: not our child, not in our process group), with the ready
+ * pipe on fd 3.  Returns 0 once it said ready, or -1. */
+static int start_broker(const char *state_dir, struct nsbox_err *err)
+{
+    int p[2];
+    if (pipe2(p, O_CLOEXEC) < 0)
+        return nsbox_err_sys(err, "pipe");
+    pid_t pid = fork();
+    if (pid == 0) {
+        /* Between fork and exec: async-signal-safe calls only (the caller
+         * may be the multithreaded MCP server). */
+        setsid();
+        if (fork() != 0)
+            _exit(0);
+        int w = fcntl(p[1], F_DUPFD, 64);
+        int nul = open("/dev/null", O_RDWR);
+        if (w < 0 || nul < 0 || dup2(nul, 0) < 0 || dup2(nul, 1) < 0 || dup2(nul, 2) < 0 ||
+            dup2(w, 3) < 0)
+            _exit(127);
+        close_range(4, ~0u, 0);
+        char *argv[] = {"nsbox", NSBOX_EGRESS_BROKER_ARG, (char *)state_dir, NULL};
+        execv("/proc/self/exe", argv);
+        _exit(127);
+    }
+    close(p[1]);
+    if (pid > 0)
+        while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
+            ;
+    char c = 0;
+    struct pollfd pfd = {.fd = p[0], .events = POLLIN};
+    bool ok = pid > 0 && poll(&pfd, 1, 10000) == 1 && read(p[0], &c, 1) == 1;
+    close(p[0]);
+    if (!ok)
+        return nsbox_err_set(err, EIO, "the sandbox's egress broker did not start");
+    return 0;
+}
+
+/* Sends req (and fds) and reads the answer; {"error": ...} becomes err.
+ * Returns the answer, or NULL. */
+static json_t *call(int fd, json_t *req, const int *fds, size_t n_fds, struct nsbox_err *err)
+{
+    _cleanup_free_ char *text = json_dumps(req, JSON_COMPACT);
+    char cbuf[CMSG_SPACE(MAX_FDS * sizeof(int))];
+    struct iovec iov = {.iov_base = text, .iov_len = text ? strlen(text) : 0};
+    struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1};
+    if (text == NULL)
+        return nsbox_err_set(err, ENOMEM, "out of memory"), NULL;
+    if (n_fds > 0) {
+        memset(cbuf, 0, sizeof(cbuf));
+        mh.msg_control = cbuf;
+        mh.msg_controllen = CMSG_SPACE(n_fds * sizeof(int));
+        struct cmsghdr *c = CMSG_FIRSTHDR(&mh);
+        c->cmsg_level = SOL_SOCKET;
+        c->cmsg_type = SCM_RIGHTS;
+        c->cmsg_len = CMSG_LEN(n_fds * sizeof(int));
+        memcpy(CMSG_DATA(c), fds, n_fds * sizeof(int));
+    }
+    if (sendmsg(fd, &mh, MSG_NOSIGNAL) < 0)
+        return nsbox_err_sys(err, "cannot reach the sandbox's egress broker"), NULL;
+    _cleanup_free_ char *buf = malloc(REPLY_MAX + 1);
+    struct pollfd pfd = {.fd = fd, .events = POLLIN};
+    ssize_t n = buf != NULL && poll(&pfd, 1, 10000) == 1 ? recv(fd, buf, REPLY_MAX, 0) : -1;
+    if (n <= 0)
+        return nsbox_err_set(err, EIO, "the sandbox's egress broker did not answer"), NULL;
+    json_error_t je;
+    json_t *reply = json_loadb(buf, (size_t)n, 0, &je);
+    const char *e = json_string_value(json_object_get(reply, "error"));
+    if (reply == NULL || e != NULL || !json_is_true(json_object_get(reply, "ok"))) {
+        nsbox_err_set(err, EINVAL, "egress broker: %s", e ? e : "malformed answer");
+        json_decref(reply);
+        return NULL;
+    }
+    return reply;
+}
+
+/* The rules as the broker reads them: their texts, and allow_private
+ * beside (no part of the text). */
+static json_t *policy_request(const struct egress_policy *p)
+{
+    json_t *rules = json_array(), *priv = json_array();
+    char text[EGRESS_NAME_MAX + 128];
+    for (size_t i = 0; p != NULL && i < p->n; i++) {
+        egress_rule_format(&p->rules[i], text, sizeof(text));
+        json_array_append_new(rules, json_string(text));
+        json_array_append_new(priv, json_boolean(p->rules[i].allow_private));
+    }
+    return json_pack("{s:s, s:o, s:o, s:o}", "op", "policy", "rules", rules, "private", priv, "fds",
+                     json_array());
+}
+
+static bool held(json_t *ports, uint16_t port)
+{
+    size_t i;
+    json_t *v;
+    json_array_foreach (ports, i, v)
+        if (json_integer_value(v) == port)
+            return true;
+    return false;
+}
+
+/* Listeners the broker lacks for p (per its "state" answer), from init,
+ * described in req's "fds".  Returns how many, or -1. */
+static ssize_t new_listeners(struct nsbox_sandbox *sb, const struct egress_policy *p, json_t *state,
+                             json_t *req, int *fds, struct nsbox_err *err)
+{
+    uint16_t ports[NSBOX_LISTEN_MAX_PORTS], want[NSBOX_LISTEN_MAX_PORTS];
+    size_t n = egress_policy_ports(p, ports, NSBOX_LISTEN_MAX_PORTS), k = 0;
+    json_t *held_ports = json_object_get(state, "ports");
+    bool dns = !json_is_true(json_object_get(state, "dns"));
+    for (size_t i = 0; i < n; i++)
+        if (!held(held_ports, ports[i]))
+            want[k++] = ports[i];
+    if (k == 0 && !dns)
+        return 0;
+    if (nsbox_sandbox_net_listen(sb, want, k, dns, fds, err) < 0)
+        return -1;
+    json_t *desc = json_object_get(req, "fds");
+    for (size_t i = 0; i < k; i++)
+        json_array_append_new(desc, json_pack("{s:s, s:i}", "kind", "tcp", "port", (int)want[i]));
+    if (dns) {
+        json_array_append_new(desc, json_pack("{s:s}", "kind", "dns-udp"));
+        json_array_append_new(desc, json_pack("{s:s}", "kind", "dns-tcp"));
+    }
+    return (ssize_t)(k + (dns ? 2 : 0));
+}
+
+static int apply(struct nsbox_sandbox *sb, int ctl, const struct egress_policy *p,
+                 struct nsbox_err *err)
+{
+    int fds[MAX_FDS];
+    _cleanup_json_ json_t *req = policy_request(p);
+    _cleanup_json_ json_t *sreq = json_pack("{s:s}", "op", "state");
+    _cleanup_json_ json_t *state = call(ctl, sreq, NULL, 0, err);
+    if (req == NULL || state == NULL)
+        return -1;
+    ssize_t n = new_listeners(sb, p, state, req, fds, err);
+    if (n < 0)
+        return -1;
+    _cleanup_json_ json_t *reply = call(ctl, req, fds, (size_t)n, err);
+    for (ssize_t i = 0; i < n; i++)
+        close(fds[i]);
+    return reply == NULL ? -1 : 0;
+}
+
+static int seal(int ctl, struct nsbox_err *err)
+{
+    _cleanup_json_ json_t *req = policy_request(NULL);
+    _cleanup_json_ json_t *reply = call(ctl, req, NULL, 0, err);
+    return reply == NULL ? -1 : 0;
+}
+
+/* One net_set at a time per sandbox: two would start two brokers. */
+static int lock_egress(const char *state_dir, struct nsbox_err *err)
+{
+    char path[PATH_MAX + 16];
+    snprintf(path, sizeof(path), "%s/egress.lock", state_dir);
+    int fd = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+    if (fd < 0 || flock(fd, LOCK_EX) < 0) {
+        nsbox_err_sys(err, "cannot lock %s", path);
+        if (fd >= 0)
+            close(fd);
+        return -1;
+    }
+    return fd;
+}
+
+int nsbox_sandbox_net_set(struct nsbox_sandbox *sb, const struct egress_policy *p,
+                          struct nsbox_err *err)
+{
+    bool open_up = p != NULL && p->n > 0;
+    _cleanup_close_ int lock = lock_egress(sb->state_dir, err);
+    if (lock < 0)
+        return nsbox_err_prefix(err, "network of sandbox %s", sb->id);
+    _cleanup_close_ int ctl = broker_connect(sb->state_dir);
+    if (ctl < 0 && !open_up)
+        return 0; /* no broker: nothing listens, already sealed */
+    if (ctl < 0 &&
+        (start_broker(sb->state_dir, err) < 0 || (ctl = broker_connect(sb->state_dir)) < 0)) {
+        if (err->msg[0] == '\0' || ctl < 0)
+            nsbox_err_sys(err, "cannot reach the sandbox's egress broker");
+        return nsbox_err_prefix(err, "network of sandbox %s", sb->id);
+    }
+    struct nsbox_err ignored;
+    if (open_up ? apply(sb, ctl, p, err) : seal(ctl, err)) {
+        seal(ctl, &ignored);
+        return nsbox_err_prefix(err, "network of sandbox %s (now sealed)", sb->id);
+    }
+    return 0;
+}
+
+json_t *nsbox_sandbox_net_audit(struct nsbox_sandbox *sb, uint64_t *cursor, struct nsbox_err *err)
+{
+    _cleanup_close_ int ctl = broker_connect(sb->state_dir);
+    if (ctl < 0 && (errno == ENOENT || errno == ECONNREFUSED))
+        return json_array(); /* never had rules */
+    if (ctl < 0)
+        return nsbox_err_sys(err, "cannot reach the egress broker of sandbox %s", sb->id), NULL;
+    _cleanup_json_ json_t *req = json_pack("{s:s, s:I}", "op", "audit", "since",
+                                           (json_int_t)*cursor);
+    _cleanup_json_ json_t *reply = call(ctl, req, NULL, 0, err);
+    json_t *records = json_object_get(reply, "records");
+    if (reply == NULL || !json_is_array(records))
+        return reply == NULL ? NULL : (nsbox_err_set(err, EPROTO, "malformed audit"), NULL);
+    *cursor = (uint64_t)json_integer_value(json_object_get(reply, "next"));
+    return json_incref(records);
+}
