@@ -8,6 +8,7 @@
 #include "packages.h"
 
 #include <errno.h>
+#include <signal.h>
 #include <fcntl.h>
 #include <jansson.h>
 #include <stdio.h>
@@ -28,11 +29,11 @@
 #include "net.h"
 #include "spec.h"
 
-static const char *const names[] = {[BOX_PKG_PIP] = "pip", [BOX_PKG_NPM] = "npm",
-                                    [BOX_PKG_APT] = "apt"};
+static const char *const names[] = {
+    [BOX_PKG_PIP] = "pip", [BOX_PKG_NPM] = "npm", [BOX_PKG_APT] = "apt"};
 /* The public registries' presets (runtime/egress/rules.h). */
-static const char *const presets[] = {[BOX_PKG_PIP] = "pypi", [BOX_PKG_NPM] = "npm",
-                                      [BOX_PKG_APT] = "debian"};
+static const char *const presets[] = {
+    [BOX_PKG_PIP] = "pypi", [BOX_PKG_NPM] = "npm", [BOX_PKG_APT] = "debian"};
 
 int box_pkg_manager_parse(const char *name, enum box_pkg_manager *out)
 {
@@ -53,7 +54,9 @@ const char *box_pkg_registry(enum box_pkg_manager m, const struct box_pkg_regist
 {
     if (reg == NULL)
         return NULL;
-    return m == BOX_PKG_PIP ? reg->pip_index : m == BOX_PKG_NPM ? reg->npm_registry : reg->apt_mirror;
+    return m == BOX_PKG_PIP   ? reg->pip_index
+           : m == BOX_PKG_NPM ? reg->npm_registry
+                              : reg->apt_mirror;
 }
 
 /* url's host (brackets kept for v6) and port (the scheme's default when it
@@ -133,8 +136,8 @@ static void hash_str(struct oci_sha256 *h, const char *s)
 }
 
 void box_pkg_key(const char *base_digest, const char *workdir, enum box_pkg_manager m,
-                 const char *registry, char *const *packages, size_t n_packages,
-                 const void *file, size_t file_len, char key[BOX_PKG_KEY_LEN + 1])
+                 const char *registry, char *const *packages, size_t n_packages, const void *file,
+                 size_t file_len, char key[BOX_PKG_KEY_LEN + 1])
 {
     char digest[OCI_DIGEST_BUF];
     struct oci_sha256 *h = oci_sha256_new();
@@ -271,8 +274,9 @@ static void push(struct cmd *c, const char *s)
 
 static int pip_cmd(struct cmd *c, const char *url, const struct box_pkg_request *req)
 {
-    static const char *const base[] = {"python3", "-m", "pip", "install", "--no-input",
-                                       "--disable-pip-version-check", "--no-cache-dir"};
+    static const char *const base[] = {"python3",       "-m",         "pip",
+                                       "install",       "--no-input", "--disable-pip-version-check",
+                                       "--no-cache-dir"};
     unsigned port;
     for (size_t i = 0; i < sizeof(base) / sizeof(base[0]); i++)
         push(c, base[i]);
@@ -326,7 +330,8 @@ static int apt_cmd(struct cmd *c, const char *url, const struct box_pkg_registri
                    const struct box_pkg_request *req, struct nsbox_err *err)
 {
     if (req->requirements_file != NULL)
-        return nsbox_err_set(err, EINVAL, "apt installs listed packages only (no requirements_file)");
+        return nsbox_err_set(err, EINVAL,
+                             "apt installs listed packages only (no requirements_file)");
     push(c, "/bin/sh");
     push(c, "-c");
     push(c, apt_script);
@@ -421,12 +426,22 @@ static char *output_tail(const struct nsbox_exec_result *res)
     return all;
 }
 
+/* Adds text to the output's end (the model reads the hint last). */
+static void append_hint(struct box_pkg_result *out, const char *text)
+{
+    size_t have = out->output ? strlen(out->output) : 0, n = strlen(text);
+    char *grown = realloc(out->output, have + n + 1);
+    if (grown == NULL)
+        return;
+    memcpy(grown + have, text, n + 1);
+    out->output = grown;
+}
+
 /* The requirements file's bytes (at most 1 MiB), for the key. */
 static int read_requirements(struct box *box, const char *path, struct nsbox_file_data *d,
                              struct nsbox_err *err)
 {
-    struct nsbox_file_ctx fc = {.env = box->env, .uid = box->uid, .gid = box->gid,
-                                .timeout_s = 30};
+    struct nsbox_file_ctx fc = {.env = box->env, .uid = box->uid, .gid = box->gid, .timeout_s = 30};
     if (nsbox_file_read(&box->sb, &fc, path, 0, 1 << 20, d, err) < 0)
         return nsbox_err_prefix(err, "requirements_file %s", path);
     if (d->truncated) {
@@ -440,8 +455,8 @@ static int read_requirements(struct box *box, const char *path, struct nsbox_fil
 
 /* Runs c with p in force, then puts back what the box had (sealed, or
  * the model's own grant within the ceiling): that failing wins. */
-static int run_open(struct box *box, const struct egress_policy *p, const struct cmd *c,
-                    char **env, double timeout_s, const struct nsbox_cancel *cancel,
+static int run_open(struct box *box, const struct egress_policy *p, const struct cmd *c, char **env,
+                    double timeout_s, const struct nsbox_cancel *cancel,
                     struct nsbox_exec_result *res, struct nsbox_err *err)
 {
     struct nsbox_exec_opts eo;
@@ -494,7 +509,7 @@ static const char *uncacheable(const struct box *box)
 static void write_note(struct box *box, const struct box_pkg_request *req, const char *registry,
                        const char *key)
 {
-    char name[sizeof("packages/.json") + BOX_PKG_KEY_LEN];
+    char name[sizeof(".json") + BOX_PKG_KEY_LEN];
     _cleanup_json_ json_t *pk = json_array();
     for (size_t i = 0; i < req->n_packages; i++)
         json_array_append_new(pk, json_string(req->packages[i]));
@@ -503,9 +518,10 @@ static void write_note(struct box *box, const struct box_pkg_request *req, const
         "requirements_file", req->requirements_file, "registry", registry, "base", box->image,
         "base_digest", box->digest, "created", (json_int_t)time(NULL));
     _cleanup_free_ char *text = j ? json_dumps(j, JSON_COMPACT) : NULL;
-    _cleanup_close_ int dir = openat(box->ctx->store.root_fd, "cache", O_PATH | O_DIRECTORY | O_CLOEXEC);
+    _cleanup_close_ int dir = openat(box->ctx->store.root_fd, "cache/packages",
+                                     O_PATH | O_DIRECTORY | O_CLOEXEC);
     struct nsbox_err ignored;
-    snprintf(name, sizeof(name), "packages/%s.json", key);
+    snprintf(name, sizeof(name), "%s.json", key);
     if (text == NULL || dir < 0 ||
         nsbox_write_file_atomic(dir, name, text, strlen(text), 0600, &ignored) < 0)
         nsbox_debug("cannot write the note of cache image %s", key);
@@ -549,8 +565,8 @@ static int install(struct box *box, const struct box_pkg_registries *reg,
     if (req->requirements_file && req->manager != BOX_PKG_APT &&
         read_requirements(box, req->requirements_file, &file, err) < 0)
         return -1;
-    box_pkg_key(box->digest, box->workdir, req->manager, registry, req->packages,
-                req->n_packages, file.data, file.len, out->key);
+    box_pkg_key(box->digest, box->workdir, req->manager, registry, req->packages, req->n_packages,
+                file.data, file.len, out->key);
     nsbox_file_data_free(&file);
     out->not_cached = uncacheable(box);
     _cleanup_close_ int own_lock = -1;
@@ -578,6 +594,11 @@ static int install(struct box *box, const struct box_pkg_registries *reg,
     out->status = box_result_status(&res);
     out->exit_code = box_result_exit_code(&res);
     out->output = output_tail(&res);
+    if (req->manager == BOX_PKG_NPM && res.signal == SIGABRT &&
+        strstr(box->sb.limits_note, "RLIMIT_AS") != NULL)
+        append_hint(out, "\nnsbox: node aborted: with the memory limit as an address-space "
+                         "limit (RLIMIT_AS, best-effort limits) npm needs 1024 MiB or more; "
+                         "create the sandbox with memory_mb 2048\n");
     bool ok = res.exit_code == 0 && res.signal == 0 && !res.timed_out && !res.cancelled;
     nsbox_exec_result_free(&res);
     if (!ok && out->not_cached == NULL)

@@ -49,7 +49,6 @@ struct box_pkg_request {
     double timeout_s;
 };
 
-
 /* "pip", "npm" or "apt" into *out.  Returns 0, or -1 for another name. */
 int box_pkg_manager_parse(const char *name, enum box_pkg_manager *out);
 
@@ -76,8 +75,8 @@ int box_pkg_policy(enum box_pkg_manager m, const struct box_pkg_registries *reg,
  * for the public one) and the specification: the packages sorted, or the
  * requirements file's bytes (file, file_len).  key gets 64 hex digits. */
 void box_pkg_key(const char *base_digest, const char *workdir, enum box_pkg_manager m,
-                 const char *registry, char *const *packages, size_t n_packages,
-                 const void *file, size_t file_len, char key[BOX_PKG_KEY_LEN + 1]);
+                 const char *registry, char *const *packages, size_t n_packages, const void *file,
+                 size_t file_len, char key[BOX_PKG_KEY_LEN + 1]);
 
 /* BOX_PKG_CACHE_REPO ":" key into buf. */
 void box_pkg_cache_ref(const char *key, char *buf, size_t size);
@@ -101,8 +100,8 @@ struct box_pkg_result {
     bool cached;            /* the installed set is in the cache (saved now or before) */
     const char *not_cached; /* why not (static text), or NULL */
     char key[BOX_PKG_KEY_LEN + 1];
-    char image[128];                    /* cached: the cache image's name */
-    uint64_t install_ms, commit_ms;     /* the manager's run; saving the layer (0: none) */
+    char image[128];                /* cached: the cache image's name */
+    uint64_t install_ms, commit_ms; /* the manager's run; saving the layer (0: none) */
 };
 
 #define BOX_PKG_OUTPUT_TAIL 4096
@@ -132,6 +131,7 @@ struct box_pkg_cache_entry {
     char manager[8];
     char packages[256]; /* the specification, space-separated (cut) */
     char base[128];     /* the base image's name */
+    char base_digest[80];
 };
 
 /* The cache images the store has, *out malloc'ed (*n).  Returns 0 or -1. */

@@ -271,8 +271,8 @@ static const struct opt opts[] = {
      "the Debian archive apt installs from (default: deb.debian.org); checked with the "
      "image's keys unless --apt-key",
      set_registry, FIELD(apt_mirror), false, NUM_NONE},
-    {"apt-key", "FILE", "the OpenPGP key (armored or binary) that signs --apt-mirror",
-     set_string, FIELD(apt_key), false, NUM_NONE},
+    {"apt-key", "FILE", "the OpenPGP key (armored or binary) that signs --apt-mirror", set_string,
+     FIELD(apt_key), false, NUM_NONE},
     {"http", "HOST:PORT", "serve MCP over HTTP at http://HOST:PORT/mcp instead of stdio",
      set_string, FIELD(address), false, NUM_NONE},
     {"token-file", "FILE", "HTTP: the bearer token (else NSBOX_TOKEN)", set_string,
@@ -470,8 +470,7 @@ static int open_host_dirs(struct mcp_server *s, const struct mcp_config *c, stru
 }
 
 /* install_packages' registries, copied, and the apt mirror's key read. */
-static int open_registries(struct mcp_server *s, const struct mcp_config *c,
-                           struct nsbox_err *err)
+static int open_registries(struct mcp_server *s, const struct mcp_config *c, struct nsbox_err *err)
 {
     struct box_pkg_registries *r = &s->registries;
     s->installs = c->installs;

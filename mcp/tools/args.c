@@ -56,8 +56,7 @@ static const char *const encodings[] = {"utf-8", "base64", NULL};
                            "writable path but /tmp and /dev/shm), in MiB")
 
 static const char *const managers[] = {"pip", "npm", "apt", NULL};
-#define PACKAGES_SCHEMA                                                                            \
-    "\"type\":\"array\",\"items\":{\"type\":\"string\"},\"maxItems\":64"
+#define PACKAGES_SCHEMA "\"type\":\"array\",\"items\":{\"type\":\"string\"},\"maxItems\":64"
 /* Checked against the operator's ceiling by the tool (tools/network.c). */
 #define NETWORK                                                                                    \
     ARG("network", STRING_LIST, 0,                                                                 \
@@ -91,13 +90,13 @@ static const struct mcp_arg create_fields[] = {
 };
 #define PACKAGE_FIELDS                                                                             \
     ARG("manager", STRING, 0, .choices = managers,                                                 \
-        .description = "pip, npm or apt (implied by a requirements.txt or package.json)"),        \
+        .description = "pip, npm or apt (implied by a requirements.txt or package.json)"),         \
         ARG("packages", JSON, 0, .schema = PACKAGES_SCHEMA,                                        \
-            .description = "specifications as the manager takes them (\"requests==2.31\", "     \
-                           "\"lodash@4\", \"jq\")"),                                             \
+            .description = "specifications as the manager takes them (\"requests==2.31\", "        \
+                           "\"lodash@4\", \"jq\")"),                                               \
         ARG("requirements_file", STRING, NONEMPTY,                                                 \
-            .description = "instead of packages: a requirements.txt (pip) or package.json "      \
-                           "(npm) in the sandbox, relative to its working directory",             \
+            .description = "instead of packages: a requirements.txt (pip) or package.json "        \
+                           "(npm) in the sandbox, relative to its working directory",              \
             .max_len = 1024)
 static const struct mcp_arg install_fields[] = {
     SANDBOX_ID,
@@ -397,8 +396,9 @@ static int create_args(const struct mcp_server *cfg, json_t *args, struct mcp_cr
                              "starting with . or -");
     json_t *pk = json_object_get(args, "packages");
     if (pk != NULL && !json_is_object(pk))
-        return nsbox_err_set(err, 0, "packages must be an object {manager, packages} or "
-                                     "{requirements_file}");
+        return nsbox_err_set(err, 0,
+                             "packages must be an object {manager, packages} or "
+                             "{requirements_file}");
     if (pk != NULL && pkg_args(pk, &out->packages, err) < 0)
         return nsbox_err_prefix(err, "packages");
     out->network = json_object_get(args, "network");
@@ -469,8 +469,8 @@ static int pkg_args(json_t *o, struct mcp_pkg_args *out, struct nsbox_err *err)
     json_object_foreach (o, key, v)
         if (strcmp(key, "manager") && strcmp(key, "packages") && strcmp(key, "requirements_file"))
             return nsbox_err_set(err, 0, "packages: unknown key \"%s\"", key);
-    if (m != NULL && (!json_is_string(m) || box_pkg_manager_parse(json_string_value(m),
-                                                                  &out->manager) < 0))
+    if (m != NULL &&
+        (!json_is_string(m) || box_pkg_manager_parse(json_string_value(m), &out->manager) < 0))
         return nsbox_err_set(err, 0, "manager must be pip, npm or apt");
     if (list != NULL && !json_is_array(list))
         return nsbox_err_set(err, 0, "packages must be an array of strings");
@@ -478,8 +478,9 @@ static int pkg_args(json_t *o, struct mcp_pkg_args *out, struct nsbox_err *err)
                          strlen(json_string_value(file)) != json_string_length(file)))
         return nsbox_err_set(err, 0, "requirements_file must be a non-empty string");
     if ((list != NULL && json_array_size(list) > 0) == (file != NULL))
-        return nsbox_err_set(err, 0, "give either packages (a non-empty list) or "
-                                     "requirements_file");
+        return nsbox_err_set(err, 0,
+                             "give either packages (a non-empty list) or "
+                             "requirements_file");
     if (json_array_size(list) > MCP_PKG_MAX)
         return nsbox_err_set(err, 0, "at most %d packages in one install", MCP_PKG_MAX);
     json_array_foreach (list, i, v) {
@@ -520,8 +521,8 @@ int mcp_args_install_packages(const struct mcp_server *cfg, json_t *args,
         return -1;
     out->sandbox_id = str(INSTALL_PACKAGES, args, "sandbox_id");
     out->timeout_s = 300;
-    if (limit_arg(args, "timeout_s", 0.001, cfg->ceilings.timeout_s, false, &out->timeout_s,
-                  &given, err) < 0)
+    if (limit_arg(args, "timeout_s", 0.001, cfg->ceilings.timeout_s, false, &out->timeout_s, &given,
+                  err) < 0)
         return -1;
     if (!given && out->timeout_s > cfg->ceilings.timeout_s)
         out->timeout_s = cfg->ceilings.timeout_s;

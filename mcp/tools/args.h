@@ -46,7 +46,7 @@ struct mcp_limit_args {
     bool has_workspace;                                         /* workspace_mb (sandbox_create) */
 };
 
-#define MCP_PKG_MAX 64      /* packages in one install */
+#define MCP_PKG_MAX 64       /* packages in one install */
 #define MCP_PKG_SPEC_MAX 256 /* bytes of one specification */
 
 /* What to install: install_packages' arguments, sandbox_create's
@@ -65,10 +65,10 @@ struct mcp_create_args {
     const char *image;    /* NULL: the language's image */
     const char *language; /* "python" unless given */
     struct mcp_limit_args limits;
-    char **env;            /* owned: "KEY=VALUE" strings, or NULL for none */
-    const char *workdir;   /* absolute, or NULL for /workspace */
-    const char *workspace; /* a valid workspace name, or NULL */
-    json_t *network;       /* borrowed: an array of rule texts, or NULL (tools/network.c) */
+    char **env;                   /* owned: "KEY=VALUE" strings, or NULL for none */
+    const char *workdir;          /* absolute, or NULL for /workspace */
+    const char *workspace;        /* a valid workspace name, or NULL */
+    json_t *network;              /* borrowed: an array of rule texts, or NULL (tools/network.c) */
     struct mcp_pkg_args packages; /* installed at creation (mcp/tools/packages.c) */
 };
 

@@ -105,8 +105,8 @@ MCP_TOOL_FN(install_packages)
  * err->code 0 when there is no cache image, else with err. */
 static struct mcp_sandbox *from_cache(struct mcp_session *s, const char *image,
                                       const struct mcp_create_args *a, double timeout_s,
-                                      int *lock_fd, char key[BOX_PKG_KEY_LEN + 1],
-                                      char *ref, size_t size, struct nsbox_err *err)
+                                      int *lock_fd, char key[BOX_PKG_KEY_LEN + 1], char *ref,
+                                      size_t size, struct nsbox_err *err)
 {
     struct images_image im;
     const struct mcp_pkg_args *p = &a->packages;
@@ -118,8 +118,8 @@ static struct mcp_sandbox *from_cache(struct mcp_session *s, const char *image,
     if (images_lookup(&s->cfg->boxes.store, image, &im, err) < 0)
         return NULL;
     box_pkg_key(im.digest, a->workdir ? a->workdir : box_defaults.workdir, p->manager,
-                box_pkg_registry(p->manager, &s->cfg->registries), p->packages, p->n_packages,
-                NULL, 0, key);
+                box_pkg_registry(p->manager, &s->cfg->registries), p->packages, p->n_packages, NULL,
+                0, key);
     images_image_free(&im);
     /* Held until the install is saved: a concurrent session asking for the
      * same set waits, then starts from the cache. */
@@ -130,8 +130,7 @@ static struct mcp_sandbox *from_cache(struct mcp_session *s, const char *image,
         err->code = 0; /* a miss is no error */
     if (c <= 0)
         return NULL;
-    return mcp_sandbox_new(s, ref, &a->limits.limits, a->env, a->workdir, a->workspace, false,
-                           err);
+    return mcp_sandbox_new(s, ref, &a->limits.limits, a->env, a->workdir, a->workspace, false, err);
 }
 
 /* Runs the install in the new sandbox m; on failure stops it. */
@@ -152,8 +151,9 @@ static int install_new(struct mcp_session *s, struct mcp_call *call, struct mcp_
         mcp_op_end(s, call, m);
     }
     if (r == 0 && strcmp(res.status, "ok") != 0) {
-        nsbox_err_set(err, EIO, "installing the packages failed (%s, exit code %d); the sandbox "
-                               "was removed. The install's output ends:\n%s",
+        nsbox_err_set(err, EIO,
+                      "installing the packages failed (%s, exit code %d); the sandbox "
+                      "was removed. The install's output ends:\n%s",
                       res.status, res.exit_code, res.output ? res.output : "");
         box_pkg_result_free(&res);
         r = -1;
@@ -182,7 +182,8 @@ struct mcp_sandbox *mcp_packages_create(struct mcp_session *s, struct mcp_call *
     if (allowed(s->cfg, a->packages.manager, err) < 0)
         return NULL;
     _cleanup_close_ int lock_fd = -1;
-    struct mcp_sandbox *m = from_cache(s, image, a, timeout_s, &lock_fd, key, ref, sizeof(ref), err);
+    struct mcp_sandbox *m = from_cache(s, image, a, timeout_s, &lock_fd, key, ref, sizeof(ref),
+                                       err);
     if (m != NULL) {
         /* No install, no network: the set is in the image. */
         *installed = json_pack("{s:s,s:b,s:s,s:s,s:[],s:I}", "manager",

@@ -31,7 +31,7 @@ enum {
     MCP_HINT_DESTRUCTIVE = 2, /* may delete or overwrite (a file, a sandbox) */
     MCP_HINT_IDEMPOTENT = 4,  /* a repeat with the same arguments changes nothing more */
     MCP_HINT_NETWORK = 8,     /* takes `network`: open world when the server has a ceiling */
-    MCP_HINT_INSTALLS = 16,   /* runs package installs: open world when serve --install allows any */
+    MCP_HINT_INSTALLS = 16, /* runs package installs: open world when serve --install allows any */
 };
 
 /* What the operator must have allowed for a tool to be offered. */

@@ -41,6 +41,11 @@ def sc(r):
     return r.get("structuredContent", {}) if isinstance(r, dict) else {}
 
 
+# npm (node) needs more than 512 MiB of address space: rootless without a
+# cgroup the memory limit is RLIMIT_AS (best-effort).
+MEM = 2048
+
+
 def run(s, sid, command):
     return sc(s.tool("run_command", sandbox_id=sid, command=command, timeout_s=60))
 
@@ -54,7 +59,7 @@ check("listed_open_world", t.get("annotations", {}).get("openWorldHint") is True
 check("create_open_world", tools["sandbox_create"].get("annotations", {}).get("openWorldHint") is True)
 
 # -- options are refused ----------------------------------------------------------
-sid = sc(s.tool("sandbox_create", image=IMAGE))["sandbox_id"]
+sid = sc(s.tool("sandbox_create", image=IMAGE, memory_mb=MEM))["sandbox_id"]
 r = s.tool("install_packages", sandbox_id=sid, manager="pip", packages=["--index-url=http://203.0.113.1/"])
 check("option_refused", r.get("isError") and "options are not taken" in json.dumps(r), r)
 r = s.tool("install_packages", sandbox_id=sid, packages=["x"])
@@ -78,7 +83,7 @@ PROBE = {
 
 for mgr, pkgs, cmd, want, log in MANAGERS:
     # -- first install into a fresh sandbox: done, sealed, cached --------------
-    sid = sc(s.tool("sandbox_create", image=IMAGE))["sandbox_id"]
+    sid = sc(s.tool("sandbox_create", image=IMAGE, memory_mb=MEM))["sandbox_id"]
     before = log_lines(log)
     t0 = time.time()
     r = s.tool("install_packages", sandbox_id=sid, manager=mgr, packages=pkgs)
@@ -102,7 +107,7 @@ for mgr, pkgs, cmd, want, log in MANAGERS:
     # -- the same set again: from the cache, no network at all -----------------
     before = log_lines(log)
     t0 = time.time()
-    r = s.tool("sandbox_create", image=IMAGE, packages={"manager": mgr, "packages": pkgs})
+    r = s.tool("sandbox_create", image=IMAGE, memory_mb=MEM, packages={"manager": mgr, "packages": pkgs})
     hit_s = time.time() - t0
     st = sc(r)
     pk = st.get("packages", {})
@@ -118,7 +123,7 @@ for mgr, pkgs, cmd, want, log in MANAGERS:
     print(f"# {PRE}{mgr}: sandbox_create from the cache {hit_s * 1000:.0f} ms", flush=True)
 
 # -- a sandbox something ran in: installed, not cached ---------------------------
-sid = sc(s.tool("sandbox_create", image=IMAGE))["sandbox_id"]
+sid = sc(s.tool("sandbox_create", image=IMAGE, memory_mb=MEM))["sandbox_id"]
 run(s, sid, "true")
 st = sc(s.tool("install_packages", sandbox_id=sid, manager="pip", packages=["nsbox-dep"]))
 check("used_not_cached", st.get("status") == "ok" and st.get("cached") is False
@@ -126,22 +131,31 @@ check("used_not_cached", st.get("status") == "ok" and st.get("cached") is False
 s.tool("sandbox_stop", sandbox_id=sid)
 
 # -- sandbox_create {packages} on a miss: installs, caches -------------------------
-r = s.tool("sandbox_create", image=IMAGE, packages={"manager": "pip", "packages": ["nsbox-dep"]})
+r = s.tool("sandbox_create", image=IMAGE, memory_mb=MEM, packages={"manager": "pip", "packages": ["nsbox-dep"]})
 pk = sc(r).get("packages", {})
 check("create_miss_installs", pk.get("status") == "ok" and pk.get("cached") is True, r)
 if sc(r).get("sandbox_id"):
     s.tool("sandbox_stop", sandbox_id=sc(r)["sandbox_id"])
 
 # -- a failing install is the tool's result, and the sandbox sealed ------------------
-sid = sc(s.tool("sandbox_create", image=IMAGE))["sandbox_id"]
+sid = sc(s.tool("sandbox_create", image=IMAGE, memory_mb=MEM))["sandbox_id"]
 st = sc(s.tool("install_packages", sandbox_id=sid, manager="pip", packages=["nsbox-missing"]))
 check("missing_package_error", st.get("status") == "error" and st.get("cached") is False, st)
 s.tool("sandbox_stop", sandbox_id=sid)
 s.close()
 
+# -- apt checks the mirror's signature: without the operator's key (--apt-key)
+# the image's Debian keys do not cover the test archive, and nothing installs.
+s = Server(extra=REG[:6], store=E["NSBOX_STORE"], argv_prefix=argv_prefix)
+sid = sc(s.tool("sandbox_create", image=IMAGE, memory_mb=MEM))["sandbox_id"]
+st = sc(s.tool("install_packages", sandbox_id=sid, manager="apt", packages=["hello"]))
+check("apt_unsigned_refused", st.get("status") == "error" and "NO_PUBKEY" in st.get("output", "")
+      and run(s, sid, "command -v hello").get("exit_code") != 0, st)
+s.close()
+
 # -- the operator turns managers off ---------------------------------------------------
 s = Server(extra=REG + ["--install", "pip"], store=E["NSBOX_STORE"], argv_prefix=argv_prefix)
-sid = sc(s.tool("sandbox_create", image=IMAGE))["sandbox_id"]
+sid = sc(s.tool("sandbox_create", image=IMAGE, memory_mb=MEM))["sandbox_id"]
 r = s.tool("install_packages", sandbox_id=sid, manager="npm", packages=["nsbox-left"])
 check("install_npm_off", r.get("isError") and "turned off" in json.dumps(r), r)
 s.close()
