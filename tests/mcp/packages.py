@@ -122,6 +122,38 @@ for mgr, pkgs, cmd, want, log in MANAGERS:
         s.tool("sandbox_stop", sandbox_id=sid)
     print(f"# {PRE}{mgr}: sandbox_create from the cache {hit_s * 1000:.0f} ms", flush=True)
 
+# -- two sessions ask for a new set at once: one installs, the other waits
+# for the lock of its key and starts from the cache ---------------------------------
+import threading  # noqa: E402
+
+s2 = Server(extra=REG, store=E["NSBOX_STORE"], argv_prefix=argv_prefix)
+both = {}
+
+
+def create(name, srv):
+    both[name] = srv.tool("sandbox_create", image=IMAGE, memory_mb=MEM,
+                          packages={"manager": "pip", "packages": ["nsbox-dep", "nsbox-hello"]})
+
+
+before = log_lines("pypi")
+ts = [threading.Thread(target=create, args=(n, v)) for n, v in (("a", s), ("b", s2))]
+for th in ts:
+    th.start()
+for th in ts:
+    th.join()
+pks = [sc(both[n]).get("packages", {}) for n in ("a", "b")]
+installed = [p for p in pks if p.get("network")]
+hits = [p for p in pks if p.get("cached") and p.get("network") == []]
+check("concurrent_one_install", len(installed) == 1 and len(hits) == 1, both)
+check("concurrent_same_image", pks[0].get("cache_image") == pks[1].get("cache_image"), pks)
+# The hello wheel's index and file, once: nsbox-dep's were fetched before.
+fetched = log_lines("pypi") - before
+check("concurrent_registry_once", 0 < fetched <= 4, f"{fetched} requests")
+for n, srv in (("a", s), ("b", s2)):
+    if sc(both[n]).get("sandbox_id"):
+        srv.tool("sandbox_stop", sandbox_id=sc(both[n])["sandbox_id"])
+s2.close()
+
 # -- a sandbox something ran in: installed, not cached ---------------------------
 sid = sc(s.tool("sandbox_create", image=IMAGE, memory_mb=MEM))["sandbox_id"]
 run(s, sid, "true")
