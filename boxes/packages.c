@@ -527,6 +527,21 @@ static void write_note(struct box *box, const struct box_pkg_request *req, const
         nsbox_debug("cannot write the note of cache image %s", key);
 }
 
+/* Whether the store holds max cache images already (each is a whole
+ * unpacked image on disk). */
+static bool cache_full(struct box *box, size_t max)
+{
+    struct box_pkg_cache_entry *v;
+    size_t n;
+    struct nsbox_err ignored;
+    if (max == 0)
+        return true;
+    if (box_pkg_cache_list(&box->ctx->store, &v, &n, &ignored) < 0)
+        return false;
+    free(v);
+    return n >= max;
+}
+
 /* Saves the box's upper as the cache image of out->key (lock held). */
 static int save(struct box *box, const struct box_pkg_request *req, const char *registry,
                 struct box_pkg_result *out, struct nsbox_err *err)
@@ -535,6 +550,11 @@ static int save(struct box *box, const struct box_pkg_request *req, const char *
     int r = box_pkg_cached(box->ctx, out->key, ref, sizeof(ref), err);
     if (r < 0)
         return -1;
+    if (r == 0 && cache_full(box, req->cache_max)) {
+        out->not_cached = "the package cache is full (serve --max-package-caches); the operator "
+                          "empties it with nsbox prune";
+        return 0;
+    }
     if (r == 0) {
         double t0 = now_s();
         snprintf(msg, sizeof(msg), "nsbox install_packages (%s)", names[req->manager]);

@@ -47,6 +47,9 @@ struct box_pkg_request {
     const char *requirements_file; /* or a file in the box (requirements.txt,
                                       package.json), relative to workdir */
     double timeout_s;
+    /* The most cache images the store may hold: an install past it is
+     * not saved (0: none is). */
+    size_t cache_max;
 };
 
 /* "pip", "npm" or "apt" into *out.  Returns 0, or -1 for another name. */

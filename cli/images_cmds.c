@@ -541,8 +541,8 @@ int cmd_prune(struct cli_globals *g, int argc, char **argv)
     images_store_close(&store);
     if (r < 0)
         return cli_fail(&err);
-    printf("Removed %zu images (%zu package caches), %zu blobs, %zu leftovers; kept %zu in use\n",
-           st.images, caches, st.blobs, st.staging, st.in_use);
+    printf("Removed %zu images, %zu blobs, %zu leftovers, %zu package caches; kept %zu in use\n",
+           st.images, st.blobs, st.staging, caches, st.in_use);
     return 0;
 }
 

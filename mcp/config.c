@@ -261,6 +261,10 @@ static const struct opt opts[] = {
      "which package managers install_packages may run: all (default), none, or a comma list "
      "of pip, npm, apt",
      set_install, 0, false, NUM_NONE},
+    {"max-package-caches", "N",
+     "package caches (installed sets, each a whole image on disk) the store may hold (16; 0: "
+     "installs are never cached)",
+     set_number, FIELD(max_package_caches), false, NUM_COUNT},
     {"pip-index", "URL",
      "the PyPI index (PEP 503 simple) pip installs from, and the only one it may reach "
      "(default: the pypi preset, pypi.org)",
@@ -314,6 +318,7 @@ void mcp_config_init(struct mcp_config *c)
         .max_total = 128,
         .max_commits = 16,
         .installs = MCP_INSTALL_ALL,
+        .max_package_caches = 16,
     };
 }
 
@@ -474,6 +479,7 @@ static int open_registries(struct mcp_server *s, const struct mcp_config *c, str
 {
     struct box_pkg_registries *r = &s->registries;
     s->installs = c->installs;
+    s->max_package_caches = c->max_package_caches;
     if ((c->pip_index && !(r->pip_index = strdup(c->pip_index))) ||
         (c->npm_registry && !(r->npm_registry = strdup(c->npm_registry))) ||
         (c->apt_mirror && !(r->apt_mirror = strdup(c->apt_mirror))))

@@ -34,6 +34,7 @@ struct mcp_config {
      * install (MCP_INSTALL_* bits; --install, default all). */
     const char *pip_index, *npm_registry, *apt_mirror, *apt_key;
     unsigned installs;
+    size_t max_package_caches;
     size_t n_allow_net;
     /* HTTP (--http): address NULL serves stdio. */
     const char *address;

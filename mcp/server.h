@@ -83,6 +83,7 @@ struct mcp_server {
      * apt_key read from --apt-key), and which may (MCP_INSTALL_*). */
     struct box_pkg_registries registries;
     unsigned installs;
+    size_t max_package_caches; /* cache images kept (--max-package-caches) */
 
     /* The spare sandbox for one-shot runs (pool.c). */
     pthread_mutex_t pool_lock;

@@ -38,13 +38,15 @@ static double now_ms(void)
     return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
 }
 
-static void request(const struct mcp_pkg_args *a, double timeout_s, struct box_pkg_request *rq)
+static void request(const struct mcp_server *cfg, const struct mcp_pkg_args *a, double timeout_s,
+                    struct box_pkg_request *rq)
 {
     *rq = (struct box_pkg_request){.manager = a->manager,
                                    .packages = a->packages,
                                    .n_packages = a->n_packages,
                                    .requirements_file = a->requirements_file,
-                                   .timeout_s = timeout_s};
+                                   .timeout_s = timeout_s,
+                                   .cache_max = cfg->max_package_caches};
 }
 
 /* The result record of an install (res's network is moved into it). */
@@ -82,7 +84,7 @@ MCP_TOOL_FN(install_packages)
         return -1;
     int r = mcp_op_begin(s, call, m, err);
     if (r == 0) {
-        request(&a.packages, a.timeout_s, &rq);
+        request(s->cfg, &a.packages, a.timeout_s, &rq);
         mcp_session_log(s, "info", "sandbox %s: installing with %s", m->box.sb.id,
                         box_pkg_manager_name(rq.manager));
         r = box_install(&m->box, &s->cfg->registries, &rq, -1, &call->cancel, &res, err);
@@ -144,7 +146,7 @@ static int install_new(struct mcp_session *s, struct mcp_call *call, struct mcp_
     struct nsbox_err ignored;
 
     snprintf(id, sizeof(id), "%s", m->box.sb.id);
-    request(&a->packages, timeout_s, &rq);
+    request(s->cfg, &a->packages, timeout_s, &rq);
     int r = mcp_op_begin(s, call, m, err);
     if (r == 0) {
         r = box_install(&m->box, &s->cfg->registries, &rq, lock_fd, &call->cancel, &res, err);

@@ -98,7 +98,7 @@ n=$(nsbox images --names | grep -c '^localhost/nsbox-cache/packages:')
 out=$(nsbox prune --keep-cache)
 if [ "$(nsbox images --names | grep -c '^localhost/nsbox-cache/packages:')" = "$n" ] && [ "$n" -gt 0 ]; then pass prune_keep_cache; else fail prune_keep_cache "$n caches; $out"; fi
 out=$(nsbox prune)
-if [ "$(nsbox images --names | grep -c '^localhost/nsbox-cache/packages:')" = 0 ] && [[ "$out" == *"($n package caches)"* ]] &&
+if [ "$(nsbox images --names | grep -c '^localhost/nsbox-cache/packages:')" = 0 ] && [[ "$out" == *", $n package caches;"* ]] &&
 	nsbox inspect "$IMG" >/dev/null; then
 	pass prune_removes_caches
 else

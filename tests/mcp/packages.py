@@ -186,10 +186,15 @@ check("apt_unsigned_refused", st.get("status") == "error" and "NO_PUBKEY" in st.
 s.close()
 
 # -- the operator turns managers off ---------------------------------------------------
-s = Server(extra=REG + ["--install", "pip"], store=E["NSBOX_STORE"], argv_prefix=argv_prefix)
+s = Server(extra=REG + ["--install", "pip", "--max-package-caches", "0"], store=E["NSBOX_STORE"],
+           argv_prefix=argv_prefix)
 sid = sc(s.tool("sandbox_create", image=IMAGE, memory_mb=MEM))["sandbox_id"]
 r = s.tool("install_packages", sandbox_id=sid, manager="npm", packages=["nsbox-left"])
 check("install_npm_off", r.get("isError") and "turned off" in json.dumps(r), r)
+sid = sc(s.tool("sandbox_create", image=IMAGE, memory_mb=MEM))["sandbox_id"]
+st = sc(s.tool("install_packages", sandbox_id=sid, manager="pip", packages=["nsbox-dep==1.0"]))
+check("cache_cap_not_cached", st.get("status") == "ok" and st.get("cached") is False
+      and "full" in st.get("not_cached", ""), st)
 s.close()
 s = Server(extra=REG + ["--install", "none"], store=E["NSBOX_STORE"], argv_prefix=argv_prefix)
 names = [t["name"] for t in s.req("tools/list", {})["result"]["tools"]]
