@@ -7,7 +7,12 @@
  * the reply has no OPT and so is plain DNS, under 512 bytes), no
  * compression pointer in the question (the first name of a message has
  * nothing to point at), labels of [a-z0-9-_] only.  Anything else gets
- * FORMERR (or NOTIMP for another opcode) and the name "". */
+ * FORMERR (or NOTIMP for another opcode) and the name "".
+ *
+ * The lookup is asked once for every well-formed class-IN question,
+ * whatever its type (an allowed name's AAAA gets NODATA, not NXDOMAIN,
+ * which resolvers would cache for the A too), so it should give a name
+ * the same fake address each time rather than use up a new one. */
 #include "inspect.h"
 
 #include <string.h>

@@ -295,8 +295,12 @@ static enum egress_http parse_head(const char *buf, size_t len, struct egress_ht
     struct line l, auth = {0};
     size_t pos = 0;
     int rc = next_line(buf, len, &pos, &l, why);
+    if (rc == 0 && bad_prefix(buf, len)) {
+        *why = "not an HTTP request line";
+        return EGRESS_HTTP_BAD;
+    }
     if (rc <= 0)
-        return rc < 0 || bad_prefix(buf, len) ? EGRESS_HTTP_BAD : EGRESS_HTTP_MORE;
+        return rc < 0 ? EGRESS_HTTP_BAD : EGRESS_HTTP_MORE;
     if (parse_request_line(&l, req, &auth, why) < 0)
         return EGRESS_HTTP_BAD;
     while ((rc = next_line(buf, len, &pos, &l, why)) > 0) {

@@ -251,6 +251,14 @@ static int parse_mapped(const char *text, const char *eq, struct egress_rule *r,
     return parse_addr_port(text, eq + 1, r, err);
 }
 
+static const struct preset *find_preset(const char *text, size_t n)
+{
+    for (size_t i = 0; i < sizeof(presets) / sizeof(presets[0]); i++)
+        if (strlen(presets[i].name) == n && strncasecmp(presets[i].name, text, n) == 0)
+            return &presets[i];
+    return NULL;
+}
+
 /* NAME[:PORTS] or *.SUFFIX[:PORTS] */
 static int parse_name_rule(const char *text, struct egress_rule *r, struct nsbox_err *err)
 {
@@ -270,6 +278,12 @@ static int parse_name_rule(const char *text, struct egress_rule *r, struct nsbox
     size_t n = colon ? (size_t)(colon - s) : strlen(s);
     if (parse_name(text, s, n, r->host, err) < 0)
         return -1;
+    /* "pypi." would be the host pypi, whose canonical text is the preset. */
+    if (r->kind == EGRESS_RULE_NAME && find_preset(r->host, strlen(r->host)))
+        return nsbox_err_set(
+            err, 0,
+            "network rule '%s': '%s' is a preset, not a host name (write it alone, without a port or dot)",
+            text, r->host);
     if (!colon) {
         set_default_ports(r);
         return 0;
@@ -322,14 +336,6 @@ static int add_preset(struct egress_policy *p, const struct preset *ps, struct n
         set_default_ports(r);
     }
     return 0;
-}
-
-static const struct preset *find_preset(const char *text, size_t n)
-{
-    for (size_t i = 0; i < sizeof(presets) / sizeof(presets[0]); i++)
-        if (strlen(presets[i].name) == n && strncasecmp(presets[i].name, text, n) == 0)
-            return &presets[i];
-    return NULL;
 }
 
 int egress_policy_add(struct egress_policy *p, const char *text, struct nsbox_err *err)
@@ -520,10 +526,16 @@ size_t egress_policy_ports(const struct egress_policy *p, uint16_t *ports, size_
 
 /* Whether c allows (r's names, port): a name or mapping of the same name,
  * or a wildcard above it; a wildcard covers a wildcard at or below its
- * suffix; addresses and mappings need the same rule. */
+ * suffix; addresses and mappings need the same rule.  A mapping covers a
+ * name rule for its name and port: the name is all the sandbox sees. */
 static bool covers(const struct egress_rule *c, const struct egress_rule *r, uint16_t port)
 {
     if (!has_port(c, port))
+        return false;
+    /* A rule that may resolve to private addresses reaches more than one
+     * that may not: only a ceiling that allows that, or pins the address,
+     * covers it. */
+    if (r->allow_private && !c->allow_private && c->kind != EGRESS_RULE_MAPPED)
         return false;
     switch (r->kind) {
     case EGRESS_RULE_NAME:
@@ -557,8 +569,9 @@ bool egress_rule_within(const struct egress_policy *ceiling, const struct egress
             char text[RULE_TEXT_MAX];
             egress_rule_format(r, text, sizeof(text));
             if (r->kind == EGRESS_RULE_NAME || r->kind == EGRESS_RULE_WILDCARD)
-                snprintf(why, why_size, "%s%s port %u is not allowed by the operator",
-                         r->kind == EGRESS_RULE_WILDCARD ? "*." : "", r->host, r->ports[j]);
+                snprintf(why, why_size, "%s%s port %u%s is not allowed by the operator",
+                         r->kind == EGRESS_RULE_WILDCARD ? "*." : "", r->host, r->ports[j],
+                         r->allow_private ? " (with private addresses)" : "");
             else
                 snprintf(why, why_size, "%s is not allowed by the operator", text);
         }

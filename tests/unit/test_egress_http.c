@@ -164,6 +164,7 @@ static void test_not_http(void)
     struct egress_http_req req;
     const char *why;
     CHECK(parse("SSH-2.0-OpenSSH_9.2", &req, &why) == EGRESS_HTTP_BAD);
+    CHECK(why && strstr(why, "not an HTTP request") != NULL);
     CHECK(parse("\x16\x03\x01", &req, &why) == EGRESS_HTTP_BAD);
     CHECK(parse(" GET", &req, &why) == EGRESS_HTTP_BAD);
     CHECK(parse("AAAAAAAAAAAAAAAAAAAA", &req, &why) == EGRESS_HTTP_BAD);

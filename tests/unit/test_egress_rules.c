@@ -99,6 +99,8 @@ static void test_presets(void)
     for (size_t i = 0; i < p.n; i++)
         CHECK(p.rules[i].kind == EGRESS_RULE_NAME && !p.rules[i].operator_only);
     expect_error("pypi:443", "preset takes no port");
+    expect_error("PyPI.", "is a preset");
+    expect_error("npm.:443", "is a preset");
 }
 
 static void test_errors(void)
@@ -291,6 +293,22 @@ static void test_within(void)
     struct nsbox_err err = {0};
     CHECK(egress_policy_add(&r, "pypi.org", &err) == 0);
     CHECK(!egress_rule_within(&none, &r.rules[0], NULL, 0));
+
+    /* A rule allowed to resolve to private addresses needs a ceiling that
+     * is too (or pins the address). */
+    struct egress_policy c = {0};
+    CHECK(egress_policy_add(&c, "pypi.org", &err) == 0);
+    CHECK(egress_policy_add(&c, "*.mirror.test", &err) == 0);
+    CHECK(egress_policy_add(&c, "m.test=10.0.0.1:80", &err) == 0);
+    CHECK(egress_policy_add(&r, "a.mirror.test:443", &err) == 0);
+    CHECK(egress_policy_add(&r, "m.test:80", &err) == 0);
+    r.rules[0].allow_private = r.rules[1].allow_private = r.rules[2].allow_private = true;
+    CHECK(!egress_rule_within(&c, &r.rules[0], why, sizeof(why)));
+    CHECK(!egress_rule_within(&c, &r.rules[1], why, sizeof(why)));
+    CHECK(egress_rule_within(&c, &r.rules[2], why, sizeof(why)));
+    c.rules[0].allow_private = c.rules[1].allow_private = true;
+    CHECK(egress_rule_within(&c, &r.rules[0], why, sizeof(why)));
+    CHECK(egress_rule_within(&c, &r.rules[1], why, sizeof(why)));
 }
 
 static void test_format_truncates(void)
