@@ -26,6 +26,7 @@
 
 #include "../common/cleanup.h"
 #include "../common/syscalls.h"
+#include "net.h"
 #include "sandbox.h"
 
 #define RESOLVE_STRICT (RESOLVE_IN_ROOT | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS)
@@ -354,23 +355,51 @@ static int bind_one(int root, const struct nsbox_mount_bind *b, struct nsbox_err
     return 0;
 }
 
-/* nsbox's resolv.conf or hosts over the image's file at rel (made when
- * missing: an empty file in the upper layer).  An image whose file is a
+/* nsbox's resolv.conf or hosts over the image's file at rel; when the
+ * image has none, made only if create (an empty file in the upper layer,
+ * which `nsbox commit` then carries).  A resolv.conf is not made: without
+ * one, glibc and musl ask 127.0.0.1 all the same.  An image whose file is a
  * symlink (systemd's stub resolver) or not a regular file keeps it: the
  * bind would have to follow the link, and a sandbox without nsbox's
  * resolver only loses DNS, never gains a path out. */
-static int bind_etc(int root, const char *src, const char *rel, struct nsbox_err *err)
+static int bind_etc(int root, const char *src, const char *rel, bool create, struct nsbox_err *err)
 {
     struct stat st;
     _cleanup_close_ int fd = nsbox_openat2(root, rel, O_PATH | O_NOFOLLOW | O_CLOEXEC, 0,
                                            RESOLVE_STRICT);
-    if (fd < 0 && errno != ENOENT)
+    if (fd < 0 && (errno != ENOENT || !create))
         return 0;
     if (fd >= 0 && (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)))
         return 0;
     struct nsbox_mount_bind b = {.dst = rel, .file = true};
-    snprintf(b.src, sizeof(b.src), "%s", src);
+    if ((size_t)snprintf(b.src, sizeof(b.src), "%s", src) >= sizeof(b.src))
+        return nsbox_err_set(err, ENAMETOOLONG, "%s: path too long", src);
     return bind_one(root, &b, err);
+}
+
+/* nsbox's resolv.conf and hosts, written on a tmpfs of their own (a few
+ * KiB, in the sandbox's mount namespace only) and bound from there: a bind
+ * from a host file would show the host's path of the state directory in
+ * the sandbox's mountinfo.  The tmpfs goes with the old root; the binds
+ * stay. */
+static int setup_etc(int root, const struct nsbox_mount_config *c, struct nsbox_err *err)
+{
+    char src[PATH_MAX];
+    if (c->etc_dir == NULL)
+        return 0;
+    if (mount("tmpfs", c->etc_dir, "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC,
+              "size=16k,nr_inodes=16,mode=755") < 0)
+        return nsbox_err_sys(err, "cannot mount a tmpfs for /etc/resolv.conf");
+    /* Looked up again: the name now leads onto the tmpfs. */
+    _cleanup_close_ int dfd = open(c->etc_dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+    if (dfd < 0 || nsbox_net_write_etc(dfd, c->hostname, err) < 0)
+        return dfd < 0 ? nsbox_err_sys(err, "cannot open the tmpfs for /etc/resolv.conf") : -1;
+    snprintf(src, sizeof(src), "%s/%s", c->etc_dir, NSBOX_NET_RESOLV);
+    if (bind_etc(root, src, "etc/resolv.conf", false, err) < 0)
+        return -1;
+    /* Without a hosts file "localhost" would not resolve. */
+    snprintf(src, sizeof(src), "%s/%s", c->etc_dir, NSBOX_NET_HOSTS);
+    return bind_etc(root, src, "etc/hosts", true, err);
 }
 
 /* A symlink-free walk of an absolute host path: the caller checks what it
@@ -477,8 +506,7 @@ int nsbox_mounts_setup(const struct nsbox_mount_config *c, struct nsbox_err *err
                            w, err) < 0)
             return -1;
     }
-    if ((c->etc_resolv != NULL && bind_etc(root, c->etc_resolv, "etc/resolv.conf", err) < 0) ||
-        (c->etc_hosts != NULL && bind_etc(root, c->etc_hosts, "etc/hosts", err) < 0))
+    if (setup_etc(root, c, err) < 0)
         return -1;
     for (size_t i = 0; i < c->n_binds; i++)
         if (bind_one(root, &c->binds[i], err) < 0)

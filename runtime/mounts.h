@@ -31,9 +31,12 @@ struct nsbox_mount_config {
     const char *workspace; /* bind-mounted at workdir ("/proc/self/fd/N"), or NULL */
     struct nsbox_mount_bind binds[NSBOX_MOUNT_MAX_BINDS];
     size_t n_binds;
-    /* nsbox's /etc/resolv.conf and /etc/hosts ("/proc/self/fd/N"), bound
-     * read-only before the binds; NULL: the image's. */
-    const char *etc_resolv, *etc_hosts;
+    /* An empty directory outside the new root where a small tmpfs is
+     * mounted for nsbox's /etc/resolv.conf and /etc/hosts (net.h), bound
+     * read-only before the binds; NULL: the image's.  hostname goes in
+     * hosts. */
+    const char *etc_dir;
+    const char *hostname;
 };
 
 /* In a fresh mount namespace (of the sandbox's user namespace): builds the

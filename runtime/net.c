@@ -108,7 +108,7 @@ int nsbox_net_capture_routes(struct nsbox_err *err)
     return 0;
 }
 
-int nsbox_net_write_etc(const char *state_dir, const char *hostname, struct nsbox_err *err)
+int nsbox_net_write_etc(int dfd, const char *hostname, struct nsbox_err *err)
 {
     /* ndots:0, one attempt: a name the broker does not know is refused at
      * once (NXDOMAIN), and a sealed sandbox's resolver gives up fast. */
@@ -118,9 +118,6 @@ int nsbox_net_write_etc(const char *state_dir, const char *hostname, struct nsbo
                      "127.0.0.1\tlocalhost\n::1\tlocalhost ip6-localhost ip6-loopback\n"
                      "127.0.1.1\t%s\n",
                      hostname);
-    _cleanup_close_ int dfd = open(state_dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
-    if (dfd < 0)
-        return nsbox_err_sys(err, "cannot open %s", state_dir);
     if (nsbox_write_file_replace(dfd, NSBOX_NET_RESOLV, resolv, sizeof(resolv) - 1, 0644, err) <
             0 ||
         nsbox_write_file_replace(dfd, NSBOX_NET_HOSTS, hosts, (size_t)n, 0644, err) < 0)

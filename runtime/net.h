@@ -13,14 +13,14 @@ int nsbox_net_loopback_up(struct nsbox_err *err);
  * calling process's network namespace (lo up first).  Returns 0 or -1. */
 int nsbox_net_capture_routes(struct nsbox_err *err);
 
-/* The sandbox's /etc/resolv.conf and /etc/hosts, as files of its state
- * directory (names below), bound read-only over the image's. */
+/* The sandbox's /etc/resolv.conf and /etc/hosts: files of these names,
+ * bound read-only over the image's (mounts.c). */
 #define NSBOX_NET_RESOLV "etc-resolv.conf"
 #define NSBOX_NET_HOSTS "etc-hosts"
 
-/* Writes them into state_dir (0644): resolv.conf names 127.0.0.1 (the
- * broker's DNS, or nothing when sealed), hosts has localhost and
+/* Writes them into the directory dfd (0644): resolv.conf names 127.0.0.1
+ * (the broker's DNS, or nothing when sealed), hosts has localhost and
  * hostname.  Returns 0 or -1. */
-int nsbox_net_write_etc(const char *state_dir, const char *hostname, struct nsbox_err *err);
+int nsbox_net_write_etc(int dfd, const char *hostname, struct nsbox_err *err);
 
 #endif

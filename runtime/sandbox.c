@@ -148,23 +148,6 @@ static int open_layers(struct spawn *s, int fds[5], char paths[5][64], struct ns
     return 0;
 }
 
-/* nsbox's resolv.conf and hosts (net.h), written by the parent into the
- * state directory, opened like the layers with the host credentials. */
-static int open_etc(struct spawn *s, int fds[2], char paths[2][64], struct nsbox_err *err)
-{
-    static const char *const names[] = {NSBOX_NET_RESOLV, NSBOX_NET_HOSTS};
-    char path[PATH_MAX + 32];
-
-    for (int i = 0; i < 2; i++) {
-        snprintf(path, sizeof(path), "%s/%s", s->sb->state_dir, names[i]);
-        fds[i] = open(path, O_PATH | O_NOFOLLOW | O_CLOEXEC);
-        if (fds[i] < 0)
-            return nsbox_err_sys(err, "cannot open %s", path);
-        snprintf(paths[i], sizeof(paths[i]), "/proc/self/fd/%d", fds[i]);
-    }
-    return 0;
-}
-
 /* A tmpfs disk, as the sandbox's root: mounted on STATE/disk in the new
  * mount namespace, upper/ and work/ on it; init keeps its root for the
  * host (s->disk_fd). */
@@ -187,8 +170,8 @@ static int disk_layers(struct spawn *s, int fds[5], char paths[5][64], struct ns
 static int child_setup(struct spawn *s, struct nsbox_err *err)
 {
     const struct nsbox_sandbox_config *cfg = s->cfg;
-    int layer_fds[5], bind_fds[NSBOX_MAX_BINDS], etc_fds[2] = {-1, -1};
-    char layers[5][64], etc[2][64];
+    int layer_fds[5], bind_fds[NSBOX_MAX_BINDS];
+    char layers[5][64], etc[80];
     char c;
 
     for (size_t i = 0; i < NSBOX_MAX_BINDS; i++)
@@ -206,11 +189,13 @@ static int child_setup(struct spawn *s, struct nsbox_err *err)
      * them from there) and before the switch to the sandbox's ids. */
     if (unshare(CLONE_NEWNS) < 0)
         return nsbox_err_sys(err, "cannot create a mount namespace");
-    if (open_layers(s, layer_fds, layers, err) < 0 || open_etc(s, etc_fds, etc, err) < 0 ||
+    if (open_layers(s, layer_fds, layers, err) < 0 ||
         nsbox_binds_open(cfg, s->sb->state_dir, bind_fds, mc.binds, err) < 0)
         return -1;
-    mc.etc_resolv = etc[0];
-    mc.etc_hosts = etc[1];
+    /* STATE/etc, for resolv.conf and hosts (mounts.c, setup_etc). */
+    snprintf(etc, sizeof(etc), "/proc/self/fd/%d/etc", layer_fds[3]);
+    mc.etc_dir = etc;
+    mc.hostname = cfg->hostname ? cfg->hostname : "nsbox";
     if (become_root(cfg->rootless_map == NULL || cfg->rootless_map->helpers, err) < 0 ||
         disk_layers(s, layer_fds, layers, err) < 0)
         return -1;
@@ -225,7 +210,6 @@ static int child_setup(struct spawn *s, struct nsbox_err *err)
     for (int i = 0; i < 5; i++)
         if (layer_fds[i] >= 0)
             close(layer_fds[i]);
-    close(etc_fds[0]), close(etc_fds[1]);
     for (size_t i = 0; i < NSBOX_MAX_BINDS; i++)
         if (bind_fds[i] >= 0)
             close(bind_fds[i]);
@@ -441,7 +425,7 @@ static int claim_range(const char *state_root, uint32_t *base, struct nsbox_err 
 static int make_state_dir(struct nsbox_sandbox *sb, const char *state_root, bool root,
                           uint32_t base, int *lock, struct nsbox_err *err)
 {
-    static const char *const subdirs[] = {"upper", "work", "merged", "lower", "ws", "disk"};
+    static const char *const subdirs[] = {"upper", "work", "merged", "lower", "ws", "disk", "etc"};
     char path[PATH_MAX + 16];
 
     snprintf(sb->state_dir, sizeof(sb->state_dir), "%s/%s", state_root, sb->id);
@@ -710,8 +694,6 @@ int nsbox_sandbox_create(const struct nsbox_sandbox_config *cfg, struct nsbox_sa
     if (cfg->n_binds > NSBOX_MAX_BINDS)
         return nsbox_err_set(err, EINVAL, "at most %d binds", NSBOX_MAX_BINDS);
     int r = make_state_dir(out, cfg->state_root, !out->rootless, base, &s.state_lock, err);
-    if (r == 0)
-        r = nsbox_net_write_etc(out->state_dir, cfg->hostname ? cfg->hostname : "nsbox", err);
     if (r == 0 && !out->rootless)
         r = nsbox_binds_make_points(cfg, out->state_dir, err);
     if (r == 0 && !out->rootless)

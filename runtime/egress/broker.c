@@ -367,6 +367,9 @@ _Noreturn void egress_broker_main(const char *state_dir)
     signal(SIGPIPE, SIG_IGN);
     if (setup(&b, state_dir) < 0)
         _exit(1);
+    /* Pins no directory of the caller's (a mount it may want to undo). */
+    if (chdir("/") < 0)
+        _exit(1);
     /* Ready: the control socket is bound, so nsbox can connect. */
     if (write(3, &ready, 1) != 1)
         _exit(1);

@@ -10,12 +10,19 @@
  *
  * Control messages (one JSON object per datagram, up to 64 KiB, fds by
  * SCM_RIGHTS), each answered with {"ok": true, ...} or {"error": "..."}:
- *   {"op": "policy", "rules": ["TEXT", ...], "fds": [{"kind": "tcp",
- *     "port": 443}, {"kind": "dns-udp"}, {"kind": "dns-tcp"}, ...]}
+ *   {"op": "policy", "rules": ["TEXT", ...], "private": [false, ...],
+ *     "fds": [{"kind": "tcp", "port": 443}, {"kind": "dns-udp"},
+ *     {"kind": "dns-tcp"}, ...]}
  *     fds attached in that order (adds listeners; a port it already
- *     listens on: the new fd is closed).  Rules replace the old ones; an
- *     empty list closes every listener and connection (sealed).
+ *     listens on: the new fd is closed).  "private"[i]: rule i's
+ *     allow_private (no part of its text).  Rules replace the old ones;
+ *     listeners on ports no rule has any more are closed, and connections
+ *     no rule allows any more.  An empty list closes every listener and
+ *     connection (sealed).  -> {"ok": true, "ports": [...], "dns": bool}
+ *   {"op": "state"} -> {"ok": true, "ports": [...], "dns": bool, "rules": N}
+ *     (the TCP ports it listens on, whether it has both DNS sockets)
  *   {"op": "audit", "since": N}  -> {"ok": true, "next": M, "records": [...]}
+ *     (the records changed since cursor N, with their running totals)
  *   {"op": "quit"}
  */
 #ifndef NSBOX_EGRESS_BROKER_H

@@ -63,7 +63,8 @@ static size_t answer(struct broker *b, const uint8_t *q, size_t len, uint8_t *ou
     enum egress_dns_verdict v = EGRESS_DNS_BAD;
     size_t n = egress_dns_answer(q, len, out, size, lookup, b, name, &v);
     if (v == EGRESS_DNS_REFUSED)
-        broker_audit(b, name, 53, false, "the name is not in the allow-list");
+        broker_audit_add(b, broker_audit(b, name, 53, false, "the name is not in the allow-list"),
+                         0, 0, 1);
     return n;
 }
 

@@ -65,8 +65,15 @@ struct conn {
     struct sockaddr_storage dst;    /* where the sandbox connected (v4-mapped made v4) */
     bool http;                      /* every request head inspected */
     bool c_eof, u_eof;              /* either side finished sending */
-    uint8_t *cbuf, *ubuf;           /* sandbox -> host, host -> sandbox */
-    size_t clen, cfwd, ulen;        /* cfwd: bytes of cbuf cleared to go */
+    bool shut_c, shut_u;            /* shutdown(SHUT_WR) done on cfd, ufd */
+    /* Nothing left to inspect (TLS past its ClientHello, an operator's
+     * IP:PORT): the bytes go through pipes with splice(2), never copied
+     * into the broker.  Pipe bytes pending each way. */
+    bool spliced;
+    int cpipe[2], upipe[2];
+    size_t cpiped, upiped;
+    uint8_t *cbuf, *ubuf;    /* sandbox -> host, host -> sandbox */
+    size_t clen, cfwd, ulen; /* cfwd: bytes of cbuf cleared to go */
     struct sockaddr_storage addrs[BROKER_MAX_ADDRS];
     socklen_t alens[BROKER_MAX_ADDRS];
     size_t n_addrs, next_addr;

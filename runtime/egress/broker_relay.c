@@ -7,6 +7,7 @@
  * (an HTTP refusal with a 403 saying why), and audited. */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <netdb.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,6 +17,8 @@
 #include <unistd.h>
 
 #include "broker_internal.h"
+
+#define PIPE_BYTES 65536 /* a pipe's default capacity: 16 pages */
 
 static void update_events(struct broker *b, struct conn *c);
 
@@ -44,6 +47,7 @@ static struct conn *conn_new(struct broker *b, int cfd)
         }
         c->cfd = cfd;
         c->ufd = -1;
+        c->cpipe[0] = c->cpipe[1] = c->upipe[0] = c->upipe[1] = -1;
         c->audit = -1;
         c->last = time(NULL);
         c->state = C_SNIFF;
@@ -76,6 +80,12 @@ void broker_conn_close(struct broker *b, struct conn *c, bool rst)
         broker_unwatch(b, c->ufd);
         close(c->ufd);
     }
+    for (int i = 0; i < 2; i++) {
+        if (c->cpipe[i] >= 0)
+            close(c->cpipe[i]);
+        if (c->upipe[i] >= 0)
+            close(c->upipe[i]);
+    }
     free(c->cbuf), free(c->ubuf);
     c->cbuf = c->ubuf = NULL;
     c->state = C_FREE;
@@ -84,7 +94,7 @@ void broker_conn_close(struct broker *b, struct conn *c, bool rst)
 
 static void refuse(struct broker *b, struct conn *c, const char *why)
 {
-    broker_audit(b, c->host, c->port, false, why);
+    broker_audit_add(b, broker_audit(b, c->host, c->port, false, why), 0, 0, 1);
     broker_conn_close(b, c, true);
 }
 
@@ -100,7 +110,7 @@ static void refuse_http(struct broker *b, struct conn *c, const char *why)
                      n, msg);
     if (m > 0 && (size_t)m < sizeof(resp))
         send(c->cfd, resp, (size_t)m, MSG_DONTWAIT | MSG_NOSIGNAL);
-    broker_audit(b, c->host, c->port, false, why);
+    broker_audit_add(b, broker_audit(b, c->host, c->port, false, why), 0, 0, 1);
     shutdown(c->cfd, SHUT_WR);
     broker_conn_close(b, c, false);
 }
@@ -204,7 +214,8 @@ void broker_accept(struct broker *b, struct listener *l)
             return;
         struct conn *c = conn_new(b, fd);
         if (c == NULL) {
-            broker_audit(b, "*", l->port, false, "too many connections at once");
+            broker_audit_add(
+                b, broker_audit(b, "*", l->port, false, "too many connections at once"), 0, 0, 1);
             reset_close(fd);
             continue;
         }
@@ -407,46 +418,108 @@ static int read_into(int fd, uint8_t *buf, size_t *len, bool *eof)
     return 0;
 }
 
+/* Moves a buffer's cleared bytes to fd.  Returns -1 on a dead peer. */
+static int flush_buf(int fd, uint8_t *buf, size_t *len, size_t *fwd, size_t cleared,
+                     uint64_t *moved)
+{
+    ssize_t n = send(fd, buf, cleared, MSG_DONTWAIT | MSG_NOSIGNAL);
+    if (n < 0)
+        return errno == EAGAIN || errno == EINTR ? 0 : -1;
+    memmove(buf, buf + n, *len - (size_t)n);
+    *len -= (size_t)n;
+    if (fwd != NULL)
+        *fwd -= (size_t)n;
+    *moved = (uint64_t)n;
+    return 0;
+}
+
+/* Pipe -> socket, as much as the socket takes.  Returns -1 on a dead
+ * peer. */
+static int splice_out(int pipe_r, int fd, size_t *piped, uint64_t *moved)
+{
+    ssize_t n = splice(pipe_r, NULL, fd, NULL, *piped, SPLICE_F_NONBLOCK | SPLICE_F_MOVE);
+    if (n < 0)
+        return errno == EAGAIN || errno == EINTR ? 0 : -1;
+    *piped -= (size_t)n;
+    *moved = (uint64_t)n;
+    return 0;
+}
+
+/* Socket -> pipe.  Returns -1 on error. */
+static int splice_in(int fd, int pipe_w, size_t *piped, bool *eof)
+{
+    ssize_t n = splice(fd, NULL, pipe_w, NULL, PIPE_BYTES - *piped,
+                       SPLICE_F_NONBLOCK | SPLICE_F_MOVE);
+    if (n > 0)
+        *piped += (size_t)n;
+    else if (n == 0)
+        *eof = true;
+    else if (errno != EAGAIN && errno != EINTR)
+        return -1;
+    return 0;
+}
+
+/* Buffers empty and nothing to inspect: from now on, splice. */
+static void maybe_splice(struct conn *c)
+{
+    if (c->spliced || c->http || c->clen > 0 || c->ulen > 0)
+        return;
+    if (pipe2(c->cpipe, O_NONBLOCK | O_CLOEXEC) < 0)
+        return;
+    if (pipe2(c->upipe, O_NONBLOCK | O_CLOEXEC) < 0) {
+        close(c->cpipe[0]), close(c->cpipe[1]);
+        c->cpipe[0] = c->cpipe[1] = -1;
+        return;
+    }
+    c->spliced = true;
+}
+
+static size_t c2u_pending(const struct conn *c)
+{
+    return c->spliced ? c->cpiped : c->cfwd;
+}
+
+static size_t u2c_pending(const struct conn *c)
+{
+    return c->spliced ? c->upiped : c->ulen;
+}
+
 /* Sends what may go each way; half-closes follow the EOFs.  Returns -1
  * when the connection is over (closed). */
 static int pump(struct broker *b, struct conn *c)
 {
+    uint64_t out = 0, in = 0;
+    int r = 0;
     if (c->state != C_RELAY)
         return 0;
-    if (c->cfwd > 0) {
-        ssize_t n = send(c->ufd, c->cbuf, c->cfwd, MSG_DONTWAIT | MSG_NOSIGNAL);
-        if (n < 0 && errno != EAGAIN && errno != EINTR) {
-            broker_conn_close(b, c, true);
-            return -1;
-        }
-        if (n > 0) {
-            memmove(c->cbuf, c->cbuf + n, c->clen - (size_t)n);
-            c->clen -= (size_t)n, c->cfwd -= (size_t)n;
-            c->last = time(NULL);
-            broker_audit_add(b, c->audit, (uint64_t)n, 0, 0);
-        }
+    if (c2u_pending(c) > 0)
+        r = c->spliced ? splice_out(c->cpipe[0], c->ufd, &c->cpiped, &out)
+                       : flush_buf(c->ufd, c->cbuf, &c->clen, &c->cfwd, c->cfwd, &out);
+    if (r == 0 && u2c_pending(c) > 0)
+        r = c->spliced ? splice_out(c->upipe[0], c->cfd, &c->upiped, &in)
+                       : flush_buf(c->cfd, c->ubuf, &c->ulen, NULL, c->ulen, &in);
+    if (r < 0) {
+        broker_conn_close(b, c, true);
+        return -1;
     }
-    if (c->ulen > 0) {
-        ssize_t n = send(c->cfd, c->ubuf, c->ulen, MSG_DONTWAIT | MSG_NOSIGNAL);
-        if (n < 0 && errno != EAGAIN && errno != EINTR) {
-            broker_conn_close(b, c, true);
-            return -1;
-        }
-        if (n > 0) {
-            memmove(c->ubuf, c->ubuf + n, c->ulen - (size_t)n);
-            c->ulen -= (size_t)n;
-            c->last = time(NULL);
-            broker_audit_add(b, c->audit, 0, (uint64_t)n, 0);
-        }
+    if (out || in) {
+        c->last = time(NULL);
+        broker_audit_add(b, c->audit, out, in, 0);
     }
-    if (c->c_eof && c->clen == 0)
+    /* A half-close goes on once everything before it went. */
+    if (c->c_eof && c2u_pending(c) == 0 && !c->shut_u) {
         shutdown(c->ufd, SHUT_WR);
-    if (c->u_eof && c->ulen == 0)
+        c->shut_u = true;
+    }
+    if (c->u_eof && u2c_pending(c) == 0 && !c->shut_c) {
         shutdown(c->cfd, SHUT_WR);
-    if (c->c_eof && c->u_eof && c->clen == 0 && c->ulen == 0) {
+        c->shut_c = true;
+    }
+    if (c->shut_u && c->shut_c) {
         broker_conn_close(b, c, false);
         return -1;
     }
+    maybe_splice(c);
     return 0;
 }
 
@@ -455,25 +528,32 @@ static void update_events(struct broker *b, struct conn *c)
     bool reading = c->state == C_SNIFF || c->state == C_TLS || c->state == C_RELAY ||
                    c->state == C_DNS;
     struct epoll_event ev = {.events = 0, .data.u64 = BROKER_TAG(TAG_CLIENT, conn_idx(b, c))};
-    if (reading && !c->c_eof && c->clen < BROKER_BUF)
+    bool room = c->spliced ? c->cpiped < PIPE_BYTES : c->clen < BROKER_BUF;
+    if (reading && !c->c_eof && room)
         ev.events |= EPOLLIN;
-    if (c->ulen > 0)
+    if (u2c_pending(c) > 0)
         ev.events |= EPOLLOUT;
     epoll_ctl(b->ep, EPOLL_CTL_MOD, c->cfd, &ev);
     if (c->ufd < 0)
         return;
     ev.data.u64 = BROKER_TAG(TAG_UPSTREAM, conn_idx(b, c));
     ev.events = c->state == C_CONNECTING ? EPOLLOUT : 0;
-    if (c->state == C_RELAY && !c->u_eof && c->ulen < BROKER_BUF)
+    room = c->spliced ? c->upiped < PIPE_BYTES : c->ulen < BROKER_BUF;
+    if (c->state == C_RELAY && !c->u_eof && room)
         ev.events |= EPOLLIN;
-    if (c->state == C_RELAY && c->cfwd > 0)
+    if (c->state == C_RELAY && c2u_pending(c) > 0)
         ev.events |= EPOLLOUT;
     epoll_ctl(b->ep, EPOLL_CTL_MOD, c->ufd, &ev);
 }
 
 static void client_event(struct broker *b, struct conn *c, uint32_t events)
 {
-    if (events & EPOLLIN) {
+    if ((events & EPOLLIN) && c->spliced) {
+        if (splice_in(c->cfd, c->cpipe[1], &c->cpiped, &c->c_eof) < 0) {
+            broker_conn_close(b, c, true);
+            return;
+        }
+    } else if (events & EPOLLIN) {
         if (read_into(c->cfd, c->cbuf, &c->clen, &c->c_eof) < 0) {
             broker_conn_close(b, c, true);
             return;
@@ -498,7 +578,12 @@ static void upstream_event(struct broker *b, struct conn *c, uint32_t events)
             connected(b, c);
         return;
     }
-    if (events & EPOLLIN) {
+    if ((events & EPOLLIN) && c->spliced) {
+        if (splice_in(c->ufd, c->upipe[1], &c->upiped, &c->u_eof) < 0) {
+            broker_conn_close(b, c, true);
+            return;
+        }
+    } else if (events & EPOLLIN) {
         if (read_into(c->ufd, c->ubuf, &c->ulen, &c->u_eof) < 0) {
             broker_conn_close(b, c, true);
             return;

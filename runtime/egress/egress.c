@@ -159,8 +159,11 @@ static bool held(json_t *ports, uint16_t port)
 static ssize_t new_listeners(struct nsbox_sandbox *sb, const struct egress_policy *p, json_t *state,
                              json_t *req, int *fds, struct nsbox_err *err)
 {
-    uint16_t ports[NSBOX_LISTEN_MAX_PORTS], want[NSBOX_LISTEN_MAX_PORTS];
-    size_t n = egress_policy_ports(p, ports, NSBOX_LISTEN_MAX_PORTS), k = 0;
+    uint16_t ports[EGRESS_MAX_RULES * EGRESS_MAX_PORTS], want[NSBOX_LISTEN_MAX_PORTS];
+    size_t n = egress_policy_ports(p, ports, sizeof(ports) / sizeof(ports[0])), k = 0;
+    if (n > NSBOX_LISTEN_MAX_PORTS)
+        return nsbox_err_set(err, E2BIG, "the rules name %zu ports; at most %d", n,
+                             NSBOX_LISTEN_MAX_PORTS);
     json_t *held_ports = json_object_get(state, "ports");
     bool dns = !json_is_true(json_object_get(state, "dns"));
     for (size_t i = 0; i < n; i++)

@@ -2,13 +2,18 @@
 #include "check.h"
 #include "suites.h"
 
+#include "../../runtime/egress/egress.h"
+
 const char *check_suite = "";
 const char *check_current = "";
 int check_failed_now;
 int check_pass, check_fail;
 
-int main(void)
+int main(int argc, char **argv)
 {
+    /* First: sandboxes the tests make start their egress broker as
+     * /proc/self/exe (egress.h). */
+    nsbox_egress_main_hook(argc, argv);
     setvbuf(stdout, NULL, _IOLBF, 0);
 #define SUITE(name)                                                                                \
     check_suite = #name;                                                                           \
