@@ -56,7 +56,7 @@ int mcp_network_request(const struct mcp_server *cfg, json_t *network, struct eg
     /* As the operator's: an address rule parses, and box_net_within then
      * takes it only when the ceiling has that very rule. */
     if (box_net_parse(p, texts, n, true, err) < 0)
-        return nsbox_err_prefix(err, "network");
+        return -1;
     for (i = 0; cfg->net_ceiling != NULL && i < p->n; i++) {
         if (p->rules[i].kind != EGRESS_RULE_NAME)
             continue;
@@ -64,7 +64,7 @@ int mcp_network_request(const struct mcp_server *cfg, json_t *network, struct eg
         i += used > 0 ? used - 1 : 0;
     }
     if (box_net_within(cfg->net_ceiling, p, err) < 0)
-        return nsbox_err_prefix(err, "network");
+        return -1;
     *out = TAKE_PTR(p);
     return 0;
 }

@@ -128,7 +128,9 @@ static void put_field(struct text *t, const struct mcp_arg *f)
     if (f->type == MCP_ARG_STRING_MAP)
         put_lit(t, ",\"additionalProperties\":{\"type\":\"string\"}");
     if (f->type == MCP_ARG_STRING_LIST)
-        put_lit(t, ",\"items\":{\"type\":\"string\"}");
+        put_lit(t, ",\"items\":{\"type\":\"string\",\"minLength\":1}");
+    if (f->type == MCP_ARG_STRING_LIST && f->max_len > 0)
+        put(t, ",\"maxItems\":%zu", f->max_len);
     if (f->dflt != NULL) {
         put_lit(t, ",\"default\":");
         put_string(t, f->dflt);

@@ -42,7 +42,9 @@ struct mcp_arg {
     const char *const *choices; /* a string's enum: NULL-terminated, or NULL */
     bool has_min, has_max;      /* numbers: the schema's minimum and maximum */
     double min, max;
-    size_t max_len;        /* strings: most bytes (not in the schema), 0: any */
+    /* strings: most bytes (not in the schema); lists: most items
+     * (maxItems); 0: any */
+    size_t max_len;
     const char *long_hint; /* added to the error when longer than max_len */
     /* MCP_ARG_JSON: the field's JSON Schema keywords, as the text inside
      * its braces ("\"type\":\"array\",..."); the description is added. */

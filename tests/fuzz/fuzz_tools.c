@@ -109,6 +109,7 @@ static bool has_type(json_t *v, const char *type)
            : strcmp(type, "integer") == 0 ? integral(v)
            : strcmp(type, "boolean") == 0 ? json_is_boolean(v)
            : strcmp(type, "object") == 0  ? json_is_object(v)
+           : strcmp(type, "array") == 0   ? json_is_array(v)
                                           : false;
 }
 

@@ -71,7 +71,7 @@ serve_option huge_values_clamped 0 'max-total-sandboxes' --memory 1e300 --max-pi
 	--http 127.0.0.1:0 --session-timeout 1e30 --help
 help=$("$NSBOX" serve --help 2>&1)
 missing=$(for o in image limits memory cpus pids timeout disk workspace-size max-memory max-cpus \
-	max-pids max-timeout max-disk max-workspace max-sandboxes max-total-sandboxes allow-host-dir http token-file allow-host session-timeout; do
+	max-pids max-timeout max-disk max-workspace max-sandboxes max-total-sandboxes allow-host-dir allow-net http token-file allow-host session-timeout; do
 	printf '%s' "$help" | grep -q -- "--$o " || echo "$o"; done)
 if [ -z "$missing" ] && ! printf '%s' "$help" | grep -q -- --idle-timeout; then
 	pass "serve_options/help_lists_every_option"
@@ -86,6 +86,7 @@ run_client host timeout 300 python3 "$MCP/host_copy.py"
 run_client workspaces timeout 300 python3 "$MCP/workspaces.py"
 run_client disk timeout 300 python3 "$MCP/disk.py"
 run_client commit timeout 300 python3 "$MCP/commit.py"
+run_client net timeout 300 python3 "$MCP/net.py"
 # Rootless too (best-effort limits: this host delegates no cgroup v2).
 "$ROOT/tests/setup-users.sh"
 RL=$T/rootless
@@ -99,6 +100,9 @@ run_client disk_rootless timeout 300 runuser -u nsboxtest -- env NSBOX="$RL/nsbo
 	NSBOX_LIMITS=best-effort SUITE="$SUITE/rootless" python3 "$MCP/disk.py"
 run_client commit_rootless timeout 300 runuser -u nsboxtest -- env NSBOX="$RL/nsbox" NSBOX_STORE="$RL/store" NSBOX_ASAN="${NSBOX_ASAN:-}" \
 	NSBOX_LIMITS=best-effort SUITE="$SUITE/rootless" python3 "$MCP/commit.py"
+# The egress allow-list rootless: the broker runs as the user.
+run_client net_rootless timeout 300 runuser -u nsboxtest -- env NSBOX="$RL/nsbox" NSBOX_STORE="$RL/store" NSBOX_ASAN="${NSBOX_ASAN:-}" \
+	NSBOX_LIMITS=best-effort SUITE="$SUITE/rootless" python3 "$MCP/net.py"
 
 # Every server is gone by now, and so must be every sandbox process.
 left=$(pgrep -f 'sleep 313[1-5]' | tr '\n' ' ')
