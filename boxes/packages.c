@@ -574,8 +574,7 @@ static int install(struct box *box, const struct box_pkg_registries *reg,
                    struct nsbox_err *err)
 {
     const char *registry = box_pkg_registry(req->manager, reg);
-    struct egress_policy *p = calloc(1, sizeof(*p)); /* 20 KiB: off the stack */
-    _cleanup_free_ struct egress_policy *policy = p;
+    _cleanup_free_ struct egress_policy *p = calloc(1, sizeof(*p)); /* 20 KiB: off the stack */
     struct nsbox_file_data file = {0};
 
     if (p == NULL)
