@@ -188,6 +188,12 @@ s.close()
 # -- the operator turns managers off ---------------------------------------------------
 s = Server(extra=REG + ["--install", "pip", "--max-package-caches", "0"], store=E["NSBOX_STORE"],
            argv_prefix=argv_prefix)
+# A server started anew finds the cache the first one made (it is in the store).
+before = log_lines("pypi")
+pk = sc(s.tool("sandbox_create", image=IMAGE, memory_mb=MEM,
+               packages={"manager": "pip", "packages": ["nsbox-hello"]})).get("packages", {})
+check("cache_survives_restart", pk.get("cached") is True and pk.get("network") == []
+      and log_lines("pypi") == before, pk)
 sid = sc(s.tool("sandbox_create", image=IMAGE, memory_mb=MEM))["sandbox_id"]
 r = s.tool("install_packages", sandbox_id=sid, manager="npm", packages=["nsbox-left"])
 check("install_npm_off", r.get("isError") and "turned off" in json.dumps(r), r)
