@@ -205,6 +205,10 @@ struct box {
      * stored and loaded atomically, as ws's are. */
     struct nsbox_disk_usage disk;
     struct box_workspace_budget ws;
+    /* Something ran or was written in it since box_create (the front end
+     * sets it as each operation ends; box_install too): its upper layer
+     * is no longer a pure install (boxes/packages.h). */
+    bool touched;
     /* The network (boxes/net.h): the policy in force (owned; NULL:
      * sealed), whether it ever had rules (then every command's result
      * carries its audit), and where the last audit read up to. */

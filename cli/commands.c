@@ -55,6 +55,11 @@ static const struct cli_option images_options[] = {
 
 static const struct cli_option none_options[] = {END};
 
+static const struct cli_option prune_options[] = {
+    {"keep-cache", 0, NULL, "keep the package caches (install_packages' images)", 0, 0},
+    END,
+};
+
 /* run's and create's: the sandbox's limits and layout, then the command's. */
 #define SANDBOX_OPTIONS(flags)                                                                     \
     {"memory", 0, "SIZE", "memory limit, no swap (512m)", 0, flags},                               \
@@ -202,10 +207,11 @@ const struct cli_command cli_commands[] = {
      "Removes each reference; an image no reference names any more is deleted unless a "
      "sandbox still uses it (then `nsbox prune` deletes it later).",
      none_options, CLI_COMPLETE_IMAGE, CLI_COMPLETE_IMAGE, false, NULL, NULL},
-    {"prune", cmd_prune, "", "remove unused images, blobs and leftovers",
+    {"prune", cmd_prune, "[--keep-cache]", "remove unused images, blobs and leftovers",
      "Deletes images no reference names and no sandbox uses, blobs no image needs, and what "
-     "interrupted pulls left behind.",
-     none_options, 0, 0, false, NULL, NULL},
+     "interrupted pulls left behind; also the package caches install_packages made (`nsbox "
+     "images` lists them), but for those a sandbox or an install is using.",
+     prune_options, 0, 0, false, NULL, NULL},
     {"run", cmd_run, "[OPTIONS] IMAGE [-- CMD...]",
      "run a command in a fresh sandbox, then remove it",
      "Creates a sandbox from IMAGE (pulled first when the store lacks it), runs CMD in it (else "

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "../common/cleanup.h"
+#include "../boxes/packages.h"
 #include "../oci/digest.h"
 #include "cli.h"
 
@@ -287,16 +288,66 @@ static void image_row(const struct images_image *im, const char *name, bool no_t
         row->langs = "-";
 }
 
-/* Calls fn for each row: one per reference, one for an image without. */
+/* A package cache's name (boxes/packages.h): listed in a table of their own. */
+static bool is_cache(const char *name)
+{
+    return name != NULL &&
+           strncmp(name, BOX_PKG_CACHE_REPO ":", strlen(BOX_PKG_CACHE_REPO) + 1) == 0;
+}
+
+/* Calls fn for each row: one per reference, one for an image without;
+ * package caches have their own table (print_caches). */
 static void for_each_row(const struct images_image *v, size_t n, bool no_trunc,
                          void (*fn)(const struct image_row *row, int *w), int *w)
 {
     struct image_row row;
-    for (size_t i = 0; i < n; i++)
-        for (size_t k = 0; k == 0 || v[i].names[k] != NULL; k++) {
+    for (size_t i = 0; i < n; i++) {
+        bool shown = false;
+        for (size_t k = 0; v[i].names[k] != NULL; k++) {
+            if (is_cache(v[i].names[k]))
+                continue;
             image_row(&v[i], v[i].names[k], no_trunc, &row);
             fn(&row, w);
+            shown = true;
         }
+        if (!shown && (v[i].names[0] == NULL || !is_cache(v[i].names[0]))) {
+            image_row(&v[i], NULL, no_trunc, &row);
+            fn(&row, w);
+        }
+    }
+}
+
+/* The package caches (install_packages), after the images: key, manager,
+ * packages, base image, size. */
+static void print_caches(struct images_store *store, const struct images_image *v, size_t n)
+{
+    struct box_pkg_cache_entry *c;
+    size_t nc;
+    struct nsbox_err err;
+    if (box_pkg_cache_list(store, &c, &nc, &err) < 0 || nc == 0) {
+        free(c);
+        return;
+    }
+    printf("\nPACKAGE CACHE (install_packages; `nsbox prune` removes it)\n");
+    printf("%-14s %-7s %-32s %-32s %s\n", "KEY", "MANAGER", "PACKAGES", "BASE", "ADDS");
+    for (size_t i = 0; i < nc; i++) {
+        char ref[160], size[16] = "-";
+        uint64_t mine = 0, base = 0;
+        box_pkg_cache_ref(c[i].key, ref, sizeof(ref));
+        /* What the install added: the image's files less its base's. */
+        for (size_t k = 0; k < n; k++) {
+            for (char **p = v[k].names; p && *p; p++)
+                if (strcmp(*p, ref) == 0)
+                    mine = v[k].size;
+            if (strcmp(v[k].digest, c[i].base_digest) == 0)
+                base = v[k].size;
+        }
+        if (mine > 0)
+            human_size(mine > base ? mine - base : 0, size, sizeof(size));
+        printf("%-14.12s %-7s %-32s %-32s %s\n", c[i].key, c[i].manager, c[i].packages, c[i].base,
+               size);
+    }
+    free(c);
 }
 
 enum { COL_REPO, COL_TAG, COL_ID, COL_AGE, COL_SIZE, N_COLS };
@@ -395,8 +446,10 @@ int cmd_images(struct cli_globals *g, int argc, char **argv)
     print_images(v, n, format, no_trunc);
     /* The table's reader also learns what shared stores offer (imported
      * on first use); -q, --names and --json stay this store's own. */
-    if (format == FORMAT_TABLE)
+    if (format == FORMAT_TABLE) {
+        print_caches(&store, v, n);
         cli_print_shared_images(&store, stdout);
+    }
     images_store_close(&store);
     for (size_t i = 0; i < n; i++)
         images_image_free(&v[i]);
@@ -468,16 +521,28 @@ int cmd_prune(struct cli_globals *g, int argc, char **argv)
     struct images_prune_stats st;
     struct nsbox_err err = {0};
 
-    if (operands("prune", argc, argv, 0, 0) < 0)
+    const char *name, *arg;
+    bool keep_cache = false;
+    size_t caches = 0;
+    int r;
+
+    while ((r = cli_next_option(cli_find_command("prune"), argc, argv, &name, &arg)) == 1)
+        keep_cache = true; /* --keep-cache, its only option */
+    if (r < 0)
         return CLI_EXIT_USAGE;
+    if (optind != argc)
+        return cli_usage_error("prune", "takes no arguments (see --help)");
     if (open_store(g, &store) != 0)
         return CLI_EXIT_FAILURE;
-    int r = images_prune(&store, &st, &err);
+    /* The package caches' names go first, so their images are unused. */
+    r = keep_cache ? 0 : box_pkg_cache_clear(&store, &caches, &err);
+    if (r == 0)
+        r = images_prune(&store, &st, &err);
     images_store_close(&store);
     if (r < 0)
         return cli_fail(&err);
-    printf("Removed %zu images, %zu blobs, %zu leftovers; kept %zu in use\n", st.images, st.blobs,
-           st.staging, st.in_use);
+    printf("Removed %zu images, %zu blobs, %zu leftovers, %zu package caches; kept %zu in use\n",
+           st.images, st.blobs, st.staging, caches, st.in_use);
     return 0;
 }
 

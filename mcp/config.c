@@ -13,6 +13,7 @@
 
 #include "../boxes/net.h"
 #include "../common/cleanup.h"
+#include "../common/fsutil.h"
 #include "../common/log.h"
 #include "pool.h"
 
@@ -157,6 +158,47 @@ static int set_allow_host(struct mcp_config *c, const struct opt *o, const char 
     return 0;
 }
 
+/* A registry URL: checked now (box_pkg_policy), so a typo fails the start. */
+static int set_registry(struct mcp_config *c, const struct opt *o, const char *arg,
+                        struct nsbox_err *err)
+{
+    struct box_pkg_registries r = {0};
+    enum box_pkg_manager m = strcmp(o->name, "pip-index") == 0      ? BOX_PKG_PIP
+                             : strcmp(o->name, "npm-registry") == 0 ? BOX_PKG_NPM
+                                                                    : BOX_PKG_APT;
+    _cleanup_free_ struct egress_policy *p = malloc(sizeof(*p));
+    r.pip_index = r.npm_registry = r.apt_mirror = arg;
+    if (p == NULL)
+        return nsbox_err_set(err, ENOMEM, "out of memory");
+    if (box_pkg_policy(m, &r, p, err) < 0)
+        return nsbox_err_prefix(err, "--%s", o->name);
+    *AT(c, o, const char *) = arg;
+    return 0;
+}
+
+/* --install none | all | a comma list of pip, npm, apt. */
+static int set_install(struct mcp_config *c, const struct opt *o, const char *arg,
+                       struct nsbox_err *err)
+{
+    char copy[64];
+    unsigned bits = 0;
+    snprintf(copy, sizeof(copy), "%s", arg);
+    if (strcmp(arg, "all") == 0)
+        bits = MCP_INSTALL_ALL;
+    else if (strcmp(arg, "none") != 0)
+        for (char *save, *t = strtok_r(copy, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+            enum box_pkg_manager m;
+            if (box_pkg_manager_parse(t, &m) < 0)
+                return nsbox_err_set(err, EINVAL,
+                                     "--install takes none, all, or a comma list of pip, npm, "
+                                     "apt, not \"%s\"",
+                                     arg);
+            bits |= MCP_INSTALL_BIT(m);
+        }
+    c->installs = bits;
+    return 0;
+}
+
 static int set_help(struct mcp_config *c, const struct opt *o, const char *arg,
                     struct nsbox_err *err)
 {
@@ -215,6 +257,26 @@ static const struct opt opts[] = {
      "with :PORT[,PORT] (80 and 443), a preset (pypi, npm, debian, github), IP:PORT or "
      "NAME=IP:PORT for a local mirror (repeatable, comma-separated; default: none, no network)",
      set_allow_net, 0, false, NUM_NONE},
+    {"install", "MANAGERS",
+     "which package managers install_packages may run: all (default), none, or a comma list "
+     "of pip, npm, apt",
+     set_install, 0, false, NUM_NONE},
+    {"max-package-caches", "N",
+     "package caches (installed sets, each a whole image on disk) the store may hold (16; 0: "
+     "installs are never cached)",
+     set_number, FIELD(max_package_caches), false, NUM_COUNT},
+    {"pip-index", "URL",
+     "the PyPI index (PEP 503 simple) pip installs from, and the only one it may reach "
+     "(default: the pypi preset, pypi.org)",
+     set_registry, FIELD(pip_index), false, NUM_NONE},
+    {"npm-registry", "URL", "the npm registry npm installs from (default: registry.npmjs.org)",
+     set_registry, FIELD(npm_registry), false, NUM_NONE},
+    {"apt-mirror", "URL",
+     "the Debian archive apt installs from (default: deb.debian.org); checked with the "
+     "image's keys unless --apt-key",
+     set_registry, FIELD(apt_mirror), false, NUM_NONE},
+    {"apt-key", "FILE", "the OpenPGP key (armored or binary) that signs --apt-mirror", set_string,
+     FIELD(apt_key), false, NUM_NONE},
     {"http", "HOST:PORT", "serve MCP over HTTP at http://HOST:PORT/mcp instead of stdio",
      set_string, FIELD(address), false, NUM_NONE},
     {"token-file", "FILE", "HTTP: the bearer token (else NSBOX_TOKEN)", set_string,
@@ -255,6 +317,8 @@ void mcp_config_init(struct mcp_config *c)
         .max_sandboxes = 16,
         .max_total = 128,
         .max_commits = 16,
+        .installs = MCP_INSTALL_ALL,
+        .max_package_caches = 16,
     };
 }
 
@@ -334,6 +398,19 @@ static void print_opt(FILE *f, const struct mcp_config *c, const struct opt *o)
     } else if (o->set == set_host_dir) {
         for (size_t i = 0; i < c->n_host_dirs; i++)
             fprintf(f, "allow-host-dir = %s\n", c->host_dirs[i]);
+    } else if (o->set == set_registry) {
+        if (*AT(c, o, const char *) != NULL)
+            fprintf(f, "%s = %s\n", o->name, *AT(c, o, const char *));
+    } else if (o->set == set_install) {
+        fprintf(f, "install = ");
+        if (c->installs == 0)
+            fprintf(f, "none");
+        for (int m = 0, first = 1; m < 3; m++)
+            if (c->installs & MCP_INSTALL_BIT(m)) {
+                fprintf(f, "%s%s", first ? "" : ",", box_pkg_manager_name((enum box_pkg_manager)m));
+                first = 0;
+            }
+        fprintf(f, "\n");
     } else if (o->set == set_allow_net) {
         for (size_t i = 0; i < c->n_allow_net; i++)
             fprintf(f, "allow-net = %s\n", c->allow_net[i]);
@@ -397,6 +474,38 @@ static int open_host_dirs(struct mcp_server *s, const struct mcp_config *c, stru
     return 0;
 }
 
+/* install_packages' registries, copied, and the apt mirror's key read. */
+static int open_registries(struct mcp_server *s, const struct mcp_config *c, struct nsbox_err *err)
+{
+    struct box_pkg_registries *r = &s->registries;
+    s->installs = c->installs;
+    s->max_package_caches = c->max_package_caches;
+    if ((c->pip_index && !(r->pip_index = strdup(c->pip_index))) ||
+        (c->npm_registry && !(r->npm_registry = strdup(c->npm_registry))) ||
+        (c->apt_mirror && !(r->apt_mirror = strdup(c->apt_mirror))))
+        return nsbox_err_set(err, ENOMEM, "out of memory");
+    if (c->apt_key == NULL)
+        return 0;
+    if (c->apt_mirror == NULL)
+        return nsbox_err_set(err, EINVAL, "--apt-key goes with --apt-mirror");
+    size_t len;
+    r->apt_key = nsbox_read_file_at(AT_FDCWD, c->apt_key, 1 << 20, &len, err);
+    if (r->apt_key == NULL)
+        return nsbox_err_prefix(err, "--apt-key %s", c->apt_key);
+    r->apt_key_len = len;
+    return 0;
+}
+
+static void close_registries(struct mcp_server *s)
+{
+    struct box_pkg_registries *r = &s->registries;
+    free((char *)r->pip_index);
+    free((char *)r->npm_registry);
+    free((char *)r->apt_mirror);
+    free((char *)r->apt_key);
+    *r = (struct box_pkg_registries){0};
+}
+
 /* The ceiling from every --allow-net (each already checked). */
 static int open_net_ceiling(struct mcp_server *s, const struct mcp_config *c, struct nsbox_err *err)
 {
@@ -434,7 +543,8 @@ int mcp_server_open(struct mcp_server *s, const struct mcp_config *c, const stru
     s->n_langs = c->n_langs;
     pthread_mutex_init(&s->pool_lock, NULL);
     pthread_cond_init(&s->pool_idle, NULL);
-    if (open_host_dirs(s, c, err) < 0 || open_net_ceiling(s, c, err) < 0) {
+    if (open_host_dirs(s, c, err) < 0 || open_net_ceiling(s, c, err) < 0 ||
+        open_registries(s, c, err) < 0) {
         mcp_server_close(s);
         return -1;
     }
@@ -467,6 +577,7 @@ void mcp_server_close(struct mcp_server *s)
     close_host_dirs(s);
     free(s->net_ceiling);
     s->net_ceiling = NULL;
+    close_registries(s);
     for (size_t i = 0; i < s->n_langs; i++) {
         free(s->langs[i].language);
         free(s->langs[i].ref);

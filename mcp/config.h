@@ -29,6 +29,12 @@ struct mcp_config {
     /* --allow-net RULE: the ceiling of what calls may open (boxes/net.h),
      * each checked when set */
     const char *allow_net[MCP_MAX_ALLOW_NET];
+    /* install_packages (boxes/packages.h): the registries (NULL: the
+     * public ones), the mirror's signing key file, and which managers may
+     * install (MCP_INSTALL_* bits; --install, default all). */
+    const char *pip_index, *npm_registry, *apt_mirror, *apt_key;
+    unsigned installs;
+    size_t max_package_caches;
     size_t n_allow_net;
     /* HTTP (--http): address NULL serves stdio. */
     const char *address;

@@ -63,6 +63,7 @@ int mcp_op_begin(struct mcp_session *s, struct mcp_call *call, struct mcp_sandbo
 
 void mcp_op_end(struct mcp_session *s, struct mcp_call *call, struct mcp_sandbox *m)
 {
+    m->box.touched = true; /* under exec_lock: its layer is no pure install now */
     pthread_mutex_lock(&s->lock);
     call->sandbox = NULL;
     pthread_mutex_unlock(&s->lock);

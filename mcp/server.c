@@ -111,7 +111,8 @@ static json_t *annotations(const struct mcp_server *cfg, const struct mcp_tool *
     bool read_only = t->hints & MCP_HINT_READ_ONLY;
     /* Open world: the tool can let a sandbox reach hosts outside nsbox,
      * which only a server with an allow-list can grant. */
-    bool open_world = (t->hints & MCP_HINT_NETWORK) && cfg->net_ceiling != NULL;
+    bool open_world = ((t->hints & MCP_HINT_NETWORK) && cfg->net_ceiling != NULL) ||
+                      ((t->hints & MCP_HINT_INSTALLS) && cfg->installs != 0);
     json_t *a = json_pack("{s:s,s:b,s:b}", "title", t->title, "readOnlyHint", read_only,
                           "openWorldHint", open_world);
     /* destructiveHint and idempotentHint mean something only for a tool

@@ -12,6 +12,7 @@
 #include <stdio.h>
 
 #include "../boxes/box.h"
+#include "../boxes/packages.h"
 #include "interp/interp.h"
 #include "../runtime/cancel.h"
 #include "result.h"
@@ -78,6 +79,11 @@ struct mcp_server {
     /* What calls may open to the network (serve --allow-net, boxes/net.h):
      * NULL when nothing (every sandbox stays sealed). */
     struct egress_policy *net_ceiling;
+    /* install_packages: where each manager installs from (owned copies;
+     * apt_key read from --apt-key), and which may (MCP_INSTALL_*). */
+    struct box_pkg_registries registries;
+    unsigned installs;
+    size_t max_package_caches; /* cache images kept (--max-package-caches) */
 
     /* The spare sandbox for one-shot runs (pool.c). */
     pthread_mutex_t pool_lock;
@@ -92,6 +98,10 @@ struct mcp_server {
     size_t n_freeing;
     size_t n_live; /* under pool_lock */
 };
+
+/* Bits of mcp_server.installs: a manager install_packages may run. */
+#define MCP_INSTALL_BIT(m) (1u << (m)) /* m: enum box_pkg_manager */
+#define MCP_INSTALL_ALL 7u
 
 struct mcp_session;
 typedef void (*mcp_send_fn)(struct mcp_session *s, json_t *msg);

@@ -43,6 +43,11 @@ is_current() { [ "${NSBOX_DEFAULT_IMAGE_FORCE:-0}" != 1 ] && [ -f "$C/.stamp" ] 
 # The image config's "config": what every sandbox of the image starts with.
 # MPLCONFIGDIR is in the image (1777, font cache built at build time) since
 # /tmp is a fresh tmpfs in each sandbox and a cold font cache costs seconds.
+# PIP_BREAK_SYSTEM_PACKAGES: Debian marks its python externally managed (PEP
+# 668) and pip then refuses every install; a sandbox is disposable, so the
+# model's own `pip install` must just work.  PIP_ROOT_USER_ACTION: no warning
+# about root (the sandbox's root is no one's).  The npm ones keep npm from
+# calling home for version and funding notices (there is no network).
 image_config() {
 	cat <<EOF
 {
@@ -50,7 +55,12 @@ image_config() {
     "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
     "LANG=C.UTF-8",
     "MPLBACKEND=Agg",
-    "MPLCONFIGDIR=/var/cache/matplotlib"
+    "MPLCONFIGDIR=/var/cache/matplotlib",
+    "PIP_BREAK_SYSTEM_PACKAGES=1",
+    "PIP_ROOT_USER_ACTION=ignore",
+    "PIP_DISABLE_PIP_VERSION_CHECK=1",
+    "NPM_CONFIG_UPDATE_NOTIFIER=false",
+    "NPM_CONFIG_FUND=false"
   ],
   "Cmd": ["bash"],
   "WorkingDir": "/workspace",

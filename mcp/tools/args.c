@@ -12,6 +12,7 @@
 
 #include "../../boxes/box.h"
 #include "../../common/cleanup.h"
+#include "../../common/cleanup_json.h"
 #include "languages.h"
 #include "schema.h"
 
@@ -54,6 +55,8 @@ static const char *const encodings[] = {"utf-8", "base64", NULL};
             .description = "the sandbox's writable files in total (/workspace and every "          \
                            "writable path but /tmp and /dev/shm), in MiB")
 
+static const char *const managers[] = {"pip", "npm", "apt", NULL};
+#define PACKAGES_SCHEMA "\"type\":\"array\",\"items\":{\"type\":\"string\"},\"maxItems\":64"
 /* Checked against the operator's ceiling by the tool (tools/network.c). */
 #define NETWORK                                                                                    \
     ARG("network", STRING_LIST, 0,                                                                 \
@@ -77,7 +80,28 @@ static const struct mcp_arg create_fields[] = {
     ARG("workspace_mb", NUMBER, 0,
         .description = "with workspace: its budget in MiB (once over, commands and writes are "
                        "refused until files are deleted)"),
+    ARG("packages", JSON, 0,
+        .schema = "\"type\":\"object\",\"properties\":{\"manager\":{\"type\":\"string\","
+                  "\"enum\":[\"pip\",\"npm\",\"apt\"]},\"packages\":{" PACKAGES_SCHEMA "},"
+                  "\"requirements_file\":{\"type\":\"string\"}},\"additionalProperties\":false",
+        .description = "install these at creation, as install_packages does (a set installed "
+                       "before comes from the cache, without network)"),
     NETWORK,
+};
+#define PACKAGE_FIELDS                                                                             \
+    ARG("manager", STRING, 0, .choices = managers,                                                 \
+        .description = "pip, npm or apt (implied by a requirements.txt or package.json)"),         \
+        ARG("packages", JSON, 0, .schema = PACKAGES_SCHEMA,                                        \
+            .description = "specifications as the manager takes them (\"requests==2.31\", "        \
+                           "\"lodash@4\", \"jq\")"),                                               \
+        ARG("requirements_file", STRING, NONEMPTY,                                                 \
+            .description = "instead of packages: a requirements.txt (pip) or package.json "        \
+                           "(npm) in the sandbox, relative to its working directory",              \
+            .max_len = 1024)
+static const struct mcp_arg install_fields[] = {
+    SANDBOX_ID,
+    PACKAGE_FIELDS,
+    ARG("timeout_s", NUMBER, 0, .description = "wall-clock limit of the install (300)"),
 };
 static const struct mcp_arg stop_fields[] = {SANDBOX_ID};
 static const struct mcp_arg commit_fields[] = {
@@ -167,6 +191,7 @@ enum {
     COPY_OUT,
     LIST_LANGUAGES,
     LIST_IMAGES,
+    INSTALL_PACKAGES,
     N_TOOLS
 };
 
@@ -187,6 +212,7 @@ static const struct mcp_tool_args decls[N_TOOLS] = {
     [COPY_OUT] = DECL("copy_out", copy_out_fields),
     [LIST_LANGUAGES] = NO_ARGS("list_languages"),
     [LIST_IMAGES] = NO_ARGS("list_images"),
+    [INSTALL_PACKAGES] = DECL("install_packages", install_fields),
 };
 
 const struct mcp_tool_args *mcp_tool_args_find(const char *tool)
@@ -336,6 +362,8 @@ int mcp_args_none(json_t *args, struct nsbox_err *err)
     return mcp_schema_check(&decls[SANDBOX_LIST], args, err);
 }
 
+static int pkg_args(json_t *o, struct mcp_pkg_args *out, struct nsbox_err *err);
+
 static int create_args(const struct mcp_server *cfg, json_t *args, struct mcp_create_args *out,
                        struct nsbox_err *err)
 {
@@ -366,6 +394,13 @@ static int create_args(const struct mcp_server *cfg, json_t *args, struct mcp_cr
         return nsbox_err_set(err, 0,
                              "workspace names are 1-64 of a-z 0-9 . _ -, not "
                              "starting with . or -");
+    json_t *pk = json_object_get(args, "packages");
+    if (pk != NULL && !json_is_object(pk))
+        return nsbox_err_set(err, 0,
+                             "packages must be an object {manager, packages} or "
+                             "{requirements_file}");
+    if (pk != NULL && pkg_args(pk, &out->packages, err) < 0)
+        return nsbox_err_prefix(err, "packages");
     out->network = json_object_get(args, "network");
     return 0;
 }
@@ -404,6 +439,109 @@ int mcp_args_sandbox_commit(json_t *args, struct mcp_commit_args *out, struct ns
     out->sandbox_id = str(SANDBOX_COMMIT, args, "sandbox_id");
     out->name = str(SANDBOX_COMMIT, args, "name");
     out->message = str(SANDBOX_COMMIT, args, "message");
+    return 0;
+}
+
+/* ---- packages (install_packages, sandbox_create's packages) ---- */
+
+/* A string the manager will see as an operand: never an option. */
+static int pkg_operand(const char *what, const char *v, struct nsbox_err *err)
+{
+    if (v[0] == '-')
+        return nsbox_err_set(err, 0, "%s \"%.64s\" starts with '-': options are not taken", what,
+                             v);
+    if (strlen(v) > MCP_PKG_SPEC_MAX || strpbrk(v, "\n\r") != NULL)
+        return nsbox_err_set(err, 0, "%s \"%.64s\" is longer than %d bytes or has a line break",
+                             what, v, MCP_PKG_SPEC_MAX);
+    return 0;
+}
+
+/* o: an object with manager, packages, requirements_file (checked here,
+ * as its schema says, for sandbox_create's object). */
+static int pkg_args(json_t *o, struct mcp_pkg_args *out, struct nsbox_err *err)
+{
+    json_t *m = json_object_get(o, "manager"), *list = json_object_get(o, "packages");
+    json_t *file = json_object_get(o, "requirements_file");
+    const char *key;
+    json_t *v;
+    size_t i;
+
+    json_object_foreach (o, key, v)
+        if (strcmp(key, "manager") && strcmp(key, "packages") && strcmp(key, "requirements_file"))
+            return nsbox_err_set(err, 0, "packages: unknown key \"%s\"", key);
+    if (m != NULL &&
+        (!json_is_string(m) || box_pkg_manager_parse(json_string_value(m), &out->manager) < 0))
+        return nsbox_err_set(err, 0, "manager must be pip, npm or apt");
+    if (list != NULL && !json_is_array(list))
+        return nsbox_err_set(err, 0, "packages must be an array of strings");
+    if (file != NULL && (!json_is_string(file) || json_string_length(file) == 0 ||
+                         strlen(json_string_value(file)) != json_string_length(file)))
+        return nsbox_err_set(err, 0, "requirements_file must be a non-empty string");
+    if ((list != NULL && json_array_size(list) > 0) == (file != NULL))
+        return nsbox_err_set(err, 0,
+                             "give either packages (a non-empty list) or "
+                             "requirements_file");
+    if (json_array_size(list) > MCP_PKG_MAX)
+        return nsbox_err_set(err, 0, "at most %d packages in one install", MCP_PKG_MAX);
+    json_array_foreach (list, i, v) {
+        if (!json_is_string(v) || json_string_length(v) == 0 ||
+            strlen(json_string_value(v)) != json_string_length(v))
+            return nsbox_err_set(err, 0, "packages[%zu] must be a non-empty string", i);
+        if (pkg_operand("package", json_string_value(v), err) < 0)
+            return -1;
+        out->packages[out->n_packages++] = (char *)json_string_value(v);
+    }
+    if (file != NULL) {
+        out->requirements_file = json_string_value(file);
+        if (pkg_operand("requirements_file", out->requirements_file, err) < 0)
+            return -1;
+        const char *base = strrchr(out->requirements_file, '/');
+        base = base ? base + 1 : out->requirements_file;
+        /* The file's name says which manager, unless one is named. */
+        if (m == NULL && strcmp(base, "package.json") == 0)
+            out->manager = BOX_PKG_NPM;
+        else if (m == NULL && strstr(base, ".txt") != NULL)
+            out->manager = BOX_PKG_PIP;
+        else if (m == NULL)
+            return nsbox_err_set(err, 0, "name the manager of requirements_file \"%.64s\"",
+                                 out->requirements_file);
+    } else if (m == NULL) {
+        return nsbox_err_set(err, 0, "manager is required with packages (pip, npm or apt)");
+    }
+    out->given = true;
+    return 0;
+}
+
+int mcp_args_install_packages(const struct mcp_server *cfg, json_t *args,
+                              struct mcp_install_args *out, struct nsbox_err *err)
+{
+    bool given;
+    *out = (struct mcp_install_args){0};
+    if (mcp_schema_check(&decls[INSTALL_PACKAGES], args, err) < 0)
+        return -1;
+    out->sandbox_id = str(INSTALL_PACKAGES, args, "sandbox_id");
+    out->timeout_s = 300;
+    if (limit_arg(args, "timeout_s", 0.001, cfg->ceilings.timeout_s, false, &out->timeout_s, &given,
+                  err) < 0)
+        return -1;
+    if (!given && out->timeout_s > cfg->ceilings.timeout_s)
+        out->timeout_s = cfg->ceilings.timeout_s;
+    /* The same object sandbox_create takes, less sandbox_id and timeout_s. */
+    _cleanup_(json_decrefp) json_t *o = json_deep_copy(args);
+    if (o == NULL)
+        return nsbox_err_set(err, 0, "out of memory");
+    json_object_del(o, "sandbox_id");
+    json_object_del(o, "timeout_s");
+    struct mcp_pkg_args tmp = {0};
+    if (pkg_args(o, &tmp, err) < 0)
+        return -1;
+    /* Strings borrowed from args, not from the copy. */
+    out->packages = tmp;
+    json_t *list = json_object_get(args, "packages");
+    for (size_t i = 0; i < tmp.n_packages; i++)
+        out->packages.packages[i] = (char *)json_string_value(json_array_get(list, i));
+    if (tmp.requirements_file != NULL)
+        out->packages.requirements_file = str(INSTALL_PACKAGES, args, "requirements_file");
     return 0;
 }
 

@@ -24,6 +24,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "../../boxes/packages.h"
 #include "../../common/err.h"
 #include "../server.h"
 #include "schema.h"
@@ -45,15 +46,37 @@ struct mcp_limit_args {
     bool has_workspace;                                         /* workspace_mb (sandbox_create) */
 };
 
+#define MCP_PKG_MAX 64       /* packages in one install */
+#define MCP_PKG_SPEC_MAX 256 /* bytes of one specification */
+
+/* What to install: install_packages' arguments, sandbox_create's
+ * `packages` object.  Never a string starting with '-' (an option of the
+ * manager's). */
+struct mcp_pkg_args {
+    bool given;
+    enum box_pkg_manager manager;
+    char *packages[MCP_PKG_MAX + 1]; /* borrowed, NULL-terminated */
+    size_t n_packages;
+    const char *requirements_file; /* or NULL */
+};
+
 /* sandbox_create */
 struct mcp_create_args {
     const char *image;    /* NULL: the language's image */
     const char *language; /* "python" unless given */
     struct mcp_limit_args limits;
-    char **env;            /* owned: "KEY=VALUE" strings, or NULL for none */
-    const char *workdir;   /* absolute, or NULL for /workspace */
-    const char *workspace; /* a valid workspace name, or NULL */
-    json_t *network;       /* borrowed: an array of rule texts, or NULL (tools/network.c) */
+    char **env;                   /* owned: "KEY=VALUE" strings, or NULL for none */
+    const char *workdir;          /* absolute, or NULL for /workspace */
+    const char *workspace;        /* a valid workspace name, or NULL */
+    json_t *network;              /* borrowed: an array of rule texts, or NULL (tools/network.c) */
+    struct mcp_pkg_args packages; /* installed at creation (mcp/tools/packages.c) */
+};
+
+/* install_packages */
+struct mcp_install_args {
+    const char *sandbox_id;
+    struct mcp_pkg_args packages;
+    double timeout_s; /* 300 unless given, within the server's max-timeout */
 };
 
 /* sandbox_stop */
@@ -131,6 +154,8 @@ struct mcp_copy_args {
 int mcp_args_none(json_t *args, struct nsbox_err *err);
 int mcp_args_sandbox_create(const struct mcp_server *cfg, json_t *args, struct mcp_create_args *out,
                             struct nsbox_err *err);
+int mcp_args_install_packages(const struct mcp_server *cfg, json_t *args,
+                              struct mcp_install_args *out, struct nsbox_err *err);
 int mcp_args_sandbox_stop(json_t *args, struct mcp_stop_args *out, struct nsbox_err *err);
 int mcp_args_sandbox_commit(json_t *args, struct mcp_commit_args *out, struct nsbox_err *err);
 int mcp_args_execute_code(const struct mcp_server *cfg, json_t *args, struct mcp_run_args *out,

@@ -14,6 +14,7 @@
 #include "../server.h"
 #include "args.h"
 #include "languages.h"
+#include "packages.h"
 #include "tools.h"
 
 /* Whether the store has an image by this name. */
@@ -102,8 +103,11 @@ MCP_TOOL_FN(sandbox_create)
     const char *image = a.image ? a.image : mcp_image_for_language(s, a.language);
     if (image == NULL)
         return mcp_no_image(&s->cfg->boxes.store, a.language, err);
-    struct mcp_sandbox *m = mcp_sandbox_new(s, image, &a.limits.limits, a.env, a.workdir,
-                                            a.workspace, false, err);
+    _cleanup_json_ json_t *installed = NULL; /* packages (tools/packages.c) */
+    struct mcp_sandbox *m = a.packages.given
+                                ? mcp_packages_create(s, call, image, &a, &installed, err)
+                                : mcp_sandbox_new(s, image, &a.limits.limits, a.env, a.workdir,
+                                                  a.workspace, false, err);
     if (m == NULL || (net != NULL && open_network(s, call, m, net, err) < 0))
         return -1;
     mcp_session_log(s, "info", "sandbox %s created from %s", m->box.sb.id, m->box.image);
@@ -114,6 +118,8 @@ MCP_TOOL_FN(sandbox_create)
     /* What it may reach, as the broker has it (canonical texts). */
     if (out->structured != NULL && net != NULL)
         json_object_set_new(out->structured, "network_rules", box_net_rules_json(net));
+    if (out->structured != NULL && installed != NULL)
+        json_object_set(out->structured, "packages", installed);
     mcp_sandbox_put(s, m); /* a stop may free it from here on */
     return 0;
 }

@@ -16,6 +16,7 @@
 static const char *const type_names[] = {
     [MCP_ARG_STRING] = "string",   [MCP_ARG_INTEGER] = "integer",   [MCP_ARG_NUMBER] = "number",
     [MCP_ARG_BOOLEAN] = "boolean", [MCP_ARG_STRING_MAP] = "object", [MCP_ARG_STRING_LIST] = "array",
+    [MCP_ARG_JSON] = "",
 };
 
 /* What a value of each type is, for the errors. */
@@ -26,6 +27,7 @@ static const char *const type_phrases[] = {
     [MCP_ARG_BOOLEAN] = "true or false",
     [MCP_ARG_STRING_MAP] = "an object of strings",
     [MCP_ARG_STRING_LIST] = "an array of strings",
+    [MCP_ARG_JSON] = "given",
 };
 
 /* ---- the schema ----
@@ -110,6 +112,16 @@ static void put_language_description(struct text *t, const struct mcp_arg *f)
 static void put_field(struct text *t, const struct mcp_arg *f)
 {
     put_string(t, f->name);
+    if (f->type == MCP_ARG_JSON) {
+        put_lit(t, ":{");
+        put_lit(t, f->schema);
+        if (f->description != NULL) {
+            put_lit(t, ",\"description\":");
+            put_string(t, f->description);
+        }
+        put_lit(t, "}");
+        return;
+    }
     put_lit(t, ":{\"type\":\"");
     put_lit(t, type_names[f->type]);
     put_lit(t, "\"");
@@ -297,6 +309,8 @@ static bool has_type(const struct mcp_arg *f, json_t *v)
         return json_is_boolean(v);
     case MCP_ARG_STRING_MAP:
         return json_is_object(v);
+    case MCP_ARG_JSON:
+        return true;
     case MCP_ARG_STRING_LIST:
         return json_is_array(v);
     }

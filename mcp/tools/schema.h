@@ -21,6 +21,7 @@ enum mcp_arg_type {
     MCP_ARG_BOOLEAN,
     MCP_ARG_STRING_MAP,  /* an object whose values are strings (env) */
     MCP_ARG_STRING_LIST, /* an array of non-empty strings (network); max_len: most items */
+    MCP_ARG_JSON,        /* any JSON value: .schema says what, the decoder checks it */
 };
 
 /* Flags of a field. */
@@ -45,6 +46,9 @@ struct mcp_arg {
      * (maxItems); 0: any */
     size_t max_len;
     const char *long_hint; /* added to the error when longer than max_len */
+    /* MCP_ARG_JSON: the field's JSON Schema keywords, as the text inside
+     * its braces ("\"type\":\"array\",..."); the description is added. */
+    const char *schema;
 };
 
 /* One tool's arguments; no others are allowed (additionalProperties: false). */

@@ -74,7 +74,7 @@ const struct mcp_tool mcp_tools[] = {
      "\"network_rules\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},"
      "\"limits\":" LIMITS_OUT "},"
      "\"required\":[\"sandbox_id\",\"image\",\"digest\",\"limits\"," DISK_REQUIRED "]}",
-     mcp_tool_sandbox_create, 0, MCP_HINT_NETWORK},
+     mcp_tool_sandbox_create, 0, MCP_HINT_NETWORK | MCP_HINT_INSTALLS},
     {"sandbox_list", "List sandboxes", "The sandboxes this session created and still runs.",
      "{\"type\":\"object\",\"properties\":{\"sandboxes\":{\"type\":\"array\",\"items\":{"
      "\"type\":\"object\",\"properties\":{\"sandbox_id\":{\"type\":\"string\"},"
@@ -96,6 +96,21 @@ const struct mcp_tool mcp_tools[] = {
      "\"digest\":{\"type\":\"string\"},\"base\":{\"type\":\"string\"}},"
      "\"required\":[\"image\",\"digest\"]}",
      mcp_tool_sandbox_commit, MCP_NEEDS_COMMITS, 0},
+    {"install_packages", "Install packages",
+     "Install packages into a sandbox made by sandbox_create with pip, npm (into the working "
+     "directory) or apt: only that manager's registry is reachable, for the install alone; the "
+     "sandbox is sealed again before anything else runs in it. A set installed into a fresh "
+     "sandbox is cached: sandbox_create {packages} with the same set starts from it without "
+     "network. Returns the manager's exit code, the end of its output, what it reached "
+     "(network) and whether the set is cached.",
+     "{\"type\":\"object\",\"properties\":{\"manager\":{\"type\":\"string\"},"
+     "\"status\":{\"type\":\"string\"},\"exit_code\":{\"type\":\"integer\"},"
+     "\"output\":{\"type\":\"string\"},\"network\":{\"type\":\"array\"},"
+     "\"cached\":{\"type\":\"boolean\"},\"not_cached\":{\"type\":\"string\"},"
+     "\"cache_key\":{\"type\":\"string\"},\"cache_image\":{\"type\":\"string\"},"
+     "\"install_ms\":{\"type\":\"integer\"},\"commit_ms\":{\"type\":\"integer\"}},"
+     "\"required\":[\"status\",\"exit_code\",\"output\",\"network\",\"cached\"]}",
+     mcp_tool_install_packages, MCP_NEEDS_INSTALLS, MCP_HINT_INSTALLS},
     {"execute_code", "Execute code",
      "Run a program in a sandbox: in a fresh one for the language (removed afterwards) or, "
      "with sandbox_id, in one made by sandbox_create. A program that fails is a normal "
@@ -178,5 +193,6 @@ const size_t mcp_n_tools = sizeof(mcp_tools) / sizeof(mcp_tools[0]);
 bool mcp_tool_offered(const struct mcp_server *cfg, const struct mcp_tool *t)
 {
     return !((t->needs & MCP_NEEDS_HOST_DIRS) && cfg->n_host_dirs == 0) &&
-           !((t->needs & MCP_NEEDS_COMMITS) && cfg->max_commits == 0);
+           !((t->needs & MCP_NEEDS_COMMITS) && cfg->max_commits == 0) &&
+           !((t->needs & MCP_NEEDS_INSTALLS) && cfg->installs == 0);
 }

@@ -31,12 +31,14 @@ enum {
     MCP_HINT_DESTRUCTIVE = 2, /* may delete or overwrite (a file, a sandbox) */
     MCP_HINT_IDEMPOTENT = 4,  /* a repeat with the same arguments changes nothing more */
     MCP_HINT_NETWORK = 8,     /* takes `network`: open world when the server has a ceiling */
+    MCP_HINT_INSTALLS = 16, /* runs package installs: open world when serve --install allows any */
 };
 
 /* What the operator must have allowed for a tool to be offered. */
 enum {
     MCP_NEEDS_HOST_DIRS = 1, /* serve --allow-host-dir */
     MCP_NEEDS_COMMITS = 2,   /* serve --max-commits above 0 */
+    MCP_NEEDS_INSTALLS = 4,  /* serve --install other than none */
 };
 
 /* The inputSchema is not here: tools/list builds it from the tool's
@@ -119,5 +121,6 @@ MCP_TOOL_FN(delete_path);
 MCP_TOOL_FN(project_structure);
 MCP_TOOL_FN(copy_in);
 MCP_TOOL_FN(copy_out);
+MCP_TOOL_FN(install_packages);
 
 #endif

@@ -189,6 +189,42 @@ static int none(json_t *args, struct nsbox_err *err)
     return mcp_args_none(args, err);
 }
 
+/* What to install, decoded from o (install_packages' arguments, or
+ * sandbox_create's packages object): the list is o's strings, each an
+ * operand (never an option), or a requirements_file, never both. */
+static void check_packages(json_t *o, const struct mcp_pkg_args *p)
+{
+    json_t *list = json_object_get(o, "packages");
+    must(p->given, "packages decoded but not marked given");
+    must((p->n_packages > 0) != (p->requirements_file != NULL), "both a list and a file, or none");
+    must(p->n_packages <= MCP_PKG_MAX && p->packages[p->n_packages] == NULL, "list not terminated");
+    for (size_t i = 0; i < p->n_packages; i++) {
+        const char *v = p->packages[i];
+        must(v == json_string_value(json_array_get(list, i)), "packages[%zu] is not the argument", i);
+        must(v[0] != '\0' && v[0] != '-' && strlen(v) <= MCP_PKG_SPEC_MAX && !strpbrk(v, "\r\n") &&
+                 strlen(v) == json_string_length(json_array_get(list, i)),
+             "packages[%zu] \"%s\" let through", i, v);
+    }
+    if (p->requirements_file != NULL) {
+        whole_string(o, "requirements_file", p->requirements_file);
+        must(p->requirements_file[0] != '-', "requirements_file is an option");
+    }
+    json_t *m = json_object_get(o, "manager");
+    must(!m || strcmp(json_string_value(m), box_pkg_manager_name(p->manager)) == 0,
+         "manager not the argument's");
+}
+
+static int install_packages(json_t *args, struct nsbox_err *err)
+{
+    struct mcp_install_args a;
+    if (mcp_args_install_packages(&cfg, args, &a, err) < 0)
+        return -1;
+    whole_string(args, "sandbox_id", a.sandbox_id);
+    must(a.timeout_s > 0 && a.timeout_s <= cfg.ceilings.timeout_s, "timeout_s %g", a.timeout_s);
+    check_packages(args, &a.packages);
+    return 0;
+}
+
 static int sandbox_create(json_t *args, struct nsbox_err *err)
 {
     struct mcp_create_args a;
@@ -197,6 +233,10 @@ static int sandbox_create(json_t *args, struct nsbox_err *err)
         return -1;
     }
     optional_string(args, "image", a.image);
+    json_t *pk = json_object_get(args, "packages");
+    must((pk != NULL) == a.packages.given, "packages given but not decoded, or the reverse");
+    if (pk != NULL)
+        check_packages(pk, &a.packages);
     must(a.language != NULL, "no language");
     if (json_object_get(args, "language"))
         whole_string(args, "language", a.language);
@@ -448,6 +488,7 @@ static const struct {
     {"project_structure", project_structure}, {"copy_in", copy_in},
     {"copy_out", copy_out},             {"list_languages", none},
     {"list_images", none},              {"sandbox_commit", sandbox_commit},
+    {"install_packages", install_packages},
 };
 #define N_CHECKS (sizeof(checks) / sizeof(checks[0]))
 

@@ -70,7 +70,9 @@ def hints(srv):
 NET_TOOLS = {"sandbox_create", "execute_code", "run_command"}
 
 # -- a server without a ceiling: no network at all ---------------------------------
-s = Server([], STORE)
+# (--install none: package installs reach a registry, open world of their own,
+# tests/mcp/packages.py)
+s = Server(["--install", "none"], STORE)
 ow, has_arg = hints(s)
 result("no_ceiling_no_open_world", not any(ow.values()), ow)
 result("network_argument_declared", {k for k, v in has_arg.items() if v} == NET_TOOLS, has_arg)
@@ -82,7 +84,8 @@ s.p.stdin.close()
 s.p.wait(timeout=60)
 
 # -- a server with one -------------------------------------------------------------
-s = Server(["--allow-net", "pypi", "--allow-net", f"127.0.0.1:{P},test.example=127.0.0.1:{P}"], STORE)
+s = Server(["--allow-net", "pypi", "--allow-net", f"127.0.0.1:{P},test.example=127.0.0.1:{P}",
+            "--install", "none"], STORE)
 ow, _ = hints(s)
 result("open_world_where_network_can_be_granted", {k for k, v in ow.items() if v} == NET_TOOLS, ow)
 

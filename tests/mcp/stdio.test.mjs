@@ -234,6 +234,8 @@ const TESTS = [
 // ones that delete or overwrite are destructive; none reaches the network.
 const READ_ONLY = ['read_file', 'list_directory', 'project_structure', 'sandbox_list', 'list_languages', 'list_images'];
 const DESTRUCTIVE = ['delete_path', 'sandbox_stop', 'write_file'];
+// Package installs reach a registry (serve --install, default all): open world.
+const OPEN_WORLD = ['install_packages', 'sandbox_create'];
 
 async function main() {
 	if (!STORE) {
@@ -286,7 +288,7 @@ async function main() {
 		const r = await client.listTools(); // the SDK validates ToolAnnotations
 		for (const t of r.tools) {
 			const a = t.annotations || {};
-			ok(a.openWorldHint === false, `${t.name}: openWorldHint ${j(a.openWorldHint)}, want false`);
+			ok(a.openWorldHint === OPEN_WORLD.includes(t.name), `${t.name}: openWorldHint ${j(a.openWorldHint)}`);
 			ok(a.readOnlyHint === READ_ONLY.includes(t.name), `${t.name}: readOnlyHint ${j(a.readOnlyHint)}`);
 			if (!READ_ONLY.includes(t.name))
 				ok(a.destructiveHint === DESTRUCTIVE.includes(t.name) || t.name === 'copy_in' || t.name === 'copy_out',
