@@ -8,11 +8,11 @@
 int nsbox_proto_send(int sock, const void *msg, size_t len, const int *fds, size_t n_fds,
                      struct nsbox_err *err)
 {
-    char cbuf[CMSG_SPACE(3 * sizeof(int))];
+    char cbuf[CMSG_SPACE(NSBOX_PROTO_SEND_FDS * sizeof(int))];
     struct iovec iov = {.iov_base = (void *)msg, .iov_len = len};
     struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1};
 
-    if (n_fds > 3)
+    if (n_fds > NSBOX_PROTO_SEND_FDS)
         return nsbox_err_set(err, EINVAL, "too many fds");
     if (n_fds > 0) {
         memset(cbuf, 0, sizeof(cbuf));

@@ -103,7 +103,10 @@ struct nsbox_msg_kill {
     uint64_t id; /* 0: every process in the sandbox but init */
 };
 
-/* Sends len bytes as one message with up to 3 fds.  Returns 0 or -1. */
+/* Sends len bytes as one message with up to NSBOX_PROTO_SEND_FDS fds (init's
+ * messages carry at most 3; the egress broker's control, listeners).
+ * Returns 0 or -1. */
+#define NSBOX_PROTO_SEND_FDS 72
 int nsbox_proto_send(int sock, const void *msg, size_t len, const int *fds, size_t n_fds,
                      struct nsbox_err *err);
 

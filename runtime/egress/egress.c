@@ -27,6 +27,7 @@
 
 #define REPLY_MAX (64 * 1024)
 #define MAX_FDS (NSBOX_LISTEN_MAX_PORTS + 2)
+_Static_assert(MAX_FDS <= NSBOX_PROTO_SEND_FDS, "one control message carries every listener");
 
 void nsbox_egress_main_hook(int argc, char **argv)
 {
@@ -98,23 +99,12 @@ static int start_broker(const char *state_dir, struct nsbox_err *err)
 static json_t *call(int fd, json_t *req, const int *fds, size_t n_fds, struct nsbox_err *err)
 {
     _cleanup_free_ char *text = json_dumps(req, JSON_COMPACT);
-    char cbuf[CMSG_SPACE(MAX_FDS * sizeof(int))];
-    struct iovec iov = {.iov_base = text, .iov_len = text ? strlen(text) : 0};
-    struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1};
     if (text == NULL)
         return nsbox_err_set(err, ENOMEM, "out of memory"), NULL;
-    if (n_fds > 0) {
-        memset(cbuf, 0, sizeof(cbuf));
-        mh.msg_control = cbuf;
-        mh.msg_controllen = CMSG_SPACE(n_fds * sizeof(int));
-        struct cmsghdr *c = CMSG_FIRSTHDR(&mh);
-        c->cmsg_level = SOL_SOCKET;
-        c->cmsg_type = SCM_RIGHTS;
-        c->cmsg_len = CMSG_LEN(n_fds * sizeof(int));
-        memcpy(CMSG_DATA(c), fds, n_fds * sizeof(int));
-    }
-    if (sendmsg(fd, &mh, MSG_NOSIGNAL) < 0)
-        return nsbox_err_sys(err, "cannot reach the sandbox's egress broker"), NULL;
+    if (nsbox_proto_send(fd, text, strlen(text), fds, n_fds, err) < 0)
+        return nsbox_err_set(err, err->code, "cannot reach the sandbox's egress broker: %s",
+                             strerror(err->code)),
+               NULL;
     _cleanup_free_ char *buf = malloc(REPLY_MAX + 1);
     struct pollfd pfd = {.fd = fd, .events = POLLIN};
     ssize_t n = buf != NULL && poll(&pfd, 1, 10000) == 1 ? recv(fd, buf, REPLY_MAX, 0) : -1;
