@@ -14,9 +14,12 @@
  *      filesystem without O_TMPFILE, a file in STORE/tmp for prune);
  *   4. config and manifest blobs are the base's JSON with the new layer
  *      appended (every other field kept as it was);
- *   5. the image is unpacked like a pulled one (pull.c: ensure_unpacked),
- *      which checks the digests again and treats every layer, this one
- *      included, as hostile; then the reference points at it. */
+ *   5. the image is unpacked: when the base is unpacked in this store, as
+ *      a hard-link copy of its rootfs with only the new layer applied
+ *      (pull.c: store_unpack_on_base); failing that (another store's base,
+ *      EXDEV, EMLINK, ...), like a pulled one (ensure_unpacked).  Either
+ *      way the digests are checked again and the new layer is treated as
+ *      hostile; then the reference points at it. */
 #include <errno.h>
 #include <fcntl.h>
 #include <jansson.h>
@@ -33,6 +36,7 @@
 #include "../common/cleanup.h"
 #include "../common/cleanup_json.h"
 #include "../common/fsutil.h"
+#include "../common/log.h"
 #include "../oci/image.h"
 #include "commit.h"
 #include "internal.h"
@@ -201,6 +205,21 @@ static int new_manifest(json_t *m, const char *cfg_digest, size_t cfg_size,
 
 /* ---- the whole ---- */
 
+/* The fast path's failure is no error: the full unpack gives the same
+ * tree, only slower. */
+static int unpack_committed(struct images_store *store, const char *base, const char *digest,
+                            struct nsbox_err *err)
+{
+    struct nsbox_err fast;
+    if (store_unpack_on_base(store, digest, base, &fast) == 0)
+        return 0;
+    nsbox_debug("commit: no hard-link copy of the base (%s); unpacking in full", fast.msg);
+    struct images_pull_opts unpack = {.progress_fd = -1};
+    if (ensure_unpacked(store, digest, &unpack, err) < 0)
+        return nsbox_err_prefix(err, "unpacking the committed image");
+    return 0;
+}
+
 static int commit_locked(struct images_store *store, const struct images_commit_opts *o,
                          const char *name, char digest[OCI_DIGEST_BUF], struct nsbox_err *err)
 {
@@ -229,10 +248,8 @@ static int commit_locked(struct images_store *store, const struct images_commit_
         new_manifest(m, cfg_digest, cfg_size, &layer, err) < 0 ||
         write_blob(blobs, m, digest, &m_size, err) < 0)
         return -1;
-    struct images_pull_opts unpack = {.progress_fd = -1};
-    if (ensure_unpacked(store, digest, &unpack, err) < 0)
-        return nsbox_err_prefix(err, "unpacking the committed image");
-    return update_ref(store, name, digest, err);
+    return unpack_committed(store, o->base, digest, err) < 0 ? -1
+                                                             : update_ref(store, name, digest, err);
 }
 
 int images_commit(struct images_store *store, const struct images_commit_opts *o,

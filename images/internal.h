@@ -70,6 +70,19 @@ int update_ref(struct images_store *store, const char *name, const char *digest,
 int store_unpack_locked(struct images_store *store, const char *digest, const char *origin,
                         const struct images_pull_opts *opts, struct nsbox_err *err);
 
+/* pull.c: unpacks digest, whose layers must be those of base (unpacked in
+ * this store) plus one, as a hard-link copy of base's rootfs with the last
+ * layer applied on top (hostile-checked like any).  Returns 0, or -1
+ * with nothing left behind: the caller then unpacks in full. */
+int store_unpack_on_base(struct images_store *store, const char *digest, const char *base,
+                         struct nsbox_err *err);
+
+/* linktree.c: fills the empty directory dst_fd with a copy of src_fd's
+ * tree: directories made anew (owner, mode, times, xattrs but
+ * security.selinux), every other inode hard-linked.  Run as the store
+ * owner.  Returns 0 or -1 (dst_fd then partly filled). */
+int store_link_tree(int src_fd, int dst_fd, struct nsbox_err *err);
+
 /* Whether images/HEX is complete. */
 bool store_image_present(struct images_store *store, const char *digest);
 

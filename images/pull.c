@@ -221,6 +221,12 @@ struct unpack_job {
     const struct images_pull_opts *opts; /* its progress callback */
     json_t *notes;
     size_t n_notes;
+    /* Set by store_unpack_on_base: the rootfs starts as a hard-link copy
+     * of images/BASE_HEX/rootfs, with the counts of its image.json, and
+     * only the layers from first_layer on are applied. */
+    const char *base_hex;
+    size_t first_layer;
+    struct oci_layer_stats base_stats;
 };
 
 /* ---- progress: a thread that watches how far the blob fd has been read ---- */
@@ -347,9 +353,9 @@ static int apply_layers(struct unpack_job *job, int rootfs_fd, struct oci_layer_
     };
 
     struct progress_watch w = {.p = {.n_layers = m->n_layers}};
-    for (size_t i = 0; i < m->n_layers; i++)
+    for (size_t i = job->first_layer; i < m->n_layers; i++)
         w.p.total += m->layers[i].size > 0 ? (uint64_t)m->layers[i].size : 0;
-    for (size_t i = 0; i < m->n_layers; i++) {
+    for (size_t i = job->first_layer; i < m->n_layers; i++) {
         const struct oci_descriptor *l = &m->layers[i];
         if (job->progress_fd >= 0 && job->opts->progress == NULL)
             dprintf(job->progress_fd, "Unpacking layer %zu/%zu %.19s (%.1f MB)\n", i + 1,
@@ -374,9 +380,21 @@ static int apply_layers(struct unpack_job *job, int rootfs_fd, struct oci_layer_
     return 0;
 }
 
+/* The base's rootfs, linked into the new (empty) one. */
+static int link_base(struct unpack_job *job, int rootfs_fd, struct nsbox_err *err)
+{
+    char path[128];
+    snprintf(path, sizeof(path), "images/%s/rootfs", job->base_hex);
+    _cleanup_close_ int base = openat(job->store->root_fd, path,
+                                      O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (base < 0)
+        return nsbox_err_sys(err, "cannot open the base rootfs");
+    return store_link_tree(base, rootfs_fd, err);
+}
+
 static int unpack_into(struct unpack_job *job, const char *staging, struct nsbox_err *err)
 {
-    struct oci_layer_stats total = {0};
+    struct oci_layer_stats total = job->base_stats;
     int root = job->store->root_fd;
     char final[128];
 
@@ -387,6 +405,8 @@ static int unpack_into(struct unpack_job *job, const char *staging, struct nsbox
                                         O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
     if (rootfs < 0)
         return nsbox_err_sys(err, "cannot open %s/rootfs", staging);
+    if (job->base_hex != NULL && link_base(job, rootfs, err) < 0)
+        return -1;
     if (apply_layers(job, rootfs, &total, err) < 0 || write_image_json(job, sfd, &total, err) < 0)
         return -1;
     snprintf(final, sizeof(final), "images/%s", oci_digest_hex(job->digest));
@@ -461,6 +481,88 @@ int ensure_unpacked(struct images_store *store, const char *digest,
     if (lfd < 0)
         return -1;
     return store_unpack_locked(store, digest, NULL, opts, err);
+}
+
+/* Whether base's layers are the first of m's, and m has one more. */
+static bool extends_base(const struct oci_manifest *m, const struct oci_manifest *base)
+{
+    if (m->n_layers != base->n_layers + 1)
+        return false;
+    for (size_t i = 0; i < base->n_layers; i++)
+        if (strcmp(m->layers[i].digest, base->layers[i].digest) != 0)
+            return false;
+    return true;
+}
+
+/* The job's starting point: base's counts and notes, and the budget
+ * left after its bytes. */
+static int seed_from_base(struct unpack_job *job, const char *base, struct nsbox_err *err)
+{
+    struct images_image img;
+    if (image_load(job->store, base, &img, err) < 0)
+        return -1;
+    job->base_stats.bytes = img.size;
+    job->base_stats.skipped = img.skipped;
+    job->budget = job->budget > img.size ? job->budget - img.size : 0;
+    for (char **n = img.notes; n != NULL && *n != NULL; n++)
+        collect_note(job, *n);
+    images_image_free(&img);
+    return 0;
+}
+
+static int unpack_on_base_locked(struct images_store *store, const char *digest, const char *base,
+                                 struct nsbox_err *err)
+{
+    /* Zeroed: the free functions are then safe on a manifest that did
+     * not load (they zero what they free). */
+    struct oci_manifest m = {0}, bm = {0};
+    struct oci_image_config cfg = {0}, bcfg = {0};
+
+    int r = load_manifest(store, digest, &m, &cfg, err);
+    if (r == 0)
+        r = load_manifest(store, base, &bm, &bcfg, err);
+    if (r == 0 && !extends_base(&m, &bm))
+        r = nsbox_err_set(err, EINVAL, "the image is not its base plus one layer");
+    _cleanup_json_ json_t *notes = json_array();
+    struct images_pull_opts opts = {.progress_fd = -1};
+    struct unpack_job job = {
+        .store = store,
+        .manifest = &m,
+        .digest = digest,
+        .budget = DEFAULT_MAX_IMAGE_BYTES,
+        .progress_fd = -1,
+        .opts = &opts,
+        .notes = notes,
+        .base_hex = oci_digest_hex(base),
+        .first_layer = r == 0 ? bm.n_layers : 0,
+    };
+    if (r == 0)
+        r = seed_from_base(&job, base, err);
+    if (r == 0)
+        r = store_run_as_owner(store, unpack_job_run, &job, err);
+    oci_manifest_free(&m);
+    oci_config_free(&cfg);
+    oci_manifest_free(&bm);
+    oci_config_free(&bcfg);
+    return r;
+}
+
+int store_unpack_on_base(struct images_store *store, const char *digest, const char *base,
+                         struct nsbox_err *err)
+{
+    char lock[96];
+
+    if (store_image_present(store, digest))
+        return 0;
+    if (!store_image_present(store, base))
+        return nsbox_err_set(err, ENOENT, "the base image is not unpacked in this store");
+    snprintf(lock, sizeof(lock), "locks/%s", oci_digest_hex(digest));
+    _cleanup_close_ int lfd = nsbox_lock_at(store->root_fd, lock, LOCK_EX, err);
+    if (lfd < 0)
+        return -1;
+    if (store_image_present(store, digest))
+        return 0;
+    return unpack_on_base_locked(store, digest, base, err);
 }
 
 /* Shared store lock for the pull; cleans staging first when no one else

@@ -3,6 +3,7 @@
 #include <archive.h>
 #include <archive_entry.h>
 #include <errno.h>
+#include <ftw.h>
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,6 +12,7 @@
 #include <unistd.h>
 
 #include "../../common/fsutil.h"
+#include "../../images/internal.h"
 #include "../../oci/digest.h"
 #include "../../oci/layer.h"
 #include "check.h"
@@ -34,6 +36,7 @@ struct ent {
 static char scratch[] = "/tmp/nsbox-unit-XXXXXX";
 static int scratch_fd = -1;
 static int notes;
+static const char *target_rootfs = "rootfs"; /* where apply() unpacks */
 
 /* Writes entries as a tar (optionally compressed) into path. */
 static void write_tar(const char *path, const struct ent *e, int filter)
@@ -109,7 +112,7 @@ static int apply_opts(const struct ent *e, int filter, const char *digest_overri
     oci_digest_buf(data, len, digest);
     free(data);
     int blob = open(tar, O_RDONLY | O_CLOEXEC);
-    int rootfs = openat(scratch_fd, "rootfs", O_RDONLY | O_DIRECTORY);
+    int rootfs = openat(scratch_fd, target_rootfs, O_RDONLY | O_DIRECTORY);
     int r = oci_layer_apply(rootfs, blob, digest_override ? digest_override : digest, &opts, NULL,
                             err);
     close(blob);
@@ -362,6 +365,170 @@ static void dotdot_entries_are_rejected(void)
     CHECK(S_ISDIR(lmode("rootfs")));
 }
 
+/* ---- images/linktree.c: a commit on a hard-link copy of its base ---- */
+
+struct listing {
+    char *v[256];
+    size_t n;
+    bool dir_times; /* compare directory mtimes too */
+};
+static struct listing *cur_listing;
+static size_t cur_prefix;
+
+/* One line per inode: path, type, mode, owner, size, content hash or link
+ * target, mtime (a directory's only when asked: whiteouts set it to now). */
+static int list_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+    char what[PATH_MAX] = "-", line[PATH_MAX + 256];
+    size_t len;
+    (void)flag, (void)ftw;
+    if (S_ISLNK(st->st_mode)) {
+        ssize_t n = readlink(path, what, sizeof(what) - 1);
+        what[n < 0 ? 0 : n] = '\0';
+    } else if (S_ISREG(st->st_mode)) {
+        struct nsbox_err err;
+        char *data = nsbox_read_file_at(AT_FDCWD, path, 1 << 20, &len, &err);
+        oci_digest_buf(data ? data : "", data ? len : 0, what);
+        free(data);
+    }
+    bool time = !S_ISDIR(st->st_mode) || cur_listing->dir_times;
+    snprintf(line, sizeof(line), "%s %o %u:%u %lld %s %lld", path + cur_prefix,
+             (unsigned)st->st_mode, (unsigned)st->st_uid, (unsigned)st->st_gid,
+             S_ISDIR(st->st_mode) ? 0 : (long long)st->st_size, what,
+             time ? (long long)st->st_mtim.tv_sec : 0);
+    if (cur_listing->n < 256)
+        cur_listing->v[cur_listing->n++] = strdup(line);
+    return 0;
+}
+
+static int cmp_lines(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static void list_tree(const char *rel, struct listing *l, bool dir_times)
+{
+    char path[PATH_MAX];
+    snprintf(path, sizeof(path), "%s/%s", scratch, rel);
+    memset(l, 0, sizeof(*l));
+    l->dir_times = dir_times;
+    cur_listing = l;
+    cur_prefix = strlen(path);
+    nftw(path, list_one, 16, FTW_PHYS);
+    qsort(l->v, l->n, sizeof(l->v[0]), cmp_lines);
+}
+
+static bool same_listing(const struct listing *a, const struct listing *b, bool show)
+{
+    bool same = a->n == b->n && a->n > 0 && a->n < 256;
+    for (size_t i = 0; same && i < a->n; i++)
+        if (strcmp(a->v[i], b->v[i]) != 0) {
+            if (show)
+                printf("# differs: %s | %s\n", a->v[i], b->v[i]);
+            same = false;
+        }
+    if (show && a->n != b->n)
+        printf("# %zu entries | %zu\n", a->n, b->n);
+    return same;
+}
+
+static void listing_free(struct listing *l)
+{
+    for (size_t i = 0; i < l->n; i++)
+        free(l->v[i]);
+}
+
+static const struct ent base_layer[] = {
+    {D, "etc", NULL, 0755, 0, 1600000000},
+    {F, "etc/passwd", "root:x:0:0\n", 0644, 0, 0},
+    {F, "etc/shadow", "secret\n", 0600, 0, 0},
+    {F, "etc/group", "root:x:0\n", 0644, 0, 0},
+    {F, "etc/hosts", "127.0.0.1 localhost\n", 0644, 0, 0},
+    {F, "bin/su", "elf", 04755, 0, 0},
+    {H, "bin/su2", "bin/su", 0, 0, 0},
+    {L, "bin/sh", "busybox", 0777, 0, 0},
+    {D, "opt", NULL, 0750, 7, 1600000001},
+    {F, "opt/a", "a", 0640, 7, 0},
+    {D, "opt/sub", NULL, 0700, 7, 0},
+    {F, "opt/sub/b", "b", 0600, 7, 0},
+    {P, "run/fifo", NULL, 0600, 0, 0},
+    {L, "link", "etc/passwd", 0777, 0, 0},
+    {F, "todir", "file becoming a dir", 0644, 0, 0},
+    {D, "srv", NULL, 02750, 7, 1600000002},
+    {F, "srv/untouched", "u", 0640, 7, 0},
+    END,
+};
+
+/* What a commit's layer can hold: an overwrite, a chmod and a chown (each a
+ * whole file entry), whiteouts, an opaque directory, new metadata on base
+ * directories and on the root, a hardlink to a base file, entries of one
+ * type replacing another. */
+static const struct ent commit_layer[] = {
+    {D, "", NULL, 0700, 0, 0},
+    {F, "etc/passwd", "root:x:0:0\nuser:x:1000\n", 0644, 0, 0},
+    {F, "etc/shadow", "secret\n", 0644, 0, 0},
+    {F, "etc/hosts", "127.0.0.1 localhost\n", 0644, 1234, 0},
+    {F, "etc/.wh.group", "", 0, 0, 0},
+    {D, "etc", NULL, 0711, 5, 1650000000},
+    {F, "bin/su", "elf2", 0755, 0, 0},
+    {H, "passwd-link", "etc/shadow", 0, 0, 0},
+    {H, "su-link", "bin/su2", 0, 0, 0},
+    {D, "opt", NULL, 0755, 0, 0},
+    {F, "opt/.wh..wh..opq", "", 0, 0, 0},
+    {F, "opt/new", "new", 0600, 0, 0},
+    {F, "run/fifo", "no longer a fifo", 0644, 0, 0},
+    {F, "link", "a file now", 0644, 0, 0},
+    {D, "todir", NULL, 0755, 0, 0},
+    {L, "todir/l", "/", 0777, 0, 0},
+    END,
+};
+
+static void commit_on_linked_base_leaves_base_alone(void)
+{
+    struct nsbox_err err = {0};
+    struct listing before, after, fast, full;
+
+    fresh_rootfs();
+    target_rootfs = "rootfs";
+    CHECK(apply(base_layer) == 0);
+    list_tree("rootfs", &before, true);
+    /* The fast path: the base linked, the new layer on top. */
+    nsbox_rm_rf_at(scratch_fd, "fast", &err);
+    CHECK(mkdirat(scratch_fd, "fast", 0755) == 0);
+    int src = openat(scratch_fd, "rootfs", O_RDONLY | O_DIRECTORY);
+    int dst = openat(scratch_fd, "fast", O_RDONLY | O_DIRECTORY);
+    int r = store_link_tree(src, dst, &err);
+    if (r < 0)
+        printf("# link: %s\n", err.msg);
+    CHECK(r == 0);
+    close(src);
+    close(dst);
+    struct stat a, b;
+    CHECK(fstatat(scratch_fd, "rootfs/etc/hosts", &a, 0) == 0 &&
+          fstatat(scratch_fd, "fast/etc/hosts", &b, 0) == 0 && a.st_ino == b.st_ino);
+    target_rootfs = "fast";
+    CHECK(apply(commit_layer) == 0);
+    /* The same two layers from scratch. */
+    nsbox_rm_rf_at(scratch_fd, "full", &err);
+    CHECK(mkdirat(scratch_fd, "full", 0755) == 0);
+    target_rootfs = "full";
+    CHECK(apply(base_layer) == 0 && apply(commit_layer) == 0);
+    target_rootfs = "rootfs";
+
+    list_tree("rootfs", &after, true);
+    CHECK(same_listing(&before, &after, true));
+    list_tree("fast", &fast, false);
+    list_tree("full", &full, false);
+    CHECK(same_listing(&fast, &full, true));
+    /* Not vacuous: the commit did change what it overwrote. */
+    CHECK(!same_listing(&before, &fast, false) && slurp("fast/etc/passwd") != NULL &&
+          strstr(slurp("fast/etc/passwd"), "user") != NULL);
+    CHECK(strcmp(slurp("rootfs/etc/passwd"), "root:x:0:0\n") == 0);
+    listing_free(&before), listing_free(&after), listing_free(&fast), listing_free(&full);
+    nsbox_rm_rf_at(scratch_fd, "fast", &err);
+    nsbox_rm_rf_at(scratch_fd, "full", &err);
+}
+
 void suite_layer(void)
 {
     if (mkdtemp(scratch) == NULL) {
@@ -383,6 +550,7 @@ void suite_layer(void)
     RUN_TEST(digest_mismatch_is_an_error);
     RUN_TEST(size_budget_is_enforced);
     RUN_TEST(dotdot_entries_are_rejected);
+    RUN_TEST(commit_on_linked_base_leaves_base_alone);
     struct nsbox_err err;
     close(scratch_fd);
     nsbox_rm_rf_at(AT_FDCWD, scratch, &err);
