@@ -152,7 +152,11 @@ class Front:
     def prefix(self):
         env = ["env", f"NSBOX_HOSTILE_CANARY={CANARY_ENV}"]
         if self.rootless:
-            return ["runuser", "-u", USER, "--"] + env + ["NSBOX_LIMITS=best-effort", f"HOME=/home/{USER}"]
+            # No shared image store: the MCP server would import root's
+            # default image (1.1 GB) in the background while the disk cases
+            # measure what the store's filesystem loses.
+            return ["runuser", "-u", USER, "--"] + env + ["NSBOX_LIMITS=best-effort", f"HOME=/home/{USER}",
+                                                           f"NSBOX_CONFIG={E['NO_SHARED_CONF']}"]
         return env
 
     def cli(self, args, timeout=120, stdin=subprocess.DEVNULL):

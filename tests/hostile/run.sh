@@ -66,8 +66,10 @@ for img in probe procsym devsym fakeproc bigfile; do
 		{ fail setup "cannot pull $img"; finish; }
 done
 
+# The rootless fronts' config: no shared image store (hostile.py, Front).
+printf 'image-store =\n' >"$T/no-shared.conf" && chmod 644 "$T/no-shared.conf"
 env NSBOX="$T/nsbox-root" NSBOX_RL="$T/nsbox-rootless" STORE="$STORE" STORE_RL="$STORE_RL" WORK="$T" \
-	IMAGE=hostile-probe PROCSYM_IMAGE=hostile-procsym DEVSYM_IMAGE=hostile-devsym BIGFILE_IMAGE=hostile-bigfile \
+	NO_SHARED_CONF="$T/no-shared.conf" IMAGE=hostile-probe PROCSYM_IMAGE=hostile-procsym DEVSYM_IMAGE=hostile-devsym BIGFILE_IMAGE=hostile-bigfile \
 	FAKEPROC_IMAGE=hostile-fakeproc CANARY_ENV="nsbox-env-canary-$RANDOM$RANDOM" \
 	CANARY_FILE="$T/canary-secret" CANARY_DIR="$T/canary-dir" ROOTLESS_USER=$U \
 	timeout 1500 python3 "$ROOT/tests/hostile/hostile.py"
@@ -125,6 +127,9 @@ fi
 mkdir -p "$T/disk"
 cp -a "$STORE" "$T/disk/root"
 "$NSBOX" --store "$T/disk/root" rmi hostile-bigfile "oci:$T/img-bigfile:latest" >/dev/null 2>&1
+# The egress cases' python image (tests/hostile/egress_cases.py): the guest
+# runs none of them, and it alone would fill the guest's disk.
+"$NSBOX" --store "$T/disk/root" rmi hostile-egress "oci:$T/egress-work/egress/img:latest" >/dev/null 2>&1
 # Only what the guest needs: the image's 96 MiB layer and blob, workspaces
 # the cases above left, sandboxes and caches would fill the 256 MiB disk
 # (the stores are copied twice: root's and tester's).
