@@ -1,10 +1,10 @@
 /* A tool's result, typed: the structured JSON plus the content blocks that
  * travel beside it (images now; resource links, files handed back as
- * download links, next).  server.c turns it into the CallToolResult: the
+ * download links, next).  protocol/tools_call.c turns it into the CallToolResult: the
  * structured JSON as a text block and as structuredContent, then one
  * block per entry of `content`, in order.
  *
- * Contract: a tool starts from a zeroed struct (server.c hands it one),
+ * Contract: a tool starts from a zeroed struct (tools_call.c hands it one),
  * fills `structured` (owned: a new reference) and adds blocks with the
  * mcp_result_add_* functions; on failure it may leave it half-filled, the
  * caller frees it with mcp_result_free either way. */

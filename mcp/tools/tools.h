@@ -3,7 +3,7 @@
  * tool's arguments are declared once in args.c, from which its
  * inputSchema (schema.c) and its decoder come.  A tool works through the
  * session's sandboxes (../sandboxes.h) and answers with a typed result
- * (../result.h); the protocol (../server.c) dispatches to it by name. */
+ * (../result.h); the protocol (../protocol/tools_call.c) dispatches to it by name. */
 #ifndef NSBOX_MCP_TOOLS_TOOLS_H
 #define NSBOX_MCP_TOOLS_TOOLS_H
 

@@ -1,0 +1,110 @@
+/* The protocol's entry: a session's life (init, drain, shutdown) and
+ * mcp_session_handle, which parses a message, decides its era, and hands
+ * it to its method (methods.c).  Protocol errors are JSON-RPC errors;
+ * tool failures are isError results the model can act on. */
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "../jsonrpc.h"
+#include "../sandboxes.h"
+#include "request.h"
+
+void mcp_session_init(struct mcp_session *s, struct mcp_server *cfg)
+{
+    memset(s, 0, sizeof(*s));
+    s->cfg = cfg;
+    s->log_level = 3; /* warning */
+    for (size_t i = 0; i < MCP_MAX_CALLS; i++)
+        s->calls[i].cancel.fd = -1;
+    pthread_mutex_init(&s->lock, NULL);
+    pthread_cond_init(&s->idle, NULL);
+    pthread_cond_init(&s->released, NULL);
+}
+
+/* The request as a legacy one: under the session's negotiated version. */
+static void legacy_request(struct mcp_req *rq)
+{
+    struct mcp_session *s = rq->s;
+    rq->era = MCP_ERA_LEGACY;
+    pthread_mutex_lock(&s->lock);
+    snprintf(rq->version, sizeof(rq->version), "%s", s->protocol);
+    rq->log_level = s->initialized ? s->log_level : -1;
+    pthread_mutex_unlock(&s->lock);
+}
+
+static void dispatch(struct mcp_req *rq)
+{
+    const struct mcp_method *m = mcp_method_find(rq->method);
+    bool notification = rq->id == NULL;
+
+    if (strcmp(rq->method, "notifications/cancelled") == 0)
+        mcp_handle_cancelled(rq);
+    else if (notification)
+        ; /* initialized, roots/list_changed, unknown ones: never answered */
+    else if (m != NULL && (m->flags & MCP_M_BEFORE_INIT))
+        m->handle(rq);
+    else if (!rq->s->initialized)
+        mcp_reply_error(rq, MCP_NOT_INITIALIZED, "call initialize first");
+    else if (m != NULL && (m->flags & MCP_M_LEGACY))
+        m->handle(rq);
+    else
+        mcp_reply_error(rq, JSONRPC_METHOD_NOT_FOUND, "method not found");
+}
+
+bool mcp_session_handle(struct mcp_session *s, const char *text, size_t len)
+{
+    struct jsonrpc_msg m;
+    json_t *err_id;
+    const char *why = NULL;
+
+    int code = jsonrpc_parse(text, len, &m, &err_id, &why);
+    if (code != 0) {
+        s->send(s, jsonrpc_error(err_id, code, why));
+        json_decref(err_id);
+        return true;
+    }
+    json_decref(err_id);
+    if (m.method == NULL) { /* a response from the client: nothing asked */
+        jsonrpc_msg_free(&m);
+        return false;
+    }
+    struct mcp_req rq = {.s = s,
+                         .id = m.id,
+                         .method = m.method,
+                         .params = m.params,
+                         .meta = json_object_get(m.params, "_meta")};
+    legacy_request(&rq);
+    dispatch(&rq);
+    jsonrpc_msg_free(&m);
+    return rq.id != NULL;
+}
+
+void mcp_session_drain(struct mcp_session *s, unsigned grace_ms)
+{
+    struct timespec until;
+    clock_gettime(CLOCK_REALTIME, &until);
+    until.tv_sec += grace_ms / 1000;
+    until.tv_nsec += (long)(grace_ms % 1000) * 1000000;
+    if (until.tv_nsec >= 1000000000) {
+        until.tv_sec++;
+        until.tv_nsec -= 1000000000;
+    }
+    pthread_mutex_lock(&s->lock);
+    while (s->n_running > 0 && pthread_cond_timedwait(&s->idle, &s->lock, &until) == 0)
+        ;
+    pthread_mutex_unlock(&s->lock);
+}
+
+void mcp_session_shutdown(struct mcp_session *s)
+{
+    pthread_mutex_lock(&s->lock);
+    /* Cancel whatever runs, then wait for the calls to come back. */
+    for (size_t i = 0; i < MCP_MAX_CALLS; i++)
+        if (s->calls[i].id != NULL)
+            mcp_call_cancel(&s->calls[i]);
+    while (s->n_running > 0)
+        pthread_cond_wait(&s->idle, &s->lock);
+    pthread_mutex_unlock(&s->lock);
+    mcp_sandboxes_stop_all(s);
+}

@@ -1,0 +1,61 @@
+/* Answering a request (request.h): responses shaped for the request's
+ * era, held copies of requests for worker threads, the log levels. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "../jsonrpc.h"
+#include "request.h"
+
+const char *const mcp_log_levels[] = {"debug", "info",     "notice", "warning",
+                                      "error", "critical", "alert",  "emergency"};
+const size_t mcp_n_log_levels = sizeof(mcp_log_levels) / sizeof(mcp_log_levels[0]);
+
+int mcp_log_level_index(const char *name)
+{
+    for (size_t i = 0; name && i < mcp_n_log_levels; i++)
+        if (strcmp(mcp_log_levels[i], name) == 0)
+            return (int)i;
+    return -1;
+}
+
+void mcp_reply(const struct mcp_req *rq, json_t *result)
+{
+    rq->s->send(rq->s, jsonrpc_result(rq->id, result));
+}
+
+void mcp_reply_error_data(const struct mcp_req *rq, int code, const char *message, json_t *data)
+{
+    json_t *msg = jsonrpc_error(rq->id, code, message);
+    if (data != NULL)
+        json_object_set_new(json_object_get(msg, "error"), "data", data);
+    rq->s->send(rq->s, msg);
+}
+
+void mcp_reply_error(const struct mcp_req *rq, int code, const char *message)
+{
+    mcp_reply_error_data(rq, code, message, NULL);
+}
+
+struct mcp_req *mcp_req_hold(const struct mcp_req *rq)
+{
+    struct mcp_req *h = malloc(sizeof(*h));
+    if (h == NULL)
+        return NULL;
+    *h = *rq;
+    h->method = NULL; /* the message's; a held request is answered, not dispatched */
+    h->id = json_incref(rq->id);
+    h->params = json_incref(rq->params);
+    h->meta = json_incref(rq->meta);
+    h->held = true;
+    return h;
+}
+
+void mcp_req_release(struct mcp_req *rq)
+{
+    if (rq == NULL)
+        return;
+    json_decref(rq->id);
+    json_decref(rq->params);
+    json_decref(rq->meta);
+    free(rq);
+}

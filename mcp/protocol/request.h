@@ -1,0 +1,103 @@
+/* The MCP protocol layer: one request being answered (struct mcp_req),
+ * how it is answered (mcp_reply*), and the method table the dispatcher
+ * (dispatch.c) looks methods up in.
+ *
+ * Eras (MCP 2026-07-28, "Versioning"): a *legacy* request (2024-11-05 ..
+ * 2025-11-25) belongs to a session that said `initialize`; a *modern* one
+ * (2026-07-28) carries its protocol version, client capabilities and log
+ * level in params._meta and needs no handshake.  dispatch.c decides the
+ * era of each request and fills struct mcp_req; a handler reads it and
+ * answers through mcp_reply, which shapes the result for the era (a
+ * modern result carries resultType and the server's identity in _meta).
+ *
+ * A new method is a handler in a file of its own (resources/, tasks/,
+ * ...) and one line in methods.c.  Handlers run on the transport's
+ * thread: one that blocks (tools/call) hands its work to a thread of its
+ * own with a held copy of the request (mcp_req_hold). */
+#ifndef NSBOX_MCP_PROTOCOL_REQUEST_H
+#define NSBOX_MCP_PROTOCOL_REQUEST_H
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "../server.h"
+
+enum mcp_era {
+    MCP_ERA_LEGACY, /* initialize-based: 2024-11-05 .. 2025-11-25 */
+    MCP_ERA_MODERN, /* per-request _meta: 2026-07-28 */
+};
+
+/* One request (or notification) being answered. */
+struct mcp_req {
+    struct mcp_session *s;
+    json_t *id;         /* the request id; NULL for a notification */
+    const char *method; /* the method name */
+    json_t *params;     /* may be NULL */
+    json_t *meta;       /* params._meta, or NULL */
+    enum mcp_era era;
+    char version[16]; /* the protocol version it is served under */
+    /* The lowest level of notifications/message this request may cause
+     * (an index into mcp_log_levels), or -1 for none: the session's
+     * logging/setLevel for a legacy request, _meta's
+     * io.modelcontextprotocol/logLevel for a modern one. */
+    int log_level;
+    bool held; /* a heap copy (mcp_req_hold): id, params and meta are references */
+};
+
+/* Sends result (stolen) as the response to rq, shaped for its era. */
+void mcp_reply(const struct mcp_req *rq, json_t *result);
+
+/* Sends a JSON-RPC error response to rq; data (stolen) may be NULL. */
+void mcp_reply_error(const struct mcp_req *rq, int code, const char *message);
+void mcp_reply_error_data(const struct mcp_req *rq, int code, const char *message, json_t *data);
+
+/* A heap copy of rq that outlives the message it came from (for work on
+ * another thread), or NULL when out of memory; free with mcp_req_release. */
+struct mcp_req *mcp_req_hold(const struct mcp_req *rq);
+void mcp_req_release(struct mcp_req *rq);
+
+/* The syslog-style levels of notifications/message, lowest first. */
+extern const char *const mcp_log_levels[];
+extern const size_t mcp_n_log_levels;
+/* The index of a level name, or -1. */
+int mcp_log_level_index(const char *name);
+
+/* Which requests a method serves (mcp_method.flags). */
+enum {
+    MCP_M_LEGACY = 1, /* in an initialized legacy session */
+    MCP_M_MODERN = 2, /* as a modern (2026-07-28) request */
+    MCP_M_BOTH = 3,
+    MCP_M_BEFORE_INIT = 4, /* legacy: also before initialize (initialize, ping) */
+};
+
+struct mcp_method {
+    const char *name;
+    void (*handle)(const struct mcp_req *rq);
+    unsigned flags; /* MCP_M_* */
+};
+
+/* The methods (methods.c), looked up by name. */
+extern const struct mcp_method mcp_methods[];
+extern const size_t mcp_n_methods;
+const struct mcp_method *mcp_method_find(const char *name);
+
+/* The handlers of methods.c, by file. */
+/* lifecycle.c */
+void mcp_handle_initialize(const struct mcp_req *rq);
+void mcp_handle_ping(const struct mcp_req *rq);
+void mcp_handle_set_level(const struct mcp_req *rq);
+/* tools_call.c */
+void mcp_handle_tools_list(const struct mcp_req *rq);
+void mcp_handle_tools_call(const struct mcp_req *rq);
+/* notifications/cancelled (tools_call.c): cancels the call rq names. */
+void mcp_handle_cancelled(const struct mcp_req *rq);
+/* Marks c cancelled and fires its cancel: whatever it runs is killed, and
+ * whatever it would start next refused (s->lock held). */
+void mcp_call_cancel(struct mcp_call *c);
+
+/* The server's identity (lifecycle.c), for initialize and modern results. */
+json_t *mcp_server_info(void);
+extern const char *const mcp_instructions;
+
+#endif
