@@ -157,6 +157,11 @@ static const struct cli_option ps_options[] = {
     END,
 };
 
+static const struct cli_option rm_options[] = {
+    {"force", 'f', NULL, "accepted for docker's habit: rm always stops a running sandbox", 0, 0},
+    END,
+};
+
 static const struct cli_option version_options[] = {
     {"json", 0, NULL, "print a JSON object", 0, 0},
     END,
@@ -250,7 +255,7 @@ const struct cli_command cli_commands[] = {
      "the image.",
      ps_options, 0, 0, false, NULL, NULL},
     {"rm", cmd_rm, "ID...", "stop and remove sandboxes",
-     "Stops each sandbox (its processes are killed) and removes it, printing its id.", none_options,
+     "Stops each sandbox (its processes are killed) and removes it, printing its id.", rm_options,
      CLI_COMPLETE_SANDBOX, CLI_COMPLETE_SANDBOX, false, NULL, NULL},
     {"doctor", cmd_doctor, "", "check what isolation this host gives, with fixes",
      "Checks the kernel, user namespaces, subordinate ids, overlayfs, cgroups, seccomp, the "

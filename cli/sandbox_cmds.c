@@ -601,9 +601,11 @@ int cmd_rm(struct cli_globals *g, int argc, char **argv)
     int status = 0;
 
     const char *name, *arg;
-    int r = cli_next_option(cli_find_command("rm"), argc, argv, &name, &arg);
+    int r;
+    while ((r = cli_next_option(cli_find_command("rm"), argc, argv, &name, &arg)) == 1)
+        ; /* -f, the only option: rm stops a running sandbox anyway */
     if (r != 0 || optind >= argc)
-        return r < 0 ? CLI_EXIT_USAGE : cli_usage_error("rm", "usage: nsbox rm ID...");
+        return r < 0 ? CLI_EXIT_USAGE : cli_usage_error("rm", "usage: nsbox rm [-f] ID...");
     if (open_ctx(g, NSBOX_LIMITS_STRICT, &ctx, &err) < 0) {
         box_ctx_close(&ctx);
         return cli_fail(&err);

@@ -229,7 +229,9 @@ expect_completion serve_option "nsbox serve --allow-host-d" --allow-host-dir
 expect_completion global_option "nsbox --sto" --store
 got=$(complete_line "nsbox run --memory ")
 [ -z "$got" ] && pass completion/size_argument_offers_nothing || fail completion/size_argument_offers_nothing "$got"
-nsbox rm "$id" >/dev/null
+# docker's habit: `rm -f` stops a running sandbox (rm always does) and removes it
+out=$(nsbox rm -f "$id" 2>&1) && [ "$out" = "$id" ] && ! nsbox ps -q | grep -qx "$id" &&
+	pass rm/force_flag_accepted || fail rm/force_flag_accepted "$out"
 
 # -- pull: a progress bar on a terminal only ---------------------------------------
 pty_run() { # CMD...: runs it with stdin, stdout and stderr on a new pty; prints what the pty got
