@@ -60,29 +60,27 @@ static void read_note(struct images_store *store, struct box_pkg_cache_entry *e)
 int box_pkg_cache_list(struct images_store *store, struct box_pkg_cache_entry **out, size_t *n,
                        struct nsbox_err *err)
 {
-    struct images_image *v;
-    size_t nv;
+    char **names;
+    size_t nn;
 
     *out = NULL;
     *n = 0;
-    if (images_list(store, &v, &nv, err) < 0)
+    if (images_names_under(store, BOX_PKG_CACHE_REPO ":", &names, &nn, err) < 0)
         return -1;
-    for (size_t i = 0; i < nv; i++) {
-        for (char **p = v[i].names; p && *p; p++) {
-            const char *key = cache_key(*p);
-            struct box_pkg_cache_entry *grown = key ? realloc(*out, (*n + 1) * sizeof(**out))
-                                                    : NULL;
-            if (key == NULL || grown == NULL)
-                continue;
-            *out = grown;
-            struct box_pkg_cache_entry *e = &(*out)[(*n)++];
-            memset(e, 0, sizeof(*e));
-            snprintf(e->key, sizeof(e->key), "%s", key);
-            read_note(store, e);
-        }
-        images_image_free(&v[i]);
+    *out = calloc(nn ? nn : 1, sizeof(**out));
+    if (*out == NULL) {
+        images_names_free(names);
+        return nsbox_err_set(err, ENOMEM, "out of memory");
     }
-    free(v);
+    for (char **p = names; *p; p++) {
+        const char *key = cache_key(*p);
+        if (key == NULL)
+            continue;
+        struct box_pkg_cache_entry *e = &(*out)[(*n)++];
+        snprintf(e->key, sizeof(e->key), "%s", key);
+        read_note(store, e);
+    }
+    images_names_free(names);
     return 0;
 }
 

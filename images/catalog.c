@@ -222,6 +222,51 @@ int images_list(struct images_store *store, struct images_image **out, size_t *n
     return 0;
 }
 
+static int by_string(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+int images_names_under(struct images_store *store, const char *prefix, char ***out, size_t *n,
+                       struct nsbox_err *err)
+{
+    struct ref_table refs;
+    size_t len = strlen(prefix);
+
+    *out = NULL;
+    *n = 0;
+    if (refs_load(store, &refs, err) < 0)
+        return -1;
+    char **v = calloc(refs.n + 1, sizeof(*v));
+    if (v == NULL) {
+        refs_free(&refs);
+        return nsbox_err_set(err, ENOMEM, "out of memory");
+    }
+    for (size_t i = 0; i < refs.n; i++) {
+        if (strncmp(refs.v[i].name, prefix, len) != 0)
+            continue;
+        if ((v[*n] = strdup(refs.v[i].name)) == NULL) {
+            refs_free(&refs);
+            images_names_free(v);
+            *n = 0;
+            return nsbox_err_set(err, ENOMEM, "out of memory");
+        }
+        (*n)++;
+    }
+    refs_free(&refs);
+    if (*n > 1)
+        qsort(v, *n, sizeof(*v), by_string);
+    *out = v;
+    return 0;
+}
+
+void images_names_free(char **names)
+{
+    for (char **p = names; p && *p; p++)
+        free(*p);
+    free(names);
+}
+
 int images_tag(struct images_store *store, const char *name, const char *new_name,
                struct nsbox_err *err)
 {

@@ -129,6 +129,14 @@ int images_find(struct images_store *store, const char *name, struct images_imag
 int images_list(struct images_store *store, struct images_image **out, size_t *n,
                 struct nsbox_err *err);
 
+/* The references whose name starts with prefix (e.g. a repository and
+ * its ":"), from the reference table alone (no image is read): *out is a
+ * NULL-terminated array of *n malloc'ed names, sorted; free with
+ * images_names_free.  Returns 0 or -1. */
+int images_names_under(struct images_store *store, const char *prefix, char ***out, size_t *n,
+                       struct nsbox_err *err);
+void images_names_free(char **names);
+
 /* The images of the shared stores this user can read that this store does
  * not have yet, one per manifest digest and store, with origin set and size the layers' compressed bytes;
  * unreadable stores are skipped.  Free as images_list's.  Returns 0 or -1. */

@@ -57,30 +57,19 @@ static int check_name(const char *name, struct nsbox_err *err)
     return 0;
 }
 
-/* How many images under COMMIT_REPO the store holds, and whether ref
- * (canonical) is one of the references. */
+/* How many references the server's commits hold (COMMIT_REPO), and
+ * whether ref is one of them. */
 static int count_commits(struct images_store *store, const char *ref, size_t *n, bool *exists,
                          struct nsbox_err *err)
 {
-    struct images_image *v;
-    size_t nv;
-    if (images_list(store, &v, &nv, err) < 0)
+    char **names;
+    if (images_names_under(store, COMMIT_REPO, &names, n, err) < 0)
         return -1;
-    *n = 0;
     *exists = false;
-    for (size_t i = 0; i < nv; i++) {
-        bool counted = false;
-        for (char **p = v[i].names; p && *p; p++) {
-            if (strncmp(*p, COMMIT_REPO, strlen(COMMIT_REPO)) == 0 && !counted) {
-                counted = true;
-                (*n)++;
-            }
-            if (strcmp(*p, ref) == 0)
-                *exists = true;
-        }
-        images_image_free(&v[i]);
-    }
-    free(v);
+    for (char **p = names; *p; p++)
+        if (strcmp(*p, ref) == 0)
+            *exists = true;
+    images_names_free(names);
     return 0;
 }
 
