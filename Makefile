@@ -26,7 +26,7 @@ NSBOX_LDFLAGS := -pie -Wl,-z,relro,-z,now -pthread
 LDLIBS   += $(PKG_LIBS)
 
 LIB_SRCS := $(wildcard common/*.c oci/*.c images/*.c runtime/*.c runtime/egress/*.c boxes/*.c)
-CLI_SRCS := $(wildcard cli/*.c mcp/*.c mcp/tools/*.c mcp/http/*.c mcp/interp/*.c)
+CLI_SRCS := $(wildcard cli/*.c mcp/*.c mcp/tools/*.c mcp/http/*.c mcp/interp/*.c mcp/files/*.c)
 CLI_ASM  := cli/profile.S
 UNIT_SRCS := $(wildcard tests/unit/*.c)
 
@@ -50,7 +50,7 @@ $(BUILD)/nsbox: $(CLI_OBJS) $(BUILD)/libnsbox.a
 # too, and the tool table (mcp/tools/table.c, which names every tool, so
 # the MCP objects but the transports and config.c come along, as for
 # fuzz_tools).
-MCP_CORE_SRCS := $(filter-out mcp/transport_%.c mcp/config.c,$(wildcard mcp/*.c mcp/tools/*.c mcp/interp/*.c))
+MCP_CORE_SRCS := $(filter-out mcp/transport_%.c mcp/config.c,$(wildcard mcp/*.c mcp/tools/*.c mcp/interp/*.c mcp/files/*.c))
 UNIT_MCP_OBJS := $(patsubst %.c,$(BUILD)/%.o,$(MCP_CORE_SRCS)) $(BUILD)/mcp/interp/embedded.o
 $(BUILD)/unit-tests: $(UNIT_OBJS) $(UNIT_MCP_OBJS) $(BUILD)/libnsbox.a
 	$(CC) $(NSBOX_LDFLAGS) $(LDFLAGS) -o $@ $^ $(shell pkg-config --libs $(PKGS))
