@@ -138,6 +138,12 @@ struct mcp_path_args {
     bool recursive;
 };
 
+/* upload_url */
+struct mcp_upload_args {
+    const char *sandbox_id, *path;
+    uint64_t max_bytes; /* size_mb, or the server's ceiling */
+};
+
 /* copy_in, copy_out */
 struct mcp_copy_args {
     const char *sandbox_id, *path, *host_path;
@@ -168,6 +174,9 @@ int mcp_args_list_directory(json_t *args, struct mcp_list_args *out, struct nsbo
 int mcp_args_project_structure(json_t *args, struct mcp_list_args *out, struct nsbox_err *err);
 int mcp_args_create_directory(json_t *args, struct mcp_path_args *out, struct nsbox_err *err);
 int mcp_args_delete_path(json_t *args, struct mcp_path_args *out, struct nsbox_err *err);
+/* ceiling: the most bytes an upload may take (the operator's). */
+int mcp_args_upload_url(uint64_t ceiling, json_t *args, struct mcp_upload_args *out,
+                        struct nsbox_err *err);
 int mcp_args_copy_in(const struct mcp_server *cfg, json_t *args, struct mcp_copy_args *out,
                      struct nsbox_err *err);
 int mcp_args_copy_out(const struct mcp_server *cfg, json_t *args, struct mcp_copy_args *out,

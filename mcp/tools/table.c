@@ -173,6 +173,18 @@ const struct mcp_tool mcp_tools[] = {
      "\"host_path\":{\"type\":\"string\"},\"bytes\":{\"type\":\"integer\"}},"
      "\"required\":[\"path\",\"host_path\",\"bytes\"]}",
      mcp_tool_copy_out, MCP_NEEDS_HOST_DIRS, MCP_HINT_DESTRUCTIVE},
+    {"upload_url", "Get an upload URL",
+     "A signed URL that takes one file by HTTP PUT (curl --upload-file FILE URL) into a sandbox "
+     "made by sandbox_create, at path (missing parent directories are made), without the bytes "
+     "passing through this conversation. It expires (expires_at), takes at most max_bytes, "
+     "and works only while this session and the sandbox last. The file appears whole or not "
+     "at all.",
+     "{\"type\":\"object\",\"properties\":{\"url\":{\"type\":\"string\"},"
+     "\"method\":{\"type\":\"string\"},\"expires_at\":{\"type\":\"string\"},"
+     "\"max_bytes\":{\"type\":\"integer\"},\"path\":{\"type\":\"string\"},"
+     "\"example\":{\"type\":\"string\"}},"
+     "\"required\":[\"url\",\"method\",\"expires_at\",\"max_bytes\",\"path\"]}",
+     mcp_tool_upload_url, MCP_NEEDS_URLS, 0},
     {"list_languages", "List languages",
      "Languages that execute_code can run, and the image serving each.",
      "{\"type\":\"object\",\"properties\":{\"languages\":{\"type\":\"array\",\"items\":{"
@@ -194,5 +206,6 @@ bool mcp_tool_offered(const struct mcp_server *cfg, const struct mcp_tool *t)
 {
     return !((t->needs & MCP_NEEDS_HOST_DIRS) && cfg->n_host_dirs == 0) &&
            !((t->needs & MCP_NEEDS_COMMITS) && cfg->max_commits == 0) &&
-           !((t->needs & MCP_NEEDS_INSTALLS) && cfg->installs == 0);
+           !((t->needs & MCP_NEEDS_INSTALLS) && cfg->installs == 0) &&
+           !((t->needs & MCP_NEEDS_URLS) && cfg->file_urls == NULL);
 }

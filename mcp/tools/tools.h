@@ -39,6 +39,7 @@ enum {
     MCP_NEEDS_HOST_DIRS = 1, /* serve --allow-host-dir */
     MCP_NEEDS_COMMITS = 2,   /* serve --max-commits above 0 */
     MCP_NEEDS_INSTALLS = 4,  /* serve --install other than none */
+    MCP_NEEDS_URLS = 8,      /* the HTTP transport (file URLs, mcp/files/urls.h) */
 };
 
 /* The inputSchema is not here: tools/list builds it from the tool's
@@ -122,5 +123,6 @@ MCP_TOOL_FN(project_structure);
 MCP_TOOL_FN(copy_in);
 MCP_TOOL_FN(copy_out);
 MCP_TOOL_FN(install_packages);
+MCP_TOOL_FN(upload_url);
 
 #endif
