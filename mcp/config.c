@@ -368,9 +368,9 @@ int mcp_config_parse(struct mcp_config *c, int argc, char **argv, struct nsbox_e
     }
     if (optind != argc)
         return nsbox_err_set(err, EINVAL, "unexpected argument \"%s\"", argv[optind]);
-    if (c->address == NULL && (c->token_file != NULL || c->n_allowed_hosts > 0 ||
-                               c->session_timeout_s > 0 || c->idle_timeout_s > 0 ||
-                               c->public_url || c->file_url_ttl_s || c->max_upload_mb))
+    if (c->address == NULL &&
+        (c->token_file != NULL || c->n_allowed_hosts > 0 || c->session_timeout_s > 0 ||
+         c->idle_timeout_s > 0 || c->public_url || c->file_url_ttl_s || c->max_upload_mb))
         return nsbox_err_set(err, EINVAL,
                              "--token-file, --allow-host, --session-timeout, --public-url, "
                              "--file-url-ttl and --max-upload-mb go with --http");

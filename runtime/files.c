@@ -244,8 +244,8 @@ int nsbox_file_rename(struct nsbox_sandbox *sb, const struct nsbox_file_ctx *ctx
     struct nsbox_exec_result res;
     long long value;
 
-    if (run_op(sb, ctx, OP("rename", (char *)from, (char *)to), NULL, 0, 0, to, &res, &value,
-               err) < 0)
+    if (run_op(sb, ctx, OP("rename", (char *)from, (char *)to), NULL, 0, 0, to, &res, &value, err) <
+        0)
         return -1;
     nsbox_exec_result_free(&res);
     return 0;

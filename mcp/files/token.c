@@ -15,7 +15,8 @@
 #define VERSION 1
 #define MAC_LEN 32
 #define FIXED_LEN (1 + 1 + 8 + 8)
-#define RAW_MAX (FIXED_LEN + 1 + MCP_FILE_OWNER_MAX + 1 + MCP_FILE_ID_MAX + 2 + MCP_FILE_PATH_MAX + MAC_LEN)
+#define RAW_MAX                                                                                    \
+    (FIXED_LEN + 1 + MCP_FILE_OWNER_MAX + 1 + MCP_FILE_ID_MAX + 2 + MCP_FILE_PATH_MAX + MAC_LEN)
 
 void mcp_file_hmac(const unsigned char *key, size_t key_len, const unsigned char *data, size_t len,
                    unsigned char mac[32])
@@ -55,7 +56,8 @@ bool mcp_file_path_ok(const char *path, size_t len)
         size_t n = 0;
         while (i + n < len && path[i + n] != '/')
             n++;
-        if (n == 0 || (n == 1 && path[i] == '.') || (n == 2 && path[i] == '.' && path[i + 1] == '.'))
+        if (n == 0 || (n == 1 && path[i] == '.') ||
+            (n == 2 && path[i] == '.' && path[i + 1] == '.'))
             return false;
         i += n + 1;
     }
@@ -142,8 +144,8 @@ char *mcp_file_token_sign(const unsigned char key[MCP_FILE_KEY_LEN], const struc
     unsigned char raw[RAW_MAX], *p = raw;
     size_t lo = strlen(t->owner), li = strlen(t->sandbox_id), lp = strlen(t->path);
 
-    if (lo > MCP_FILE_OWNER_MAX || li == 0 || li > MCP_FILE_ID_MAX || !mcp_file_path_ok(t->path, lp) ||
-        (t->method != MCP_FILE_GET && t->method != MCP_FILE_PUT))
+    if (lo > MCP_FILE_OWNER_MAX || li == 0 || li > MCP_FILE_ID_MAX ||
+        !mcp_file_path_ok(t->path, lp) || (t->method != MCP_FILE_GET && t->method != MCP_FILE_PUT))
         return NULL;
     *p++ = VERSION;
     *p++ = (unsigned char)t->method;
@@ -197,9 +199,8 @@ static bool parse(const unsigned char *raw, size_t n, struct mcp_file_token *out
 }
 
 enum mcp_file_verdict mcp_file_token_verify(const unsigned char key[MCP_FILE_KEY_LEN],
-                                            const char *text, size_t len,
-                                            enum mcp_file_method want, int64_t now,
-                                            struct mcp_file_token *out)
+                                            const char *text, size_t len, enum mcp_file_method want,
+                                            int64_t now, struct mcp_file_token *out)
 {
     unsigned char raw[RAW_MAX], mac[MAC_LEN];
 

@@ -29,9 +29,9 @@ enum mcp_file_method { MCP_FILE_GET = 1, MCP_FILE_PUT = 2 };
 
 struct mcp_file_token {
     enum mcp_file_method method;
-    int64_t expires;    /* unix seconds */
-    uint64_t max_bytes; /* PUT: the most the upload may write; GET: 0 */
-    char owner[MCP_FILE_OWNER_MAX + 1];   /* who asked: an HTTP session id */
+    int64_t expires;                    /* unix seconds */
+    uint64_t max_bytes;                 /* PUT: the most the upload may write; GET: 0 */
+    char owner[MCP_FILE_OWNER_MAX + 1]; /* who asked: an HTTP session id */
     char sandbox_id[MCP_FILE_ID_MAX + 1];
     char path[MCP_FILE_PATH_MAX + 1];
 };
@@ -54,16 +54,16 @@ bool mcp_file_path_ok(const char *path, size_t len);
 /* Signs t with key: the token text (malloc'ed, NUL-terminated), or NULL
  * when a field is too long or empty, the path is not mcp_file_path_ok, or
  * out of memory. */
-char *mcp_file_token_sign(const unsigned char key[MCP_FILE_KEY_LEN], const struct mcp_file_token *t);
+char *mcp_file_token_sign(const unsigned char key[MCP_FILE_KEY_LEN],
+                          const struct mcp_file_token *t);
 
 /* Checks the len characters of text (need not be NUL-terminated) against
  * key, then expiry against now, then the method against want, then the
  * path.  Returns MCP_FILE_TOKEN_OK with *out filled, else the first
  * reason it fails (*out then unspecified). */
 enum mcp_file_verdict mcp_file_token_verify(const unsigned char key[MCP_FILE_KEY_LEN],
-                                            const char *text, size_t len,
-                                            enum mcp_file_method want, int64_t now,
-                                            struct mcp_file_token *out);
+                                            const char *text, size_t len, enum mcp_file_method want,
+                                            int64_t now, struct mcp_file_token *out);
 
 /* A short message for v ("expired", ...), static. */
 const char *mcp_file_verdict_text(enum mcp_file_verdict v);

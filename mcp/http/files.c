@@ -15,10 +15,10 @@
 #include "../sandboxes.h"
 #include "../tools/tools.h"
 
-#define PIECE (4u << 20)          /* bytes per in-sandbox operation, each way */
-#define BLOCK (64u << 10)         /* MHD's reads of a download */
-#define OP_TIMEOUT_S 60           /* one piece */
-#define DRAIN_MAX (16ull << 20)   /* past an upload's cap, bytes read before hanging up */
+#define PIECE (4u << 20)        /* bytes per in-sandbox operation, each way */
+#define BLOCK (64u << 10)       /* MHD's reads of a download */
+#define OP_TIMEOUT_S 60         /* one piece */
+#define DRAIN_MAX (16ull << 20) /* past an upload's cap, bytes read before hanging up */
 
 /* ---- replies ---- */
 
@@ -33,9 +33,9 @@ static enum http_result refuse(struct MHD_Connection *c, unsigned status, const 
 
 static unsigned verdict_status(enum mcp_file_verdict v)
 {
-    return v == MCP_FILE_TOKEN_WRONG_METHOD ? HTTP_METHOD_NOT_ALLOWED
+    return v == MCP_FILE_TOKEN_WRONG_METHOD                             ? HTTP_METHOD_NOT_ALLOWED
            : v == MCP_FILE_TOKEN_EXPIRED || v == MCP_FILE_TOKEN_BAD_MAC ? HTTP_FORBIDDEN
-                                                                         : HTTP_BAD_REQUEST;
+                                                                        : HTTP_BAD_REQUEST;
 }
 
 /* The status for a failed in-sandbox operation: what the client asked
@@ -43,8 +43,7 @@ static unsigned verdict_status(enum mcp_file_verdict v)
 static unsigned op_status(int code)
 {
     return code == ENOENT || code == ENOTDIR ? HTTP_NOT_FOUND
-           : code == EINVAL || code == ELOOP || code == EISDIR || code == EACCES ||
-                   code == EPERM
+           : code == EINVAL || code == ELOOP || code == EISDIR || code == EACCES || code == EPERM
                ? HTTP_FORBIDDEN
            : code == EFBIG || code == EDQUOT || code == ENOSPC ? HTTP_CONTENT_TOO_LARGE
                                                                : HTTP_SERVICE_UNAVAILABLE;
@@ -259,8 +258,8 @@ struct upload {
     size_t len;                       /* in buf */
     uint64_t received, written;
     uint64_t failed_at; /* received when status was set */
-    bool started;    /* tmp exists (a piece was written) */
-    unsigned status; /* refused once the body is in: this status, err */
+    bool started;       /* tmp exists (a piece was written) */
+    unsigned status;    /* refused once the body is in: this status, err */
     struct nsbox_err err;
 };
 
@@ -325,8 +324,7 @@ static struct upload *upload_new(struct mcp_file_token *t)
 {
     struct upload *u = calloc(1, sizeof(*u));
     uint64_t r[2];
-    if (u == NULL || (u->buf = malloc(PIECE)) == NULL ||
-        getrandom(r, sizeof(r), 0) != sizeof(r)) {
+    if (u == NULL || (u->buf = malloc(PIECE)) == NULL || getrandom(r, sizeof(r), 0) != sizeof(r)) {
         upload_free(u);
         free(t);
         return NULL;

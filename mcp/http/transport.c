@@ -54,8 +54,7 @@ static struct http_listen_options listen_options(const struct mcp_http_options *
 
 /* The file URLs' key, base, lifetime and ceiling.  The key is random and
  * in memory only: the URLs of a server die with it.  Returns 0 or -1. */
-static int file_urls(struct mcp_http *h, const struct mcp_http_options *opt,
-                     struct nsbox_err *err)
+static int file_urls(struct mcp_http *h, const struct mcp_http_options *opt, struct nsbox_err *err)
 {
     struct mcp_file_urls *u = &h->urls;
     bool v6 = strchr(opt->host, ':') != NULL;
@@ -107,8 +106,7 @@ struct mcp_http *mcp_http_start(struct mcp_server *cfg, const struct mcp_http_op
         goto fail;
     h->streamable = (struct http_streamable){.sessions = h->sessions,
                                              .keepalive_s = http_server_keepalive_s(h->core)};
-    if (http_streamable_register(h->core, &h->streamable, err) < 0 ||
-        file_urls(h, opt, err) < 0)
+    if (http_streamable_register(h->core, &h->streamable, err) < 0 || file_urls(h, opt, err) < 0)
         goto fail;
     cfg->file_urls = &h->urls; /* before the first request can ask for one */
     if (http_server_start(h->core, err) < 0)

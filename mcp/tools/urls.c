@@ -65,8 +65,8 @@ MCP_TOOL_FN(upload_url)
     mcp_sandbox_put(s, m);
     if (r < 0)
         return -1;
-    _cleanup_free_ char *url = mcp_file_url(u, MCP_FILE_PUT, s->id, a.sandbox_id, path,
-                                            a.max_bytes, &expires);
+    _cleanup_free_ char *url = mcp_file_url(u, MCP_FILE_PUT, s->id, a.sandbox_id, path, a.max_bytes,
+                                            &expires);
     if (url == NULL)
         return nsbox_err_set(err, EINVAL, "no URL can name %.200s", path);
     mcp_file_time_text(expires, when);

@@ -23,14 +23,16 @@ static void hmac_rfc4231(void)
 {
     unsigned char k1[20], mac[32];
     memset(k1, 0x0b, sizeof(k1));
-    static const unsigned char want1[32] = {
-        0xb0, 0x34, 0x4c, 0x61, 0xd8, 0xdb, 0x38, 0x53, 0x5c, 0xa8, 0xaf, 0xce, 0xaf, 0x0b, 0xf1, 0x2b,
-        0x88, 0x1d, 0xc2, 0x00, 0xc9, 0x83, 0x3d, 0xa7, 0x26, 0xe9, 0x37, 0x6c, 0x2e, 0x32, 0xcf, 0xf7};
+    static const unsigned char want1[32] = {0xb0, 0x34, 0x4c, 0x61, 0xd8, 0xdb, 0x38, 0x53,
+                                            0x5c, 0xa8, 0xaf, 0xce, 0xaf, 0x0b, 0xf1, 0x2b,
+                                            0x88, 0x1d, 0xc2, 0x00, 0xc9, 0x83, 0x3d, 0xa7,
+                                            0x26, 0xe9, 0x37, 0x6c, 0x2e, 0x32, 0xcf, 0xf7};
     mcp_file_hmac(k1, sizeof(k1), (const unsigned char *)"Hi There", 8, mac);
     CHECK(memcmp(mac, want1, 32) == 0);
-    static const unsigned char want2[32] = {
-        0x5b, 0xdc, 0xc1, 0x46, 0xbf, 0x60, 0x75, 0x4e, 0x6a, 0x04, 0x24, 0x26, 0x08, 0x95, 0x75, 0xc7,
-        0x5a, 0x00, 0x3f, 0x08, 0x9d, 0x27, 0x39, 0x83, 0x9d, 0xec, 0x58, 0xb9, 0x64, 0xec, 0x38, 0x43};
+    static const unsigned char want2[32] = {0x5b, 0xdc, 0xc1, 0x46, 0xbf, 0x60, 0x75, 0x4e,
+                                            0x6a, 0x04, 0x24, 0x26, 0x08, 0x95, 0x75, 0xc7,
+                                            0x5a, 0x00, 0x3f, 0x08, 0x9d, 0x27, 0x39, 0x83,
+                                            0x9d, 0xec, 0x58, 0xb9, 0x64, 0xec, 0x38, 0x43};
     const char *d2 = "what do ya want for nothing?";
     mcp_file_hmac((const unsigned char *)"Jefe", 4, (const unsigned char *)d2, strlen(d2), mac);
     CHECK(memcmp(mac, want2, 32) == 0);
@@ -43,8 +45,8 @@ static void round_trip(void)
     CHECK(s != NULL);
     CHECK(s && strspn(s, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_") ==
                    strlen(s));
-    CHECK(s && mcp_file_token_verify(key, s, strlen(s), MCP_FILE_PUT, 999, &got) ==
-                   MCP_FILE_TOKEN_OK);
+    CHECK(s &&
+          mcp_file_token_verify(key, s, strlen(s), MCP_FILE_PUT, 999, &got) == MCP_FILE_TOKEN_OK);
     CHECK_STR(got.owner, t.owner);
     CHECK_STR(got.sandbox_id, t.sandbox_id);
     CHECK_STR(got.path, t.path);
@@ -83,9 +85,9 @@ static void refusals(void)
 
 static void paths(void)
 {
-    static const char *const good[] = {"/a", "/workspace/x.csv", "/a/.b", "/a/..b", "/a/b..",
-                                       "/.x"};
-    static const char *const bad[] = {"",     "/",     "a/b",   "/a/",    "//a",   "/a//b",
+    static const char *const good[] = {"/a",     "/workspace/x.csv", "/a/.b",
+                                       "/a/..b", "/a/b..",           "/.x"};
+    static const char *const bad[] = {"",     "/",      "a/b",  "/a/",     "//a",     "/a//b",
                                       "/./a", "/a/./b", "/a/.", "/../etc", "/a/../b", "/a/.."};
     for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); i++)
         CHECK(mcp_file_path_ok(good[i], strlen(good[i])));
