@@ -152,6 +152,8 @@ static const struct mcp_arg read_fields[] = {
     ARG("encoding", STRING, 0, .choices = encodings),
     ARG("offset", INTEGER, 0, .has_min = true, .min = 0),
     ARG("length", INTEGER, 0, .has_min = true, .min = 1),
+    ARG("url", BOOLEAN, 0,
+        .description = "HTTP only: a signed download URL (download_url) instead of the content"),
 };
 static const struct mcp_arg list_fields[] = {
     SANDBOX_ID,
@@ -664,6 +666,7 @@ int mcp_args_read_file(json_t *args, struct mcp_read_args *out, struct nsbox_err
     out->length = (size_t)(length > MCP_READ_MAX ? MCP_READ_MAX : length);
     out->offset = mcp_arg_integer(args, "offset", 0);
     out->base64 = encoding && strcmp(encoding, "base64") == 0;
+    out->url = mcp_arg_bool(args, "url");
     return 0;
 }
 

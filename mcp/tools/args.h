@@ -123,6 +123,7 @@ struct mcp_read_args {
     bool base64;    /* encoding "base64" was asked for */
     int64_t offset; /* >= 0 */
     size_t length;  /* 1 .. MCP_READ_MAX */
+    bool url;       /* a download URL instead of the content (HTTP) */
 };
 
 /* list_directory, project_structure */

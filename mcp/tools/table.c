@@ -134,11 +134,13 @@ const struct mcp_tool mcp_tools[] = {
     {"read_file", "Read a file",
      "Read a regular file from a sandbox (1 MiB by default, at most 8 MiB per call; offset "
      "and length page through larger files). Binary content comes back as base64; images "
-     "also as image content.",
+     "also as image content. Over HTTP, url: true returns a signed download URL "
+     "(download_url) instead of the content, for a file too large for the conversation.",
      "{\"type\":\"object\",\"properties\":{\"path\":{\"type\":\"string\"},"
      "\"size\":{\"type\":\"integer\"},\"offset\":{\"type\":\"integer\"},"
      "\"encoding\":{\"type\":\"string\"},\"content\":{\"type\":\"string\"},"
-     "\"truncated\":{\"type\":\"boolean\"},\"mime_type\":{\"type\":\"string\"}},"
+     "\"truncated\":{\"type\":\"boolean\"},\"mime_type\":{\"type\":\"string\"},"
+     "\"download_url\":{\"type\":\"string\"},\"download_expires_at\":{\"type\":\"string\"}},"
      "\"required\":[\"path\",\"size\",\"encoding\",\"content\",\"truncated\"]}",
      mcp_tool_read_file, 0, MCP_HINT_READ_ONLY},
     {"list_directory", "List a directory",

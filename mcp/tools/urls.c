@@ -9,18 +9,19 @@
 #include <string.h>
 
 #include "../../common/cleanup.h"
+#include "../../common/mime.h"
+#include "../../runtime/files.h"
 #include "../files/urls.h"
 #include "../sandboxes.h"
 #include "../server.h"
 #include "args.h"
 #include "tools.h"
 
-/* path (absolute, or relative to workdir) as an absolute path with no
- * empty or "." component, into buf.  ".." is refused rather than
- * resolved: what it means depends on symlinks inside the sandbox, and a
- * URL names one file for its whole life.  Returns 0 or -1 with err. */
-static int absolute_path(const char *workdir, const char *path, char *buf, size_t size,
-                         struct nsbox_err *err)
+/* ".." is refused rather than resolved: what it means depends on
+ * symlinks inside the sandbox, and a URL names one file for its whole
+ * life. */
+int mcp_url_path(const char *workdir, const char *path, char *buf, size_t size,
+                 struct nsbox_err *err)
 {
     char joined[MCP_FILE_PATH_MAX + 2];
     size_t n = 0;
@@ -61,7 +62,7 @@ MCP_TOOL_FN(upload_url)
     struct mcp_sandbox *m = mcp_sandbox_get(s, a.sandbox_id, err);
     if (m == NULL)
         return -1;
-    int r = absolute_path(m->box.workdir ? m->box.workdir : "/", a.path, path, sizeof(path), err);
+    int r = mcp_url_path(m->box.workdir ? m->box.workdir : "/", a.path, path, sizeof(path), err);
     mcp_sandbox_put(s, m);
     if (r < 0)
         return -1;
@@ -76,5 +77,27 @@ MCP_TOOL_FN(upload_url)
     out->structured = json_pack("{s:s,s:s,s:s,s:I,s:s,s:s?}", "url", url, "method", "PUT",
                                 "expires_at", when, "max_bytes", (json_int_t)a.max_bytes, "path",
                                 path, "example", example);
+    return 0;
+}
+
+int mcp_read_file_url(struct mcp_session *s, struct mcp_sandbox *m, const char *path,
+                      const struct nsbox_file_data *d, struct mcp_result *out,
+                      struct nsbox_err *err)
+{
+    const struct mcp_file_urls *u = s->cfg->file_urls;
+    char abs[MCP_FILE_PATH_MAX + 1], when[32];
+    int64_t expires;
+
+    if (mcp_url_path(m->box.workdir ? m->box.workdir : "/", path, abs, sizeof(abs), err) < 0)
+        return -1;
+    _cleanup_free_ char *url = mcp_file_url(u, MCP_FILE_GET, s->id, m->box.sb.id, abs, 0, &expires);
+    if (url == NULL)
+        return nsbox_err_set(err, EINVAL, "no URL can name %.200s", abs);
+    mcp_file_time_text(expires, when);
+    const char *mime = nsbox_mime_sniff(d->data, d->len, abs);
+    out->structured = json_pack("{s:s,s:I,s:I,s:s,s:s,s:b,s:s,s:s,s:s?}", "path", abs, "size",
+                                (json_int_t)d->size, "offset", (json_int_t)0, "encoding", "utf-8",
+                                "content", "", "truncated", d->size > 0, "download_url", url,
+                                "download_expires_at", when, "mime_type", mime);
     return 0;
 }

@@ -255,14 +255,19 @@ def main():
         p = subprocess.run([NSBOX, "--store", STORE, "serve"], input=(json.dumps(
             {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": INIT}) + "\n" + json.dumps(
             {"jsonrpc": "2.0", "method": "notifications/initialized"}) + "\n" + json.dumps(
-            {"jsonrpc": "2.0", "id": 2, "method": "tools/list"}) + "\n").encode(),
+            {"jsonrpc": "2.0", "id": 2, "method": "tools/list"}) + "\n" + json.dumps(
+            {"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"name": "read_file", "arguments": {
+                "sandbox_id": "x", "path": "a", "url": True}}}) + "\n").encode(),
             capture_output=True, timeout=60)
-        for line in p.stdout.decode().splitlines():
-            m = json.loads(line)
-            if m.get("id") == 2:
-                names = [t["name"] for t in m["result"]["tools"]]
-                return "upload_url offered over stdio" if "upload_url" in names else None
-        return f"no tools/list answer over stdio: {p.stdout[:300]!r}"
+        answers = {m.get("id"): m for m in map(json.loads, p.stdout.decode().splitlines())}
+        if 2 not in answers or 3 not in answers:
+            return f"no answers over stdio: {p.stdout[:300]!r}"
+        if "upload_url" in [t["name"] for t in answers[2]["result"]["tools"]]:
+            return "upload_url offered over stdio"
+        res = answers[3]["result"]
+        if not res.get("isError") or "HTTP" not in res["content"][0]["text"]:
+            return f"read_file url over stdio: {res}"
+        return None
 
     @test("download_64mib_byte_exact")
     def _():
@@ -282,7 +287,12 @@ def main():
             return f"Content-Disposition {hd.get('content-disposition')}"
         if hd.get("x-content-type-options") != "nosniff" or hd.get("content-type") != "application/octet-stream":
             return f"headers {hd}"
-        return None
+        # read_file {url: true}: the same file by a URL of its own, no content
+        rf = srv.tool(sid, "read_file", {"sandbox_id": box, "path": "big.bin", "url": True})["structuredContent"]
+        if rf["content"] != "" or rf["size"] != BIG or rf["path"] != "/workspace/big.bin":
+            return f"read_file url: {dict(rf, download_url='...')}"
+        st, hd, got, n = get_sha(srv, rf["download_url"])
+        return None if st == 200 and got == want else f"read_file's URL: {st}, sha {got}"
 
     @test("upload_64mib_byte_exact")
     def _():
@@ -394,6 +404,9 @@ def main():
         srv.run(sid, box, "cd /workspace && rm l1 l2 fifo dir && ln -s /etc/passwd l1 && "
                 "ln -s ../../../../../../etc/shadow l2 && mkfifo fifo && mkdir dir")
         sandbox_passwd = sha_in(srv, sid, box, "/etc/passwd")
+        res = srv.tool(sid, "read_file", {"sandbox_id": box, "path": "l1", "url": True}, ok=False)
+        if not res.get("isError") or "symlink" not in res["content"][0]["text"]:
+            return f"read_file url on a symlink: {res}"
         for n, word in (("l1", "symlink"), ("l2", "symlink"), ("fifo", "fifo"), ("dir", "directory")):
             t0 = time.time()
             st, _, body = http_req(srv, "GET", urls[n])

@@ -128,6 +128,7 @@ static json_t *valid_value(const char *key)
         {"depth", "2"},
         {"memory_mb", "64"},
         {"size_mb", "2"},
+        {"url", "true"},
         {"cpus", "0.5"},
         {"pids", "64"},
         {"timeout_s", "5"},
