@@ -87,10 +87,10 @@ static struct mcp_sandbox *take(struct http_files *ep, const struct mcp_file_tok
     }
     h->m = mcp_file_op_begin(&h->hs->s, &h->call, t->sandbox_id, kind, OP_TIMEOUT_S, write_max,
                              &h->ctx, err);
-    if (h->m == NULL) {
+    if (h->m == NULL) { /* no such sandbox (ENOENT), stopped (ESRCH), over its budget */
         nsbox_cancel_close(&h->call.cancel);
         http_session_unref(h->hs);
-        *status = HTTP_NOT_FOUND;
+        *status = err->code == ENOENT || err->code == ESRCH ? HTTP_NOT_FOUND : op_status(err->code);
         return NULL;
     }
     h->ctx.no_follow = true;
