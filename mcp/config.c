@@ -345,6 +345,7 @@ void mcp_config_init(struct mcp_config *c)
         .max_commits = 16,
         .installs = MCP_INSTALL_ALL,
         .max_package_caches = 16,
+        .max_upload_mb = MCP_UPLOAD_MB_DEFAULT,
     };
 }
 
@@ -370,10 +371,10 @@ int mcp_config_parse(struct mcp_config *c, int argc, char **argv, struct nsbox_e
         return nsbox_err_set(err, EINVAL, "unexpected argument \"%s\"", argv[optind]);
     if (c->address == NULL &&
         (c->token_file != NULL || c->n_allowed_hosts > 0 || c->session_timeout_s > 0 ||
-         c->idle_timeout_s > 0 || c->public_url || c->file_url_ttl_s || c->max_upload_mb))
+         c->idle_timeout_s > 0 || c->public_url || c->file_url_ttl_s))
         return nsbox_err_set(err, EINVAL,
-                             "--token-file, --allow-host, --session-timeout, --public-url, "
-                             "--file-url-ttl and --max-upload-mb go with --http");
+                             "--token-file, --allow-host, --session-timeout, --public-url "
+                             "and --file-url-ttl go with --http");
     if (c->file_url_ttl_s > MCP_FILE_TTL_MAX)
         return nsbox_err_set(err, EINVAL, "--file-url-ttl is at most %d seconds (a day)",
                              MCP_FILE_TTL_MAX);
