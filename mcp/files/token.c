@@ -139,6 +139,32 @@ static uint64_t get_u64(const unsigned char *p)
     return v;
 }
 
+/* The owner is a session id, which over HTTP without a token is enough
+ * to use the session: it travels masked, XORed with a keystream from the
+ * key and the token's other fields, so that a URL handed on does not hand
+ * on the session.  (Masking, not a MAC: the MAC covers the masked bytes.) */
+static void owner_mask(const unsigned char key[MCP_FILE_KEY_LEN], const unsigned char *expires,
+                       const char *sandbox_id, const char *path, unsigned char *owner, size_t n)
+{
+    static const char tag[] = "nsbox-file-owner";
+    unsigned char msg[sizeof(tag) + 1 + 8 + 1 + MCP_FILE_ID_MAX + MCP_FILE_PATH_MAX], block[32];
+    size_t li = strlen(sandbox_id), lp = strlen(path), m = 0;
+
+    memcpy(msg, tag, sizeof(tag)), m += sizeof(tag);
+    size_t counter_at = m++;
+    memcpy(msg + m, expires, 8), m += 8;
+    msg[m++] = (unsigned char)li;
+    memcpy(msg + m, sandbox_id, li), m += li;
+    memcpy(msg + m, path, lp), m += lp;
+    for (size_t i = 0; i < n; i++) {
+        if (i % 32 == 0) {
+            msg[counter_at] = (unsigned char)(i / 32);
+            mcp_file_hmac(key, MCP_FILE_KEY_LEN, msg, m, block);
+        }
+        owner[i] ^= block[i % 32];
+    }
+}
+
 char *mcp_file_token_sign(const unsigned char key[MCP_FILE_KEY_LEN], const struct mcp_file_token *t)
 {
     unsigned char raw[RAW_MAX], *p = raw;
@@ -152,7 +178,9 @@ char *mcp_file_token_sign(const unsigned char key[MCP_FILE_KEY_LEN], const struc
     p = put_u64(p, (uint64_t)t->expires);
     p = put_u64(p, t->max_bytes);
     *p++ = (unsigned char)lo;
-    memcpy(p, t->owner, lo), p += lo;
+    memcpy(p, t->owner, lo);
+    owner_mask(key, raw + 2, t->sandbox_id, t->path, p, lo);
+    p += lo;
     *p++ = (unsigned char)li;
     memcpy(p, t->sandbox_id, li), p += li;
     *p++ = (unsigned char)(lp >> 8), *p++ = (unsigned char)lp;
@@ -163,15 +191,16 @@ char *mcp_file_token_sign(const unsigned char key[MCP_FILE_KEY_LEN], const struc
 }
 
 /* One length-prefixed string (width 1 or 2 bytes) from *p into dst
- * (NUL-terminated); false when it overruns end or max, or holds a NUL. */
+ * (NUL-terminated); false when it overruns end or max, or (unless binary)
+ * holds a NUL. */
 static bool take_string(const unsigned char **p, const unsigned char *end, int width, size_t max,
-                        char *dst)
+                        bool binary, char *dst)
 {
     if (end - *p < width)
         return false;
     size_t n = width == 1 ? (*p)[0] : (size_t)(*p)[0] << 8 | (*p)[1];
     *p += width;
-    if (n > max || (size_t)(end - *p) < n || memchr(*p, '\0', n) != NULL)
+    if (n > max || (size_t)(end - *p) < n || (!binary && memchr(*p, '\0', n) != NULL))
         return false;
     memcpy(dst, *p, n);
     dst[n] = '\0';
@@ -192,10 +221,12 @@ static bool parse(const unsigned char *raw, size_t n, struct mcp_file_token *out
         return false;
     out->expires = (int64_t)expires;
     out->max_bytes = get_u64(raw + 10);
-    return take_string(&p, end, 1, MCP_FILE_OWNER_MAX, out->owner) &&
-           take_string(&p, end, 1, MCP_FILE_ID_MAX, out->sandbox_id) &&
-           take_string(&p, end, 2, MCP_FILE_PATH_MAX, out->path) && p == end &&
-           out->sandbox_id[0] != '\0';
+    if (!take_string(&p, end, 1, MCP_FILE_OWNER_MAX, true, out->owner) ||
+        !take_string(&p, end, 1, MCP_FILE_ID_MAX, false, out->sandbox_id) ||
+        !take_string(&p, end, 2, MCP_FILE_PATH_MAX, false, out->path) || p != end ||
+        out->sandbox_id[0] == '\0')
+        return false;
+    return true;
 }
 
 enum mcp_file_verdict mcp_file_token_verify(const unsigned char key[MCP_FILE_KEY_LEN],
@@ -216,6 +247,10 @@ enum mcp_file_verdict mcp_file_token_verify(const unsigned char key[MCP_FILE_KEY
     if (CRYPTO_memcmp(mac, raw + body, MAC_LEN) != 0)
         return MCP_FILE_TOKEN_BAD_MAC;
     if (!parse(raw, body, out))
+        return MCP_FILE_TOKEN_MALFORMED;
+    size_t lo = raw[FIXED_LEN];
+    owner_mask(key, raw + 2, out->sandbox_id, out->path, (unsigned char *)out->owner, lo);
+    if (memchr(out->owner, '\0', lo) != NULL)
         return MCP_FILE_TOKEN_MALFORMED;
     if (out->expires <= now)
         return MCP_FILE_TOKEN_EXPIRED;

@@ -4,7 +4,7 @@
  * A token is base64url (no padding) of
  *     version (1 byte, 1) | method (1 byte) | expires (8, big-endian unix s)
  *     | max_bytes (8, big-endian; PUT's cap, 0 for GET)
- *     | owner (1-byte length + bytes) | sandbox id (1 + bytes)
+ *     | owner (1-byte length + bytes, masked: see token.c) | sandbox id (1 + bytes)
  *     | path (2-byte big-endian length + bytes)
  *     | HMAC-SHA256 of everything before it (32 bytes)
  * under a 32-byte key the server makes at start and keeps in memory only.

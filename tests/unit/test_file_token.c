@@ -103,10 +103,31 @@ static void paths(void)
     CHECK(mcp_file_token_sign(key, &t) == NULL);
 }
 
+/* The owner (a session id) does not travel in clear. */
+static void owner_masked(void)
+{
+    struct mcp_file_token t = sample();
+    char *s = mcp_file_token_sign(key, &t);
+    unsigned char raw[512];
+    size_t n = 0;
+    unsigned acc = 0;
+    int bits = 0;
+    static const char a[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+    for (const char *c = s; c && *c; c++) {
+        acc = acc << 6 | (unsigned)(strchr(a, *c) - a);
+        if ((bits += 6) >= 8)
+            raw[n++] = (unsigned char)(acc >> (bits -= 8));
+    }
+    CHECK(n > 100 && memmem(raw, n, t.sandbox_id, strlen(t.sandbox_id)) != NULL);
+    CHECK(memmem(raw, n, t.owner, 8) == NULL);
+    free(s);
+}
+
 void suite_file_token(void)
 {
     RUN_TEST(hmac_rfc4231);
     RUN_TEST(round_trip);
     RUN_TEST(refusals);
     RUN_TEST(paths);
+    RUN_TEST(owner_masked);
 }
