@@ -324,15 +324,18 @@ def main():
         got = sha_in(srv, sid, box, "/workspace/chunked.txt")
         return None if got == hashlib.sha256(b"".join(parts)).hexdigest() else "content differs"
 
-    @test("expired")
+    @test("expired_and_public_url")
     def _():
-        s2 = Server("--file-url-ttl", "1")
+        s2 = Server("--file-url-ttl", "1", "--public-url", "https://files.example:8443/nsbox/")
         try:
             sid2 = s2.session()
             b2 = s2.create(sid2)
             u = s2.tool(sid2, "upload_url", {"sandbox_id": b2, "path": "late.txt"})["structuredContent"]
+            if not u["url"].startswith("https://files.example:8443/nsbox/files/"):
+                return f"--public-url not used: {u['url'][:80]}"
             time.sleep(2.5)
-            st, _, body = http_req(s2, "PUT", u["url"], b"late")
+            # (a proxy at the public URL would strip /nsbox)
+            st, _, body = http_req(s2, "PUT", "http://x/files/" + u["url"].rsplit("/", 1)[1], b"late")
             why = refused(st, body, 403, "expired")
             if why:
                 return why
@@ -340,6 +343,24 @@ def main():
             return f"written after expiry: {out}" if "No such file" not in out else None
         finally:
             s2.close()
+
+    @test("concurrent_downloads_while_a_command_runs")
+    def _():
+        results = []
+
+        def one():
+            results.append(get_sha(srv, state["big_url"]))
+        ts = [threading.Thread(target=one) for _ in range(3)]
+        for t in ts:
+            t.start()
+        out = srv.run(sid, box, "sleep 1; echo done")
+        for t in ts:
+            t.join(120)
+        want = sha_in(srv, sid, box, "/workspace/big.bin")
+        bad = [(st, n) for st, _, got, n in results if st != 200 or got != want]
+        if len(results) != 3 or bad or out["stdout"] != "done\n":
+            return f"{len(results)} downloads, bad: {bad}, command: {out['stdout']!r}"
+        return None
 
     @test("tampered_mac_and_payload")
     def _():
