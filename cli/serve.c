@@ -73,7 +73,10 @@ static int serve_http(struct mcp_server *s, const struct mcp_config *c)
 {
     struct mcp_http_options opt = {.n_allowed_hosts = c->n_allowed_hosts,
                                    .session_timeout_s = c->session_timeout_s,
-                                   .idle_timeout_s = c->idle_timeout_s};
+                                   .idle_timeout_s = c->idle_timeout_s,
+                                   .public_url = c->public_url,
+                                   .file_url_ttl_s = c->file_url_ttl_s,
+                                   .max_upload_mb = c->max_upload_mb};
     struct nsbox_err err = {0};
     _cleanup_free_ char *token = NULL;
     char host[256];
@@ -90,6 +93,8 @@ static int serve_http(struct mcp_server *s, const struct mcp_config *c)
     fprintf(stderr, "nsbox: serving MCP on http://%s%s%s:%u/mcp (%s; store %s)\n", v6 ? "[" : "",
             host, v6 ? "]" : "", mcp_http_port(srv),
             token ? "bearer token required" : "no token: loopback only", s->boxes.store.root);
+    fprintf(stderr, "nsbox: file URLs at %s/files/ (they end with the server)\n",
+            mcp_http_public_url(srv));
     int sig = wait_stop_signal();
     nsbox_info("%s: stopping the HTTP server", strsignal(sig));
     pthread_t watchdog;

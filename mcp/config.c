@@ -15,6 +15,7 @@
 #include "../common/cleanup.h"
 #include "../common/fsutil.h"
 #include "../common/log.h"
+#include "files/urls.h"
 #include "pool.h"
 
 struct opt;
@@ -158,6 +159,23 @@ static int set_allow_host(struct mcp_config *c, const struct opt *o, const char 
     return 0;
 }
 
+/* http:// or https://, a host, no query or fragment: it prefixes every
+ * file URL. */
+static int set_public_url(struct mcp_config *c, const struct opt *o, const char *arg,
+                          struct nsbox_err *err)
+{
+    bool scheme = strncmp(arg, "http://", 7) == 0 || strncmp(arg, "https://", 8) == 0;
+    const char *host = scheme ? strstr(arg, "://") + 3 : arg;
+    if (!scheme || *host == '\0' || *host == '/' || strpbrk(arg, "?# \t\r\n\"") != NULL ||
+        strlen(arg) > 400)
+        return nsbox_err_set(err, EINVAL,
+                             "--public-url takes http://HOST[:PORT][/PREFIX] or https://..., "
+                             "not \"%s\"",
+                             arg);
+    c->public_url = arg;
+    return 0;
+}
+
 /* A registry URL: checked now (box_pkg_policy), so a typo fails the start. */
 static int set_registry(struct mcp_config *c, const struct opt *o, const char *arg,
                         struct nsbox_err *err)
@@ -285,6 +303,14 @@ static const struct opt opts[] = {
      set_allow_host, 0, false, NUM_NONE},
     {"session-timeout", "S", "HTTP: end a session idle this long (3600)", set_number,
      FIELD(session_timeout_s), false, NUM_SECONDS},
+    {"public-url", "URL",
+     "HTTP: the base of the file URLs handed out, as clients reach this server (default "
+     "http://HOST:PORT of --http; set it when binding 0.0.0.0 or behind a proxy)",
+     set_public_url, FIELD(public_url), false, NUM_NONE},
+    {"file-url-ttl", "S", "HTTP: how long a file URL works (900, at most 86400)", set_number,
+     FIELD(file_url_ttl_s), false, NUM_SECONDS},
+    {"max-upload-mb", "MB", "HTTP: the largest upload by URL (1024)", set_number,
+     FIELD(max_upload_mb), false, NUM_MB},
     /* Lets tests (tests/load) see a silent connection closed without
      * waiting the documented 60 s. */
     {"idle-timeout", "S", NULL, set_number, FIELD(idle_timeout_s), true, NUM_SECONDS},
@@ -319,6 +345,7 @@ void mcp_config_init(struct mcp_config *c)
         .max_commits = 16,
         .installs = MCP_INSTALL_ALL,
         .max_package_caches = 16,
+        .max_upload_mb = MCP_UPLOAD_MB_DEFAULT,
     };
 }
 
@@ -342,11 +369,15 @@ int mcp_config_parse(struct mcp_config *c, int argc, char **argv, struct nsbox_e
     }
     if (optind != argc)
         return nsbox_err_set(err, EINVAL, "unexpected argument \"%s\"", argv[optind]);
-    if (c->address == NULL && (c->token_file != NULL || c->n_allowed_hosts > 0 ||
-                               c->session_timeout_s > 0 || c->idle_timeout_s > 0))
+    if (c->address == NULL &&
+        (c->token_file != NULL || c->n_allowed_hosts > 0 || c->session_timeout_s > 0 ||
+         c->idle_timeout_s > 0 || c->public_url || c->file_url_ttl_s))
         return nsbox_err_set(err, EINVAL,
-                             "--token-file, --allow-host and --session-timeout "
-                             "go with --http");
+                             "--token-file, --allow-host, --session-timeout, --public-url "
+                             "and --file-url-ttl go with --http");
+    if (c->file_url_ttl_s > MCP_FILE_TTL_MAX)
+        return nsbox_err_set(err, EINVAL, "--file-url-ttl is at most %d seconds (a day)",
+                             MCP_FILE_TTL_MAX);
     return 0;
 }
 
@@ -387,7 +418,7 @@ static void print_opt(FILE *f, const struct mcp_config *c, const struct opt *o)
         case NUM_NONE:
             break;
         }
-    } else if (o->set == set_string) {
+    } else if (o->set == set_string || o->set == set_public_url) {
         if (*AT(c, o, const char *) != NULL)
             fprintf(f, "%s = %s\n", o->name, *AT(c, o, const char *));
     } else if (o->set == set_limits) {

@@ -42,6 +42,10 @@ struct mcp_config {
     const char *allowed_hosts[MCP_HTTP_MAX_ALLOWED_HOSTS];
     size_t n_allowed_hosts;
     unsigned session_timeout_s, idle_timeout_s;
+    /* File URLs (--public-url, --file-url-ttl, --max-upload-mb). */
+    const char *public_url;
+    unsigned file_url_ttl_s;
+    uint64_t max_upload_mb;
     bool help;
     bool print_config; /* --print-config */
 };

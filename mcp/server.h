@@ -59,6 +59,8 @@ struct mcp_call {
     bool cancelled;
 };
 
+struct mcp_file_urls;
+
 /* What the operator configured: shared by every session. */
 struct mcp_server {
     struct box_ctx boxes; /* the store, STORE/sandboxes, mode, default seccomp */
@@ -84,6 +86,9 @@ struct mcp_server {
     struct box_pkg_registries registries;
     unsigned installs;
     size_t max_package_caches; /* cache images kept (--max-package-caches) */
+    /* Files by signed URL (mcp/files/urls.h): set by the HTTP transport
+     * while it serves, NULL over stdio (no URLs, no upload_url). */
+    const struct mcp_file_urls *file_urls;
 
     /* The spare sandbox for one-shot runs (pool.c). */
     pthread_mutex_t pool_lock;

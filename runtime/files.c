@@ -152,8 +152,9 @@ int nsbox_file_read(struct nsbox_sandbox *sb, const struct nsbox_file_ctx *ctx, 
         return nsbox_err_set(err, EINVAL, "%s: a negative offset", path);
     snprintf(off, sizeof(off), "%" PRId64, offset);
     snprintf(len, sizeof(len), "%zu", length);
-    if (run_op(sb, ctx, OP("read", (char *)path, off, len), NULL, 0, length, path, &res, &size,
-               err) < 0)
+    char **argv = ctx->no_follow ? OP("read", (char *)path, off, len, "nofollow")
+                                 : OP("read", (char *)path, off, len);
+    if (run_op(sb, ctx, argv, NULL, 0, length, path, &res, &size, err) < 0)
         return -1;
     /* The builtin sends at most length bytes; a hostile one is cut. */
     bool cut = res.out_truncated || res.out_len > length;
@@ -232,6 +233,19 @@ int nsbox_file_mkdir(struct nsbox_sandbox *sb, const struct nsbox_file_ctx *ctx,
     long long value;
 
     if (run_op(sb, ctx, OP("mkdir", (char *)path), NULL, 0, 0, path, &res, &value, err) < 0)
+        return -1;
+    nsbox_exec_result_free(&res);
+    return 0;
+}
+
+int nsbox_file_rename(struct nsbox_sandbox *sb, const struct nsbox_file_ctx *ctx, const char *from,
+                      const char *to, struct nsbox_err *err)
+{
+    struct nsbox_exec_result res;
+    long long value;
+
+    if (run_op(sb, ctx, OP("rename", (char *)from, (char *)to), NULL, 0, 0, to, &res, &value, err) <
+        0)
         return -1;
     nsbox_exec_result_free(&res);
     return 0;

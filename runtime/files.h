@@ -29,6 +29,7 @@ struct nsbox_file_ctx {
     double timeout_s;   /* 0: none */
     uint64_t write_max; /* largest file a write may leave (RLIMIT_FSIZE); 0: no limit */
     const struct nsbox_cancel *cancel; /* fired: the operation is killed (cancel.h); NULL */
+    bool no_follow; /* reads: a symlink at path itself is refused (O_NOFOLLOW), not followed */
 };
 
 enum nsbox_file_type {
@@ -51,7 +52,8 @@ struct nsbox_file_data {
 };
 
 /* Reads at most length bytes of the regular file path from offset
- * (symlinks followed inside the sandbox, magic links refused).  Returns 0
+ * (symlinks followed inside the sandbox unless ctx->no_follow, magic
+ * links refused).  Returns 0
  * with out filled (free with nsbox_file_data_free), or -1. */
 int nsbox_file_read(struct nsbox_sandbox *sb, const struct nsbox_file_ctx *ctx, const char *path,
                     int64_t offset, size_t length, struct nsbox_file_data *out,
@@ -93,6 +95,13 @@ void nsbox_file_list_free(struct nsbox_file_list *l);
  * fine).  Returns 0 or -1. */
 int nsbox_file_mkdir(struct nsbox_sandbox *sb, const struct nsbox_file_ctx *ctx, const char *path,
                      struct nsbox_err *err);
+
+/* Renames the regular file from to to (rename(2), so never through a
+ * symlink: a symlink at to would be replaced, not followed), refusing
+ * when to exists and is not a regular file (a symlink, a directory, a
+ * FIFO ...).  Returns 0 or -1 (messages name to). */
+int nsbox_file_rename(struct nsbox_sandbox *sb, const struct nsbox_file_ctx *ctx, const char *from,
+                      const char *to, struct nsbox_err *err);
 
 /* Removes path: a file, a symlink, an empty directory, or with recursive
  * any directory; never the sandbox's root.  Returns 0 or -1. */

@@ -207,12 +207,16 @@ static void op_read(char **args)
     const char *path = args[0];
     long long offset = args[1] ? atoll(args[1]) : 0;
     long long length = args[1] && args[2] ? atoll(args[2]) : LLONG_MAX;
+    bool no_follow = args[1] && args[2] && args[3] && strcmp(args[3], "nofollow") == 0;
     char buf[65536];
 
     /* Symlinks are followed, as cat would: they resolve in the sandbox's
-     * own tree (magic links excepted).  O_NONBLOCK: a FIFO opened for
-     * reading must not hang the tool. */
-    int fd = open_path(path, O_RDONLY | O_NONBLOCK, 0);
+     * own tree (magic links excepted); with nofollow (a file handed out by
+     * URL) one at the path itself is refused.  O_NONBLOCK: a FIFO opened
+     * for reading must not hang the tool. */
+    int fd = open_path(path, O_RDONLY | O_NONBLOCK | (no_follow ? O_NOFOLLOW : 0), 0);
+    if (fd < 0 && no_follow && errno == ELOOP)
+        fail_arg(EINVAL, WHY_NOT_REGULAR, NSBOX_FILE_SYMLINK);
     if (fd < 0)
         fail(errno, WHY_READ);
     struct stat st;
@@ -235,6 +239,24 @@ static void op_read(char **args)
         length -= n;
     }
     succeed((long long)st.st_size);
+}
+
+/* rename FROM TO: FROM must be a regular file, TO absent or one.  A
+ * symlink planted at TO between the check and rename(2) is replaced, not
+ * followed; a directory makes rename fail. */
+static void op_rename(char **args)
+{
+    struct stat st;
+
+    if (lstat(args[0], &st) < 0)
+        fail(errno, WHY_WRITE);
+    if (!S_ISREG(st.st_mode))
+        fail(EINVAL, WHY_WRITE_NOT_REGULAR);
+    if (lstat(args[1], &st) == 0 && !S_ISREG(st.st_mode))
+        fail_arg(EINVAL, WHY_NOT_REGULAR, file_type(st.st_mode));
+    if (rename(args[0], args[1]) < 0)
+        fail(errno, WHY_WRITE);
+    succeed(0);
 }
 
 struct listing {
@@ -361,7 +383,7 @@ int nsbox_files_builtin(char **argv)
         int n_args; /* at least */
     } ops[] = {
         {"write", op_write, 1}, {"read", op_read, 1},     {"list", op_list, 1},
-        {"mkdir", op_mkdir, 1}, {"delete", op_delete, 1},
+        {"mkdir", op_mkdir, 1}, {"delete", op_delete, 1}, {"rename", op_rename, 2},
     };
     if (argv[0] == NULL || strcmp(argv[0], NSBOX_FILE_OP_MARKER) != 0)
         return -1;

@@ -176,6 +176,23 @@ enum http_result http_reply_stream(struct MHD_Connection *c, unsigned status,
     return (enum http_result)ret;
 }
 
+enum http_result http_reply_body(struct MHD_Connection *c, unsigned status, uint64_t size,
+                                 size_t block, const struct http_header *headers,
+                                 http_reader_fn read, void (*done)(void *cls), void *cls)
+{
+    struct MHD_Response *r = MHD_create_response_from_callback(
+        size == HTTP_SIZE_UNKNOWN ? MHD_SIZE_UNKNOWN : size, block, read, cls, done);
+    if (r == NULL) {
+        done(cls);
+        return HTTP_NO;
+    }
+    for (size_t i = 0; i < HTTP_MAX_HEADERS && headers[i].name; i++)
+        MHD_add_response_header(r, headers[i].name, headers[i].value);
+    enum MHD_Result ret = MHD_queue_response(c, status, r);
+    MHD_destroy_response(r);
+    return (enum http_result)ret;
+}
+
 /* ---- the connection ---- */
 
 const char *http_header_value(struct MHD_Connection *c, const char *name)
@@ -262,6 +279,10 @@ static enum http_result check_length(struct MHD_Connection *c, struct http_reque
     const char *length = http_header_value(c, MHD_HTTP_HEADER_CONTENT_LENGTH);
     size_t max = rq->route->body_max;
 
+    if (rq->route->piece != NULL) { /* streamed: the route bounds it */
+        rq->replied = false;
+        return HTTP_YES;
+    }
     if (length && strtoull(length, NULL, 10) > max) {
         if (http_header_value(c, MHD_HTTP_HEADER_EXPECT) ||
             strtoull(length, NULL, 10) > max + BODY_DISCARD_MAX)
@@ -287,12 +308,12 @@ static enum http_result check_request(struct http_server *srv, struct MHD_Connec
                            "(DNS rebinding protection)");
     if (origin != NULL && !http_origin_allowed(origin))
         return http_refuse(c, MHD_HTTP_FORBIDDEN, "forbidden: Origin is not a loopback page");
-    if (!token_ok(srv, http_header_value(c, MHD_HTTP_HEADER_AUTHORIZATION)))
+    const struct http_route *r = find_route(srv, url);
+    if (!(r && r->no_bearer) && !token_ok(srv, http_header_value(c, MHD_HTTP_HEADER_AUTHORIZATION)))
         return http_reply_error(
             c, MHD_HTTP_UNAUTHORIZED, NULL, HTTP_ERR_TRANSPORT,
             "unauthorized: send Authorization: Bearer <token>",
             (struct http_header){MHD_HTTP_HEADER_WWW_AUTHENTICATE, "Bearer realm=\"nsbox\""});
-    const struct http_route *r = find_route(srv, url);
     if (r == NULL)
         return http_refuse(c, MHD_HTTP_NOT_FOUND, srv->not_found);
     if (!method_allowed(r->methods, rq->method))
@@ -321,6 +342,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
         if (rq == NULL)
             return MHD_NO;
         rq->method = method;
+        rq->url = url;
         *con_cls = rq;
         return check_request(srv, c, url, rq) == HTTP_NO ? MHD_NO : MHD_YES;
     }
@@ -333,6 +355,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
          * sees the 413) up to BODY_DISCARD_MAX more, then hangs up. */
         size_t n = *upload_size;
         *upload_size = 0;
+        if (rq->route->piece != NULL)
+            return rq->route->piece(rq->route->ctx, rq, upload, n) == HTTP_NO ? MHD_NO : MHD_YES;
         return http_body_take(&rq->body, upload, n, rq->route->body_max, BODY_DISCARD_MAX) < 0
                    ? MHD_NO
                    : MHD_YES;
@@ -345,7 +369,9 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
                          enum MHD_RequestTerminationCode toe)
 {
     struct http_request *rq = *con_cls;
-    (void)cls, (void)c, (void)toe;
+    (void)cls, (void)c;
+    if (rq && rq->route && rq->route->end)
+        rq->route->end(rq->route->ctx, rq, toe == MHD_REQUEST_TERMINATED_COMPLETED_OK);
     if (rq) {
         http_body_free(&rq->body);
         free(rq);

@@ -63,9 +63,11 @@ struct http_header {
 struct http_request {
     const struct http_route *route;
     const char *method;    /* MHD's, valid until the request ends */
+    const char *url;       /* MHD's (the path, unescaped), likewise */
     struct http_body body; /* what came, up to route->body_max */
     bool replied;          /* a reply is queued (or the handler ran) */
     unsigned flags;        /* the route's own, e.g. set by its check */
+    void *state;           /* the route's own; its end callback frees it */
 };
 
 /* Called once the headers are in and the core's checks passed, before the
@@ -77,15 +79,28 @@ typedef enum http_result (*http_check_fn)(void *ctx, struct MHD_Connection *c,
 typedef enum http_result (*http_handle_fn)(void *ctx, struct MHD_Connection *c,
                                            struct http_request *rq);
 
+/* A streaming route's body: called with each piece as it comes instead
+ * of keeping it (body_max then unused).  HTTP_YES to go on, HTTP_NO to
+ * hang up. */
+typedef enum http_result (*http_piece_fn)(void *ctx, struct http_request *rq, const char *data,
+                                          size_t len);
+/* Called once when the request is over, answered or cut off (completed
+ * false: the client went away or MHD gave up), to release rq->state. */
+typedef void (*http_end_fn)(void *ctx, struct http_request *rq, bool completed);
+
 struct http_route {
     const char *path;        /* the URL's path (no query) */
     bool prefix;             /* path is a prefix ("/files/") rather than exact */
+    bool no_bearer;          /* no bearer token: the URL itself is the credential
+                              * (Host and Origin are still checked) */
     const char *methods;     /* allowed, as the Allow header says: "GET, POST" */
     const char *method_hint; /* the 405's message: "method not allowed: use ..." */
     size_t body_max;         /* body bytes kept; more is drained then refused */
     http_check_fn check;     /* may be NULL */
     http_handle_fn handle;
-    void *ctx; /* the route's, passed to check and handle */
+    http_piece_fn piece; /* NULL: the body is kept, up to body_max */
+    http_end_fn end;     /* NULL: nothing to release */
+    void *ctx;           /* the route's, passed to its callbacks */
 };
 
 #define HTTP_MAX_ALLOWED_HOSTS 8
@@ -172,5 +187,16 @@ enum http_result http_reply_stream(struct MHD_Connection *c, unsigned status,
                                    const char *content_type, struct http_header h1,
                                    struct http_header h2, http_reader_fn read,
                                    void (*done)(void *cls), void *cls);
+
+#define HTTP_SIZE_UNKNOWN UINT64_MAX
+#define HTTP_MAX_HEADERS 8
+
+/* Queues status with a body of size bytes (Content-Length; or
+ * HTTP_SIZE_UNKNOWN) that read produces in pieces of up to block bytes,
+ * with the headers (an array ended by a NULL name, at most
+ * HTTP_MAX_HEADERS).  done(cls) as for http_reply_stream. */
+enum http_result http_reply_body(struct MHD_Connection *c, unsigned status, uint64_t size,
+                                 size_t block, const struct http_header *headers,
+                                 http_reader_fn read, void (*done)(void *cls), void *cls);
 
 #endif

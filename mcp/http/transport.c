@@ -4,10 +4,13 @@
 #include "transport.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 
 #include "core.h"
+#include "files.h"
 #include "policy.h"
 #include "sessions.h"
 #include "streamable.h"
@@ -15,9 +18,12 @@
 _Static_assert(MCP_HTTP_MAX_ALLOWED_HOSTS == HTTP_MAX_ALLOWED_HOSTS, "allowed_hosts sizes");
 
 struct mcp_http {
+    struct mcp_server *cfg;
     struct http_server *core;
     struct http_sessions *sessions;
     struct http_streamable streamable;
+    struct mcp_file_urls urls;
+    struct http_files files;
 };
 
 int mcp_http_parse_address(const char *arg, char *buf, size_t buf_size,
@@ -46,8 +52,34 @@ static struct http_listen_options listen_options(const struct mcp_http_options *
     return l;
 }
 
+/* The file URLs' key, base, lifetime and ceiling.  The key is random and
+ * in memory only: the URLs of a server die with it.  Returns 0 or -1. */
+static int file_urls(struct mcp_http *h, const struct mcp_http_options *opt, struct nsbox_err *err)
+{
+    struct mcp_file_urls *u = &h->urls;
+    bool v6 = strchr(opt->host, ':') != NULL;
+
+    if (getrandom(u->key, sizeof(u->key), 0) != (ssize_t)sizeof(u->key))
+        return nsbox_err_sys(err, "getrandom (the file URLs' key)");
+    if (opt->public_url)
+        snprintf(u->base, sizeof(u->base), "%s", opt->public_url);
+    else
+        snprintf(u->base, sizeof(u->base), "http://%s%s%s:%u", v6 ? "[" : "", opt->host,
+                 v6 ? "]" : "", http_server_port(h->core));
+    size_t n = strlen(u->base);
+    while (n > 0 && u->base[n - 1] == '/')
+        u->base[--n] = '\0';
+    u->ttl_s = opt->file_url_ttl_s ? opt->file_url_ttl_s : MCP_FILE_TTL_DEFAULT;
+    u->max_upload = (opt->max_upload_mb ? opt->max_upload_mb : MCP_UPLOAD_MB_DEFAULT) << 20;
+    h->files = (struct http_files){.sessions = h->sessions, .urls = u};
+    return http_files_register(h->core, &h->files, err);
+}
+
 static void free_parts(struct mcp_http *h)
 {
+    if (h->cfg && h->cfg->file_urls == &h->urls)
+        h->cfg->file_urls = NULL;
+    explicit_bzero(h->urls.key, sizeof(h->urls.key));
     if (h->core)
         http_server_free(h->core);
     if (h->sessions)
@@ -69,12 +101,15 @@ struct mcp_http *mcp_http_start(struct mcp_server *cfg, const struct mcp_http_op
         nsbox_err_set(err, ENOMEM, "out of memory");
         return NULL;
     }
+    h->cfg = cfg;
     if ((h->core = http_server_new(&l, err)) == NULL)
         goto fail;
     h->streamable = (struct http_streamable){.sessions = h->sessions,
                                              .keepalive_s = http_server_keepalive_s(h->core)};
-    if (http_streamable_register(h->core, &h->streamable, err) < 0 ||
-        http_server_start(h->core, err) < 0)
+    if (http_streamable_register(h->core, &h->streamable, err) < 0 || file_urls(h, opt, err) < 0)
+        goto fail;
+    cfg->file_urls = &h->urls; /* before the first request can ask for one */
+    if (http_server_start(h->core, err) < 0)
         goto fail;
     http_sessions_start_reaper(h->sessions);
     return h;
@@ -86,6 +121,11 @@ fail:
 uint16_t mcp_http_port(const struct mcp_http *h)
 {
     return http_server_port(h->core);
+}
+
+const char *mcp_http_public_url(const struct mcp_http *h)
+{
+    return h->urls.base;
 }
 
 void mcp_http_stop(struct mcp_http *h)

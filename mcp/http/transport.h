@@ -31,6 +31,10 @@ struct mcp_http_options {
     unsigned idle_timeout_s;    /* 0: 60 (a connection silent while a request is read) */
     unsigned session_timeout_s; /* 0: 3600 (a session with no request, no open
                                  * stream and no running call is ended) */
+    /* File URLs (GET/PUT /files/TOKEN, mcp/files/urls.h). */
+    const char *public_url;  /* NULL: http://HOST:PORT of the bound address */
+    unsigned file_url_ttl_s; /* 0: 900 */
+    uint64_t max_upload_mb;  /* 0: 1024 */
 };
 
 struct mcp_http;
@@ -48,6 +52,9 @@ struct mcp_http *mcp_http_start(struct mcp_server *cfg, const struct mcp_http_op
 
 /* The port actually bound (useful with port 0). */
 uint16_t mcp_http_port(const struct mcp_http *h);
+
+/* The base of the file URLs handed out ("http://127.0.0.1:8080"). */
+const char *mcp_http_public_url(const struct mcp_http *h);
 
 /* Stops accepting, ends every session (running calls are cancelled, the
  * sessions' sandboxes stop), closes every connection and frees h. */

@@ -152,6 +152,8 @@ static const struct mcp_arg read_fields[] = {
     ARG("encoding", STRING, 0, .choices = encodings),
     ARG("offset", INTEGER, 0, .has_min = true, .min = 0),
     ARG("length", INTEGER, 0, .has_min = true, .min = 1),
+    ARG("url", BOOLEAN, 0,
+        .description = "HTTP only: a signed download URL (download_url) instead of the content"),
 };
 static const struct mcp_arg list_fields[] = {
     SANDBOX_ID,
@@ -173,6 +175,15 @@ static const struct mcp_arg copy_out_fields[] = {
     ARG("overwrite", BOOLEAN, 0),
 };
 
+static const struct mcp_arg upload_fields[] = {
+    SANDBOX_ID,
+    ARG("path", STRING, REQUIRED | NONEMPTY,
+        .description = "where the upload goes: absolute, or relative to the working directory"),
+    ARG("size_mb", NUMBER, 0, .has_min = true, .min = 0,
+        .description = "the largest upload the URL takes, in MiB (default and most: the "
+                       "server's --max-upload-mb)"),
+};
+
 /* The decoders below name their tool's declaration by these. */
 enum {
     SANDBOX_CREATE,
@@ -192,6 +203,7 @@ enum {
     LIST_LANGUAGES,
     LIST_IMAGES,
     INSTALL_PACKAGES,
+    UPLOAD_URL,
     N_TOOLS
 };
 
@@ -213,6 +225,7 @@ static const struct mcp_tool_args decls[N_TOOLS] = {
     [LIST_LANGUAGES] = NO_ARGS("list_languages"),
     [LIST_IMAGES] = NO_ARGS("list_images"),
     [INSTALL_PACKAGES] = DECL("install_packages", install_fields),
+    [UPLOAD_URL] = DECL("upload_url", upload_fields),
 };
 
 const struct mcp_tool_args *mcp_tool_args_find(const char *tool)
@@ -653,6 +666,7 @@ int mcp_args_read_file(json_t *args, struct mcp_read_args *out, struct nsbox_err
     out->length = (size_t)(length > MCP_READ_MAX ? MCP_READ_MAX : length);
     out->offset = mcp_arg_integer(args, "offset", 0);
     out->base64 = encoding && strcmp(encoding, "base64") == 0;
+    out->url = mcp_arg_bool(args, "url");
     return 0;
 }
 
@@ -687,6 +701,26 @@ int mcp_args_create_directory(json_t *args, struct mcp_path_args *out, struct ns
         return -1;
     out->sandbox_id = str(CREATE_DIRECTORY, args, "sandbox_id");
     out->path = str(CREATE_DIRECTORY, args, "path");
+    return 0;
+}
+
+int mcp_args_upload_url(uint64_t ceiling, json_t *args, struct mcp_upload_args *out,
+                        struct nsbox_err *err)
+{
+    bool given;
+
+    *out = (struct mcp_upload_args){0};
+    if (mcp_schema_check(&decls[UPLOAD_URL], args, err) < 0)
+        return -1;
+    out->sandbox_id = str(UPLOAD_URL, args, "sandbox_id");
+    out->path = str(UPLOAD_URL, args, "path");
+    double mb = mcp_arg_number(args, "size_mb", 0, &given);
+    if (given && (mb <= 0 || mb * 1048576.0 > (double)ceiling))
+        return nsbox_err_set(err, 0, "size_mb must be above 0 and at most %llu (the server's cap)",
+                             (unsigned long long)(ceiling >> 20));
+    out->max_bytes = given ? (uint64_t)(mb * 1048576.0) : ceiling;
+    if (out->max_bytes == 0)
+        out->max_bytes = 1;
     return 0;
 }
 

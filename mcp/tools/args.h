@@ -123,6 +123,7 @@ struct mcp_read_args {
     bool base64;    /* encoding "base64" was asked for */
     int64_t offset; /* >= 0 */
     size_t length;  /* 1 .. MCP_READ_MAX */
+    bool url;       /* a download URL instead of the content (HTTP) */
 };
 
 /* list_directory, project_structure */
@@ -136,6 +137,12 @@ struct mcp_list_args {
 struct mcp_path_args {
     const char *sandbox_id, *path;
     bool recursive;
+};
+
+/* upload_url */
+struct mcp_upload_args {
+    const char *sandbox_id, *path;
+    uint64_t max_bytes; /* size_mb, or the server's ceiling */
 };
 
 /* copy_in, copy_out */
@@ -168,6 +175,9 @@ int mcp_args_list_directory(json_t *args, struct mcp_list_args *out, struct nsbo
 int mcp_args_project_structure(json_t *args, struct mcp_list_args *out, struct nsbox_err *err);
 int mcp_args_create_directory(json_t *args, struct mcp_path_args *out, struct nsbox_err *err);
 int mcp_args_delete_path(json_t *args, struct mcp_path_args *out, struct nsbox_err *err);
+/* ceiling: the most bytes an upload may take (the operator's). */
+int mcp_args_upload_url(uint64_t ceiling, json_t *args, struct mcp_upload_args *out,
+                        struct nsbox_err *err);
 int mcp_args_copy_in(const struct mcp_server *cfg, json_t *args, struct mcp_copy_args *out,
                      struct nsbox_err *err);
 int mcp_args_copy_out(const struct mcp_server *cfg, json_t *args, struct mcp_copy_args *out,

@@ -2,10 +2,12 @@
  * MCP image content. */
 #include "changes.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "../../common/cleanup.h"
+#include "../files/urls.h"
 #include "../server.h"
 #include "tools.h"
 
@@ -39,8 +41,31 @@ static bool add_image(struct mcp_result *out, const struct nsbox_snapshot *after
     return b64 != NULL && mcp_result_add_image(out, b64, c->mime, &ignored) == 0;
 }
 
+/* A signed GET URL for the file f names (HTTP only, see urls.h). */
+static void add_link(json_t *f, const struct mcp_file_links *links)
+{
+    const char *rel = json_string_value(json_object_get(f, "path"));
+    int64_t expires;
+    char when[32], path[MCP_FILE_PATH_MAX + 1];
+
+    if (links == NULL || links->urls == NULL || rel == NULL || links->workdir == NULL)
+        return;
+    const char *wd = links->workdir;
+    if ((size_t)snprintf(path, sizeof(path), "%s/%s", strcmp(wd, "/") == 0 ? "" : wd, rel) >=
+        sizeof(path))
+        return;
+    char *url = mcp_file_url(links->urls, MCP_FILE_GET, links->owner, links->sandbox_id, path, 0,
+                             &expires);
+    if (url == NULL) /* a path no URL can name (too long) */
+        return;
+    mcp_file_time_text(expires, when);
+    json_object_set_new(f, "download_url", json_string(url));
+    json_object_set_new(f, "download_expires_at", json_string(when));
+    free(url);
+}
+
 json_t *mcp_changes_json(const struct nsbox_snapshot *before, const struct nsbox_snapshot *after,
-                         struct mcp_result *out)
+                         const struct mcp_file_links *links, struct mcp_result *out)
 {
     struct nsbox_changes ch;
     struct nsbox_err err;
@@ -53,6 +78,8 @@ json_t *mcp_changes_json(const struct nsbox_snapshot *before, const struct nsbox
         const struct nsbox_change *c = &ch.v[i];
         json_t *f = entry_json(c);
         bool named = f != NULL && json_object_get(f, "path") != NULL;
+        if (named)
+            add_link(f, links);
         json_array_append_new(files, f);
         if (!named || c->mime == NULL || c->size > IMAGE_MAX ||
             image_bytes + (size_t)c->size > IMAGES_TOTAL)

@@ -131,14 +131,15 @@ static void interp_fields(json_t *rec, const struct mcp_interp_info *info, bool 
  * after it) and the images it made. */
 static void record(const struct nsbox_exec_result *res, const struct mcp_interp_info *info,
                    bool interp, const struct box *box, const struct nsbox_snapshot *before,
-                   const struct nsbox_snapshot *after, json_t *network, struct mcp_result *out)
+                   const struct nsbox_snapshot *after, json_t *network,
+                   const struct mcp_file_links *links, struct mcp_result *out)
 {
     json_t *rec = result_record(res);
     interp_fields(rec, info, interp);
     box_usage_json(box, rec);
     if (network != NULL)
         json_object_set(rec, "network", network);
-    json_t *files = mcp_changes_json(before, after, out);
+    json_t *files = mcp_changes_json(before, after, links, out);
     json_object_set_new(rec, "files", files ? files : json_array());
     if (before->truncated || after->truncated)
         json_object_set_new(rec, "files_truncated", json_true());
@@ -232,7 +233,11 @@ static int exec_in(struct mcp_session *s, struct mcp_call *call, struct mcp_sand
     }
     if (pc.watch.tripped)
         over_budget(&res, &m->box);
-    record(&res, &info, lang >= 0, &m->box, before, after, network, out);
+    /* Download URLs for a kept sandbox's files (a one-shot one is gone
+     * when the client would follow them). */
+    struct mcp_file_links links = {m->one_shot ? NULL : s->cfg->file_urls, s->id, m->box.sb.id,
+                                   m->box.workdir};
+    record(&res, &info, lang >= 0, &m->box, before, after, network, &links, out);
     if (pc.watch.tripped)
         json_object_set_new(out->structured, "workspace_over_budget", json_true());
     nsbox_exec_result_free(&res);

@@ -91,12 +91,20 @@ MCP_TOOL_FN(read_file)
 
     if (mcp_args_read_file(args, &a, err) < 0)
         return -1;
+    if (a.url && s->cfg->file_urls == NULL)
+        return nsbox_err_set(err, ENOTSUP, "url: true needs the HTTP transport (serve --http)");
     struct mcp_sandbox *m = op_begin(s, call, a.sandbox_id, MCP_FILE_READS, &ctx, err);
     if (m == NULL)
         return -1;
-    int r = nsbox_file_read(&m->box.sb, &ctx, a.path, a.offset, a.length, &d, err);
-    if (mcp_file_op_end(s, call, m, MCP_FILE_READS, r) < 0)
-        return -1;
+    /* With url, only what a URL will serve: a regular file at the path
+     * itself, its first bytes for the type (mcp/http/files.c). */
+    ctx.no_follow = a.url;
+    int r = nsbox_file_read(&m->box.sb, &ctx, a.path, a.url ? 0 : a.offset, a.url ? 512 : a.length,
+                            &d, err);
+    if (r == 0 && a.url)
+        r = mcp_read_file_url(s, m, a.path, &d, out, err);
+    if (mcp_file_op_end(s, call, m, MCP_FILE_READS, r) < 0 || a.url)
+        return r;
     bool base64 = a.base64 || !valid_utf8(d.data, d.len);
     const char *mime = nsbox_mime_sniff(d.data, d.len, a.path);
     _cleanup_free_ char *enc = base64 ? mcp_base64_encode(d.data, d.len) : NULL;

@@ -134,11 +134,13 @@ const struct mcp_tool mcp_tools[] = {
     {"read_file", "Read a file",
      "Read a regular file from a sandbox (1 MiB by default, at most 8 MiB per call; offset "
      "and length page through larger files). Binary content comes back as base64; images "
-     "also as image content.",
+     "also as image content. Over HTTP, url: true returns a signed download URL "
+     "(download_url) instead of the content, for a file too large for the conversation.",
      "{\"type\":\"object\",\"properties\":{\"path\":{\"type\":\"string\"},"
      "\"size\":{\"type\":\"integer\"},\"offset\":{\"type\":\"integer\"},"
      "\"encoding\":{\"type\":\"string\"},\"content\":{\"type\":\"string\"},"
-     "\"truncated\":{\"type\":\"boolean\"},\"mime_type\":{\"type\":\"string\"}},"
+     "\"truncated\":{\"type\":\"boolean\"},\"mime_type\":{\"type\":\"string\"},"
+     "\"download_url\":{\"type\":\"string\"},\"download_expires_at\":{\"type\":\"string\"}},"
      "\"required\":[\"path\",\"size\",\"encoding\",\"content\",\"truncated\"]}",
      mcp_tool_read_file, 0, MCP_HINT_READ_ONLY},
     {"list_directory", "List a directory",
@@ -173,6 +175,18 @@ const struct mcp_tool mcp_tools[] = {
      "\"host_path\":{\"type\":\"string\"},\"bytes\":{\"type\":\"integer\"}},"
      "\"required\":[\"path\",\"host_path\",\"bytes\"]}",
      mcp_tool_copy_out, MCP_NEEDS_HOST_DIRS, MCP_HINT_DESTRUCTIVE},
+    {"upload_url", "Get an upload URL",
+     "A signed URL that takes one file by HTTP PUT (curl --upload-file FILE URL) into a sandbox "
+     "made by sandbox_create, at path (missing parent directories are made), without the bytes "
+     "passing through this conversation. It expires (expires_at), takes at most max_bytes, "
+     "and works only while this session and the sandbox last. The file appears whole or not "
+     "at all.",
+     "{\"type\":\"object\",\"properties\":{\"url\":{\"type\":\"string\"},"
+     "\"method\":{\"type\":\"string\"},\"expires_at\":{\"type\":\"string\"},"
+     "\"max_bytes\":{\"type\":\"integer\"},\"path\":{\"type\":\"string\"},"
+     "\"example\":{\"type\":\"string\"}},"
+     "\"required\":[\"url\",\"method\",\"expires_at\",\"max_bytes\",\"path\"]}",
+     mcp_tool_upload_url, MCP_NEEDS_URLS, 0},
     {"list_languages", "List languages",
      "Languages that execute_code can run, and the image serving each.",
      "{\"type\":\"object\",\"properties\":{\"languages\":{\"type\":\"array\",\"items\":{"
@@ -194,5 +208,6 @@ bool mcp_tool_offered(const struct mcp_server *cfg, const struct mcp_tool *t)
 {
     return !((t->needs & MCP_NEEDS_HOST_DIRS) && cfg->n_host_dirs == 0) &&
            !((t->needs & MCP_NEEDS_COMMITS) && cfg->max_commits == 0) &&
-           !((t->needs & MCP_NEEDS_INSTALLS) && cfg->installs == 0);
+           !((t->needs & MCP_NEEDS_INSTALLS) && cfg->installs == 0) &&
+           !((t->needs & MCP_NEEDS_URLS) && cfg->file_urls == NULL);
 }

@@ -39,6 +39,7 @@ enum {
     MCP_NEEDS_HOST_DIRS = 1, /* serve --allow-host-dir */
     MCP_NEEDS_COMMITS = 2,   /* serve --max-commits above 0 */
     MCP_NEEDS_INSTALLS = 4,  /* serve --install other than none */
+    MCP_NEEDS_URLS = 8,      /* the HTTP transport (file URLs, mcp/files/urls.h) */
 };
 
 /* The inputSchema is not here: tools/list builds it from the tool's
@@ -97,6 +98,20 @@ int mcp_network_request(const struct mcp_server *cfg, json_t *network, struct eg
  * field), else an array (empty when it could not be read: logged). */
 json_t *mcp_network_audit(struct box *box);
 
+/* path (absolute, or relative to workdir) as an absolute path with no
+ * empty or "." component, into buf, for a file URL (urls.c); ".." is
+ * refused.  Returns 0 or -1 with err. */
+int mcp_url_path(const char *workdir, const char *path, char *buf, size_t size,
+                 struct nsbox_err *err);
+
+/* read_file {url: true}: the result for the regular file path of m (read
+ * with d, its first bytes), with download_url and download_expires_at
+ * (urls.c).  Returns 0, or -1 with err. */
+struct nsbox_file_data;
+int mcp_read_file_url(struct mcp_session *s, struct mcp_sandbox *m, const char *path,
+                      const struct nsbox_file_data *d, struct mcp_result *out,
+                      struct nsbox_err *err);
+
 /* Shared by the tools (sandboxes.h and pool.h have the sandboxes). */
 const char *mcp_image_for_language(struct mcp_session *s, const char *language);
 /* Standard base64 (malloc'ed), or NULL when out of memory. */
@@ -122,5 +137,6 @@ MCP_TOOL_FN(project_structure);
 MCP_TOOL_FN(copy_in);
 MCP_TOOL_FN(copy_out);
 MCP_TOOL_FN(install_packages);
+MCP_TOOL_FN(upload_url);
 
 #endif

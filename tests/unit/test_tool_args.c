@@ -72,6 +72,9 @@ static int decode(const char *tool, json_t *args, struct nsbox_err *err)
         struct mcp_copy_args a;
         r = strcmp(tool, "copy_in") == 0 ? mcp_args_copy_in(&cfg, args, &a, err)
                                          : mcp_args_copy_out(&cfg, args, &a, err);
+    } else if (strcmp(tool, "upload_url") == 0) {
+        struct mcp_upload_args a;
+        r = mcp_args_upload_url(64ull << 20, args, &a, err);
     } else if (strcmp(tool, "install_packages") == 0) {
         /* What to install is required in substance (packages or a
          * requirements_file, a manager), not by the schema: given here
@@ -124,6 +127,8 @@ static json_t *valid_value(const char *key)
         {"length", "10"},
         {"depth", "2"},
         {"memory_mb", "64"},
+        {"size_mb", "2"},
+        {"url", "true"},
         {"cpus", "0.5"},
         {"pids", "64"},
         {"timeout_s", "5"},
@@ -196,7 +201,7 @@ static void every_schema_is_closed_json(void)
 {
     size_t n;
     const struct mcp_tool_args *all = mcp_tool_args_all(&n);
-    CHECK(n == 17);
+    CHECK(n == 18);
     for (size_t t = 0; t < n; t++) {
         char text[4096];
         CHECK(mcp_schema_text(&all[t], text, sizeof(text)) < sizeof(text));
@@ -601,6 +606,23 @@ static void result_owns_its_images(void)
     mcp_result_free(&r); /* safe twice */
 }
 
+/* upload_url: size_mb within the server's cap; the cap when absent. */
+static void upload_url_sizes(void)
+{
+    struct mcp_upload_args a;
+    struct nsbox_err err;
+    json_t *j = parse("{\"sandbox_id\":\"x\",\"path\":\"in.csv\"}");
+    CHECK(mcp_args_upload_url(64ull << 20, j, &a, &err) == 0 && a.max_bytes == 64ull << 20);
+    json_decref(j);
+    j = parse("{\"sandbox_id\":\"x\",\"path\":\"in.csv\",\"size_mb\":2}");
+    CHECK(mcp_args_upload_url(64ull << 20, j, &a, &err) == 0 && a.max_bytes == 2ull << 20);
+    json_decref(j);
+    CHECK(strstr(fails("upload_url", "{\"sandbox_id\":\"x\",\"path\":\"a\",\"size_mb\":65}"),
+                 "at most 64") != NULL);
+    CHECK(strstr(fails("upload_url", "{\"sandbox_id\":\"x\",\"path\":\"a\",\"size_mb\":0}"),
+                 "size_mb") != NULL);
+}
+
 void suite_tool_args(void)
 {
     RUN_TEST(every_schema_is_closed_json);
@@ -618,4 +640,5 @@ void suite_tool_args(void)
     RUN_TEST(execute_code_languages);
     RUN_TEST(every_tool_has_a_declaration);
     RUN_TEST(result_owns_its_images);
+    RUN_TEST(upload_url_sizes);
 }
