@@ -1,11 +1,13 @@
-/* The files a run changed, shaped for the result record; images also as
- * MCP image content. */
+/* The files a run changed, shaped for the result record; each also as a
+ * resource link (a kept sandbox's), images also as MCP image content. */
 #include "changes.h"
 
 #include <stdlib.h>
 #include <string.h>
 
 #include "../../common/cleanup.h"
+#include "../resources/resources.h"
+#include "../resources/uri.h"
 #include "../server.h"
 #include "tools.h"
 
@@ -39,8 +41,22 @@ static bool add_image(struct mcp_result *out, const struct nsbox_snapshot *after
     return b64 != NULL && mcp_result_add_image(out, b64, c->mime, &ignored) == 0;
 }
 
+/* The file's resource link, and its uri in f: path is relative to cwd. */
+static void add_link(struct mcp_result *out, json_t *f, const char *sandbox_id, const char *cwd,
+                     const struct nsbox_change *c)
+{
+    char abs[MCP_URI_MAX + 2], uri[MCP_URI_MAX + 1];
+    size_t n = strlen(cwd);
+    while (n > 0 && cwd[n - 1] == '/')
+        n--;
+    if ((size_t)snprintf(abs, sizeof(abs), "%.*s/%s", (int)n, cwd, c->path) >= sizeof(abs))
+        return;
+    if (mcp_resource_link(out, sandbox_id, abs, c->size, c->mime, NULL, uri) == 0)
+        json_object_set_new(f, "uri", json_string(uri));
+}
+
 json_t *mcp_changes_json(const struct nsbox_snapshot *before, const struct nsbox_snapshot *after,
-                         struct mcp_result *out)
+                         const char *sandbox_id, const char *cwd, struct mcp_result *out)
 {
     struct nsbox_changes ch;
     struct nsbox_err err;
@@ -53,6 +69,8 @@ json_t *mcp_changes_json(const struct nsbox_snapshot *before, const struct nsbox
         const struct nsbox_change *c = &ch.v[i];
         json_t *f = entry_json(c);
         bool named = f != NULL && json_object_get(f, "path") != NULL;
+        if (named && sandbox_id != NULL)
+            add_link(out, f, sandbox_id, cwd, c);
         json_array_append_new(files, f);
         if (!named || c->mime == NULL || c->size > IMAGE_MAX ||
             image_bytes + (size_t)c->size > IMAGES_TOTAL)

@@ -8,11 +8,16 @@
 #include "../../runtime/changes.h"
 #include "../result.h"
 
-/* [{path, change: created|modified, size, mime_type?}] (a name that is not
- * UTF-8 as path_base64); the changed images' contents, size-capped, are
- * added to out as image blocks (best effort: one that cannot be read or
- * stored is left out).  Returns the list, or NULL (out of memory). */
+/* [{path, change: created|modified, size, mime_type?, uri?}] (a name that
+ * is not UTF-8 as path_base64).  In a kept sandbox (sandbox_id not NULL;
+ * cwd: the directory the snapshots' paths are relative to) each file also
+ * becomes a resource_link block in out, its URI the entry's uri
+ * (resources/resources.h); a one-shot sandbox is gone once the call
+ * returns, so its files get no link.  The changed images' contents,
+ * size-capped, are added to out as image blocks.  Links and images are
+ * best effort: one that cannot be made or read is left out.  Returns the
+ * list, or NULL (out of memory). */
 json_t *mcp_changes_json(const struct nsbox_snapshot *before, const struct nsbox_snapshot *after,
-                         struct mcp_result *out);
+                         const char *sandbox_id, const char *cwd, struct mcp_result *out);
 
 #endif

@@ -83,19 +83,25 @@ static json_t *read_json(const struct mcp_read_args *a, const struct nsbox_file_
         base64 ? (enc ? strlen(enc) : 0) : d->len, "truncated", d->truncated, "mime_type", mime);
 }
 
+int mcp_file_read(struct mcp_session *s, struct mcp_call *call, const char *sandbox_id,
+                  const char *path, int64_t offset, size_t length, struct nsbox_file_data *d,
+                  struct nsbox_err *err)
+{
+    struct nsbox_file_ctx ctx;
+    struct mcp_sandbox *m = op_begin(s, call, sandbox_id, MCP_FILE_READS, &ctx, err);
+    if (m == NULL)
+        return -1;
+    int r = nsbox_file_read(&m->box.sb, &ctx, path, offset, length, d, err);
+    return mcp_file_op_end(s, call, m, MCP_FILE_READS, r);
+}
+
 MCP_TOOL_FN(read_file)
 {
     struct mcp_read_args a;
-    struct nsbox_file_ctx ctx;
     _cleanup_(nsbox_file_data_free) struct nsbox_file_data d = {0};
 
-    if (mcp_args_read_file(args, &a, err) < 0)
-        return -1;
-    struct mcp_sandbox *m = op_begin(s, call, a.sandbox_id, MCP_FILE_READS, &ctx, err);
-    if (m == NULL)
-        return -1;
-    int r = nsbox_file_read(&m->box.sb, &ctx, a.path, a.offset, a.length, &d, err);
-    if (mcp_file_op_end(s, call, m, MCP_FILE_READS, r) < 0)
+    if (mcp_args_read_file(args, &a, err) < 0 ||
+        mcp_file_read(s, call, a.sandbox_id, a.path, a.offset, a.length, &d, err) < 0)
         return -1;
     bool base64 = a.base64 || !valid_utf8(d.data, d.len);
     const char *mime = nsbox_mime_sniff(d.data, d.len, a.path);
