@@ -125,9 +125,11 @@ struct mcp_session {
     size_t n_sandboxes;
     struct mcp_call calls[MCP_MAX_CALLS];
     size_t n_running;
-    struct mcp_reported *reported; /* resources/list's (resources/listing.c) */
-    pthread_cond_t idle;           /* n_running fell */
-    pthread_cond_t released;       /* a sandbox's refs reached 0 */
+    pthread_cond_t idle;     /* n_running fell */
+    pthread_cond_t released; /* a sandbox's refs reached 0 */
+
+    /* What results linked, for resources/list (resources/listing.c). */
+    struct mcp_reported *reported;
 };
 
 /* Initializes a session for cfg (locks, defaults).  send/transport are
