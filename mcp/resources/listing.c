@@ -147,5 +147,5 @@ void mcp_handle_resources_list(const struct mcp_req *rq)
     json_t *res = json_pack("{s:o}", "resources", list);
     if (next[0] != '\0')
         json_object_set_new(res, "nextCursor", json_string(next));
-    mcp_reply(rq, res);
+    mcp_reply(rq, mcp_resources_cacheable(rq, res, 0)); /* changes with every run */
 }

@@ -35,15 +35,30 @@ int mcp_resource_link(struct mcp_result *out, const char *id, const char *path, 
     return 0;
 }
 
+json_t *mcp_resources_cacheable(const struct mcp_req *rq, json_t *res, long ttl_ms)
+{
+    if (rq->era != MCP_ERA_MODERN || res == NULL)
+        return res;
+    if (json_object_get(res, "ttlMs") == NULL)
+        json_object_set_new(res, "ttlMs", json_integer(ttl_ms));
+    if (json_object_get(res, "cacheScope") == NULL)
+        json_object_set_new(res, "cacheScope", json_string("private"));
+    return res;
+}
+
+/* The template never changes: an hour's freshness. */
 void mcp_handle_resources_templates(const struct mcp_req *rq)
 {
-    mcp_reply(rq, json_pack("{s:[{s:s,s:s,s:s,s:s}]}", "resourceTemplates", "uriTemplate",
-                            MCP_URI_TEMPLATE, "name", "sandbox-file", "title",
-                            "A file in one of this session's sandboxes", "description",
-                            "Any regular file of a sandbox this session made (sandbox_create), "
-                            "by its absolute path without the leading slash, percent-encoded "
-                            "(RFC 3986, '/' kept): the files of a run's results come as "
-                            "resource_link items with these URIs."));
+    mcp_reply(rq, mcp_resources_cacheable(
+                      rq,
+                      json_pack("{s:[{s:s,s:s,s:s,s:s}]}", "resourceTemplates", "uriTemplate",
+                                MCP_URI_TEMPLATE, "name", "sandbox-file", "title",
+                                "A file in one of this session's sandboxes", "description",
+                                "Any regular file of a sandbox this session made (sandbox_create), "
+                                "by its absolute path without the leading slash, percent-encoded "
+                                "(RFC 3986, '/' kept): the files of a run's results come as "
+                                "resource_link items with these URIs."),
+                      3600000));
 }
 
 static void not_found(const struct mcp_req *rq, const char *uri, const char *why)
@@ -117,8 +132,8 @@ static void answer(const struct read_job *job, struct mcp_call *call)
     json_t *res = contents_json(uri, job->path, &d);
     if (res == NULL)
         mcp_reply_error(rq, JSONRPC_INTERNAL_ERROR, "out of memory");
-    else
-        mcp_reply(rq, res);
+    else /* a file changes with every run: no freshness */
+        mcp_reply(rq, mcp_resources_cacheable(rq, res, 0));
 }
 
 /* s->lock held: as tools_call.c frees a call's slot. */

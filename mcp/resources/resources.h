@@ -31,6 +31,11 @@ void mcp_handle_resources_list(const struct mcp_req *rq);
 void mcp_handle_resources_read(const struct mcp_req *rq);
 void mcp_handle_resources_templates(const struct mcp_req *rq);
 
+/* For a 2026-07-28 request (SEP-2549, CacheableResult): sets res's ttlMs
+ * and cacheScope "private" (a session's sandboxes are its own) unless the
+ * result has them.  Returns res. */
+json_t *mcp_resources_cacheable(const struct mcp_req *rq, json_t *res, long ttl_ms);
+
 /* Adds a resource_link to out for the file path (absolute) of the kept
  * sandbox id: its URI, its base name, mime (NULL: by its name), size (-1
  * unknown), description (may be NULL).  Writes the URI to uri (size

@@ -50,7 +50,7 @@
     "\"files\":{\"type\":\"array\",\"items\":{\"type\":\"object\",\"properties\":{"                \
     "\"path\":{\"type\":\"string\"},\"path_base64\":{\"type\":\"string\"},"                        \
     "\"change\":{\"type\":\"string\",\"enum\":[\"created\",\"modified\"]},"                        \
-    "\"size\":{\"type\":\"integer\"},\"mime_type\":{\"type\":\"string\"},"                         \
+    "\"size\":{\"type\":\"integer\"},\"mime_type\":{\"type\":[\"string\",\"null\"]},"              \
     "\"uri\":{\"type\":\"string\"}}}}},"
 
 #define RESULT_SCHEMA                                                                                          \
