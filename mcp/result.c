@@ -45,7 +45,7 @@ int mcp_result_add_link(struct mcp_result *r, const char *uri, const char *name,
     return add(r, c, ok, err);
 }
 
-json_t *mcp_content_json(const struct mcp_content *c)
+static json_t *content_json(const struct mcp_content *c)
 {
     if (c->kind == MCP_CONTENT_IMAGE)
         return json_pack("{s:s,s:s,s:s}", "type", "image", "data", c->data, "mimeType",
@@ -57,6 +57,14 @@ json_t *mcp_content_json(const struct mcp_content *c)
     if (j != NULL && c->description != NULL)
         json_object_set_new(j, "description", json_string(c->description));
     return j;
+}
+
+void mcp_result_content(const struct mcp_result *r, const char *version, json_t *content)
+{
+    bool links = strcmp(version, "2025-06-18") >= 0; /* dates compare as strings */
+    for (size_t i = 0; i < r->n_content; i++)
+        if (links || r->content[i].kind != MCP_CONTENT_RESOURCE_LINK)
+            json_array_append_new(content, content_json(&r->content[i]));
 }
 
 void mcp_result_free(struct mcp_result *r)

@@ -51,9 +51,11 @@ int mcp_result_add_link(struct mcp_result *r, const char *uri, const char *name,
                         const char *mime_type, int64_t size, const char *description,
                         struct nsbox_err *err);
 
-/* The block c as a CallToolResult content item (a new reference), or NULL
- * when out of memory. */
-json_t *mcp_content_json(const struct mcp_content *c);
+/* Appends r's blocks to content (a CallToolResult's array) as the
+ * protocol version ("2025-11-25" ...) knows them: resource_link came with
+ * 2025-06-18, so an older client gets none (their URIs stay in the
+ * structured result) rather than a content type its schema refuses. */
+void mcp_result_content(const struct mcp_result *r, const char *version, json_t *content);
 
 /* Releases what r owns and zeroes it (safe on a zeroed or freed struct). */
 void mcp_result_free(struct mcp_result *r);

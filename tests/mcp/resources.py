@@ -280,6 +280,24 @@ def stdio_tests():
                                               "io.modelcontextprotocol/clientCapabilities": {}}),
                                 uri, -32602)
 
+    @test("no_links_before_2025_06_18")
+    def _():
+        # resource_link came with 2025-06-18: an older client's schema
+        # would refuse the whole result.  Its URIs stay in files[].uri.
+        o = stdio_client.Server(store=os.environ.get("NSBOX_STORE", ""))
+        try:
+            o.req("initialize", {"protocolVersion": "2025-03-26", "capabilities": {},
+                                 "clientInfo": {"name": "old", "version": "1"}})
+            osid = o.tool("sandbox_create", language="python")["structuredContent"]["sandbox_id"]
+            r = o.tool("run_command", sandbox_id=osid, command="echo a > /workspace/f.txt")
+            uri = uri_of(osid, "/workspace/f.txt")
+            if links(r) or r["structuredContent"]["files"][0].get("uri") != uri:
+                return f"{r['content'][1:]} / {r['structuredContent']['files']}"
+            c = read(o, uri)["result"]["contents"][0]
+            return None if c.get("text") == "a\n" else f"{c}"
+        finally:
+            o.close()
+
     hostile_tests(s, sid)
     output_tests(s, sid)
 

@@ -5,6 +5,7 @@
 #include "check.h"
 #include "suites.h"
 
+#include "../../mcp/resources/mime.h"
 #include "../../mcp/resources/uri.h"
 
 #define ID "0123456789abcdef0123456789abcdef"
@@ -104,8 +105,25 @@ static void parse_bounds(void)
     CHECK(mcp_uri_parse(huge, id, big, sizeof(big)) < 0); /* over MCP_URI_MAX */
 }
 
+/* Media types (mcp/resources/mime.c): images from common/mime, the rest
+ * by extension, unknown as octet-stream; which are text. */
+static void mime_types(void)
+{
+    CHECK_STR(mcp_mime_by_name("/workspace/out.CSV"), "text/csv");
+    CHECK_STR(mcp_mime_by_name("/w/plot.png"), "image/png");
+    CHECK_STR(mcp_mime_by_name("/w/report.pdf"), "application/pdf");
+    CHECK_STR(mcp_mime_by_name("/w/data.bin"), MCP_MIME_UNKNOWN);
+    CHECK_STR(mcp_mime_by_name("/w/.csv"), MCP_MIME_UNKNOWN); /* a dotfile, no extension */
+    CHECK_STR(mcp_mime_by_name("/w.csv/noext"), MCP_MIME_UNKNOWN);
+    CHECK(mcp_mime_textual("text/csv") && mcp_mime_textual("application/json") &&
+          mcp_mime_textual("image/svg+xml"));
+    CHECK(!mcp_mime_textual("image/png") && !mcp_mime_textual(MCP_MIME_UNKNOWN) &&
+          !mcp_mime_textual("application/pdf"));
+}
+
 void suite_resource_uri(void)
 {
+    RUN_TEST(mime_types);
     RUN_TEST(format_encodes);
     RUN_TEST(format_refuses);
     RUN_TEST(parse_round_trip);
