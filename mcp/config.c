@@ -268,6 +268,10 @@ static const struct opt opts[] = {
     {"max-commits", "N",
      "images sandbox_commit may keep in the store (16; 0: no sandbox_commit tool)", set_number,
      FIELD(max_commits), false, NUM_COUNT},
+    {"max-inline-kb", "KB",
+     "the most output (stdout and stderr, in KiB) a call may ask to get inline with "
+     "max_inline_kb (1024); the default is 32 KiB or this, whichever is less",
+     set_number, FIELD(max_inline_kb), false, NUM_SIZE},
     {"allow-host-dir", "DIR", "a host directory copy_in/copy_out may use (repeatable)",
      set_host_dir, 0, false, NUM_NONE},
     {"allow-net", "RULE",
@@ -343,6 +347,7 @@ void mcp_config_init(struct mcp_config *c)
         .max_sandboxes = 16,
         .max_total = 128,
         .max_commits = 16,
+        .max_inline_kb = 1024,
         .installs = MCP_INSTALL_ALL,
         .max_package_caches = 16,
         .max_upload_mb = MCP_UPLOAD_MB_DEFAULT,
@@ -568,6 +573,7 @@ int mcp_server_open(struct mcp_server *s, const struct mcp_config *c, const stru
                              .max_sandboxes = c->max_sandboxes,
                              .max_total = c->max_total,
                              .max_commits = c->max_commits,
+                             .max_inline_kb = c->max_inline_kb,
                              .output_cap = box_defaults.output_cap};
     for (size_t i = 0; i < c->n_langs; i++)
         s->langs[i] = (struct mcp_lang){strdup(c->langs[i].language), strdup(c->langs[i].ref)};

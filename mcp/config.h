@@ -22,6 +22,7 @@ struct mcp_config {
     enum nsbox_limits_mode mode;
     struct mcp_limits defaults, ceilings;
     size_t max_sandboxes, max_total, max_commits;
+    size_t max_inline_kb;                 /* the most max_inline_kb a call may ask for */
     struct mcp_lang langs[MCP_MAX_LANGS]; /* --image LANG=REF, owned */
     size_t n_langs;
     const char *host_dirs[MCP_MAX_HOST_DIRS]; /* --allow-host-dir */

@@ -72,6 +72,7 @@ struct mcp_server {
     size_t max_total;     /* live sandboxes, all sessions and spares */
     size_t max_commits;   /* sandbox_commit's images in the store; 0: no such tool */
     size_t output_cap;
+    size_t max_inline_kb; /* ceiling of a call's max_inline_kb (serve --max-inline-kb) */
     /* Host directories copy_in/copy_out may use (serve --allow-host-dir). */
     struct {
         char *path;
@@ -131,6 +132,9 @@ struct mcp_session {
     size_t n_running;
     pthread_cond_t idle;     /* n_running fell */
     pthread_cond_t released; /* a sandbox's refs reached 0 */
+
+    /* What results linked, for resources/list (resources/listing.c). */
+    struct mcp_reported *reported;
 };
 
 /* Initializes a session for cfg (locks, defaults).  send/transport are

@@ -7,6 +7,7 @@
 #include <time.h>
 
 #include "../jsonrpc.h"
+#include "../resources/resources.h"
 #include "../sandboxes.h"
 #include "request.h"
 
@@ -107,4 +108,5 @@ void mcp_session_shutdown(struct mcp_session *s)
         pthread_cond_wait(&s->idle, &s->lock);
     pthread_mutex_unlock(&s->lock);
     mcp_sandboxes_stop_all(s);
+    mcp_resources_forget(s);
 }

@@ -58,9 +58,9 @@ void mcp_handle_initialize(const struct mcp_req *rq)
     snprintf(s->protocol, sizeof(s->protocol), "%s", chosen);
     s->initialized = true;
     pthread_mutex_unlock(&s->lock);
-    mcp_reply(rq, json_pack("{s:s,s:{s:{s:b},s:{}},s:o,s:s}", "protocolVersion", chosen,
-                            "capabilities", "tools", "listChanged", 0, "logging", "serverInfo",
-                            mcp_server_info(), "instructions", mcp_instructions));
+    mcp_reply(rq, json_pack("{s:s,s:{s:{s:b},s:{},s:{}},s:o,s:s}", "protocolVersion", chosen,
+                            "capabilities", "tools", "listChanged", 0, "logging", "resources",
+                            "serverInfo", mcp_server_info(), "instructions", mcp_instructions));
 }
 
 void mcp_handle_ping(const struct mcp_req *rq)

@@ -2,6 +2,7 @@
  * (request.h).  Notifications are dispatch.c's. */
 #include <string.h>
 
+#include "../resources/resources.h"
 #include "request.h"
 
 const struct mcp_method mcp_methods[] = {
@@ -10,6 +11,9 @@ const struct mcp_method mcp_methods[] = {
     {"logging/setLevel", mcp_handle_set_level, MCP_M_LEGACY},
     {"tools/list", mcp_handle_tools_list, MCP_M_BOTH},
     {"tools/call", mcp_handle_tools_call, MCP_M_BOTH},
+    {"resources/list", mcp_handle_resources_list, MCP_M_BOTH},
+    {"resources/read", mcp_handle_resources_read, MCP_M_BOTH},
+    {"resources/templates/list", mcp_handle_resources_templates, MCP_M_BOTH},
 };
 const size_t mcp_n_methods = sizeof(mcp_methods) / sizeof(mcp_methods[0]);
 

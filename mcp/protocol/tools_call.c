@@ -10,6 +10,7 @@
 #include "../../common/cleanup_json.h"
 #include "../../common/log.h"
 #include "../jsonrpc.h"
+#include "../resources/resources.h"
 #include "../tools/args.h"
 #include "../tools/tools.h"
 #include "request.h"
@@ -80,22 +81,17 @@ static json_t *tool_error(const char *msg)
 
 /* The CallToolResult of a tool that succeeded: the structured JSON as a
  * text block (for clients that read only content) and as
- * structuredContent, then its images as image blocks.  Takes r's
- * structured result (not NULL); the rest stays r's. */
-static json_t *tool_result(struct mcp_result *r)
+ * structuredContent, then its images and resource links (as rq's
+ * version knows them).  Takes r's structured result (not NULL); the rest
+ * stays r's. */
+static json_t *tool_result(const struct mcp_req *rq, struct mcp_result *r)
 {
     json_t *structured = r->structured;
     r->structured = NULL;
     _cleanup_free_ char *text = json_dumps(structured, JSON_COMPACT);
     json_t *res = json_pack("{s:[{s:s,s:s}],s:o,s:b}", "content", "type", "text", "text",
                             text ? text : "", "structuredContent", structured, "isError", 0);
-    json_t *content = json_object_get(res, "content");
-    for (size_t i = 0; i < r->n_content; i++) {
-        const struct mcp_content *c = &r->content[i];
-        if (c->kind == MCP_CONTENT_IMAGE)
-            json_array_append_new(content, json_pack("{s:s,s:s,s:s}", "type", "image", "data",
-                                                     c->data, "mimeType", c->mime_type));
-    }
+    mcp_result_content(r, rq->version, json_object_get(res, "content"));
     return res;
 }
 
@@ -132,8 +128,10 @@ static void *call_thread(void *arg)
      * response goes out while the call still counts as running: once
      * mcp_session_shutdown() has seen n_running reach 0, an HTTP session
      * and its send callback are freed. */
+    if (!cancelled && r == 0)
+        mcp_resources_note(s, &out); /* resources/list lists what results linked */
     if (!cancelled)
-        mcp_reply(job->rq, r == 0 ? tool_result(&out) : tool_error(err.msg));
+        mcp_reply(job->rq, r == 0 ? tool_result(job->rq, &out) : tool_error(err.msg));
     pthread_mutex_lock(&s->lock);
     release_slot(&s->calls[job->slot]);
     s->n_running--;

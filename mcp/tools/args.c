@@ -55,6 +55,13 @@ static const char *const encodings[] = {"utf-8", "base64", NULL};
             .description = "the sandbox's writable files in total (/workspace and every "          \
                            "writable path but /tmp and /dev/shm), in MiB")
 
+/* Its range comes from the server's ceiling (run_args). */
+#define INLINE_KB                                                                                  \
+    ARG("max_inline_kb", INTEGER, 0,                                                               \
+        .description = "the most stdout and stderr, together, in KiB, returned inline (32): more " \
+                       "is cut in the middle, and in a kept sandbox the whole output is kept as "  \
+                       "a file, linked (stdout_uri, stderr_uri)")
+
 static const char *const managers[] = {"pip", "npm", "apt", NULL};
 #define PACKAGES_SCHEMA "\"type\":\"array\",\"items\":{\"type\":\"string\"},\"maxItems\":64"
 /* Checked against the operator's ceiling by the tool (tools/network.c). */
@@ -130,6 +137,7 @@ static const struct mcp_arg execute_fields[] = {
                        "variables are gone)"),
     LIMITS,
     NETWORK,
+    INLINE_KB,
 };
 static const struct mcp_arg run_fields[] = {
     ARG("command", STRING, REQUIRED, .max_len = MCP_CODE_MAX),
@@ -138,6 +146,7 @@ static const struct mcp_arg run_fields[] = {
     ARG("workdir", STRING, 0, .description = "absolute path inside the sandbox"),
     LIMITS,
     NETWORK,
+    INLINE_KB,
 };
 static const struct mcp_arg write_fields[] = {
     SANDBOX_ID,
@@ -560,14 +569,37 @@ int mcp_args_install_packages(const struct mcp_server *cfg, json_t *args,
 
 /* ---- execute_code, run_command ---- */
 
-/* What both share: the sandbox, stdin, the limits, and argv around the
- * program text. */
+/* max_inline_kb as bytes: MCP_INLINE_KB_DEFAULT unless given, within 1 ..
+ * the server's ceiling (serve --max-inline-kb), which also caps the
+ * default. */
+static int inline_arg(const struct mcp_server *cfg, json_t *args, size_t *bytes,
+                      struct nsbox_err *err)
+{
+    size_t ceiling = cfg->max_inline_kb ? cfg->max_inline_kb : MCP_INLINE_KB_DEFAULT;
+    bool given;
+    double kb = mcp_arg_number(args, "max_inline_kb", 0, &given);
+    if (given && (kb < 1 || kb > (double)ceiling))
+        return nsbox_err_set(err, 0,
+                             "max_inline_kb must be from 1 to %zu (the server's ceiling, serve "
+                             "--max-inline-kb); %g asked for",
+                             ceiling, kb);
+    size_t v = given ? (size_t)kb : MCP_INLINE_KB_DEFAULT;
+    *bytes = (v < ceiling ? v : ceiling) << 10;
+    return 0;
+}
+
+/* What both share: the sandbox, stdin, the limits, the inline output,
+ * and argv around the program text. */
 static int run_args(const struct mcp_server *cfg, int tool, json_t *args, const char *key,
                     struct mcp_run_args *out, struct nsbox_err *err)
 {
     *out = (struct mcp_run_args){0};
     if (mcp_schema_check(&decls[tool], args, err) < 0 ||
         limit_args(cfg, args, &out->limits, err) < 0) {
+        *out = (struct mcp_run_args){0};
+        return -1;
+    }
+    if (inline_arg(cfg, args, &out->inline_max, err) < 0) {
         *out = (struct mcp_run_args){0};
         return -1;
     }

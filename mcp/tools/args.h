@@ -35,6 +35,7 @@
 #define MCP_WRITE_MAX (16u << 20) /* decoded bytes per write_file */
 #define MCP_READ_DEFAULT (1u << 20)
 #define MCP_READ_MAX (8u << 20)
+#define MCP_INLINE_KB_DEFAULT 32    /* KiB of output inline unless max_inline_kb */
 #define MCP_TREE_DEPTH_MAX 16       /* project_structure's depth */
 #define MCP_LIST_RECURSIVE_DEPTH 64 /* list_directory with recursive */
 
@@ -105,7 +106,8 @@ struct mcp_run_args {
      * fresh; restart starts a new one first. */
     const char *code;
     bool fresh, restart;
-    json_t *network; /* a one-shot run's rules (borrowed array), or NULL */
+    json_t *network;   /* a one-shot run's rules (borrowed array), or NULL */
+    size_t inline_max; /* bytes of stdout + stderr inline (max_inline_kb) */
 };
 
 /* write_file */

@@ -1,5 +1,5 @@
-/* The files a run changed, shaped for the result record; images also as
- * MCP image content. */
+/* The files a run changed, shaped for the result record; each also as a
+ * resource link (a kept sandbox's), images also as MCP image content. */
 #include "changes.h"
 
 #include <stdio.h>
@@ -8,6 +8,8 @@
 
 #include "../../common/cleanup.h"
 #include "../files/urls.h"
+#include "../resources/resources.h"
+#include "../resources/uri.h"
 #include "../server.h"
 #include "tools.h"
 
@@ -41,22 +43,27 @@ static bool add_image(struct mcp_result *out, const struct nsbox_snapshot *after
     return b64 != NULL && mcp_result_add_image(out, b64, c->mime, &ignored) == 0;
 }
 
-/* A signed GET URL for the file f names (HTTP only, see urls.h). */
-static void add_link(json_t *f, const struct mcp_file_links *links)
+/* The file's resource link (its uri in f) and, over HTTP, a signed GET
+ * URL for it (urls.h). */
+static void add_links(struct mcp_result *out, json_t *f, const struct mcp_file_links *links,
+                      const struct nsbox_change *c)
 {
-    const char *rel = json_string_value(json_object_get(f, "path"));
+    char abs[MCP_URI_MAX + 2], uri[MCP_URI_MAX + 1], when[32];
+    const char *cwd = links->cwd ? links->cwd : "/";
+    size_t n = strlen(cwd);
     int64_t expires;
-    char when[32], path[MCP_FILE_PATH_MAX + 1];
 
-    if (links == NULL || links->urls == NULL || rel == NULL || links->workdir == NULL)
+    while (n > 0 && cwd[n - 1] == '/')
+        n--;
+    if ((size_t)snprintf(abs, sizeof(abs), "%.*s/%s", (int)n, cwd, c->path) >= sizeof(abs))
         return;
-    const char *wd = links->workdir;
-    if ((size_t)snprintf(path, sizeof(path), "%s/%s", strcmp(wd, "/") == 0 ? "" : wd, rel) >=
-        sizeof(path))
+    if (mcp_resource_link(out, links->sandbox_id, abs, c->size, c->mime, NULL, uri) == 0)
+        json_object_set_new(f, "uri", json_string(uri));
+    if (links->urls == NULL || strlen(abs) > MCP_FILE_PATH_MAX)
         return;
-    char *url = mcp_file_url(links->urls, MCP_FILE_GET, links->owner, links->sandbox_id, path, 0,
+    char *url = mcp_file_url(links->urls, MCP_FILE_GET, links->owner, links->sandbox_id, abs, 0,
                              &expires);
-    if (url == NULL) /* a path no URL can name (too long) */
+    if (url == NULL)
         return;
     mcp_file_time_text(expires, when);
     json_object_set_new(f, "download_url", json_string(url));
@@ -78,8 +85,8 @@ json_t *mcp_changes_json(const struct nsbox_snapshot *before, const struct nsbox
         const struct nsbox_change *c = &ch.v[i];
         json_t *f = entry_json(c);
         bool named = f != NULL && json_object_get(f, "path") != NULL;
-        if (named)
-            add_link(f, links);
+        if (named && links != NULL && links->sandbox_id != NULL)
+            add_links(out, f, links, c);
         json_array_append_new(files, f);
         if (!named || c->mime == NULL || c->size > IMAGE_MAX ||
             image_bytes + (size_t)c->size > IMAGES_TOTAL)

@@ -16,6 +16,7 @@
 #include "args.h"
 #include "changes.h"
 #include "languages.h"
+#include "output.h"
 #include "tools.h"
 
 static json_t *result_record(const struct nsbox_exec_result *r)
@@ -127,19 +128,36 @@ static void interp_fields(json_t *rec, const struct mcp_interp_info *info, bool 
     json_object_set_new(rec, "figures", figs);
 }
 
+/* What a run's record is made from, beside its result. */
+struct run_facts {
+    const struct mcp_sandbox *m;
+    const char *cwd; /* the snapshots' directory */
+    const struct nsbox_snapshot *before, *after;
+    json_t *network;
+    const struct mcp_output_kept *kept;
+    const struct mcp_file_urls *urls; /* HTTP: download URLs for owner */
+    const char *owner;
+};
+
 /* Fills out with the run's result record (with the disk as measured
- * after it) and the images it made. */
+ * after it), the images it made, and links to its files and kept
+ * output (a kept sandbox's: a one-shot one is gone after the call). */
 static void record(const struct nsbox_exec_result *res, const struct mcp_interp_info *info,
-                   bool interp, const struct box *box, const struct nsbox_snapshot *before,
-                   const struct nsbox_snapshot *after, json_t *network,
-                   const struct mcp_file_links *links, struct mcp_result *out)
+                   bool interp, const struct run_facts *f, struct mcp_result *out)
 {
+    const struct box *box = &f->m->box;
+    const char *id = f->m->one_shot ? NULL : box->sb.id;
+    const struct nsbox_snapshot *before = f->before, *after = f->after;
     json_t *rec = result_record(res);
     interp_fields(rec, info, interp);
     box_usage_json(box, rec);
-    if (network != NULL)
-        json_object_set(rec, "network", network);
-    json_t *files = mcp_changes_json(before, after, links, out);
+    if (f->network != NULL)
+        json_object_set(rec, "network", f->network);
+    mcp_output_json(rec, f->kept, id, out);
+    /* Links and download URLs for a kept sandbox's files (a one-shot
+     * one is gone when the client would follow them). */
+    struct mcp_file_links links = {f->urls, f->owner, id, f->cwd};
+    json_t *files = mcp_changes_json(before, after, &links, out);
     json_object_set_new(rec, "files", files ? files : json_array());
     if (before->truncated || after->truncated)
         json_object_set_new(rec, "files_truncated", json_true());
@@ -221,6 +239,11 @@ static int exec_in(struct mcp_session *s, struct mcp_call *call, struct mcp_sand
         nsbox_warn("sandbox %s: %s", m->box.sb.id, merr.msg);
     /* Read under the operation: the audit's cursor is the sandbox's. */
     _cleanup_json_ json_t *network = mcp_network_audit(&m->box);
+    /* Cut to the inline budget, the whole kept, while the operation is
+     * still this call's. */
+    struct mcp_output_kept kept = {0};
+    if (r == 0)
+        mcp_output_cut(s, call, m, &res, rq->inline_max, &kept);
     if (!m->one_shot)
         mcp_op_end(s, call, m);
     if (r == 0 && res.cancelled && stopped(s, m)) {
@@ -233,11 +256,8 @@ static int exec_in(struct mcp_session *s, struct mcp_call *call, struct mcp_sand
     }
     if (pc.watch.tripped)
         over_budget(&res, &m->box);
-    /* Download URLs for a kept sandbox's files (a one-shot one is gone
-     * when the client would follow them). */
-    struct mcp_file_links links = {m->one_shot ? NULL : s->cfg->file_urls, s->id, m->box.sb.id,
-                                   m->box.workdir};
-    record(&res, &info, lang >= 0, &m->box, before, after, network, &links, out);
+    struct run_facts facts = {m, eo.cwd, before, after, network, &kept, s->cfg->file_urls, s->id};
+    record(&res, &info, lang >= 0, &facts, out);
     if (pc.watch.tripped)
         json_object_set_new(out->structured, "workspace_over_budget", json_true());
     nsbox_exec_result_free(&res);

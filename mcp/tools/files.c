@@ -83,6 +83,18 @@ static json_t *read_json(const struct mcp_read_args *a, const struct nsbox_file_
         base64 ? (enc ? strlen(enc) : 0) : d->len, "truncated", d->truncated, "mime_type", mime);
 }
 
+int mcp_file_read(struct mcp_session *s, struct mcp_call *call, const char *sandbox_id,
+                  const char *path, int64_t offset, size_t length, struct nsbox_file_data *d,
+                  struct nsbox_err *err)
+{
+    struct nsbox_file_ctx ctx;
+    struct mcp_sandbox *m = op_begin(s, call, sandbox_id, MCP_FILE_READS, &ctx, err);
+    if (m == NULL)
+        return -1;
+    int r = nsbox_file_read(&m->box.sb, &ctx, path, offset, length, d, err);
+    return mcp_file_op_end(s, call, m, MCP_FILE_READS, r);
+}
+
 MCP_TOOL_FN(read_file)
 {
     struct mcp_read_args a;

@@ -36,6 +36,23 @@
     "\"reason\":{\"type\":\"string\"},\"bytes_out\":{\"type\":\"integer\"},"                       \
     "\"bytes_in\":{\"type\":\"integer\"},\"connections\":{\"type\":\"integer\"}}}},"
 
+/* Output past the call's max_inline_kb (tools/output.h): cut inline, kept
+ * whole in a kept sandbox. */
+#define OUTPUT_PROPS                                                                               \
+    "\"stdout_cut\":{\"type\":\"boolean\"},\"stderr_cut\":{\"type\":\"boolean\"},"                 \
+    "\"stdout_bytes\":{\"type\":\"integer\"},\"stderr_bytes\":{\"type\":\"integer\"},"             \
+    "\"stdout_path\":{\"type\":\"string\"},\"stderr_path\":{\"type\":\"string\"},"                 \
+    "\"stdout_uri\":{\"type\":\"string\"},\"stderr_uri\":{\"type\":\"string\"},"
+
+/* A file the run created or changed (tools/changes.h); uri in a kept
+ * sandbox (resources/read). */
+#define FILES_PROPS                                                                                \
+    "\"files\":{\"type\":\"array\",\"items\":{\"type\":\"object\",\"properties\":{"                \
+    "\"path\":{\"type\":\"string\"},\"path_base64\":{\"type\":\"string\"},"                        \
+    "\"change\":{\"type\":\"string\",\"enum\":[\"created\",\"modified\"]},"                        \
+    "\"size\":{\"type\":\"integer\"},\"mime_type\":{\"type\":[\"string\",\"null\"]},"              \
+    "\"uri\":{\"type\":\"string\"}}}}},"
+
 #define RESULT_SCHEMA                                                                                          \
     "{\"type\":\"object\",\"properties\":{"                                                                    \
     "\"status\":{\"type\":\"string\",\"enum\":[\"ok\",\"error\",\"timeout\",\"oom\",\"signaled\"]},"           \
@@ -45,7 +62,7 @@
     "\"timed_out\":{\"type\":\"boolean\"},\"oom_killed\":{\"type\":\"boolean\"},"                              \
     "\"wall_ms\":{\"type\":\"integer\"},\"cpu_ms\":{\"type\":\"integer\"},"                                    \
     "\"memory_peak_bytes\":{\"type\":\"integer\"}," DISK_PROPS INTERP_PROPS NETWORK_PROPS                      \
-    "\"files\":{\"type\":\"array\",\"items\":{\"type\":\"object\"}}},"                                         \
+        OUTPUT_PROPS FILES_PROPS                                                                               \
     "\"required\":[\"status\",\"exit_code\",\"stdout\",\"stderr\",\"timed_out\",\"oom_killed\"," DISK_REQUIRED \
     "]}"
 

@@ -81,6 +81,17 @@ struct mcp_sandbox *mcp_file_op_begin(struct mcp_session *s, struct mcp_call *ca
 int mcp_file_op_end(struct mcp_session *s, struct mcp_call *call, struct mcp_sandbox *m,
                     enum mcp_file_op_kind kind, int r);
 
+struct nsbox_file_data;
+
+/* read_file's read, shared with resources/read: at most length bytes of
+ * the regular file path from offset, in the session's sandbox sandbox_id
+ * and confined to it (read inside the sandbox as its user, symlinks
+ * resolved there: runtime/files.h; 30 s at most).  Returns 0 with d
+ * filled (free with nsbox_file_data_free), or -1 with err set. */
+int mcp_file_read(struct mcp_session *s, struct mcp_call *call, const char *sandbox_id,
+                  const char *path, int64_t offset, size_t length, struct nsbox_file_data *d,
+                  struct nsbox_err *err);
+
 /* Whether the operator allowed what t needs (tools/list lists only those;
  * a call of another is an unknown tool). */
 bool mcp_tool_offered(const struct mcp_server *cfg, const struct mcp_tool *t);

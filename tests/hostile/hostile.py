@@ -225,7 +225,10 @@ class Front:
             rc, out, err = self.cli(["exec", "--json", "--timeout", str(timeout), sid, "--", "sh", "-c", cmd],
                                     timeout=timeout + 60)
             return record(rc, out, err)
-        r = self.tool("run_command", command=cmd, sandbox_id=sid, timeout_s=timeout)
+        # The whole captured output inline (max_inline_kb at its default
+        # ceiling), as the CLI front prints it: these cases judge the
+        # runtime's caps, not the inline cut (tests/mcp/resources.py).
+        r = self.tool("run_command", command=cmd, sandbox_id=sid, timeout_s=timeout, max_inline_kb=1024)
         if r.get("isError"):
             return {"nsbox_error": r["content"][0]["text"]}
         return r["structuredContent"]

@@ -133,6 +133,7 @@ for scenario in server-initialize ping logging-set-level tools-list server-sse-m
 done
 run_client raw timeout 600 python3 "$CONF/http_raw.py" main "$PORT"
 run_client sdk env MCP_URL="$URL" timeout 600 node "$CONF/sdk_http.mjs"
+run_client resources timeout 300 python3 "$ROOT/tests/mcp/resources.py" http "$PORT"
 if kill -0 "$MAIN" 2>/dev/null; then
 	pass main_server_alive
 else

@@ -81,6 +81,8 @@ fi
 
 run_client sdk timeout 900 node "$MCP/stdio.test.mjs"
 run_client raw timeout 600 python3 "$MCP/raw_protocol.py"
+run_client resources timeout 600 python3 "$MCP/resources.py" stdio
+run_client resources_sdk timeout 300 node "$MCP/resources.test.mjs"
 run_client files timeout 600 python3 "$MCP/file_tools.py"
 run_client host timeout 300 python3 "$MCP/host_copy.py"
 run_client workspaces timeout 300 python3 "$MCP/workspaces.py"

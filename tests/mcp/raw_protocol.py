@@ -376,7 +376,7 @@ def logging_set_level_raw():
 @test
 def unknown_method():
     s = main_server()
-    for method in ("nsbox/nope", "tools/destroy", "resources/list"):
+    for method in ("nsbox/nope", "tools/destroy", "prompts/list"):
         i = s.fresh_id()
         s.send({"jsonrpc": "2.0", "id": i, "method": method, "params": {}})
         m = s.recv(15)

@@ -30,6 +30,7 @@ static struct mcp_server cfg = {
                  .workspace_mb = 2048},
     .host_dirs = {{"/srv/share", -1}},
     .n_host_dirs = 1,
+    .max_inline_kb = 1024,
 };
 
 /* ---- helpers ---- */
@@ -135,6 +136,7 @@ static json_t *valid_value(const char *key)
         {"disk_mb", "64"},
         {"workspace_mb", "64"},
         {"network", "[\"pypi\"]"},
+        {"max_inline_kb", "64"},
         {"manager", "\"pip\""},
         {"requirements_file", "\"requirements.txt\""},
         {"packages", "{\"manager\":\"pip\",\"packages\":[\"x\"]}"},
@@ -337,6 +339,29 @@ static void integer_ranges(void)
     CHECK(mcp_args_read_file(args, &r, &err) == 0);
     CHECK(r.offset == 5 && r.length == MCP_READ_DEFAULT && !r.base64);
     json_decref(args);
+}
+
+/* max_inline_kb: 32 KiB unless given, 1 .. the server's ceiling, which
+ * also caps the default. */
+static void inline_kb_within_ceiling(void)
+{
+    struct mcp_run_args r;
+    struct nsbox_err err;
+    json_t *args = parse("{\"code\":\"1\"}");
+    CHECK(mcp_args_execute_code(&cfg, args, &r, &err) == 0 && r.inline_max == 32u << 10);
+    json_decref(args);
+    args = parse("{\"command\":\"ls\",\"max_inline_kb\":1024}");
+    CHECK(mcp_args_run_command(&cfg, args, &r, &err) == 0 && r.inline_max == 1024u << 10);
+    json_decref(args);
+    CHECK(strstr(fails("execute_code", "{\"code\":\"1\",\"max_inline_kb\":1025}"),
+                 "serve --max-inline-kb") != NULL);
+    fails("execute_code", "{\"code\":\"1\",\"max_inline_kb\":0}");
+    fails("run_command", "{\"command\":\"ls\",\"max_inline_kb\":1.5}");
+    cfg.max_inline_kb = 8;
+    args = parse("{\"code\":\"1\"}");
+    CHECK(mcp_args_execute_code(&cfg, args, &r, &err) == 0 && r.inline_max == 8u << 10);
+    json_decref(args);
+    cfg.max_inline_kb = 1024;
 }
 
 /* Limits: their types from the table, their ranges from the server's
@@ -631,6 +656,7 @@ void suite_tool_args(void)
     RUN_TEST(wrong_type_names_the_field);
     RUN_TEST(unknown_and_missing_arguments_named);
     RUN_TEST(integer_ranges);
+    RUN_TEST(inline_kb_within_ceiling);
     RUN_TEST(limits_within_ceilings);
     RUN_TEST(disk_sizes_within_ceilings);
     RUN_TEST(strings);
