@@ -8,7 +8,8 @@
  * the client cancels it (notifications/cancelled on stdio, closing the
  * stream over HTTP: mcp_call_cancel frees the slot, no response) or the
  * session ends (mcp_listens_close: a completion result, the graceful
- * closure of "Subscriptions").  It needs the transport's send_related
+ * closure of "Subscriptions", then notifications/cancelled, which
+ * "Cancellation" requires of a server that tears one down).  It needs the transport's send_related
  * (server.h), which puts the acknowledgment on the listen's own stream;
  * without one listen is an unknown method, which "Subscriptions" allows a
  * server that declares no listChanged. */
@@ -98,6 +99,13 @@ void mcp_listens_close(struct mcp_session *s)
             return;
         struct mcp_req rq = {.s = s, .id = id, .era = MCP_ERA_MODERN};
         mcp_reply(&rq, json_pack("{s:{s:O}}", "_meta", MCP_META_SUBSCRIPTION_ID, id));
+        /* "Cancellation": a server tearing a subscription down says so
+         * with notifications/cancelled (the stdio form of closing its
+         * stream); after the result, which a client takes first. */
+        s->send_related(s, id,
+                        jsonrpc_notification("notifications/cancelled",
+                                             json_pack("{s:O,s:s}", "requestId", id, "reason",
+                                                       "the server is shutting down")));
         json_decref(id);
     }
 }

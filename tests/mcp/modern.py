@@ -293,12 +293,28 @@ def subscriptions_listen():
         s.send({"jsonrpc": "2.0", "id": 77, "method": "subscriptions/listen",
                 "params": {"_meta": meta(), "notifications": {}}})
         modern_result(s.request("server/discover", {"_meta": meta()}), "server/discover beside a listen")
+        # At most 8 open: a 9th is refused, and calls still have slots.
+        for i in range(7):
+            s.send({"jsonrpc": "2.0", "id": f"more-{i}", "method": "subscriptions/listen",
+                    "params": {"_meta": meta(), "notifications": {}}})
+        m = s.request("subscriptions/listen", {"_meta": meta(), "notifications": {}}, id_="ninth")
+        error_of(m, None, ["ninth"], "a 9th subscriptions/listen")
+        r, _ = call(s, "list_languages", {})
+        for i in range(7):
+            s.send({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": f"more-{i}"}})
+        n_before = len(s.notes)
         s.proc.stdin.close()
         m = s.recv(15)
         r = modern_result(m, "the listen's closing response")
         ok(m.get("id") == 77 and r["_meta"].get("io.modelcontextprotocol/subscriptionId") == 77,
-           lambda: f"closing response {short(m)} (want id 77, the first listen was cancelled)")
+           lambda: f"closing response {short(m)} (want id 77, the others were cancelled)")
         ok(s.proc.wait(10) == 0, lambda: f"the server exited {s.proc.returncode}")
+        rest = []
+        while (x := s.q.get(timeout=10)) is not None:  # up to the end of stdout
+            rest.append(x)
+        bye = [n for n in s.notes[n_before:] + rest if n.get("method") == "notifications/cancelled"]
+        ok(len(bye) == 1 and bye[0]["params"].get("requestId") == 77,
+           lambda: f"notifications/cancelled after the closing response: {short(s.notes[n_before:])}")
     finally:
         s.close()
 

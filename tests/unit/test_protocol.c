@@ -299,8 +299,11 @@ static void listen_lifecycle(void)
         held += s.calls[i].id != NULL;
     CHECK(held == 1);
     mcp_listens_close(&s);
-    CHECK(json_array_size(sent) == 4);
+    CHECK(json_array_size(sent) == 5);
     json_t *end = json_array_get(sent, 3);
+    json_t *bye = json_array_get(sent, 4);
+    CHECK_STR(json_string_value(json_object_get(bye, "method")), "notifications/cancelled");
+    CHECK(json_equal(json_object_get(json_object_get(bye, "params"), "requestId"), id2));
     CHECK(json_equal(json_object_get(end, "id"), id2));
     json_t *res = json_object_get(end, "result");
     CHECK_STR(json_string_value(json_object_get(res, "resultType")), "complete");
