@@ -352,6 +352,21 @@ def legacy_side_by_side():
 
 
 @test
+def initialize_naming_2026():
+    """A client that says initialize is a legacy one: 2026-07-28 there is
+    answered with the newest legacy version, as any version nsbox does not
+    negotiate."""
+    s = Server("init-2026")
+    try:
+        r = s.initialize(MODERN)
+        ok(r.get("protocolVersion") == LEGACY[0], lambda: f"initialize 2026-07-28 -> {short(r)}")
+        ok("resultType" not in r, lambda: f"initialize result carries resultType: {short(r)}")
+        s.ping("after initialize 2026-07-28")
+    finally:
+        s.close()
+
+
+@test
 def stdout_is_only_jsonrpc():
     stray = [l for srv in (SRV,) if srv for l in srv.stray]
     ok(not stray, lambda: f"non-JSON-RPC lines on stdout: {short(repr(stray[:3]))}")
