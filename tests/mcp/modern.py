@@ -117,6 +117,8 @@ def discover_without_initialize():
     r = modern_result(s.request("server/discover", {"_meta": meta()}), "server/discover")
     ok(r.get("supportedVersions") == [MODERN] + LEGACY,
        lambda: f"supportedVersions {short(r.get('supportedVersions'))}")
+    print(f"# modern: server/discover without initialize: supportedVersions {r['supportedVersions']}, "
+          f"ttlMs {r.get('ttlMs')}, cacheScope {r.get('cacheScope')}", flush=True)
     caps = r.get("capabilities") or {}
     ok(isinstance(caps.get("tools"), dict), lambda: f"capabilities {short(caps)}")
     ok(isinstance(r.get("instructions"), str) and r["instructions"], "no instructions")
