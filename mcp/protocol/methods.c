@@ -14,6 +14,8 @@ const struct mcp_method mcp_methods[] = {
     {"resources/list", mcp_handle_resources_list, MCP_M_BOTH},
     {"resources/read", mcp_handle_resources_read, MCP_M_BOTH},
     {"resources/templates/list", mcp_handle_resources_templates, MCP_M_BOTH},
+    {"server/discover", mcp_handle_discover, MCP_M_MODERN},
+    {"subscriptions/listen", mcp_handle_listen, MCP_M_MODERN},
 };
 const size_t mcp_n_methods = sizeof(mcp_methods) / sizeof(mcp_methods[0]);
 

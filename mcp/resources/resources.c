@@ -37,12 +37,7 @@ int mcp_resource_link(struct mcp_result *out, const char *id, const char *path, 
 
 json_t *mcp_resources_cacheable(const struct mcp_req *rq, json_t *res, long ttl_ms)
 {
-    if (rq->era != MCP_ERA_MODERN || res == NULL)
-        return res;
-    if (json_object_get(res, "ttlMs") == NULL)
-        json_object_set_new(res, "ttlMs", json_integer(ttl_ms));
-    if (json_object_get(res, "cacheScope") == NULL)
-        json_object_set_new(res, "cacheScope", json_string("private"));
+    mcp_cacheable(rq, res, ttl_ms, "private"); /* a session's own files */
     return res;
 }
 
