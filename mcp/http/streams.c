@@ -140,7 +140,7 @@ static bool sse_append(struct http_stream *st, const char *event, const char *id
         k += (size_t)snprintf(head + k, sizeof(head) - k, "id: %.32s\n", id);
     if (retry_ms)
         k += (size_t)snprintf(head + k, sizeof(head) - k, "retry: %u\n", retry_ms);
-    size_t n = strlen(data), need = (size_t)k + strlen("data: ") + n + 2;
+    size_t n = strlen(data), need = k + strlen("data: ") + n + 2;
 
     if (st->off > 0) {
         memmove(st->buf, st->buf + st->off, st->len - st->off);
