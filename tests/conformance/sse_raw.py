@@ -3,9 +3,11 @@
   - the legacy HTTP+SSE transport (MCP 2024-11-05: GET /sse, POST
     /messages?sessionId=): the endpoint event, responses on the stream,
     every refusal (400, 401, 403, 404, 405, 406, 413, 415) with the server
-    still up afterwards, legacy and Streamable HTTP sessions kept apart, a
-    closed stream ending its session and its sandboxes, keep-alives and the
-    reaper leaving an open stream's session alone;
+    still up afterwards, legacy and Streamable HTTP sessions kept apart,
+    sandbox output that cannot forge an event, the one table of 64
+    sessions shared with /mcp, a closed stream ending its session and its
+    sandboxes, keep-alives and the reaper leaving an open stream's session
+    alone;
   - the priming event of 2025-11-25 on a POST's SSE stream (an id and a
     retry field first, then the messages), absent for 2025-06-18 and
     2025-03-26 sessions, and GET with Last-Event-ID answered 405.
@@ -111,10 +113,10 @@ class Events(threading.Thread):
     (event, id, retry, data), .comments counts keep-alives, .done is set
     when the stream ends."""
 
-    def __init__(self, method, path, body=None, extra=None):
+    def __init__(self, method, path, body=None, extra=None, source="127.0.0.1"):
         super().__init__(daemon=True)
         self.events, self.comments, self.done = [], 0, threading.Event()
-        self.c = http.client.HTTPConnection(ADDR, PORT, timeout=120)
+        self.c = http.client.HTTPConnection(ADDR, PORT, timeout=120, source_address=(source, 0))
         self.c.putrequest(method, path, skip_host=True, skip_accept_encoding=True)
         h = headers(extra)
         if body is not None:
@@ -395,6 +397,58 @@ def legacy_tests():
                 g.close()
         s = Legacy()  # the server still serves, and its table has room
         s.close()
+
+
+    # Legacy sessions come out of the one table of sessions (64): when it is
+    # full, GET /sse and a Streamable HTTP initialize both get 503, and a
+    # closed stream makes room at once.  The streams come from several
+    # loopback addresses: one address may hold only 64 connections.
+    @test("session_cap_shared")
+    def _():
+        held = []
+        try:
+            full = None
+            for i in range(80):
+                e = Events("GET", "/sse", extra={"Accept": "text/event-stream"},
+                           source=f"127.0.0.{2 + i % 4}")
+                if e.status == 503:
+                    full = e
+                    break
+                if e.status != 200:
+                    return f"GET /sse #{i}: HTTP {e.status}"
+                held.append(e)
+            if full is None or len(held) > 64:
+                return f"no 503 after {len(held)} sessions"
+            init = request("POST", "/mcp", json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize",
+                                                       "params": INIT}).encode(),
+                           {"Content-Type": "application/json", "Accept": "application/json"})
+            if init.status != 503:
+                return f"initialize with the table full: {init}"
+            held.pop().close()
+
+            def room():
+                held.append(Events("GET", "/sse", extra={"Accept": "text/event-stream"},
+                                   source="127.0.0.6"))
+                return held[-1].status == 200
+            if not wait_until(room, 10, 0.5):
+                return "a closed stream did not make room"
+        finally:
+            for e in held:
+                e.close()
+        # The room is back for Streamable HTTP too.
+        sid = []
+
+        def init_ok():
+            r = request("POST", "/mcp", json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize",
+                                                    "params": INIT}).encode(),
+                        {"Content-Type": "application/json", "Accept": "application/json"})
+            sid.append(r.headers.get("mcp-session-id"))
+            return r.status == 200
+        ok = wait_until(init_ok, 10, 0.5)
+        if sid[-1]:
+            request("DELETE", "/mcp", extra={"Mcp-Session-Id": sid[-1]})
+        if not ok:
+            return "initialize still refused after the streams closed"
 
 
 def priming_tests():
