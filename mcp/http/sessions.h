@@ -32,8 +32,14 @@ struct http_session {
     struct http_stream *streams; /* open streams, newest first (streams.c) */
     bool has_get;                /* one of them is a GET stream */
     int refs;
-    int handlers;     /* threads inside mcp_session_handle() */
-    time_t last_used; /* CLOCK_MONOTONIC seconds: last request or stream end */
+    int handlers;                     /* threads inside mcp_session_handle() */
+    time_t last_used;                 /* CLOCK_MONOTONIC seconds: last request or stream end */
+    unsigned long long sse_event_ids; /* SSE event ids handed out (streams.c) */
+    /* Opened by GET /sse (sse_legacy.h): reached through /messages only,
+     * by requests that speak for opener (SHA-256 of its bearer token, all
+     * zero on a server without one). */
+    bool legacy;
+    unsigned char opener[32];
     bool ended;
     struct http_session *next; /* in the table */
 };

@@ -7,6 +7,10 @@
 #include "streams.h"
 
 #define WANT_SSE 1u /* http_request.flags: the POST is answered as SSE */
+/* The retry field of the priming event: how long a client whose connection
+ * broke waits before it asks to resume (which nsbox answers with 405, see
+ * handle_get). */
+#define PRIMING_RETRY_MS 1000
 
 /* The endpoint's checks before the body: version, Content-Type, Accept. */
 static enum http_result check(void *ctx, struct MHD_Connection *c, struct http_request *rq)
@@ -79,6 +83,22 @@ static unsigned stream_open(struct http_session *hs, struct http_stream *st, con
     return status;
 }
 
+/* Whether a POST's SSE stream starts with a priming event (MCP 2025-11-25,
+ * "Sending Messages to the Server": an event id and empty data).  By the
+ * version the session negotiated (for initialize, the one it asks for),
+ * not by the request's header: a client of 2025-06-18 or older may choke
+ * on an event without data. */
+static bool wants_priming(struct http_session *hs, struct jsonrpc_msg *m, bool initialize)
+{
+    const char *asked = json_string_value(json_object_get(m->params, "protocolVersion"));
+    if (initialize)
+        return asked != NULL && strcmp(asked, "2025-11-25") >= 0;
+    pthread_mutex_lock(&hs->s.lock);
+    bool yes = hs->s.initialized && strcmp(hs->s.protocol, "2025-11-25") >= 0;
+    pthread_mutex_unlock(&hs->s.lock);
+    return yes;
+}
+
 /* A request: registered as a stream under its id before the session sees
  * it, so that even an immediate answer finds its way. */
 static enum http_result post_request(struct http_streamable *ep, struct MHD_Connection *c,
@@ -90,6 +110,11 @@ static enum http_result post_request(struct http_streamable *ep, struct MHD_Conn
     struct http_stream *st = http_stream_new(hs, kind, m->id, token, http_conn_fd(c),
                                              ep->keepalive_s);
 
+    if (st != NULL && kind == HTTP_STREAM_SSE && wants_priming(hs, m, initialize) &&
+        !http_stream_prime(st, PRIMING_RETRY_MS)) {
+        http_stream_free(st);
+        st = NULL;
+    }
     if (st == NULL)
         return http_refuse(c, HTTP_SERVICE_UNAVAILABLE, "out of memory");
     const char *why = id_running(hs, m->id);
@@ -130,6 +155,25 @@ static enum http_result post_message(struct MHD_Connection *c, struct http_sessi
     return http_reply(c, HTTP_ACCEPTED, NULL, HTTP_NO_HEADER, HTTP_NO_HEADER);
 }
 
+/* The Streamable HTTP session named sid (with a reference), or NULL: a
+ * legacy session's id (sse_legacy.h) is not one here, since its messages
+ * all go to its own SSE stream. */
+static struct http_session *streamable_session(struct http_streamable *ep, const char *sid)
+{
+    struct http_session *hs = http_session_get(ep->sessions, sid);
+    bool legacy = false;
+    if (hs != NULL) {
+        pthread_mutex_lock(&hs->lock);
+        legacy = hs->legacy;
+        pthread_mutex_unlock(&hs->lock);
+    }
+    if (legacy) {
+        http_session_unref(hs);
+        hs = NULL;
+    }
+    return hs;
+}
+
 /* The session a parsed POST is for: a new one for initialize, else the
  * one it names.  NULL with the refusal queued in *ret. */
 static struct http_session *post_session(struct http_streamable *ep, struct MHD_Connection *c,
@@ -147,7 +191,7 @@ static struct http_session *post_session(struct http_streamable *ep, struct MHD_
     else if (!init && sid == NULL)
         *ret = http_refuse(c, HTTP_BAD_REQUEST,
                            "bad request: no Mcp-Session-Id header (send initialize first)");
-    else if (!init && (hs = http_session_get(ep->sessions, sid)) == NULL)
+    else if (!init && (hs = streamable_session(ep, sid)) == NULL)
         *ret = http_refuse(c, HTTP_NOT_FOUND,
                            "session not found (it ended or never existed): send initialize");
     return hs;
@@ -188,7 +232,7 @@ static struct http_session *request_session(struct http_streamable *ep, struct M
                                             enum http_result *ret)
 {
     const char *sid = http_header_value(c, "Mcp-Session-Id");
-    struct http_session *hs = sid ? http_session_get(ep->sessions, sid) : NULL;
+    struct http_session *hs = sid ? streamable_session(ep, sid) : NULL;
     if (sid == NULL)
         *ret = http_refuse(c, HTTP_BAD_REQUEST, "bad request: no Mcp-Session-Id header");
     else if (hs == NULL)
@@ -196,10 +240,19 @@ static struct http_session *request_session(struct http_streamable *ep, struct M
     return hs;
 }
 
-/* GET: the session's stream for messages that belong to no request. */
+/* GET: the session's stream for messages that belong to no request.  A
+ * GET with Last-Event-ID asks to resume a stream: nsbox never closes a
+ * stream before its response and keeps no events to replay, so it says
+ * so with the 405 MCP names for "no such stream here" (a client then stops
+ * trying, where a 409 or a fresh stream would have it retry). */
 static enum http_result handle_get(struct http_streamable *ep, struct MHD_Connection *c)
 {
     enum http_result ret = HTTP_NO;
+    if (http_header_value(c, "Last-Event-ID") != NULL)
+        return http_reply_error(c, HTTP_METHOD_NOT_ALLOWED, NULL, HTTP_ERR_TRANSPORT,
+                                "resuming a stream (Last-Event-ID) is not supported: "
+                                "nsbox keeps no events to replay",
+                                (struct http_header){"Allow", "POST, DELETE"});
     struct http_session *hs = request_session(ep, c, &ret);
     if (hs == NULL)
         return ret;

@@ -68,10 +68,16 @@ void http_stream_free(struct http_stream *st)
     http_session_unref(hs);
 }
 
+/* Whether st answers one POSTed request (it ends with that response). */
+static bool per_request(const struct http_stream *st)
+{
+    return st->kind == HTTP_STREAM_JSON || st->kind == HTTP_STREAM_SSE;
+}
+
 /* An open POST stream still waiting for its response (hs->lock held). */
 static bool waiting(const struct http_stream *st)
 {
-    return st->kind != HTTP_STREAM_GET && !st->answered && !st->ended;
+    return per_request(st) && !st->answered && !st->ended;
 }
 
 bool http_streams_waiting_for(struct http_session *hs, json_t *id)
@@ -88,6 +94,9 @@ static struct http_stream *route(struct http_session *hs, json_t *msg)
     const char *method = json_string_value(json_object_get(msg, "method"));
     struct http_stream *st;
 
+    for (st = hs->streams; st; st = st->next)
+        if (st->kind == HTTP_STREAM_LEGACY) /* a legacy session has no other */
+            return st->ended ? NULL : st;
     if (method == NULL) { /* a response: to the request's own stream */
         json_t *id = json_object_get(msg, "id");
         for (st = hs->streams; st; st = st->next)
@@ -112,39 +121,86 @@ static struct http_stream *route(struct http_session *hs, json_t *msg)
     return NULL;
 }
 
-/* Appends one SSE event named event (hs->lock held).  jansson escapes
- * every control character inside strings, so the compact text has no
- * newline and nothing a sandbox printed can end the data line or forge an
- * event. */
-static bool sse_append(struct http_stream *st, const char *event, const char *text,
-                       bool is_response)
+/* Appends one SSE event (hs->lock held, or st not linked yet): an
+ * "event:" line when event is not NULL, "id:" when id is not NULL,
+ * "retry:" when retry_ms is not 0, and one "data:" line.  data must hold
+ * no line break: jansson escapes every control character inside strings,
+ * so compact JSON has none, and nothing a sandbox printed can end the data
+ * line or forge an event.  capped: refused past SSE_QUEUE_MAX bytes. */
+static bool sse_append(struct http_stream *st, const char *event, const char *id, unsigned retry_ms,
+                       const char *data, bool capped)
 {
-    size_t head = strlen("event: ") + strlen(event) + strlen("\ndata: ");
-    size_t n = strlen(text), need = head + n + 2;
+    char head[128];
+    size_t k = 0;
+
+    /* Bounded parts: at most 96 bytes of head. */
+    if (event)
+        k += (size_t)snprintf(head + k, sizeof(head) - k, "event: %.32s\n", event);
+    if (id)
+        k += (size_t)snprintf(head + k, sizeof(head) - k, "id: %.32s\n", id);
+    if (retry_ms)
+        k += (size_t)snprintf(head + k, sizeof(head) - k, "retry: %u\n", retry_ms);
+    size_t n = strlen(data), need = k + strlen("data: ") + n + 2;
 
     if (st->off > 0) {
         memmove(st->buf, st->buf + st->off, st->len - st->off);
         st->len -= st->off;
         st->off = 0;
     }
-    if (!is_response && st->len + need > SSE_QUEUE_MAX)
-        return false; /* a client that does not read loses notifications */
+    if (capped && st->len + need > SSE_QUEUE_MAX)
+        return false;
     char *nb = realloc(st->buf, st->len + need + 1);
     if (nb == NULL)
         return false;
     st->buf = nb;
-    snprintf(st->buf + st->len, head + 1, "event: %s\ndata: ", event);
-    memcpy(st->buf + st->len + head, text, n);
+    memcpy(st->buf + st->len, head, k);
+    memcpy(st->buf + st->len + k, "data: ", 6);
+    memcpy(st->buf + st->len + k + 6, data, n);
     memcpy(st->buf + st->len + need - 2, "\n\n", 2);
     st->len += need;
+    st->buf[st->len] = '\0';
     return true;
+}
+
+bool http_stream_event(struct http_stream *st, const char *event, const char *data)
+{
+    return sse_append(st, event, NULL, 0, data, false);
+}
+
+bool http_stream_prime(struct http_stream *st, unsigned retry_ms)
+{
+    char id[24];
+
+    pthread_mutex_lock(&st->hs->lock);
+    snprintf(id, sizeof(id), "%llu", (unsigned long long)++st->hs->sse_event_ids);
+    bool ok = sse_append(st, NULL, id, retry_ms, "", false);
+    pthread_mutex_unlock(&st->hs->lock);
+    return ok;
+}
+
+/* A legacy stream whose client let SSE_QUEUE_MAX bytes pile up is not
+ * read: it ends (and its session with it) rather than grow, since every
+ * response of the session would otherwise wait in memory (hs->lock held). */
+static void legacy_overflow(struct http_stream *st)
+{
+    nsbox_warn("MCP session %.8s...: the SSE client reads nothing; ending the session",
+               st->hs->s.id);
+    st->off = st->len = 0;
+    st->ended = true;
+    pthread_cond_broadcast(&st->wake);
 }
 
 /* Puts text on st (hs->lock held); takes text when it keeps it as is. */
 static bool deliver(struct http_stream *st, char **text, bool is_response)
 {
-    if (st->kind != HTTP_STREAM_JSON)
-        return sse_append(st, "message", *text, is_response);
+    if (st->kind == HTTP_STREAM_LEGACY) {
+        bool ok = sse_append(st, "message", NULL, 0, *text, true);
+        if (!ok)
+            legacy_overflow(st);
+        return ok;
+    }
+    if (st->kind != HTTP_STREAM_JSON) /* a client that does not read loses notifications */
+        return sse_append(st, "message", NULL, 0, *text, !is_response);
     if (!is_response) /* notifications cannot ride a JSON answer */
         return false;
     st->buf = *text;
@@ -167,7 +223,7 @@ void http_streams_send(struct mcp_session *s, json_t *msg)
     pthread_mutex_lock(&hs->lock);
     struct http_stream *st = route(hs, msg);
     bool delivered = st != NULL && deliver(st, &text, is_response);
-    if (delivered && is_response) {
+    if (delivered && is_response && per_request(st)) {
         st->answered = true;
         st->answer_is_error = is_error;
     }
@@ -262,6 +318,11 @@ static void sse_done(void *cls)
     pthread_mutex_lock(&st->hs->lock);
     stream_unlink(st);
     pthread_mutex_unlock(&st->hs->lock);
+    /* The legacy transport has no DELETE: its session is its stream, and
+     * ends with it (calls cancelled, sandboxes stopped).  Blocking here
+     * holds only this connection's thread (core.h). */
+    if (st->kind == HTTP_STREAM_LEGACY)
+        http_session_end(st->hs);
     http_stream_free(st);
 }
 

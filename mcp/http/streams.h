@@ -8,13 +8,13 @@
  * hand them to http_stream_reply_sse/json; MHD is reached through core.h.
  *
  * Routing (route() in streams.c):
+ *   - in a legacy session, everything goes to its one stream;
  *   - a response goes to the stream waiting for that request id;
  *   - notifications/progress to the SSE stream whose request carried that
  *     progressToken;
  *   - other notifications (notifications/message) to the newest open SSE
  *     stream of the session, else to its GET stream, else nowhere.
- * A new kind of stream (the legacy SSE transport's, which takes every
- * message) is a new enum value and a line in route().
+ * A new kind of stream is a new enum value and a line in route().
  *
  * A thread waiting for a response looks at its socket every second and
  * gives up once the peer has gone (the call itself runs on: MCP says a
@@ -32,9 +32,10 @@
 #include "sessions.h"
 
 enum http_stream_kind {
-    HTTP_STREAM_JSON, /* a POSTed request, answered with one application/json body */
-    HTTP_STREAM_SSE,  /* a POSTed request, answered as text/event-stream */
-    HTTP_STREAM_GET,  /* the session's stream for messages that belong to no request */
+    HTTP_STREAM_JSON,   /* a POSTed request, answered with one application/json body */
+    HTTP_STREAM_SSE,    /* a POSTed request, answered as text/event-stream */
+    HTTP_STREAM_GET,    /* the session's stream for messages that belong to no request */
+    HTTP_STREAM_LEGACY, /* GET /sse (2024-11-05): every message; its end ends the session */
 };
 
 struct http_stream {
@@ -59,6 +60,16 @@ struct http_stream {
  * when out of memory. */
 struct http_stream *http_stream_new(struct http_session *hs, enum http_stream_kind kind, json_t *id,
                                     json_t *token, int fd, unsigned keepalive_s);
+
+/* Queues an SSE event named event with data (one line, no line break) on
+ * st, not yet linked: the legacy transport's "endpoint" event.  False
+ * when out of memory. */
+bool http_stream_event(struct http_stream *st, const char *event, const char *data);
+
+/* Queues the priming event of MCP 2025-11-25 on st, not yet linked: an
+ * event id unique in the session, a retry field of retry_ms and empty
+ * data.  False when out of memory. */
+bool http_stream_prime(struct http_stream *st, unsigned retry_ms);
 
 /* Puts st in its session's list, where messages find it (hs->lock held). */
 void http_stream_link(struct http_stream *st);

@@ -1,6 +1,7 @@
 /* `nsbox serve --http` (see transport.h): the core, the session table and
- * the endpoints, started and stopped in order.  A new endpoint (legacy
- * SSE, file transfers) is one more register call in mcp_http_start. */
+ * the endpoints (Streamable HTTP, legacy SSE), started and stopped in
+ * order.  A new endpoint (file transfers) is one more register call in
+ * mcp_http_start. */
 #include "transport.h"
 
 #include <errno.h>
@@ -13,6 +14,7 @@
 #include "files.h"
 #include "policy.h"
 #include "sessions.h"
+#include "sse_legacy.h"
 #include "streamable.h"
 
 _Static_assert(MCP_HTTP_MAX_ALLOWED_HOSTS == HTTP_MAX_ALLOWED_HOSTS, "allowed_hosts sizes");
@@ -22,6 +24,7 @@ struct mcp_http {
     struct http_server *core;
     struct http_sessions *sessions;
     struct http_streamable streamable;
+    struct http_sse_legacy sse_legacy;
     struct mcp_file_urls urls;
     struct http_files files;
 };
@@ -46,7 +49,8 @@ static struct http_listen_options listen_options(const struct mcp_http_options *
         .max_connections = opt->max_connections,
         .max_per_ip = opt->max_per_ip,
         .idle_timeout_s = opt->idle_timeout_s,
-        .not_found = "not found: the MCP endpoint is " MCP_HTTP_ENDPOINT,
+        .not_found = "not found: the MCP endpoint is " MCP_HTTP_ENDPOINT
+                     " (legacy HTTP+SSE clients: " MCP_HTTP_SSE_ENDPOINT ")",
     };
     memcpy(l.allowed_hosts, opt->allowed_hosts, sizeof(l.allowed_hosts));
     return l;
@@ -104,9 +108,13 @@ struct mcp_http *mcp_http_start(struct mcp_server *cfg, const struct mcp_http_op
     h->cfg = cfg;
     if ((h->core = http_server_new(&l, err)) == NULL)
         goto fail;
-    h->streamable = (struct http_streamable){.sessions = h->sessions,
-                                             .keepalive_s = http_server_keepalive_s(h->core)};
-    if (http_streamable_register(h->core, &h->streamable, err) < 0 || file_urls(h, opt, err) < 0)
+    unsigned keepalive_s = http_server_keepalive_s(h->core);
+    h->streamable = (struct http_streamable){.sessions = h->sessions, .keepalive_s = keepalive_s};
+    h->sse_legacy = (struct http_sse_legacy){.sessions = h->sessions,
+                                             .keepalive_s = keepalive_s,
+                                             .has_token = opt->token && *opt->token};
+    if (http_streamable_register(h->core, &h->streamable, err) < 0 ||
+        http_sse_legacy_register(h->core, &h->sse_legacy, err) < 0 || file_urls(h, opt, err) < 0)
         goto fail;
     cfg->file_urls = &h->urls; /* before the first request can ask for one */
     if (http_server_start(h->core, err) < 0)

@@ -1,8 +1,9 @@
 /* MCP over HTTP, as `nsbox serve --http` starts it: the HTTP core
  * (core.h: libmicrohttpd with a thread per connection, the listener, the
  * checks on every request), the session table (sessions.h) and the
- * endpoints registered on the core, today Streamable HTTP (MCP 2025-03-26
- * .. 2025-11-25, "Transports": streamable.h, /mcp).  Every session id is
+ * endpoints registered on the core: Streamable HTTP (MCP 2025-03-26
+ * .. 2025-11-25, "Transports": streamable.h, /mcp) and the legacy HTTP+SSE
+ * transport (2024-11-05: sse_legacy.h, /sse and /messages).  Every session id is
  * an mcp_session of its own, so sandboxes stay with the client that made
  * them.  The one header cli/ includes. */
 #ifndef NSBOX_MCP_HTTP_TRANSPORT_H

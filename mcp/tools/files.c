@@ -72,12 +72,14 @@ MCP_TOOL_FN(write_file)
     return 0;
 }
 
-/* read_file's record of what it read (content as text or base64). */
+/* read_file's record of what it read (content as text or base64); no
+ * mime_type when none is known (the output schema says string, and SDK
+ * clients refuse a null). */
 static json_t *read_json(const struct mcp_read_args *a, const struct nsbox_file_data *d,
                          bool base64, const char *enc, const char *mime)
 {
     return json_pack(
-        "{s:s,s:I,s:I,s:s,s:s%,s:b,s:s?}", "path", a->path, "size", (json_int_t)d->size, "offset",
+        "{s:s,s:I,s:I,s:s,s:s%,s:b,s:s*}", "path", a->path, "size", (json_int_t)d->size, "offset",
         (json_int_t)a->offset, "encoding", base64 ? "base64" : "utf-8", "content",
         base64 ? (enc ? enc : "") : (const char *)d->data,
         base64 ? (enc ? strlen(enc) : 0) : d->len, "truncated", d->truncated, "mime_type", mime);

@@ -448,7 +448,8 @@ class Reader(threading.Thread):
                 if line.startswith("data:"):
                     data.append(line[5:].lstrip())
                 elif line == "" and data:
-                    self.messages.append(json.loads("\n".join(data)))
+                    if "".join(data).strip():  # not a priming event (2025-11-25)
+                        self.messages.append(json.loads("\n".join(data)))
                     data = []
         except Exception as e:  # noqa: BLE001
             self.error = e

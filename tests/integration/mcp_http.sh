@@ -7,7 +7,11 @@
 #     rebinding, tokens, tenancy, SSE routing, cancellation, DELETE, huge
 #     bodies, many and stalled connections, session expiry;
 #   - tests/conformance/sdk_http.mjs: the official SDK client
-#     (StreamableHTTPClientTransport).
+#     (StreamableHTTPClientTransport);
+#   - the legacy HTTP+SSE transport (GET /sse, POST /messages): the SDK's
+#     SSEClientTransport through the whole workflow (tests/mcp/sse_legacy.mjs)
+#     and raw HTTP for its refusals, plus the priming event of 2025-11-25
+#     (tests/conformance/sse_raw.py).
 # Plus: refusing a non-loopback address without a token, and SIGTERM ending
 # every session and its sandboxes with exit status 0.  Every server listens
 # on 127.0.0.1 port 0 (a free port it prints) and is killed on exit.
@@ -134,6 +138,9 @@ done
 run_client raw timeout 600 python3 "$CONF/http_raw.py" main "$PORT"
 run_client sdk env MCP_URL="$URL" timeout 600 node "$CONF/sdk_http.mjs"
 run_client resources timeout 300 python3 "$ROOT/tests/mcp/resources.py" http "$PORT"
+run_client sse_raw timeout 600 python3 "$CONF/sse_raw.py" main "$PORT"
+run_client sse_sdk env MCP_SSE_URL="http://localhost:$PORT/sse" timeout 600 \
+	node "$ROOT/tests/mcp/sse_legacy.mjs"
 if kill -0 "$MAIN" 2>/dev/null; then
 	pass main_server_alive
 else
@@ -147,6 +154,9 @@ printf '%s\n' "$TOKEN" >"$T/token"
 chmod 600 "$T/token"
 if start_server token 127.0.0.1:0 --token-file "$T/token"; then
 	run_client token timeout 120 python3 "$CONF/http_raw.py" token "$PORT" "$TOKEN"
+	run_client sse_token timeout 120 python3 "$CONF/sse_raw.py" token "$PORT" "$TOKEN"
+	run_client sse_sdk_token env MCP_SSE_URL="http://localhost:$PORT/sse" MCP_TOKEN="$TOKEN" \
+		SUITE="$SUITE/token" timeout 300 node "$ROOT/tests/mcp/sse_legacy.mjs"
 	stop_server "$PID"
 fi
 
@@ -175,6 +185,13 @@ fi
 
 if start_server expire 127.0.0.1:0 --session-timeout 2; then
 	run_client expire timeout 120 python3 "$CONF/http_raw.py" expire "$PORT"
+	stop_server "$PID"
+fi
+
+# ---- a legacy SSE stream outlives the idle and session timeouts (keep-alives)
+
+if start_server sse_idle 127.0.0.1:0 --session-timeout 2 --idle-timeout 2; then
+	run_client sse_idle timeout 120 python3 "$CONF/sse_raw.py" idle "$PORT"
 	stop_server "$PID"
 fi
 

@@ -98,16 +98,18 @@ class Resp:
 
 
 def parse_sse(data):
-    """Events of an SSE body; comments (keep-alives) and blank lines skipped."""
+    """Events of an SSE body; comments (keep-alives), blank lines and
+    events without data (the priming event of 2025-11-25) skipped."""
     out, lines = [], []
     for line in data.decode("utf-8", "replace").split("\n"):
         line = line.rstrip("\r")
         if line.startswith("data:"):
             lines.append(line[5:].lstrip(" "))
         elif line == "" and lines:
-            out.append(json.loads("\n".join(lines)))
+            if "".join(lines).strip():  # not a priming event (2025-11-25)
+                out.append(json.loads("\n".join(lines)))
             lines = []
-    if lines:
+    if lines and "".join(lines).strip():
         out.append(json.loads("\n".join(lines)))
     return out
 
