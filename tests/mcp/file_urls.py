@@ -100,10 +100,10 @@ class Server:
             new_sid = r.getheader("mcp-session-id")
         finally:
             c.close()
-        if body.startswith("event:") or body.startswith("data:") or "\ndata:" in body:
+        if r.getheader("content-type", "").startswith("text/event-stream"):
             for block in body.split("\n\n"):
                 data = [ln[5:].lstrip() for ln in block.split("\n") if ln.startswith("data:")]
-                if data:
+                if data and "".join(data).strip():  # the priming event has empty data
                     m = json.loads("\n".join(data))
                     if m.get("id") == self.n:
                         return m, new_sid
