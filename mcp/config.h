@@ -42,6 +42,7 @@ struct mcp_config {
     const char *allowed_hosts[MCP_HTTP_MAX_ALLOWED_HOSTS];
     size_t n_allowed_hosts;
     unsigned session_timeout_s, idle_timeout_s;
+    size_t max_task_ttl_s, task_after_s; /* tasks (tasks/tasks.h) */
     bool help;
     bool print_config; /* --print-config */
 };

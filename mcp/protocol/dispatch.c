@@ -8,6 +8,7 @@
 
 #include "../jsonrpc.h"
 #include "../sandboxes.h"
+#include "../tasks/tasks.h"
 #include "request.h"
 
 void mcp_session_init(struct mcp_session *s, struct mcp_server *cfg)
@@ -106,5 +107,6 @@ void mcp_session_shutdown(struct mcp_session *s)
     while (s->n_running > 0)
         pthread_cond_wait(&s->idle, &s->lock);
     pthread_mutex_unlock(&s->lock);
+    mcp_tasks_free(s);
     mcp_sandboxes_stop_all(s);
 }

@@ -6,6 +6,7 @@
 
 #include "../../common/log.h"
 #include "../jsonrpc.h"
+#include "../tasks/tasks.h"
 #include "request.h"
 
 static const char *const legacy_versions[] = {"2025-11-25", "2025-06-18", "2025-03-26",
@@ -58,9 +59,10 @@ void mcp_handle_initialize(const struct mcp_req *rq)
     snprintf(s->protocol, sizeof(s->protocol), "%s", chosen);
     s->initialized = true;
     pthread_mutex_unlock(&s->lock);
-    mcp_reply(rq, json_pack("{s:s,s:{s:{s:b},s:{}},s:o,s:s}", "protocolVersion", chosen,
-                            "capabilities", "tools", "listChanged", 0, "logging", "serverInfo",
-                            mcp_server_info(), "instructions", mcp_instructions));
+    json_t *caps = json_pack("{s:{s:b},s:{}}", "tools", "listChanged", 0, "logging");
+    mcp_tasks_capabilities(MCP_ERA_LEGACY, chosen, caps);
+    mcp_reply(rq, json_pack("{s:s,s:o,s:o,s:s}", "protocolVersion", chosen, "capabilities", caps,
+                            "serverInfo", mcp_server_info(), "instructions", mcp_instructions));
 }
 
 void mcp_handle_ping(const struct mcp_req *rq)

@@ -2,6 +2,7 @@
  * (request.h).  Notifications are dispatch.c's. */
 #include <string.h>
 
+#include "../tasks/tasks.h"
 #include "request.h"
 
 const struct mcp_method mcp_methods[] = {
@@ -10,6 +11,11 @@ const struct mcp_method mcp_methods[] = {
     {"logging/setLevel", mcp_handle_set_level, MCP_M_LEGACY},
     {"tools/list", mcp_handle_tools_list, MCP_M_BOTH},
     {"tools/call", mcp_handle_tools_call, MCP_M_BOTH},
+    {"tasks/get", mcp_handle_tasks_get, MCP_M_BOTH},
+    {"tasks/result", mcp_handle_tasks_result, MCP_M_LEGACY},
+    {"tasks/list", mcp_handle_tasks_list, MCP_M_LEGACY},
+    {"tasks/cancel", mcp_handle_tasks_cancel, MCP_M_BOTH},
+    {"tasks/update", mcp_handle_tasks_update, MCP_M_MODERN},
 };
 const size_t mcp_n_methods = sizeof(mcp_methods) / sizeof(mcp_methods[0]);
 
