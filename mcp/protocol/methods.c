@@ -11,6 +11,8 @@ const struct mcp_method mcp_methods[] = {
     {"logging/setLevel", mcp_handle_set_level, MCP_M_LEGACY},
     {"tools/list", mcp_handle_tools_list, MCP_M_BOTH},
     {"tools/call", mcp_handle_tools_call, MCP_M_BOTH},
+    {"server/discover", mcp_handle_discover, MCP_M_MODERN},
+    {"subscriptions/listen", mcp_handle_listen, MCP_M_MODERN},
     {"tasks/get", mcp_handle_tasks_get, MCP_M_BOTH},
     {"tasks/result", mcp_handle_tasks_result, MCP_M_LEGACY},
     {"tasks/list", mcp_handle_tasks_list, MCP_M_LEGACY},

@@ -65,7 +65,11 @@ void mcp_handle_tools_list(const struct mcp_req *rq)
         mcp_task_tool_execution(rq, t->name, tool);
         json_array_append_new(tools, tool);
     }
-    mcp_reply(rq, json_pack("{s:O}", "tools", tools));
+    json_t *res = json_pack("{s:O}", "tools", tools);
+    /* The list depends on the server's configuration only, the same for
+     * every caller, and never changes while it runs. */
+    mcp_cacheable(rq, res, MCP_LIST_TTL_MS, "public");
+    mcp_reply(rq, res);
 }
 
 /* ---- tools/call, on a thread of its own ---- */
@@ -104,8 +108,7 @@ static json_t *tool_result(struct mcp_result *r)
     return res;
 }
 
-/* s->lock held. */
-static void release_slot(struct mcp_call *c)
+void mcp_call_release(struct mcp_call *c)
 {
     json_decref(c->id);
     json_decref(c->progress_token);
@@ -151,7 +154,7 @@ static void *call_thread(void *arg)
     else
         json_decref(res);
     pthread_mutex_lock(&s->lock);
-    release_slot(&s->calls[job->slot]);
+    mcp_call_release(&s->calls[job->slot]);
     s->n_running--;
     pthread_cond_broadcast(&s->idle);
     pthread_mutex_unlock(&s->lock);
@@ -223,6 +226,7 @@ void mcp_handle_tools_call(const struct mcp_req *rq)
         .id = json_incref(rq->id),
         .progress_token = json_incref(json_object_get(rq->meta, "progressToken")),
         .cancel = cancel,
+        .log_level = rq->era == MCP_ERA_MODERN ? rq->log_level : MCP_LOG_SESSION,
         .taskable = mode != MCP_TASK_NONE};
     /* 2025-11-25's task exists before its handle goes out. */
     struct mcp_task *task = NULL;
@@ -231,7 +235,7 @@ void mcp_handle_tools_call(const struct mcp_req *rq)
         json_t *ttl = json_object_get(json_object_get(rq->params, "task"), "ttl");
         task = mcp_task_create(s, slot, MCP_ERA_LEGACY, (int64_t)json_number_value(ttl));
         if (task == NULL) {
-            release_slot(&s->calls[slot]);
+            mcp_call_release(&s->calls[slot]);
             pthread_mutex_unlock(&s->lock);
             job_free(job);
             mcp_reply_error(rq, JSONRPC_INVALID_REQUEST,
@@ -253,7 +257,7 @@ void mcp_handle_tools_call(const struct mcp_req *rq)
         if (task != NULL)
             mcp_task_end(s, task, tool_error("the server is out of threads; try again"), NULL);
         pthread_mutex_lock(&s->lock);
-        release_slot(&s->calls[slot]);
+        mcp_call_release(&s->calls[slot]);
         s->n_running--;
         pthread_mutex_unlock(&s->lock);
         if (task == NULL)
@@ -270,6 +274,10 @@ static bool same_id(json_t *a, json_t *b)
 
 void mcp_call_cancel(struct mcp_call *c)
 {
+    if (c->listen) { /* no thread to come back: the subscription just ends */
+        mcp_call_release(c);
+        return;
+    }
     c->cancelled = true;
     nsbox_cancel_fire(&c->cancel);
 }

@@ -30,8 +30,6 @@
 
 #define MCP_MAX_TASKS 32
 #define MCP_TASKS_EXTENSION "io.modelcontextprotocol/tasks"
-/* The JSON-RPC error of a modern request without a capability it needs. */
-#define MCP_MISSING_CLIENT_CAPABILITY (-32021)
 
 enum mcp_task_status {
     MCP_TASK_WORKING,
