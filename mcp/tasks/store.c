@@ -233,6 +233,9 @@ void mcp_task_end(struct mcp_session *s, struct mcp_task *t, json_t *result, jso
     pthread_mutex_unlock(&s->lock);
     if (dropped)
         task_free(t);
+    /* The status first: a client that has the result has seen it too. */
+    if (note != NULL)
+        s->send(s, note);
     while (waiters != NULL) {
         struct mcp_task_waiter *w = waiters;
         waiters = w->next;
@@ -240,8 +243,6 @@ void mcp_task_end(struct mcp_session *s, struct mcp_task *t, json_t *result, jso
         mcp_req_release(w->rq);
         free(w);
     }
-    if (note != NULL)
-        s->send(s, note);
 }
 
 void mcp_call_progress(struct mcp_session *s, struct mcp_call *c, uint64_t elapsed_ms,

@@ -286,6 +286,12 @@ def legacy_ttl(a):
     ok(r["task"]["ttl"] == 900000, lambda: f"ttl not capped: {short(r)}")
 
 
+def status_notes(a, tid):
+    return [m["params"] for _, m in a.notes_where(
+        lambda m: m.get("method") == "notifications/tasks/status" and
+        m["params"].get("taskId") == tid)]
+
+
 def legacy_failed(a):
     """A tool error is a failed task in 2025-11-25; tasks/result returns the
     call's own result (isError) with the related-task _meta."""
@@ -296,9 +302,9 @@ def legacy_failed(a):
     ok(legacy_get(a, tid)["status"] == "failed", lambda: short(legacy_get(a, tid)))
     res = a.result("tasks/result", {"taskId": tid})
     ok(res.get("isError") is True and res["_meta"][RELATED]["taskId"] == tid, lambda: short(res))
-    st = a.notes_where(lambda m: m.get("method") == "notifications/tasks/status" and
-                       m["params"].get("taskId") == tid)
-    ok(st and st[-1][1]["params"]["status"] == "failed", lambda: f"status notification: {st}")
+    ok(wait_for(lambda: status_notes(a, tid), 5), "no notifications/tasks/status")
+    st = status_notes(a, tid)
+    ok(st[-1]["status"] == "failed", lambda: f"status notification: {st}")
 
 
 def legacy_result(a, tid, waiting_rid, t_asked):
@@ -316,10 +322,26 @@ def legacy_result(a, tid, waiting_rid, t_asked):
     ok(t["status"] == "completed", lambda: short(t))
     again = a.result("tasks/result", {"taskId": tid})
     ok(again["structuredContent"]["stdout"] == out, "a second tasks/result differs")
-    st = a.notes_where(lambda m: m.get("method") == "notifications/tasks/status" and
-                       m["params"].get("taskId") == tid)
-    ok(st and st[-1][1]["params"]["status"] == "completed", lambda: f"status notification: {st}")
+    st = status_notes(a, tid)  # sent before the result
+    ok(st and st[-1]["status"] == "completed", lambda: f"status notification: {st}")
     a.error("tasks/cancel", {"taskId": tid}, -32602)
+
+
+def legacy_cap(a):
+    """At most 32 tasks in a session, ended ones counted until their TTL."""
+    made = len(a.result("tasks/list")["tasks"])
+    ok(0 < made < 32, f"{made} tasks before the cap test")
+    while made < 32:
+        r = a.result("tools/call", {"name": "run_command", "arguments": {"command": "true"},
+                                    "task": {}})
+        ok("task" in r, lambda: short(r))
+        made += 1
+    e = a.error("tools/call", {"name": "run_command", "arguments": {"command": "true"},
+                               "task": {}}, -32600)
+    ok("too many tasks" in e["message"], lambda: short(e))
+    ok(len(a.result("tasks/list")["tasks"]) == 32, "tasks/list does not show the 32")
+    r = a.result("tools/call", {"name": "run_command", "arguments": {"command": "echo still"}})
+    ok(r["structuredContent"]["stdout"] == "still\n", lambda: f"an ordinary call: {short(r)}")
 
 
 # ---- B: 2026-07-28 over stdio ----
@@ -523,6 +545,7 @@ def main():
     report("legacy_errors", lambda: legacy_errors(a))
     report("legacy_ttl_expiry_and_cap", lambda: legacy_ttl(a))
     report("legacy_tool_error_failed", lambda: legacy_failed(a))
+    report("legacy_session_cap", lambda: legacy_cap(a))
     report("modern_task_after", lambda: modern_flow(b))
     report("modern_gates_and_sync", lambda: modern_gates(b))
     report("modern_cancel_kills", lambda: modern_cancel(b))
