@@ -58,6 +58,8 @@ void mcp_handle_tools_list(const struct mcp_req *rq)
             return;
         }
         json_t *in = mcp_schema_build(decl);
+        if (rq->era == MCP_ERA_MODERN)
+            mcp_schema_add_headers(decl, in);
         json_t *out = json_loads(t->output_schema, 0, NULL);
         json_t *tool = json_pack("{s:s,s:s,s:s,s:o,s:o,s:o}", "name", t->name, "title", t->title,
                                  "description", t->description, "inputSchema", in, "outputSchema",
