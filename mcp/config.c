@@ -299,6 +299,14 @@ static const struct opt opts[] = {
      set_registry, FIELD(apt_mirror), false, NUM_NONE},
     {"apt-key", "FILE", "the OpenPGP key (armored or binary) that signs --apt-mirror", set_string,
      FIELD(apt_key), false, NUM_NONE},
+    {"max-task-ttl", "S",
+     "the longest a task (a long run a client polls) and its result are kept (3600; 0: no "
+     "tasks)",
+     set_number, FIELD(max_task_ttl_s), false, NUM_COUNT},
+    {"task-after", "S",
+     "a run from a 2026-07-28 client that declared the tasks extension becomes a task after "
+     "this long (5; 0: at once)",
+     set_number, FIELD(task_after_s), false, NUM_COUNT},
     {"http", "HOST:PORT", "serve MCP over HTTP at http://HOST:PORT/mcp instead of stdio",
      set_string, FIELD(address), false, NUM_NONE},
     {"token-file", "FILE", "HTTP: the bearer token (else NSBOX_TOKEN)", set_string,
@@ -351,6 +359,8 @@ void mcp_config_init(struct mcp_config *c)
         .installs = MCP_INSTALL_ALL,
         .max_package_caches = 16,
         .max_upload_mb = MCP_UPLOAD_MB_DEFAULT,
+        .max_task_ttl_s = 3600,
+        .task_after_s = 5,
     };
 }
 
@@ -568,13 +578,18 @@ int mcp_server_open(struct mcp_server *s, const struct mcp_config *c, const stru
 {
     struct box_ctx_opts o = *bo;
     o.mode = c->mode;
-    *s = (struct mcp_server){.defaults = c->defaults,
-                             .ceilings = c->ceilings,
-                             .max_sandboxes = c->max_sandboxes,
-                             .max_total = c->max_total,
-                             .max_commits = c->max_commits,
-                             .max_inline_kb = c->max_inline_kb,
-                             .output_cap = box_defaults.output_cap};
+    *s = (struct mcp_server){
+        .defaults = c->defaults,
+        .ceilings = c->ceilings,
+        .max_sandboxes = c->max_sandboxes,
+        .max_total = c->max_total,
+        .max_commits = c->max_commits,
+        .max_inline_kb = c->max_inline_kb,
+        .output_cap = box_defaults.output_cap,
+        /* at most a year; a day */
+        .max_task_ttl_s = (unsigned)(c->max_task_ttl_s < 86400 * 365 ? c->max_task_ttl_s
+                                                                     : 86400 * 365),
+        .task_after_ms = (unsigned)(c->task_after_s < 86400 ? c->task_after_s : 86400) * 1000};
     for (size_t i = 0; i < c->n_langs; i++)
         s->langs[i] = (struct mcp_lang){strdup(c->langs[i].language), strdup(c->langs[i].ref)};
     s->n_langs = c->n_langs;

@@ -47,6 +47,7 @@ struct mcp_config {
     const char *public_url;
     unsigned file_url_ttl_s;
     uint64_t max_upload_mb;
+    size_t max_task_ttl_s, task_after_s; /* tasks (tasks/tasks.h) */
     bool help;
     bool print_config; /* --print-config */
 };

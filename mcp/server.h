@@ -50,6 +50,8 @@ struct mcp_sandbox {
     struct mcp_sandbox *next;
 };
 
+struct mcp_task; /* tasks/tasks.h */
+
 /* mcp_call.log_level of a legacy call: the session's logging/setLevel. */
 #define MCP_LOG_SESSION (-2)
 
@@ -61,6 +63,8 @@ struct mcp_call {
     struct mcp_sandbox *sandbox; /* the sandbox an operation of it runs in */
     struct nsbox_cancel cancel;  /* every exec of the call takes it */
     bool cancelled;
+    bool taskable;         /* it may run as a task: progress is watched */
+    struct mcp_task *task; /* the task it runs as, or NULL */
     /* The lowest level of notifications/message for this call (an index
      * into the syslog levels): a modern request's _meta logLevel, -1 for
      * none (a modern request without one), MCP_LOG_SESSION for a legacy
@@ -83,6 +87,9 @@ struct mcp_server {
     size_t max_commits;   /* sandbox_commit's images in the store; 0: no such tool */
     size_t output_cap;
     size_t max_inline_kb; /* ceiling of a call's max_inline_kb (serve --max-inline-kb) */
+    /* Tasks (tasks/tasks.h): the longest TTL (0: no tasks), and how long
+     * a 2026-07-28 call runs before it becomes one. */
+    unsigned max_task_ttl_s, task_after_ms;
     /* Host directories copy_in/copy_out may use (serve --allow-host-dir). */
     struct {
         char *path;
@@ -151,6 +158,8 @@ struct mcp_session {
     size_t n_sandboxes;
     struct mcp_call calls[MCP_MAX_CALLS];
     size_t n_running;
+    struct mcp_task *tasks; /* tasks/tasks.h */
+    size_t n_tasks;
     pthread_cond_t idle;     /* n_running fell */
     pthread_cond_t released; /* a sandbox's refs reached 0 */
 

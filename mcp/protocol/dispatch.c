@@ -11,6 +11,7 @@
 #include "../jsonrpc.h"
 #include "../resources/resources.h"
 #include "../sandboxes.h"
+#include "../tasks/tasks.h"
 #include "request.h"
 
 void mcp_session_init(struct mcp_session *s, struct mcp_server *cfg)
@@ -119,6 +120,7 @@ void mcp_session_shutdown(struct mcp_session *s)
     while (s->n_running > 0)
         pthread_cond_wait(&s->idle, &s->lock);
     pthread_mutex_unlock(&s->lock);
+    mcp_tasks_free(s);
     mcp_listens_close(s);
     mcp_sandboxes_stop_all(s);
     mcp_resources_forget(s);

@@ -6,6 +6,7 @@
 
 #include "../../common/log.h"
 #include "../jsonrpc.h"
+#include "../tasks/tasks.h"
 #include "request.h"
 
 const char *const mcp_instructions =
@@ -23,10 +24,13 @@ json_t *mcp_server_info(void)
 
 json_t *mcp_server_capabilities(const struct mcp_req *rq)
 {
-    (void)rq; /* the same in every era so far */
     /* tools never change while the server runs: no list_changed to send;
      * resources are files in sandboxes, read on request: no subscribe. */
-    return json_pack("{s:{s:b},s:{},s:{}}", "tools", "listChanged", 0, "logging", "resources");
+    json_t *caps = json_pack("{s:{s:b},s:{},s:{}}", "tools", "listChanged", 0, "logging",
+                             "resources");
+    /* Tasks: 2025-11-25's capabilities.tasks, 2026-07-28's extension. */
+    mcp_tasks_capabilities(rq->era, rq->version, caps);
+    return caps;
 }
 
 /* Sends notifications/message (via send_related when the request is

@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "../resources/resources.h"
+#include "../tasks/tasks.h"
 #include "request.h"
 
 const struct mcp_method mcp_methods[] = {
@@ -16,6 +17,11 @@ const struct mcp_method mcp_methods[] = {
     {"resources/templates/list", mcp_handle_resources_templates, MCP_M_BOTH},
     {"server/discover", mcp_handle_discover, MCP_M_MODERN},
     {"subscriptions/listen", mcp_handle_listen, MCP_M_MODERN},
+    {"tasks/get", mcp_handle_tasks_get, MCP_M_BOTH},
+    {"tasks/result", mcp_handle_tasks_result, MCP_M_LEGACY},
+    {"tasks/list", mcp_handle_tasks_list, MCP_M_LEGACY},
+    {"tasks/cancel", mcp_handle_tasks_cancel, MCP_M_BOTH},
+    {"tasks/update", mcp_handle_tasks_update, MCP_M_MODERN},
 };
 const size_t mcp_n_methods = sizeof(mcp_methods) / sizeof(mcp_methods[0]);
 

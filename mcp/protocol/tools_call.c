@@ -1,6 +1,8 @@
 /* tools/list and tools/call: the tool table (../tools/tools.h) over the
  * protocol.  A call runs on a thread of its own, in a slot of the
- * session's calls (server.h) that cancellation finds it by. */
+ * session's calls (server.h) that cancellation finds it by.  A call that
+ * runs as a task (../tasks/tasks.h) keeps its slot past its request; its
+ * end goes to the task instead of a response. */
 #include <errno.h>
 #include <pthread.h>
 #include <stdlib.h>
@@ -11,6 +13,7 @@
 #include "../../common/log.h"
 #include "../jsonrpc.h"
 #include "../resources/resources.h"
+#include "../tasks/tasks.h"
 #include "../tools/args.h"
 #include "../tools/tools.h"
 #include "request.h"
@@ -59,10 +62,11 @@ void mcp_handle_tools_list(const struct mcp_req *rq)
         if (rq->era == MCP_ERA_MODERN)
             mcp_schema_add_headers(decl, in);
         json_t *out = json_loads(t->output_schema, 0, NULL);
-        json_array_append_new(tools, json_pack("{s:s,s:s,s:s,s:o,s:o,s:o}", "name", t->name,
-                                               "title", t->title, "description", t->description,
-                                               "inputSchema", in, "outputSchema", out,
-                                               "annotations", annotations(s->cfg, t)));
+        json_t *tool = json_pack("{s:s,s:s,s:s,s:o,s:o,s:o}", "name", t->name, "title", t->title,
+                                 "description", t->description, "inputSchema", in, "outputSchema",
+                                 out, "annotations", annotations(s->cfg, t));
+        mcp_task_tool_execution(rq, t->name, tool);
+        json_array_append_new(tools, tool);
     }
     json_t *res = json_pack("{s:O}", "tools", tools);
     /* The list depends on the server's configuration only, the same for
@@ -78,6 +82,7 @@ struct call_job {
     const struct mcp_tool *tool;
     json_t *args;
     size_t slot;
+    enum mcp_task_mode mode;
 };
 
 static json_t *tool_error(const char *msg)
@@ -120,23 +125,34 @@ static void *call_thread(void *arg)
 {
     struct call_job *job = arg;
     struct mcp_session *s = job->rq->s;
+    struct mcp_call *c = &s->calls[job->slot];
     struct nsbox_err err = {0};
     _cleanup_(mcp_result_free) struct mcp_result out = {0};
+    struct mcp_task_defer *defer = job->mode == MCP_TASK_LATER
+                                       ? mcp_task_defer_start(s, job->rq, job->slot)
+                                       : NULL;
 
-    int r = job->tool->call(s, &s->calls[job->slot], job->args, &out, &err);
+    int r = job->tool->call(s, c, job->args, &out, &err);
     if (r == 0 && out.structured == NULL) /* a json_pack that ran out of memory */
         r = nsbox_err_set(&err, ENOMEM, "out of memory");
+    mcp_task_defer_end(defer); /* from here c->task is settled */
     pthread_mutex_lock(&s->lock);
-    bool cancelled = s->calls[job->slot].cancelled;
+    bool cancelled = c->cancelled;
+    struct mcp_task *task = c->task;
     pthread_mutex_unlock(&s->lock);
-    /* A cancelled request gets no response (MCP, "Cancellation").  The
-     * response goes out while the call still counts as running: once
-     * mcp_session_shutdown() has seen n_running reach 0, an HTTP session
-     * and its send callback are freed. */
-    if (!cancelled && r == 0)
+    /* A cancelled request gets no response (MCP, "Cancellation"); a
+     * task's end goes to the task.  Either goes out while the call still
+     * counts as running: once mcp_session_shutdown() has seen n_running
+     * reach 0, an HTTP session and its send callback are freed. */
+    if ((task != NULL || !cancelled) && r == 0)
         mcp_resources_note(s, &out); /* resources/list lists what results linked */
-    if (!cancelled)
-        mcp_reply(job->rq, r == 0 ? tool_result(job->rq, &out) : tool_error(err.msg));
+    json_t *res = r == 0 ? tool_result(job->rq, &out) : tool_error(err.msg);
+    if (task != NULL)
+        mcp_task_end(s, task, res, NULL);
+    else if (!cancelled)
+        mcp_reply(job->rq, res);
+    else
+        json_decref(res);
     pthread_mutex_lock(&s->lock);
     mcp_call_release(&s->calls[job->slot]);
     s->n_running--;
@@ -170,6 +186,12 @@ void mcp_handle_tools_call(const struct mcp_req *rq)
         mcp_reply_error(rq, JSONRPC_INVALID_PARAMS, "arguments must be an object");
         return;
     }
+    /* 2025-11-25: a task asked of a tool that lists no taskSupport. */
+    enum mcp_task_mode mode = mcp_task_mode(rq, name);
+    if (mode == MCP_TASK_REFUSED) {
+        mcp_reply_error(rq, JSONRPC_METHOD_NOT_FOUND, "this tool does not run as a task");
+        return;
+    }
     struct call_job *job = calloc(1, sizeof(*job));
     struct mcp_req *held = job ? mcp_req_hold(rq) : NULL;
     if (held == NULL) {
@@ -177,7 +199,7 @@ void mcp_handle_tools_call(const struct mcp_req *rq)
         mcp_reply(rq, tool_error("the server is out of memory; try again"));
         return;
     }
-    *job = (struct call_job){held, tool, args ? json_incref(args) : json_object(), 0};
+    *job = (struct call_job){held, tool, args ? json_incref(args) : json_object(), 0, mode};
     pthread_mutex_lock(&s->lock);
     size_t slot = MCP_MAX_CALLS;
     for (size_t i = 0; i < MCP_MAX_CALLS; i++)
@@ -204,20 +226,42 @@ void mcp_handle_tools_call(const struct mcp_req *rq)
         .id = json_incref(rq->id),
         .progress_token = json_incref(json_object_get(rq->meta, "progressToken")),
         .cancel = cancel,
-        .log_level = rq->era == MCP_ERA_MODERN ? rq->log_level : MCP_LOG_SESSION};
+        .log_level = rq->era == MCP_ERA_MODERN ? rq->log_level : MCP_LOG_SESSION,
+        .taskable = mode != MCP_TASK_NONE};
+    /* 2025-11-25's task exists before its handle goes out. */
+    struct mcp_task *task = NULL;
+    json_t *created = NULL;
+    if (mode == MCP_TASK_NOW) {
+        json_t *ttl = json_object_get(json_object_get(rq->params, "task"), "ttl");
+        task = mcp_task_create(s, slot, MCP_ERA_LEGACY, (int64_t)json_number_value(ttl));
+        if (task == NULL) {
+            mcp_call_release(&s->calls[slot]);
+            pthread_mutex_unlock(&s->lock);
+            job_free(job);
+            mcp_reply_error(rq, JSONRPC_INVALID_REQUEST,
+                            "this session has too many tasks; wait for one to expire");
+            return;
+        }
+        created = mcp_task_create_result(task, MCP_ERA_LEGACY);
+    }
     s->n_running++;
     pthread_mutex_unlock(&s->lock);
+    if (created != NULL)
+        mcp_reply(rq, created);
     job->slot = slot;
     pthread_t t;
     pthread_attr_t attr;
     pthread_attr_init(&attr);
     pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
     if (pthread_create(&t, &attr, call_thread, job) != 0) {
+        if (task != NULL)
+            mcp_task_end(s, task, tool_error("the server is out of threads; try again"), NULL);
         pthread_mutex_lock(&s->lock);
         mcp_call_release(&s->calls[slot]);
         s->n_running--;
         pthread_mutex_unlock(&s->lock);
-        mcp_reply(rq, tool_error("the server is out of threads; try again"));
+        if (task == NULL)
+            mcp_reply(rq, tool_error("the server is out of threads; try again"));
         job_free(job);
     }
     pthread_attr_destroy(&attr);
@@ -243,8 +287,11 @@ void mcp_handle_cancelled(const struct mcp_req *rq)
     struct mcp_session *s = rq->s;
     json_t *rid = json_object_get(rq->params, "requestId");
     pthread_mutex_lock(&s->lock);
+    /* A task's request has been answered: tasks/cancel ends a task
+     * (SEP-2663: notifications/cancelled MUST NOT), and its id may be
+     * the client's again. */
     for (size_t i = 0; i < MCP_MAX_CALLS; i++)
-        if (same_id(s->calls[i].id, rid))
+        if (s->calls[i].task == NULL && same_id(s->calls[i].id, rid))
             mcp_call_cancel(&s->calls[i]);
     pthread_mutex_unlock(&s->lock);
 }

@@ -13,6 +13,7 @@
 #include "../pool.h"
 #include "../sandboxes.h"
 #include "../server.h"
+#include "../tasks/tasks.h"
 #include "args.h"
 #include "changes.h"
 #include "languages.h"
@@ -36,11 +37,12 @@ static bool stopped(struct mcp_session *s, const struct mcp_sandbox *m)
 }
 
 /* Called while a command runs: progress for the client (with a
- * progressToken), and the watch over a measured workspace, which stops
- * the command once the workspace is over its budget. */
+ * progressToken) or the call's task, and the watch over a measured
+ * workspace, which stops the command once the workspace is over its
+ * budget. */
 struct progress_ctx {
     struct mcp_session *s;
-    json_t *token;
+    struct mcp_call *call;
     struct box *box;
     struct box_ws_watch watch;
     struct nsbox_cancel *cancel;
@@ -67,14 +69,12 @@ static void send_progress(void *arg, uint64_t elapsed_ms, const char *out, size_
 
     if (box_workspace_watch_over(p->box, &p->watch))
         nsbox_cancel_fire(p->cancel);
-    if (p->token == NULL || (p->last_sent_ms && elapsed_ms - p->last_sent_ms < 1000))
+    if ((p->call->progress_token == NULL && !p->call->taskable) ||
+        (p->last_sent_ms && elapsed_ms - p->last_sent_ms < 1000))
         return;
     p->last_sent_ms = elapsed_ms;
     tail_lines(out_len ? out : err, out_len ? out_len : err_len, msg, sizeof(msg));
-    p->s->send(p->s,
-               jsonrpc_notification("notifications/progress",
-                                    json_pack("{s:O,s:I,s:s}", "progressToken", p->token,
-                                              "progress", (json_int_t)elapsed_ms, "message", msg)));
+    mcp_call_progress(p->s, p->call, elapsed_ms, msg);
 }
 
 /* A command stopped by the watch: the cancel killed it (not the client),
@@ -194,11 +194,12 @@ static int exec_in(struct mcp_session *s, struct mcp_call *call, struct mcp_sand
                                  .capture = true,
                                  .output_cap = s->cfg->output_cap,
                                  .cancel = &call->cancel};
-    struct progress_ctx pc = {s, call->progress_token, &m->box, {0}, &call->cancel, 0};
-    /* Progress only where the client asked for it (a progressToken); a
-     * measured workspace is watched every 50 ms (statvfs: cheap). */
+    struct progress_ctx pc = {s, call, &m->box, {0}, &call->cancel, 0};
+    /* Progress only where the client asked for it (a progressToken) or
+     * the call may be a task; a measured workspace is watched every 50 ms
+     * (statvfs: cheap). */
     box_workspace_watch_begin(&m->box, &pc.watch);
-    if (call->progress_token != NULL || pc.watch.active) {
+    if (call->progress_token != NULL || call->taskable || pc.watch.active) {
         eo.progress = send_progress;
         eo.progress_ctx = &pc;
         eo.progress_ms = pc.watch.active ? 50 : 1000;

@@ -91,6 +91,7 @@ run_client workspaces timeout 300 python3 "$MCP/workspaces.py"
 run_client disk timeout 300 python3 "$MCP/disk.py"
 run_client commit timeout 300 python3 "$MCP/commit.py"
 run_client net timeout 300 python3 "$MCP/net.py"
+run_client tasks timeout 300 python3 "$MCP/tasks.py"
 # Rootless too (best-effort limits: this host delegates no cgroup v2).
 "$ROOT/tests/setup-users.sh"
 RL=$T/rootless
