@@ -17,9 +17,16 @@
  * message) is a new enum value and a line in route().
  *
  * A thread waiting for a response looks at its socket every second and
- * gives up once the peer has gone (the call itself runs on: MCP says a
- * disconnect is not a cancellation).  All stream state is under the
- * session's lock (hs->lock). */
+ * gives up once the peer has gone.  Up to 2025-11-25 the call itself runs
+ * on (MCP then: a disconnect is not a cancellation); a 2026-07-28 request
+ * (cancel_on_close) is cancelled as by notifications/cancelled (MCP
+ * 2026-07-28, "Cancellation": closing the stream is the signal).
+ *
+ * Stateless requests of many clients share their tenant's session
+ * (tenants.h) under internal ids; a stream maps a message back to its
+ * client's id and progressToken on the way out, and the notifications
+ * that name no request (notifications/message) reach no stream there.
+ * All stream state is under the session's lock (hs->lock). */
 #ifndef NSBOX_MCP_HTTP_STREAMS_H
 #define NSBOX_MCP_HTTP_STREAMS_H
 
@@ -51,6 +58,11 @@ struct http_stream {
     bool answer_is_error;
     bool ended;  /* cancelled, or the session ended: finish now */
     bool linked; /* in hs->streams */
+    /* A stateless request (http_stream_set_client): request_id and
+     * progress_token are the internal ones it runs under in the tenant
+     * session; these are the client's, put back into what goes out. */
+    json_t *client_id, *client_token;
+    bool cancel_on_close; /* the client closing the stream cancels the call */
     struct http_stream *next;
 };
 
@@ -59,6 +71,11 @@ struct http_stream {
  * when out of memory. */
 struct http_stream *http_stream_new(struct http_session *hs, enum http_stream_kind kind, json_t *id,
                                     json_t *token, int fd, unsigned keepalive_s);
+
+/* Makes st a stateless request's stream: what goes out on it carries id
+ * and token (copied; token may be NULL) instead of the internal ones, and
+ * the client closing it cancels the call.  Before http_stream_link. */
+void http_stream_set_client(struct http_stream *st, json_t *id, json_t *token);
 
 /* Puts st in its session's list, where messages find it (hs->lock held). */
 void http_stream_link(struct http_stream *st);

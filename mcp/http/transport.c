@@ -11,12 +11,14 @@
 #include "policy.h"
 #include "sessions.h"
 #include "streamable.h"
+#include "tenants.h"
 
 _Static_assert(MCP_HTTP_MAX_ALLOWED_HOSTS == HTTP_MAX_ALLOWED_HOSTS, "allowed_hosts sizes");
 
 struct mcp_http {
     struct http_server *core;
     struct http_sessions *sessions;
+    struct http_tenants *tenants;
     struct http_streamable streamable;
 };
 
@@ -30,12 +32,13 @@ int mcp_http_parse_address(const char *arg, char *buf, size_t buf_size,
 }
 
 /* The core's share of opt. */
-static struct http_listen_options listen_options(const struct mcp_http_options *opt)
+static struct http_listen_options listen_options(const struct mcp_http_options *opt,
+                                                 struct http_tenants *tenants)
 {
     struct http_listen_options l = {
         .host = opt->host,
         .port = opt->port,
-        .token = opt->token,
+        .tenants = tenants,
         .n_allowed_hosts = opt->n_allowed_hosts,
         .max_connections = opt->max_connections,
         .max_per_ip = opt->max_per_ip,
@@ -52,6 +55,8 @@ static void free_parts(struct mcp_http *h)
         http_server_free(h->core);
     if (h->sessions)
         http_sessions_free(h->sessions);
+    if (h->tenants)
+        http_tenants_free(h->tenants);
     free(h);
 }
 
@@ -59,7 +64,6 @@ struct mcp_http *mcp_http_start(struct mcp_server *cfg, const struct mcp_http_op
                                 struct nsbox_err *err)
 {
     struct mcp_http *h = calloc(1, sizeof(*h));
-    struct http_listen_options l = listen_options(opt);
 
     if (h != NULL)
         h->sessions = http_sessions_new(cfg, opt->max_sessions ? opt->max_sessions : 64,
@@ -69,6 +73,12 @@ struct mcp_http *mcp_http_start(struct mcp_server *cfg, const struct mcp_http_op
         nsbox_err_set(err, ENOMEM, "out of memory");
         return NULL;
     }
+    h->tenants = http_tenants_new(cfg, opt->token, opt->token_from ? opt->token_from : "the token",
+                                  opt->max_per_tenant ? opt->max_per_tenant : cfg->max_sandboxes,
+                                  opt->stateless_idle_s ? opt->stateless_idle_s : 1800, err);
+    if (h->tenants == NULL)
+        goto fail;
+    struct http_listen_options l = listen_options(opt, h->tenants);
     if ((h->core = http_server_new(&l, err)) == NULL)
         goto fail;
     h->streamable = (struct http_streamable){.sessions = h->sessions,
@@ -77,6 +87,7 @@ struct mcp_http *mcp_http_start(struct mcp_server *cfg, const struct mcp_http_op
         http_server_start(h->core, err) < 0)
         goto fail;
     http_sessions_start_reaper(h->sessions);
+    http_tenants_start_reaper(h->tenants);
     return h;
 fail:
     free_parts(h);
@@ -93,6 +104,7 @@ void mcp_http_stop(struct mcp_http *h)
     /* Stop accepting first; connections already open get 404/503. */
     http_server_quiesce(h->core);
     http_sessions_stop(h->sessions);
+    http_tenants_stop(h->tenants);
     /* Every stream has ended, so no connection thread stays blocked in
      * our callbacks: the core can close the connections and join the
      * threads. */
