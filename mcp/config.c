@@ -285,7 +285,7 @@ static const struct opt opts[] = {
      set_string, FIELD(token_file), false, NUM_NONE},
     {"max-sandboxes-per-tenant", "N",
      "HTTP: kept sandboxes of one tenant (token), its sessions and stateless clients together "
-     "(default: --max-sandboxes)",
+     "(default: no bound beyond --max-sandboxes per session and --max-total-sandboxes)",
      set_number, FIELD(max_per_tenant), false, NUM_SIZE},
     {"stateless-idle-timeout", "S",
      "HTTP: stop a sandbox of a client without a session (2026-07-28) unused this long (1800)",

@@ -17,6 +17,7 @@
 
 struct http_tenants {
     struct mcp_server *cfg;
+    size_t max_per_tenant; /* as configured; 0: none beyond the others */
     bool need_token;
     unsigned idle_s;
     pthread_t reaper;
@@ -67,7 +68,11 @@ struct http_tenants *http_tenants_new(struct mcp_server *cfg, const char *tokens
         explicit_bzero(e, HTTP_MAX_TENANTS * sizeof(*e));
         return nsbox_err_set(err, ENOMEM, "out of memory"), NULL;
     }
-    *t = (struct http_tenants){.cfg = cfg, .need_token = n > 0, .idle_s = idle_s, .n = k};
+    *t = (struct http_tenants){.cfg = cfg,
+                               .max_per_tenant = max_per_tenant,
+                               .need_token = n > 0,
+                               .idle_s = idle_s,
+                               .n = k};
     pthread_condattr_t attr;
     pthread_condattr_init(&attr);
     pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
@@ -75,7 +80,10 @@ struct http_tenants *http_tenants_new(struct mcp_server *cfg, const char *tokens
     pthread_condattr_destroy(&attr);
     pthread_mutex_init(&t->lock, NULL);
     for (size_t i = 0; i < k; i++) {
-        tenant_init(t, &t->tenants[i], n > 0 ? e[i].name : "default", max_per_tenant);
+        /* Unconfigured, a tenant is bounded only as before: each session
+         * by --max-sandboxes, all by --max-total-sandboxes. */
+        tenant_init(t, &t->tenants[i], n > 0 ? e[i].name : "default",
+                    max_per_tenant ? max_per_tenant : cfg->max_total);
         if (n > 0)
             sha256(e[i].token, strlen(e[i].token), t->tenants[i].token_hash);
     }
@@ -128,7 +136,8 @@ struct http_session *http_tenant_session(struct http_tenant *tn, const char **wh
     if (!stopping && tn->session == NULL &&
         (tn->session = http_session_new_detached(t->cfg, why)) != NULL) {
         http_session_bind(tn->session, tn);
-        tn->session->s.max_sandboxes = SIZE_MAX; /* the tenant's cap is the one */
+        /* Like any session's, or the tenant's whole cap when there is one. */
+        tn->session->s.max_sandboxes = t->max_per_tenant;
         tn->session->stateless = true;
         nsbox_info("MCP tenant %s: tenant session %.8s... started", tn->name, tn->session->s.id);
     }

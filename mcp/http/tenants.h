@@ -20,7 +20,10 @@
  * Caps.  A tenant's sandboxes (its tenant session's and those of all its
  * legacy sessions) count against one struct mcp_quota (server.h) of
  * --max-sandboxes-per-tenant, checked by mcp_sandbox_new under the
- * quota's lock; the tenant session itself has no cap of its own.
+ * quota's lock; the tenant session's own cap is the same number.  Without
+ * that option nothing changes for legacy sessions (each has
+ * --max-sandboxes, all together --max-total-sandboxes) and the tenant
+ * session is capped like one session (--max-sandboxes).
  *
  * Idle sandboxes.  Nobody ends a stateless client's "session", so a
  * thread (http_tenants_start_reaper) stops the tenant sessions' sandboxes
@@ -54,7 +57,7 @@ struct http_tenant {
 
 /* The tenants of tokens (a token file's text, or one token; NULL or
  * empty: no token, one tenant for everybody), from naming where they came
- * from; each may keep max_per_tenant sandboxes, and its tenant session's
+ * from; each may keep max_per_tenant sandboxes (0: see "Caps"), and its tenant session's
  * sandboxes stop after idle_s unused.  NULL with err set. */
 struct http_tenants *http_tenants_new(struct mcp_server *cfg, const char *tokens, const char *from,
                                       size_t max_per_tenant, unsigned idle_s,

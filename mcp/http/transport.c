@@ -74,7 +74,7 @@ struct mcp_http *mcp_http_start(struct mcp_server *cfg, const struct mcp_http_op
         return NULL;
     }
     h->tenants = http_tenants_new(cfg, opt->token, opt->token_from ? opt->token_from : "the token",
-                                  opt->max_per_tenant ? opt->max_per_tenant : cfg->max_sandboxes,
+                                  opt->max_per_tenant,
                                   opt->stateless_idle_s ? opt->stateless_idle_s : 1800, err);
     if (h->tenants == NULL)
         goto fail;
