@@ -40,13 +40,15 @@ static void sentinel_values(void)
     size_t n = 0;
     CHECK(decode("=?base64?SGVsbG8sIOS4lueVjA==?=", v, &n) == 0 && n == 13 &&
           memcmp(v, "Hello, \xe4\xb8\x96\xe7\x95\x8c", 13) == 0);
-    CHECK(decode("=?base64?IHBhZGRlZCA=?=", v, &n) == 0 && n == 8 &&
-          memcmp(v, " padded ", 8) == 0);
+    CHECK(decode("=?base64?IHBhZGRlZCA=?=", v, &n) == 0 && n == 8 && memcmp(v, " padded ", 8) == 0);
     CHECK(decode("=?base64?bGluZTEKbGluZTI=?=", v, &n) == 0 && n == 11 &&
           memcmp(v, "line1\nline2", 11) == 0);
     CHECK(decode("=?base64?PT9iYXNlNjQ/bGl0ZXJhbD89?=", v, &n) == 0 && n == 18 &&
           memcmp(v, "=?base64?literal?=", 18) == 0);
-    CHECK(decode("=?base64?" "?=", v, &n) == 0 && n == 0); /* empty */
+    CHECK(decode("=?base64?"
+                 "?=",
+                 v, &n) == 0 &&
+          n == 0); /* empty */
     CHECK(decode("=?base64?AA==?=", v, &n) == 0 && n == 1 && v[0] == '\0');
 }
 
@@ -56,13 +58,13 @@ static void sentinel_refused(void)
 {
     char v[64];
     size_t n = 0;
-    CHECK(decode("=?base64?SGVsbG8?=", v, &n) < 0);      /* padding missing */
-    CHECK(decode("=?base64?SGVs!!!bG8=?=", v, &n) < 0);  /* not the alphabet */
-    CHECK(decode("=?base64?SGVsbG9=?=", v, &n) < 0);     /* bits past the end */
-    CHECK(decode("=?base64?SG==bG8=?=", v, &n) < 0);     /* padding inside */
-    CHECK(decode("=?base64?S===?=", v, &n) < 0);         /* three pad chars */
-    CHECK(decode("=?base64?SGVsbG8-?=", v, &n) < 0);     /* base64url */
-    CHECK(decode("=?base64?SGVs bG8=?=", v, &n) < 0);    /* a space inside */
+    CHECK(decode("=?base64?SGVsbG8?=", v, &n) < 0);               /* padding missing */
+    CHECK(decode("=?base64?SGVs!!!bG8=?=", v, &n) < 0);           /* not the alphabet */
+    CHECK(decode("=?base64?SGVsbG9=?=", v, &n) < 0);              /* bits past the end */
+    CHECK(decode("=?base64?SG==bG8=?=", v, &n) < 0);              /* padding inside */
+    CHECK(decode("=?base64?S===?=", v, &n) < 0);                  /* three pad chars */
+    CHECK(decode("=?base64?SGVsbG8-?=", v, &n) < 0);              /* base64url */
+    CHECK(decode("=?base64?SGVs bG8=?=", v, &n) < 0);             /* a space inside */
     CHECK(http_meta_decode("=?base64?SGVsbG8=?=", v, 4, &n) < 0); /* does not fit */
 }
 
@@ -115,14 +117,14 @@ static void token_file_refused(void)
     CHECK(strstr(err.msg, "f line 1: the token is too short") != NULL);
     CHECK(http_tokens_parse("0123456789abcdef0123\n0123456789abcdef0123\n", "f", e, 2, &err) < 0);
     CHECK(strstr(err.msg, "line 2: the same token twice") != NULL);
-    CHECK(http_tokens_parse("a 0123456789abcdef0123\na 0123456789abcdef0124\n", "f", e, 2,
-                            &err) < 0);
+    CHECK(http_tokens_parse("a 0123456789abcdef0123\na 0123456789abcdef0124\n", "f", e, 2, &err) <
+          0);
     CHECK(strstr(err.msg, "tenant name a twice") != NULL);
     CHECK(http_tokens_parse("a b 0123456789abcdef0123\n", "f", e, 2, &err) < 0);
     CHECK(http_tokens_parse("a/b 0123456789abcdef0123\n", "f", e, 2, &err) < 0);
     CHECK(http_tokens_parse("0123456789abcdef\xc3\xa9\n", "f", e, 2, &err) < 0);
-    CHECK(http_tokens_parse("0123456789abcdef01\n0123456789abcdef02\n0123456789abcdef03\n", "f",
-                            e, 2, &err) < 0);
+    CHECK(http_tokens_parse("0123456789abcdef01\n0123456789abcdef02\n0123456789abcdef03\n", "f", e,
+                            2, &err) < 0);
     CHECK(strstr(err.msg, "more than 2 tokens") != NULL);
 }
 
