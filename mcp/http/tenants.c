@@ -96,11 +96,6 @@ bool http_tenants_need_token(const struct http_tenants *t)
     return t->need_token;
 }
 
-size_t http_tenants_count(const struct http_tenants *t)
-{
-    return t->n;
-}
-
 /* Every tenant's hash is compared, in constant time, whichever matches:
  * neither the token nor which tenant it is shows in the timing. */
 struct http_tenant *http_tenants_find(struct http_tenants *t, const char *auth)

@@ -65,7 +65,6 @@ struct http_tenants *http_tenants_new(struct mcp_server *cfg, const char *tokens
 
 /* Whether requests must carry a bearer token. */
 bool http_tenants_need_token(const struct http_tenants *t);
-size_t http_tenants_count(const struct http_tenants *t);
 
 /* The tenant an Authorization header value (may be NULL) names, or NULL
  * when it names none (401). */
