@@ -52,13 +52,23 @@ struct mcp_sandbox {
     struct mcp_sandbox *next;
 };
 
-/* A tools/call in progress, for notifications/cancelled. */
+/* mcp_call.log_level of a legacy call: the session's logging/setLevel. */
+#define MCP_LOG_SESSION (-2)
+
+/* A tools/call in progress (or an open subscriptions/listen), for
+ * notifications/cancelled. */
 struct mcp_call {
     json_t *id;                  /* the request id; NULL: a free slot */
     json_t *progress_token;      /* _meta.progressToken, or NULL */
     struct mcp_sandbox *sandbox; /* the sandbox an operation of it runs in */
     struct nsbox_cancel cancel;  /* every exec of the call takes it */
     bool cancelled;
+    /* The lowest level of notifications/message for this call (an index
+     * into the syslog levels): a modern request's _meta logLevel, -1 for
+     * none (a modern request without one), MCP_LOG_SESSION for a legacy
+     * call. */
+    int log_level;
+    bool listen; /* a subscriptions/listen, not a call: no thread, no cancel fd */
 };
 
 /* What the operator configured: shared by every session. */
@@ -123,7 +133,16 @@ struct mcp_session {
 
     /* Transport: how messages reach this session's client. */
     mcp_send_fn send;
+    /* Optional: sends msg, a notification that belongs to the request
+     * request_id (notifications/message of a call, the acknowledgment of a
+     * subscriptions/listen), where that request's response goes (HTTP: on
+     * its own stream).  NULL: send. */
+    void (*send_related)(struct mcp_session *s, json_t *request_id, json_t *msg);
     void *transport;
+    /* Serves 2026-07-28 requests only (HTTP's sessionless tenant
+     * sessions): a request without the per-request _meta is malformed
+     * (-32602), initialize is an unknown method.  Stdio serves both. */
+    bool modern_only;
 
     pthread_mutex_t lock;
     bool initialized;
@@ -157,8 +176,16 @@ void mcp_session_drain(struct mcp_session *s, unsigned grace_ms);
  * of the session. */
 void mcp_session_shutdown(struct mcp_session *s);
 
-/* Sends notifications/message at level (when the client asked for it). */
+/* Logs to stderr and sends notifications/message at level when a legacy
+ * session asked for it (logging/setLevel).  Tools log with mcp_call_log:
+ * a 2026-07-28 request sets its own level. */
 void mcp_session_log(struct mcp_session *s, const char *level, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
+
+/* Logs to stderr and, when call's request asked for level (its _meta
+ * logLevel; a legacy session's logging/setLevel), sends it as
+ * notifications/message for that request (s->send_related). */
+void mcp_call_log(struct mcp_session *s, const struct mcp_call *call, const char *level,
+                  const char *fmt, ...) __attribute__((format(printf, 4, 5)));
 
 #endif

@@ -1,6 +1,8 @@
 /* The protocol's entry: a session's life (init, drain, shutdown) and
- * mcp_session_handle, which parses a message, decides its era, and hands
- * it to its method (methods.c).  Protocol errors are JSON-RPC errors;
+ * mcp_session_handle, which parses a message, decides its era (era.c),
+ * and hands it to its method (methods.c): a modern request to a method
+ * of the modern era at once, a legacy one as its session's handshake
+ * allows.  Protocol errors are JSON-RPC errors;
  * tool failures are isError results the model can act on. */
 #include <stdlib.h>
 #include <string.h>
@@ -22,27 +24,18 @@ void mcp_session_init(struct mcp_session *s, struct mcp_server *cfg)
     pthread_cond_init(&s->released, NULL);
 }
 
-/* The request as a legacy one: under the session's negotiated version. */
-static void legacy_request(struct mcp_req *rq)
+/* A modern request: stateless, served whatever the session's handshake. */
+static void dispatch_modern(struct mcp_req *rq, const struct mcp_method *m)
 {
-    struct mcp_session *s = rq->s;
-    rq->era = MCP_ERA_LEGACY;
-    pthread_mutex_lock(&s->lock);
-    snprintf(rq->version, sizeof(rq->version), "%s", s->protocol);
-    rq->log_level = s->initialized ? s->log_level : -1;
-    pthread_mutex_unlock(&s->lock);
+    if (m != NULL && (m->flags & MCP_M_MODERN))
+        m->handle(rq);
+    else /* initialize, ping, logging/setLevel and unknown ones */
+        mcp_reply_error(rq, JSONRPC_METHOD_NOT_FOUND, "method not found");
 }
 
-static void dispatch(struct mcp_req *rq)
+static void dispatch_legacy(struct mcp_req *rq, const struct mcp_method *m)
 {
-    const struct mcp_method *m = mcp_method_find(rq->method);
-    bool notification = rq->id == NULL;
-
-    if (strcmp(rq->method, "notifications/cancelled") == 0)
-        mcp_handle_cancelled(rq);
-    else if (notification)
-        ; /* initialized, roots/list_changed, unknown ones: never answered */
-    else if (m != NULL && (m->flags & MCP_M_BEFORE_INIT))
+    if (m != NULL && (m->flags & MCP_M_BEFORE_INIT))
         m->handle(rq);
     else if (!rq->s->initialized)
         mcp_reply_error(rq, MCP_NOT_INITIALIZED, "call initialize first");
@@ -50,6 +43,26 @@ static void dispatch(struct mcp_req *rq)
         m->handle(rq);
     else
         mcp_reply_error(rq, JSONRPC_METHOD_NOT_FOUND, "method not found");
+}
+
+static void dispatch(struct mcp_req *rq)
+{
+    const char *why;
+    json_t *data;
+
+    if (strcmp(rq->method, "notifications/cancelled") == 0) {
+        mcp_handle_cancelled(rq);
+        return;
+    }
+    if (rq->id == NULL)
+        return; /* initialized, roots/list_changed, unknown ones: never answered */
+    int code = mcp_era_decide(rq, &why, &data);
+    if (code != 0)
+        mcp_reply_error_data(rq, code, why, data);
+    else if (rq->era == MCP_ERA_MODERN)
+        dispatch_modern(rq, mcp_method_find(rq->method));
+    else
+        dispatch_legacy(rq, mcp_method_find(rq->method));
 }
 
 bool mcp_session_handle(struct mcp_session *s, const char *text, size_t len)
@@ -74,7 +87,6 @@ bool mcp_session_handle(struct mcp_session *s, const char *text, size_t len)
                          .method = m.method,
                          .params = m.params,
                          .meta = json_object_get(m.params, "_meta")};
-    legacy_request(&rq);
     dispatch(&rq);
     jsonrpc_msg_free(&m);
     return rq.id != NULL;
@@ -101,10 +113,11 @@ void mcp_session_shutdown(struct mcp_session *s)
     pthread_mutex_lock(&s->lock);
     /* Cancel whatever runs, then wait for the calls to come back. */
     for (size_t i = 0; i < MCP_MAX_CALLS; i++)
-        if (s->calls[i].id != NULL)
+        if (s->calls[i].id != NULL && !s->calls[i].listen)
             mcp_call_cancel(&s->calls[i]);
     while (s->n_running > 0)
         pthread_cond_wait(&s->idle, &s->lock);
     pthread_mutex_unlock(&s->lock);
+    mcp_listens_close(s);
     mcp_sandboxes_stop_all(s);
 }

@@ -1,5 +1,5 @@
 /* The legacy lifecycle (initialize, ping, logging/setLevel), logging, and
- * the server's identity. */
+ * the server's identity and capabilities (both eras). */
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -7,9 +7,6 @@
 #include "../../common/log.h"
 #include "../jsonrpc.h"
 #include "request.h"
-
-static const char *const legacy_versions[] = {"2025-11-25", "2025-06-18", "2025-03-26",
-                                              "2024-11-05"};
 
 const char *const mcp_instructions =
     "Run code in isolated sandboxes. execute_code runs a program "
@@ -24,6 +21,26 @@ json_t *mcp_server_info(void)
                      "0.1.0");
 }
 
+json_t *mcp_server_capabilities(const struct mcp_req *rq)
+{
+    (void)rq; /* the same in every era so far */
+    /* tools never change while the server runs: no list_changed to send. */
+    return json_pack("{s:{s:b},s:{}}", "tools", "listChanged", 0, "logging");
+}
+
+/* Sends notifications/message (via send_related when the request is
+ * known, so HTTP puts it on that request's stream). */
+static void send_log(struct mcp_session *s, json_t *request_id, const char *level, const char *msg)
+{
+    json_t *n = jsonrpc_notification(
+        "notifications/message",
+        json_pack("{s:s,s:s,s:s}", "level", level, "logger", "nsbox", "data", msg));
+    if (request_id != NULL && s->send_related != NULL)
+        s->send_related(s, request_id, n);
+    else
+        s->send(s, n);
+}
+
 void mcp_session_log(struct mcp_session *s, const char *level, const char *fmt, ...)
 {
     char msg[1024];
@@ -36,31 +53,55 @@ void mcp_session_log(struct mcp_session *s, const char *level, const char *fmt, 
     nsbox_info("%s", msg);
     if (!s->initialized || idx < s->log_level)
         return;
-    s->send(s, jsonrpc_notification(
-                   "notifications/message",
-                   json_pack("{s:s,s:s,s:s}", "level", level, "logger", "nsbox", "data", msg)));
+    send_log(s, NULL, level, msg);
+}
+
+void mcp_call_log(struct mcp_session *s, const struct mcp_call *call, const char *level,
+                  const char *fmt, ...)
+{
+    char msg[1024];
+    va_list ap;
+    int idx = mcp_log_level_index(level);
+
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof(msg), fmt, ap);
+    va_end(ap);
+    nsbox_info("%s", msg);
+    /* A modern request without logLevel gets none (2026-07-28 "Logging":
+     * MUST NOT); a legacy call follows its session's logging/setLevel. */
+    bool wanted = call->log_level == MCP_LOG_SESSION
+                      ? s->initialized && idx >= s->log_level
+                      : call->log_level >= 0 && idx >= call->log_level;
+    if (wanted)
+        send_log(s, call->id, level, msg);
 }
 
 void mcp_handle_initialize(const struct mcp_req *rq)
 {
     struct mcp_session *s = rq->s;
     const char *asked = json_string_value(json_object_get(rq->params, "protocolVersion"));
-    const char *chosen = legacy_versions[0];
+    const char *chosen = NULL;
 
     if (asked == NULL) {
         mcp_reply_error(rq, JSONRPC_INVALID_PARAMS, "initialize needs protocolVersion");
         return;
     }
-    for (size_t i = 0; i < sizeof(legacy_versions) / sizeof(legacy_versions[0]); i++)
-        if (strcmp(asked, legacy_versions[i]) == 0)
-            chosen = legacy_versions[i];
+    /* The version asked for when nsbox serves it through initialize, else
+     * the newest that is (2026-07-28 included: its clients do not say
+     * initialize, so one that does is a legacy client). */
+    for (size_t i = 0; i < mcp_n_versions; i++)
+        if (mcp_version_legacy(mcp_versions[i]) &&
+            (chosen == NULL || strcmp(asked, mcp_versions[i]) == 0))
+            chosen = mcp_versions[i];
     pthread_mutex_lock(&s->lock);
     snprintf(s->protocol, sizeof(s->protocol), "%s", chosen);
     s->initialized = true;
     pthread_mutex_unlock(&s->lock);
-    mcp_reply(rq, json_pack("{s:s,s:{s:{s:b},s:{}},s:o,s:s}", "protocolVersion", chosen,
-                            "capabilities", "tools", "listChanged", 0, "logging", "serverInfo",
-                            mcp_server_info(), "instructions", mcp_instructions));
+    struct mcp_req as_chosen = *rq; /* the capabilities of the version chosen */
+    snprintf(as_chosen.version, sizeof(as_chosen.version), "%s", chosen);
+    mcp_reply(rq, json_pack("{s:s,s:o,s:o,s:s}", "protocolVersion", chosen, "capabilities",
+                            mcp_server_capabilities(&as_chosen), "serverInfo", mcp_server_info(),
+                            "instructions", mcp_instructions));
 }
 
 void mcp_handle_ping(const struct mcp_req *rq)

@@ -10,6 +10,8 @@ const struct mcp_method mcp_methods[] = {
     {"logging/setLevel", mcp_handle_set_level, MCP_M_LEGACY},
     {"tools/list", mcp_handle_tools_list, MCP_M_BOTH},
     {"tools/call", mcp_handle_tools_call, MCP_M_BOTH},
+    {"server/discover", mcp_handle_discover, MCP_M_MODERN},
+    {"subscriptions/listen", mcp_handle_listen, MCP_M_MODERN},
 };
 const size_t mcp_n_methods = sizeof(mcp_methods) / sizeof(mcp_methods[0]);
 

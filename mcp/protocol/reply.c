@@ -1,5 +1,6 @@
 /* Answering a request (request.h): responses shaped for the request's
- * era, held copies of requests for worker threads, the log levels. */
+ * era (resultType, serverInfo, caching hints), held copies of requests
+ * for worker threads, the log levels. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -18,9 +19,35 @@ int mcp_log_level_index(const char *name)
     return -1;
 }
 
+/* A modern result: resultType (MCP 2026-07-28 "ResultType") and the
+ * server's identity in _meta (a SHOULD on every result). */
+static void shape_modern(json_t *result)
+{
+    if (json_object_get(result, "resultType") == NULL)
+        json_object_set_new(result, "resultType", json_string("complete"));
+    json_t *meta = json_object_get(result, "_meta");
+    if (!json_is_object(meta)) {
+        meta = json_object();
+        json_object_set_new(result, "_meta", meta);
+    }
+    if (json_object_get(meta, MCP_META_SERVER_INFO) == NULL)
+        json_object_set_new(meta, MCP_META_SERVER_INFO, mcp_server_info());
+}
+
 void mcp_reply(const struct mcp_req *rq, json_t *result)
 {
+    if (rq->era == MCP_ERA_MODERN && json_is_object(result))
+        shape_modern(result);
     rq->s->send(rq->s, jsonrpc_result(rq->id, result));
+}
+
+void mcp_cacheable(const struct mcp_req *rq, json_t *result, long ttl_ms, const char *scope)
+{
+    if (rq->era != MCP_ERA_MODERN || !json_is_object(result))
+        return;
+    json_object_set_new(result, "ttlMs", json_integer(ttl_ms > 0 ? ttl_ms : 0));
+    json_object_set_new(result, "cacheScope",
+                        json_string(scope && strcmp(scope, "public") == 0 ? "public" : "private"));
 }
 
 void mcp_reply_error_data(const struct mcp_req *rq, int code, const char *message, json_t *data)

@@ -55,13 +55,19 @@ void mcp_handle_tools_list(const struct mcp_req *rq)
             return;
         }
         json_t *in = mcp_schema_build(decl);
+        if (rq->era == MCP_ERA_MODERN)
+            mcp_schema_add_headers(decl, in);
         json_t *out = json_loads(t->output_schema, 0, NULL);
         json_array_append_new(tools, json_pack("{s:s,s:s,s:s,s:o,s:o,s:o}", "name", t->name,
                                                "title", t->title, "description", t->description,
                                                "inputSchema", in, "outputSchema", out,
                                                "annotations", annotations(s->cfg, t)));
     }
-    mcp_reply(rq, json_pack("{s:O}", "tools", tools));
+    json_t *res = json_pack("{s:O}", "tools", tools);
+    /* The list depends on the server's configuration only, the same for
+     * every caller, and never changes while it runs. */
+    mcp_cacheable(rq, res, MCP_LIST_TTL_MS, "public");
+    mcp_reply(rq, res);
 }
 
 /* ---- tools/call, on a thread of its own ---- */
@@ -99,8 +105,7 @@ static json_t *tool_result(struct mcp_result *r)
     return res;
 }
 
-/* s->lock held. */
-static void release_slot(struct mcp_call *c)
+void mcp_call_release(struct mcp_call *c)
 {
     json_decref(c->id);
     json_decref(c->progress_token);
@@ -135,7 +140,7 @@ static void *call_thread(void *arg)
     if (!cancelled)
         mcp_reply(job->rq, r == 0 ? tool_result(&out) : tool_error(err.msg));
     pthread_mutex_lock(&s->lock);
-    release_slot(&s->calls[job->slot]);
+    mcp_call_release(&s->calls[job->slot]);
     s->n_running--;
     pthread_cond_broadcast(&s->idle);
     pthread_mutex_unlock(&s->lock);
@@ -200,7 +205,8 @@ void mcp_handle_tools_call(const struct mcp_req *rq)
     s->calls[slot] = (struct mcp_call){
         .id = json_incref(rq->id),
         .progress_token = json_incref(json_object_get(rq->meta, "progressToken")),
-        .cancel = cancel};
+        .cancel = cancel,
+        .log_level = rq->era == MCP_ERA_MODERN ? rq->log_level : MCP_LOG_SESSION};
     s->n_running++;
     pthread_mutex_unlock(&s->lock);
     job->slot = slot;
@@ -210,7 +216,7 @@ void mcp_handle_tools_call(const struct mcp_req *rq)
     pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
     if (pthread_create(&t, &attr, call_thread, job) != 0) {
         pthread_mutex_lock(&s->lock);
-        release_slot(&s->calls[slot]);
+        mcp_call_release(&s->calls[slot]);
         s->n_running--;
         pthread_mutex_unlock(&s->lock);
         mcp_reply(rq, tool_error("the server is out of threads; try again"));
@@ -226,6 +232,10 @@ static bool same_id(json_t *a, json_t *b)
 
 void mcp_call_cancel(struct mcp_call *c)
 {
+    if (c->listen) { /* no thread to come back: the subscription just ends */
+        mcp_call_release(c);
+        return;
+    }
     c->cancelled = true;
     nsbox_cancel_fire(&c->cancel);
 }

@@ -39,8 +39,11 @@ static const char *const encodings[] = {"utf-8", "base64", NULL};
 #define REQUIRED MCP_ARG_REQUIRED
 #define NONEMPTY MCP_ARG_NONEMPTY
 
-#define SANDBOX_ID ARG("sandbox_id", STRING, REQUIRED | NONEMPTY)
-#define SANDBOX_ID_OPTIONAL ARG("sandbox_id", STRING, NONEMPTY)
+/* The handle a stateless client passes on every call: routers may route
+ * on it (Mcp-Param-Sandbox-Id over Streamable HTTP, 2026-07-28). */
+#define SANDBOX_ID_HEADER "Sandbox-Id"
+#define SANDBOX_ID ARG("sandbox_id", STRING, REQUIRED | NONEMPTY, .header = SANDBOX_ID_HEADER)
+#define SANDBOX_ID_OPTIONAL ARG("sandbox_id", STRING, NONEMPTY, .header = SANDBOX_ID_HEADER)
 #define PATH ARG("path", STRING, REQUIRED | NONEMPTY)
 #define HOST_PATH                                                                                  \
     ARG("host_path", STRING, REQUIRED | NONEMPTY,                                                  \

@@ -254,7 +254,7 @@ static void announce_import(struct mcp_session *s, struct mcp_call *call, const 
         images_image_free(&im);
         return;
     }
-    mcp_session_log(s, "info", "importing %s from a shared image store (first use)", image);
+    mcp_call_log(s, call, "info", "importing %s from a shared image store (first use)", image);
     if (call->progress_token != NULL)
         s->send(s, jsonrpc_notification(
                        "notifications/progress",

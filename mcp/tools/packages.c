@@ -85,8 +85,8 @@ MCP_TOOL_FN(install_packages)
     int r = mcp_op_begin(s, call, m, err);
     if (r == 0) {
         request(s->cfg, &a.packages, a.timeout_s, &rq);
-        mcp_session_log(s, "info", "sandbox %s: installing with %s", m->box.sb.id,
-                        box_pkg_manager_name(rq.manager));
+        mcp_call_log(s, call, "info", "sandbox %s: installing with %s", m->box.sb.id,
+                     box_pkg_manager_name(rq.manager));
         r = box_install(&m->box, &s->cfg->registries, &rq, -1, &call->cancel, &res, err);
         struct nsbox_err merr;
         if (box_measure(&m->box, &merr) < 0)

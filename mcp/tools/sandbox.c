@@ -110,7 +110,7 @@ MCP_TOOL_FN(sandbox_create)
                                                   a.workspace, false, err);
     if (m == NULL || (net != NULL && open_network(s, call, m, net, err) < 0))
         return -1;
-    mcp_session_log(s, "info", "sandbox %s created from %s", m->box.sb.id, m->box.image);
+    mcp_call_log(s, call, "info", "sandbox %s created from %s", m->box.sb.id, m->box.image);
     struct nsbox_err merr;
     if (box_measure(&m->box, &merr) < 0)
         nsbox_warn("sandbox %s: %s", m->box.sb.id, merr.msg);

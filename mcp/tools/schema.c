@@ -2,10 +2,12 @@
  * the generic checks, both walking the same table. */
 #include "schema.h"
 
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "../../common/cleanup.h"
 #include "languages.h"
@@ -187,6 +189,49 @@ json_t *mcp_schema_build(const struct mcp_tool_args *t)
         return NULL;
     mcp_schema_text(t, text, n + 1);
     return json_loadb(text, n, 0, NULL);
+}
+
+void mcp_schema_add_headers(const struct mcp_tool_args *t, json_t *schema)
+{
+    json_t *props = json_object_get(schema, "properties");
+    for (size_t i = 0; i < t->n_fields; i++) {
+        json_t *p = json_object_get(props, t->fields[i].name);
+        if (t->fields[i].header != NULL && json_is_object(p))
+            json_object_set_new(p, "x-mcp-header", json_string(t->fields[i].header));
+    }
+}
+
+bool mcp_header_name_valid(const char *name)
+{
+    if (name == NULL || *name == '\0')
+        return false;
+    for (const unsigned char *c = (const unsigned char *)name; *c; c++)
+        if (!((*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') || (*c >= '0' && *c <= '9') ||
+              strchr("!#$%&'*+-.^_`|~", *c) != NULL))
+            return false;
+    return true;
+}
+
+int mcp_schema_check_headers(const struct mcp_tool_args *t, struct nsbox_err *err)
+{
+    for (size_t i = 0; i < t->n_fields; i++) {
+        const struct mcp_arg *f = &t->fields[i];
+        if (f->header == NULL)
+            continue;
+        if (!mcp_header_name_valid(f->header))
+            return nsbox_err_set(err, EINVAL, "%s.%s: x-mcp-header \"%s\" is not an HTTP token",
+                                 t->tool, f->name, f->header);
+        if (f->type != MCP_ARG_STRING && f->type != MCP_ARG_INTEGER && f->type != MCP_ARG_BOOLEAN)
+            return nsbox_err_set(err, EINVAL,
+                                 "%s.%s: x-mcp-header on a field that is not a string, "
+                                 "integer or boolean",
+                                 t->tool, f->name);
+        for (size_t j = 0; j < i; j++)
+            if (t->fields[j].header && strcasecmp(t->fields[j].header, f->header) == 0)
+                return nsbox_err_set(err, EINVAL, "%s.%s: x-mcp-header \"%s\" used twice", t->tool,
+                                     f->name, f->header);
+    }
+    return 0;
 }
 
 /* ---- the checks ---- */

@@ -49,6 +49,11 @@ struct mcp_arg {
     /* MCP_ARG_JSON: the field's JSON Schema keywords, as the text inside
      * its braces ("\"type\":\"array\",..."); the description is added. */
     const char *schema;
+    /* x-mcp-header (2026-07-28, "Tools"): the name of the HTTP header a
+     * Streamable HTTP client mirrors this argument into (Mcp-Param-NAME),
+     * for routers to route on; NULL: none.  A string, integer or boolean
+     * field only, a token, unique in the tool (mcp_schema_check_headers). */
+    const char *header;
 };
 
 /* One tool's arguments; no others are allowed (additionalProperties: false). */
@@ -64,6 +69,22 @@ json_t *mcp_schema_build(const struct mcp_tool_args *t);
 /* The same schema as compact JSON text in buf (terminated when size > 0).
  * Returns the length it needs, as snprintf: it fit when less than size. */
 size_t mcp_schema_text(const struct mcp_tool_args *t, char *buf, size_t size);
+
+/* Adds "x-mcp-header" to the properties of schema (t's, from
+ * mcp_schema_build) whose field names a header.  Only 2026-07-28 clients
+ * are shown it: older ones have no use for it, and some hand schemas to
+ * model APIs that refuse keywords they do not know. */
+void mcp_schema_add_headers(const struct mcp_tool_args *t, json_t *schema);
+
+/* Whether name may be an x-mcp-header value: not empty, an HTTP token
+ * (RFC 9110 tchar: no control character, space or separator). */
+bool mcp_header_name_valid(const char *name);
+
+/* Checks t's headers against the revision's constraints: valid names,
+ * case-insensitively unique in the tool, on string, integer or boolean
+ * fields only (never number; properties are top-level, so statically
+ * reachable).  Returns 0, or -1 with err naming the field. */
+int mcp_schema_check_headers(const struct mcp_tool_args *t, struct nsbox_err *err);
 
 /* Checks args (an object, or NULL for none) against t: no unknown key,
  * the required ones present, each of its type, strings without NUL bytes
