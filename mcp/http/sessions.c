@@ -135,6 +135,7 @@ static struct http_session *session_alloc(struct mcp_server *cfg, struct http_se
         return NULL;
     mcp_session_init(&hs->s, cfg);
     hs->s.send = http_streams_send;
+    hs->s.send_related = http_streams_send_related;
     hs->s.transport = hs;
     hs->table = t;
     hs->refs = 1; /* the caller's */

@@ -26,16 +26,16 @@ static const char *meta_version(const struct jsonrpc_msg *m)
 bool http_stateless_wanted(struct MHD_Connection *c, const struct jsonrpc_msg *m)
 {
     const char *h = http_header_value(c, "MCP-Protocol-Version"), *b = meta_version(m);
-    return (h && strcmp(h, MCP_MODERN_VERSION) == 0) || (b && strcmp(b, MCP_MODERN_VERSION) == 0);
+    return (h && mcp_version_modern(h)) || (b && mcp_version_modern(b));
 }
 
 enum http_result http_refuse_version(struct MHD_Connection *c, json_t *id, const char *requested)
 {
+    /* The versions server/discover lists (protocol/era.c). */
     _cleanup_json_ json_t *msg = json_pack(
-        "{s:s,s:O?,s:{s:i,s:s,s:{s:[s,s,s,s,s],s:s}}}", "jsonrpc", "2.0", "id", id, "error", "code",
+        "{s:s,s:O?,s:{s:i,s:s,s:{s:o,s:s}}}", "jsonrpc", "2.0", "id", id, "error", "code",
         MCP_ERR_UNSUPPORTED_VERSION, "message", "unsupported protocol version", "data", "supported",
-        MCP_MODERN_VERSION, "2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05", "requested",
-        requested);
+        mcp_versions_json(), "requested", requested);
     if (msg && json_is_null(json_object_get(msg, "id")))
         json_object_del(msg, "id");
     char *text = msg ? json_dumps(msg, JSON_COMPACT) : NULL;
@@ -73,39 +73,27 @@ static const char *header_vs_body(struct MHD_Connection *c, const char *name, co
     return why;
 }
 
-/* The Mcp-Param-* headers of the properties x-mcp-header names in schema,
- * against args (statically reachable through "properties" only). */
-static const char *params_vs_schema(struct MHD_Connection *c, json_t *schema, json_t *args,
-                                    char *why, size_t size)
-{
-    const char *key;
-    json_t *prop;
-
-    json_object_foreach (json_object_get(schema, "properties"), key, prop) {
-        json_t *value = json_is_object(args) ? json_object_get(args, key) : NULL;
-        const char *x = json_string_value(json_object_get(prop, "x-mcp-header"));
-        char name[160];
-        if (x != NULL) {
-            snprintf(name, sizeof(name), "Mcp-Param-%s", x);
-            if (header_vs_body(c, name, value, why, size) != NULL)
-                return why;
-        }
-        if (json_object_get(prop, "properties") != NULL &&
-            params_vs_schema(c, prop, value, why, size) != NULL)
-            return why;
-    }
-    return NULL;
-}
-
+/* The Mcp-Param-* headers of the arguments whose declaration names a
+ * header (x-mcp-header, tools/schema.h), against the call's arguments.
+ * nsbox's tools have flat arguments, so each is a top-level property. */
 static const char *tool_params(struct MHD_Connection *c, const struct jsonrpc_msg *m, char *why,
                                size_t size)
 {
     const struct mcp_tool_args *decl = mcp_tool_args_find(
         json_string_value(json_object_get(m->params, "name")));
-    if (decl == NULL)
-        return NULL; /* no such tool: tools/call says so */
-    _cleanup_json_ json_t *schema = mcp_schema_build(decl);
-    return params_vs_schema(c, schema, json_object_get(m->params, "arguments"), why, size);
+    json_t *args = json_object_get(m->params, "arguments");
+
+    for (size_t i = 0; decl != NULL && i < decl->n_fields; i++) {
+        const struct mcp_arg *f = &decl->fields[i];
+        char name[160];
+        if (f->header == NULL)
+            continue;
+        snprintf(name, sizeof(name), "Mcp-Param-%s", f->header);
+        json_t *value = json_is_object(args) ? json_object_get(args, f->name) : NULL;
+        if (header_vs_body(c, name, value, why, size) != NULL)
+            return why;
+    }
+    return NULL; /* no such tool: tools/call says so */
 }
 
 /* MCP-Protocol-Version and Mcp-Method against the body: NULL, or why not. */

@@ -21,12 +21,11 @@
 #include "../jsonrpc.h"
 #include "core.h"
 
-#define MCP_MODERN_VERSION "2026-07-28"
 #define MCP_ERR_HEADER_MISMATCH (-32020)
 #define MCP_ERR_UNSUPPORTED_VERSION (-32022)
 
 /* Whether the POSTed message m is a modern one: its MCP-Protocol-Version
- * header or its _meta names 2026-07-28. */
+ * header or its _meta names 2026-07-28 (mcp_version_modern). */
 bool http_stateless_wanted(struct MHD_Connection *c, const struct jsonrpc_msg *m);
 
 /* Answers the modern POST m (rq's body) as above; sse: the client asked

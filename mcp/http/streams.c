@@ -174,12 +174,27 @@ static char *client_text(const struct http_stream *st, json_t *msg)
     json_t *params = json_object_get(msg, "params");
     if (st->client_token && json_object_get(params, "progressToken") != NULL)
         json_object_set(params, "progressToken", st->client_token);
+    /* A subscription is named by its listen request's id. */
+    json_t *meta = json_object_get(params, "_meta");
+    if (json_equal(json_object_get(meta, MCP_META_SUBSCRIPTION_ID), st->request_id))
+        json_object_set(meta, MCP_META_SUBSCRIPTION_ID, st->client_id);
     return json_dumps(msg, JSON_COMPACT);
 }
 
-void http_streams_send(struct mcp_session *s, json_t *msg)
+/* The open SSE stream of the request whose id is related (hs->lock held):
+ * where that request's notifications go. */
+static struct http_stream *related_stream(struct http_session *hs, json_t *related)
 {
-    struct http_session *hs = s->transport;
+    for (struct http_stream *st = hs->streams; st; st = st->next)
+        if (st->kind == HTTP_STREAM_SSE && waiting(st) && json_equal(st->request_id, related))
+            return st;
+    return NULL;
+}
+
+/* Sends msg (stolen) to its stream: the one of the request related names
+ * in a tenant session (stateless), else where route() says. */
+static void send_msg(struct http_session *hs, json_t *msg, json_t *related)
+{
     bool is_response = msg && json_object_get(msg, "method") == NULL;
     bool is_error = msg && json_object_get(msg, "error") != NULL;
     char *text = msg ? json_dumps(msg, JSON_COMPACT) : NULL;
@@ -189,7 +204,9 @@ void http_streams_send(struct mcp_session *s, json_t *msg)
         return;
     }
     pthread_mutex_lock(&hs->lock);
-    struct http_stream *st = route(hs, msg);
+    /* Legacy sessions keep routing as they always did (route()). */
+    struct http_stream *st = related != NULL && hs->stateless ? related_stream(hs, related)
+                                                              : route(hs, msg);
     if (st != NULL && st->client_id != NULL) {
         free(text);
         text = client_text(st, msg);
@@ -207,6 +224,16 @@ void http_streams_send(struct mcp_session *s, json_t *msg)
                     is_response ? "response" : "notification");
     free(text);
     json_decref(msg);
+}
+
+void http_streams_send(struct mcp_session *s, json_t *msg)
+{
+    send_msg(s->transport, msg, NULL);
+}
+
+void http_streams_send_related(struct mcp_session *s, json_t *request_id, json_t *msg)
+{
+    send_msg(s->transport, msg, request_id);
 }
 
 void http_streams_cancel(struct http_session *hs, json_t *request_id)

@@ -24,8 +24,10 @@
  *
  * Stateless requests of many clients share their tenant's session
  * (tenants.h) under internal ids; a stream maps a message back to its
- * client's id and progressToken on the way out, and the notifications
- * that name no request (notifications/message) reach no stream there.
+ * client's id, progressToken and subscriptionId on the way out; a
+ * notification reaches a stream there only when it names its request
+ * (progress by token, send_related by id: a call's log lines, a listen's
+ * acknowledgment), never another client's.
  * All stream state is under the session's lock (hs->lock). */
 #ifndef NSBOX_MCP_HTTP_STREAMS_H
 #define NSBOX_MCP_HTTP_STREAMS_H
@@ -90,6 +92,11 @@ bool http_streams_waiting_for(struct http_session *hs, json_t *id);
 /* The sessions' send function (mcp_session.send): routes msg (stolen) to
  * one stream, from connection threads and tool worker threads alike. */
 void http_streams_send(struct mcp_session *s, json_t *msg);
+
+/* The sessions' send_related (mcp_session.send_related): in a tenant
+ * session, msg (stolen) goes to the SSE stream of the request request_id
+ * names (or nowhere); in a legacy session as http_streams_send. */
+void http_streams_send_related(struct mcp_session *s, json_t *request_id, json_t *msg);
 
 /* notifications/cancelled: the stream waiting for request_id ends without
  * a response (MCP, "Cancellation": none is sent). */

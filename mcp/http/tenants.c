@@ -134,6 +134,7 @@ struct http_session *http_tenant_session(struct http_tenant *tn, const char **wh
         /* Like any session's, or the tenant's whole cap when there is one. */
         tn->session->s.max_sandboxes = t->max_per_tenant;
         tn->session->stateless = true;
+        tn->session->s.modern_only = true; /* no initialize, no legacy request */
         nsbox_info("MCP tenant %s: tenant session %.8s... started", tn->name, tn->session->s.id);
     }
     if ((hs = tn->session) != NULL)

@@ -29,6 +29,7 @@ A = TOKENS[0] if TOKENS else None
 B = TOKENS[1] if len(TOKENS) > 1 else None
 V = "2026-07-28"
 BOTH = "application/json, text/event-stream"
+HEADER = "Mcp-Param-Sandbox-Id"  # sandbox_id's x-mcp-header (mcp/tools/args.c)
 failures = 0
 
 
@@ -141,7 +142,7 @@ def create(token=A):
 
 def run_in(sb, code, token=A, rid=1, **kw):
     return call("execute_code", {"sandbox_id": sb, "language": "sh", "code": code}, token, rid,
-                headers={"Mcp-Param-SandboxId": sb}, **kw)
+                headers={HEADER: sb}, **kw)
 
 
 def expect_error(r, resp, status, code):
@@ -221,10 +222,10 @@ def workflow_tests():
         if res.get("structuredContent", {}).get("stdout") != "stateless\n":
             return f"execute_code: {res}"
         res, _ = call("read_file", {"sandbox_id": sb, "path": "/tmp/out.txt"},
-                      headers={"Mcp-Param-SandboxId": sb})
+                      headers={HEADER: sb})
         if "stateless" not in json.dumps(res):
             return f"read_file: {res}"
-        res, _ = call("sandbox_stop", {"sandbox_id": sb}, headers={"Mcp-Param-SandboxId": sb})
+        res, _ = call("sandbox_stop", {"sandbox_id": sb}, headers={HEADER: sb})
         if res.get("isError"):
             return f"sandbox_stop: {res}"
         res, _ = run_in(sb, "echo again")
@@ -308,23 +309,61 @@ def header_tests():
         r, resp = rpc("tools/list", rid=40)
         tools = {t["name"]: t for t in resp["result"]["tools"]}
         prop = tools["execute_code"]["inputSchema"]["properties"].get("sandbox_id", {})
-        if prop.get("x-mcp-header") != "SandboxId":
-            return f"execute_code's sandbox_id has no x-mcp-header SandboxId: {prop}"
+        if prop.get("x-mcp-header") != HEADER[len("Mcp-Param-"):]:
+            return f"execute_code's sandbox_id has no x-mcp-header {HEADER}: {prop}"
         args = {"sandbox_id": "0" * 32, "code": "true", "language": "sh"}
         r, resp = rpc("tools/call", {"name": "execute_code", "arguments": args}, rid=41)
         why = expect_error(r, resp, 400, -32020)  # the header is missing
         if why:
-            return f"missing Mcp-Param-SandboxId: {why}"
+            return f"missing {HEADER}: {why}"
         r, resp = rpc("tools/call", {"name": "execute_code", "arguments": args}, rid=42,
-                      headers={"Mcp-Param-SandboxId": "1" * 32})
+                      headers={HEADER: "1" * 32})
         why = expect_error(r, resp, 400, -32020)
         if why:
-            return f"mismatched Mcp-Param-SandboxId: {why}"
+            return f"mismatched {HEADER}: {why}"
         enc = "=?base64?" + base64.b64encode(("0" * 32).encode()).decode() + "?="
         r, resp = rpc("tools/call", {"name": "execute_code", "arguments": args}, rid=43,
-                      headers={"mcp-param-sandboxid": enc})
+                      headers={HEADER.lower(): enc})
         if resp is None or "result" not in resp or not resp["result"].get("isError"):
             return f"a matching (base64) header: expected a tool error (no such sandbox): {r}"
+        return None
+
+
+def first_sse_event(method, params, rid, token=A, wait=5):
+    """POSTs a modern request asking for SSE, reads its first event, then
+    closes the connection (which cancels it)."""
+    params = dict(params)
+    params["_meta"] = meta()
+    h = headers_for(method, params, token, "text/event-stream")
+    body = json.dumps({"jsonrpc": "2.0", "id": rid, "method": method, "params": params}).encode()
+    s = socket.create_connection(("127.0.0.1", PORT), timeout=wait)
+    try:
+        head = "".join(f"{k}: {v}\r\n" for k, v in h.items())
+        s.sendall(f"POST /mcp HTTP/1.1\r\n{head}Content-Length: {len(body)}\r\n\r\n".encode() + body)
+        data = b""
+        while b"\ndata:" not in data or not data.split(b"\ndata:", 1)[1].split(b"\n", 1)[1:]:
+            chunk = s.recv(65536)
+            if not chunk:
+                break
+            data += chunk
+        line = data.split(b"\ndata:", 1)[1].split(b"\n", 1)[0]
+        return json.loads(line)
+    finally:
+        s.close()
+
+
+def listen_tests():
+    @test("listen_ack_names_the_clients_id")
+    def _():
+        # Two listens of one tenant with the same id, one after the other:
+        # the subscription is named by the client's id, not nsbox's own,
+        # and closing the stream ends it (else the second would find the
+        # id taken or the slots full).
+        for _ in range(3):
+            ev = first_sse_event("subscriptions/listen", {"notifications": {}}, "L1")
+            sub = ev.get("params", {}).get("_meta", {}).get("io.modelcontextprotocol/subscriptionId")
+            if ev.get("method") != "notifications/subscriptions/acknowledged" or sub != "L1":
+                return f"first event: {ev}"
         return None
 
 
@@ -338,7 +377,7 @@ def tenant_tests():
         if not res.get("isError") or "from-b" in json.dumps(res):
             return f"tenant B ran code in tenant A's sandbox: {res}"
         res, _ = call("sandbox_stop", {"sandbox_id": sb}, token=B,
-                      headers={"Mcp-Param-SandboxId": sb})
+                      headers={HEADER: sb})
         if not res.get("isError"):
             return f"tenant B stopped tenant A's sandbox: {res}"
         res, _ = run_in(sb, "echo mine")
@@ -377,11 +416,11 @@ def tenant_tests():
         if not res.get("isError") or "per-tenant" not in text:
             return f"a third sandbox of tenant A: expected a per-tenant limit error: {res}"
         b = create(B)  # B's cap is its own
-        call("sandbox_stop", {"sandbox_id": b}, B, headers={"Mcp-Param-SandboxId": b})
+        call("sandbox_stop", {"sandbox_id": b}, B, headers={HEADER: b})
         call("sandbox_stop", {"sandbox_id": state["a_sb"]}, A,
-             headers={"Mcp-Param-SandboxId": state["a_sb"]})
+             headers={HEADER: state["a_sb"]})
         again = create(A)  # a slot is free again
-        call("sandbox_stop", {"sandbox_id": again}, A, headers={"Mcp-Param-SandboxId": again})
+        call("sandbox_stop", {"sandbox_id": again}, A, headers={HEADER: again})
         return None
 
 
@@ -407,7 +446,7 @@ def concurrency_tests():
             t.start()
         for t in ts:
             t.join()
-        call("sandbox_stop", {"sandbox_id": sb}, A, headers={"Mcp-Param-SandboxId": sb})
+        call("sandbox_stop", {"sandbox_id": sb}, A, headers={HEADER: sb})
         if errs:
             return "; ".join(errs)
         for tag, (stdout, r) in out.items():
@@ -436,7 +475,7 @@ def cancel_tests():
                     "code": "while :; do date +%s%N > /tmp/hb; sleep 0.2; done"}}
                 params["_meta"] = meta()
                 h = headers_for("tools/call", params, A, accept)
-                h["Mcp-Param-SandboxId"] = sb
+                h[HEADER] = sb
                 body = json.dumps({"jsonrpc": "2.0", "id": 99, "method": "tools/call",
                                    "params": params}).encode()
                 s = socket.create_connection(("127.0.0.1", PORT))
@@ -454,7 +493,7 @@ def cancel_tests():
                         return None
                 return f"the heartbeat goes on after the stream closed: {first!r} {second!r}"
             finally:
-                call("sandbox_stop", {"sandbox_id": sb}, A, headers={"Mcp-Param-SandboxId": sb})
+                call("sandbox_stop", {"sandbox_id": sb}, A, headers={HEADER: sb})
 
 
 def pgrep(pattern):
@@ -502,6 +541,7 @@ def idle_tests():
 if MODE == "main":
     workflow_tests()
     header_tests()
+    listen_tests()
     tenant_tests()
     concurrency_tests()
     cancel_tests()
