@@ -135,8 +135,10 @@ struct mcp_session {
     mcp_send_fn send;
     /* Optional: sends msg, a notification that belongs to the request
      * request_id (notifications/message of a call, the acknowledgment of a
-     * subscriptions/listen), where that request's response goes (HTTP: on
-     * its own stream).  NULL: send. */
+     * subscriptions/listen, which carries request_id in its _meta
+     * io.modelcontextprotocol/subscriptionId), where that request's
+     * response goes (HTTP: on its own stream).  NULL: log messages go
+     * through send, and subscriptions/listen is an unknown method. */
     void (*send_related)(struct mcp_session *s, json_t *request_id, json_t *msg);
     void *transport;
     /* Serves 2026-07-28 requests only (HTTP's sessionless tenant

@@ -34,6 +34,14 @@ static void stdio_send(struct mcp_session *s, json_t *msg)
     free(text);
 }
 
+/* One channel for everything: a message about a request goes out like any
+ * other (the client correlates by id, or by subscriptionId). */
+static void stdio_send_related(struct mcp_session *s, json_t *request_id, json_t *msg)
+{
+    (void)request_id;
+    stdio_send(s, msg);
+}
+
 int mcp_stdio_run(struct mcp_session *s)
 {
     size_t cap = 1 << 16, len = 0;
@@ -43,6 +51,7 @@ int mcp_stdio_run(struct mcp_session *s)
     if (buf == NULL)
         return -1;
     s->send = stdio_send;
+    s->send_related = stdio_send_related;
     for (;;) {
         if (len == cap) {
             if (cap >= MCP_MESSAGE_MAX + 1) {

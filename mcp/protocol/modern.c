@@ -8,7 +8,11 @@
  * the client cancels it (notifications/cancelled on stdio, closing the
  * stream over HTTP: mcp_call_cancel frees the slot, no response) or the
  * session ends (mcp_listens_close: a completion result, the graceful
- * closure of "Subscriptions"). */
+ * closure of "Subscriptions", then notifications/cancelled, which
+ * "Cancellation" requires of a server that tears one down).  It needs the transport's send_related
+ * (server.h), which puts the acknowledgment on the listen's own stream;
+ * without one listen is an unknown method, which "Subscriptions" allows a
+ * server that declares no listChanged. */
 #include <string.h>
 
 #include "../jsonrpc.h"
@@ -51,6 +55,14 @@ void mcp_handle_listen(const struct mcp_req *rq)
     struct mcp_session *s = rq->s;
     json_t *filter = json_object_get(rq->params, "notifications");
 
+    /* The acknowledgment must reach the listen's own stream: a transport
+     * that cannot say where a message belongs has no subscriptions (and
+     * nsbox declares no listChanged that a client would miss). */
+    if (s->send_related == NULL) {
+        mcp_reply_error(rq, JSONRPC_METHOD_NOT_FOUND,
+                        "subscriptions/listen is not available on this transport");
+        return;
+    }
     if (filter != NULL && !json_is_object(filter)) {
         mcp_reply_error(rq, JSONRPC_INVALID_PARAMS, "notifications must be an object");
         return;
@@ -69,10 +81,7 @@ void mcp_handle_listen(const struct mcp_req *rq)
     json_t *ack = jsonrpc_notification(
         "notifications/subscriptions/acknowledged",
         json_pack("{s:{s:O},s:{}}", "_meta", MCP_META_SUBSCRIPTION_ID, rq->id, "notifications"));
-    if (s->send_related != NULL)
-        s->send_related(s, rq->id, ack);
-    else
-        s->send(s, ack);
+    s->send_related(s, rq->id, ack);
 }
 
 void mcp_listens_close(struct mcp_session *s)
@@ -90,6 +99,13 @@ void mcp_listens_close(struct mcp_session *s)
             return;
         struct mcp_req rq = {.s = s, .id = id, .era = MCP_ERA_MODERN};
         mcp_reply(&rq, json_pack("{s:{s:O}}", "_meta", MCP_META_SUBSCRIPTION_ID, id));
+        /* "Cancellation": a server tearing a subscription down says so
+         * with notifications/cancelled (the stdio form of closing its
+         * stream); after the result, which a client takes first. */
+        s->send_related(s, id,
+                        jsonrpc_notification("notifications/cancelled",
+                                             json_pack("{s:O,s:s}", "requestId", id, "reason",
+                                                       "the server is shutting down")));
         json_decref(id);
     }
 }

@@ -170,8 +170,8 @@ json_t *mcp_server_capabilities(const struct mcp_req *rq);
 /* modern.c: the methods only 2026-07-28 has. */
 void mcp_handle_discover(const struct mcp_req *rq);
 void mcp_handle_listen(const struct mcp_req *rq);
-/* Ends every subscriptions/listen of s gracefully (a completion result
- * for each), at shutdown. */
+/* Ends every subscriptions/listen of s gracefully, at shutdown: a
+ * completion result for each, then notifications/cancelled naming it. */
 void mcp_listens_close(struct mcp_session *s);
 
 #endif

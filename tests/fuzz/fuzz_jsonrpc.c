@@ -1,10 +1,48 @@
 /* libFuzzer target: JSON-RPC framing and request validation (the bytes a
  * client sends on stdin or in a POST body), as mcp/ reads them: depth check
- * first, then parse and validate. */
+ * first, then parse and validate, then the era of a request and the
+ * checks of its 2026-07-28 _meta (mcp/protocol/era.c), and the shaping of
+ * a response for that era (reply.c). */
 #include <stddef.h>
 #include <stdint.h>
 
 #include "../../mcp/jsonrpc.h"
+#include "../../mcp/protocol/request.h"
+
+static void drop(struct mcp_session *s, json_t *msg)
+{
+    (void)s;
+    json_decref(msg);
+}
+
+/* The era of a parsed request, and an answer shaped for it. */
+static void era(const struct jsonrpc_msg *msg)
+{
+    static struct mcp_server cfg;
+    static struct mcp_session s;
+    static int ready;
+    if (!ready) {
+        mcp_session_init(&s, &cfg);
+        s.send = drop;
+        ready = 1;
+    }
+    s.modern_only = msg->id != NULL && json_is_integer(msg->id) && json_integer_value(msg->id) < 0;
+    struct mcp_req rq = {.s = &s,
+                         .id = msg->id,
+                         .method = msg->method,
+                         .params = msg->params,
+                         .meta = json_object_get(msg->params, "_meta")};
+    const char *why;
+    json_t *data;
+    int code = mcp_era_decide(&rq, &why, &data);
+    if (code != 0) {
+        mcp_reply_error_data(&rq, code, why, data);
+        return;
+    }
+    json_t *res = json_object();
+    mcp_cacheable(&rq, res, 1000, "public");
+    mcp_reply(&rq, res);
+}
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -19,6 +57,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         /* Answering must work for whatever id the request carried. */
         json_t *reply = msg.id ? jsonrpc_error(msg.id, -32601, "x") : NULL;
         json_decref(reply);
+        if (msg.method != NULL)
+            era(&msg);
         jsonrpc_msg_free(&msg);
         json_decref(error_id);
     } else {

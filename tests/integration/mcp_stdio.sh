@@ -3,7 +3,8 @@
 # controllers).  Two clients: tests/mcp/stdio.test.mjs drives it with the
 # official TypeScript SDK (Client + StdioClientTransport), and
 # tests/mcp/raw_protocol.py speaks raw newline-delimited JSON-RPC for the bad
-# inputs no SDK sends.  Both print the PASS/FAIL lines passed through here.
+# inputs no SDK sends (tests/mcp/modern.py likewise for the 2026-07-28
+# revision, which no SDK speaks yet).  Both print the PASS/FAIL lines passed through here.
 # Needs node >= 18 and npm (tests/mcp/setup.sh runs `npm ci` when needed).
 SUITE=mcp_stdio
 . "$(dirname "$0")/../lib.sh"
@@ -81,6 +82,7 @@ fi
 
 run_client sdk timeout 900 node "$MCP/stdio.test.mjs"
 run_client raw timeout 600 python3 "$MCP/raw_protocol.py"
+run_client modern timeout 600 python3 "$MCP/modern.py"
 run_client files timeout 600 python3 "$MCP/file_tools.py"
 run_client host timeout 300 python3 "$MCP/host_copy.py"
 run_client workspaces timeout 300 python3 "$MCP/workspaces.py"

@@ -259,6 +259,63 @@ static void call_log_levels(void)
     CHECK(n_logs() == 2);
 }
 
+static void capture_related(struct mcp_session *s, json_t *id, json_t *msg)
+{
+    (void)id;
+    capture(s, msg);
+}
+
+/* subscriptions/listen: refused without a way to reach its stream;
+ * acknowledged (nothing honoured), cancelled without a response, closed
+ * with a completion result at the end. */
+static void listen_lifecycle(void)
+{
+    struct mcp_session s;
+    session(&s);
+    json_t *params = json_pack("{s:{s:b}}", "notifications", "toolsListChanged", 1);
+    json_t *id1 = json_string("sub-1"), *id2 = json_integer(2);
+    struct mcp_req rq = {.s = &s, .id = id1, .params = params, .era = MCP_ERA_MODERN};
+
+    mcp_handle_listen(&rq);
+    CHECK(json_integer_value(json_object_get(json_object_get(json_array_get(sent, 0), "error"),
+                                             "code")) == JSONRPC_METHOD_NOT_FOUND);
+    s.send_related = capture_related;
+    mcp_handle_listen(&rq);
+    json_t *ack = json_array_get(sent, 1);
+    CHECK_STR(json_string_value(json_object_get(ack, "method")),
+              "notifications/subscriptions/acknowledged");
+    json_t *p = json_object_get(ack, "params");
+    CHECK(json_equal(json_object_get(json_object_get(p, "_meta"), MCP_META_SUBSCRIPTION_ID), id1));
+    CHECK(json_object_size(json_object_get(p, "notifications")) == 0);
+    rq.id = id2;
+    mcp_handle_listen(&rq);
+    CHECK(json_array_size(sent) == 3);
+    /* The first is cancelled: its slot is free at once, no response. */
+    size_t held = 0;
+    for (size_t i = 0; i < MCP_MAX_CALLS; i++)
+        if (s.calls[i].id && json_equal(s.calls[i].id, id1))
+            mcp_call_cancel(&s.calls[i]);
+    for (size_t i = 0; i < MCP_MAX_CALLS; i++)
+        held += s.calls[i].id != NULL;
+    CHECK(held == 1);
+    mcp_listens_close(&s);
+    CHECK(json_array_size(sent) == 5);
+    json_t *end = json_array_get(sent, 3);
+    json_t *bye = json_array_get(sent, 4);
+    CHECK_STR(json_string_value(json_object_get(bye, "method")), "notifications/cancelled");
+    CHECK(json_equal(json_object_get(json_object_get(bye, "params"), "requestId"), id2));
+    CHECK(json_equal(json_object_get(end, "id"), id2));
+    json_t *res = json_object_get(end, "result");
+    CHECK_STR(json_string_value(json_object_get(res, "resultType")), "complete");
+    CHECK(
+        json_equal(json_object_get(json_object_get(res, "_meta"), MCP_META_SUBSCRIPTION_ID), id2));
+    for (size_t i = 0; i < MCP_MAX_CALLS; i++)
+        CHECK(s.calls[i].id == NULL);
+    json_decref(params);
+    json_decref(id1);
+    json_decref(id2);
+}
+
 static void header_names(void)
 {
     CHECK(mcp_header_name_valid("Sandbox-Id"));
@@ -326,6 +383,7 @@ void suite_protocol(void)
     RUN_TEST(reply_shaped_by_era);
     RUN_TEST(reply_keeps_result_type);
     RUN_TEST(call_log_levels);
+    RUN_TEST(listen_lifecycle);
     RUN_TEST(header_names);
     RUN_TEST(tool_headers);
     RUN_TEST(header_constraints);
