@@ -175,6 +175,19 @@ static struct http_session *existing_session(struct http_tenant *tn)
     return hs;
 }
 
+struct http_session *http_tenants_session_by_id(struct http_tenants *t, const char *id)
+{
+    struct http_session *found = NULL;
+    for (size_t i = 0; i < t->n && id != NULL && strlen(id) == 32; i++) {
+        struct http_session *hs = existing_session(&t->tenants[i]);
+        if (hs != NULL && found == NULL && CRYPTO_memcmp(hs->s.id, id, 32) == 0)
+            found = hs;
+        else if (hs != NULL)
+            http_session_unref(hs);
+    }
+    return found;
+}
+
 static void stop_idle(struct http_tenants *t)
 {
     for (size_t i = 0; i < t->n; i++) {

@@ -75,6 +75,11 @@ struct http_tenant *http_tenants_find(struct http_tenants *t, const char *author
  * or the server is stopping. */
 struct http_session *http_tenant_session(struct http_tenant *tn, const char **why);
 
+/* The tenant session whose (internal) s.id is id, with a reference for
+ * the caller, or NULL: for what names a session by its id without a
+ * request of the tenant at hand (a file URL's owner, files.c). */
+struct http_session *http_tenants_session_by_id(struct http_tenants *t, const char *id);
+
 /* A request id (or progress token, progress true) unique in tn's tenant
  * session: what a stateless request is handled under (new reference). */
 json_t *http_tenant_internal_id(struct http_tenant *tn, bool progress);
