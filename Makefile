@@ -51,7 +51,8 @@ $(BUILD)/nsbox: $(CLI_OBJS) $(BUILD)/libnsbox.a
 # the MCP objects but the transports and config.c come along, as for
 # fuzz_tools).
 MCP_CORE_SRCS := $(filter-out mcp/transport_%.c mcp/config.c mcp/http/%,$(wildcard mcp/*.c mcp/*/*.c))
-UNIT_MCP_OBJS := $(patsubst %.c,$(BUILD)/%.o,$(MCP_CORE_SRCS)) $(BUILD)/mcp/interp/embedded.o
+UNIT_MCP_OBJS := $(patsubst %.c,$(BUILD)/%.o,$(MCP_CORE_SRCS) mcp/http/reqmeta.c) \
+	$(BUILD)/mcp/interp/embedded.o
 $(BUILD)/unit-tests: $(UNIT_OBJS) $(UNIT_MCP_OBJS) $(BUILD)/libnsbox.a
 	$(CC) $(NSBOX_LDFLAGS) $(LDFLAGS) -o $@ $^ $(shell pkg-config --libs $(PKGS))
 
@@ -88,7 +89,8 @@ FUZZ_SECONDS ?= 60
 # fuzz_tools walks the tool table (mcp/tools/table.c), whose entries point
 # at every tool.  Of mcp/http/ only the pure parts (fuzz_http,
 # fuzz_httpbody), none of the libmicrohttpd code.
-FUZZ_OBJS    := $(patsubst %.c,$(BUILD)/%.o,$(MCP_CORE_SRCS) mcp/http/policy.c mcp/http/body.c) \
+FUZZ_OBJS    := $(patsubst %.c,$(BUILD)/%.o,$(MCP_CORE_SRCS) mcp/http/policy.c mcp/http/body.c \
+	mcp/http/reqmeta.c) \
                 $(BUILD)/mcp/interp/embedded.o
 
 fuzz-build:

@@ -72,6 +72,9 @@ static void *stop_watchdog(void *arg)
 static int serve_http(struct mcp_server *s, const struct mcp_config *c)
 {
     struct mcp_http_options opt = {.n_allowed_hosts = c->n_allowed_hosts,
+                                   .max_per_tenant = c->max_per_tenant,
+                                   .stateless_idle_s = c->stateless_idle_s,
+                                   .token_from = c->token_file ? c->token_file : "NSBOX_TOKEN",
                                    .session_timeout_s = c->session_timeout_s,
                                    .idle_timeout_s = c->idle_timeout_s,
                                    .public_url = c->public_url,

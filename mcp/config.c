@@ -309,8 +309,17 @@ static const struct opt opts[] = {
      set_number, FIELD(task_after_s), false, NUM_COUNT},
     {"http", "HOST:PORT", "serve MCP over HTTP at http://HOST:PORT/mcp instead of stdio",
      set_string, FIELD(address), false, NUM_NONE},
-    {"token-file", "FILE", "HTTP: the bearer token (else NSBOX_TOKEN)", set_string,
-     FIELD(token_file), false, NUM_NONE},
+    {"token-file", "FILE",
+     "HTTP: the bearer tokens, one per line, each a tenant (\"TOKEN\" or \"NAME TOKEN\"; "
+     "blank lines and # comments skipped; else NSBOX_TOKEN, one tenant)",
+     set_string, FIELD(token_file), false, NUM_NONE},
+    {"max-sandboxes-per-tenant", "N",
+     "HTTP: kept sandboxes of one tenant (token), its sessions and stateless clients together "
+     "(default: no bound beyond --max-sandboxes per session and --max-total-sandboxes)",
+     set_number, FIELD(max_per_tenant), false, NUM_SIZE},
+    {"stateless-idle-timeout", "S",
+     "HTTP: stop a sandbox of a client without a session (2026-07-28) unused this long (1800)",
+     set_number, FIELD(stateless_idle_s), false, NUM_SECONDS},
     {"allow-host", "NAME", "HTTP: another name the Host header may carry (repeatable)",
      set_allow_host, 0, false, NUM_NONE},
     {"session-timeout", "S", "HTTP: end a session idle this long (3600)", set_number,
@@ -386,10 +395,12 @@ int mcp_config_parse(struct mcp_config *c, int argc, char **argv, struct nsbox_e
         return nsbox_err_set(err, EINVAL, "unexpected argument \"%s\"", argv[optind]);
     if (c->address == NULL &&
         (c->token_file != NULL || c->n_allowed_hosts > 0 || c->session_timeout_s > 0 ||
-         c->idle_timeout_s > 0 || c->public_url || c->file_url_ttl_s))
+         c->idle_timeout_s > 0 || c->public_url || c->file_url_ttl_s || c->max_per_tenant > 0 ||
+         c->stateless_idle_s > 0))
         return nsbox_err_set(err, EINVAL,
-                             "--token-file, --allow-host, --session-timeout, --public-url "
-                             "and --file-url-ttl go with --http");
+                             "--token-file, --allow-host, --session-timeout, --public-url, "
+                             "--file-url-ttl, --max-sandboxes-per-tenant and "
+                             "--stateless-idle-timeout go with --http");
     if (c->file_url_ttl_s > MCP_FILE_TTL_MAX)
         return nsbox_err_set(err, EINVAL, "--file-url-ttl is at most %d seconds (a day)",
                              MCP_FILE_TTL_MAX);
@@ -684,7 +695,7 @@ static int read_token_file(const char *file, char *buf, size_t size, struct nsbo
 
 int mcp_config_token(const struct mcp_config *c, char **out, struct nsbox_err *err)
 {
-    char buf[4097];
+    char buf[32769];
     const char *env = getenv("NSBOX_TOKEN");
 
     *out = NULL;
@@ -698,7 +709,8 @@ int mcp_config_token(const struct mcp_config *c, char **out, struct nsbox_err *e
     }
     /* Sandboxes start with a clean environment anyway; keep it that way. */
     unsetenv("NSBOX_TOKEN");
-    int r = check_token(buf, c->token_file ? c->token_file : "NSBOX_TOKEN", err);
+    /* A file's lines are the tenants' (mcp/http/reqmeta.h checks them). */
+    int r = c->token_file ? 0 : check_token(buf, "NSBOX_TOKEN", err);
     if (r == 0 && (*out = strdup(buf)) == NULL)
         r = nsbox_err_set(err, ENOMEM, "out of memory");
     explicit_bzero(buf, sizeof(buf));

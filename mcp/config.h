@@ -48,6 +48,8 @@ struct mcp_config {
     unsigned file_url_ttl_s;
     uint64_t max_upload_mb;
     size_t max_task_ttl_s, task_after_s; /* tasks (tasks/tasks.h) */
+    size_t max_per_tenant;               /* --max-sandboxes-per-tenant; 0: --max-sandboxes */
+    unsigned stateless_idle_s;           /* --stateless-idle-timeout; 0: 1800 */
     bool help;
     bool print_config; /* --print-config */
 };
@@ -87,8 +89,9 @@ int mcp_server_open(struct mcp_server *s, const struct mcp_config *c, const stru
  * Every session must have been shut down. */
 void mcp_server_close(struct mcp_server *s);
 
-/* The bearer token from c's --token-file, else NSBOX_TOKEN (unset from the
- * environment after), else none (*out NULL).  Returns 0 or -1. */
+/* The bearer tokens: the text of c's --token-file (one tenant per line,
+ * checked when the HTTP server parses it), else NSBOX_TOKEN (checked; unset
+ * from the environment after), else none (*out NULL).  Returns 0 or -1. */
 int mcp_config_token(const struct mcp_config *c, char **out, struct nsbox_err *err);
 
 #endif

@@ -4,8 +4,17 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
+#include "../common/log.h"
 #include "pool.h"
+
+static time_t now_s(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return t.tv_sec;
+}
 
 /* s->lock held. */
 static struct mcp_sandbox *find(struct mcp_session *s, const char *id)
@@ -37,6 +46,7 @@ struct mcp_sandbox *mcp_sandbox_get(struct mcp_session *s, const char *id, struc
 void mcp_sandbox_put(struct mcp_session *s, struct mcp_sandbox *m)
 {
     pthread_mutex_lock(&s->lock);
+    m->last_used = now_s();
     if (--m->refs == 0)
         pthread_cond_broadcast(&s->released);
     pthread_mutex_unlock(&s->lock);
@@ -70,38 +80,84 @@ void mcp_op_end(struct mcp_session *s, struct mcp_call *call, struct mcp_sandbox
     pthread_mutex_unlock(&m->exec_lock);
 }
 
+/* Takes a slot of q for a new kept sandbox; false when q is full. */
+static bool quota_take(struct mcp_quota *q)
+{
+    if (q == NULL)
+        return true;
+    pthread_mutex_lock(&q->lock);
+    bool ok = q->n < q->max;
+    if (ok)
+        q->n++;
+    pthread_mutex_unlock(&q->lock);
+    return ok;
+}
+
+static void quota_give(struct mcp_quota *q)
+{
+    if (q == NULL)
+        return;
+    pthread_mutex_lock(&q->lock);
+    q->n--;
+    pthread_mutex_unlock(&q->lock);
+}
+
+/* Reserves a slot for a kept sandbox: in the session's cap, then in the
+ * cap it shares with its tenant's other sessions.  0, or -1 with err. */
+static int reserve(struct mcp_session *s, struct nsbox_err *err)
+{
+    size_t cap = s->max_sandboxes ? s->max_sandboxes : s->cfg->max_sandboxes;
+    pthread_mutex_lock(&s->lock);
+    bool full = s->n_sandboxes >= cap;
+    if (!full)
+        s->n_sandboxes++;
+    pthread_mutex_unlock(&s->lock);
+    if (full)
+        return nsbox_err_set(err, EAGAIN,
+                             "this session already has %zu sandboxes (the limit); "
+                             "stop one with sandbox_stop",
+                             cap);
+    if (quota_take(s->quota))
+        return 0;
+    pthread_mutex_lock(&s->lock);
+    s->n_sandboxes--;
+    pthread_mutex_unlock(&s->lock);
+    return nsbox_err_set(err, EAGAIN,
+                         "this client's tenant (its token) already has %zu sandboxes, the "
+                         "per-tenant limit (--max-sandboxes-per-tenant); stop one with "
+                         "sandbox_stop",
+                         s->quota->max);
+}
+
+static void unreserve(struct mcp_session *s)
+{
+    pthread_mutex_lock(&s->lock);
+    s->n_sandboxes--;
+    pthread_mutex_unlock(&s->lock);
+    quota_give(s->quota);
+}
+
 struct mcp_sandbox *mcp_sandbox_new(struct mcp_session *s, const char *image,
                                     const struct mcp_limits *limits, char **env,
                                     const char *workdir, const char *workspace, bool one_shot,
                                     struct nsbox_err *err)
 {
     /* One-shot sandboxes are bounded by the calls running at once; the
-     * session's cap is for the ones it keeps. */
-    if (!one_shot) {
-        pthread_mutex_lock(&s->lock);
-        bool full = s->n_sandboxes >= s->cfg->max_sandboxes;
-        if (!full)
-            s->n_sandboxes++; /* reserved */
-        pthread_mutex_unlock(&s->lock);
-        if (full) {
-            nsbox_err_set(err, EAGAIN,
-                          "this session already has %zu sandboxes (the limit); "
-                          "stop one with sandbox_stop",
-                          s->cfg->max_sandboxes);
-            return NULL;
-        }
-    }
+     * caps are for the ones a session keeps. */
+    if (!one_shot && reserve(s, err) < 0)
+        return NULL;
     struct mcp_sandbox *m = mcp_sandbox_build(s->cfg, image, limits, env, workdir, workspace,
                                               one_shot, err);
-    pthread_mutex_lock(&s->lock);
     if (m == NULL && !one_shot)
-        s->n_sandboxes--;
+        unreserve(s);
     if (m != NULL && !one_shot) {
+        pthread_mutex_lock(&s->lock);
         m->refs = 1; /* the caller's */
+        m->last_used = now_s();
         m->next = s->sandboxes;
         s->sandboxes = m;
+        pthread_mutex_unlock(&s->lock);
     }
-    pthread_mutex_unlock(&s->lock);
     return m;
 }
 
@@ -126,9 +182,9 @@ static void finish_stop(struct mcp_session *s, struct mcp_sandbox *m)
     pthread_mutex_lock(&s->lock);
     while (m->refs > 0)
         pthread_cond_wait(&s->released, &s->lock);
-    s->n_sandboxes--;
     pthread_mutex_unlock(&s->lock);
     mcp_sandbox_free(s->cfg, m);
+    unreserve(s); /* after the free: the slot counts until it is gone */
 }
 
 int mcp_sandbox_stop(struct mcp_session *s, const char *id, struct nsbox_err *err)
@@ -155,5 +211,25 @@ void mcp_sandboxes_stop_all(struct mcp_session *s)
         if (m == NULL)
             return;
         finish_stop(s, m);
+    }
+}
+
+size_t mcp_sandboxes_stop_idle(struct mcp_session *s, unsigned idle_s)
+{
+    size_t n = 0;
+    for (;;) {
+        time_t now = now_s();
+        pthread_mutex_lock(&s->lock);
+        struct mcp_sandbox *m = s->sandboxes;
+        while (m != NULL && (m->refs > 0 || now - m->last_used < (time_t)idle_s))
+            m = m->next;
+        if (m != NULL)
+            mark_stopping(s, m);
+        pthread_mutex_unlock(&s->lock);
+        if (m == NULL)
+            return n;
+        nsbox_info("sandbox %s unused for %u s: stopping it", m->box.sb.id, idle_s);
+        finish_stop(s, m);
+        n++;
     }
 }

@@ -21,7 +21,7 @@
 
 /* The kept sandbox `id` of s, with a reference for the caller (drop it with
  * mcp_sandbox_put).  NULL with err when s has no such sandbox, or when it
- * is being stopped. */
+ * is being stopped.  Putting it back marks it used now. */
 struct mcp_sandbox *mcp_sandbox_get(struct mcp_session *s, const char *id, struct nsbox_err *err);
 void mcp_sandbox_put(struct mcp_session *s, struct mcp_sandbox *m);
 
@@ -34,7 +34,8 @@ int mcp_op_begin(struct mcp_session *s, struct mcp_call *call, struct mcp_sandbo
 void mcp_op_end(struct mcp_session *s, struct mcp_call *call, struct mcp_sandbox *m);
 
 /* A started sandbox: a kept one is linked into s (within the session's
- * cap) with a reference for the caller, a one-shot one is the caller's.  env ("KEY=VALUE", or NULL) is
+ * cap, s->max_sandboxes or the server's, and within s->quota, the cap its
+ * tenant's sessions share) with a reference for the caller, a one-shot one is the caller's.  env ("KEY=VALUE", or NULL) is
  * borrowed and copied.  NULL with err set. */
 struct mcp_sandbox *mcp_sandbox_new(struct mcp_session *s, const char *image,
                                     const struct mcp_limits *limits, char **env,
@@ -45,6 +46,11 @@ struct mcp_sandbox *mcp_sandbox_new(struct mcp_session *s, const char *image,
  * is gone, or -1 with err when s has no such sandbox (or another stop has
  * it). */
 int mcp_sandbox_stop(struct mcp_session *s, const char *id, struct nsbox_err *err);
+
+/* Stops every kept sandbox of s that no call holds and that nobody used
+ * for idle_s seconds (a stateless HTTP tenant's, see http/tenants.h).
+ * Returns how many it stopped. */
+size_t mcp_sandboxes_stop_idle(struct mcp_session *s, unsigned idle_s);
 
 /* At the session's end, with no call running: stops every sandbox. */
 void mcp_sandboxes_stop_all(struct mcp_session *s);

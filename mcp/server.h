@@ -10,6 +10,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <time.h>
 
 #include "../boxes/box.h"
 #include "../boxes/packages.h"
@@ -45,8 +46,9 @@ struct mcp_sandbox {
     struct mcp_interp *interp[MCP_INTERP_N];
     pthread_mutex_t exec_lock; /* one command at a time on its socket */
     /* Ownership (sandboxes.h), under the session's lock. */
-    unsigned refs; /* calls holding it */
-    bool stopping; /* out of the list; freed once refs is 0 */
+    unsigned refs;    /* calls holding it */
+    bool stopping;    /* out of the list; freed once refs is 0 */
+    time_t last_used; /* CLOCK_MONOTONIC seconds: made, or last let go of */
     struct mcp_sandbox *next;
 };
 
@@ -126,6 +128,13 @@ struct mcp_server {
 #define MCP_INSTALL_BIT(m) (1u << (m)) /* m: enum box_pkg_manager */
 #define MCP_INSTALL_ALL 7u
 
+/* A cap shared by several sessions (an HTTP tenant's: mcp/http/tenants.h):
+ * the kept sandboxes of all of them together. */
+struct mcp_quota {
+    pthread_mutex_t lock;
+    size_t n, max;
+};
+
 struct mcp_session;
 typedef void (*mcp_send_fn)(struct mcp_session *s, json_t *msg);
 
@@ -156,6 +165,10 @@ struct mcp_session {
     int log_level; /* index into the syslog-style levels */
     struct mcp_sandbox *sandboxes;
     size_t n_sandboxes;
+    /* Set by the transport before the first request: the session's own
+     * cap (0: cfg->max_sandboxes) and a cap it shares (NULL: none). */
+    size_t max_sandboxes;
+    struct mcp_quota *quota;
     struct mcp_call calls[MCP_MAX_CALLS];
     size_t n_running;
     struct mcp_task *tasks; /* tasks/tasks.h */

@@ -7,12 +7,6 @@
 #include <microhttpd.h>
 #include <netdb.h>
 #include <netinet/in.h>
-/* The low-level SHA-256 (see oci/digest.c): the one-shot SHA256() of
- * OpenSSL 3 goes through EVP and links the provider machinery into every
- * nsbox start (17,000 relocations, 0.3 ms per `nsbox exec`). */
-#define OPENSSL_SUPPRESS_DEPRECATED
-#include <openssl/crypto.h>
-#include <openssl/sha.h>
 #include <poll.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -24,6 +18,7 @@
 
 #include "../../common/log.h"
 #include "../jsonrpc.h"
+#include "tenants.h"
 
 _Static_assert(HTTP_NO == (int)MHD_NO && HTTP_YES == (int)MHD_YES, "MHD_Result values");
 _Static_assert(HTTP_READER_END == MHD_CONTENT_READER_END_OF_STREAM &&
@@ -98,8 +93,8 @@ struct http_server {
     uint16_t port;
     struct http_host_policy hosts; /* names point into names[] */
     char names[HTTP_MAX_HOST_NAMES][256];
+    struct http_tenants *tenants; /* who the bearer tokens are (tenants.h) */
     bool has_token;
-    unsigned char token_hash[SHA256_DIGEST_LENGTH];
     unsigned max_connections, max_per_ip, idle_s, keepalive_s;
     const char *not_found;
     struct http_route routes[HTTP_MAX_ROUTES];
@@ -221,30 +216,6 @@ bool http_peer_gone(int fd)
 
 /* ---- the checks every request passes ---- */
 
-static void sha256(const char *s, unsigned char out[SHA256_DIGEST_LENGTH])
-{
-    SHA256_CTX ctx;
-    SHA256_Init(&ctx);
-    SHA256_Update(&ctx, s, strlen(s));
-    SHA256_Final(out, &ctx);
-}
-
-/* Compares hashes so that neither the content nor the length of the token
- * shows in the timing (CRYPTO_memcmp is constant-time). */
-static bool token_ok(const struct http_server *srv, const char *auth)
-{
-    unsigned char h[SHA256_DIGEST_LENGTH];
-
-    if (!srv->has_token)
-        return true;
-    if (auth == NULL || strncasecmp(auth, "Bearer ", 7) != 0)
-        return false;
-    auth += 7;
-    auth += strspn(auth, " ");
-    sha256(auth, h);
-    return CRYPTO_memcmp(h, srv->token_hash, sizeof(h)) == 0;
-}
-
 static const struct http_route *find_route(const struct http_server *srv, const char *url)
 {
     for (size_t i = 0; i < srv->n_routes; i++) {
@@ -309,7 +280,11 @@ static enum http_result check_request(struct http_server *srv, struct MHD_Connec
     if (origin != NULL && !http_origin_allowed(origin))
         return http_refuse(c, MHD_HTTP_FORBIDDEN, "forbidden: Origin is not a loopback page");
     const struct http_route *r = find_route(srv, url);
-    if (!(r && r->no_bearer) && !token_ok(srv, http_header_value(c, MHD_HTTP_HEADER_AUTHORIZATION)))
+    rq->tenant = http_tenants_find(srv->tenants,
+                                   http_header_value(c, MHD_HTTP_HEADER_AUTHORIZATION));
+    /* A route without bearer (a signed file URL is its own credential)
+     * serves a request whose tenant is unknown (NULL). */
+    if (rq->tenant == NULL && !(r && r->no_bearer))
         return http_reply_error(
             c, MHD_HTTP_UNAUTHORIZED, NULL, HTTP_ERR_TRANSPORT,
             "unauthorized: send Authorization: Bearer <token>",
@@ -433,7 +408,7 @@ static int listen_on(struct http_server *srv, const struct http_listen_options *
     return 0;
 }
 
-/* The limits and the Host names and token of opt, into srv. */
+/* The limits, the Host names and the tenants of opt, into srv. */
 static void configure(struct http_server *srv, const struct http_listen_options *opt)
 {
     srv->listen_fd = -1;
@@ -450,10 +425,8 @@ static void configure(struct http_server *srv, const struct http_listen_options 
                  i == 0 ? opt->host : opt->allowed_hosts[i - 1]);
         srv->hosts.names[srv->hosts.n_names++] = srv->names[i];
     }
-    if (opt->token && *opt->token) {
-        srv->has_token = true;
-        sha256(opt->token, srv->token_hash);
-    }
+    srv->tenants = opt->tenants;
+    srv->has_token = http_tenants_need_token(opt->tenants);
 }
 
 struct http_server *http_server_new(const struct http_listen_options *opt, struct nsbox_err *err)

@@ -1,7 +1,7 @@
 /* The HTTP core every nsbox HTTP endpoint shares: libmicrohttpd (MHD,
  * dlopen'ed when a server starts), the listening socket, the connection
  * limits, the checks every request passes before anything else (Host,
- * Origin, bearer token), dispatch by path and method to registered routes,
+ * Origin, bearer token resolved to its tenant), dispatch by path and method to registered routes,
  * the request body read up to the route's limit, and replies.
  *
  * Only core.c includes microhttpd.h: an endpoint (streamable.c, and later
@@ -31,6 +31,8 @@
 
 struct MHD_Connection; /* MHD's; opaque outside core.c */
 struct http_server;
+struct http_tenant;  /* tenants.h */
+struct http_tenants; /* tenants.h */
 
 /* What a route's callbacks return to MHD (HTTP_NO: hang up). */
 enum http_result { HTTP_NO = 0, HTTP_YES = 1, HTTP_READ_ON = 2 };
@@ -62,12 +64,13 @@ struct http_header {
 /* One request, from its headers to its end (MHD's per-request closure). */
 struct http_request {
     const struct http_route *route;
-    const char *method;    /* MHD's, valid until the request ends */
-    const char *url;       /* MHD's (the path, unescaped), likewise */
-    struct http_body body; /* what came, up to route->body_max */
-    bool replied;          /* a reply is queued (or the handler ran) */
-    unsigned flags;        /* the route's own, e.g. set by its check */
-    void *state;           /* the route's own; its end callback frees it */
+    const char *method;         /* MHD's, valid until the request ends */
+    const char *url;            /* MHD's (the path, unescaped), likewise */
+    struct http_body body;      /* what came, up to route->body_max */
+    bool replied;               /* a reply is queued (or the handler ran) */
+    unsigned flags;             /* the route's own, e.g. set by its check */
+    void *state;                /* the route's own; its end callback frees it */
+    struct http_tenant *tenant; /* whose bearer token it carries (tenants.h) */
 };
 
 /* Called once the headers are in and the core's checks passed, before the
@@ -106,9 +109,11 @@ struct http_route {
 #define HTTP_MAX_ALLOWED_HOSTS 8
 
 struct http_listen_options {
-    const char *host;  /* bind address: numeric IPv4/IPv6 or a name */
-    uint16_t port;     /* 0: any free port */
-    const char *token; /* bearer token, or NULL (loopback binds only) */
+    const char *host; /* bind address: numeric IPv4/IPv6 or a name */
+    uint16_t port;    /* 0: any free port */
+    /* The bearer tokens and who they are (http_tenants_find); a table
+     * without tokens serves loopback binds only.  Must outlive the server. */
+    struct http_tenants *tenants;
     const char *allowed_hosts[HTTP_MAX_ALLOWED_HOSTS]; /* more Host names */
     size_t n_allowed_hosts;
     unsigned max_connections; /* 0: 256 */

@@ -14,6 +14,7 @@
 #include "../../runtime/files.h"
 #include "../sandboxes.h"
 #include "../tools/tools.h"
+#include "tenants.h"
 
 #define PIECE (4u << 20)        /* bytes per in-sandbox operation, each way */
 #define BLOCK (64u << 10)       /* MHD's reads of a download */
@@ -60,12 +61,13 @@ struct hold {
     enum mcp_file_op_kind kind;
 };
 
-/* THE place that maps a token's owner to a sandbox.  Today an owner is an
- * HTTP session id: the session must still be live (the table) and hold
- * the sandbox (mcp_sandbox_get, inside mcp_file_op_begin), so a URL dies
- * with its session or its sandbox and never reaches another session's
- * sandbox even with a valid id.  (Sessionless owners, tenants, change this
- * function only.)  On success the session is referenced and the sandbox
+/* THE place that maps a token's owner to a sandbox.  An owner is the id
+ * of the session that asked: an HTTP session's (the table) or a tenant's
+ * session's (internal, tenants.h, for 2026-07-28 clients without a
+ * session).  The session must still be live and hold the sandbox
+ * (mcp_sandbox_get, inside mcp_file_op_begin), so a URL dies with its
+ * session or its sandbox and never reaches another session's sandbox
+ * even with a valid id.  On success the session is referenced and the sandbox
  * held for one operation of kind (release with let_go); else NULL with
  * *status and err set. */
 static struct mcp_sandbox *take(struct http_files *ep, const struct mcp_file_token *t,
@@ -74,7 +76,11 @@ static struct mcp_sandbox *take(struct http_files *ep, const struct mcp_file_tok
 {
     memset(h, 0, sizeof(*h));
     h->kind = kind;
+    /* A session of the table (initialize, /sse), or a tenant's session
+     * (2026-07-28 clients without one: tenants.h). */
     h->hs = t->owner[0] ? http_session_get(ep->sessions, t->owner) : NULL;
+    if (h->hs == NULL && t->owner[0] && ep->tenants != NULL)
+        h->hs = http_tenants_session_by_id(ep->tenants, t->owner);
     if (h->hs == NULL) {
         *status = HTTP_NOT_FOUND;
         nsbox_err_set(err, ENOENT, "the session this URL belongs to has ended");

@@ -24,8 +24,11 @@
 #include "core.h"
 #include "sessions.h"
 
+struct http_tenants;
+
 struct http_files {
     struct http_sessions *sessions;
+    struct http_tenants *tenants; /* the stateless clients' sessions (tenants.h) */
     const struct mcp_file_urls *urls;
 };
 

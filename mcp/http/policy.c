@@ -10,7 +10,8 @@
 #include <strings.h>
 
 /* The protocol versions of mcp/protocol/ (lifecycle.c). */
-static const char *const versions[] = {"2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"};
+static const char *const versions[] = {"2026-07-28", "2025-11-25", "2025-06-18", "2025-03-26",
+                                       "2024-11-05"};
 
 static bool is_loopback_name(const char *name, size_t n)
 {

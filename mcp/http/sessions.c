@@ -128,21 +128,43 @@ static const char *table_add(struct http_sessions *t, struct http_session *hs)
     return why;
 }
 
-struct http_session *http_session_new(struct http_sessions *t, const char **why)
+static struct http_session *session_alloc(struct mcp_server *cfg, struct http_sessions *t)
 {
     struct http_session *hs = calloc(1, sizeof(*hs));
+    if (hs == NULL)
+        return NULL;
+    mcp_session_init(&hs->s, cfg);
+    hs->s.send = http_streams_send;
+    hs->s.send_related = http_streams_send_related;
+    hs->s.transport = hs;
+    hs->table = t;
+    hs->refs = 1; /* the caller's */
+    hs->last_used = now_s();
+    pthread_mutex_init(&hs->lock, NULL);
+    pthread_cond_init(&hs->quiet, NULL);
+    return hs;
+}
+
+struct http_session *http_session_new_detached(struct mcp_server *cfg, const char **why)
+{
+    struct http_session *hs = session_alloc(cfg, NULL);
+    *why = "out of memory";
+    if (hs != NULL && !random_id(hs->s.id)) {
+        *why = "getrandom failed";
+        http_session_unref(hs);
+        hs = NULL;
+    }
+    return hs;
+}
+
+struct http_session *http_session_new(struct http_sessions *t, const char **why)
+{
+    struct http_session *hs = session_alloc(t->cfg, t);
 
     *why = "out of memory";
     if (hs == NULL)
         return NULL;
-    mcp_session_init(&hs->s, t->cfg);
-    hs->s.send = http_streams_send;
-    hs->s.transport = hs;
-    hs->table = t;
     hs->refs = 2; /* the table's and the caller's */
-    hs->last_used = now_s();
-    pthread_mutex_init(&hs->lock, NULL);
-    pthread_cond_init(&hs->quiet, NULL);
     if ((*why = table_add(t, hs)) != NULL) {
         hs->refs = 1;
         http_session_unref(hs);
@@ -175,15 +197,22 @@ void http_session_end(struct http_session *hs)
     struct http_sessions *t = hs->table;
     bool mine = false;
 
-    pthread_mutex_lock(&t->lock);
-    for (struct http_session **p = &t->sessions; *p; p = &(*p)->next)
-        if (*p == hs) {
-            *p = hs->next;
-            t->n--;
-            mine = true;
-            break;
-        }
-    pthread_mutex_unlock(&t->lock);
+    if (t == NULL) { /* detached: the first caller ends it */
+        pthread_mutex_lock(&hs->lock);
+        mine = !hs->ending;
+        hs->ending = true;
+        pthread_mutex_unlock(&hs->lock);
+    } else {
+        pthread_mutex_lock(&t->lock);
+        for (struct http_session **p = &t->sessions; *p; p = &(*p)->next)
+            if (*p == hs) {
+                *p = hs->next;
+                t->n--;
+                mine = true;
+                break;
+            }
+        pthread_mutex_unlock(&t->lock);
+    }
     if (!mine)
         return; /* another thread is ending it */
     pthread_mutex_lock(&hs->lock);
@@ -197,7 +226,8 @@ void http_session_end(struct http_session *hs)
     http_streams_end(hs);
     pthread_mutex_unlock(&hs->lock);
     nsbox_info("MCP session %.8s... ended", hs->s.id);
-    http_session_unref(hs); /* the table's reference */
+    if (t != NULL)
+        http_session_unref(hs); /* the table's reference */
 }
 
 /* Whether hs has been unused for the session timeout: nobody holds it but

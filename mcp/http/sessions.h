@@ -36,12 +36,13 @@ struct http_session {
     time_t last_used;                 /* CLOCK_MONOTONIC seconds: last request or stream end */
     unsigned long long sse_event_ids; /* SSE event ids handed out (streams.c) */
     /* Opened by GET /sse (sse_legacy.h): reached through /messages only,
-     * by requests that speak for opener (SHA-256 of its bearer token, all
-     * zero on a server without one). */
+     * by requests of its tenant. */
     bool legacy;
-    unsigned char opener[32];
     bool ended;
-    struct http_session *next; /* in the table */
+    bool ending;                /* http_session_end has begun (detached ones) */
+    struct http_tenant *tenant; /* whose token opened it (tenants.h), or NULL */
+    bool stateless;             /* a tenant session: requests of many clients */
+    struct http_session *next;  /* in the table */
 };
 
 /* An empty table for sessions of cfg (which must outlive it): at most max
@@ -60,6 +61,11 @@ void http_sessions_free(struct http_sessions *t);
 /* A new session in the table, with a reference for the caller; NULL with
  * *why set (a static message) when the table is full or stopping. */
 struct http_session *http_session_new(struct http_sessions *t, const char **why);
+
+/* A session in no table (table NULL; no id reaches it, no reaper ends
+ * it): a tenant session (tenants.h), with the caller's reference.  NULL
+ * with *why set when out of memory. */
+struct http_session *http_session_new_detached(struct mcp_server *cfg, const char **why);
 
 /* The session named id (may be NULL), with a reference for the caller and
  * marked used now; or NULL. */

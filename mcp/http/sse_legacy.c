@@ -1,61 +1,28 @@
 /* The legacy HTTP+SSE transport, /sse and /messages (see sse_legacy.h). */
 #include "sse_legacy.h"
 
-/* The low-level SHA-256, as in core.c (no EVP provider machinery). */
-#define OPENSSL_SUPPRESS_DEPRECATED
-#include <openssl/crypto.h>
-#include <openssl/sha.h>
 #include <stdio.h>
 #include <string.h>
-#include <strings.h>
 
 #include "../jsonrpc.h"
 #include "streams.h"
-
-_Static_assert(sizeof(((struct http_session *)0)->opener) == SHA256_DIGEST_LENGTH, "opener size");
-
-/* Who a request speaks for: on a server that checks a bearer token, the
- * SHA-256 of the token it carries (the core let it in, so the token is
- * valid); else all zero, everyone alike.  With several tokens (one per
- * tenant) this already tells them apart. */
-static void request_owner(const struct http_sse_legacy *ep, struct MHD_Connection *c,
-                          unsigned char out[SHA256_DIGEST_LENGTH])
-{
-    const char *auth = http_header_value(c, "Authorization");
-
-    memset(out, 0, SHA256_DIGEST_LENGTH);
-    if (!ep->has_token || auth == NULL || strncasecmp(auth, "Bearer ", 7) != 0)
-        return;
-    auth += 7;
-    auth += strspn(auth, " ");
-    SHA256((const unsigned char *)auth, strlen(auth), out);
-}
-
-/* Whether a POST may use hs (hs->lock held): a legacy session still
- * running, opened by the same token.  The one place that ties a legacy
- * session to its opener: tenants extend it here.  Constant time, as the
- * token check in core.c. */
-static bool owner_ok(const struct http_sse_legacy *ep, struct http_session *hs,
-                     struct MHD_Connection *c)
-{
-    unsigned char who[SHA256_DIGEST_LENGTH];
-
-    request_owner(ep, c, who);
-    return hs->legacy && !hs->ended && CRYPTO_memcmp(who, hs->opener, sizeof(who)) == 0;
-}
+#include "tenants.h"
 
 /* The legacy session ?sessionId= names, with a reference, when this
- * request may use it; else NULL.  Another client's session looks like no
- * session at all. */
-static struct http_session *legacy_session(struct http_sse_legacy *ep, struct MHD_Connection *c)
+ * request may use it: a legacy session still running, opened by the
+ * request's tenant (tenants.h: the one place that ties a session to whose
+ * token opened it).  Another client's session looks like no session at
+ * all. */
+static struct http_session *legacy_session(struct http_sse_legacy *ep, struct MHD_Connection *c,
+                                           struct http_request *rq)
 {
     struct http_session *hs = http_session_get(ep->sessions, http_query_value(c, "sessionId"));
     if (hs == NULL)
         return NULL;
     pthread_mutex_lock(&hs->lock);
-    bool ok = owner_ok(ep, hs, c);
+    bool ok = hs->legacy && !hs->ended;
     pthread_mutex_unlock(&hs->lock);
-    if (!ok) {
+    if (!ok || !http_session_tenant_ok(hs, rq->tenant)) {
         http_session_unref(hs);
         return NULL;
     }
@@ -108,12 +75,11 @@ static enum http_result handle_sse(void *ctx, struct MHD_Connection *c, struct h
     const char *why = NULL;
     struct http_session *hs = http_session_new(ep->sessions, &why);
 
-    (void)rq;
     if (hs == NULL)
         return http_refuse(c, HTTP_SERVICE_UNAVAILABLE, why);
+    http_session_bind(hs, rq->tenant); /* before its id is known to anyone */
     pthread_mutex_lock(&hs->lock);
     hs->legacy = true;
-    request_owner(ep, c, hs->opener);
     pthread_mutex_unlock(&hs->lock);
     struct http_stream *st = open_stream(ep, c, hs);
     if (st == NULL) {
@@ -172,7 +138,7 @@ static enum http_result handle_messages(void *ctx, struct MHD_Connection *c,
 
     if (rq->body.too_large)
         return http_refuse_too_large(c, rq->route);
-    struct http_session *hs = legacy_session(ep, c);
+    struct http_session *hs = legacy_session(ep, c, rq);
     if (hs == NULL)
         return http_refuse(c, HTTP_NOT_FOUND,
                            "session not found (it ended or never existed): open one "

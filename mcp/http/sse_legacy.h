@@ -44,7 +44,6 @@
 struct http_sse_legacy {
     struct http_sessions *sessions;
     unsigned keepalive_s; /* http_server_keepalive_s() of the server */
-    bool has_token;       /* the server checks a bearer token */
 };
 
 /* Registers /sse and /messages on srv, served from ep (which must outlive

@@ -1,10 +1,13 @@
-/* The Streamable HTTP endpoint, /mcp (see streamable.h). */
+/* The Streamable HTTP endpoint, /mcp (see streamable.h); the stateless
+ * path of 2026-07-28 is stateless.c's. */
 #include "streamable.h"
 
 #include <string.h>
 
 #include "../jsonrpc.h"
+#include "stateless.h"
 #include "streams.h"
+#include "tenants.h"
 
 #define WANT_SSE 1u /* http_request.flags: the POST is answered as SSE */
 /* The retry field of the priming event: how long a client whose connection
@@ -20,7 +23,8 @@ static enum http_result check(void *ctx, struct MHD_Connection *c, struct http_r
     bool post = strcmp(rq->method, "POST") == 0;
 
     (void)ctx;
-    if (version != NULL && !http_version_supported(version))
+    /* A POST's is answered with its id once the body is in (handle_post). */
+    if (!post && version != NULL && !http_version_supported(version))
         return http_refuse(c, HTTP_BAD_REQUEST,
                            "unsupported MCP-Protocol-Version (supported: "
                            "2025-11-25, 2025-06-18, 2025-03-26, "
@@ -157,17 +161,20 @@ static enum http_result post_message(struct MHD_Connection *c, struct http_sessi
 
 /* The Streamable HTTP session named sid (with a reference), or NULL: a
  * legacy session's id (sse_legacy.h) is not one here, since its messages
- * all go to its own SSE stream. */
-static struct http_session *streamable_session(struct http_streamable *ep, const char *sid)
+ * all go to its own SSE stream; and another tenant's session is answered
+ * as one that does not exist. */
+static struct http_session *streamable_session(struct http_streamable *ep, struct http_request *rq,
+                                               const char *sid)
 {
     struct http_session *hs = http_session_get(ep->sessions, sid);
-    bool legacy = false;
+    bool refuse = false;
     if (hs != NULL) {
         pthread_mutex_lock(&hs->lock);
-        legacy = hs->legacy;
+        refuse = hs->legacy;
         pthread_mutex_unlock(&hs->lock);
+        refuse = refuse || !http_session_tenant_ok(hs, rq->tenant);
     }
-    if (legacy) {
+    if (refuse) {
         http_session_unref(hs);
         hs = NULL;
     }
@@ -177,7 +184,7 @@ static struct http_session *streamable_session(struct http_streamable *ep, const
 /* The session a parsed POST is for: a new one for initialize, else the
  * one it names.  NULL with the refusal queued in *ret. */
 static struct http_session *post_session(struct http_streamable *ep, struct MHD_Connection *c,
-                                         bool init, enum http_result *ret)
+                                         struct http_request *rq, bool init, enum http_result *ret)
 {
     const char *sid = http_header_value(c, "Mcp-Session-Id");
     const char *why = NULL;
@@ -188,13 +195,42 @@ static struct http_session *post_session(struct http_streamable *ep, struct MHD_
                            "initialize starts a new session: send it without Mcp-Session-Id");
     else if (init && (hs = http_session_new(ep->sessions, &why)) == NULL)
         *ret = http_refuse(c, HTTP_SERVICE_UNAVAILABLE, why);
+    else if (init)
+        http_session_bind(hs, rq->tenant); /* before its id is known to anyone */
     else if (!init && sid == NULL)
         *ret = http_refuse(c, HTTP_BAD_REQUEST,
                            "bad request: no Mcp-Session-Id header (send initialize first)");
-    else if (!init && (hs = streamable_session(ep, sid)) == NULL)
+    else if (!init && (hs = streamable_session(ep, rq, sid)) == NULL)
         *ret = http_refuse(c, HTTP_NOT_FOUND,
                            "session not found (it ended or never existed): send initialize");
     return hs;
+}
+
+/* An unsupported MCP-Protocol-Version, or a 2026-07-28 request (the
+ * stateless path, stateless.h): answered into *ret, true.  False: a
+ * legacy message, for a session. */
+static bool post_modern(struct http_streamable *ep, struct MHD_Connection *c,
+                        struct http_request *rq, const struct jsonrpc_msg *m, enum http_result *ret)
+{
+    const char *version = http_header_value(c, "MCP-Protocol-Version");
+    const char *meta = json_string_value(json_object_get(
+        json_object_get(m->params, "_meta"), "io.modelcontextprotocol/protocolVersion"));
+
+    if (version != NULL && !http_version_supported(version)) {
+        /* A header that disagrees with _meta is that first (MCP
+         * 2026-07-28, "Server Validation"). */
+        if (meta != NULL && strcmp(meta, version) != 0)
+            *ret = http_reply_error(c, HTTP_BAD_REQUEST, m->id, MCP_ERR_HEADER_MISMATCH,
+                                    "Header mismatch: MCP-Protocol-Version does not match _meta",
+                                    HTTP_NO_HEADER);
+        else
+            *ret = http_refuse_version(c, m->id, version);
+        return true;
+    }
+    if (!http_stateless_wanted(c, m))
+        return false;
+    *ret = http_stateless_post(c, rq, m, rq->flags & WANT_SSE, ep->keepalive_s);
+    return true;
 }
 
 static enum http_result handle_post(struct http_streamable *ep, struct MHD_Connection *c,
@@ -213,10 +249,14 @@ static enum http_result handle_post(struct http_streamable *ep, struct MHD_Conne
         return r;
     }
     json_decref(eid);
+    enum http_result ret = HTTP_NO;
+    if (post_modern(ep, c, rq, &m, &ret)) {
+        jsonrpc_msg_free(&m);
+        return ret;
+    }
     bool request = m.method != NULL && m.id != NULL;
     bool init = request && strcmp(m.method, "initialize") == 0;
-    enum http_result ret = HTTP_NO;
-    struct http_session *hs = post_session(ep, c, init, &ret);
+    struct http_session *hs = post_session(ep, c, rq, init, &ret);
     if (hs && request)
         ret = post_request(ep, c, hs, rq, &m, init);
     else if (hs)
@@ -229,10 +269,10 @@ static enum http_result handle_post(struct http_streamable *ep, struct MHD_Conne
 
 /* Looks up the request's session; on failure queues the error in *ret. */
 static struct http_session *request_session(struct http_streamable *ep, struct MHD_Connection *c,
-                                            enum http_result *ret)
+                                            struct http_request *rq, enum http_result *ret)
 {
     const char *sid = http_header_value(c, "Mcp-Session-Id");
-    struct http_session *hs = sid ? streamable_session(ep, sid) : NULL;
+    struct http_session *hs = sid ? streamable_session(ep, rq, sid) : NULL;
     if (sid == NULL)
         *ret = http_refuse(c, HTTP_BAD_REQUEST, "bad request: no Mcp-Session-Id header");
     else if (hs == NULL)
@@ -245,7 +285,8 @@ static struct http_session *request_session(struct http_streamable *ep, struct M
  * stream before its response and keeps no events to replay, so it says
  * so with the 405 MCP names for "no such stream here" (a client then stops
  * trying, where a 409 or a fresh stream would have it retry). */
-static enum http_result handle_get(struct http_streamable *ep, struct MHD_Connection *c)
+static enum http_result handle_get(struct http_streamable *ep, struct MHD_Connection *c,
+                                   struct http_request *rq)
 {
     enum http_result ret = HTTP_NO;
     if (http_header_value(c, "Last-Event-ID") != NULL)
@@ -253,7 +294,7 @@ static enum http_result handle_get(struct http_streamable *ep, struct MHD_Connec
                                 "resuming a stream (Last-Event-ID) is not supported: "
                                 "nsbox keeps no events to replay",
                                 (struct http_header){"Allow", "POST, DELETE"});
-    struct http_session *hs = request_session(ep, c, &ret);
+    struct http_session *hs = request_session(ep, c, rq, &ret);
     if (hs == NULL)
         return ret;
     struct http_stream *st = http_stream_new(hs, HTTP_STREAM_GET, NULL, NULL, http_conn_fd(c),
@@ -286,10 +327,11 @@ static enum http_result handle_get(struct http_streamable *ep, struct MHD_Connec
 }
 
 /* DELETE: ends the session; its sandboxes are gone when the 200 goes out. */
-static enum http_result handle_delete(struct http_streamable *ep, struct MHD_Connection *c)
+static enum http_result handle_delete(struct http_streamable *ep, struct MHD_Connection *c,
+                                      struct http_request *rq)
 {
     enum http_result ret = HTTP_NO;
-    struct http_session *hs = request_session(ep, c, &ret);
+    struct http_session *hs = request_session(ep, c, rq, &ret);
     if (hs == NULL)
         return ret;
     http_session_end(hs);
@@ -302,8 +344,8 @@ static enum http_result handle(void *ctx, struct MHD_Connection *c, struct http_
     if (strcmp(rq->method, "POST") == 0)
         return handle_post(ctx, c, rq);
     if (strcmp(rq->method, "GET") == 0)
-        return handle_get(ctx, c);
-    return handle_delete(ctx, c);
+        return handle_get(ctx, c, rq);
+    return handle_delete(ctx, c, rq);
 }
 
 int http_streamable_register(struct http_server *srv, struct http_streamable *ep,

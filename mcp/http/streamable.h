@@ -3,7 +3,8 @@
  * is answered as application/json or as an SSE stream, anything else with
  * 202), GET opens the session's standing SSE stream, and DELETE ends the
  * session.  initialize without Mcp-Session-Id starts a session; every
- * other request names one. */
+ * other legacy request names one, of its own tenant (tenants.h).  A
+ * 2026-07-28 request needs no session (stateless.h). */
 #ifndef NSBOX_MCP_HTTP_STREAMABLE_H
 #define NSBOX_MCP_HTTP_STREAMABLE_H
 

@@ -7,6 +7,7 @@
 #include <time.h>
 
 #include "../../common/log.h"
+#include "../protocol/request.h"
 
 #define SSE_QUEUE_MAX (64u << 20) /* bytes of notifications waiting on one stream */
 
@@ -30,6 +31,13 @@ struct http_stream *http_stream_new(struct http_session *hs, enum http_stream_ki
     pthread_condattr_destroy(&attr);
     http_session_ref(hs);
     return st;
+}
+
+void http_stream_set_client(struct http_stream *st, json_t *id, json_t *token)
+{
+    st->client_id = json_deep_copy(id);
+    st->client_token = token ? json_deep_copy(token) : NULL;
+    st->cancel_on_close = true;
 }
 
 void http_stream_link(struct http_stream *st)
@@ -62,6 +70,8 @@ void http_stream_free(struct http_stream *st)
     struct http_session *hs = st->hs;
     json_decref(st->request_id);
     json_decref(st->progress_token);
+    json_decref(st->client_id);
+    json_decref(st->client_token);
     free(st->buf);
     pthread_cond_destroy(&st->wake);
     free(st);
@@ -112,6 +122,8 @@ static struct http_stream *route(struct http_session *hs, json_t *msg)
                 return st;
         return NULL;
     }
+    if (hs->stateless)
+        return NULL;                          /* which client's? none can be told */
     for (st = hs->streams; st; st = st->next) /* newest first */
         if (st->kind == HTTP_STREAM_SSE && waiting(st))
             return st;
@@ -209,9 +221,36 @@ static bool deliver(struct http_stream *st, char **text, bool is_response)
     return true;
 }
 
-void http_streams_send(struct mcp_session *s, json_t *msg)
+/* msg as st's client sees it: its own id and progressToken in place of
+ * the internal ones (hs->lock held); NULL when out of memory. */
+static char *client_text(const struct http_stream *st, json_t *msg)
 {
-    struct http_session *hs = s->transport;
+    if (json_object_get(msg, "id") != NULL)
+        json_object_set(msg, "id", st->client_id);
+    json_t *params = json_object_get(msg, "params");
+    if (st->client_token && json_object_get(params, "progressToken") != NULL)
+        json_object_set(params, "progressToken", st->client_token);
+    /* A subscription is named by its listen request's id. */
+    json_t *meta = json_object_get(params, "_meta");
+    if (json_equal(json_object_get(meta, MCP_META_SUBSCRIPTION_ID), st->request_id))
+        json_object_set(meta, MCP_META_SUBSCRIPTION_ID, st->client_id);
+    return json_dumps(msg, JSON_COMPACT);
+}
+
+/* The open SSE stream of the request whose id is related (hs->lock held):
+ * where that request's notifications go. */
+static struct http_stream *related_stream(struct http_session *hs, json_t *related)
+{
+    for (struct http_stream *st = hs->streams; st; st = st->next)
+        if (st->kind == HTTP_STREAM_SSE && waiting(st) && json_equal(st->request_id, related))
+            return st;
+    return NULL;
+}
+
+/* Sends msg (stolen) to its stream: the one of the request related names
+ * in a tenant session (stateless), else where route() says. */
+static void send_msg(struct http_session *hs, json_t *msg, json_t *related)
+{
     bool is_response = msg && json_object_get(msg, "method") == NULL;
     bool is_error = msg && json_object_get(msg, "error") != NULL;
     char *text = msg ? json_dumps(msg, JSON_COMPACT) : NULL;
@@ -221,8 +260,14 @@ void http_streams_send(struct mcp_session *s, json_t *msg)
         return;
     }
     pthread_mutex_lock(&hs->lock);
-    struct http_stream *st = route(hs, msg);
-    bool delivered = st != NULL && deliver(st, &text, is_response);
+    /* Legacy sessions keep routing as they always did (route()). */
+    struct http_stream *st = related != NULL && hs->stateless ? related_stream(hs, related)
+                                                              : route(hs, msg);
+    if (st != NULL && st->client_id != NULL) {
+        free(text);
+        text = client_text(st, msg);
+    }
+    bool delivered = st != NULL && text != NULL && deliver(st, &text, is_response);
     if (delivered && is_response && per_request(st)) {
         st->answered = true;
         st->answer_is_error = is_error;
@@ -235,6 +280,16 @@ void http_streams_send(struct mcp_session *s, json_t *msg)
                     is_response ? "response" : "notification");
     free(text);
     json_decref(msg);
+}
+
+void http_streams_send(struct mcp_session *s, json_t *msg)
+{
+    send_msg(s->transport, msg, NULL);
+}
+
+void http_streams_send_related(struct mcp_session *s, json_t *request_id, json_t *msg)
+{
+    send_msg(s->transport, msg, request_id);
 }
 
 void http_streams_cancel(struct http_session *hs, json_t *request_id)
@@ -312,12 +367,30 @@ static ssize_t sse_read(void *cls, uint64_t pos, char *out, size_t max)
     return n;
 }
 
+/* The client closed st before its response (MCP 2026-07-28: that cancels
+ * the request): cancels the call running under st's id, as
+ * notifications/cancelled would.  Neither lock held. */
+static void cancel_call(struct http_stream *st)
+{
+    struct mcp_session *s = &st->hs->s;
+    pthread_mutex_lock(&s->lock);
+    for (size_t i = 0; i < MCP_MAX_CALLS; i++)
+        if (s->calls[i].id != NULL && json_equal(s->calls[i].id, st->request_id)) {
+            nsbox_info("MCP: the client closed the stream of a running call: cancelling it");
+            mcp_call_cancel(&s->calls[i]);
+        }
+    pthread_mutex_unlock(&s->lock);
+}
+
 static void sse_done(void *cls)
 {
     struct http_stream *st = cls;
     pthread_mutex_lock(&st->hs->lock);
+    bool gone = st->cancel_on_close && !st->answered && !st->ended;
     stream_unlink(st);
     pthread_mutex_unlock(&st->hs->lock);
+    if (gone)
+        cancel_call(st);
     /* The legacy transport has no DELETE: its session is its stream, and
      * ends with it (calls cancelled, sandboxes stopped).  Blocking here
      * holds only this connection's thread (core.h). */
@@ -348,8 +421,11 @@ enum http_result http_stream_reply_json(struct MHD_Connection *c, struct http_st
     if (body)
         st->buf = NULL;
     bool session_gone = hs->ended;
+    bool cancel = !here && st->cancel_on_close;
     stream_unlink(st);
     pthread_mutex_unlock(&hs->lock);
+    if (cancel)
+        cancel_call(st);
     http_stream_free(st);
     if (body)
         return http_reply(c, HTTP_OK, body,

@@ -17,9 +17,18 @@
  * A new kind of stream is a new enum value and a line in route().
  *
  * A thread waiting for a response looks at its socket every second and
- * gives up once the peer has gone (the call itself runs on: MCP says a
- * disconnect is not a cancellation).  All stream state is under the
- * session's lock (hs->lock). */
+ * gives up once the peer has gone.  Up to 2025-11-25 the call itself runs
+ * on (MCP then: a disconnect is not a cancellation); a 2026-07-28 request
+ * (cancel_on_close) is cancelled as by notifications/cancelled (MCP
+ * 2026-07-28, "Cancellation": closing the stream is the signal).
+ *
+ * Stateless requests of many clients share their tenant's session
+ * (tenants.h) under internal ids; a stream maps a message back to its
+ * client's id, progressToken and subscriptionId on the way out; a
+ * notification reaches a stream there only when it names its request
+ * (progress by token, send_related by id: a call's log lines, a listen's
+ * acknowledgment), never another client's.
+ * All stream state is under the session's lock (hs->lock). */
 #ifndef NSBOX_MCP_HTTP_STREAMS_H
 #define NSBOX_MCP_HTTP_STREAMS_H
 
@@ -52,6 +61,11 @@ struct http_stream {
     bool answer_is_error;
     bool ended;  /* cancelled, or the session ended: finish now */
     bool linked; /* in hs->streams */
+    /* A stateless request (http_stream_set_client): request_id and
+     * progress_token are the internal ones it runs under in the tenant
+     * session; these are the client's, put back into what goes out. */
+    json_t *client_id, *client_token;
+    bool cancel_on_close; /* the client closing the stream cancels the call */
     struct http_stream *next;
 };
 
@@ -71,6 +85,11 @@ bool http_stream_event(struct http_stream *st, const char *event, const char *da
  * data.  False when out of memory. */
 bool http_stream_prime(struct http_stream *st, unsigned retry_ms);
 
+/* Makes st a stateless request's stream: what goes out on it carries id
+ * and token (copied; token may be NULL) instead of the internal ones, and
+ * the client closing it cancels the call.  Before http_stream_link. */
+void http_stream_set_client(struct http_stream *st, json_t *id, json_t *token);
+
 /* Puts st in its session's list, where messages find it (hs->lock held). */
 void http_stream_link(struct http_stream *st);
 
@@ -84,6 +103,11 @@ bool http_streams_waiting_for(struct http_session *hs, json_t *id);
 /* The sessions' send function (mcp_session.send): routes msg (stolen) to
  * one stream, from connection threads and tool worker threads alike. */
 void http_streams_send(struct mcp_session *s, json_t *msg);
+
+/* The sessions' send_related (mcp_session.send_related): in a tenant
+ * session, msg (stolen) goes to the SSE stream of the request request_id
+ * names (or nowhere); in a legacy session as http_streams_send. */
+void http_streams_send_related(struct mcp_session *s, json_t *request_id, json_t *msg);
 
 /* notifications/cancelled: the stream waiting for request_id ends without
  * a response (MCP, "Cancellation": none is sent). */

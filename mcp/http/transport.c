@@ -16,6 +16,7 @@
 #include "sessions.h"
 #include "sse_legacy.h"
 #include "streamable.h"
+#include "tenants.h"
 
 _Static_assert(MCP_HTTP_MAX_ALLOWED_HOSTS == HTTP_MAX_ALLOWED_HOSTS, "allowed_hosts sizes");
 
@@ -23,6 +24,7 @@ struct mcp_http {
     struct mcp_server *cfg;
     struct http_server *core;
     struct http_sessions *sessions;
+    struct http_tenants *tenants;
     struct http_streamable streamable;
     struct http_sse_legacy sse_legacy;
     struct mcp_file_urls urls;
@@ -39,12 +41,13 @@ int mcp_http_parse_address(const char *arg, char *buf, size_t buf_size,
 }
 
 /* The core's share of opt. */
-static struct http_listen_options listen_options(const struct mcp_http_options *opt)
+static struct http_listen_options listen_options(const struct mcp_http_options *opt,
+                                                 struct http_tenants *tenants)
 {
     struct http_listen_options l = {
         .host = opt->host,
         .port = opt->port,
-        .token = opt->token,
+        .tenants = tenants,
         .n_allowed_hosts = opt->n_allowed_hosts,
         .max_connections = opt->max_connections,
         .max_per_ip = opt->max_per_ip,
@@ -75,7 +78,7 @@ static int file_urls(struct mcp_http *h, const struct mcp_http_options *opt, str
         u->base[--n] = '\0';
     u->ttl_s = opt->file_url_ttl_s ? opt->file_url_ttl_s : MCP_FILE_TTL_DEFAULT;
     u->max_upload = (opt->max_upload_mb ? opt->max_upload_mb : MCP_UPLOAD_MB_DEFAULT) << 20;
-    h->files = (struct http_files){.sessions = h->sessions, .urls = u};
+    h->files = (struct http_files){.sessions = h->sessions, .tenants = h->tenants, .urls = u};
     return http_files_register(h->core, &h->files, err);
 }
 
@@ -88,6 +91,8 @@ static void free_parts(struct mcp_http *h)
         http_server_free(h->core);
     if (h->sessions)
         http_sessions_free(h->sessions);
+    if (h->tenants)
+        http_tenants_free(h->tenants);
     free(h);
 }
 
@@ -95,7 +100,6 @@ struct mcp_http *mcp_http_start(struct mcp_server *cfg, const struct mcp_http_op
                                 struct nsbox_err *err)
 {
     struct mcp_http *h = calloc(1, sizeof(*h));
-    struct http_listen_options l = listen_options(opt);
 
     if (h != NULL)
         h->sessions = http_sessions_new(cfg, opt->max_sessions ? opt->max_sessions : 64,
@@ -106,13 +110,17 @@ struct mcp_http *mcp_http_start(struct mcp_server *cfg, const struct mcp_http_op
         return NULL;
     }
     h->cfg = cfg;
+    h->tenants = http_tenants_new(cfg, opt->token, opt->token_from ? opt->token_from : "the token",
+                                  opt->max_per_tenant,
+                                  opt->stateless_idle_s ? opt->stateless_idle_s : 1800, err);
+    if (h->tenants == NULL)
+        goto fail;
+    struct http_listen_options l = listen_options(opt, h->tenants);
     if ((h->core = http_server_new(&l, err)) == NULL)
         goto fail;
     unsigned keepalive_s = http_server_keepalive_s(h->core);
     h->streamable = (struct http_streamable){.sessions = h->sessions, .keepalive_s = keepalive_s};
-    h->sse_legacy = (struct http_sse_legacy){.sessions = h->sessions,
-                                             .keepalive_s = keepalive_s,
-                                             .has_token = opt->token && *opt->token};
+    h->sse_legacy = (struct http_sse_legacy){.sessions = h->sessions, .keepalive_s = keepalive_s};
     if (http_streamable_register(h->core, &h->streamable, err) < 0 ||
         http_sse_legacy_register(h->core, &h->sse_legacy, err) < 0 || file_urls(h, opt, err) < 0)
         goto fail;
@@ -120,6 +128,7 @@ struct mcp_http *mcp_http_start(struct mcp_server *cfg, const struct mcp_http_op
     if (http_server_start(h->core, err) < 0)
         goto fail;
     http_sessions_start_reaper(h->sessions);
+    http_tenants_start_reaper(h->tenants);
     return h;
 fail:
     free_parts(h);
@@ -141,6 +150,7 @@ void mcp_http_stop(struct mcp_http *h)
     /* Stop accepting first; connections already open get 404/503. */
     http_server_quiesce(h->core);
     http_sessions_stop(h->sessions);
+    http_tenants_stop(h->tenants);
     /* Every stream has ended, so no connection thread stays blocked in
      * our callbacks: the core can close the connections and join the
      * threads. */

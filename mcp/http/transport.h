@@ -2,10 +2,12 @@
  * (core.h: libmicrohttpd with a thread per connection, the listener, the
  * checks on every request), the session table (sessions.h) and the
  * endpoints registered on the core: Streamable HTTP (MCP 2025-03-26
- * .. 2025-11-25, "Transports": streamable.h, /mcp) and the legacy HTTP+SSE
- * transport (2024-11-05: sse_legacy.h, /sse and /messages).  Every session id is
+ * .. 2026-07-28, "Transports": streamable.h, /mcp), the legacy HTTP+SSE
+ * transport (2024-11-05: sse_legacy.h, /sse and /messages) and files by
+ * signed URL (files.h, /files/).  Every session id is
  * an mcp_session of its own, so sandboxes stay with the client that made
- * them.  The one header cli/ includes. */
+ * them; clients without a session (2026-07-28) share their tenant's
+ * (tenants.h).  The one header cli/ includes. */
 #ifndef NSBOX_MCP_HTTP_TRANSPORT_H
 #define NSBOX_MCP_HTTP_TRANSPORT_H
 
@@ -18,9 +20,15 @@
 #define MCP_HTTP_MAX_ALLOWED_HOSTS 8
 
 struct mcp_http_options {
-    const char *host;  /* bind address: numeric IPv4/IPv6 or a name */
-    uint16_t port;     /* 0: any free port (see mcp_http_port) */
-    const char *token; /* bearer token, or NULL (loopback binds only) */
+    const char *host; /* bind address: numeric IPv4/IPv6 or a name */
+    uint16_t port;    /* 0: any free port (see mcp_http_port) */
+    /* The bearer tokens: a token file's text (one tenant per line, see
+     * http/reqmeta.h) or one token; NULL: none (loopback binds only).
+     * token_from names where they came from, for messages. */
+    const char *token;
+    const char *token_from;
+    size_t max_per_tenant;     /* kept sandboxes per tenant; 0: the per-session cap */
+    unsigned stateless_idle_s; /* 0: 1800 (a stateless client's unused sandbox stops) */
     /* Extra names accepted in the Host header (besides localhost,
      * 127.0.0.1, [::1] and host itself), e.g. the machine's name when
      * bound to 0.0.0.0. */

@@ -12,6 +12,9 @@
 #     SSEClientTransport through the whole workflow (tests/mcp/sse_legacy.mjs)
 #     and raw HTTP for its refusals, plus the priming event of 2025-11-25
 #     (tests/conformance/sse_raw.py).
+#   - tests/conformance/stateless_http.py: raw 2026-07-28 requests without
+#     a session (headers, statuses, cancellation by closing the stream) and
+#     tenants (two tokens: handles, sessions, caps, idle sandboxes).
 # Plus: refusing a non-loopback address without a token, and SIGTERM ending
 # every session and its sandboxes with exit status 0.  Every server listens
 # on 127.0.0.1 port 0 (a free port it prints) and is killed on exit.
@@ -159,6 +162,38 @@ if start_server token 127.0.0.1:0 --token-file "$T/token"; then
 		SUITE="$SUITE/token" timeout 300 node "$ROOT/tests/mcp/sse_legacy.mjs"
 	stop_server "$PID"
 fi
+
+# ---- tenants (two tokens) and the stateless 2026-07-28 path
+
+TOKEN_A=$(head -c 24 /dev/urandom | od -An -tx1 | tr -d ' \n')
+TOKEN_B=$(head -c 24 /dev/urandom | od -An -tx1 | tr -d ' \n')
+printf '# two tenants, one named\nalice %s\n\n%s\n' "$TOKEN_A" "$TOKEN_B" >"$T/tokens"
+chmod 600 "$T/tokens"
+if start_server tenants 127.0.0.1:0 --token-file "$T/tokens" --max-sandboxes-per-tenant 2; then
+	run_client stateless timeout 600 python3 "$CONF/stateless_http.py" main "$PORT" "$TOKEN_A" "$TOKEN_B"
+	stop_server "$PID"
+	if [ "$STOP_RC" -ne 0 ]; then
+		fail stateless_sigterm "exit status $STOP_RC: $(tail -3 "$LOGS/tenants.log" | tr '\n' ' ')"
+	elif ! markers_gone 'sleep 4245'; then
+		fail stateless_sigterm "a tenant session's sandbox survives the server"
+	else
+		pass stateless_sigterm
+	fi
+fi
+if start_server stateless_idle 127.0.0.1:0 --token-file "$T/tokens" --stateless-idle-timeout 3; then
+	run_client stateless_idle timeout 120 python3 "$CONF/stateless_http.py" idle "$PORT" "$TOKEN_A"
+	stop_server "$PID"
+fi
+printf 'alice %s\nalice %s\n' "$TOKEN_A" "$TOKEN_B" >"$T/tokens_dup"
+printf '%s extra words\n' "$TOKEN_A" >"$T/tokens_3"
+printf '# nothing\n\n' >"$T/tokens_none"
+chmod 600 "$T"/tokens_*
+expect_fail token_file_duplicate_name 'line 2: the tenant name alice twice' \
+	"$NSBOX" --store "$S" serve --http 127.0.0.1:0 --token-file "$T/tokens_dup"
+expect_fail token_file_three_fields 'line 1: more than NAME and TOKEN' \
+	"$NSBOX" --store "$S" serve --http 127.0.0.1:0 --token-file "$T/tokens_3"
+expect_fail token_file_empty 'holds no token' \
+	"$NSBOX" --store "$S" serve --http 127.0.0.1:0 --token-file "$T/tokens_none"
 
 # ---- addresses and tokens refused at start
 

@@ -1,0 +1,263 @@
+/* Tenants: tokens, tenant sessions, caps, idle sandboxes (see tenants.h). */
+#include "tenants.h"
+
+#define OPENSSL_SUPPRESS_DEPRECATED
+#include <errno.h>
+#include <openssl/crypto.h>
+#include <openssl/sha.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <time.h>
+
+#include "../../common/cleanup.h"
+#include "../../common/log.h"
+#include "../sandboxes.h"
+#include "sessions.h"
+
+struct http_tenants {
+    struct mcp_server *cfg;
+    size_t max_per_tenant; /* as configured; 0: none beyond the others */
+    bool need_token;
+    unsigned idle_s;
+    pthread_t reaper;
+    bool has_reaper;
+    pthread_mutex_t lock; /* stopping */
+    pthread_cond_t stop;  /* wakes the reaper */
+    bool stopping;
+    size_t n;
+    struct http_tenant tenants[];
+};
+
+static void sha256(const char *s, size_t n, unsigned char out[SHA256_DIGEST_LENGTH])
+{
+    SHA256_CTX ctx;
+    SHA256_Init(&ctx);
+    SHA256_Update(&ctx, s, n);
+    SHA256_Final(out, &ctx);
+}
+
+static void tenant_init(struct http_tenants *t, struct http_tenant *tn, const char *name,
+                        size_t max)
+{
+    snprintf(tn->name, sizeof(tn->name), "%s", name);
+    tn->table = t;
+    tn->quota.max = max;
+    pthread_mutex_init(&tn->quota.lock, NULL);
+    pthread_mutex_init(&tn->lock, NULL);
+}
+
+struct http_tenants *http_tenants_new(struct mcp_server *cfg, const char *tokens, const char *from,
+                                      size_t max_per_tenant, unsigned idle_s, struct nsbox_err *err)
+{
+    _cleanup_free_ struct http_token_entry *e = calloc(HTTP_MAX_TENANTS, sizeof(*e));
+    int n = 0;
+
+    if (e == NULL)
+        return nsbox_err_set(err, ENOMEM, "out of memory"), NULL;
+    if (tokens != NULL && *tokens != '\0' &&
+        (n = http_tokens_parse(tokens, from, e, HTTP_MAX_TENANTS, err)) <= 0) {
+        if (n == 0)
+            nsbox_err_set(err, EINVAL, "%s holds no token", from);
+        explicit_bzero(e, HTTP_MAX_TENANTS * sizeof(*e));
+        return NULL;
+    }
+    size_t k = n > 0 ? (size_t)n : 1;
+    struct http_tenants *t = calloc(1, sizeof(*t) + k * sizeof(t->tenants[0]));
+    if (t == NULL) {
+        explicit_bzero(e, HTTP_MAX_TENANTS * sizeof(*e));
+        return nsbox_err_set(err, ENOMEM, "out of memory"), NULL;
+    }
+    *t = (struct http_tenants){.cfg = cfg,
+                               .max_per_tenant = max_per_tenant,
+                               .need_token = n > 0,
+                               .idle_s = idle_s,
+                               .n = k};
+    pthread_condattr_t attr;
+    pthread_condattr_init(&attr);
+    pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
+    pthread_cond_init(&t->stop, &attr);
+    pthread_condattr_destroy(&attr);
+    pthread_mutex_init(&t->lock, NULL);
+    for (size_t i = 0; i < k; i++) {
+        /* Unconfigured, a tenant is bounded only as before: each session
+         * by --max-sandboxes, all by --max-total-sandboxes. */
+        tenant_init(t, &t->tenants[i], n > 0 ? e[i].name : "default",
+                    max_per_tenant ? max_per_tenant : cfg->max_total);
+        if (n > 0)
+            sha256(e[i].token, strlen(e[i].token), t->tenants[i].token_hash);
+    }
+    explicit_bzero(e, HTTP_MAX_TENANTS * sizeof(*e));
+    return t;
+}
+
+bool http_tenants_need_token(const struct http_tenants *t)
+{
+    return t->need_token;
+}
+
+/* Every tenant's hash is compared, in constant time, whichever matches:
+ * neither the token nor which tenant it is shows in the timing. */
+struct http_tenant *http_tenants_find(struct http_tenants *t, const char *auth)
+{
+    unsigned char h[SHA256_DIGEST_LENGTH];
+    struct http_tenant *found = NULL;
+
+    if (!t->need_token)
+        return &t->tenants[0];
+    if (auth == NULL || strncasecmp(auth, "Bearer ", 7) != 0)
+        return NULL;
+    auth += 7;
+    auth += strspn(auth, " ");
+    sha256(auth, strlen(auth), h);
+    for (size_t i = 0; i < t->n; i++)
+        if (CRYPTO_memcmp(h, t->tenants[i].token_hash, sizeof(h)) == 0)
+            found = &t->tenants[i];
+    return found;
+}
+
+struct http_session *http_tenant_session(struct http_tenant *tn, const char **why)
+{
+    struct http_tenants *t = tn->table;
+    struct http_session *hs = NULL;
+
+    *why = "the server is shutting down";
+    pthread_mutex_lock(&tn->lock);
+    /* Read under tn->lock: http_tenants_stop sets it before it takes the
+     * tenants' sessions, so none is made after that. */
+    pthread_mutex_lock(&t->lock);
+    bool stopping = t->stopping;
+    pthread_mutex_unlock(&t->lock);
+    if (!stopping && tn->session == NULL &&
+        (tn->session = http_session_new_detached(t->cfg, why)) != NULL) {
+        http_session_bind(tn->session, tn);
+        /* Like any session's, or the tenant's whole cap when there is one. */
+        tn->session->s.max_sandboxes = t->max_per_tenant;
+        tn->session->stateless = true;
+        tn->session->s.modern_only = true; /* no initialize, no legacy request */
+        nsbox_info("MCP tenant %s: tenant session %.8s... started", tn->name, tn->session->s.id);
+    }
+    if ((hs = tn->session) != NULL)
+        http_session_ref(hs);
+    pthread_mutex_unlock(&tn->lock);
+    return hs;
+}
+
+json_t *http_tenant_internal_id(struct http_tenant *tn, bool progress)
+{
+    char buf[48];
+    pthread_mutex_lock(&tn->lock);
+    uint64_t n = ++tn->next_id;
+    pthread_mutex_unlock(&tn->lock);
+    snprintf(buf, sizeof(buf), "nsbox-%s%llu", progress ? "p" : "r", (unsigned long long)n);
+    return json_string(buf);
+}
+
+void http_session_bind(struct http_session *hs, struct http_tenant *tn)
+{
+    hs->tenant = tn;
+    hs->s.quota = tn ? &tn->quota : NULL;
+}
+
+bool http_session_tenant_ok(const struct http_session *hs, const struct http_tenant *tn)
+{
+    return hs->tenant == tn;
+}
+
+/* The tenant session of tn with a reference, if it exists. */
+static struct http_session *existing_session(struct http_tenant *tn)
+{
+    pthread_mutex_lock(&tn->lock);
+    struct http_session *hs = tn->session;
+    if (hs)
+        http_session_ref(hs);
+    pthread_mutex_unlock(&tn->lock);
+    return hs;
+}
+
+struct http_session *http_tenants_session_by_id(struct http_tenants *t, const char *id)
+{
+    struct http_session *found = NULL;
+    for (size_t i = 0; i < t->n && id != NULL && strlen(id) == 32; i++) {
+        struct http_session *hs = existing_session(&t->tenants[i]);
+        if (hs != NULL && found == NULL && CRYPTO_memcmp(hs->s.id, id, 32) == 0)
+            found = hs;
+        else if (hs != NULL)
+            http_session_unref(hs);
+    }
+    return found;
+}
+
+static void stop_idle(struct http_tenants *t)
+{
+    for (size_t i = 0; i < t->n; i++) {
+        struct http_session *hs = existing_session(&t->tenants[i]);
+        if (hs == NULL)
+            continue;
+        mcp_sandboxes_stop_idle(&hs->s, t->idle_s);
+        http_session_unref(hs);
+    }
+}
+
+static void *reaper_thread(void *arg)
+{
+    struct http_tenants *t = arg;
+    unsigned tick = t->idle_s < 10 ? 1 : 5;
+
+    pthread_mutex_lock(&t->lock);
+    while (!t->stopping) {
+        struct timespec ts;
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        ts.tv_sec += tick;
+        pthread_cond_timedwait(&t->stop, &t->lock, &ts);
+        if (t->stopping)
+            break;
+        pthread_mutex_unlock(&t->lock);
+        stop_idle(t);
+        pthread_mutex_lock(&t->lock);
+    }
+    pthread_mutex_unlock(&t->lock);
+    return NULL;
+}
+
+void http_tenants_start_reaper(struct http_tenants *t)
+{
+    t->has_reaper = pthread_create(&t->reaper, NULL, reaper_thread, t) == 0;
+    if (!t->has_reaper)
+        nsbox_warn("no thread to stop idle stateless sandboxes: they last until the server "
+                   "stops");
+}
+
+void http_tenants_stop(struct http_tenants *t)
+{
+    pthread_mutex_lock(&t->lock);
+    t->stopping = true;
+    pthread_cond_broadcast(&t->stop);
+    pthread_mutex_unlock(&t->lock);
+    if (t->has_reaper)
+        pthread_join(t->reaper, NULL);
+    t->has_reaper = false;
+    for (size_t i = 0; i < t->n; i++) {
+        struct http_tenant *tn = &t->tenants[i];
+        pthread_mutex_lock(&tn->lock);
+        struct http_session *hs = tn->session;
+        tn->session = NULL;
+        pthread_mutex_unlock(&tn->lock);
+        if (hs == NULL)
+            continue;
+        http_session_end(hs);
+        http_session_unref(hs); /* the tenant's */
+    }
+}
+
+void http_tenants_free(struct http_tenants *t)
+{
+    for (size_t i = 0; i < t->n; i++) {
+        pthread_mutex_destroy(&t->tenants[i].lock);
+        pthread_mutex_destroy(&t->tenants[i].quota.lock);
+    }
+    pthread_cond_destroy(&t->stop);
+    pthread_mutex_destroy(&t->lock);
+    explicit_bzero(t->tenants, t->n * sizeof(t->tenants[0]));
+    free(t);
+}
