@@ -12,8 +12,9 @@
 # need the reference server's own diagnostic tools.  A scenario that does
 # not apply (it needs the reference server's tools, prompts or resources)
 # still runs and gets a "# ... does not apply: reason" line; one nobody has
-# classified fails.  Plus: each server is still alive after its run and
-# exits 0 on SIGTERM.  Needs node and npm (setup.sh runs `npm ci` and
+# classified fails (tests/conformance/judge_test.py proves the judge on
+# made-up results first).  Plus: each server is still alive after its run
+# and exits 0 on SIGTERM.  Needs node and npm (setup.sh runs `npm ci` and
 # installs a private Node 22 when the system's is older).
 SUITE=conformance
 . "$(dirname "$0")/../lib.sh"
@@ -87,6 +88,17 @@ judge() {
 		fail "$run/judge" "judge.py exited $rc without a FAIL line: $(printf '%s' "$out" | tail -3 | tr '\n' ' ')"
 	fi
 }
+
+# ---- the judge itself, on made-up results
+
+out=$(python3 "$CONF/judge_test.py" 2>&1)
+rc=$?
+printf '%s\n' "$out" | grep -E '^(PASS|FAIL): '
+nfail=$(printf '%s\n' "$out" | grep -c '^FAIL: ')
+_failures=$((_failures + nfail))
+if [ "$rc" -ne 0 ] && [ "$nfail" -eq 0 ]; then
+	fail judge/selftest "judge_test.py exited $rc: $(printf '%s' "$out" | tail -3 | tr '\n' ' ')"
+fi
 
 # ---- setup
 
