@@ -13,6 +13,7 @@
 #include "../../boxes/box.h"
 #include "../../common/cleanup.h"
 #include "../../common/cleanup_json.h"
+#include "args_internal.h"
 #include "languages.h"
 #include "schema.h"
 
@@ -197,29 +198,8 @@ static const struct mcp_arg upload_fields[] = {
 };
 
 /* The decoders below name their tool's declaration by these. */
-enum {
-    SANDBOX_CREATE,
-    SANDBOX_LIST,
-    SANDBOX_STOP,
-    SANDBOX_COMMIT,
-    EXECUTE_CODE,
-    RUN_COMMAND,
-    WRITE_FILE,
-    READ_FILE,
-    LIST_DIRECTORY,
-    CREATE_DIRECTORY,
-    DELETE_PATH,
-    PROJECT_STRUCTURE,
-    COPY_IN,
-    COPY_OUT,
-    LIST_LANGUAGES,
-    LIST_IMAGES,
-    INSTALL_PACKAGES,
-    UPLOAD_URL,
-    N_TOOLS
-};
 
-static const struct mcp_tool_args decls[N_TOOLS] = {
+const struct mcp_tool_args mcp_arg_decls[N_TOOLS] = {
     [SANDBOX_CREATE] = DECL("sandbox_create", create_fields),
     [SANDBOX_LIST] = NO_ARGS("sandbox_list"),
     [SANDBOX_STOP] = DECL("sandbox_stop", stop_fields),
@@ -242,16 +222,16 @@ static const struct mcp_tool_args decls[N_TOOLS] = {
 
 const struct mcp_tool_args *mcp_tool_args_find(const char *tool)
 {
-    for (size_t i = 0; i < N(decls); i++)
-        if (strcmp(decls[i].tool, tool) == 0)
-            return &decls[i];
+    for (size_t i = 0; i < N(mcp_arg_decls); i++)
+        if (strcmp(mcp_arg_decls[i].tool, tool) == 0)
+            return &mcp_arg_decls[i];
     return NULL;
 }
 
 const struct mcp_tool_args *mcp_tool_args_all(size_t *n)
 {
-    *n = N(decls);
-    return decls;
+    *n = N(mcp_arg_decls);
+    return mcp_arg_decls;
 }
 
 /* ---- helpers ---- */
@@ -309,49 +289,6 @@ static int limit_args(const struct mcp_server *cfg, json_t *args, struct mcp_lim
     return 0;
 }
 
-static const char *str(int tool, json_t *args, const char *name)
-{
-    return mcp_arg_string(&decls[tool], args, name);
-}
-
-/* ---- base64 ---- */
-
-static const char b64[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-
-/* Strict base64: padding optional (none, or the right amount), nothing
- * but the alphabet, whitespace refused; NULL when invalid or out of
- * memory.  fuzz_tools found this taking "QUJDR" as "ABC" and "QQ=====" as
- * "A": a dangling character (6 bits, no whole byte) and extra padding were
- * dropped in silence, so a truncated upload was written short instead of
- * refused. */
-static unsigned char *base64_decode(const char *in, size_t n, size_t *len)
-{
-    size_t pad = 0;
-    while (n > 0 && in[n - 1] == '=')
-        n--, pad++;
-    if (n % 4 == 1 || pad > 2 || (pad > 0 && (n + pad) % 4 != 0))
-        return NULL;
-    _cleanup_free_ unsigned char *out = malloc(n * 3 / 4 + 3);
-    size_t o = 0;
-    unsigned v = 0;
-    int bits = 0;
-    if (out == NULL)
-        return NULL;
-    for (size_t i = 0; i < n; i++) {
-        const char *c = in[i] ? strchr(b64, in[i]) : NULL;
-        if (c == NULL)
-            return NULL;
-        v = v << 6 | (unsigned)(c - b64);
-        bits += 6;
-        if (bits >= 8) {
-            bits -= 8;
-            out[o++] = (unsigned char)(v >> bits);
-        }
-    }
-    *len = o;
-    return TAKE_PTR(out);
-}
-
 /* ---- env ---- */
 
 /* {"KEY": "VALUE", ...} as "KEY=VALUE" strings (NULL-terminated). */
@@ -384,7 +321,7 @@ static int env_strings(json_t *env, char ***out, struct nsbox_err *err)
 
 int mcp_args_none(json_t *args, struct nsbox_err *err)
 {
-    return mcp_schema_check(&decls[SANDBOX_LIST], args, err);
+    return mcp_schema_check(&mcp_arg_decls[SANDBOX_LIST], args, err);
 }
 
 static int pkg_args(json_t *o, struct mcp_pkg_args *out, struct nsbox_err *err);
@@ -392,7 +329,7 @@ static int pkg_args(json_t *o, struct mcp_pkg_args *out, struct nsbox_err *err);
 static int create_args(const struct mcp_server *cfg, json_t *args, struct mcp_create_args *out,
                        struct nsbox_err *err)
 {
-    if (mcp_schema_check(&decls[SANDBOX_CREATE], args, err) < 0)
+    if (mcp_schema_check(&mcp_arg_decls[SANDBOX_CREATE], args, err) < 0)
         return -1;
     out->image = str(SANDBOX_CREATE, args, "image");
     out->language = str(SANDBOX_CREATE, args, "language");
@@ -450,7 +387,7 @@ void mcp_create_args_free(struct mcp_create_args *a)
 int mcp_args_sandbox_stop(json_t *args, struct mcp_stop_args *out, struct nsbox_err *err)
 {
     *out = (struct mcp_stop_args){0};
-    if (mcp_schema_check(&decls[SANDBOX_STOP], args, err) < 0)
+    if (mcp_schema_check(&mcp_arg_decls[SANDBOX_STOP], args, err) < 0)
         return -1;
     out->sandbox_id = str(SANDBOX_STOP, args, "sandbox_id");
     return 0;
@@ -459,7 +396,7 @@ int mcp_args_sandbox_stop(json_t *args, struct mcp_stop_args *out, struct nsbox_
 int mcp_args_sandbox_commit(json_t *args, struct mcp_commit_args *out, struct nsbox_err *err)
 {
     *out = (struct mcp_commit_args){0};
-    if (mcp_schema_check(&decls[SANDBOX_COMMIT], args, err) < 0)
+    if (mcp_schema_check(&mcp_arg_decls[SANDBOX_COMMIT], args, err) < 0)
         return -1;
     out->sandbox_id = str(SANDBOX_COMMIT, args, "sandbox_id");
     out->name = str(SANDBOX_COMMIT, args, "name");
@@ -542,7 +479,7 @@ int mcp_args_install_packages(const struct mcp_server *cfg, json_t *args,
 {
     bool given;
     *out = (struct mcp_install_args){0};
-    if (mcp_schema_check(&decls[INSTALL_PACKAGES], args, err) < 0)
+    if (mcp_schema_check(&mcp_arg_decls[INSTALL_PACKAGES], args, err) < 0)
         return -1;
     out->sandbox_id = str(INSTALL_PACKAGES, args, "sandbox_id");
     out->timeout_s = 300;
@@ -597,7 +534,7 @@ static int run_args(const struct mcp_server *cfg, int tool, json_t *args, const 
                     struct mcp_run_args *out, struct nsbox_err *err)
 {
     *out = (struct mcp_run_args){0};
-    if (mcp_schema_check(&decls[tool], args, err) < 0 ||
+    if (mcp_schema_check(&mcp_arg_decls[tool], args, err) < 0 ||
         limit_args(cfg, args, &out->limits, err) < 0) {
         *out = (struct mcp_run_args){0};
         return -1;
@@ -648,227 +585,4 @@ int mcp_args_run_command(const struct mcp_server *cfg, json_t *args, struct mcp_
     out->argv[0] = "/bin/sh";
     out->argv[1] = "-c";
     return 0;
-}
-
-/* ---- file tools ---- */
-
-static int write_args(json_t *args, struct mcp_write_args *out, struct nsbox_err *err)
-{
-    if (mcp_schema_check(&decls[WRITE_FILE], args, err) < 0)
-        return -1;
-    json_t *c = json_object_get(args, "content");
-    out->sandbox_id = str(WRITE_FILE, args, "sandbox_id");
-    out->path = str(WRITE_FILE, args, "path");
-    out->append = mcp_arg_bool(args, "append");
-    out->content = json_string_value(c);
-    out->len = json_string_length(c);
-    if (strcmp(str(WRITE_FILE, args, "encoding"), "base64") == 0) {
-        out->decoded = base64_decode(out->content, out->len, &out->len);
-        if (out->decoded == NULL)
-            return nsbox_err_set(err, 0, "content is not valid base64");
-        out->content = (const char *)out->decoded;
-    }
-    if (out->len > MCP_WRITE_MAX)
-        return nsbox_err_set(err, 0, "content is larger than %u bytes", MCP_WRITE_MAX);
-    return 0;
-}
-
-int mcp_args_write_file(json_t *args, struct mcp_write_args *out, struct nsbox_err *err)
-{
-    *out = (struct mcp_write_args){0};
-    if (write_args(args, out, err) < 0) {
-        mcp_write_args_free(out);
-        return -1;
-    }
-    return 0;
-}
-
-void mcp_write_args_free(struct mcp_write_args *a)
-{
-    free(a->decoded);
-    *a = (struct mcp_write_args){0};
-}
-
-int mcp_args_read_file(json_t *args, struct mcp_read_args *out, struct nsbox_err *err)
-{
-    *out = (struct mcp_read_args){0};
-    if (mcp_schema_check(&decls[READ_FILE], args, err) < 0)
-        return -1;
-    const char *encoding = str(READ_FILE, args, "encoding");
-    int64_t length = mcp_arg_integer(args, "length", MCP_READ_DEFAULT);
-    out->sandbox_id = str(READ_FILE, args, "sandbox_id");
-    out->path = str(READ_FILE, args, "path");
-    out->length = (size_t)(length > MCP_READ_MAX ? MCP_READ_MAX : length);
-    out->offset = mcp_arg_integer(args, "offset", 0);
-    out->base64 = encoding && strcmp(encoding, "base64") == 0;
-    out->url = mcp_arg_bool(args, "url");
-    return 0;
-}
-
-int mcp_args_list_directory(json_t *args, struct mcp_list_args *out, struct nsbox_err *err)
-{
-    *out = (struct mcp_list_args){0};
-    if (mcp_schema_check(&decls[LIST_DIRECTORY], args, err) < 0)
-        return -1;
-    out->sandbox_id = str(LIST_DIRECTORY, args, "sandbox_id");
-    out->path = str(LIST_DIRECTORY, args, "path");
-    out->depth = mcp_arg_bool(args, "recursive") ? MCP_LIST_RECURSIVE_DEPTH : 1;
-    return 0;
-}
-
-int mcp_args_project_structure(json_t *args, struct mcp_list_args *out, struct nsbox_err *err)
-{
-    *out = (struct mcp_list_args){0};
-    if (mcp_schema_check(&decls[PROJECT_STRUCTURE], args, err) < 0)
-        return -1;
-    out->sandbox_id = str(PROJECT_STRUCTURE, args, "sandbox_id");
-    out->path = str(PROJECT_STRUCTURE, args, "path");
-    if (out->path == NULL)
-        out->path = ".";
-    out->depth = (int)mcp_arg_integer(args, "depth", 3);
-    return 0;
-}
-
-int mcp_args_create_directory(json_t *args, struct mcp_path_args *out, struct nsbox_err *err)
-{
-    *out = (struct mcp_path_args){0};
-    if (mcp_schema_check(&decls[CREATE_DIRECTORY], args, err) < 0)
-        return -1;
-    out->sandbox_id = str(CREATE_DIRECTORY, args, "sandbox_id");
-    out->path = str(CREATE_DIRECTORY, args, "path");
-    return 0;
-}
-
-int mcp_args_upload_url(uint64_t ceiling, json_t *args, struct mcp_upload_args *out,
-                        struct nsbox_err *err)
-{
-    bool given;
-
-    *out = (struct mcp_upload_args){0};
-    if (mcp_schema_check(&decls[UPLOAD_URL], args, err) < 0)
-        return -1;
-    out->sandbox_id = str(UPLOAD_URL, args, "sandbox_id");
-    out->path = str(UPLOAD_URL, args, "path");
-    double mb = mcp_arg_number(args, "size_mb", 0, &given);
-    if (given && (mb <= 0 || mb * 1048576.0 > (double)ceiling))
-        return nsbox_err_set(err, 0, "size_mb must be above 0 and at most %llu (the server's cap)",
-                             (unsigned long long)(ceiling >> 20));
-    out->max_bytes = given ? (uint64_t)(mb * 1048576.0) : ceiling;
-    if (out->max_bytes == 0)
-        out->max_bytes = 1;
-    return 0;
-}
-
-/* Whether PATH, read lexically, names the sandbox's root, the working
- * directory itself or one of its ancestors: "/", "//", "/.", "/a/..", ".",
- * "./", "..", "a/../..".  A safety net against wiping the whole sandbox
- * with one call, not a security boundary (the deletion runs inside). */
-static bool names_root_or_workdir(const char *path)
-{
-    long depth = 0;
-    for (const char *p = path; *p != '\0';) {
-        size_t n = strcspn(p, "/");
-        if (n == 2 && p[0] == '.' && p[1] == '.')
-            depth--;
-        else if (n > 0 && !(n == 1 && p[0] == '.'))
-            depth++;
-        p += n;
-        p += *p == '/';
-        if (path[0] == '/' && depth < 0)
-            depth = 0; /* "/.." is "/" */
-    }
-    return depth <= 0;
-}
-
-int mcp_args_delete_path(json_t *args, struct mcp_path_args *out, struct nsbox_err *err)
-{
-    *out = (struct mcp_path_args){0};
-    if (mcp_schema_check(&decls[DELETE_PATH], args, err) < 0)
-        return -1;
-    const char *path = str(DELETE_PATH, args, "path");
-    if (names_root_or_workdir(path))
-        return nsbox_err_set(err, 0, "refusing to delete %s", path);
-    out->sandbox_id = str(DELETE_PATH, args, "sandbox_id");
-    out->path = path;
-    out->recursive = mcp_arg_bool(args, "recursive");
-    return 0;
-}
-
-/* ---- copy_in, copy_out ---- */
-
-/* The allowed directory host_path lies in: its index, and the path below
- * it in *rel. */
-static int allowed_dir(const struct mcp_server *cfg, const char *host_path, size_t *dir,
-                       const char **rel, struct nsbox_err *err)
-{
-    for (size_t i = 0; i < cfg->n_host_dirs; i++) {
-        const char *d = cfg->host_dirs[i].path;
-        size_t n = strlen(d);
-        if (strncmp(host_path, d, n) == 0 && host_path[n] == '/' && host_path[n + 1] != '\0') {
-            *dir = i;
-            *rel = host_path + n + 1;
-            return 0;
-        }
-    }
-    return nsbox_err_set(err, 0,
-                         "%.200s is not inside a directory the operator allowed "
-                         "(serve --allow-host-dir)",
-                         host_path);
-}
-
-static int copy_args(const struct mcp_server *cfg, int tool, json_t *args,
-                     struct mcp_copy_args *out, struct nsbox_err *err)
-{
-    if (mcp_schema_check(&decls[tool], args, err) < 0)
-        return -1;
-    out->sandbox_id = str(tool, args, "sandbox_id");
-    out->host_path = str(tool, args, "host_path");
-    out->path = str(tool, args, "path");
-    out->overwrite = mcp_arg_bool(args, "overwrite");
-    return allowed_dir(cfg, out->host_path, &out->dir, &out->rel, err);
-}
-
-int mcp_args_copy_in(const struct mcp_server *cfg, json_t *args, struct mcp_copy_args *out,
-                     struct nsbox_err *err)
-{
-    *out = (struct mcp_copy_args){0};
-    if (copy_args(cfg, COPY_IN, args, out, err) < 0) {
-        *out = (struct mcp_copy_args){0};
-        return -1;
-    }
-    return 0;
-}
-
-int mcp_args_copy_out(const struct mcp_server *cfg, json_t *args, struct mcp_copy_args *out,
-                      struct nsbox_err *err)
-{
-    *out = (struct mcp_copy_args){0};
-    if (copy_args(cfg, COPY_OUT, args, out, err) < 0)
-        goto fail;
-    /* The parent is opened beneath the allowed directory, symlink-free;
-     * the name is created in it. */
-    /* A rel of PATH_MAX or more was cut short here and the name taken
-     * from the cut: a file other than the one asked for. */
-    if (strlen(out->rel) >= sizeof(out->parent)) {
-        nsbox_err_set(err, ENAMETOOLONG, "cannot write %.200s: the path is too long",
-                      out->host_path);
-        goto fail;
-    }
-    snprintf(out->parent, sizeof(out->parent), "%s", out->rel);
-    char *slash = strrchr(out->parent, '/');
-    out->has_parent = slash != NULL;
-    out->name = slash ? out->rel + (slash - out->parent) + 1 : out->rel;
-    if (slash)
-        *slash = '\0';
-    if (strcmp(out->name, "..") == 0 || strcmp(out->name, ".") == 0) {
-        nsbox_err_set(err, 0,
-                      "cannot write %.200s: no such directory, or a symlink or escape "
-                      "on the way",
-                      out->host_path);
-        goto fail;
-    }
-    return 0;
-fail:
-    *out = (struct mcp_copy_args){0};
-    return -1;
 }

@@ -1,0 +1,43 @@
+/* What args.c and args_files.c share: the tools' argument declarations,
+ * by index (args.c holds the table), and a string argument by name.
+ * Private to mcp/tools/: everyone else goes through args.h. */
+#ifndef NSBOX_MCP_TOOLS_ARGS_INTERNAL_H
+#define NSBOX_MCP_TOOLS_ARGS_INTERNAL_H
+
+#include <jansson.h>
+
+#include "args.h"
+#include "schema.h"
+
+enum {
+    SANDBOX_CREATE,
+    SANDBOX_LIST,
+    SANDBOX_STOP,
+    SANDBOX_COMMIT,
+    EXECUTE_CODE,
+    RUN_COMMAND,
+    WRITE_FILE,
+    READ_FILE,
+    LIST_DIRECTORY,
+    CREATE_DIRECTORY,
+    DELETE_PATH,
+    PROJECT_STRUCTURE,
+    COPY_IN,
+    COPY_OUT,
+    LIST_LANGUAGES,
+    LIST_IMAGES,
+    INSTALL_PACKAGES,
+    UPLOAD_URL,
+    N_TOOLS
+};
+
+extern const struct mcp_tool_args mcp_arg_decls[N_TOOLS];
+
+/* The string argument name of a call of tool (declared in the table), or
+ * NULL when absent. */
+static inline const char *str(int tool, json_t *args, const char *name)
+{
+    return mcp_arg_string(&mcp_arg_decls[tool], args, name);
+}
+
+#endif
