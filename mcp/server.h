@@ -196,12 +196,6 @@ void mcp_session_drain(struct mcp_session *s, unsigned grace_ms);
  * of the session. */
 void mcp_session_shutdown(struct mcp_session *s);
 
-/* Logs to stderr and sends notifications/message at level when a legacy
- * session asked for it (logging/setLevel).  Tools log with mcp_call_log:
- * a 2026-07-28 request sets its own level. */
-void mcp_session_log(struct mcp_session *s, const char *level, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-
 /* Logs to stderr and, when call's request asked for level (its _meta
  * logLevel; a legacy session's logging/setLevel), sends it as
  * notifications/message for that request (s->send_related). */

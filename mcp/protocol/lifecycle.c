@@ -46,21 +46,6 @@ static void send_log(struct mcp_session *s, json_t *request_id, const char *leve
         s->send(s, n);
 }
 
-void mcp_session_log(struct mcp_session *s, const char *level, const char *fmt, ...)
-{
-    char msg[1024];
-    va_list ap;
-    int idx = mcp_log_level_index(level);
-
-    va_start(ap, fmt);
-    vsnprintf(msg, sizeof(msg), fmt, ap);
-    va_end(ap);
-    nsbox_info("%s", msg);
-    if (!s->initialized || idx < s->log_level)
-        return;
-    send_log(s, NULL, level, msg);
-}
-
 void mcp_call_log(struct mcp_session *s, const struct mcp_call *call, const char *level,
                   const char *fmt, ...)
 {

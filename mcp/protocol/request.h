@@ -152,6 +152,10 @@ void mcp_handle_cancelled(const struct mcp_req *rq);
 void mcp_call_cancel(struct mcp_call *c);
 /* Frees c's slot (s->lock held). */
 void mcp_call_release(struct mcp_call *c);
+/* Claims a free slot of rq's session for a call answering rq (s->lock
+ * held): its id, progressToken, log level and a new cancel.  Returns the
+ * slot, -1 when every slot is taken, -2 when out of file descriptors. */
+int mcp_call_claim(const struct mcp_req *rq);
 
 /* How long a client may keep tools/list and server/discover (ms): they
  * change only with the server's configuration, that is on a restart. */

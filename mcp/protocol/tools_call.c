@@ -106,6 +106,28 @@ static json_t *tool_result(const struct mcp_req *rq, struct mcp_result *r)
     return res;
 }
 
+int mcp_call_claim(const struct mcp_req *rq)
+{
+    struct mcp_session *s = rq->s;
+    struct nsbox_err err;
+    struct nsbox_cancel cancel;
+    size_t slot = MCP_MAX_CALLS;
+
+    for (size_t i = 0; i < MCP_MAX_CALLS && slot == MCP_MAX_CALLS; i++)
+        if (s->calls[i].id == NULL)
+            slot = i;
+    if (slot == MCP_MAX_CALLS)
+        return -1;
+    if (nsbox_cancel_init(&cancel, &err) < 0)
+        return -2;
+    s->calls[slot] = (struct mcp_call){
+        .id = json_incref(rq->id),
+        .progress_token = json_incref(json_object_get(rq->meta, "progressToken")),
+        .cancel = cancel,
+        .log_level = rq->era == MCP_ERA_MODERN ? rq->log_level : MCP_LOG_SESSION};
+    return (int)slot;
+}
+
 void mcp_call_release(struct mcp_call *c)
 {
     json_decref(c->id);
@@ -201,33 +223,17 @@ void mcp_handle_tools_call(const struct mcp_req *rq)
     }
     *job = (struct call_job){held, tool, args ? json_incref(args) : json_object(), 0, mode};
     pthread_mutex_lock(&s->lock);
-    size_t slot = MCP_MAX_CALLS;
-    for (size_t i = 0; i < MCP_MAX_CALLS; i++)
-        if (s->calls[i].id == NULL) {
-            slot = i;
-            break;
-        }
-    if (slot == MCP_MAX_CALLS) {
+    int claimed = mcp_call_claim(rq);
+    if (claimed < 0) {
         pthread_mutex_unlock(&s->lock);
         job_free(job);
-        mcp_reply(rq, tool_error("too many calls running at once; wait for one "
-                                 "to finish"));
+        mcp_reply(rq, tool_error(claimed == -1
+                                     ? "too many calls running at once; wait for one to finish"
+                                     : "the server is out of file descriptors; try again"));
         return;
     }
-    struct nsbox_err err;
-    struct nsbox_cancel cancel;
-    if (nsbox_cancel_init(&cancel, &err) < 0) {
-        pthread_mutex_unlock(&s->lock);
-        job_free(job);
-        mcp_reply(rq, tool_error("the server is out of file descriptors; try again"));
-        return;
-    }
-    s->calls[slot] = (struct mcp_call){
-        .id = json_incref(rq->id),
-        .progress_token = json_incref(json_object_get(rq->meta, "progressToken")),
-        .cancel = cancel,
-        .log_level = rq->era == MCP_ERA_MODERN ? rq->log_level : MCP_LOG_SESSION,
-        .taskable = mode != MCP_TASK_NONE};
+    size_t slot = (size_t)claimed;
+    s->calls[slot].taskable = mode != MCP_TASK_NONE;
     /* 2025-11-25's task exists before its handle goes out. */
     struct mcp_task *task = NULL;
     json_t *created = NULL;

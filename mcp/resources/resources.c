@@ -131,15 +131,6 @@ static void answer(const struct read_job *job, struct mcp_call *call)
         mcp_reply(rq, mcp_resources_cacheable(rq, res, 0));
 }
 
-/* s->lock held: as tools_call.c frees a call's slot. */
-static void release_slot(struct mcp_call *c)
-{
-    json_decref(c->id);
-    json_decref(c->progress_token);
-    nsbox_cancel_close(&c->cancel);
-    *c = (struct mcp_call){.cancel = {-1}};
-}
-
 /* On a thread of its own, in a slot of the session's calls like a
  * tools/call: the read waits for the sandbox's running command (one
  * operation at a time per sandbox), notifications/cancelled and the
@@ -156,29 +147,13 @@ static void *read_thread(void *arg)
     if (!cancelled)
         answer(job, call);
     pthread_mutex_lock(&s->lock);
-    release_slot(call);
+    mcp_call_release(call);
     s->n_running--;
     pthread_cond_broadcast(&s->idle);
     pthread_mutex_unlock(&s->lock);
     mcp_req_release(job->rq);
     free(job);
     return NULL;
-}
-
-/* Takes a free call slot for job (s->lock held); false when none. */
-static bool claim_slot(struct mcp_session *s, struct read_job *job)
-{
-    struct nsbox_err err;
-    for (size_t i = 0; i < MCP_MAX_CALLS; i++)
-        if (s->calls[i].id == NULL) {
-            if (nsbox_cancel_init(&s->calls[i].cancel, &err) < 0)
-                return false;
-            s->calls[i].id = json_incref(job->rq->id);
-            s->n_running++;
-            job->slot = i;
-            return true;
-        }
-    return false;
 }
 
 void mcp_handle_resources_read(const struct mcp_req *rq)
@@ -201,9 +176,13 @@ void mcp_handle_resources_read(const struct mcp_req *rq)
     }
     job->rq = mcp_req_hold(rq);
     pthread_mutex_lock(&s->lock);
-    bool claimed = job->rq != NULL && claim_slot(s, job);
+    int slot = job->rq != NULL ? mcp_call_claim(job->rq) : -1;
+    if (slot >= 0) {
+        job->slot = (size_t)slot;
+        s->n_running++;
+    }
     pthread_mutex_unlock(&s->lock);
-    if (!claimed) {
+    if (slot < 0) {
         mcp_req_release(job->rq);
         free(job);
         mcp_reply_error(rq, JSONRPC_INTERNAL_ERROR, "too many requests running at once");
@@ -215,7 +194,7 @@ void mcp_handle_resources_read(const struct mcp_req *rq)
     pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
     if (pthread_create(&t, &attr, read_thread, job) != 0) {
         pthread_mutex_lock(&s->lock);
-        release_slot(&s->calls[job->slot]);
+        mcp_call_release(&s->calls[job->slot]);
         s->n_running--;
         pthread_mutex_unlock(&s->lock);
         mcp_req_release(job->rq);
