@@ -16,6 +16,12 @@
 # - load_http: it bounds the server's RSS growth, which ASan's quarantine of
 #   freed memory (256 MiB) and its shadow memory make meaningless, and its
 #   timeouts assume an uninstrumented server.
+# - first_run: the first-run experience of the README's set-up (root's
+#   store made shareable, a user's first execute_code importing the
+#   default image from it): its C paths run under ASan elsewhere (the
+#   shared store's import in config's image_store cases, the rootless
+#   server in rootless and mcp_stdio); what it adds is the set-up scripts
+#   and a 1 GB import, 75 s of wall time.
 # - hostile: its races, time budgets and the VM's memory.max cases are
 #   sized for the uninstrumented binary.  On 2026-11-22, under ASan on a
 #   loaded 2-core host, 4 of its 371 cases failed (mcp-root memory_balloon
@@ -103,7 +109,7 @@ canary
 # those left out above, or those TESTS names.
 all=$(for t in tests/integration/*.sh; do basename "$t" .sh; done; [ -f tests/hostile/run.sh ] && echo hostile)
 suites=${TESTS:-$all}
-TESTS=$(for s in $suites; do case $s in valgrind_mcp | load_http | hostile) ;; *) echo "$s" ;; esac; done | tr '\n' ' ')
+TESTS=$(for s in $suites; do case $s in valgrind_mcp | load_http | first_run | hostile) ;; *) echo "$s" ;; esac; done | tr '\n' ' ')
 sanitize_env "$REPORTS"
 export TESTS NSBOX=$ROOT/build-asan/nsbox UNIT=$ROOT/build-asan/unit-tests NSBOX_ASAN=1
 start=$SECONDS

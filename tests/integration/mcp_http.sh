@@ -96,6 +96,13 @@ markers_gone() {
 
 # ---- setup
 
+# tests/mcp/sse_legacy.mjs takes the SDK from tests/mcp: its own set-up, run
+# before env.sh puts Node 22 first (its stamp records node's version, and
+# mcp_stdio installs it with the system's node).
+if ! out=$("$ROOT/tests/mcp/setup.sh" 2>&1); then
+	fail setup "tests/mcp/setup.sh failed: $(printf '%s' "$out" | tail -3 | tr '\n' ' ')"
+	finish
+fi
 if ! out=$("$CONF/setup.sh" 2>&1); then
 	fail setup "tests/conformance/setup.sh failed: $(printf '%s' "$out" | tail -3 | tr '\n' ' ')"
 	finish

@@ -40,7 +40,10 @@ SUITE = os.environ.get("SUITE", "mcp_stdio")
 LOGDIR = os.environ.get("MCP_LOG_DIR") or tempfile.mkdtemp(prefix="nsbox-tasks.")
 EXT = "io.modelcontextprotocol/tasks"
 RELATED = "io.modelcontextprotocol/related-task"
-LONG_S = 70
+# The long run outlasts the 60 s after which client SDKs give up on a call.
+# Under ASan (make test-asan sets NSBOX_ASAN) it is 12 s: the sanitizers
+# need the same code paths, not the wait, and make test proves the 60 s.
+LONG_S = 12 if os.environ.get("NSBOX_ASAN") else 70
 MARK_CANCEL, MARK_MODERN = "sleep 4711", "sleep 4712"
 
 failures = 0
@@ -315,8 +318,9 @@ def legacy_result(a, tid, waiting_rid, t_asked):
     res = m["result"]
     out = res["structuredContent"]["stdout"]
     ok(res["isError"] is False and f"tick {LONG_S - 1}\ndone\n" in out, lambda: short(res))
-    ok(res["structuredContent"]["wall_ms"] > 60000, lambda: short(res["structuredContent"]))
-    ok(took > 30, f"tasks/result answered after {took:.0f} s, before the run ended")
+    ok(res["structuredContent"]["wall_ms"] > min(60000, (LONG_S - 2) * 1000),
+       lambda: short(res["structuredContent"]))
+    ok(took > LONG_S * 3 / 7, f"tasks/result answered after {took:.0f} s, before the run ended")
     ok(res.get("_meta", {}).get(RELATED, {}).get("taskId") == tid, lambda: short(res.get("_meta")))
     t = legacy_get(a, tid)
     ok(t["status"] == "completed", lambda: short(t))
