@@ -21,11 +21,14 @@ import sys
 import threading
 import time
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+import mcphttp  # noqa: E402
+
 SUITE = os.environ.get("SUITE", "mcp_http")
 MODE, PORT = sys.argv[1], int(sys.argv[2])
 TOKEN = sys.argv[3] if len(sys.argv) > 3 else None
 ADDR = "127.0.0.1"
-BOTH = "application/json, text/event-stream"
+BOTH = mcphttp.BOTH
 failures = 0
 
 
@@ -52,81 +55,32 @@ def test(name):
     return run
 
 
-class Resp:
-    def __init__(self, status, headers, body):
-        self.status, self.headers, self.body = status, headers, body
-        ctype = headers.get("content-type", "")
-        self.sse = ctype.startswith("text/event-stream")
-        self.messages = parse_sse(body) if self.sse else []
-        if ctype.startswith("application/json") and body:
-            self.messages = [json.loads(body)]
-
-    def response(self, rid):
-        for m in self.messages:
-            if m.get("id") == rid and ("result" in m or "error" in m):
-                return m
-        return None
-
-    def __repr__(self):
-        return f"HTTP {self.status} {self.headers.get('content-type', '')} {self.body[:200]!r}"
+Resp = mcphttp.Resp
 
 
-def parse_sse(data):
-    out = []
-    for block in data.decode("utf-8", "replace").split("\n\n"):
-        lines = [ln[5:].lstrip(" ") for ln in block.split("\n") if ln.startswith("data:")]
-        if lines and "".join(lines).strip():
-            out.append(json.loads("\n".join(lines)))
-    return out
+def auth(headers=None, host=None):
+    """The headers of a request to this server: its token, any Host."""
+    h = {} if host is None else {"Host": host}
+    if TOKEN:
+        h["Authorization"] = f"Bearer {TOKEN}"
+    h.update(headers or {})
+    return h
 
 
 def connect(timeout=60):
-    return http.client.HTTPConnection(ADDR, PORT, timeout=timeout)
+    return mcphttp.connect(PORT, timeout)
 
 
-def send(c, method, body=None, headers=None, host=None, path="/mcp", chunked=False):
-    c.putrequest(method, path, skip_host=True, skip_accept_encoding=True)
-    h = {"Host": host if host is not None else f"localhost:{PORT}"}
-    if TOKEN:
-        h["Authorization"] = f"Bearer {TOKEN}"
-    if body is not None:
-        if chunked:
-            h["Transfer-Encoding"] = "chunked"
-        else:
-            h["Content-Length"] = str(len(body))
-    h.update(headers or {})
-    for k, v in h.items():
-        if v is not None:
-            c.putheader(k, v)
-    c.endheaders()
-    if body is not None and chunked:
-        step = 1 << 20
-        for i in range(0, len(body), step):
-            part = body[i : i + step]
-            c.send(b"%x\r\n%s\r\n" % (len(part), part))
-        c.send(b"0\r\n\r\n")
-    elif body is not None:
-        c.send(body)
+def send(c, method, body=None, headers=None, host=None, path="/mcp"):
+    mcphttp.send(c, method, path, auth(headers, host), body)
 
 
-def request(method, body=None, headers=None, timeout=60, **kw):
-    c = connect(timeout)
-    try:
-        send(c, method, body, headers, **kw)
-        r = c.getresponse()
-        data = r.read()
-        return Resp(r.status, {k.lower(): v for k, v in r.getheaders()}, data)
-    finally:
-        c.close()
+def request(method, body=None, headers=None, timeout=60, host=None, path="/mcp", chunked=False):
+    return mcphttp.request(PORT, method, path, auth(headers, host), body, timeout, chunked=chunked)
 
 
-def post(sid, msg, accept=BOTH, extra=None, **kw):
-    h = {"Content-Type": "application/json", "Accept": accept}
-    if sid:
-        h["Mcp-Session-Id"] = sid
-    h.update(extra or {})
-    body = msg if isinstance(msg, bytes) else json.dumps(msg).encode()
-    return request("POST", body, h, **kw)
+def post(sid, msg, accept=BOTH, extra=None, host=None, **kw):
+    return mcphttp.post(PORT, msg, sid, headers=auth(extra, host), accept=accept, **kw)
 
 
 _next_id = [100]
@@ -438,19 +392,10 @@ class Reader(threading.Thread):
         self.start()
 
     def run(self):
-        data = []
         try:
-            while True:
-                line = self.r.readline() if self.ctype.startswith("text/event-stream") else b""
-                if not line:
-                    break
-                line = line.decode().rstrip("\r\n")
-                if line.startswith("data:"):
-                    data.append(line[5:].lstrip())
-                elif line == "" and data:
-                    if "".join(data).strip():  # not a priming event (2025-11-25)
-                        self.messages.append(json.loads("\n".join(data)))
-                    data = []
+            if self.ctype.startswith("text/event-stream"):
+                for ev in mcphttp.parse_sse(iter(self.r.readline, b"")):
+                    self.messages += mcphttp.messages_of([ev])
         except Exception as e:  # noqa: BLE001
             self.error = e
         self.done.set()

@@ -19,7 +19,6 @@ usage: sse_raw.py main PORT           (a server without a token)
 
 Prints one line per test: PASS: mcp_http/sse_raw_NAME or FAIL: ...: why.
 Exits 1 when a test failed."""
-import http.client
 import json
 import os
 import re
@@ -29,10 +28,12 @@ import sys
 import threading
 import time
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+import mcphttp  # noqa: E402
+
 SUITE = os.environ.get("SUITE", "mcp_http")
 MODE, PORT = sys.argv[1], int(sys.argv[2])
 TOKEN = sys.argv[3] if len(sys.argv) > 3 else None
-ADDR = "127.0.0.1"
 failures = 0
 
 
@@ -67,37 +68,8 @@ def headers(extra=None, auth=True):
     return {k: v for k, v in h.items() if v is not None}
 
 
-class Resp:
-    def __init__(self, r, body):
-        self.status, self.body = r.status, body
-        self.headers = {k.lower(): v for k, v in r.getheaders()}
-        self.json = None
-        if self.headers.get("content-type", "").startswith("application/json") and body:
-            self.json = json.loads(body)
-
-    def error_code(self):
-        return (self.json or {}).get("error", {}).get("code")
-
-    def __repr__(self):
-        return f"HTTP {self.status} {self.headers.get('content-type', '')} {self.body[:200]!r}"
-
-
 def request(method, path, body=None, extra=None, auth=True, timeout=30):
-    c = http.client.HTTPConnection(ADDR, PORT, timeout=timeout)
-    try:
-        c.putrequest(method, path, skip_host=True, skip_accept_encoding=True)
-        h = headers(extra, auth)
-        if body is not None:
-            h["Content-Length"] = str(len(body))
-        for k, v in h.items():
-            c.putheader(k, v)
-        c.endheaders()
-        if body is not None:
-            c.send(body)
-        r = c.getresponse()
-        return Resp(r, r.read())
-    finally:
-        c.close()
+    return mcphttp.request(PORT, method, path, headers(extra, auth), body, timeout)
 
 
 def post_messages(sid, msg, extra=None, **kw):
@@ -116,16 +88,8 @@ class Events(threading.Thread):
     def __init__(self, method, path, body=None, extra=None, source="127.0.0.1"):
         super().__init__(daemon=True)
         self.events, self.comments, self.done = [], 0, threading.Event()
-        self.c = http.client.HTTPConnection(ADDR, PORT, timeout=120, source_address=(source, 0))
-        self.c.putrequest(method, path, skip_host=True, skip_accept_encoding=True)
-        h = headers(extra)
-        if body is not None:
-            h["Content-Length"] = str(len(body))
-        for k, v in h.items():
-            self.c.putheader(k, v)
-        self.c.endheaders()
-        if body is not None:
-            self.c.send(body)
+        self.c = mcphttp.connect(PORT, 120, source)
+        mcphttp.send(self.c, method, path, headers(extra), body)
         self.r = self.c.getresponse()
         self.status = self.r.status
         self.ctype = self.r.getheader("content-type", "")
@@ -136,29 +100,17 @@ class Events(threading.Thread):
             self.done.set()
 
     def run(self):
-        ev = {}
+        def comment(_):
+            self.comments += 1
         try:
-            while True:
-                line = self.r.readline()
-                if not line:
-                    break
-                line = line.decode().rstrip("\r\n")
-                if line.startswith(":"):
-                    self.comments += 1
-                elif line == "":
-                    if ev:
-                        self.events.append(ev)
-                    ev = {}
-                else:
-                    k, _, v = line.partition(":")
-                    ev[k] = v[1:] if v.startswith(" ") else v
+            for ev in mcphttp.parse_sse(iter(self.r.readline, b""), comment):
+                self.events.append(ev)
         except Exception:  # noqa: BLE001 -- closed under the reader (close())
             pass
         self.done.set()
 
     def messages(self):
-        return [json.loads(e["data"]) for e in list(self.events)
-                if e.get("event", "message") == "message" and e.get("data", "").strip()]
+        return mcphttp.messages_of(list(self.events))
 
     def response(self, rid, seconds=30):
         end = time.monotonic() + seconds

@@ -13,14 +13,15 @@ usage: stateless_http.py main PORT TOKEN_A TOKEN_B
 Prints one line per test: PASS: SUITE/NAME or FAIL: SUITE/NAME: why.
 Exits 1 when a test failed."""
 import base64
-import http.client
 import json
 import os
-import socket
 import subprocess
 import sys
 import threading
 import time
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+import mcphttp  # noqa: E402
 
 SUITE = os.environ.get("SUITE", "mcp_http")
 MODE, PORT = sys.argv[1], int(sys.argv[2])
@@ -28,7 +29,7 @@ TOKENS = sys.argv[3:]
 A = TOKENS[0] if TOKENS else None
 B = TOKENS[1] if len(TOKENS) > 1 else None
 V = "2026-07-28"
-BOTH = "application/json, text/event-stream"
+BOTH = mcphttp.BOTH
 HEADER = "Mcp-Param-Sandbox-Id"  # sandbox_id's x-mcp-header (mcp/tools/args.c)
 failures = 0
 
@@ -54,29 +55,6 @@ def test(name):
     return run
 
 
-class Resp:
-    def __init__(self, status, headers, body):
-        self.status, self.headers, self.body = status, headers, body
-        ctype = headers.get("content-type", "")
-        self.messages = []
-        if ctype.startswith("text/event-stream"):
-            for block in body.decode("utf-8", "replace").split("\n\n"):
-                data = [ln[5:].lstrip(" ") for ln in block.split("\n") if ln.startswith("data:")]
-                if data and "".join(data).strip():
-                    self.messages.append(json.loads("\n".join(data)))
-        elif ctype.startswith("application/json") and body:
-            self.messages = [json.loads(body)]
-
-    def response(self, rid):
-        for m in self.messages:
-            if "id" in m and m["id"] == rid and ("result" in m or "error" in m):
-                return m
-        return None
-
-    def __repr__(self):
-        return f"HTTP {self.status} {self.headers.get('content-type', '')} {self.body[:300]!r}"
-
-
 def meta(extra=None):
     m = {"io.modelcontextprotocol/protocolVersion": V,
          "io.modelcontextprotocol/clientInfo": {"name": "stateless_http.py", "version": "1"},
@@ -98,14 +76,9 @@ def headers_for(method, params, token, accept=BOTH):
 
 
 def post_raw(body, headers, timeout=60):
-    c = http.client.HTTPConnection("127.0.0.1", PORT, timeout=timeout)
-    try:
-        data = body if isinstance(body, bytes) else json.dumps(body).encode()
-        c.request("POST", "/mcp", body=data, headers=headers)
-        r = c.getresponse()
-        return Resp(r.status, {k.lower(): v for k, v in r.getheaders()}, r.read())
-    finally:
-        c.close()
+    """POSTs body (a dict, or bytes as they are) with exactly these headers."""
+    data = body if isinstance(body, bytes) else json.dumps(body).encode()
+    return mcphttp.request(PORT, "POST", headers=headers, body=data, timeout=timeout)
 
 
 def rpc(method, params=None, token=A, rid=1, accept=BOTH, headers=None, drop=(), m=None,
@@ -160,15 +133,11 @@ INIT = {"protocolVersion": "2025-11-25", "capabilities": {},
 
 
 def legacy(sid, method, params, token, rid=1):
-    h = {"Host": f"localhost:{PORT}", "Content-Type": "application/json", "Accept": BOTH,
-         "Authorization": f"Bearer {token}"}
-    if sid:
-        h["Mcp-Session-Id"] = sid
-        h["MCP-Protocol-Version"] = "2025-11-25"
     body = {"jsonrpc": "2.0", "method": method, "params": params}
     if rid is not None:
         body["id"] = rid
-    r = post_raw(body, h)
+    r = mcphttp.post(PORT, body, sid, "2025-11-25" if sid else None,
+                     headers={"Authorization": f"Bearer {token}"})
     return r, r.response(rid)
 
 
@@ -336,20 +305,15 @@ def first_sse_event(method, params, rid, token=A, wait=5):
     params["_meta"] = meta()
     h = headers_for(method, params, token, "text/event-stream")
     body = json.dumps({"jsonrpc": "2.0", "id": rid, "method": method, "params": params}).encode()
-    s = socket.create_connection(("127.0.0.1", PORT), timeout=wait)
+    c = mcphttp.connect(PORT, wait)
     try:
-        head = "".join(f"{k}: {v}\r\n" for k, v in h.items())
-        s.sendall(f"POST /mcp HTTP/1.1\r\n{head}Content-Length: {len(body)}\r\n\r\n".encode() + body)
-        data = b""
-        while b"\ndata:" not in data or not data.split(b"\ndata:", 1)[1].split(b"\n", 1)[1:]:
-            chunk = s.recv(65536)
-            if not chunk:
-                break
-            data += chunk
-        line = data.split(b"\ndata:", 1)[1].split(b"\n", 1)[0]
-        return json.loads(line)
+        mcphttp.send(c, "POST", "/mcp", h, body)
+        for ev in mcphttp.parse_sse(iter(c.getresponse().readline, b"")):
+            for m in mcphttp.messages_of([ev]):
+                return m
+        raise RuntimeError("the stream ended without a message")
     finally:
-        s.close()
+        c.close()
 
 
 def listen_tests():
@@ -482,12 +446,10 @@ def cancel_tests():
                 h[HEADER] = sb
                 body = json.dumps({"jsonrpc": "2.0", "id": 99, "method": "tools/call",
                                    "params": params}).encode()
-                s = socket.create_connection(("127.0.0.1", PORT))
-                head = "".join(f"{k}: {v}\r\n" for k, v in h.items())
-                s.sendall(f"POST /mcp HTTP/1.1\r\n{head}Content-Length: {len(body)}\r\n\r\n"
-                          .encode() + body)
+                c = mcphttp.connect(PORT)
+                mcphttp.send(c, "POST", "/mcp", h, body)
                 time.sleep(2.5)
-                s.close()  # the client gives up: MCP 2026-07-28 says that cancels
+                c.close()  # the client gives up: MCP 2026-07-28 says that cancels
                 start = time.monotonic()
                 first = heartbeat(sb)  # waits for the run to be killed
                 took = time.monotonic() - start

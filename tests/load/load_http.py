@@ -40,8 +40,11 @@ import sys
 import threading
 import time
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+import mcphttp  # noqa: E402
+
 SUITE = os.environ.get("SUITE", "load_http")
-BOTH = "application/json, text/event-stream"
+BOTH = mcphttp.BOTH
 INIT = {"protocolVersion": "2025-11-25", "capabilities": {},
         "clientInfo": {"name": "load_http.py", "version": "1"}}
 HEX32 = re.compile(r"[0-9a-f]{32}")
@@ -82,38 +85,6 @@ class Unexpected(Exception):
 # ------------------------------------------------------------------ HTTP
 
 
-class Resp:
-    def __init__(self, status, headers, body):
-        self.status, self.headers, self.body = status, headers, body
-        ctype = headers.get("content-type", "")
-        self.sse = ctype.startswith("text/event-stream")
-        self.messages = []
-        if self.sse:
-            self.messages = parse_sse(body)
-        elif ctype.startswith("application/json") and body:
-            self.messages = [json.loads(body)]
-
-    def __repr__(self):
-        return f"HTTP {self.status} {self.headers.get('content-type', '')} {self.body[:200]!r}"
-
-
-def parse_sse(data):
-    """Events of an SSE body; comments (keep-alives), blank lines and
-    events without data (the priming event of 2025-11-25) skipped."""
-    out, lines = [], []
-    for line in data.decode("utf-8", "replace").split("\n"):
-        line = line.rstrip("\r")
-        if line.startswith("data:"):
-            lines.append(line[5:].lstrip(" "))
-        elif line == "" and lines:
-            if "".join(lines).strip():  # not a priming event (2025-11-25)
-                out.append(json.loads("\n".join(lines)))
-            lines = []
-    if lines and "".join(lines).strip():
-        out.append(json.loads("\n".join(lines)))
-    return out
-
-
 class Client:
     """One client address; a new connection per request (as a browser-less
     client under load would churn them), so every request costs the server
@@ -123,24 +94,7 @@ class Client:
         self.port, self.source, self.timeout = port, source, timeout
 
     def request(self, method, body=None, headers=None):
-        c = http.client.HTTPConnection("127.0.0.1", self.port, timeout=self.timeout,
-                                       source_address=(self.source, 0))
-        try:
-            c.putrequest(method, "/mcp", skip_host=True, skip_accept_encoding=True)
-            h = {"Host": f"localhost:{self.port}"}
-            if body is not None:
-                h["Content-Length"] = str(len(body))
-            h.update(headers or {})
-            for k, v in h.items():
-                c.putheader(k, v)
-            c.endheaders()
-            if body is not None:
-                c.send(body)
-            r = c.getresponse()
-            data = r.read()
-            return Resp(r.status, {k.lower(): v for k, v in r.getheaders()}, data)
-        finally:
-            c.close()
+        return mcphttp.request(self.port, method, "/mcp", headers, body, self.timeout, self.source)
 
 
 class Session:
@@ -784,10 +738,8 @@ def phase_long_calls(a):
     why = None
     try:
         g.initialize()
-        c = http.client.HTTPConnection("127.0.0.1", a.port, timeout=secs + 30)
-        c.request("GET", "/mcp", headers={"Host": f"localhost:{a.port}",
-                                          "Accept": "text/event-stream",
-                                          "Mcp-Session-Id": g.sid})
+        c = mcphttp.connect(a.port, secs + 30)
+        mcphttp.send(c, "GET", "/mcp", {"Accept": "text/event-stream", "Mcp-Session-Id": g.sid})
         r = c.getresponse()
         end, comments = time.monotonic() + secs, 0
         while r.status == 200 and time.monotonic() < end:

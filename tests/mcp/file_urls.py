@@ -28,6 +28,9 @@ import sys
 import threading
 import time
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+import mcphttp  # noqa: E402
+
 NSBOX = os.environ.get("NSBOX") or os.path.join(os.path.dirname(__file__), "..", "..", "build", "nsbox")
 SUITE = os.environ.get("SUITE", "file_urls")
 STORE = sys.argv[1]
@@ -84,48 +87,22 @@ class Server:
     def conn(self, timeout=120):
         return http.client.HTTPConnection("127.0.0.1", self.port, timeout=timeout)
 
+    def auth(self):
+        return {"Authorization": f"Bearer {self.token}"} if self.token else {}
+
     def rpc(self, sid, method, params):
         self.n += 1
-        h = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
-        if sid:
-            h["Mcp-Session-Id"] = sid
-        if self.token:
-            h["Authorization"] = f"Bearer {self.token}"
-        c = self.conn(300)
-        try:
-            c.request("POST", "/mcp", json.dumps({"jsonrpc": "2.0", "id": self.n, "method": method,
-                                                  "params": params}).encode(), h)
-            r = c.getresponse()
-            body = r.read().decode()
-            new_sid = r.getheader("mcp-session-id")
-        finally:
-            c.close()
-        if r.getheader("content-type", "").startswith("text/event-stream"):
-            for block in body.split("\n\n"):
-                data = [ln[5:].lstrip() for ln in block.split("\n") if ln.startswith("data:")]
-                if data and "".join(data).strip():  # the priming event has empty data
-                    m = json.loads("\n".join(data))
-                    if m.get("id") == self.n:
-                        return m, new_sid
-            return None, new_sid
-        return json.loads(body), new_sid
+        r = mcphttp.post(self.port, {"jsonrpc": "2.0", "id": self.n, "method": method, "params": params},
+                         sid, headers=self.auth(), timeout=300)
+        return r.response(self.n), r.headers.get("mcp-session-id")
 
     def session(self):
         r, sid = self.rpc(None, "initialize", INIT)
         if not sid:
             raise RuntimeError(f"initialize: {r}")
-        self.rpc_note(sid)
+        mcphttp.post(self.port, {"jsonrpc": "2.0", "method": "notifications/initialized"}, sid,
+                     headers=self.auth())
         return sid
-
-    def rpc_note(self, sid):
-        h = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream",
-             "Mcp-Session-Id": sid}
-        if self.token:
-            h["Authorization"] = f"Bearer {self.token}"
-        c = self.conn()
-        c.request("POST", "/mcp", b'{"jsonrpc":"2.0","method":"notifications/initialized"}', h)
-        c.getresponse().read()
-        c.close()
 
     def tool(self, sid, name, args, ok=True):
         r, _ = self.rpc(sid, "tools/call", {"name": name, "arguments": args})
@@ -142,13 +119,7 @@ class Server:
         return self.tool(sid, "sandbox_create", {})["structuredContent"]["sandbox_id"]
 
     def delete(self, sid):
-        c = self.conn()
-        h = {"Mcp-Session-Id": sid}
-        if self.token:
-            h["Authorization"] = f"Bearer {self.token}"
-        c.request("DELETE", "/mcp", headers=h)
-        c.getresponse().read()
-        c.close()
+        mcphttp.request(self.port, "DELETE", headers={**self.auth(), "Mcp-Session-Id": sid})
 
     def close(self):
         self.p.terminate()

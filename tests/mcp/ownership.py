@@ -13,7 +13,6 @@ sandbox.  Before the fix the server died of SIGSEGV in the first rounds
 
 usage: ownership.py STORE HOSTDIR      (NSBOX: the binary; SUITE: the prefix)
 Prints PASS/FAIL lines; exits 1 when a test failed."""
-import http.client
 import json
 import os
 import re
@@ -22,6 +21,9 @@ import subprocess
 import sys
 import threading
 import time
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+import mcphttp  # noqa: E402
 
 NSBOX = os.environ.get("NSBOX") or os.path.join(os.path.dirname(__file__), "..", "..", "build", "nsbox")
 SUITE = os.environ.get("SUITE", "mcp_ownership")
@@ -304,43 +306,19 @@ class Http:
         self.n = 0
         self.lock = threading.Lock()
 
-    def post(self, sid, msg, timeout=90):
-        c = http.client.HTTPConnection("127.0.0.1", self.port, timeout=timeout)
-        try:
-            h = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream",
-                 "Host": f"127.0.0.1:{self.port}"}
-            if sid:
-                h["Mcp-Session-Id"] = sid
-            c.request("POST", "/mcp", json.dumps(msg).encode(), h)
-            r = c.getresponse()
-            body = r.read().decode()
-            msgs = []
-            if r.getheader("content-type", "").startswith("text/event-stream"):
-                for block in body.split("\n\n"):
-                    data = [ln[5:].lstrip() for ln in block.split("\n") if ln.startswith("data:")]
-                    if data and "".join(data).strip():
-                        msgs.append(json.loads("\n".join(data)))
-            elif body:
-                msgs.append(json.loads(body))
-            return r.status, r.getheader("mcp-session-id"), msgs
-        finally:
-            c.close()
-
     def rpc(self, sid, method, params, timeout=90):
         with self.lock:
             self.n += 1
             rid = self.n
-        status, new_sid, msgs = self.post(sid, {"jsonrpc": "2.0", "id": rid, "method": method, "params": params}, timeout)
-        for m in msgs:
-            if m.get("id") == rid:
-                return m, new_sid
-        return None, new_sid
+        r = mcphttp.post(self.port, {"jsonrpc": "2.0", "id": rid, "method": method, "params": params},
+                         sid, timeout=timeout)
+        return r.response(rid), r.headers.get("mcp-session-id")
 
     def session(self):
         r, sid = self.rpc(None, "initialize", INIT)
         if r is None or "result" not in r or not sid:
             raise RuntimeError(f"initialize: {r}")
-        self.post(sid, {"jsonrpc": "2.0", "method": "notifications/initialized"})
+        mcphttp.post(self.port, {"jsonrpc": "2.0", "method": "notifications/initialized"}, sid)
         return sid
 
     def tool(self, sid, name, args):
@@ -367,14 +345,7 @@ class Http:
         return answers
 
     def delete(self, sid):
-        c = http.client.HTTPConnection("127.0.0.1", self.port, timeout=60)
-        try:
-            c.request("DELETE", "/mcp", headers={"Mcp-Session-Id": sid, "Host": f"127.0.0.1:{self.port}"})
-            r = c.getresponse()
-            r.read()
-            return r.status
-        finally:
-            c.close()
+        return mcphttp.request(self.port, "DELETE", headers={"Mcp-Session-Id": sid}).status
 
     def close(self):
         self.p.terminate()

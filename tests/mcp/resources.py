@@ -11,7 +11,6 @@ usage: resources.py stdio            (starts its own `nsbox serve` over stdio)
 Environment: NSBOX, NSBOX_STORE (python and busybox images), SUITE.
 Prints PASS/FAIL lines; exits 1 when a test failed."""
 import base64
-import http.client
 import json
 import os
 import secrets
@@ -21,6 +20,9 @@ import zlib
 
 sys.path.insert(0, os.path.dirname(__file__))
 import stdio_client  # noqa: E402
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+import mcphttp  # noqa: E402
 
 SUITE = os.environ.get("SUITE", "mcp")
 MODE = sys.argv[1] if len(sys.argv) > 1 else "stdio"
@@ -65,7 +67,7 @@ ODD_NAME = "odd name é %?#.txt"
 
 
 class Http:
-    """One Streamable HTTP session (raw http.client)."""
+    """One Streamable HTTP session (tests/lib/mcphttp.py)."""
 
     def __init__(self, port):
         self.port, self.sid, self.n = port, None, 0
@@ -75,24 +77,9 @@ class Http:
         self.post({"jsonrpc": "2.0", "method": "notifications/initialized"})
 
     def post(self, msg):
-        c = http.client.HTTPConnection("127.0.0.1", self.port, timeout=120)
-        h = {"Host": f"localhost:{self.port}", "Content-Type": "application/json",
-             "Accept": "application/json, text/event-stream"}
-        if self.sid:
-            h["Mcp-Session-Id"] = self.sid
-        c.request("POST", "/mcp", json.dumps(msg).encode(), h)
-        r = c.getresponse()
-        body = r.read()
-        self.sid = self.sid or r.getheader("mcp-session-id")
-        c.close()
-        if r.getheader("content-type", "").startswith("text/event-stream"):
-            out = []
-            for block in body.decode().split("\n\n"):
-                data = "\n".join(ln[5:].lstrip() for ln in block.split("\n") if ln.startswith("data:"))
-                if data.strip():
-                    out.append(json.loads(data))
-            return out
-        return [json.loads(body)] if body else []
+        r = mcphttp.post(self.port, msg, self.sid, timeout=120)
+        self.sid = self.sid or r.headers.get("mcp-session-id")
+        return r.messages
 
     def req(self, method, params):
         self.n += 1
@@ -105,10 +92,7 @@ class Http:
         return self.req("tools/call", {"name": name, "arguments": args})["result"]
 
     def close(self):
-        c = http.client.HTTPConnection("127.0.0.1", self.port, timeout=30)
-        c.request("DELETE", "/mcp", headers={"Host": f"localhost:{self.port}", "Mcp-Session-Id": self.sid})
-        c.getresponse().read()
-        c.close()
+        mcphttp.request(self.port, "DELETE", headers={"Mcp-Session-Id": self.sid}, timeout=30)
 
 
 def links(result):

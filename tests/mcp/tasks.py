@@ -22,7 +22,6 @@ Prints `PASS: SUITE/name` or `FAIL: SUITE/name: why` per test, like
 tests/lib.sh; exits 1 when any failed.  Environment: NSBOX, NSBOX_STORE
 (python and busybox tagged), SUITE (default mcp_stdio), MCP_LOG_DIR.
 """
-import http.client
 import json
 import os
 import queue
@@ -32,6 +31,9 @@ import sys
 import tempfile
 import threading
 import time
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+import mcphttp  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 NSBOX = os.environ.get("NSBOX") or os.path.join(HERE, "..", "..", "build", "nsbox")
@@ -475,25 +477,12 @@ class Http:
 
     def post(self, sid, method, params):
         self.n += 1
-        body = json.dumps({"jsonrpc": "2.0", "id": self.n, "method": method,
-                           "params": params}).encode()
-        h = {"Host": f"localhost:{self.port}", "Content-Type": "application/json",
-             "Accept": "application/json, text/event-stream", "Content-Length": str(len(body))}
-        if sid:
-            h["Mcp-Session-Id"] = sid
-            h["MCP-Protocol-Version"] = "2025-11-25"
-        c = http.client.HTTPConnection("127.0.0.1", self.port, timeout=60)
-        c.request("POST", "/mcp", body, h)
-        r = c.getresponse()
-        data = r.read().decode()
-        sid = r.getheader("Mcp-Session-Id") or sid
-        c.close()
-        msgs = [json.loads(data)] if data.startswith("{") else [
-            json.loads(ln[5:]) for ln in data.splitlines() if ln.startswith("data:") and ln[5:].strip()]
-        for m in msgs:
-            if m.get("id") == self.n:
-                return sid, m
-        raise Check(f"{method}: no answer in {data[:300]!r}")
+        r = mcphttp.post(self.port, {"jsonrpc": "2.0", "id": self.n, "method": method, "params": params},
+                         sid, "2025-11-25" if sid else None)
+        m = r.response(self.n)
+        if m is None:
+            raise Check(f"{method}: no answer in {r.body[:300]!r}")
+        return r.headers.get("mcp-session-id") or sid, m
 
     def session(self):
         sid, m = self.post(None, "initialize", {"protocolVersion": "2025-11-25", "capabilities": {},
