@@ -46,7 +46,7 @@ F=${F%/}
 NSBOX=${NSBOX:-$ROOT/build/nsbox}
 RUNS=${BENCH_RUNS:-5}
 
-BENCHES=(pull_unpack_python unpack_python sandbox_start exec_live idle_sandboxes mcp_execute mcp_interp egress)
+BENCHES=(pull_unpack_python unpack_python sandbox_start exec_live idle_sandboxes mcp_execute mcp_interp egress file_urls)
 
 say() { printf 'bench: %s\n' "$*" >&2; }
 die() {
@@ -576,6 +576,17 @@ bench_egress() {
 	report egress_start none net plain
 	python3 "$ROOT/tests/bench/egress_bench.py" "$NSBOX" "$RT_STORE" "$img" "$RT_ROOTFS" "$RUNS" ||
 		die "egress_bench.py failed"
+}
+
+# ---- file_urls: files by signed URL (docs/tools.md, "Files by URL") ----------
+
+# tests/bench/file_urls_bench.py: 64 MiB out of and into a kept sandbox by
+# its download_url and an upload_url, against a plain HTTP server on the
+# host's loopback, and against read_file's base64 pages over MCP.
+bench_file_urls() {
+	need_runtime_store
+	python3 "$ROOT/tests/bench/file_urls_bench.py" "$NSBOX" "$RT_STORE" "oci:$F/oci/python:latest" "$RUNS" ||
+		die "file_urls_bench.py failed"
 }
 
 # ---- main --------------------------------------------------------------------
