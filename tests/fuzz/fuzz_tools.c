@@ -476,6 +476,23 @@ static int copy_out(json_t *args, struct nsbox_err *err)
     return copy_tool(args, err, true);
 }
 
+/* upload_url: the sandbox and path as given, a cap within 1 .. the
+ * server's ceiling (size_mb, or the ceiling itself). */
+static int upload_url(json_t *args, struct nsbox_err *err)
+{
+    const uint64_t ceiling = 1024ull << 20;
+    struct mcp_upload_args a;
+    if (mcp_args_upload_url(ceiling, args, &a, err) < 0)
+        return -1;
+    whole_string(args, "sandbox_id", a.sandbox_id);
+    whole_string(args, "path", a.path);
+    must(a.max_bytes >= 1 && a.max_bytes <= ceiling, "max_bytes %llu",
+         (unsigned long long)a.max_bytes);
+    must(json_object_get(args, "size_mb") != NULL || a.max_bytes == ceiling,
+         "no size_mb but max_bytes %llu", (unsigned long long)a.max_bytes);
+    return 0;
+}
+
 static const struct {
     const char *name;
     int (*check)(json_t *args, struct nsbox_err *err);
@@ -488,7 +505,7 @@ static const struct {
     {"project_structure", project_structure}, {"copy_in", copy_in},
     {"copy_out", copy_out},             {"list_languages", none},
     {"list_images", none},              {"sandbox_commit", sandbox_commit},
-    {"install_packages", install_packages},
+    {"install_packages", install_packages}, {"upload_url", upload_url},
 };
 #define N_CHECKS (sizeof(checks) / sizeof(checks[0]))
 

@@ -28,15 +28,17 @@ LIB_DIRS="common oci images runtime boxes"
 FRONT_DIRS="mcp cli"
 
 # includes_of DIR: "FILE: TARGET_DIR" for each include of another top-level
-# directory from DIR or its subdirectories (mcp/http/ is part of mcp).
+# directory from DIR or its subdirectories: the included path resolved
+# against the including file's directory, so "../tools/tools.h" inside
+# mcp/protocol/ is mcp itself.
 includes_of() {
-	local dir=$1 f line target
+	local dir=$1 f inc target
 	while IFS= read -r f; do
-		while IFS= read -r line; do
-			target=$(printf '%s' "$line" | sed -n 's|^#include "\(\.\./\)*\([a-z_]*\)/.*|\2|p')
-			# "../x.h" inside mcp/http/ is mcp itself.
-			[ -n "$target" ] && [ "$target" != "$dir" ] && echo "$f: $target"
-		done < <(grep -h '^#include "\.\./' "$f")
+		while IFS= read -r inc; do
+			target=$(realpath -m --relative-to=. "$(dirname "$f")/$inc")
+			target=${target%%/*}
+			[ "$target" != "$dir" ] && echo "$f: $target"
+		done < <(sed -n 's|^#include "\(\.\./[^"]*\)".*|\1|p' "$f")
 	done < <(find "$dir" -name '*.[ch]')
 }
 
