@@ -18,6 +18,7 @@
 #include "../boxes/box.h"
 #include "../boxes/net.h"
 #include "../boxes/spec.h"
+#include "../common/hostcheck.h"
 #include "../common/cleanup.h"
 #include "../common/cleanup_json.h"
 #include "../common/fsutil.h"
@@ -283,6 +284,8 @@ static int create_box(struct box_ctx *ctx, const char *ref, struct run_opts *o, 
     _cleanup_free_ char *profile = NULL;
     struct nsbox_err gerr;
 
+    if (nsbox_host_refuse(err) < 0) /* doctor's words (common/hostcheck.c) */
+        return -1;
     if (o->profile != NULL) {
         profile = nsbox_read_file_at(AT_FDCWD, o->profile, NSBOX_SECCOMP_MAX_PROFILE_BYTES,
                                      &o->spec.seccomp_profile_len, err);
