@@ -40,20 +40,28 @@ static int sysctl_int(const char *name)
     return buf[0] ? atoi(buf) : -1;
 }
 
-/* This process's AppArmor label; "unconfined" when AppArmor is off. */
-static bool apparmor_unconfined(void)
+/* This process's AppArmor label into label ("" when AppArmor is off). */
+static void apparmor_label(char *label, size_t size)
 {
     const char *root = getenv("NSBOX_SYSCTL_ROOT");
-    char path[512], label[256] = "";
+    char path[512];
+    label[0] = '\0';
     if (root && root[0]) {
         snprintf(path, sizeof(path), "%s/apparmor-label", root);
-        read_small(path, label, sizeof(label));
+        read_small(path, label, size);
     }
     if (label[0] == '\0')
-        read_small("/proc/self/attr/apparmor/current", label, sizeof(label));
+        read_small("/proc/self/attr/apparmor/current", label, size);
     if (label[0] == '\0')
-        read_small("/proc/self/attr/current", label, sizeof(label));
-    return label[0] == '\0' || strncmp(label, "unconfined", 10) == 0;
+        read_small("/proc/self/attr/current", label, size);
+    label[strcspn(label, "\n")] = '\0';
+}
+
+static bool apparmor_unconfined(void)
+{
+    char label[256];
+    apparmor_label(label, sizeof(label));
+    return label[0] == '\0' || strcmp(label, "unconfined") == 0;
 }
 
 /* What a sandbox does first: a user namespace, then a mount namespace in
@@ -64,9 +72,9 @@ static int probe_userns(void)
     pid_t pid = fork();
     if (pid == 0) {
         if (unshare(CLONE_NEWUSER) < 0)
-            _exit(errno == EPERM    ? PROBE_USERNS_EPERM
-                  : errno == ENOSPC ? PROBE_USERNS_ENOSPC
-                                    : PROBE_USERNS_OTHER);
+            _exit(errno == EPERM || errno == EACCES ? PROBE_USERNS_EPERM
+                  : errno == ENOSPC                 ? PROBE_USERNS_ENOSPC
+                                                    : PROBE_USERNS_OTHER);
         _exit(unshare(CLONE_NEWNS) < 0 ? PROBE_NO_CAPS : PROBE_OK);
     }
     int status;
@@ -134,6 +142,14 @@ static int predicted(struct nsbox_host_gap *gap, bool root)
 /* The cause of a failed probe that no sysctl explains. */
 static void probed(struct nsbox_host_gap *gap, int r)
 {
+    char label[200];
+    apparmor_label(label, sizeof(label));
+    if (r == PROBE_USERNS_EPERM && label[0] != '\0' && strcmp(label, "unconfined") != 0) {
+        snprintf(gap->cause, sizeof(gap->cause),
+                 "the AppArmor profile confining nsbox (%s) does not grant `userns,`", label);
+        apparmor_fix(gap->fix, sizeof(gap->fix));
+        return;
+    }
     if (r == PROBE_NO_CAPS) {
         snprintf(gap->cause, sizeof(gap->cause),
                  "a user namespace can be created but grants no capability in it (an LSM "
@@ -145,8 +161,8 @@ static void probed(struct nsbox_host_gap *gap, int r)
              r == PROBE_USERNS_ENOSPC ? "No space left on device: user.max_user_namespaces or "
                                         "the nesting limit of 32 is reached"
              : r == PROBE_USERNS_EPERM
-                 ? "Operation not permitted: a seccomp filter or LSM around nsbox forbids it, "
-                   "as a container runtime's default profile does"
+                 ? "refused: a seccomp filter or an LSM policy (AppArmor, SELinux) around nsbox "
+                   "forbids it, as a container runtime's default profile does"
                  : "the kernel lacks CONFIG_USER_NS");
     snprintf(gap->fix, sizeof(gap->fix),
              "allow user namespaces where nsbox runs (in a container: see docs/container.md)");
@@ -192,7 +208,7 @@ int nsbox_host_kernel(struct nsbox_host_gap *gap)
         snprintf(gap->cause, sizeof(gap->cause),
                  "Linux %s has no idmapped mounts (mount_setattr: Function not implemented), "
                  "which root's sandboxes need to give each its own ids over a shared image; "
-                 "idmapped mounts need Linux 5.12",
+                 "idmapped mounts need Linux 5.12+",
                  u.release);
         snprintf(gap->fix, sizeof(gap->fix), "boot Linux 5.12 or later (Debian 12 ships 6.1)");
         return 1;
@@ -203,7 +219,7 @@ int nsbox_host_kernel(struct nsbox_host_gap *gap)
         snprintf(gap->cause, sizeof(gap->cause),
                  "Linux %s cannot mount overlayfs inside a user namespace, which rootless "
                  "sandboxes need for their writable layer; overlayfs in a user namespace needs "
-                 "Linux 5.11",
+                 "Linux 5.11+",
                  u.release);
         snprintf(gap->fix, sizeof(gap->fix),
                  "boot Linux 5.11 or later (Debian 12 ships 6.1), or run nsbox as root on "

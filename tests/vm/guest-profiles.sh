@@ -4,6 +4,11 @@
 #                                     disabled by each sysctl in turn
 #   guest-profiles.sh oldkernel IMAGE Debian 11's 5.10 kernel: refusals that
 #                                     name the missing feature and its kernel
+#   guest-profiles.sh apparmor IMAGE  bookworm-backports' 6.12 kernel (AppArmor
+#                                     on, with upstream userns mediation but
+#                                     without Ubuntu's restriction sysctl):
+#                                     contrib/apparmor/nsbox (at /opt/nsbox.aa)
+#                                     loaded by AppArmor 4.1's parser (/opt/aa)
 # /store.img is an ext4 image with /root (root's store) and /tester (the
 # tester's single-id store), as tests/vm/guest-nsbox.sh has it.  Rootless
 # runs use --limits=best-effort: the cgroup root is not delegated here, and
@@ -151,11 +156,70 @@ oldkernel() {
 	[ "$left" = 0 ] && pass old_no_sandbox_made || fail old_no_sandbox_made "$left sandboxes"
 }
 
+# The label of a running nsbox (serve, held open by a fifo) as WHO=tester.
+serve_label() {
+	local pid
+	rm -f /tmp/serve.fifo && mkfifo /tmp/serve.fifo
+	as-tester /usr/local/bin/nsbox --store /mnt/store/tester serve </tmp/serve.fifo >/dev/null 2>&1 &
+	exec 7>/tmp/serve.fifo
+	for _ in 1 2 3 4 5 6 7 8 9 10; do
+		pid=$(pidof nsbox) && break
+		sleep 0.2
+	done
+	cat "/proc/$pid/attr/current" 2>/dev/null
+	exec 7>&-
+	wait
+}
+
+apparmor() {
+	local L=/opt/aa/usr/lib/x86_64-linux-gnu out
+	aa() {
+		: >/tmp/aa.conf
+		"$L/ld-linux-x86-64.so.2" --library-path "$L" /opt/aa/usr/sbin/apparmor_parser \
+			--config-file /tmp/aa.conf --base /opt/aa/etc/apparmor.d -I /opt/aa/etc/apparmor.d -r "$1"
+	}
+	mount -t securityfs securityfs /sys/kernel/security 2>/dev/null
+	if ! [ -e /sys/kernel/security/apparmor/profiles ]; then
+		fail setup "AppArmor is not enabled in this kernel"
+		return
+	fi
+	echo "NOTE: kernel.apparmor_restrict_unprivileged_userns $([ -e /proc/sys/kernel/apparmor_restrict_unprivileged_userns ] && echo exists || echo 'does not exist (Ubuntu only)')"
+	# A profile that confines nsbox and denies it user namespaces: the real
+	# kernel refuses, and nsbox names the profile.
+	printf '%s\n' 'abi <abi/4.0>,' 'include <tunables/global>' \
+		'profile nsbox /usr/local/bin/nsbox {' '  all,' '  deny userns,' '}' >/tmp/deny.aa
+	if aa /tmp/deny.aa >/tmp/aa.out 2>&1; then
+		doctor_gap tester 'user namespaces'
+		if [ "$DOCTOR_RC" = 1 ] && printf '%s' "$GAP_CAUSE" | grep -qF 'AppArmor profile confining nsbox (nsbox (enforce))' &&
+			printf '%s' "$GAP_FIX" | grep -qF 'userns,'; then
+			pass aa_deny_doctor_names_profile
+		else
+			fail aa_deny_doctor_names_profile "rc=$DOCTOR_RC $(printf '%s' "$DOCTOR_OUT" | one)"
+		fi
+		three_refuse tester aa_deny '--isolation=landlock'
+	else
+		fail aa_deny_loads "$(one </tmp/aa.out)"
+	fi
+	# The shipped profile replaces it: nsbox runs under it, unconfined but
+	# allowed user namespaces.
+	if aa /opt/nsbox.aa >/tmp/aa.out 2>&1 && grep -qx 'nsbox (unconfined)' /sys/kernel/security/apparmor/profiles; then
+		pass aa_shipped_profile_loads_in_kernel
+	else
+		fail aa_shipped_profile_loads_in_kernel "$(one </tmp/aa.out) $(one </sys/kernel/security/apparmor/profiles)"
+	fi
+	out=$(serve_label)
+	[ "$out" = 'nsbox (unconfined)' ] && pass aa_shipped_profile_attaches || fail aa_shipped_profile_attaches "label '$out'"
+	doctor_gap tester 'user namespaces'
+	[ -z "$GAP_CAUSE" ] && pass aa_shipped_doctor_userns_ok || fail aa_shipped_doctor_userns_ok "$GAP_CAUSE"
+	works aa_shipped_tester_runs tester
+}
+
 echo "kernel: $(uname -r)"
 case $MODE in
 sysctls) sysctls ;;
 oldkernel) oldkernel ;;
+apparmor) apparmor ;;
 *) fail setup "unknown mode $MODE" ;;
 esac
-umount /mnt/store
+umount /mnt/store 2>/dev/null || umount -l /mnt/store
 exit $((failures > 0))

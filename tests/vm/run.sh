@@ -24,6 +24,8 @@
 #   --kernel NAME       boot another cached kernel instead of the default
 #                       (bullseye = Debian 11's 5.10, bookworm-backports =
 #                       6.12; tests/vm/setup.sh --kernel NAME fetches it)
+#   --cpu MODEL         qemu's -cpu (default max; "max,-cx16" avoids a TCG
+#                       fault in 6.12's SLUB, see host_profiles.sh)
 #   --kernel-log FILE   keep the kernel's console log there
 #   --append ARGS       more kernel command line (e.g. loglevel=7)
 #   -v, --verbose       print timings (initramfs build, boot) on stderr
@@ -66,6 +68,7 @@ TIMEOUT=300
 VERBOSE=0
 KLOG=
 KNAME=
+CPU=max
 APPEND=
 adds=()     # "scan|HOST|GUEST"
 modules=(overlay)
@@ -96,6 +99,7 @@ while [ $# -gt 0 ]; do
 		envs+=("$2"); shift 2 ;;
 	--kernel-log) KLOG=${2:?}; shift 2 ;;
 	--kernel) KNAME=${2:?}; shift 2 ;;
+	--cpu) CPU=${2:?}; shift 2 ;;
 	--kernel=*) KNAME=${1#*=}; shift ;;
 	--append) APPEND="$APPEND ${2:?}"; shift 2 ;;
 	-v | --verbose) VERBOSE=1; shift ;;
@@ -449,7 +453,7 @@ OUT=$TMP/out.log
 t_boot0=$(now)
 {
 	timeout -k 5 "$TIMEOUT" qemu-system-x86_64 \
-		-accel tcg -cpu max -smp "$SMP" -m "$MEM" \
+		-accel tcg -cpu "$CPU" -smp "$SMP" -m "$MEM" \
 		-nodefaults -no-user-config -display none -no-reboot \
 		-monitor none -serial "file:$KLOGFILE" -serial stdio \
 		-pidfile "$QEMU_PIDFILE" \
