@@ -180,7 +180,7 @@ vm() { # NAME MINIMUM [--kernel K] MODE: boot, count the guest's results
 		--add "$NSBOX:/usr/local/bin/nsbox" --data "$T/store.img:/store.img" \
 		-- "$ROOT/tests/vm/guest-profiles.sh" "${@: -1}" "$img" >"$T/$name.out" 2>&1
 	rc=$?
-	grep -E '^(PASS|FAIL)' "$T/$name.out"
+	grep -E '^(PASS|FAIL|kernel:|NOTE:)' "$T/$name.out"
 	n=$(grep -cE '^(PASS|FAIL): vm_profiles/' "$T/$name.out")
 	[ "$n" -ge "$min" ] || fail "${name}_guest_ran_every_check" "only $n results (exit $rc): $(tail -5 "$T/$name.out" | one)"
 }

@@ -214,7 +214,7 @@ apparmor() {
 	works aa_shipped_tester_runs tester
 }
 
-echo "kernel: $(uname -r)"
+echo "kernel: $(uname -r); userns sysctls: $(cd /proc/sys && ls -d kernel/*userns* user/max_user_namespaces 2>/dev/null | tr '\n' ' ')"
 case $MODE in
 sysctls) sysctls ;;
 oldkernel) oldkernel ;;
