@@ -227,7 +227,7 @@ int cmd_serve(struct cli_globals *g, int argc, char **argv)
         return 0;
     }
     /* A host where no sandbox can start refuses now, not at the first call. */
-    if (nsbox_host_refuse(&err) < 0) {
+    if (nsbox_host_refuse(&err, true) < 0) {
         mcp_config_free(&c);
         return cli_fail(&err);
     }

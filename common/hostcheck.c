@@ -168,7 +168,8 @@ static void probed(struct nsbox_host_gap *gap, int r)
              "allow user namespaces where nsbox runs (in a container: see docs/container.md)");
 }
 
-int nsbox_host_userns(struct nsbox_host_gap *gap)
+/* probe false: the sysctls only (a few reads, for every `nsbox run`). */
+static int userns_gap(struct nsbox_host_gap *gap, bool probe)
 {
     bool root = geteuid() == 0;
     memset(gap, 0, sizeof(*gap));
@@ -176,11 +177,16 @@ int nsbox_host_userns(struct nsbox_host_gap *gap)
     gap->weaker_ok = true;
     if (predicted(gap, root))
         return 1;
-    int r = probe_userns();
+    int r = probe ? probe_userns() : PROBE_OK;
     if (r == PROBE_OK)
         return 0;
     probed(gap, r);
     return 1;
+}
+
+int nsbox_host_userns(struct nsbox_host_gap *gap)
+{
+    return userns_gap(gap, true);
 }
 
 static bool kernel_older(const char *release, int major, int minor)
@@ -288,12 +294,20 @@ int nsbox_host_try_overlay(void)
     return r;
 }
 
-int nsbox_host_refuse(struct nsbox_err *err)
+int nsbox_host_refuse(struct nsbox_err *err, bool probe)
 {
     struct nsbox_host_gap gap;
-    if (nsbox_host_userns(&gap) == 0 && nsbox_host_kernel(&gap) == 0)
+    if (userns_gap(&gap, probe) == 0 && nsbox_host_kernel(&gap) == 0)
         return 0;
     return nsbox_err_set(err, EPERM, "this host cannot run namespaced sandboxes: %s; fix: %s%s%s",
                          gap.cause, gap.fix, gap.weaker_ok ? "; " : "",
                          gap.weaker_ok ? NSBOX_HOST_WEAKER : "");
+}
+
+int nsbox_host_explain(struct nsbox_err *err)
+{
+    struct nsbox_err mine;
+    if (nsbox_host_refuse(&mine, true) < 0)
+        *err = mine;
+    return -1;
 }

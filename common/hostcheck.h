@@ -53,7 +53,14 @@ int nsbox_host_try_overlay(void);
 
 /* Both checks above, as the refusal of a command that would make a
  * namespaced sandbox: 0 when none applies, else -1 with err set to
- * "CAUSE; fix: FIX" (and NSBOX_HOST_WEAKER when it applies). */
-int nsbox_host_refuse(struct nsbox_err *err);
+ * "this host cannot run namespaced sandboxes: CAUSE; fix: FIX" (and
+ * NSBOX_HOST_WEAKER when it applies).  probe false skips the user namespace
+ * probe (a fork, a few ms): the sysctls and the kernel are still checked,
+ * and nsbox_host_explain() gives a failed sandbox the same words. */
+int nsbox_host_refuse(struct nsbox_err *err, bool probe);
+
+/* After a sandbox could not be made: when a full nsbox_host_refuse() finds
+ * a gap, err is replaced by its refusal.  Returns -1 always. */
+int nsbox_host_explain(struct nsbox_err *err);
 
 #endif
