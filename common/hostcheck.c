@@ -64,6 +64,21 @@ static bool apparmor_unconfined(void)
     return label[0] == '\0' || strcmp(label, "unconfined") == 0;
 }
 
+/* Whether the sysctls' exemption for CAP_SYS_ADMIN applies: root of the
+ * initial user namespace.  Root inside a container's user namespace is
+ * not exempt from kernel.unprivileged_userns_clone nor from AppArmor's
+ * restriction (both ask capable(), i.e. the initial namespace). */
+static bool privileged(void)
+{
+    char map[128];
+    if (geteuid() != 0)
+        return false;
+    read_small("/proc/self/uid_map", map, sizeof(map));
+    unsigned long inside = 1, outside = 1, count = 0;
+    return sscanf(map, "%lu %lu %lu", &inside, &outside, &count) == 3 && inside == 0 &&
+           outside == 0 && count == 4294967295UL;
+}
+
 /* What a sandbox does first: a user namespace, then a mount namespace in
  * it.  The second step catches Ubuntu's AppArmor restriction, under which
  * unshare(CLONE_NEWUSER) succeeds but the namespace grants no capability. */
@@ -171,7 +186,7 @@ static void probed(struct nsbox_host_gap *gap, int r)
 /* probe false: the sysctls only (a few reads, for every `nsbox run`). */
 static int userns_gap(struct nsbox_host_gap *gap, bool probe)
 {
-    bool root = geteuid() == 0;
+    bool root = privileged();
     memset(gap, 0, sizeof(*gap));
     gap->check = "user namespaces";
     gap->weaker_ok = true;
