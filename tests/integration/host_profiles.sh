@@ -106,7 +106,7 @@ aa_fetch() {
 		(cd "$AAC/debs" && apt-get "${o[@]}" download apparmor libc6 >>"$AAC/apt.log" 2>&1) || return 1
 	rm -rf "$AAC/root.new" && mkdir "$AAC/root.new" &&
 		for d in "$AAC"/debs/*.deb; do dpkg -x "$d" "$AAC/root.new" || return 1; done &&
-		rm -rf "$AAC/root" && mv "$AAC/root.new" "$AAC/root" && rm -f "$AAC"/debs/*.deb
+		rm -rf "$AAC/root" && mv "$AAC/root.new" "$AAC/root" && rm -rf "$AAC"/debs/*.deb "$AAC/apt/lists"
 }
 aa_parse() { # PROFILE: compile it
 	local r=$AAC/root L=$AAC/root/usr/lib/x86_64-linux-gnu
