@@ -2,18 +2,12 @@
  * every gap.  Exit status 0 when full isolation (every namespace, seccomp,
  * the capability drop and enforced cgroup limits) is available. */
 #include <errno.h>
-#include <fcntl.h>
-#include <sched.h>
-#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mount.h>
 #include <sys/prctl.h>
-#include <sys/stat.h>
 #include <sys/utsname.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include "../common/hostcheck.h"
