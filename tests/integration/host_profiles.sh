@@ -82,6 +82,11 @@ out=$(ns2f "$T/nsbox" --store "$S2" run --limits=best-effort "$BB" -- echo ran 2
 d=$(ns2f "$T/nsbox" --store "$S2" doctor 2>&1 | grep '^ok    user namespaces')
 [ "$out" = ran ] && [ -n "$d" ] && pass apparmor_profile_label_runs || fail apparmor_profile_label_runs "$out / $d"
 echo unconfined >"$FAKE/apparmor-label"
+# The values decide, not the hook: with the restriction off it runs.
+echo 0 >"$FAKE/kernel/apparmor_restrict_unprivileged_userns"
+out=$(ns2f "$T/nsbox" --store "$S2" run --limits=best-effort "$BB" -- echo ran 2>/dev/null)
+[ "$out" = ran ] && pass apparmor_restriction_off_runs || fail apparmor_restriction_off_runs "$out"
+echo 1 >"$FAKE/kernel/apparmor_restrict_unprivileged_userns"
 
 # The one-line install writes the shipped profile (for this binary's path).
 line=$(printf '%s' "$fix" | sed 's/ | sudo tee .*//')

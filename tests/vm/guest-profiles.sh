@@ -76,6 +76,14 @@ three_refuse() {
 	refuses "${prefix}_serve_refuses_at_start" 1 "$needle" "$out" $rc
 }
 
+userns_ok() { # NAME: after doctor_gap, doctor found user namespaces usable
+	if [ -z "$GAP_CAUSE" ] && printf '%s\n' "$DOCTOR_OUT" | grep -q '^ok    user namespaces'; then
+		pass "$1"
+	else
+		fail "$1" "$(printf '%s' "$DOCTOR_OUT" | one)"
+	fi
+}
+
 works() { # NAME WHO: a sandbox runs
 	local out
 	if [ "$2" = root ]; then
@@ -107,7 +115,7 @@ sysctls() {
 	three_refuse tester clone0_tester '--isolation=landlock'
 	works clone0_root_still_runs root
 	doctor_gap root 'user namespaces'
-	[ -z "$GAP_CAUSE" ] && pass clone0_root_doctor_userns_ok || fail clone0_root_doctor_userns_ok "$GAP_CAUSE"
+	userns_ok clone0_root_doctor_userns_ok
 	echo 1 >$clone
 
 	# The namespace count: 0 stops root too, and nsbox says so.
@@ -210,7 +218,7 @@ apparmor() {
 	out=$(serve_label)
 	[ "$out" = 'nsbox (unconfined)' ] && pass aa_shipped_profile_attaches || fail aa_shipped_profile_attaches "label '$out'"
 	doctor_gap tester 'user namespaces'
-	[ -z "$GAP_CAUSE" ] && pass aa_shipped_doctor_userns_ok || fail aa_shipped_doctor_userns_ok "$GAP_CAUSE"
+	userns_ok aa_shipped_doctor_userns_ok
 	works aa_shipped_tester_runs tester
 }
 
