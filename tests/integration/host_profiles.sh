@@ -88,6 +88,19 @@ out=$(ns2f "$T/nsbox" --store "$S2" run --limits=best-effort "$BB" -- echo ran 2
 [ "$out" = ran ] && pass apparmor_restriction_off_runs || fail apparmor_restriction_off_runs "$out"
 echo 1 >"$FAKE/kernel/apparmor_restrict_unprivileged_userns"
 
+# Root of a user namespace (nsbox as root in a rootless container) is not
+# exempt from kernel.unprivileged_userns_clone=0; root of the host is.
+F2=$T/sysctl-clone0
+mkdir -p "$F2/kernel" "$F2/user" && echo 0 >"$F2/kernel/unprivileged_userns_clone"
+in_ns=$(NSBOX_SYSCTL_ROOT=$F2 unshare --user --map-root-user "$T/nsbox" --store "$T/nsstore" doctor 2>&1 |
+	grep '^FAIL  user namespaces')
+on_host=$(NSBOX_SYSCTL_ROOT=$F2 "$T/nsbox" --store "$T/rootstore" doctor 2>&1 | grep '^ok    user namespaces')
+if printf '%s' "$in_ns" | grep -qF 'kernel.unprivileged_userns_clone=0' && [ -n "$on_host" ]; then
+	pass clone0_exempts_host_root_only
+else
+	fail clone0_exempts_host_root_only "in userns: '$in_ns' on host: '$on_host'"
+fi
+
 # The one-line install writes the shipped profile (for this binary's path).
 line=$(printf '%s' "$fix" | sed 's/ | sudo tee .*//')
 gen=$(cd "$T" && sh -c "$line")
