@@ -2,20 +2,15 @@
  * every gap.  Exit status 0 when full isolation (every namespace, seccomp,
  * the capability drop and enforced cgroup limits) is available. */
 #include <errno.h>
-#include <fcntl.h>
-#include <sched.h>
-#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mount.h>
 #include <sys/prctl.h>
-#include <sys/stat.h>
 #include <sys/utsname.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
+#include "../common/hostcheck.h"
 #include "../common/userns.h"
 #include "../images/store.h"
 #include "../runtime/cgroup.h"
@@ -51,125 +46,36 @@ static void report(struct verdict *v, const char *state, const char *check, cons
         v->warnings++;
 }
 
-static int read_int(const char *path)
+/* A gap of common/hostcheck.c, in the words run, create and serve refuse
+ * with. */
+static void report_gap(struct verdict *v, const struct nsbox_host_gap *gap)
 {
-    char buf[32];
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    ssize_t n = fd < 0 ? -1 : read(fd, buf, sizeof(buf) - 1);
-    if (fd >= 0)
-        close(fd);
-    if (n <= 0)
-        return -1;
-    buf[n] = '\0';
-    return atoi(buf);
-}
-
-/* Runs fn in a child; returns its exit status (0 = worked). */
-static int in_child(int (*fn)(void))
-{
-    pid_t pid = fork();
-    if (pid == 0)
-        _exit(fn());
-    int status;
-    if (pid < 0 || waitpid(pid, &status, 0) < 0)
-        return -1;
-    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-}
-
-static int try_userns(void)
-{
-    return unshare(CLONE_NEWUSER) == 0 ? 0 : (errno == EPERM ? 1 : 2);
-}
-
-static int write_map(const char *file, unsigned id)
-{
-    char buf[64];
-    int fd = open(file, O_WRONLY | O_CLOEXEC);
-    if (fd < 0)
-        return -1;
-    int n = snprintf(buf, sizeof(buf), "0 %u 1", id);
-    int r = write(fd, buf, (size_t)n) == n ? 0 : -1;
-    close(fd);
-    return r;
-}
-
-/* An overlay mounted inside a user namespace, as every sandbox does. */
-static int try_overlay_in_userns(void)
-{
-    char dir[] = "/tmp/nsbox-doctor-XXXXXX", opts[512], sub[600];
-    unsigned uid = geteuid(), gid = getegid();
-    if (mkdtemp(dir) == NULL)
-        return 3;
-    const char *names[] = {"l", "u", "w", "m"};
-    for (int i = 0; i < 4; i++) {
-        snprintf(sub, sizeof(sub), "%s/%s", dir, names[i]);
-        mkdir(sub, 0755);
-    }
-    int r = 1;
-    if (unshare(CLONE_NEWUSER | CLONE_NEWNS) == 0) {
-        int fd = open("/proc/self/setgroups", O_WRONLY);
-        if (fd >= 0) {
-            if (write(fd, "deny", 4) < 0)
-                r = 1;
-            close(fd);
-        }
-        if (write_map("/proc/self/uid_map", uid) == 0 &&
-            write_map("/proc/self/gid_map", gid) == 0) {
-            snprintf(opts, sizeof(opts), "lowerdir=%s/l,upperdir=%s/u,workdir=%s/w,userxattr", dir,
-                     dir, dir);
-            snprintf(sub, sizeof(sub), "%s/m", dir);
-            r = mount("overlay", sub, "overlay", 0, opts) == 0 ? 0 : 2;
-            umount2(sub, MNT_DETACH);
-        }
-    }
-    for (int i = 3; i >= 0; i--) {
-        snprintf(sub, sizeof(sub), "%s/%s/work", dir, names[i]);
-        rmdir(sub);
-        snprintf(sub, sizeof(sub), "%s/%s/index", dir, names[i]);
-        rmdir(sub);
-        snprintf(sub, sizeof(sub), "%s/%s", dir, names[i]);
-        rmdir(sub);
-    }
-    rmdir(dir);
-    return r;
+    report(v, "FAIL", gap->check, gap->fix, "%s", gap->cause);
+    if (gap->weaker_ok)
+        printf("      %-22s %s\n", "", NSBOX_HOST_WEAKER);
 }
 
 static void check_kernel(struct verdict *v)
 {
+    struct nsbox_host_gap gap;
     struct utsname u;
-    int major = 0, minor = 0;
     uname(&u);
-    sscanf(u.release, "%d.%d", &major, &minor);
-    bool ok = major > 5 || (major == 5 && minor >= 12);
-    report(v, ok ? "ok" : "FAIL", "kernel", ok ? NULL : "upgrade to Linux 5.12 or later",
-           "%s (openat2 5.6, idmapped mounts 5.12, overlay in a user namespace 5.11)", u.release);
+    if (nsbox_host_kernel(&gap) != 0)
+        report_gap(v, &gap);
+    else
+        report(v, "ok", "kernel", NULL, "%s (%s)", u.release,
+               geteuid() == 0 ? "idmapped mounts: Linux 5.12+"
+                              : "overlayfs in a user namespace: Linux 5.11+");
 }
 
 static void check_userns(struct verdict *v)
 {
-    int restrict_aa = read_int("/proc/sys/kernel/apparmor_restrict_unprivileged_userns");
-    int debian = read_int("/proc/sys/kernel/unprivileged_userns_clone");
-    int max = read_int("/proc/sys/user/max_user_namespaces");
-    int r = in_child(try_userns);
-
-    if (r == 0) {
-        report(v, "ok", "user namespaces", NULL, "can be created by this user (max %d)", max);
-        return;
-    }
-    if (restrict_aa == 1)
-        report(v, "FAIL", "user namespaces",
-               "sudo sysctl kernel.apparmor_restrict_unprivileged_userns=0 (or install an "
-               "AppArmor profile granting `userns,` to nsbox)",
-               "blocked by AppArmor's unprivileged user namespace restriction");
-    else if (debian == 0)
-        report(v, "FAIL", "user namespaces", "sudo sysctl kernel.unprivileged_userns_clone=1",
-               "disabled by kernel.unprivileged_userns_clone=0");
-    else if (max == 0)
-        report(v, "FAIL", "user namespaces", "sudo sysctl user.max_user_namespaces=15000",
-               "user.max_user_namespaces is 0");
+    struct nsbox_host_gap gap;
+    if (nsbox_host_userns(&gap) != 0)
+        report_gap(v, &gap);
     else
-        report(v, "FAIL", "user namespaces", "check the kernel's CONFIG_USER_NS and LSM policy",
-               "cannot be created (%s)", strerror(r == 1 ? EPERM : EINVAL));
+        report(v, "ok", "user namespaces", NULL,
+               "can be created by this user, with a mount namespace in them");
 }
 
 static void check_subids(struct verdict *v)
@@ -189,12 +95,14 @@ static void check_subids(struct verdict *v)
         report(v, "warn", "subordinate ids",
                "sudo usermod --add-subuids 100000-165535 --add-subgids 100000-165535 $USER "
                "(and apt-get install uidmap)",
-               "none: images whose files belong to other users see them as root");
+               "none: sandboxes run with one mapped id (yours, root inside), so every file "
+               "of an image belongs to root there; a range of 65536 would keep the owners "
+               "of an image's other users' files and let the sandbox switch to those users");
 }
 
 static void check_overlay(struct verdict *v)
 {
-    int r = in_child(try_overlay_in_userns);
+    int r = nsbox_host_try_overlay();
     report(v, r == 0 ? "ok" : "FAIL", "overlayfs in userns",
            r == 0 ? NULL : "needs Linux 5.11+ with overlayfs (modprobe overlay)",
            r == 0 ? "an overlay mounts inside a user namespace" : "cannot mount (code %d)", r);

@@ -18,6 +18,7 @@
 #include "../boxes/box.h"
 #include "../boxes/net.h"
 #include "../boxes/spec.h"
+#include "../common/hostcheck.h"
 #include "../common/cleanup.h"
 #include "../common/cleanup_json.h"
 #include "../common/fsutil.h"
@@ -283,6 +284,8 @@ static int create_box(struct box_ctx *ctx, const char *ref, struct run_opts *o, 
     _cleanup_free_ char *profile = NULL;
     struct nsbox_err gerr;
 
+    if (nsbox_host_refuse(err, false) < 0) /* doctor's words (common/hostcheck.c) */
+        return -1;
     if (o->profile != NULL) {
         profile = nsbox_read_file_at(AT_FDCWD, o->profile, NSBOX_SECCOMP_MAX_PROFILE_BYTES,
                                      &o->spec.seccomp_profile_len, err);
@@ -300,6 +303,8 @@ static int create_box(struct box_ctx *ctx, const char *ref, struct run_opts *o, 
     if (box_ctx_gc(ctx, &gerr) < 0)
         nsbox_warn("cleaning stale sandboxes: %s", gerr.msg);
     int r = box_create(ctx, &o->spec, box, err);
+    if (r < 0)
+        nsbox_host_explain(err); /* a gap only the probe sees: its words */
     o->spec.seccomp_profile = NULL;
     if (r == 0 && ctx->mode == NSBOX_LIMITS_BEST_EFFORT && box->sb.cgroup.kind == NSBOX_CGROUP_NONE)
         nsbox_warn("running with best-effort limits (%s)", box->sb.limits_note);

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "../common/cleanup.h"
+#include "../common/hostcheck.h"
 #include "../common/log.h"
 #include "../mcp/config.h"
 #include "../mcp/http/transport.h"
@@ -224,6 +225,11 @@ int cmd_serve(struct cli_globals *g, int argc, char **argv)
         mcp_config_print(stdout, &c);
         mcp_config_free(&c);
         return 0;
+    }
+    /* A host where no sandbox can start refuses now, not at the first call. */
+    if (nsbox_host_refuse(&err, true) < 0) {
+        mcp_config_free(&c);
+        return cli_fail(&err);
     }
     struct box_ctx_opts bo = {
         .store_dir = g->store_dir,

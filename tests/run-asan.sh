@@ -22,6 +22,10 @@
 #   shared store's import in config's image_store cases, the rootless
 #   server in rootless and mcp_stdio); what it adds is the set-up scripts
 #   and a 1 GB import, 75 s of wall time.
+# - host_profiles' three VM boots (the suite leaves them out itself when
+#   NSBOX_ASAN=1; its host part runs): the guests run the same refusal code
+#   of common/hostcheck.c that the host part runs under ASan here, on other
+#   kernels, for ~30 s of TCG time.
 # - hostile: its races, time budgets and the VM's memory.max cases are
 #   sized for the uninstrumented binary.  On 2026-11-22, under ASan on a
 #   loaded 2-core host, 4 of its 371 cases failed (mcp-root memory_balloon

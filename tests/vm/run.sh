@@ -21,6 +21,11 @@
 #   --module NAME       load this kernel module too (default: overlay); its
 #                       dependencies come along; busybox modprobe works
 #   --env NAME=VALUE    export this in the guest's environment
+#   --kernel NAME       boot another cached kernel instead of the default
+#                       (bullseye = Debian 11's 5.10, bookworm-backports =
+#                       6.12; tests/vm/setup.sh --kernel NAME fetches it)
+#   --cpu MODEL         qemu's -cpu (default max; "max,-cx16" avoids a TCG
+#                       fault in 6.12's SLUB, see host_profiles.sh)
 #   --kernel-log FILE   keep the kernel's console log there
 #   --append ARGS       more kernel command line (e.g. loglevel=7)
 #   -v, --verbose       print timings (initramfs build, boot) on stderr
@@ -62,6 +67,8 @@ SMP=2
 TIMEOUT=300
 VERBOSE=0
 KLOG=
+KNAME=
+CPU=max
 APPEND=
 adds=()     # "scan|HOST|GUEST"
 modules=(overlay)
@@ -91,6 +98,9 @@ while [ $# -gt 0 ]; do
 		[[ "${2:-}" =~ ^[A-Za-z_][A-Za-z0-9_]*= ]] || die "--env wants NAME=VALUE"
 		envs+=("$2"); shift 2 ;;
 	--kernel-log) KLOG=${2:?}; shift 2 ;;
+	--kernel) KNAME=${2:?}; shift 2 ;;
+	--cpu) CPU=${2:?}; shift 2 ;;
+	--kernel=*) KNAME=${1#*=}; shift ;;
 	--append) APPEND="$APPEND ${2:?}"; shift 2 ;;
 	-v | --verbose) VERBOSE=1; shift ;;
 	-h | --help) usage ;;
@@ -111,11 +121,16 @@ SCRIPT=$(cd "$(dirname "$SCRIPT")" && echo "$PWD/$(basename "$SCRIPT")")
 [[ "$TIMEOUT" =~ ^[0-9]+$ ]] || die "--timeout wants seconds"
 
 # ---- the cached kernel -------------------------------------------------------
-if ! [ -r "$CACHE/vm.env" ]; then
-	"$HERE/setup.sh" >/dev/null || die "tests/vm/setup.sh failed"
+KCACHE=$CACHE
+if [ -n "$KNAME" ]; then
+	[[ "$KNAME" =~ ^[a-z0-9-]+$ ]] || die "--kernel wants a name such as bullseye"
+	KCACHE=$CACHE/$KNAME
+fi
+if ! [ -r "$KCACHE/vm.env" ]; then
+	"$HERE/setup.sh" ${KNAME:+--kernel "$KNAME"} >/dev/null || die "tests/vm/setup.sh ${KNAME:+--kernel $KNAME }failed"
 fi
 # shellcheck disable=SC1091
-. "$CACHE/vm.env"
+. "$KCACHE/vm.env"
 [ -r "$NSBOX_VM_KERNEL" ] || die "no kernel at $NSBOX_VM_KERNEL: run tests/vm/setup.sh"
 command -v qemu-system-x86_64 >/dev/null || die "qemu-system-x86_64 is missing: run tests/vm/setup.sh"
 command -v cpio >/dev/null || die "cpio is missing: run tests/vm/setup.sh"
@@ -438,7 +453,7 @@ OUT=$TMP/out.log
 t_boot0=$(now)
 {
 	timeout -k 5 "$TIMEOUT" qemu-system-x86_64 \
-		-accel tcg -cpu max -smp "$SMP" -m "$MEM" \
+		-accel tcg -cpu "$CPU" -smp "$SMP" -m "$MEM" \
 		-nodefaults -no-user-config -display none -no-reboot \
 		-monitor none -serial "file:$KLOGFILE" -serial stdio \
 		-pidfile "$QEMU_PIDFILE" \

@@ -7,6 +7,17 @@
 # The kernel is the concrete package that linux-image-cloud-amd64 depends on
 # when the cache is first made; it is kept until NSBOX_VM_REFRESH=1.
 #
+#   tests/vm/setup.sh [--kernel NAME]
+#
+# --kernel NAME prepares another kernel beside the default one, cached in
+# CACHE/NAME/ (its own vm.env; tests/vm/run.sh --kernel NAME boots it):
+#   bullseye            Debian 11's cloud kernel (5.10): no overlayfs in a
+#                       user namespace (5.11), no idmapped mounts (5.12)
+#   bookworm-backports  the newest cloud kernel of bookworm-backports (6.12)
+# The package comes from that suite through a private apt list in
+# CACHE/NAME/apt (apt-get update/download with Dir::Etc::sourcelist and
+# Dir::State::Lists pointed there): /etc/apt is never touched.
+#
 # vm.env (sourced by run.sh) records:
 #   NSBOX_VM_KPKG     the kernel package, e.g. linux-image-6.1.0-56-cloud-amd64
 #   NSBOX_VM_KVERSION its Debian version
@@ -18,7 +29,26 @@
 set -euo pipefail
 
 CACHE=${NSBOX_VM_CACHE:-/var/cache/nsbox/vm}
+KNAME=
+case ${1:-} in
+--kernel) KNAME=${2:?--kernel wants a name}; shift 2 ;;
+--kernel=*) KNAME=${1#*=}; shift ;;
+esac
+SUITE=
+case $KNAME in
+'') ;;
+bullseye) SUITE=bullseye ;;
+bookworm-backports) SUITE=bookworm-backports ;;
+*) echo "vm-setup: unknown kernel '$KNAME' (bullseye, bookworm-backports)" >&2; exit 2 ;;
+esac
+[ -n "$KNAME" ] && CACHE=$CACHE/$KNAME
 ENVFILE=$CACHE/vm.env
+# apt, on the system's lists or (for --kernel) on a private list of SUITE.
+APT_OPTS=()
+if [ -n "$SUITE" ]; then
+	APT_OPTS=(-o "Dir::Etc::sourcelist=$CACHE/apt/sources.list" -o Dir::Etc::sourceparts=-
+		-o "Dir::State::Lists=$CACHE/apt/lists" -o "Dir::Cache=$CACHE/apt/cache")
+fi
 
 log() { echo "vm-setup: $*" >&2; }
 die() {
@@ -88,11 +118,18 @@ fi
 # The concrete kernel package that the cloud metapackage points at (never a
 # glob: apt-get download with a pattern fetches every version there is).
 resolve_kpkg() {
-	apt-cache depends linux-image-cloud-amd64 2>/dev/null |
+	apt-cache "${APT_OPTS[@]}" depends linux-image-cloud-amd64 2>/dev/null |
 		sed -n 's/^ *Depends: \(linux-image-[0-9][^ ]*-cloud-amd64\)$/\1/p' | head -n1
 }
+if [ -n "$SUITE" ]; then
+	mkdir -p "$CACHE/apt/lists/partial" "$CACHE/apt/cache/archives/partial"
+	echo "deb http://deb.debian.org/debian $SUITE main" >"$CACHE/apt/sources.list"
+	id _apt >/dev/null 2>&1 && chown -R _apt "$CACHE/apt/lists" "$CACHE/apt/cache"
+	log "apt-get update of a private list: $SUITE"
+	apt-get "${APT_OPTS[@]}" update >/dev/null 2>&1 || die "apt-get update of $SUITE failed"
+fi
 kpkg=$(resolve_kpkg)
-if [ -z "$kpkg" ]; then
+if [ -z "$kpkg" ] && [ -z "$SUITE" ]; then
 	log "linux-image-cloud-amd64 is not in the package lists; running apt-get update"
 	apt-get update >/dev/null 2>&1 || die "apt-get update failed"
 	kpkg=$(resolve_kpkg)
@@ -106,7 +143,7 @@ chmod 755 "$work"
 # apt drops privileges to _apt for downloads: let it write here.
 id _apt >/dev/null 2>&1 && chown _apt "$work"
 log "downloading $kpkg"
-(cd "$work" && apt-get download "$kpkg" >/dev/null) || die "apt-get download $kpkg failed"
+(cd "$work" && apt-get "${APT_OPTS[@]}" download "$kpkg" >/dev/null) || die "apt-get download $kpkg failed"
 deb=$(find "$work" -maxdepth 1 -name "${kpkg}_*.deb" | head -n1)
 [ -n "$deb" ] || die "apt-get download left no .deb for $kpkg"
 kversion=$(dpkg-deb -f "$deb" Version)
