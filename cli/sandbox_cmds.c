@@ -40,6 +40,7 @@ struct run_opts {
     bool sandbox_only;   /* an option of the sandbox (limits, layout, profile): not for exec */
     const char *profile; /* --seccomp-profile FILE */
     enum nsbox_limits_mode mode;
+    enum nsbox_isolation isolation; /* --isolation (runtime/landlock.h) */
     /* -v HOST:SANDBOX[:OPTS]: parsed in copies of the arguments (specs) */
     struct nsbox_bind volumes[NSBOX_MAX_BINDS];
     char *volume_specs[NSBOX_MAX_BINDS];
@@ -142,6 +143,7 @@ enum {
     OPT_WORKSPACE,
     OPT_WORKSPACE_SIZE,
     OPT_NET,
+    OPT_ISOLATION,
     OPT_HELP
 };
 
@@ -162,6 +164,7 @@ static const struct option run_options[] = {
     {"workspace", required_argument, NULL, OPT_WORKSPACE},
     {"workspace-size", required_argument, NULL, OPT_WORKSPACE_SIZE},
     {"net", required_argument, NULL, OPT_NET},
+    {"isolation", required_argument, NULL, OPT_ISOLATION},
     {"help", no_argument, NULL, OPT_HELP},
     {"interactive", no_argument, NULL, 'i'},
     {"tty", no_argument, NULL, 't'},
@@ -253,6 +256,13 @@ static const char *parse_run_option(struct run_opts *o, int c, const char *arg)
     case OPT_USER:
         o->spec.user = arg;
         return arg[0] == '\0' ? "--user takes UID[:GID] or a name" : NULL;
+    case OPT_ISOLATION: {
+        struct nsbox_err e;
+        o->sandbox_only = true;
+        return nsbox_isolation_parse(arg, &o->isolation, &e) < 0
+                   ? "--isolation takes namespaces or landlock"
+                   : NULL;
+    }
     case OPT_LIMITS:
         return box_parse_limits_mode(arg, &o->mode) < 0 ? "--limits takes strict or best-effort"
                                                         : NULL;
@@ -262,10 +272,11 @@ static const char *parse_run_option(struct run_opts *o, int c, const char *arg)
 
 /* The context of one command: the store, the mode, the default profile
  * linked into this binary. */
-static int open_ctx(struct cli_globals *g, enum nsbox_limits_mode mode, struct box_ctx *ctx,
-                    struct nsbox_err *err)
+static int open_ctx(struct cli_globals *g, enum nsbox_limits_mode mode,
+                    enum nsbox_isolation isolation, struct box_ctx *ctx, struct nsbox_err *err)
 {
     struct box_ctx_opts opts = {
+        .isolation = isolation,
         .store_dir = g->store_dir,
         .store_cfg = &g->store_cfg,
         .mode = mode,
@@ -296,6 +307,11 @@ static int create_box(struct box_ctx *ctx, const char *ref, struct run_opts *o, 
     o->spec.pull = true;
     o->spec.pull_progress_fd = isatty(2) ? 2 : -1; /* a terminal sees the pull */
     o->spec.detach = detach;
+    /* Said once, on stderr: the results say it too (isolation.missing). */
+    if (ctx->isolation == NSBOX_ISOLATION_LANDLOCK)
+        nsbox_warn("--isolation=landlock: the image %s is not used; the host's own userland runs, "
+                   "confined by Landlock, seccomp and rlimits (weaker: see `nsbox doctor`)",
+                   ref);
     /* Whatever a crashed nsbox left behind goes first. */
     if (box_ctx_gc(ctx, &gerr) < 0)
         nsbox_warn("cleaning stale sandboxes: %s", gerr.msg);
@@ -312,6 +328,7 @@ static json_t *result_json(const struct nsbox_exec_result *r, const struct box *
     json_t *j = box_result_json(r);
     if (j != NULL) {
         json_object_set_new(j, "limits", json_string(box->sb.limits_note));
+        json_object_set_new(j, "isolation", box_isolation_json(&box->sb));
         box_usage_json(box, j);
         if (network != NULL)
             json_object_set(j, "network", network);
@@ -463,7 +480,8 @@ int cmd_run(struct cli_globals *g, int argc, char **argv)
     const char *ref = argv[optind++];
     if (optind < argc && strcmp(argv[optind], "--") == 0)
         optind++;
-    if (open_ctx(g, o.mode, &ctx, &err) < 0 || create_box(&ctx, ref, &o, false, &box, &err) < 0) {
+    if (open_ctx(g, o.mode, o.isolation, &ctx, &err) < 0 ||
+        create_box(&ctx, ref, &o, false, &box, &err) < 0) {
         cli_fail(&err);
         box_ctx_close(&ctx);
         return BOX_EXIT_NSBOX;
@@ -502,7 +520,7 @@ int cmd_create(struct cli_globals *g, int argc, char **argv)
         return r < 0 ? 0 : r;
     if (optind != argc - 1)
         return cli_usage_error("create", "usage: nsbox create [OPTIONS] IMAGE");
-    r = open_ctx(g, o.mode, &ctx, &err);
+    r = open_ctx(g, o.mode, o.isolation, &ctx, &err);
     if (r == 0)
         r = create_box(&ctx, argv[optind], &o, true, &box, &err);
     if (r == 0) {
@@ -546,7 +564,7 @@ int cmd_exec(struct cli_globals *g, int argc, char **argv)
         optind++;
     if (optind >= argc)
         return cli_usage_error("exec", "usage: nsbox exec [OPTIONS] ID -- CMD...");
-    if (open_ctx(g, o.mode, &ctx, &err) < 0 || box_open(&ctx, id, &box, &err) < 0) {
+    if (open_ctx(g, o.mode, o.isolation, &ctx, &err) < 0 || box_open(&ctx, id, &box, &err) < 0) {
         box_ctx_close(&ctx);
         cli_fail(&err);
         return BOX_EXIT_NSBOX;
@@ -559,6 +577,9 @@ int cmd_exec(struct cli_globals *g, int argc, char **argv)
     eo.cwd = o.spec.workdir ? o.spec.workdir : box.workdir;
     int status = exec_user(o.spec.user, &eo.uid, &eo.gid) < 0
                      ? cli_usage_error("exec", "--user takes UID[:GID] in exec")
+                 : o.spec.user != NULL && box.sb.isolation == NSBOX_ISOLATION_LANDLOCK
+                     ? cli_usage_error("exec", "--user: a landlock-isolated sandbox runs every "
+                                               "command as its own uid")
                      : run_command(&box, &eo, &o);
     box_close(&box);
     box_ctx_close(&ctx);
@@ -579,7 +600,8 @@ int cmd_ps(struct cli_globals *g, int argc, char **argv)
         quiet = true; /* -q, the only option */
     if (r != 0 || optind != argc)
         return r < 0 ? CLI_EXIT_USAGE : cli_usage_error("ps", "usage: nsbox ps [-q]");
-    if (open_ctx(g, NSBOX_LIMITS_STRICT, &ctx, &err) < 0 || box_list(&ctx, &v, &n, &err) < 0) {
+    if (open_ctx(g, NSBOX_LIMITS_STRICT, NSBOX_ISOLATION_NAMESPACES, &ctx, &err) < 0 ||
+        box_list(&ctx, &v, &n, &err) < 0) {
         box_ctx_close(&ctx);
         return cli_fail(&err);
     }
@@ -606,7 +628,7 @@ int cmd_rm(struct cli_globals *g, int argc, char **argv)
         ; /* -f, the only option: rm stops a running sandbox anyway */
     if (r != 0 || optind >= argc)
         return r < 0 ? CLI_EXIT_USAGE : cli_usage_error("rm", "usage: nsbox rm [-f] ID...");
-    if (open_ctx(g, NSBOX_LIMITS_STRICT, &ctx, &err) < 0) {
+    if (open_ctx(g, NSBOX_LIMITS_STRICT, NSBOX_ISOLATION_NAMESPACES, &ctx, &err) < 0) {
         box_ctx_close(&ctx);
         return cli_fail(&err);
     }

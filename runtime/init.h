@@ -1,12 +1,20 @@
 #ifndef NSBOX_RUNTIME_INIT_H
 #define NSBOX_RUNTIME_INIT_H
 
+#include <stdbool.h>
+
 #include "../common/err.h"
 
 struct nsbox_init_config {
     int ctl_fd;    /* connected control socket of the owner, or -1 */
     int listen_fd; /* listening socket for later clients, or -1 */
     int disk_fd;   /* a tmpfs disk's root, sent to each client first; or -1 */
+    /* Landlock mode (landlock.h): init is no pid 1 but the leader of the
+     * sandbox's session, which is its kill unit; commands get a process
+     * group of their own and may not leave it, run as init's uid, with
+     * HOME and TMPDIR set to home (the sandbox's own directory). */
+    bool landlock;
+    const char *home;
 };
 
 /* Runs the sandbox's pid 1 loop.  Never returns. */

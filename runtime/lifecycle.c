@@ -21,6 +21,7 @@
 #include "../common/syscalls.h"
 #include "disk_internal.h"
 #include "internal.h"
+#include "landlock.h"
 #include "sandbox.h"
 #include "state.h"
 
@@ -130,10 +131,20 @@ static void stop_init_by_pid(pid_t pid)
     }
 }
 
+/* Landlock mode: no pid namespace ends with init, so its session (its sid
+ * is init's pid, held by the kernel while any member lives) is killed
+ * first, init included.  Only for an init load_state found alive. */
+static void kill_session(const struct nsbox_sandbox *sb)
+{
+    if (sb->isolation == NSBOX_ISOLATION_LANDLOCK && sb->pid > 0)
+        nsbox_session_kill(sb->pid, 0);
+}
+
 /* Kills init (the kernel then kills the rest of its pid namespace) and
  * waits until it is gone. */
 static void stop_init(struct nsbox_sandbox *sb)
 {
+    kill_session(sb);
     if (sb->pidfd >= 0) {
         nsbox_pidfd_send_signal(sb->pidfd, SIGKILL);
         /* Our child: reap it.  Not ours: the pidfd turns readable on exit. */
@@ -241,6 +252,7 @@ int nsbox_sandbox_destroy(struct nsbox_sandbox *sb, struct nsbox_err *err)
 
 bool nsbox_sandbox_kill_wait(struct nsbox_sandbox *sb, int timeout_ms)
 {
+    kill_session(sb);
     if (sb->pidfd < 0) {
         if (sb->pid > 0)
             kill(sb->pid, SIGKILL);
@@ -257,6 +269,7 @@ bool nsbox_sandbox_kill_wait(struct nsbox_sandbox *sb, int timeout_ms)
 int nsbox_sandbox_destroy_detached(struct nsbox_sandbox *sb, struct nsbox_err *err)
 {
     /* Everything in the sandbox dies now, whatever happens next. */
+    kill_session(sb);
     if (sb->pidfd >= 0)
         nsbox_pidfd_send_signal(sb->pidfd, SIGKILL);
     else if (sb->pid > 0)
