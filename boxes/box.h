@@ -305,6 +305,11 @@ struct json_t *box_result_json(const struct nsbox_exec_result *r);
  * `nsbox doctor` prints too).  A new reference, or NULL without memory. */
 struct json_t *box_isolation_json(const struct nsbox_sandbox *sb);
 
+/* 0 when box has namespaces; else -1 with err saying that what (an
+ * operation: "installing packages") is not available with landlock
+ * isolation, and why. */
+int box_require_namespaces(const struct box *box, const char *what, struct nsbox_err *err);
+
 /* "quota", "measured", or NULL for BOX_WS_NONE. */
 const char *box_ws_kind_name(enum box_ws_kind kind);
 

@@ -328,7 +328,6 @@ static json_t *result_json(const struct nsbox_exec_result *r, const struct box *
     json_t *j = box_result_json(r);
     if (j != NULL) {
         json_object_set_new(j, "limits", json_string(box->sb.limits_note));
-        json_object_set_new(j, "isolation", box_isolation_json(&box->sb));
         box_usage_json(box, j);
         if (network != NULL)
             json_object_set(j, "network", network);
