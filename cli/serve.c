@@ -177,7 +177,9 @@ static bool start_early_import(struct mcp_server *s, struct early_import *e, pth
     const struct mcp_language *l = mcp_languages(&n);
 
     *e = (struct early_import){.s = s};
-    if (s->boxes.store.n_shared == 0 || own_store_serves(s, MCP_LANGUAGE_DEFAULT))
+    /* Landlock isolation uses no image (runtime/landlock.h). */
+    if (s->boxes.store.n_shared == 0 || s->boxes.isolation == NSBOX_ISOLATION_LANDLOCK ||
+        own_store_serves(s, MCP_LANGUAGE_DEFAULT))
         return false;
     for (size_t i = 0; i < s->n_langs; i++)
         add_ref(e, s->langs[i].ref);

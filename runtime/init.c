@@ -275,7 +275,10 @@ static void child_exec(const struct nsbox_init_config *cfg, const struct nsbox_m
         dprintf(2, "nsbox: %s\n", err.msg);
         _exit(126);
     }
-    if (chdir(cwd) < 0) {
+    /* Landlock mode: init sits in the sandbox's own directory already; as
+     * root (commands run as nobody) its path may not resolve for them. */
+    bool home = cfg->landlock && strcmp(cwd, cfg->home) == 0;
+    if (!home && chdir(cwd) < 0) {
         dprintf(2, "nsbox: cannot enter working directory %s: %s\n", cwd, strerror(errno));
         _exit(126);
     }

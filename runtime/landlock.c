@@ -165,15 +165,11 @@ static uint64_t file_only(uint64_t r)
 /* One path-beneath rule.  A path the host lacks (/lib32, /opt) is no
  * error: there is nothing there to grant.  Opened with O_PATH following
  * symlinks, so /bin -> usr/bin grants /usr/bin. */
-static int allow(int ruleset, const char *path, uint64_t rights, bool must_exist,
-                 struct nsbox_err *err)
+static int allow_fd(int ruleset, int fd, const char *path, uint64_t rights, struct nsbox_err *err)
 {
     struct stat st;
-    _cleanup_close_ int fd = open(path, O_PATH | O_CLOEXEC);
-    if (fd < 0 && !must_exist && (errno == ENOENT || errno == ENOTDIR || errno == EACCES))
-        return 0;
-    if (fd < 0 || fstat(fd, &st) < 0)
-        return nsbox_err_sys(err, "landlock: cannot open %s", path);
+    if (fstat(fd, &st) < 0)
+        return nsbox_err_sys(err, "landlock: cannot stat %s", path);
     struct ll_path_beneath pb = {.allowed_access = S_ISDIR(st.st_mode) ? rights : file_only(rights),
                                  .parent_fd = fd};
     if (syscall(SYS_landlock_add_rule, ruleset, LL_RULE_PATH_BENEATH, &pb, 0) < 0)
@@ -181,7 +177,17 @@ static int allow(int ruleset, const char *path, uint64_t rights, bool must_exist
     return 0;
 }
 
-static int add_rules(int ruleset, const char *own_dir, uint64_t all, struct nsbox_err *err)
+static int allow(int ruleset, const char *path, uint64_t rights, struct nsbox_err *err)
+{
+    _cleanup_close_ int fd = open(path, O_PATH | O_CLOEXEC);
+    if (fd < 0 && (errno == ENOENT || errno == ENOTDIR || errno == EACCES))
+        return 0;
+    if (fd < 0)
+        return nsbox_err_sys(err, "landlock: cannot open %s", path);
+    return allow_fd(ruleset, fd, path, rights, err);
+}
+
+static int add_rules(int ruleset, int own_fd, uint64_t all, struct nsbox_err *err)
 {
     /* The host's userland, read and execute: what a command needs to run
      * at all.  /etc holds no secret a non-root user may read (shadow is
@@ -194,20 +200,20 @@ static int add_rules(int ruleset, const char *own_dir, uint64_t all, struct nsbo
     const uint64_t rx = LL_FS_EXECUTE | LL_FS_READ_FILE | LL_FS_READ_DIR;
 
     for (size_t i = 0; i < sizeof(system) / sizeof(system[0]); i++)
-        if (allow(ruleset, system[i], rx, false, err) < 0)
+        if (allow(ruleset, system[i], rx, err) < 0)
             return -1;
     for (size_t i = 0; i < sizeof(devices) / sizeof(devices[0]); i++)
-        if (allow(ruleset, devices[i], LL_FS_READ_FILE | LL_FS_WRITE_FILE, false, err) < 0)
+        if (allow(ruleset, devices[i], LL_FS_READ_FILE | LL_FS_WRITE_FILE, err) < 0)
             return -1;
     /* /proc read-only: /proc/self is what programs use; other processes'
      * memory, environment and fds stay closed (Landlock denies ptrace
      * access to a process outside the domain). */
-    if (allow(ruleset, "/proc", LL_FS_READ_FILE | LL_FS_READ_DIR, false, err) < 0)
+    if (allow(ruleset, "/proc", LL_FS_READ_FILE | LL_FS_READ_DIR, err) < 0)
         return -1;
-    return allow(ruleset, own_dir, all, true, err);
+    return allow_fd(ruleset, own_fd, "the sandbox's own directory", all, err);
 }
 
-int nsbox_landlock_restrict(const char *own_dir, int abi, struct nsbox_err *err)
+int nsbox_landlock_restrict(int own_fd, int abi, struct nsbox_err *err)
 {
     if (abi < 1)
         return nsbox_err_set(err, ENOTSUP,
@@ -221,7 +227,7 @@ int nsbox_landlock_restrict(const char *own_dir, int abi, struct nsbox_err *err)
     _cleanup_close_ int ruleset = (int)syscall(SYS_landlock_create_ruleset, &attr, sizeof(attr), 0);
     if (ruleset < 0)
         return nsbox_err_sys(err, "landlock: cannot create a ruleset (ABI %d)", abi);
-    if (add_rules(ruleset, own_dir, attr.handled_access_fs, err) < 0)
+    if (add_rules(ruleset, own_fd, attr.handled_access_fs, err) < 0)
         return -1;
     if (syscall(SYS_landlock_restrict_self, ruleset, 0) < 0)
         return nsbox_err_sys(err, "landlock: cannot restrict the sandbox");

@@ -51,10 +51,10 @@ const char *nsbox_landlock_protections(int abi);
 /* In the sandbox's init, after no_new_privs: restricts the caller (and
  * everything it will start) to reading and executing the host's system
  * directories, reading /proc and a few /dev nodes, and full access to
- * own_dir, with every right abi knows handled (so denied elsewhere); at
+ * the directory own_fd (an O_PATH fd, borrowed), with every right abi knows handled (so denied elsewhere); at
  * abi >= 4 no TCP bind or connect, at abi >= 6 no abstract unix socket or
  * signal outside the sandbox.  Returns 0, or -1 with err (fail closed). */
-int nsbox_landlock_restrict(const char *own_dir, int abi, struct nsbox_err *err);
+int nsbox_landlock_restrict(int own_fd, int abi, struct nsbox_err *err);
 
 /* In the sandbox's init, after no_new_privs: a filter that refuses
  * socket() of every family with EACCES (socketpair stays: pipes between

@@ -112,7 +112,11 @@ static int child_setup(struct ll_spawn *s, struct nsbox_err *err)
 
     if (setsid() < 0)
         return nsbox_err_sys(err, "setsid");
-    if (chdir(s->sb->workdir) < 0)
+    /* Opened and entered with nsbox's own credentials: as root, nobody
+     * may not traverse a store that is 0700 (its HOME path then does not
+     * resolve, but its working directory and the rule hold). */
+    _cleanup_close_ int own = open(s->sb->workdir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+    if (own < 0 || fchdir(own) < 0)
         return nsbox_err_sys(err, "cannot enter %s", s->sb->workdir);
     if (s->root && (setgroups(0, NULL) < 0 || setresgid(NOBODY, NOBODY, NOBODY) < 0 ||
                     setresuid(NOBODY, NOBODY, NOBODY) < 0))
@@ -120,8 +124,7 @@ static int child_setup(struct ll_spawn *s, struct nsbox_err *err)
     limits(cfg, getuid());
     if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0)
         return nsbox_err_sys(err, "cannot make init undumpable");
-    if (nsbox_caps_clear(err) < 0 ||
-        nsbox_landlock_restrict(s->sb->workdir, s->sb->landlock_abi, err) < 0 ||
+    if (nsbox_caps_clear(err) < 0 || nsbox_landlock_restrict(own, s->sb->landlock_abi, err) < 0 ||
         nsbox_landlock_seccomp_nonet(err) < 0)
         return -1;
     return nsbox_seccomp_install(cfg->seccomp, err);
@@ -230,6 +233,11 @@ int nsbox_landlock_sandbox_create(const struct nsbox_sandbox_config *cfg, struct
     if (refuse_unsupported(cfg, err) < 0 || nsbox_sandbox_random_id(out->id, err) < 0 ||
         nsbox_mkdir_p(cfg->state_root, 0700, err) < 0)
         return -1;
+    /* As root, nobody must reach STATE/upper by its path (HOME): the
+     * sandboxes' directory lets it pass, not list (ids are 128 random
+     * bits; each state dir is 0711, each upper/ 0700). */
+    if (s.root && chmod(cfg->state_root, 0711) < 0)
+        return nsbox_err_sys(err, "cannot chmod %s", cfg->state_root);
     int r = nsbox_sandbox_make_state_dir(out, cfg->state_root, s.root, NOBODY, &s.state_lock, err);
     snprintf(out->workdir, sizeof(out->workdir), "%s/upper", out->state_dir);
     /* Its own, and no one else's: 0700 (owned by nobody as root). */
