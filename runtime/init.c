@@ -209,11 +209,18 @@ static char **landlock_env(char **env, const char *home)
  * filter so that none of its processes leaves either: the group is what
  * a kill of this exec takes, the session what a timeout or stop takes
  * (there is no pid namespace to end). */
-static void landlock_group(void)
+static void landlock_group(const struct nsbox_init_config *cfg)
 {
     struct nsbox_err err;
     if (setpgid(0, 0) < 0 || nsbox_landlock_seccomp_pin(&err) < 0) {
         dprintf(2, "nsbox: cannot make the command's process group: %s\n", strerror(errno));
+        _exit(126);
+    }
+    /* The same rules again: a Landlock domain nested in init's, so that
+     * with signal scoping (ABI 6) the command cannot signal init (or
+     * another command's processes), while init can signal it. */
+    if (nsbox_landlock_restrict(cfg->own_fd, cfg->landlock_abi, &err) < 0) {
+        dprintf(2, "nsbox: %s\n", err.msg);
         _exit(126);
     }
 }
@@ -249,7 +256,7 @@ static void child_exec(const struct nsbox_init_config *cfg, const struct nsbox_m
     /* Its own session and process group: no controlling terminal, and a
      * group the host can kill as a whole. */
     if (cfg->landlock)
-        landlock_group();
+        landlock_group(cfg);
     else
         setsid();
     for (int i = 0; i < 3; i++)

@@ -15,6 +15,8 @@ struct nsbox_init_config {
      * HOME and TMPDIR set to home (the sandbox's own directory). */
     bool landlock;
     const char *home;
+    int own_fd;       /* O_PATH fd of home: each command's nested domain */
+    int landlock_abi; /* the kernel's */
 };
 
 /* Runs the sandbox's pid 1 loop.  Never returns. */

@@ -49,6 +49,7 @@ struct ll_spawn {
     const struct nsbox_sandbox_config *cfg;
     struct nsbox_sandbox *sb;
     int err_r, err_w, ctl_child, listen_fd, state_lock;
+    int own_fd; /* the child's: STATE/upper, kept by init */
     bool root;
 };
 
@@ -115,7 +116,7 @@ static int child_setup(struct ll_spawn *s, struct nsbox_err *err)
     /* Opened and entered with nsbox's own credentials: as root, nobody
      * may not traverse a store that is 0700 (its HOME path then does not
      * resolve, but its working directory and the rule hold). */
-    _cleanup_close_ int own = open(s->sb->workdir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+    int own = s->own_fd = open(s->sb->workdir, O_PATH | O_DIRECTORY | O_CLOEXEC);
     if (own < 0 || fchdir(own) < 0)
         return nsbox_err_sys(err, "cannot enter %s", s->sb->workdir);
     if (s->root && (setgroups(0, NULL) < 0 || setresgid(NOBODY, NOBODY, NOBODY) < 0 ||
@@ -136,7 +137,7 @@ static _Noreturn void child_main(struct ll_spawn *s)
 
     close_fd(&s->err_r);
     int r = child_setup(s, &err);
-    int keep[] = {s->err_w, s->ctl_child, s->listen_fd, s->cfg->keep_fd};
+    int keep[] = {s->err_w, s->ctl_child, s->listen_fd, s->cfg->keep_fd, s->own_fd};
     nsbox_close_all_but(keep, sizeof(keep) / sizeof(keep[0]));
     if (write(s->err_w, &err, sizeof(err)) != (ssize_t)sizeof(err) || r < 0)
         _exit(1);
@@ -150,7 +151,9 @@ static _Noreturn void child_main(struct ll_spawn *s)
                                    .listen_fd = s->listen_fd,
                                    .disk_fd = -1,
                                    .landlock = true,
-                                   .home = s->sb->workdir};
+                                   .home = s->sb->workdir,
+                                   .own_fd = s->own_fd,
+                                   .landlock_abi = s->sb->landlock_abi};
     nsbox_init_main(&ic);
 }
 
@@ -220,6 +223,7 @@ int nsbox_landlock_sandbox_create(const struct nsbox_sandbox_config *cfg, struct
                          .ctl_child = -1,
                          .listen_fd = -1,
                          .state_lock = -1,
+                         .own_fd = -1,
                          .root = geteuid() == 0};
     const char *why = "";
 

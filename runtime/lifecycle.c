@@ -75,6 +75,14 @@ static int load_state(const char *state_root, const char *id, struct nsbox_sandb
         return 0; /* died during creation: only state to remove */
     }
     *alive = sb->pid > 0 && start != 0 && nsbox_proc_starttime(sb->pid) == start;
+    /* Landlock mode, init gone (killed from inside, or crashed): what it
+     * started lives on in its session, whose id is init's pid.  The kernel
+     * keeps that number while the session has members, so a process with
+     * it as sid is one of them; unless a new leader holds it (pid == sid,
+     * alive): then the old session is over and the number reused. */
+    if (!*alive && sb->isolation == NSBOX_ISOLATION_LANDLOCK && sb->pid > 0 &&
+        nsbox_proc_starttime(sb->pid) == 0)
+        nsbox_session_kill(sb->pid, 0);
     if (*alive)
         sb->pidfd = nsbox_pidfd_open(sb->pid, 0); /* -1 before Linux 5.3: pid only */
     else

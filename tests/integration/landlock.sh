@@ -115,6 +115,12 @@ expect_errno io_uring_refused EPERM "import ctypes, os; r = ctypes.CDLL(None, us
 expect_errno setsid_refused EPERM "import os; os.setsid()"
 expect_errno setpgid_refused EPERM "import os; os.setpgid(0, 0)"
 
+# Stopping or killing the sandbox's init from inside (it is no pid 1 here):
+# each command is a Landlock domain nested in init's, signals scoped (ABI 6).
+expect_errno signal_init_refused EPERM "import os; os.kill(os.getsid(0), 19)"
+# Crossing into another exec's processes: the parent's is outside too.
+expect_errno signal_parent_init_refused EPERM "import os; os.kill(os.getppid(), 9)"
+
 # A timeout takes daemons with it: setsid attempts, double forks, nohup.
 start=$(date +%s)
 ll --timeout 1 x -- sh -c '(sleep 4242 &); nohup sleep 4243 >/dev/null 2>&1 & setsid sleep 4244 & sleep 4245' >/dev/null 2>&1
@@ -131,6 +137,22 @@ sleep 0.3
 left=$(pgrep -u "$U" -f 'sleep 434[34]')
 if [ "$before" -eq 2 ] && [ -z "$left" ] && [ ! -e "$STORE/sandboxes/$id" ]; then pass stop_kills_daemons_removes_dir; else fail stop_kills_daemons_removes_dir "before=$before left=$left"; fi
 pkill -u "$U" -f 'sleep 434[34]'
+
+# init killed from outside (a crash): its orphans are found by their session
+# and killed by the next nsbox that looks (ps, rm, gc).
+id=$(as_user "$T/nsbox" create --isolation=landlock x 2>/dev/null)
+as_user "$T/nsbox" exec "$id" sh -c '(sleep 4545 &)' >/dev/null 2>&1
+sleep 0.3
+ipid=$(sed -n 's/^pid=//p' "$STORE/sandboxes/$id/state")
+kill -9 "$ipid"
+sleep 0.3
+before=$(pgrep -u "$U" -f 'sleep 4545' | wc -l)
+as_user "$T/nsbox" ps >/dev/null 2>&1
+sleep 0.3
+left=$(pgrep -u "$U" -f 'sleep 4545')
+if [ "$before" -eq 1 ] && [ -z "$left" ]; then pass orphans_of_dead_init_killed; else fail orphans_of_dead_init_killed "before=$before left=$left"; fi
+pkill -u "$U" -f 'sleep 4545'
+as_user "$T/nsbox" rm "$id" >/dev/null 2>&1
 
 # -- rlimits ------------------------------------------------------------------------
 out=$(ll --memory 64m x -- python3 -c 'b = bytearray(256 << 20); print("allocated")' 2>&1)

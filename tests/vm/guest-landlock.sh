@@ -72,6 +72,17 @@ ll --timeout 1 x -- sh -c '(sleep 777 &); nohup sleep 778 >/dev/null 2>&1 & slee
 sleep 0.5
 left=$(ps -o pid,args | grep 'sleep 77[789]' | grep -v grep)
 if [ -z "$left" ]; then pass timeout_kills_everything; else fail timeout_kills_everything "$left"; fi
+# ABI 2 has no signal scoping: a command can SIGSTOP the sandbox's init
+# (its parent).  The host kills the session itself on a timeout and wakes
+# init, so the timeout still holds and is reported.
+start=$(date +%s)
+j=$(ll --json --timeout 1 x -- sh -c 'kill -STOP $PPID; sleep 781' 2>&1)
+left=$(ps -o pid,args | grep 'sleep 781' | grep -v grep)
+if [ "$(echo "$j" | jf status)" = timeout ] && [ -z "$left" ] && [ $(($(date +%s) - start)) -lt 15 ]; then
+	pass stopped_init_timeout_still_kills
+else
+	fail stopped_init_timeout_still_kills "left=$left $(echo "$j" | cut -c1-200)"
+fi
 # A memory bound without cgroups: RLIMIT_AS.
 out=$(ll --memory 32m x -- probe mem 128 2>&1)
 if echo "$out" | grep -q 'allocation failed'; then pass memory_rlimit_holds; else fail memory_rlimit_holds "$(echo "$out" | tail -2)"; fi
