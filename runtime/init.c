@@ -273,6 +273,8 @@ static void child_exec(const struct nsbox_init_config *cfg, const struct nsbox_m
     set_limit(RLIMIT_NOFILE, m->rlimit_nofile);
     set_limit(RLIMIT_FSIZE, m->rlimit_fsize);
     set_limit(RLIMIT_NPROC, m->rlimit_nproc);
+    if (cfg->landlock)
+        set_limit(RLIMIT_AS, cfg->rlimit_as);
     /* The bounding set is already empty (init's, inherited); init's
      * four capabilities go after the uid switch that needs them. */
     struct nsbox_err err;

@@ -2,6 +2,7 @@
 #define NSBOX_RUNTIME_INIT_H
 
 #include <stdbool.h>
+#include <stdint.h>
 
 #include "../common/err.h"
 
@@ -15,8 +16,9 @@ struct nsbox_init_config {
      * HOME and TMPDIR set to home (the sandbox's own directory). */
     bool landlock;
     const char *home;
-    int own_fd;       /* O_PATH fd of home: each command's nested domain */
-    int landlock_abi; /* the kernel's */
+    int own_fd;         /* O_PATH fd of home: each command's nested domain */
+    int landlock_abi;   /* the kernel's */
+    uint64_t rlimit_as; /* each command's RLIMIT_AS (--memory), or 0 */
 };
 
 /* Runs the sandbox's pid 1 loop.  Never returns. */

@@ -101,8 +101,8 @@ static void limits(const struct nsbox_sandbox_config *cfg, uid_t uid)
         fsize = cfg->disk_bytes;
     if (fsize)
         set_rlimit(RLIMIT_FSIZE, fsize);
-    if (cfg->limits.memory_bytes)
-        set_rlimit(RLIMIT_AS, cfg->limits.memory_bytes);
+    /* RLIMIT_AS is the commands' (init.c sets it after the fork): init's
+     * own allocations are not the sandbox's payload. */
     if (cfg->limits.pids)
         set_rlimit(RLIMIT_NPROC, user_tasks(uid) + cfg->limits.pids);
 }
@@ -153,7 +153,8 @@ static _Noreturn void child_main(struct ll_spawn *s)
                                    .landlock = true,
                                    .home = s->sb->workdir,
                                    .own_fd = s->own_fd,
-                                   .landlock_abi = s->sb->landlock_abi};
+                                   .landlock_abi = s->sb->landlock_abi,
+                                   .rlimit_as = s->cfg->limits.memory_bytes};
     nsbox_init_main(&ic);
 }
 

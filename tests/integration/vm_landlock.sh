@@ -19,7 +19,7 @@ mkdir -p "$T/disk"
 img=$("$NSBOX" --store "$T/disk/tester" images --json | python3 -c 'import json,sys; print(json.load(sys.stdin)[0]["digest"][7:19])')
 rm -rf "$T/disk/tester/sandboxes" "$T/disk/tester/cache"
 chown -R 1000:1000 "$T/disk/tester"
-mke2fs -q -t ext4 -d "$T/disk" "$T/store.img" 64M || { fail setup "mke2fs"; finish; }
+mke2fs -q -t ext4 -d "$T/disk" "$T/store.img" 64M >/dev/null 2>&1 || { fail setup "mke2fs"; finish; }
 
 "$ROOT/tests/vm/run.sh" --mem 768 --timeout 240 --module loop \
 	--add "$NSBOX:/usr/local/bin/nsbox" --add "$PROBE:/usr/local/bin/probe" \
