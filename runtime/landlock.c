@@ -106,8 +106,7 @@ size_t nsbox_isolation_missing(enum nsbox_isolation mode, int abi, const char **
         "mount namespace (no image: the host's /usr, /etc ... read-only)",
         "network namespace (socket() is refused instead: no network at all)",
         "ipc and uts namespaces",
-        "cgroup limits (rlimits only: memory as RLIMIT_AS, processes as RLIMIT_NPROC, no cpu "
-        "limit)",
+        "cgroup limits (rlimits only: memory, processes; no cpu limit)",
         "overlay (writes go to the sandbox's own directory)",
         "disk quota (RLIMIT_FSIZE per file only)",
     };

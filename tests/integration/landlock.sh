@@ -154,6 +154,13 @@ if [ "$before" -eq 1 ] && [ -z "$left" ]; then pass orphans_of_dead_init_killed;
 pkill -u "$U" -f 'sleep 4545'
 as_user "$T/nsbox" rm "$id" >/dev/null 2>&1
 
+# Files it made unremovable for their owner (mode 0, no namespace root to
+# override it) still go with the sandbox: nothing is left in the store.
+n0=$(ls "$STORE/sandboxes" | wc -l)
+ll x -- sh -c 'mkdir -p d/e && touch d/e/f && chmod 0 d/e d . && mkfifo /dev/null/x; ln -s / s' >/dev/null 2>&1
+sleep 0.5
+if [ "$(ls "$STORE/sandboxes" | wc -l)" -eq "$n0" ]; then pass unreadable_tree_removed; else fail unreadable_tree_removed "$(ls -R "$STORE/sandboxes" 2>&1 | head -5)"; fi
+
 # -- rlimits ------------------------------------------------------------------------
 out=$(ll --memory 64m x -- python3 -c 'b = bytearray(256 << 20); print("allocated")' 2>&1)
 if printf '%s' "$out" | grep -q MemoryError && ! printf '%s' "$out" | grep -q allocated; then pass memory_rlimit_holds; else fail memory_rlimit_holds "$out"; fi
