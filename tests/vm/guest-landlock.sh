@@ -69,20 +69,21 @@ if [ "$(echo "$out" | grep -c '"errname":"EACCES"')" = 2 ]; then pass sockets_re
 # process it starts stays in the session and dies with a timeout.
 ll --timeout 1 x -- sh -c 'setsid sleep 782 & sleep 783' >/dev/null 2>&1
 sleep 0.5
-left=$(ps -o pid,args | grep 'sleep 78[23]' | grep -v grep)
+left=$(ps -o pid,args | grep 'sleep 78[23]' | grep -v 'grep\|nsbox')
 if [ -z "$left" ]; then pass setsid_child_killed_by_timeout; else fail setsid_child_killed_by_timeout "$left"; fi
 
 # A timeout kills what tried to leave: double forks, nohup.
 ll --timeout 1 x -- sh -c '(sleep 777 &); nohup sleep 778 >/dev/null 2>&1 & sleep 779' >/dev/null 2>&1
 sleep 0.5
-left=$(ps -o pid,args | grep 'sleep 77[789]' | grep -v grep)
+left=$(ps -o pid,args | grep 'sleep 77[789]' | grep -v 'grep\|nsbox')
 if [ -z "$left" ]; then pass timeout_kills_everything; else fail timeout_kills_everything "$left"; fi
 # ABI 2 has no signal scoping: a command can SIGSTOP the sandbox's init
 # (its parent).  The host kills the session itself on a timeout and wakes
 # init, so the timeout still holds and is reported.
 start=$(date +%s)
 j=$(ll --json --timeout 1 x -- sh -c 'kill -STOP $PPID; sleep 781' 2>&1)
-left=$(ps -o pid,args | grep 'sleep 781' | grep -v grep)
+sleep 0.5
+left=$(ps -o pid,args | grep 'sleep 781' | grep -v 'grep\|nsbox')
 if [ "$(echo "$j" | jf status)" = timeout ] && [ -z "$left" ] && [ $(($(date +%s) - start)) -lt 15 ]; then
 	pass stopped_init_timeout_still_kills
 else
