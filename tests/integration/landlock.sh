@@ -245,7 +245,9 @@ out=$(NSBOX_STORE="$T/store-root" "$T/nsbox" run --json "oci:$F/oci/busybox:late
 if printf '%s' "$out" | python3 -c 'import json,sys; i = json.load(sys.stdin)["isolation"]; assert i == {"mode": "namespaces", "missing": []}, i'; then pass namespaces_result_nothing_missing; else fail namespaces_result_nothing_missing "$out"; fi
 
 # -- the MCP server in landlock mode -------------------------------------------------
-if as_user python3 "$ROOT/tests/integration/landlock_mcp.py" "$T/nsbox" >"$T/mcp.out" 2>&1; then
+# With no image anywhere (no shared store either): this mode needs none.
+mkdir -p "$T/xdg/nsbox" && echo 'image-store =' >"$T/xdg/nsbox/nsbox.conf" && chmod -R a+rX "$T/xdg"
+if as_user env XDG_CONFIG_HOME="$T/xdg" python3 "$ROOT/tests/integration/landlock_mcp.py" "$T/nsbox" >"$T/mcp.out" 2>&1; then
 	grep '^PASS\|^FAIL' "$T/mcp.out" | sed "s|^PASS: |PASS: $SUITE/mcp_|; s|^FAIL: |FAIL: $SUITE/mcp_|"
 else
 	grep '^PASS\|^FAIL' "$T/mcp.out" | sed "s|^PASS: |PASS: $SUITE/mcp_|; s|^FAIL: |FAIL: $SUITE/mcp_|"
