@@ -91,14 +91,14 @@ static int fill(struct box *box, const struct box_spec *spec, const struct image
 }
 
 /* binds: the spec's, then its volumes opened (box_volumes_open). */
-static int start(struct box *box, const struct box_spec *spec, const struct images_image *im,
+static int start(struct box *box, const struct box_spec *spec, const char *rootfs,
                  const struct nsbox_seccomp *seccomp, const char *workspace_dir,
                  const struct nsbox_bind *binds, size_t n_binds, struct nsbox_err *err)
 {
     struct box_ctx *ctx = box->ctx;
     const struct box_limits *l = &box->limits;
     struct nsbox_sandbox_config cfg = {
-        .rootfs = im->rootfs,
+        .rootfs = rootfs,
         .state_root = ctx->state_root,
         .env = box->env,
         .workdir = box->workdir,
@@ -122,6 +122,7 @@ static int start(struct box *box, const struct box_spec *spec, const struct imag
         .rootless_map = ctx->store.rootless ? &ctx->store.idmap : NULL,
         .detach = spec->detach,
         .keep_fd = box->lease,
+        .isolation = ctx->isolation,
     };
     return nsbox_sandbox_create(&cfg, &box->sb, err);
 }
@@ -168,17 +169,81 @@ static int create(struct box_ctx *ctx, const struct box_spec *spec, struct box *
     int r = -1;
     if ((box->lease = images_lease(&ctx->store, im.digest, err)) >= 0 &&
         fill(box, spec, &im, err) == 0 && (seccomp = seccomp_for(ctx, spec, &owned, err)))
-        r = start(box, spec, &im, seccomp, spec->workspace ? ws_dir : NULL, binds, n_binds, err);
+        r = start(box, spec, im.rootfs, seccomp, spec->workspace ? ws_dir : NULL, binds, n_binds,
+                  err);
     box_volumes_close(binds, n_binds);
     images_image_free(&im);
     return r;
+}
+
+int box_require_namespaces(const struct box *box, const char *what, struct nsbox_err *err)
+{
+    if (box->sb.isolation != NSBOX_ISOLATION_LANDLOCK)
+        return 0;
+    return nsbox_err_set(err, ENOTSUP,
+                         "%s is not available in a sandbox with landlock isolation: it has no "
+                         "image, overlay or network namespace (use --isolation=namespaces)",
+                         what);
+}
+
+/* Landlock mode: what it cannot give is refused by name, before anything
+ * starts (runtime/landlock.h). */
+static int landlock_refusals(const struct box_spec *spec, struct nsbox_err *err)
+{
+    const char *what = spec->workspace != NULL                 ? "a persistent workspace"
+                       : spec->n_volumes > 0                   ? "volumes (-v)"
+                       : spec->net != NULL && spec->net->n > 0 ? "network rules (--net)"
+                       : spec->user != NULL                    ? "another user (--user)"
+                                                               : NULL;
+    if (what == NULL)
+        return 0;
+    return nsbox_err_set(err, ENOTSUP,
+                         "landlock isolation cannot give %s: it has no user, mount or network "
+                         "namespace (use --isolation=namespaces)",
+                         what);
+}
+
+/* Landlock mode: no image.  The host's userland runs, as the caller's own
+ * uid (nobody as root: landlock_spawn.c), in the sandbox's own directory,
+ * which becomes the working directory once the sandbox exists. */
+static int create_landlock(struct box_ctx *ctx, const struct box_spec *spec, struct box *box,
+                           struct nsbox_err *err)
+{
+    static char *host_env[] = {"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
+                               "LANG=C.UTF-8", NULL};
+    _cleanup_seccomp_ struct nsbox_seccomp *owned = NULL;
+    const struct nsbox_seccomp *seccomp;
+
+    if (landlock_refusals(spec, err) < 0)
+        return -1;
+    box->image = strdup("host");
+    box->env = box_merge_env_copy(host_env, spec->env);
+    box->workdir = strdup("/");
+    box->limits = spec->limits;
+    box->disk_bytes = spec->disk_bytes;
+    box->created = time(NULL);
+    box->uid = geteuid() == 0 ? 65534 : getuid();
+    box->gid = geteuid() == 0 ? 65534 : getgid();
+    if (box->image == NULL || box->env == NULL || box->workdir == NULL)
+        return nsbox_err_set(err, ENOMEM, "out of memory");
+    if ((seccomp = seccomp_for(ctx, spec, &owned, err)) == NULL ||
+        start(box, spec, "/", seccomp, NULL, spec->binds, spec->n_binds, err) < 0)
+        return -1;
+    free(box->workdir);
+    if ((box->workdir = strdup(box->sb.workdir)) == NULL) {
+        struct nsbox_err ignored;
+        nsbox_sandbox_destroy(&box->sb, &ignored);
+        return nsbox_err_set(err, ENOMEM, "out of memory");
+    }
+    return 0;
 }
 
 int box_create(struct box_ctx *ctx, const struct box_spec *spec, struct box *box,
                struct nsbox_err *err)
 {
     box_init(ctx, box);
-    if (create(ctx, spec, box, err) < 0) {
+    if ((ctx->isolation == NSBOX_ISOLATION_LANDLOCK ? create_landlock(ctx, spec, box, err)
+                                                    : create(ctx, spec, box, err)) < 0) {
         box_free(box);
         return -1;
     }

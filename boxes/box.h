@@ -63,6 +63,10 @@ struct box_ctx_opts {
     /* Part of the seccomp cache key, with the binary's build id.  Both
      * strings are borrowed for the ctx's life. */
     const char *version;
+    /* Of every box made through the ctx (runtime/landlock.h): landlock
+     * boxes use no image (the host's userland runs) and refuse a
+     * workspace, volumes, --net rules and --user. */
+    enum nsbox_isolation isolation;
 };
 
 /* The mode NSBOX_LIMITS asks for: "best-effort", else strict. */
@@ -83,6 +87,7 @@ struct box_ctx {
     pthread_mutex_t lock;                 /* guards seccomp */
     struct nsbox_seccomp *seccomp;        /* the default profile, compiled once */
     enum nsbox_disk_backend disk_backend; /* NSBOX_DISK_BACKEND (box_ctx_open) */
+    enum nsbox_isolation isolation;       /* box_ctx_opts' */
 };
 
 /* NSBOX_DISK_BACKEND: unset, "" or "auto" (quota where the store's
@@ -294,6 +299,16 @@ uint64_t box_result_memory_peak(const struct nsbox_exec_result *r);
  * files the run changed. */
 struct json_t;
 struct json_t *box_result_json(const struct nsbox_exec_result *r);
+
+/* {"mode": "namespaces"|"landlock", "missing": [...]}: the sandbox's
+ * isolation and every layer it lacks (nsbox_isolation_missing, the list
+ * `nsbox doctor` prints too).  A new reference, or NULL without memory. */
+struct json_t *box_isolation_json(const struct nsbox_sandbox *sb);
+
+/* 0 when box has namespaces; else -1 with err saying that what (an
+ * operation: "installing packages") is not available with landlock
+ * isolation, and why. */
+int box_require_namespaces(const struct box *box, const char *what, struct nsbox_err *err);
 
 /* "quota", "measured", or NULL for BOX_WS_NONE. */
 const char *box_ws_kind_name(enum box_ws_kind kind);

@@ -35,6 +35,9 @@ int box_commit(struct box *box, const char *name, const char *message, char dige
     struct nsbox_idmap map;
     struct freeze f = {.sb = &box->sb};
 
+    if (box_require_namespaces(box, "committing a sandbox to an image", err) < 0)
+        return -1;
+
     _cleanup_close_ int upper = nsbox_sandbox_upper_open(&box->sb, &map, err);
     if (upper < 0)
         return -1;

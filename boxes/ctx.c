@@ -69,6 +69,7 @@ int box_ctx_open(struct box_ctx *ctx, const struct box_ctx_opts *opts, struct ns
     ctx->default_profile = opts->default_profile;
     ctx->default_profile_len = opts->default_profile_len;
     ctx->version = opts->version;
+    ctx->isolation = opts->isolation;
     pthread_mutex_init(&ctx->lock, NULL);
     if (box_disk_backend_from_env(&ctx->disk_backend, err) < 0)
         return -1;

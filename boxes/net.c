@@ -160,6 +160,8 @@ int box_net_set(struct box *box, const struct egress_policy *p, struct nsbox_err
     /* Never opened: sealed already, and no broker to start for it. */
     if (!has_rules(p) && box->net == NULL && !box->net_ever)
         return 0;
+    if (has_rules(p) && box_require_namespaces(box, "opening the network", err) < 0)
+        return -1;
     /* Failing, the runtime leaves the sandbox sealed: so says the record. */
     int r = nsbox_sandbox_net_set(&box->sb, has_rules(p) ? p : NULL, err);
     struct nsbox_err kerr;

@@ -633,6 +633,8 @@ int box_install(struct box *box, const struct box_pkg_registries *reg,
 {
     struct cmd c = {0};
     *out = (struct box_pkg_result){0};
+    if (box_require_namespaces(box, "installing packages", err) < 0)
+        return -1;
     if (req->n_packages == 0 && req->requirements_file == NULL)
         return nsbox_err_set(err, EINVAL, "nothing to install: give packages or requirements_file");
     int r = install(box, reg, req, lock_fd, cancel, out, &c, err);

@@ -47,3 +47,14 @@ json_t *box_result_json(const struct nsbox_exec_result *r)
                      (json_int_t)(r->wall_us / 1000), "cpu_ms", (json_int_t)(r->cpu_us / 1000),
                      "memory_peak_bytes", (json_int_t)box_result_memory_peak(r));
 }
+
+json_t *box_isolation_json(const struct nsbox_sandbox *sb)
+{
+    const char *missing[NSBOX_ISOLATION_MAX_MISSING];
+    size_t n = nsbox_isolation_missing(sb->isolation, sb->landlock_abi, missing,
+                                       NSBOX_ISOLATION_MAX_MISSING);
+    json_t *list = json_array();
+    for (size_t i = 0; list != NULL && i < n; i++)
+        json_array_append_new(list, json_string(missing[i]));
+    return json_pack("{s:s,s:o*}", "mode", nsbox_isolation_name(sb->isolation), "missing", list);
+}

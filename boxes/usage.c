@@ -159,6 +159,9 @@ void box_usage_json(const struct box *box, json_t *j)
     json_object_set_new(j, "disk", json_string(nsbox_disk_kind_name(box->sb.disk.kind)));
     json_object_set_new(j, "disk_used_bytes", json_integer((json_int_t)LOAD(box->disk.used_bytes)));
     json_object_set_new(j, "disk_limit_bytes", bytes_or_null(box->sb.disk.limit_bytes));
+    /* Every record of a sandbox or of a run in it says how it is isolated
+     * (runtime/landlock.h): the one list `nsbox doctor` prints too. */
+    json_object_set_new(j, "isolation", box_isolation_json(&box->sb));
     const struct box_workspace_budget *ws = &box->ws;
     if (ws->kind == BOX_WS_NONE)
         return;

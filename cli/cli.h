@@ -113,6 +113,10 @@ int cmd_rm(struct cli_globals *g, int argc, char **argv);
 /* nsbox cp SRC ID:DST | ID:SRC DST (cli/cp_cmd.c).  Returns the exit status. */
 int cmd_cp(struct cli_globals *g, int argc, char **argv);
 int cmd_doctor(struct cli_globals *g, int argc, char **argv);
+
+/* doctor's section on --isolation=landlock: availability, the Landlock
+ * ABI, the layers that mode lacks (cli/doctor_isolation.c). */
+void cli_doctor_isolation(void);
 int cmd_serve(struct cli_globals *g, int argc, char **argv);
 /* `nsbox commit [-m MSG] ID NAME` (cli/commit_cmd.c). */
 int cmd_commit(struct cli_globals *g, int argc, char **argv);

@@ -97,6 +97,14 @@ static const struct cli_option prune_options[] = {
          "comma-separated)",                                                                       \
          0,                                                                                        \
          flags},                                                                                   \
+        {"isolation",                                                                              \
+         0,                                                                                        \
+         "MODE",                                                                                   \
+         "namespaces (default) or landlock: for hosts without user namespaces, weaker and never "  \
+         "chosen for you (no image: the host's userland, confined by Landlock, seccomp and "       \
+         "rlimits; docs/isolation.md)",                                                            \
+         0,                                                                                        \
+         flags},                                                                                   \
     {                                                                                              \
         "limits", 0, "MODE", "strict (default: refuse without a usable cgroup) or best-effort", 0, \
             flags                                                                                  \

@@ -281,6 +281,7 @@ int cmd_doctor(struct cli_globals *g, int argc, char **argv)
     check_overlay(&v);
     check_cgroups(&v);
     check_seccomp(&v);
+    cli_doctor_isolation();
     check_disk(&v, g->store_dir);
     check_skopeo(&v);
     check_images(&v, g);

@@ -41,6 +41,7 @@ struct run_opts {
     bool sandbox_only;   /* an option of the sandbox (limits, layout, profile): not for exec */
     const char *profile; /* --seccomp-profile FILE */
     enum nsbox_limits_mode mode;
+    enum nsbox_isolation isolation; /* --isolation (runtime/landlock.h) */
     /* -v HOST:SANDBOX[:OPTS]: parsed in copies of the arguments (specs) */
     struct nsbox_bind volumes[NSBOX_MAX_BINDS];
     char *volume_specs[NSBOX_MAX_BINDS];
@@ -143,6 +144,7 @@ enum {
     OPT_WORKSPACE,
     OPT_WORKSPACE_SIZE,
     OPT_NET,
+    OPT_ISOLATION,
     OPT_HELP
 };
 
@@ -163,6 +165,7 @@ static const struct option run_options[] = {
     {"workspace", required_argument, NULL, OPT_WORKSPACE},
     {"workspace-size", required_argument, NULL, OPT_WORKSPACE_SIZE},
     {"net", required_argument, NULL, OPT_NET},
+    {"isolation", required_argument, NULL, OPT_ISOLATION},
     {"help", no_argument, NULL, OPT_HELP},
     {"interactive", no_argument, NULL, 'i'},
     {"tty", no_argument, NULL, 't'},
@@ -254,6 +257,13 @@ static const char *parse_run_option(struct run_opts *o, int c, const char *arg)
     case OPT_USER:
         o->spec.user = arg;
         return arg[0] == '\0' ? "--user takes UID[:GID] or a name" : NULL;
+    case OPT_ISOLATION: {
+        struct nsbox_err e;
+        o->sandbox_only = true;
+        return nsbox_isolation_parse(arg, &o->isolation, &e) < 0
+                   ? "--isolation takes namespaces or landlock"
+                   : NULL;
+    }
     case OPT_LIMITS:
         return box_parse_limits_mode(arg, &o->mode) < 0 ? "--limits takes strict or best-effort"
                                                         : NULL;
@@ -263,10 +273,11 @@ static const char *parse_run_option(struct run_opts *o, int c, const char *arg)
 
 /* The context of one command: the store, the mode, the default profile
  * linked into this binary. */
-static int open_ctx(struct cli_globals *g, enum nsbox_limits_mode mode, struct box_ctx *ctx,
-                    struct nsbox_err *err)
+static int open_ctx(struct cli_globals *g, enum nsbox_limits_mode mode,
+                    enum nsbox_isolation isolation, struct box_ctx *ctx, struct nsbox_err *err)
 {
     struct box_ctx_opts opts = {
+        .isolation = isolation,
         .store_dir = g->store_dir,
         .store_cfg = &g->store_cfg,
         .mode = mode,
@@ -284,7 +295,8 @@ static int create_box(struct box_ctx *ctx, const char *ref, struct run_opts *o, 
     _cleanup_free_ char *profile = NULL;
     struct nsbox_err gerr;
 
-    if (nsbox_host_refuse(err, false) < 0) /* doctor's words (common/hostcheck.c) */
+    /* doctor's words (common/hostcheck.c); landlock mode needs no namespace */
+    if (ctx->isolation != NSBOX_ISOLATION_LANDLOCK && nsbox_host_refuse(err, false) < 0)
         return -1;
     if (o->profile != NULL) {
         profile = nsbox_read_file_at(AT_FDCWD, o->profile, NSBOX_SECCOMP_MAX_PROFILE_BYTES,
@@ -299,11 +311,16 @@ static int create_box(struct box_ctx *ctx, const char *ref, struct run_opts *o, 
     o->spec.pull = true;
     o->spec.pull_progress_fd = isatty(2) ? 2 : -1; /* a terminal sees the pull */
     o->spec.detach = detach;
+    /* Said once, on stderr: the results say it too (isolation.missing). */
+    if (ctx->isolation == NSBOX_ISOLATION_LANDLOCK)
+        nsbox_warn("--isolation=landlock: the image %s is not used; the host's own userland runs, "
+                   "confined by Landlock, seccomp and rlimits (weaker: see `nsbox doctor`)",
+                   ref);
     /* Whatever a crashed nsbox left behind goes first. */
     if (box_ctx_gc(ctx, &gerr) < 0)
         nsbox_warn("cleaning stale sandboxes: %s", gerr.msg);
     int r = box_create(ctx, &o->spec, box, err);
-    if (r < 0)
+    if (r < 0 && ctx->isolation != NSBOX_ISOLATION_LANDLOCK)
         nsbox_host_explain(err); /* a gap only the probe sees: its words */
     o->spec.seccomp_profile = NULL;
     if (r == 0 && ctx->mode == NSBOX_LIMITS_BEST_EFFORT && box->sb.cgroup.kind == NSBOX_CGROUP_NONE)
@@ -468,7 +485,8 @@ int cmd_run(struct cli_globals *g, int argc, char **argv)
     const char *ref = argv[optind++];
     if (optind < argc && strcmp(argv[optind], "--") == 0)
         optind++;
-    if (open_ctx(g, o.mode, &ctx, &err) < 0 || create_box(&ctx, ref, &o, false, &box, &err) < 0) {
+    if (open_ctx(g, o.mode, o.isolation, &ctx, &err) < 0 ||
+        create_box(&ctx, ref, &o, false, &box, &err) < 0) {
         cli_fail(&err);
         box_ctx_close(&ctx);
         return BOX_EXIT_NSBOX;
@@ -507,7 +525,7 @@ int cmd_create(struct cli_globals *g, int argc, char **argv)
         return r < 0 ? 0 : r;
     if (optind != argc - 1)
         return cli_usage_error("create", "usage: nsbox create [OPTIONS] IMAGE");
-    r = open_ctx(g, o.mode, &ctx, &err);
+    r = open_ctx(g, o.mode, o.isolation, &ctx, &err);
     if (r == 0)
         r = create_box(&ctx, argv[optind], &o, true, &box, &err);
     if (r == 0) {
@@ -551,7 +569,7 @@ int cmd_exec(struct cli_globals *g, int argc, char **argv)
         optind++;
     if (optind >= argc)
         return cli_usage_error("exec", "usage: nsbox exec [OPTIONS] ID -- CMD...");
-    if (open_ctx(g, o.mode, &ctx, &err) < 0 || box_open(&ctx, id, &box, &err) < 0) {
+    if (open_ctx(g, o.mode, o.isolation, &ctx, &err) < 0 || box_open(&ctx, id, &box, &err) < 0) {
         box_ctx_close(&ctx);
         cli_fail(&err);
         return BOX_EXIT_NSBOX;
@@ -564,6 +582,9 @@ int cmd_exec(struct cli_globals *g, int argc, char **argv)
     eo.cwd = o.spec.workdir ? o.spec.workdir : box.workdir;
     int status = exec_user(o.spec.user, &eo.uid, &eo.gid) < 0
                      ? cli_usage_error("exec", "--user takes UID[:GID] in exec")
+                 : o.spec.user != NULL && box.sb.isolation == NSBOX_ISOLATION_LANDLOCK
+                     ? cli_usage_error("exec", "--user: a landlock-isolated sandbox runs every "
+                                               "command as its own uid")
                      : run_command(&box, &eo, &o);
     box_close(&box);
     box_ctx_close(&ctx);
@@ -584,7 +605,8 @@ int cmd_ps(struct cli_globals *g, int argc, char **argv)
         quiet = true; /* -q, the only option */
     if (r != 0 || optind != argc)
         return r < 0 ? CLI_EXIT_USAGE : cli_usage_error("ps", "usage: nsbox ps [-q]");
-    if (open_ctx(g, NSBOX_LIMITS_STRICT, &ctx, &err) < 0 || box_list(&ctx, &v, &n, &err) < 0) {
+    if (open_ctx(g, NSBOX_LIMITS_STRICT, NSBOX_ISOLATION_NAMESPACES, &ctx, &err) < 0 ||
+        box_list(&ctx, &v, &n, &err) < 0) {
         box_ctx_close(&ctx);
         return cli_fail(&err);
     }
@@ -611,7 +633,7 @@ int cmd_rm(struct cli_globals *g, int argc, char **argv)
         ; /* -f, the only option: rm stops a running sandbox anyway */
     if (r != 0 || optind >= argc)
         return r < 0 ? CLI_EXIT_USAGE : cli_usage_error("rm", "usage: nsbox rm [-f] ID...");
-    if (open_ctx(g, NSBOX_LIMITS_STRICT, &ctx, &err) < 0) {
+    if (open_ctx(g, NSBOX_LIMITS_STRICT, NSBOX_ISOLATION_NAMESPACES, &ctx, &err) < 0) {
         box_ctx_close(&ctx);
         return cli_fail(&err);
     }

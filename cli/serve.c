@@ -178,7 +178,9 @@ static bool start_early_import(struct mcp_server *s, struct early_import *e, pth
     const struct mcp_language *l = mcp_languages(&n);
 
     *e = (struct early_import){.s = s};
-    if (s->boxes.store.n_shared == 0 || own_store_serves(s, MCP_LANGUAGE_DEFAULT))
+    /* Landlock isolation uses no image (runtime/landlock.h). */
+    if (s->boxes.store.n_shared == 0 || s->boxes.isolation == NSBOX_ISOLATION_LANDLOCK ||
+        own_store_serves(s, MCP_LANGUAGE_DEFAULT))
         return false;
     for (size_t i = 0; i < s->n_langs; i++)
         add_ref(e, s->langs[i].ref);
@@ -227,7 +229,7 @@ int cmd_serve(struct cli_globals *g, int argc, char **argv)
         return 0;
     }
     /* A host where no sandbox can start refuses now, not at the first call. */
-    if (nsbox_host_refuse(&err, true) < 0) {
+    if (c.isolation != NSBOX_ISOLATION_LANDLOCK && nsbox_host_refuse(&err, true) < 0) {
         mcp_config_free(&c);
         return cli_fail(&err);
     }

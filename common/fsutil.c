@@ -15,6 +15,22 @@
 
 static int rm_tree_contents(int dfd, struct nsbox_err *err);
 
+/* A directory its owner made unreadable (chmod 0: a landlock-mode
+ * sandbox's files are the user's own, with no namespace root to override
+ * the mode): made 0700 through an O_PATH fd of that very directory, never
+ * a path a symlink could redirect, then opened.  Returns the fd or -1. */
+static int open_unreadable_dir(int dirfd, const char *name)
+{
+    char path[64];
+    _cleanup_close_ int p = openat(dirfd, name, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (p < 0)
+        return -1;
+    snprintf(path, sizeof(path), "/proc/self/fd/%d", p);
+    if (chmod(path, 0700) < 0)
+        return -1;
+    return open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+}
+
 static int rm_entry(int dirfd, const char *name, struct nsbox_err *err)
 {
     if (unlinkat(dirfd, name, 0) == 0 || errno == ENOENT)
@@ -25,6 +41,8 @@ static int rm_entry(int dirfd, const char *name, struct nsbox_err *err)
     /* A directory: O_NOFOLLOW|O_DIRECTORY guarantees we descend into the
      * directory itself, never through a symlink swapped in its place. */
     _cleanup_close_ int fd = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0 && errno == EACCES)
+        fd = open_unreadable_dir(dirfd, name);
     if (fd < 0 && errno == ENOTDIR) /* not a directory: unlink's EPERM was real */
         return nsbox_err_set(err, unlink_errno, "cannot remove %s: %s", name,
                              strerror(unlink_errno));

@@ -95,6 +95,12 @@ static int set_limits(struct mcp_config *c, const struct opt *o, const char *arg
     return 0;
 }
 
+static int set_isolation(struct mcp_config *c, const struct opt *o, const char *arg,
+                         struct nsbox_err *err)
+{
+    return nsbox_isolation_parse(arg, &c->isolation, err);
+}
+
 static int set_image(struct mcp_config *c, const struct opt *o, const char *arg,
                      struct nsbox_err *err)
 {
@@ -236,6 +242,11 @@ static const struct opt opts[] = {
      set_image, 0, false, NUM_NONE},
     {"limits", "MODE", "strict (default: refuse without a usable cgroup) or best-effort",
      set_limits, 0, false, NUM_NONE},
+    {"isolation", "MODE",
+     "namespaces (default) or landlock: for hosts without user namespaces, weaker, never chosen "
+     "for you (the host's userland confined by Landlock, seccomp and rlimits; no image, no "
+     "network, no workspaces; docs/isolation.md)",
+     set_isolation, 0, false, NUM_NONE},
     {"memory", "MB", "default memory limit per sandbox (512)", set_number,
      FIELD(defaults.memory_mb), false, NUM_MB},
     {"cpus", "N", "default CPU limit (1)", set_number, FIELD(defaults.cpus), false, NUM_DOUBLE},
@@ -449,6 +460,8 @@ static void print_opt(FILE *f, const struct mcp_config *c, const struct opt *o)
             fprintf(f, "%s = %s\n", o->name, *AT(c, o, const char *));
     } else if (o->set == set_limits) {
         fprintf(f, "limits = %s\n", c->mode == NSBOX_LIMITS_BEST_EFFORT ? "best-effort" : "strict");
+    } else if (o->set == set_isolation) {
+        fprintf(f, "isolation = %s\n", nsbox_isolation_name(c->isolation));
     } else if (o->set == set_image) {
         for (size_t i = 0; i < c->n_langs; i++)
             fprintf(f, "image = %s=%s\n", c->langs[i].language, c->langs[i].ref);
@@ -589,6 +602,7 @@ int mcp_server_open(struct mcp_server *s, const struct mcp_config *c, const stru
 {
     struct box_ctx_opts o = *bo;
     o.mode = c->mode;
+    o.isolation = c->isolation;
     *s = (struct mcp_server){
         .defaults = c->defaults,
         .ceilings = c->ceilings,

@@ -20,6 +20,7 @@
  * mcp_config_free). */
 struct mcp_config {
     enum nsbox_limits_mode mode;
+    enum nsbox_isolation isolation; /* --isolation (runtime/landlock.h) */
     struct mcp_limits defaults, ceilings;
     size_t max_sandboxes, max_total, max_commits;
     size_t max_inline_kb;                 /* the most max_inline_kb a call may ask for */

@@ -40,7 +40,9 @@ static struct mcp_sandbox *build_counted(struct mcp_server *cfg, const char *ima
     /* A kept sandbox may host persistent interpreters: nsbox's drivers,
      * read-only (docs/interpreters.md). */
     struct nsbox_bind drivers = {.source = cfg->drivers_dir, .target = MCP_DRIVERS_DIR};
-    if (!one_shot && cfg->drivers_dir[0] != '\0') {
+    /* Not in landlock mode: no mount namespace to show them in. */
+    if (!one_shot && cfg->drivers_dir[0] != '\0' &&
+        cfg->boxes.isolation != NSBOX_ISOLATION_LANDLOCK) {
         spec.binds = &drivers;
         spec.n_binds = 1;
     }

@@ -223,10 +223,24 @@ static void relay_stdin(struct run *r, short from_events, short pipe_events)
     }
 }
 
+/* Landlock mode (landlock.h): the host kills the session itself too.
+ * init there is no pid 1 immune to the sandbox's signals: before Landlock
+ * ABI 6 a command can SIGSTOP it, and a kill left to it would never come.
+ * Then init is woken to reap and report. */
+static void landlock_kill_all(const struct nsbox_sandbox *sb)
+{
+    if (sb->isolation != NSBOX_ISOLATION_LANDLOCK || sb->pid <= 0)
+        return;
+    nsbox_session_kill(sb->pid, sb->pid);
+    kill(sb->pid, SIGCONT);
+}
+
 static void send_kill(struct run *r, uint64_t id)
 {
     struct nsbox_msg_kill k = {.type = NSBOX_MSG_KILL, .id = id};
     nsbox_proto_send(r->sb->ctl, &k, sizeof(k), NULL, 0, NULL);
+    if (id == 0)
+        landlock_kill_all(r->sb);
 }
 
 static int handle_status(struct run *r, struct nsbox_err *err)
@@ -467,4 +481,5 @@ void nsbox_sandbox_kill_all(struct nsbox_sandbox *sb)
     /* Through init (kill(-1) from pid 1): cgroup.kill would take init too. */
     if (sb->ctl >= 0)
         nsbox_proto_send(sb->ctl, &k, sizeof(k), NULL, 0, NULL);
+    landlock_kill_all(sb);
 }

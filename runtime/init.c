@@ -35,6 +35,7 @@
 
 #include "caps.h"
 #include "files_wire.h"
+#include "landlock.h"
 #include "proto.h"
 
 #ifndef TIOCGPTPEER
@@ -183,9 +184,63 @@ static void set_limit(int resource, uint64_t value)
     setrlimit(resource, &rl);
 }
 
+/* Landlock mode: env with HOME and TMPDIR the sandbox's own directory
+ * (the host's /etc/passwd names a home the sandbox may not enter). */
+static char **landlock_env(char **env, const char *home)
+{
+    static char h[PATH_MAX + 8], t[PATH_MAX + 8];
+    size_t n = 0, o = 0;
+    while (env[n] != NULL)
+        n++;
+    char **v = calloc(n + 3, sizeof(char *));
+    if (v == NULL)
+        return env;
+    for (size_t i = 0; i < n; i++)
+        if (strncmp(env[i], "HOME=", 5) != 0 && strncmp(env[i], "TMPDIR=", 7) != 0)
+            v[o++] = env[i];
+    snprintf(h, sizeof(h), "HOME=%s", home);
+    snprintf(t, sizeof(t), "TMPDIR=%s", home);
+    v[o++] = h;
+    v[o++] = t;
+    return v;
+}
+
+/* Landlock mode: the command's process group instead of a session, and a
+ * filter so that none of its processes leaves either: the group is what
+ * a kill of this exec takes, the session what a timeout or stop takes
+ * (there is no pid namespace to end). */
+static void landlock_group(const struct nsbox_init_config *cfg)
+{
+    struct nsbox_err err;
+    if (setpgid(0, 0) < 0 || nsbox_landlock_seccomp_pin(&err) < 0) {
+        dprintf(2, "nsbox: cannot make the command's process group: %s\n", strerror(errno));
+        _exit(126);
+    }
+    /* The same rules again: a Landlock domain nested in init's, so that
+     * with signal scoping (ABI 6) the command cannot signal init (or
+     * another command's processes), while init can signal it. */
+    if (nsbox_landlock_restrict(cfg->own_fd, cfg->landlock_abi, &err) < 0) {
+        dprintf(2, "nsbox: %s\n", err.msg);
+        _exit(126);
+    }
+}
+
+/* Switches to the command's user, as asked.  Not in landlock mode: there
+ * every command runs as init's own uid (no user namespace to map). */
+static void switch_user(const struct nsbox_msg_exec *m)
+{
+    /* setgroups is denied in a single-id user namespace; there the only
+     * group is the mapped one anyway. */
+    if ((setgroups(0, NULL) < 0 && errno != EPERM) || setresgid(m->gid, m->gid, m->gid) < 0 ||
+        setresuid(m->uid, m->uid, m->uid) < 0) {
+        dprintf(2, "nsbox: cannot switch to uid %u gid %u: %s\n", m->uid, m->gid, strerror(errno));
+        _exit(126);
+    }
+}
+
 /* In init's child: become the command.  Never returns. */
-static void child_exec(const struct nsbox_msg_exec *m, char **argv, char **env, const char *cwd,
-                       const int fds[3], bool tty)
+static void child_exec(const struct nsbox_init_config *cfg, const struct nsbox_msg_exec *m,
+                       char **argv, char **env, const char *cwd, const int fds[3], bool tty)
 {
     sigset_t none;
 
@@ -200,7 +255,10 @@ static void child_exec(const struct nsbox_msg_exec *m, char **argv, char **env, 
             signal(sig, SIG_DFL);
     /* Its own session and process group: no controlling terminal, and a
      * group the host can kill as a whole. */
-    setsid();
+    if (cfg->landlock)
+        landlock_group(cfg);
+    else
+        setsid();
     for (int i = 0; i < 3; i++)
         if (dup2(fds[i], i) < 0)
             _exit(126);
@@ -215,26 +273,26 @@ static void child_exec(const struct nsbox_msg_exec *m, char **argv, char **env, 
     set_limit(RLIMIT_NOFILE, m->rlimit_nofile);
     set_limit(RLIMIT_FSIZE, m->rlimit_fsize);
     set_limit(RLIMIT_NPROC, m->rlimit_nproc);
+    if (cfg->landlock)
+        set_limit(RLIMIT_AS, cfg->rlimit_as);
     /* The bounding set is already empty (init's, inherited); init's
      * four capabilities go after the uid switch that needs them. */
     struct nsbox_err err;
-    /* setgroups is denied in a single-id user namespace; there the only
-     * group is the mapped one anyway. */
-    if ((setgroups(0, NULL) < 0 && errno != EPERM) || setresgid(m->gid, m->gid, m->gid) < 0 ||
-        setresuid(m->uid, m->uid, m->uid) < 0) {
-        dprintf(2, "nsbox: cannot switch to uid %u gid %u: %s\n", m->uid, m->gid, strerror(errno));
-        _exit(126);
-    }
+    if (!cfg->landlock)
+        switch_user(m);
     if (nsbox_caps_clear(&err) < 0) {
         dprintf(2, "nsbox: %s\n", err.msg);
         _exit(126);
     }
-    if (chdir(cwd) < 0) {
+    /* Landlock mode: init sits in the sandbox's own directory already; as
+     * root (commands run as nobody) its path may not resolve for them. */
+    bool home = cfg->landlock && strcmp(cwd, cfg->home) == 0;
+    if (!home && chdir(cwd) < 0) {
         dprintf(2, "nsbox: cannot enter working directory %s: %s\n", cwd, strerror(errno));
         _exit(126);
     }
     nsbox_files_builtin(argv); /* returns only when argv is a real command */
-    exec_with_path(argv, with_home(env, m->uid));
+    exec_with_path(argv, cfg->landlock ? landlock_env(env, cfg->home) : with_home(env, m->uid));
     int e = errno;
     dprintf(2, "nsbox: cannot execute %s: %s\n", argv[0], strerror(e));
     _exit(e == ENOENT ? 127 : 126);
@@ -328,6 +386,12 @@ static void handle_exec(struct init_state *st, int client, size_t len, int fds[3
     }
     char *end = m->strings + m->strings_len;
     int master = -1, pty_fds[3];
+    if (tty && st->cfg->landlock) {
+        send_status(client, NSBOX_MSG_ERROR, m->id, 0, 0, NULL, ENOTSUP,
+                    "landlock isolation gives no terminal: a terminal needs a session of its "
+                    "own, which this mode refuses");
+        return;
+    }
     if (tty) {
         struct nsbox_msg_tty t;
         memcpy(&t, end, sizeof(t));
@@ -361,7 +425,7 @@ static void handle_exec(struct init_state *st, int client, size_t len, int fds[3
      * more (sandbox/init_not_wedged_by_sigstop). */
     pid_t pid = fork();
     if (pid == 0)
-        child_exec(m, argv, env, cwd, fds, tty);
+        child_exec(st->cfg, m, argv, env, cwd, fds, tty);
     int saved = errno;
     free(argv);
     free(env);
@@ -398,8 +462,13 @@ static void handle_kill(struct init_state *st, int client, size_t len)
         return;
     if (k->id == 0) {
         /* From pid 1, -1 means every process in the namespace but us:
-         * daemons, setsid'd sessions and double-forked orphans alike. */
-        kill(-1, SIGKILL);
+         * daemons, setsid'd sessions and double-forked orphans alike.  In
+         * landlock mode there is no such namespace (-1 would be every
+         * process of the user's): the session, which nothing leaves. */
+        if (st->cfg->landlock)
+            nsbox_session_kill(getpid(), getpid());
+        else
+            kill(-1, SIGKILL);
         return;
     }
     for (size_t i = 0; i < st->n_execs; i++)
@@ -629,6 +698,10 @@ _Noreturn void nsbox_init_main(const struct nsbox_init_config *cfg)
         _exit(1);
     if (cfg->ctl_fd >= 0)
         add_client(&st, cfg->ctl_fd);
+    /* Landlock mode: orphans of commands come back here, not to the
+     * host's init, to be reaped (pid 1 of a namespace gets them anyway). */
+    if (cfg->landlock)
+        prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
     for (;;) {
         size_t n = 0;
         pfd[n++] = (struct pollfd){.fd = st.sigfd, .events = POLLIN};
@@ -646,7 +719,12 @@ _Noreturn void nsbox_init_main(const struct nsbox_init_config *cfg)
             if (pfd[2 + i].revents & (POLLIN | POLLHUP | POLLERR))
                 handle_client(&st, i);
         /* The owner's end closed and no one else can connect: done. */
-        if (cfg->ctl_fd >= 0 && cfg->listen_fd < 0 && st.n_clients == 0)
+        if (cfg->ctl_fd >= 0 && cfg->listen_fd < 0 && st.n_clients == 0) {
+            /* A namespace's init takes its processes with it; a session
+             * leader does not. */
+            if (cfg->landlock)
+                nsbox_session_kill(getpid(), getpid());
             _exit(0);
+        }
     }
 }

@@ -1,12 +1,24 @@
 #ifndef NSBOX_RUNTIME_INIT_H
 #define NSBOX_RUNTIME_INIT_H
 
+#include <stdbool.h>
+#include <stdint.h>
+
 #include "../common/err.h"
 
 struct nsbox_init_config {
     int ctl_fd;    /* connected control socket of the owner, or -1 */
     int listen_fd; /* listening socket for later clients, or -1 */
     int disk_fd;   /* a tmpfs disk's root, sent to each client first; or -1 */
+    /* Landlock mode (landlock.h): init is no pid 1 but the leader of the
+     * sandbox's session, which is its kill unit; commands get a process
+     * group of their own and may not leave it, run as init's uid, with
+     * HOME and TMPDIR set to home (the sandbox's own directory). */
+    bool landlock;
+    const char *home;
+    int own_fd;         /* O_PATH fd of home: each command's nested domain */
+    int landlock_abi;   /* the kernel's */
+    uint64_t rlimit_as; /* each command's RLIMIT_AS (--memory), or 0 */
 };
 
 /* Runs the sandbox's pid 1 loop.  Never returns. */

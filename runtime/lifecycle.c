@@ -21,6 +21,7 @@
 #include "../common/syscalls.h"
 #include "disk_internal.h"
 #include "internal.h"
+#include "landlock.h"
 #include "sandbox.h"
 #include "state.h"
 
@@ -74,6 +75,14 @@ static int load_state(const char *state_root, const char *id, struct nsbox_sandb
         return 0; /* died during creation: only state to remove */
     }
     *alive = sb->pid > 0 && start != 0 && nsbox_proc_starttime(sb->pid) == start;
+    /* Landlock mode, init gone (killed from inside, or crashed): what it
+     * started lives on in its session, whose id is init's pid.  The kernel
+     * keeps that number while the session has members, so a process with
+     * it as sid is one of them; unless a new leader holds it (pid == sid,
+     * alive): then the old session is over and the number reused. */
+    if (!*alive && sb->isolation == NSBOX_ISOLATION_LANDLOCK && sb->pid > 0 &&
+        nsbox_proc_starttime(sb->pid) == 0)
+        nsbox_session_kill(sb->pid, 0);
     if (*alive)
         sb->pidfd = nsbox_pidfd_open(sb->pid, 0); /* -1 before Linux 5.3: pid only */
     else
@@ -130,10 +139,20 @@ static void stop_init_by_pid(pid_t pid)
     }
 }
 
+/* Landlock mode: no pid namespace ends with init, so its session (its sid
+ * is init's pid, held by the kernel while any member lives) is killed
+ * first, init included.  Only for an init load_state found alive. */
+static void kill_session(const struct nsbox_sandbox *sb)
+{
+    if (sb->isolation == NSBOX_ISOLATION_LANDLOCK && sb->pid > 0)
+        nsbox_session_kill(sb->pid, 0);
+}
+
 /* Kills init (the kernel then kills the rest of its pid namespace) and
  * waits until it is gone. */
 static void stop_init(struct nsbox_sandbox *sb)
 {
+    kill_session(sb);
     if (sb->pidfd >= 0) {
         nsbox_pidfd_send_signal(sb->pidfd, SIGKILL);
         /* Our child: reap it.  Not ours: the pidfd turns readable on exit. */
@@ -241,6 +260,7 @@ int nsbox_sandbox_destroy(struct nsbox_sandbox *sb, struct nsbox_err *err)
 
 bool nsbox_sandbox_kill_wait(struct nsbox_sandbox *sb, int timeout_ms)
 {
+    kill_session(sb);
     if (sb->pidfd < 0) {
         if (sb->pid > 0)
             kill(sb->pid, SIGKILL);
@@ -257,6 +277,7 @@ bool nsbox_sandbox_kill_wait(struct nsbox_sandbox *sb, int timeout_ms)
 int nsbox_sandbox_destroy_detached(struct nsbox_sandbox *sb, struct nsbox_err *err)
 {
     /* Everything in the sandbox dies now, whatever happens next. */
+    kill_session(sb);
     if (sb->pidfd >= 0)
         nsbox_pidfd_send_signal(sb->pidfd, SIGKILL);
     else if (sb->pid > 0)

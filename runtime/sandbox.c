@@ -82,7 +82,7 @@ static void close_fd(int *fd)
     *fd = -1;
 }
 
-static int random_id(char out[NSBOX_ID_LEN + 1], struct nsbox_err *err)
+int nsbox_sandbox_random_id(char out[NSBOX_ID_LEN + 1], struct nsbox_err *err)
 {
     unsigned char b[NSBOX_ID_LEN / 2];
     if (getrandom(b, sizeof(b), 0) != (ssize_t)sizeof(b))
@@ -250,7 +250,7 @@ static int cmp_int(const void *a, const void *b)
 }
 
 /* Closes every fd from 3 up except those in keep (-1 entries ignored). */
-static void close_all_but(int *keep, size_t n)
+void nsbox_close_all_but(int *keep, size_t n)
 {
     unsigned int next = 3;
     qsort(keep, n, sizeof(int), cmp_int);
@@ -279,7 +279,7 @@ static _Noreturn void child_main(struct spawn *s)
     /* Everything else nsbox had open stays outside: close_range over the
      * gaps between the few fds init keeps. */
     int keep[] = {s->err_w, s->ctl_child, s->listen_fd, s->slot_fd, s->cfg->keep_fd, s->disk_fd};
-    close_all_but(keep, sizeof(keep) / sizeof(keep[0]));
+    nsbox_close_all_but(keep, sizeof(keep) / sizeof(keep[0]));
     if (write(s->err_w, &err, sizeof(err)) != (ssize_t)sizeof(err) || r < 0)
         _exit(1);
     close(s->err_w);
@@ -422,8 +422,8 @@ static int claim_range(const char *state_root, uint32_t *base, struct nsbox_err 
  * Until the state is written, a sandbox looks dead to the gc of every
  * other nsbox on the store, which removed it mid-creation; now gc finds it
  * busy and leaves it.  *lock is held until then (spawn_close). */
-static int make_state_dir(struct nsbox_sandbox *sb, const char *state_root, bool root,
-                          uint32_t base, int *lock, struct nsbox_err *err)
+int nsbox_sandbox_make_state_dir(struct nsbox_sandbox *sb, const char *state_root, bool root,
+                                 uint32_t base, int *lock, struct nsbox_err *err)
 {
     static const char *const subdirs[] = {"upper", "work", "merged", "lower", "ws", "disk", "etc"};
     char path[PATH_MAX + 16];
@@ -453,7 +453,7 @@ static int make_state_dir(struct nsbox_sandbox *sb, const char *state_root, bool
     return 0;
 }
 
-static int listen_socket(const char *state_dir, struct nsbox_err *err)
+int nsbox_sandbox_listen_socket(const char *state_dir, struct nsbox_err *err)
 {
     struct sockaddr_un sa = {.sun_family = AF_UNIX};
     /* Through a directory fd: state paths may exceed sun_path's 108 bytes. */
@@ -523,7 +523,7 @@ static int spawn_fds(struct spawn *s, struct nsbox_err *err)
         return nsbox_err_sys(err, "socketpair");
     s->sb->ctl = sp[0];
     s->ctl_child = sp[1];
-    if (s->cfg->detach && (s->listen_fd = listen_socket(s->sb->state_dir, err)) < 0)
+    if (s->cfg->detach && (s->listen_fd = nsbox_sandbox_listen_socket(s->sb->state_dir, err)) < 0)
         return -1;
     return 0;
 }
@@ -685,7 +685,9 @@ int nsbox_sandbox_create(const struct nsbox_sandbox_config *cfg, struct nsbox_sa
     snprintf(out->workspace, sizeof(out->workspace), "%s", cfg->workspace ? cfg->workspace : "");
     if (cfg->seccomp == NULL)
         return nsbox_err_set(err, EINVAL, "a sandbox needs a seccomp profile");
-    if (random_id(out->id, err) < 0 || nsbox_mkdir_p(cfg->state_root, 0700, err) < 0)
+    if (cfg->isolation == NSBOX_ISOLATION_LANDLOCK)
+        return nsbox_landlock_sandbox_create(cfg, out, err);
+    if (nsbox_sandbox_random_id(out->id, err) < 0 || nsbox_mkdir_p(cfg->state_root, 0700, err) < 0)
         return -1;
     if (!out->rootless && (s.slot_fd = claim_range(cfg->state_root, &base, err)) < 0)
         return -1;
@@ -693,7 +695,8 @@ int nsbox_sandbox_create(const struct nsbox_sandbox_config *cfg, struct nsbox_sa
         snprintf(s.lower, sizeof(s.lower), "%s", cfg->rootfs);
     if (cfg->n_binds > NSBOX_MAX_BINDS)
         return nsbox_err_set(err, EINVAL, "at most %d binds", NSBOX_MAX_BINDS);
-    int r = make_state_dir(out, cfg->state_root, !out->rootless, base, &s.state_lock, err);
+    int r = nsbox_sandbox_make_state_dir(out, cfg->state_root, !out->rootless, base, &s.state_lock,
+                                         err);
     if (r == 0 && !out->rootless)
         r = nsbox_binds_make_points(cfg, out->state_dir, err);
     if (r == 0 && !out->rootless)

@@ -19,6 +19,7 @@
 #include "../common/userns.h"
 #include "cgroup.h"
 #include "disk.h"
+#include "landlock.h"
 
 struct nsbox_seccomp;
 struct nsbox_cancel;
@@ -90,6 +91,12 @@ struct nsbox_sandbox_config {
     bool detach; /* init outlives the caller (nsbox create) */
     int keep_fd; /* an fd init keeps open for its life (the
                                  image lease), or -1 */
+    /* NSBOX_ISOLATION_LANDLOCK (landlock.h): no namespace, no mount; the
+     * host's userland, confined by Landlock, seccomp and rlimits, writing
+     * only into STATE/upper.  rootfs, workdir, workspace, binds, uid/gid,
+     * hostname, tmp and shm sizes and rootless_map are not used; a
+     * workspace or a bind is refused. */
+    enum nsbox_isolation isolation;
 };
 
 struct nsbox_sandbox {
@@ -105,6 +112,8 @@ struct nsbox_sandbox {
     struct nsbox_disk disk;   /* its writable layer's bound (disk.h) */
     char workdir[PATH_MAX];   /* the default working directory inside */
     char workspace[PATH_MAX]; /* the host directory mounted at workdir, or "" */
+    enum nsbox_isolation isolation;
+    int landlock_abi; /* landlock mode: the kernel's Landlock ABI */
 };
 
 /* Creates and starts a sandbox.  Returns 0, or -1 with err naming the

@@ -93,6 +93,8 @@ int nsbox_state_write(const struct nsbox_sandbox *sb, struct nsbox_err *err)
     put_num(&t, "disk_bytes", (long long)sb->disk.limit_bytes);
     put_num(&t, "disk_inodes", (long long)sb->disk.limit_inodes);
     put_num(&t, "disk_projid", (long long)sb->disk.projid);
+    put_num(&t, "isolation", (int)sb->isolation);
+    put_num(&t, "landlock_abi", sb->landlock_abi);
     owned = t.buf;
     if (t.failed || t.len > STATE_MAX)
         return nsbox_err_set(err, ENOMEM, "cannot write the state of %s", sb->state_dir);
@@ -173,5 +175,8 @@ int nsbox_state_read(struct nsbox_sandbox *sb, unsigned long long *start, struct
     sb->disk.limit_bytes = (uint64_t)num(text, "disk_bytes");
     sb->disk.limit_inodes = (uint64_t)num(text, "disk_inodes");
     sb->disk.projid = (uint32_t)num(text, "disk_projid");
+    sb->isolation = num(text, "isolation") == NSBOX_ISOLATION_LANDLOCK ? NSBOX_ISOLATION_LANDLOCK
+                                                                       : NSBOX_ISOLATION_NAMESPACES;
+    sb->landlock_abi = (int)num(text, "landlock_abi");
     return 0;
 }

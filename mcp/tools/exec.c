@@ -172,7 +172,8 @@ static int interpreted(const struct mcp_session *s, const struct mcp_sandbox *m,
                        const struct mcp_run_args *rq)
 {
     if (m->one_shot || rq->code == NULL || rq->fresh || rq->stdin_data != NULL ||
-        rq->language == NULL || s->cfg->drivers_dir[0] == '\0')
+        rq->language == NULL || s->cfg->drivers_dir[0] == '\0' ||
+        m->box.sb.isolation == NSBOX_ISOLATION_LANDLOCK) /* no drivers mounted (pool.c) */
         return -1;
     return mcp_interp_lang(rq->language);
 }

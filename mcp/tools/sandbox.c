@@ -39,6 +39,9 @@ const char *mcp_image_for_language(struct mcp_session *s, const char *language)
     static __thread char buf[OCI_DIGEST_BUF];
     struct nsbox_err err;
 
+    /* Landlock isolation runs the host's userland: no image to find. */
+    if (s->cfg->boxes.isolation == NSBOX_ISOLATION_LANDLOCK)
+        return "host";
     for (size_t i = 0; i < s->cfg->n_langs; i++)
         if (strcmp(s->cfg->langs[i].language, language) == 0)
             return s->cfg->langs[i].ref;

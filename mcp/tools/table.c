@@ -14,6 +14,9 @@
     "\"disk\":{\"type\":\"string\",\"enum\":[\"tmpfs\",\"quota\",\"none\"]},"                      \
     "\"disk_used_bytes\":{\"type\":\"integer\"},"                                                  \
     "\"disk_limit_bytes\":{\"type\":[\"integer\",\"null\"]},"                                      \
+    "\"isolation\":{\"type\":\"object\",\"properties\":{"                                          \
+    "\"mode\":{\"type\":\"string\",\"enum\":[\"namespaces\",\"landlock\"]},"                       \
+    "\"missing\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}}}},"                          \
     "\"workspace_disk\":{\"type\":\"string\",\"enum\":[\"quota\",\"measured\"]},"                  \
     "\"workspace_used_bytes\":{\"type\":\"integer\"},"                                             \
     "\"workspace_limit_bytes\":{\"type\":[\"integer\",\"null\"]},"
