@@ -20,7 +20,7 @@ static time_t now_s(void)
 static struct mcp_sandbox *find(struct mcp_session *s, const char *id)
 {
     for (struct mcp_sandbox *m = s->sandboxes; m != NULL && id != NULL; m = m->next)
-        if (!m->stopping && strcmp(m->box.sb.id, id) == 0)
+        if (!m->stopping && strcmp(m->id, id) == 0)
             return m;
     return NULL;
 }
@@ -67,7 +67,7 @@ int mcp_op_begin(struct mcp_session *s, struct mcp_call *call, struct mcp_sandbo
     if (!stopping && !cancelled)
         return 0;
     pthread_mutex_unlock(&m->exec_lock);
-    return stopping ? nsbox_err_set(err, ESRCH, "sandbox \"%s\" was stopped", m->box.sb.id)
+    return stopping ? nsbox_err_set(err, ESRCH, "sandbox \"%s\" was stopped", m->id)
                     : nsbox_err_set(err, ECANCELED, "cancelled");
 }
 
@@ -228,7 +228,7 @@ size_t mcp_sandboxes_stop_idle(struct mcp_session *s, unsigned idle_s)
         pthread_mutex_unlock(&s->lock);
         if (m == NULL)
             return n;
-        nsbox_info("sandbox %s unused for %u s: stopping it", m->box.sb.id, idle_s);
+        nsbox_info("sandbox %s unused for %u s: stopping it", m->id, idle_s);
         finish_stop(s, m);
         n++;
     }

@@ -71,6 +71,11 @@ struct http_session *http_session_new_detached(struct mcp_server *cfg, const cha
  * marked used now; or NULL. */
 struct http_session *http_session_get(struct http_sessions *t, const char *id);
 
+/* Whether theirs (a client's) is the session id mine, compared in
+ * constant time: a session id is the only secret a client without a token
+ * holds.  An id with another node's prefix is simply not mine. */
+bool http_same_session_id(const char *mine, const char *theirs);
+
 /* Takes and drops a reference; the last one frees hs. */
 void http_session_ref(struct http_session *hs);
 void http_session_unref(struct http_session *hs);

@@ -178,9 +178,9 @@ static struct http_session *existing_session(struct http_tenant *tn)
 struct http_session *http_tenants_session_by_id(struct http_tenants *t, const char *id)
 {
     struct http_session *found = NULL;
-    for (size_t i = 0; i < t->n && id != NULL && strlen(id) == 32; i++) {
+    for (size_t i = 0; i < t->n && id != NULL; i++) {
         struct http_session *hs = existing_session(&t->tenants[i]);
-        if (hs != NULL && found == NULL && CRYPTO_memcmp(hs->s.id, id, 32) == 0)
+        if (hs != NULL && found == NULL && http_same_session_id(hs->s.id, id))
             found = hs;
         else if (hs != NULL)
             http_session_unref(hs);
