@@ -142,6 +142,12 @@ struct mcp_sandbox *mcp_sandbox_new(struct mcp_session *s, const char *image,
                                     const char *workdir, const char *workspace, bool one_shot,
                                     struct nsbox_err *err)
 {
+    /* A draining node answers for the sandboxes it has, and makes none:
+     * the client's next try goes to another node. */
+    if (mcp_node_draining(s->cfg)) {
+        nsbox_err_set(err, ESHUTDOWN, MCP_NODE_DRAINING_MSG);
+        return NULL;
+    }
     /* One-shot sandboxes are bounded by the calls running at once; the
      * caps are for the ones a session keeps. */
     if (!one_shot && reserve(s, err) < 0)

@@ -125,6 +125,9 @@ struct mcp_server {
      * written (execute_code then runs fresh processes only). */
     char drivers_dir[PATH_MAX];
     bool refilling, draining;
+    /* The node drains (serve --http's SIGTERM, mcp_node_drain_begin): no
+     * new sandbox for a call.  Read and set with __atomic builtins. */
+    bool node_draining;
     size_t n_freeing;
     size_t n_live; /* under pool_lock */
 };

@@ -9,6 +9,7 @@
 #include <sys/random.h>
 
 #include "../../common/log.h"
+#include "../pool.h"
 #include "streams.h"
 
 struct http_sessions {
@@ -114,6 +115,9 @@ static const char *table_add(struct http_sessions *t, struct http_session *hs)
     pthread_mutex_lock(&t->lock);
     if (t->stopping)
         why = "the server is shutting down";
+    else if (mcp_node_draining(t->cfg))
+        why = "this node is draining (it is shutting down): initialize again, and the router "
+              "sends the new session to another node";
     else if (t->n >= t->max)
         why = "too many sessions: end one (DELETE /mcp with its Mcp-Session-Id) or try later";
     while (why == NULL) {
@@ -324,6 +328,33 @@ void http_sessions_stop(struct http_sessions *t)
         http_session_end(hs);
         http_session_unref(hs);
     }
+}
+
+/* The calls (tools/call, resources/read) running in hs. */
+static size_t running_in(struct http_session *hs)
+{
+    pthread_mutex_lock(&hs->s.lock);
+    size_t n = hs->s.n_running;
+    pthread_mutex_unlock(&hs->s.lock);
+    return n;
+}
+
+void http_sessions_count(struct http_sessions *t, size_t *sessions, size_t *running)
+{
+    size_t n = 0, r = 0;
+    pthread_mutex_lock(&t->lock);
+    for (struct http_session *hs = t->sessions; hs; hs = hs->next, n++)
+        r += running_in(hs);
+    pthread_mutex_unlock(&t->lock);
+    if (sessions)
+        *sessions = n;
+    if (running)
+        *running = r;
+}
+
+size_t http_session_running(struct http_session *hs)
+{
+    return running_in(hs);
 }
 
 void http_sessions_free(struct http_sessions *t)

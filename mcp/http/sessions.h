@@ -55,6 +55,13 @@ void http_sessions_start_reaper(struct http_sessions *t);
 /* Refuses new sessions, stops the reaper and ends every session. */
 void http_sessions_stop(struct http_sessions *t);
 
+/* How many sessions t holds and how many calls run in them (either may
+ * be NULL). */
+void http_sessions_count(struct http_sessions *t, size_t *sessions, size_t *running);
+
+/* The calls (tools/call, resources/read) running in hs now. */
+size_t http_session_running(struct http_session *hs);
+
 /* Frees t, stopped and with no thread left using it. */
 void http_sessions_free(struct http_sessions *t);
 

@@ -188,6 +188,19 @@ struct http_session *http_tenants_session_by_id(struct http_tenants *t, const ch
     return found;
 }
 
+size_t http_tenants_running(struct http_tenants *t)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < t->n; i++) {
+        struct http_session *hs = existing_session(&t->tenants[i]);
+        if (hs == NULL)
+            continue;
+        n += http_session_running(hs);
+        http_session_unref(hs);
+    }
+    return n;
+}
+
 static void stop_idle(struct http_tenants *t)
 {
     for (size_t i = 0; i < t->n; i++) {
