@@ -89,12 +89,15 @@ static int check_sandbox(struct mcp_server *cfg, struct nsbox_err *err)
 }
 
 #define NOT_CHECKED_DRAINING "not checked: the node is draining"
+#define NOT_CHECKED_STORE "not checked: the store check failed"
 
 /* The sandbox check's verdict into out: the cached one while it is fresh
  * (or the node drains), else a new one, run by this probe or by the one
  * already running it.  A node that drains before its first check has
- * none (NOT_CHECKED_DRAINING), which fails no probe. */
-static void sandbox_verdict(struct http_health *h, char *out, size_t size)
+ * none (NOT_CHECKED_DRAINING), which fails no probe.  A broken store
+ * (store_ok false) gets no new sandbox either: a check then would make
+ * directories where the store was. */
+static void sandbox_verdict(struct http_health *h, bool store_ok, char *out, size_t size)
 {
     bool draining = mcp_node_draining(h->cfg);
     time_t deadline = now_s() + CHECK_WAIT_MAX_S;
@@ -112,8 +115,8 @@ static void sandbox_verdict(struct http_health *h, char *out, size_t size)
         pthread_mutex_unlock(&h->lock);
         return;
     }
-    if (draining) { /* never checked, and no new sandbox now */
-        snprintf(out, size, NOT_CHECKED_DRAINING);
+    if (draining || !store_ok) { /* no new sandbox now */
+        snprintf(out, size, "%s", draining ? NOT_CHECKED_DRAINING : NOT_CHECKED_STORE);
         pthread_mutex_unlock(&h->lock);
         return;
     }
@@ -153,9 +156,10 @@ static enum http_result probe(struct http_health *h, struct MHD_Connection *c, b
     char store[512] = "ok", sandbox[512];
     size_t sessions = 0;
 
-    if (check_store(h->cfg, &err) < 0)
+    bool store_ok = check_store(h->cfg, &err) == 0;
+    if (!store_ok)
         snprintf(store, sizeof(store), "%s", err.msg);
-    sandbox_verdict(h, sandbox, sizeof(sandbox));
+    sandbox_verdict(h, store_ok, sandbox, sizeof(sandbox));
     http_sessions_count(h->sessions, &sessions, NULL);
     bool draining = mcp_node_draining(h->cfg);
     bool healthy = strcmp(store, "ok") == 0 &&

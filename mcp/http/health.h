@@ -17,7 +17,8 @@
  * verdict stale runs it, probes meanwhile wait for its verdict, so a flood
  * of probes makes at most one sandbox per period.  A draining node makes no
  * new sandbox: it keeps its last verdict (none, before the first check:
- * "not checked: the node is draining", which fails no probe). */
+ * "not checked: the node is draining", which fails no probe), and a node
+ * whose store check fails makes none either. */
 #ifndef NSBOX_MCP_HTTP_HEALTH_H
 #define NSBOX_MCP_HTTP_HEALTH_H
 
