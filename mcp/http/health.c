@@ -88,6 +88,14 @@ static int check_sandbox(struct mcp_server *cfg, struct nsbox_err *err)
     return r;
 }
 
+static size_t live_sandboxes(struct mcp_server *cfg)
+{
+    pthread_mutex_lock(&cfg->pool_lock);
+    size_t n = cfg->n_live;
+    pthread_mutex_unlock(&cfg->pool_lock);
+    return n;
+}
+
 #define NOT_CHECKED_DRAINING "not checked: the node is draining"
 #define NOT_CHECKED_STORE "not checked: the store check failed"
 
@@ -96,7 +104,10 @@ static int check_sandbox(struct mcp_server *cfg, struct nsbox_err *err)
  * already running it.  A node that drains before its first check has
  * none (NOT_CHECKED_DRAINING), which fails no probe.  A broken store
  * (store_ok false) gets no new sandbox either: a check then would make
- * directories where the store was. */
+ * directories where the store was.  Nor does a node at its cap
+ * (--max-total-sandboxes): it is busy, not sick, and a failed probe would
+ * take it out of the router with its sandboxes; the last verdict stands
+ * (or "ok": its sandboxes were made). */
 static void sandbox_verdict(struct http_health *h, bool store_ok, char *out, size_t size)
 {
     bool draining = mcp_node_draining(h->cfg);
@@ -117,6 +128,11 @@ static void sandbox_verdict(struct http_health *h, bool store_ok, char *out, siz
     }
     if (draining || !store_ok) { /* no new sandbox now */
         snprintf(out, size, "%s", draining ? NOT_CHECKED_DRAINING : NOT_CHECKED_STORE);
+        pthread_mutex_unlock(&h->lock);
+        return;
+    }
+    if (live_sandboxes(h->cfg) >= h->cfg->max_total) {
+        snprintf(out, size, "%s", h->ever ? h->verdict : "ok");
         pthread_mutex_unlock(&h->lock);
         return;
     }
@@ -141,14 +157,6 @@ static void sandbox_verdict(struct http_health *h, bool store_ok, char *out, siz
 }
 
 /* ---- the probes ---- */
-
-static size_t live_sandboxes(struct mcp_server *cfg)
-{
-    pthread_mutex_lock(&cfg->pool_lock);
-    size_t n = cfg->n_live;
-    pthread_mutex_unlock(&cfg->pool_lock);
-    return n;
-}
 
 static enum http_result probe(struct http_health *h, struct MHD_Connection *c, bool ready)
 {

@@ -6,8 +6,9 @@
 #     and 2026-07-28 stateless calls, resource URIs, file URLs); another
 #     node's prefix is unknown (404, "no sandbox"); bad names refused;
 #   - /healthz and /readyz: bodies and codes, no token and any Host, failing
-#     on a broken or missing store and without an image, the sandbox check
-#     run at most once per 30 s however many probes;
+#     on a broken or missing store and without an image, not on a node at
+#     its sandbox cap, the sandbox check run at most once per 30 s however
+#     many probes;
 #   - SIGTERM drains: readyz 503, no new session or sandbox, the running
 #     call finishes with its result, existing sandboxes served, exit 0,
 #     nothing left behind; the grace cancels a call that outlives it; a
@@ -157,6 +158,12 @@ if start_server broken "$S"; then
 fi
 if start_server noimage "$T/empty"; then
 	run_client noimage noimage "$PORT"
+	kill -TERM "$PID"
+	wait_exit "$PID" 30
+fi
+
+if start_server cap "$S" --max-total-sandboxes 1; then
+	run_client cap cap "$PORT"
 	kill -TERM "$PID"
 	wait_exit "$PID" 30
 fi

@@ -6,6 +6,7 @@ usage: health_fleet.py ids PORT TOKEN NODE       a server with --node-id NODE, -
        health_fleet.py probes PORT TOKEN NODE LOG  the same server, started with -d, LOG its stderr
        health_fleet.py broken PORT STORE           a server whose store this test breaks
        health_fleet.py noimage PORT                a server whose store has no image
+       health_fleet.py cap PORT                    a server with --max-total-sandboxes 1
        health_fleet.py drain PORT PID NODE         a server with --node-id NODE and
                                                    --shutdown-grace 30; this test sends SIGTERM
        health_fleet.py grace PORT PID MARKER       a server with --shutdown-grace 2; SIGTERM
@@ -378,6 +379,21 @@ def noimage_tests():
         return None if r.status == 503 else f"readyz: {r}"
 
 
+def cap_tests():
+    @test("healthz_ok_at_the_sandbox_cap")
+    def _():
+        sid = initialize()
+        create(sid)  # the only one --max-total-sandboxes 1 allows
+        res = call(sid, "sandbox_create", {"language": "sh"}, rid=3)
+        if not res.get("isError") or "limit" not in text_of(res):
+            return f"a second sandbox was made: {res}"
+        r, b = probe("/healthz")
+        r2, _ = probe("/readyz")
+        if r.status != 200 or r2.status != 200 or b["checks"]["sandbox"] != "ok":
+            return f"a full node fails its probes: {r} {r2}"
+        return None
+
+
 def drain_tests(pid, node):
     sid = initialize()
     busy, idle = create(sid), create(sid)
@@ -496,6 +512,8 @@ if __name__ == "__main__":
         broken_tests(ARGS[0])
     elif MODE == "noimage":
         noimage_tests()
+    elif MODE == "cap":
+        cap_tests()
     elif MODE == "drain":
         drain_tests(int(ARGS[0]), ARGS[1])
     elif MODE == "grace":
