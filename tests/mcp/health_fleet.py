@@ -225,6 +225,26 @@ def ids_tests(node):
         r, _ = rpc(sid, "tools/list", {})
         return None if r.status == 200 else f"the real session: {r}"
 
+    @test("task_id_has_node_prefix")
+    def _():
+        r, resp = rpc(sid, "tools/call", {"name": "execute_code", "task": {"ttl": 60000},
+                                          "arguments": {"language": "sh", "code": "echo t"}},
+                      rid=11)
+        tid = ((resp or {}).get("result") or {}).get("task", {}).get("taskId", "")
+        if not prefix.match(tid):
+            return f"taskId: {r}"
+        for i in range(50):
+            r, resp = rpc(sid, "tasks/get", {"taskId": tid}, rid=12)
+            if ((resp or {}).get("result") or {}).get("status") not in ("working", None):
+                break
+            time.sleep(0.1)
+        if ((resp or {}).get("result") or {}).get("taskId") != tid:
+            return f"tasks/get: {r}"
+        r, resp = rpc(sid, "tasks/get", {"taskId": "other-9." + tid.split(".", 1)[1]}, rid=13)
+        if resp is None or "error" not in resp:
+            return f"another node's task id was found: {r}"
+        return None
+
     @test("stateless_sandbox_id_has_node_prefix")
     def _():
         res = modern("sandbox_create", {"language": "sh"})
