@@ -55,16 +55,17 @@ static int wait_stop_signal(void)
     return c;
 }
 
-/* Once stopping: a second signal, or a stop that takes longer than
- * STOP_GRACE_S (a sandbox that never finishes its setup), ends the process
- * at once.  Nothing is left behind: every sandbox's init dies with nsbox. */
+/* Once stopping: a second signal, or a stop that takes longer than the
+ * drain's grace and STOP_GRACE_S more (a sandbox that never finishes its
+ * setup), ends the process at once.  Nothing is left behind: every
+ * sandbox's init dies with nsbox. */
 #define STOP_GRACE_S 120
 
 static void *stop_watchdog(void *arg)
 {
     struct pollfd p = {.fd = signal_pipe[0], .events = POLLIN};
-    (void)arg;
-    int n = poll(&p, 1, STOP_GRACE_S * 1000);
+    size_t grace_s = *(const size_t *)arg;
+    int n = poll(&p, 1, (int)(grace_s + STOP_GRACE_S) * 1000);
     fprintf(stderr, "nsbox: %s: exiting without a clean stop\n",
             n > 0 ? "second signal" : "the HTTP server did not stop in time");
     _exit(CLI_EXIT_FAILURE);
@@ -100,10 +101,19 @@ static int serve_http(struct mcp_server *s, const struct mcp_config *c)
     fprintf(stderr, "nsbox: file URLs at %s/files/ (they end with the server)\n",
             mcp_http_public_url(srv));
     int sig = wait_stop_signal();
-    nsbox_info("%s: stopping the HTTP server", strsignal(sig));
+    /* Drain first (docs/tools.md "Fleet"): readiness fails, no new
+     * session or sandbox, calls under way and calls on sandboxes made
+     * before still served until none runs or the grace ends. */
+    static size_t grace_s;
+    grace_s = c->shutdown_grace_s < 86400 ? c->shutdown_grace_s : 86400;
     pthread_t watchdog;
-    if (pthread_create(&watchdog, NULL, stop_watchdog, NULL) == 0)
+    if (pthread_create(&watchdog, NULL, stop_watchdog, &grace_s) == 0)
         pthread_detach(watchdog);
+    fprintf(stderr, "nsbox: %s: draining (at most %zu s; a second signal ends it now)\n",
+            strsignal(sig), grace_s);
+    bool cut = mcp_http_drain(srv, (unsigned)grace_s);
+    fprintf(stderr, "nsbox: %s; stopping every sandbox\n",
+            cut ? "the grace is over: cancelling the calls still running" : "no call is running");
     mcp_http_stop(srv);
     return 0;
 }

@@ -87,6 +87,20 @@ static int set_string(struct mcp_config *c, const struct opt *o, const char *arg
     return 0;
 }
 
+/* A DNS label (mcp/node.h): it starts every session and sandbox id. */
+static int set_node_id(struct mcp_config *c, const struct opt *o, const char *arg,
+                       struct nsbox_err *err)
+{
+    if (!mcp_node_name_ok(arg))
+        return nsbox_err_set(err, EINVAL,
+                             "a node id (--node-id, NSBOX_NODE_ID) is a DNS label: lower-case "
+                             "letters, digits and '-', at most %d, starting and ending with a "
+                             "letter or digit (e.g. nsbox-0), not \"%.80s\"",
+                             MCP_NODE_MAX, arg);
+    c->node_id = arg;
+    return 0;
+}
+
 static int set_limits(struct mcp_config *c, const struct opt *o, const char *arg,
                       struct nsbox_err *err)
 {
@@ -343,6 +357,14 @@ static const struct opt opts[] = {
      FIELD(file_url_ttl_s), false, NUM_SECONDS},
     {"max-upload-mb", "MB", "HTTP: the largest upload by URL (1024)", set_number,
      FIELD(max_upload_mb), false, NUM_MB},
+    {"node-id", "NAME",
+     "HTTP: this server's name in a fleet: every session and sandbox id it hands out starts "
+     "with \"NAME.\", for a router to route on (default: NSBOX_NODE_ID, else none)",
+     set_node_id, FIELD(node_id), false, NUM_NONE},
+    {"shutdown-grace", "S",
+     "HTTP: after SIGTERM, how long running calls and calls on existing sandboxes go on "
+     "before they are cancelled and every sandbox stops (30; 0: at once)",
+     set_number, FIELD(shutdown_grace_s), false, NUM_COUNT},
     /* Lets tests (tests/load) see a silent connection closed without
      * waiting the documented 60 s. */
     {"idle-timeout", "S", NULL, set_number, FIELD(idle_timeout_s), true, NUM_SECONDS},
@@ -381,6 +403,7 @@ void mcp_config_init(struct mcp_config *c)
         .max_upload_mb = MCP_UPLOAD_MB_DEFAULT,
         .max_task_ttl_s = 3600,
         .task_after_s = 5,
+        .shutdown_grace_s = 30,
     };
 }
 
@@ -392,6 +415,9 @@ int mcp_config_parse(struct mcp_config *c, int argc, char **argv, struct nsbox_e
                                        NULL, (int)(256 + i)};
     long_opts[N_OPTS] = (struct option){0};
     int ch;
+    const char *node = getenv("NSBOX_NODE_ID"); /* a file's key < the environment < a flag */
+    if (node != NULL && *node != '\0' && set_node_id(c, NULL, node, err) < 0)
+        return nsbox_err_prefix(err, "NSBOX_NODE_ID");
     opterr = 0;
     optind = 1;
     while ((ch = getopt_long(argc, argv, "", long_opts, NULL)) != -1) {
@@ -455,7 +481,7 @@ static void print_opt(FILE *f, const struct mcp_config *c, const struct opt *o)
         case NUM_NONE:
             break;
         }
-    } else if (o->set == set_string || o->set == set_public_url) {
+    } else if (o->set == set_string || o->set == set_public_url || o->set == set_node_id) {
         if (*AT(c, o, const char *) != NULL)
             fprintf(f, "%s = %s\n", o->name, *AT(c, o, const char *));
     } else if (o->set == set_limits) {
@@ -618,6 +644,8 @@ int mcp_server_open(struct mcp_server *s, const struct mcp_config *c, const stru
     for (size_t i = 0; i < c->n_langs; i++)
         s->langs[i] = (struct mcp_lang){strdup(c->langs[i].language), strdup(c->langs[i].ref)};
     s->n_langs = c->n_langs;
+    if (c->address != NULL && c->node_id != NULL) /* ids over stdio name nothing to route */
+        snprintf(s->node_id, sizeof(s->node_id), "%s", c->node_id);
     pthread_mutex_init(&s->pool_lock, NULL);
     pthread_cond_init(&s->pool_idle, NULL);
     if (open_host_dirs(s, c, err) < 0 || open_net_ceiling(s, c, err) < 0 ||

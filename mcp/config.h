@@ -51,6 +51,10 @@ struct mcp_config {
     size_t max_task_ttl_s, task_after_s; /* tasks (tasks/tasks.h) */
     size_t max_per_tenant;               /* --max-sandboxes-per-tenant; 0: --max-sandboxes */
     unsigned stateless_idle_s;           /* --stateless-idle-timeout; 0: 1800 */
+    /* A fleet (docs/tools.md "Fleet"): --node-id (or NSBOX_NODE_ID; HTTP
+     * only, checked: mcp/node.h) and SIGTERM's grace (--shutdown-grace). */
+    const char *node_id;
+    size_t shutdown_grace_s;
     bool help;
     bool print_config; /* --print-config */
 };

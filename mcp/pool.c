@@ -49,6 +49,7 @@ static struct mcp_sandbox *build_counted(struct mcp_server *cfg, const char *ima
     if (box_create(&cfg->boxes, &spec, &m->box, err) < 0)
         return NULL;
     m->one_shot = one_shot;
+    mcp_id_compose(cfg->node_id, m->box.sb.id, m->id);
     pthread_mutex_init(&m->exec_lock, NULL);
     return TAKE_PTR(m);
 }
@@ -132,7 +133,8 @@ static void start_refill(struct mcp_server *cfg)
     pthread_attr_t attr;
 
     /* pool_lock held */
-    if (cfg->refilling || cfg->spare != NULL || cfg->draining || cfg->spare_image[0] == '\0')
+    if (cfg->refilling || cfg->spare != NULL || cfg->draining || cfg->spare_image[0] == '\0' ||
+        mcp_node_draining(cfg))
         return;
     cfg->refilling = true;
     pthread_attr_init(&attr);
@@ -142,10 +144,22 @@ static void start_refill(struct mcp_server *cfg)
     pthread_attr_destroy(&attr);
 }
 
+void mcp_node_drain_begin(struct mcp_server *cfg)
+{
+    __atomic_store_n(&cfg->node_draining, true, __ATOMIC_SEQ_CST);
+}
+
+bool mcp_node_draining(const struct mcp_server *cfg)
+{
+    return __atomic_load_n(&cfg->node_draining, __ATOMIC_SEQ_CST);
+}
+
 struct mcp_sandbox *mcp_pool_take(struct mcp_server *cfg, const char *image)
 {
     struct mcp_sandbox *m = NULL;
 
+    if (mcp_node_draining(cfg)) /* the caller's own sandbox is refused then */
+        return NULL;
     pthread_mutex_lock(&cfg->pool_lock);
     if (strcmp(cfg->spare_image, image) != 0) {
         /* Another image asked for: the spare follows the demand. */

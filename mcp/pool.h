@@ -24,4 +24,16 @@ struct mcp_sandbox *mcp_pool_take(struct mcp_server *cfg, const char *image);
 /* Stops refilling, waits for pending removals, frees the spare. */
 void mcp_pool_drain(struct mcp_server *cfg);
 
+/* Begins draining the node (the first SIGTERM of serve --http): from
+ * now on a call that would make a sandbox (mcp_sandbox_new, the spare) is
+ * refused with MCP_NODE_DRAINING_MSG; sandboxes already made are served.
+ * Idempotent, from any thread. */
+void mcp_node_drain_begin(struct mcp_server *cfg);
+bool mcp_node_draining(const struct mcp_server *cfg);
+
+#define MCP_NODE_DRAINING_MSG                                                                      \
+    "this node is draining (it is shutting down) and makes no new sandboxes; ask again and "       \
+    "the router sends the call to another node (sandboxes made here before still answer until "    \
+    "it stops)"
+
 #endif

@@ -20,7 +20,7 @@ static time_t now_s(void)
 static struct mcp_sandbox *find(struct mcp_session *s, const char *id)
 {
     for (struct mcp_sandbox *m = s->sandboxes; m != NULL && id != NULL; m = m->next)
-        if (!m->stopping && strcmp(m->box.sb.id, id) == 0)
+        if (!m->stopping && strcmp(m->id, id) == 0)
             return m;
     return NULL;
 }
@@ -67,7 +67,7 @@ int mcp_op_begin(struct mcp_session *s, struct mcp_call *call, struct mcp_sandbo
     if (!stopping && !cancelled)
         return 0;
     pthread_mutex_unlock(&m->exec_lock);
-    return stopping ? nsbox_err_set(err, ESRCH, "sandbox \"%s\" was stopped", m->box.sb.id)
+    return stopping ? nsbox_err_set(err, ESRCH, "sandbox \"%s\" was stopped", m->id)
                     : nsbox_err_set(err, ECANCELED, "cancelled");
 }
 
@@ -142,6 +142,12 @@ struct mcp_sandbox *mcp_sandbox_new(struct mcp_session *s, const char *image,
                                     const char *workdir, const char *workspace, bool one_shot,
                                     struct nsbox_err *err)
 {
+    /* A draining node answers for the sandboxes it has, and makes none:
+     * the client's next try goes to another node. */
+    if (mcp_node_draining(s->cfg)) {
+        nsbox_err_set(err, ESHUTDOWN, MCP_NODE_DRAINING_MSG);
+        return NULL;
+    }
     /* One-shot sandboxes are bounded by the calls running at once; the
      * caps are for the ones a session keeps. */
     if (!one_shot && reserve(s, err) < 0)
@@ -228,7 +234,7 @@ size_t mcp_sandboxes_stop_idle(struct mcp_session *s, unsigned idle_s)
         pthread_mutex_unlock(&s->lock);
         if (m == NULL)
             return n;
-        nsbox_info("sandbox %s unused for %u s: stopping it", m->box.sb.id, idle_s);
+        nsbox_info("sandbox %s unused for %u s: stopping it", m->id, idle_s);
         finish_stop(s, m);
         n++;
     }

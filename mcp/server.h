@@ -15,6 +15,7 @@
 #include "../boxes/box.h"
 #include "../boxes/packages.h"
 #include "interp/interp.h"
+#include "node.h"
 #include "../runtime/cancel.h"
 #include "result.h"
 
@@ -40,6 +41,9 @@ struct mcp_lang {
  * bookkeeping. */
 struct mcp_sandbox {
     struct box box;
+    /* Its id as clients see it: "NODE.<hex>" with --node-id (node.h),
+     * else box.sb.id; the runtime's own id stays box.sb.id. */
+    char id[MCP_ID_MAX + 1];
     bool one_shot;
     /* Its persistent interpreters (mcp/interp/interp.h), by language;
      * used under exec_lock. */
@@ -79,8 +83,9 @@ struct mcp_file_urls;
 
 /* What the operator configured: shared by every session. */
 struct mcp_server {
-    struct box_ctx boxes; /* the store, STORE/sandboxes, mode, default seccomp */
-    bool opened;          /* boxes is to be closed (mcp_server_open) */
+    struct box_ctx boxes;           /* the store, STORE/sandboxes, mode, default seccomp */
+    char node_id[MCP_NODE_MAX + 1]; /* --node-id (node.h); "" when none */
+    bool opened;                    /* boxes is to be closed (mcp_server_open) */
     struct mcp_lang langs[MCP_MAX_LANGS];
     size_t n_langs;
     struct mcp_limits defaults, ceilings;
@@ -120,6 +125,9 @@ struct mcp_server {
      * written (execute_code then runs fresh processes only). */
     char drivers_dir[PATH_MAX];
     bool refilling, draining;
+    /* The node drains (serve --http's SIGTERM, mcp_node_drain_begin): no
+     * new sandbox for a call.  Read and set with __atomic builtins. */
+    bool node_draining;
     size_t n_freeing;
     size_t n_live; /* under pool_lock */
 };
@@ -142,7 +150,7 @@ typedef void (*mcp_send_fn)(struct mcp_session *s, json_t *msg);
  * Sandboxes belong to the session that made them. */
 struct mcp_session {
     struct mcp_server *cfg;
-    char id[33]; /* HTTP: the Mcp-Session-Id; stdio: "" */
+    char id[MCP_ID_MAX + 1]; /* HTTP: the Mcp-Session-Id ("NODE.<hex>", node.h); stdio: "" */
 
     /* Transport: how messages reach this session's client. */
     mcp_send_fn send;

@@ -20,8 +20,10 @@
 #include <stdint.h>
 
 #define MCP_FILE_KEY_LEN 32
-#define MCP_FILE_OWNER_MAX 64
-#define MCP_FILE_ID_MAX 64
+/* Session and sandbox ids: 32 hex digits, or "NODE." and 32 hex digits
+ * (at most 65 characters, mcp/node.h). */
+#define MCP_FILE_OWNER_MAX 80
+#define MCP_FILE_ID_MAX 80
 #define MCP_FILE_PATH_MAX 4095
 #define MCP_FILE_TOKEN_MAX 8192 /* base64url characters: more is malformed */
 

@@ -99,6 +99,7 @@ struct http_server {
     const char *not_found;
     struct http_route routes[HTTP_MAX_ROUTES];
     size_t n_routes;
+    unsigned busy; /* http_server_busy; __atomic */
 };
 
 /* ---- replies ---- */
@@ -272,19 +273,21 @@ static enum http_result check_request(struct http_server *srv, struct MHD_Connec
 {
     const char *origin = http_header_value(c, "Origin");
 
+    const struct http_route *r = find_route(srv, url);
+    bool probe = r != NULL && r->probe;
+
     rq->replied = true; /* unless every check passes */
-    if (!http_host_allowed(&srv->hosts, http_header_value(c, MHD_HTTP_HEADER_HOST)))
+    if (!probe && !http_host_allowed(&srv->hosts, http_header_value(c, MHD_HTTP_HEADER_HOST)))
         return http_refuse(c, MHD_HTTP_FORBIDDEN,
                            "forbidden: Host is not this server "
                            "(DNS rebinding protection)");
     if (origin != NULL && !http_origin_allowed(origin))
         return http_refuse(c, MHD_HTTP_FORBIDDEN, "forbidden: Origin is not a loopback page");
-    const struct http_route *r = find_route(srv, url);
     rq->tenant = http_tenants_find(srv->tenants,
                                    http_header_value(c, MHD_HTTP_HEADER_AUTHORIZATION));
     /* A route without bearer (a signed file URL is its own credential)
      * serves a request whose tenant is unknown (NULL). */
-    if (rq->tenant == NULL && !(r && r->no_bearer))
+    if (rq->tenant == NULL && !(r && (r->no_bearer || r->probe)))
         return http_reply_error(
             c, MHD_HTTP_UNAUTHORIZED, NULL, HTTP_ERR_TRANSPORT,
             "unauthorized: send Authorization: Bearer <token>",
@@ -318,6 +321,9 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
             return MHD_NO;
         rq->method = method;
         rq->url = url;
+        rq->busy = strcmp(method, "POST") == 0 || strcmp(method, "PUT") == 0;
+        if (rq->busy)
+            __atomic_add_fetch(&srv->busy, 1, __ATOMIC_SEQ_CST);
         *con_cls = rq;
         return check_request(srv, c, url, rq) == HTTP_NO ? MHD_NO : MHD_YES;
     }
@@ -343,8 +349,11 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
                          enum MHD_RequestTerminationCode toe)
 {
+    struct http_server *srv = cls;
     struct http_request *rq = *con_cls;
-    (void)cls, (void)c;
+    (void)c;
+    if (rq && rq->busy)
+        __atomic_sub_fetch(&srv->busy, 1, __ATOMIC_SEQ_CST);
     if (rq && rq->route && rq->route->end)
         rq->route->end(rq->route->ctx, rq, toe == MHD_REQUEST_TERMINATED_COMPLETED_OK);
     if (rq) {
@@ -463,7 +472,7 @@ int http_server_start(struct http_server *srv, struct nsbox_err *err)
         0, NULL, NULL, on_request, srv, MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL,
         MHD_OPTION_LISTEN_SOCKET, srv->listen_fd, MHD_OPTION_CONNECTION_LIMIT, srv->max_connections,
         MHD_OPTION_PER_IP_CONNECTION_LIMIT, srv->max_per_ip, MHD_OPTION_CONNECTION_TIMEOUT,
-        srv->idle_s, MHD_OPTION_NOTIFY_COMPLETED, on_completed, NULL, MHD_OPTION_END);
+        srv->idle_s, MHD_OPTION_NOTIFY_COMPLETED, on_completed, srv, MHD_OPTION_END);
     if (srv->daemon == NULL)
         return nsbox_err_set(err, EIO, "libmicrohttpd could not start on %s port %u", srv->names[0],
                              srv->port);
@@ -487,6 +496,11 @@ void http_server_quiesce(struct http_server *srv)
     int fd = srv->daemon ? MHD_quiesce_daemon(srv->daemon) : -1;
     if (fd >= 0)
         close(fd);
+}
+
+unsigned http_server_busy(const struct http_server *srv)
+{
+    return __atomic_load_n(&srv->busy, __ATOMIC_SEQ_CST);
 }
 
 void http_server_free(struct http_server *srv)

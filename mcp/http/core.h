@@ -71,6 +71,7 @@ struct http_request {
     unsigned flags;             /* the route's own, e.g. set by its check */
     void *state;                /* the route's own; its end callback frees it */
     struct http_tenant *tenant; /* whose bearer token it carries (tenants.h) */
+    bool busy;                  /* counted in http_server_busy */
 };
 
 /* Called once the headers are in and the core's checks passed, before the
@@ -96,6 +97,8 @@ struct http_route {
     bool prefix;             /* path is a prefix ("/files/") rather than exact */
     bool no_bearer;          /* no bearer token: the URL itself is the credential
                               * (Host and Origin are still checked) */
+    bool probe;              /* a health probe (health.h): no bearer token and
+                              * any Host (a kubelet sends the pod's IP) */
     const char *methods;     /* allowed, as the Allow header says: "GET, POST" */
     const char *method_hint; /* the 405's message: "method not allowed: use ..." */
     size_t body_max;         /* body bytes kept; more is drained then refused */
@@ -148,6 +151,10 @@ void http_server_quiesce(struct http_server *srv);
 /* Closes every connection (none may still block in a route's callbacks),
  * joins MHD's threads and frees srv. */
 void http_server_free(struct http_server *srv);
+
+/* Requests with a body (POST, PUT) that are not over yet: their answers
+ * are still on the way to the client (a drain waits for them). */
+unsigned http_server_busy(const struct http_server *srv);
 
 /* ---- for routes, on the connection's thread ---- */
 

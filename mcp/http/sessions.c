@@ -9,6 +9,7 @@
 #include <sys/random.h>
 
 #include "../../common/log.h"
+#include "../pool.h"
 #include "streams.h"
 
 struct http_sessions {
@@ -58,22 +59,25 @@ void http_session_unref(struct http_session *hs)
 }
 
 /* 128 bits from getrandom(2), as hex: not guessable, and never reused
- * while the server runs (checked against the table all the same). */
-static bool random_id(char out[33])
+ * while the server runs (checked against the table all the same); after
+ * "NODE." with --node-id (mcp/node.h), which a router routes on. */
+static bool random_id(const struct mcp_server *cfg, char out[MCP_ID_MAX + 1])
 {
-    unsigned char b[16];
+    unsigned char b[MCP_HEX_ID_LEN / 2];
+    char hex[MCP_HEX_ID_LEN + 1];
     if (getrandom(b, sizeof(b), 0) != (ssize_t)sizeof(b))
         return false;
     for (size_t i = 0; i < sizeof(b); i++)
-        snprintf(out + 2 * i, 3, "%02x", b[i]);
+        snprintf(hex + 2 * i, 3, "%02x", b[i]);
+    mcp_id_compose(cfg->node_id, hex, out);
     return true;
 }
 
-/* Compares session ids in constant time: they are the only secret a
- * client without a token holds. */
-static bool same_session_id(const char *a, const char *b)
+bool http_same_session_id(const char *mine, const char *theirs)
 {
-    return strlen(b) == 32 && CRYPTO_memcmp(a, b, 32) == 0;
+    /* The length is no secret (every id of this server has the same). */
+    size_t n = strlen(mine);
+    return strnlen(theirs, n + 1) == n && CRYPTO_memcmp(mine, theirs, n) == 0;
 }
 
 struct http_session *http_session_get(struct http_sessions *t, const char *id)
@@ -82,7 +86,7 @@ struct http_session *http_session_get(struct http_sessions *t, const char *id)
 
     pthread_mutex_lock(&t->lock);
     for (struct http_session *hs = t->sessions; hs && id; hs = hs->next)
-        if (same_session_id(hs->s.id, id))
+        if (http_same_session_id(hs->s.id, id))
             found = hs;
     if (found) {
         pthread_mutex_lock(&found->lock);
@@ -98,7 +102,7 @@ struct http_session *http_session_get(struct http_sessions *t, const char *id)
 static bool id_in_use(const struct http_sessions *t, const char *id)
 {
     for (const struct http_session *hs = t->sessions; hs; hs = hs->next)
-        if (same_session_id(hs->s.id, id))
+        if (http_same_session_id(hs->s.id, id))
             return true;
     return false;
 }
@@ -111,10 +115,13 @@ static const char *table_add(struct http_sessions *t, struct http_session *hs)
     pthread_mutex_lock(&t->lock);
     if (t->stopping)
         why = "the server is shutting down";
+    else if (mcp_node_draining(t->cfg))
+        why = "this node is draining (it is shutting down): initialize again, and the router "
+              "sends the new session to another node";
     else if (t->n >= t->max)
         why = "too many sessions: end one (DELETE /mcp with its Mcp-Session-Id) or try later";
     while (why == NULL) {
-        if (!random_id(hs->s.id))
+        if (!random_id(t->cfg, hs->s.id))
             why = "getrandom failed";
         else if (!id_in_use(t, hs->s.id))
             break;
@@ -149,7 +156,7 @@ struct http_session *http_session_new_detached(struct mcp_server *cfg, const cha
 {
     struct http_session *hs = session_alloc(cfg, NULL);
     *why = "out of memory";
-    if (hs != NULL && !random_id(hs->s.id)) {
+    if (hs != NULL && !random_id(cfg, hs->s.id)) {
         *why = "getrandom failed";
         http_session_unref(hs);
         hs = NULL;
@@ -321,6 +328,33 @@ void http_sessions_stop(struct http_sessions *t)
         http_session_end(hs);
         http_session_unref(hs);
     }
+}
+
+/* The calls (tools/call, resources/read) running in hs. */
+static size_t running_in(struct http_session *hs)
+{
+    pthread_mutex_lock(&hs->s.lock);
+    size_t n = hs->s.n_running;
+    pthread_mutex_unlock(&hs->s.lock);
+    return n;
+}
+
+void http_sessions_count(struct http_sessions *t, size_t *sessions, size_t *running)
+{
+    size_t n = 0, r = 0;
+    pthread_mutex_lock(&t->lock);
+    for (struct http_session *hs = t->sessions; hs; hs = hs->next, n++)
+        r += running_in(hs);
+    pthread_mutex_unlock(&t->lock);
+    if (sessions)
+        *sessions = n;
+    if (running)
+        *running = r;
+}
+
+size_t http_session_running(struct http_session *hs)
+{
+    return running_in(hs);
 }
 
 void http_sessions_free(struct http_sessions *t)

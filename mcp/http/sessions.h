@@ -55,6 +55,13 @@ void http_sessions_start_reaper(struct http_sessions *t);
 /* Refuses new sessions, stops the reaper and ends every session. */
 void http_sessions_stop(struct http_sessions *t);
 
+/* How many sessions t holds and how many calls run in them (either may
+ * be NULL). */
+void http_sessions_count(struct http_sessions *t, size_t *sessions, size_t *running);
+
+/* The calls (tools/call, resources/read) running in hs now. */
+size_t http_session_running(struct http_session *hs);
+
 /* Frees t, stopped and with no thread left using it. */
 void http_sessions_free(struct http_sessions *t);
 
@@ -70,6 +77,11 @@ struct http_session *http_session_new_detached(struct mcp_server *cfg, const cha
 /* The session named id (may be NULL), with a reference for the caller and
  * marked used now; or NULL. */
 struct http_session *http_session_get(struct http_sessions *t, const char *id);
+
+/* Whether theirs (a client's) is the session id mine, compared in
+ * constant time: a session id is the only secret a client without a token
+ * holds.  An id with another node's prefix is simply not mine. */
+bool http_same_session_id(const char *mine, const char *theirs);
 
 /* Takes and drops a reference; the last one frees hs. */
 void http_session_ref(struct http_session *hs);

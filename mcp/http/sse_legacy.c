@@ -48,7 +48,7 @@ static enum http_result check_sse(void *ctx, struct MHD_Connection *c, struct ht
 static struct http_stream *open_stream(struct http_sse_legacy *ep, struct MHD_Connection *c,
                                        struct http_session *hs)
 {
-    char endpoint[sizeof(MCP_HTTP_MESSAGES_ENDPOINT) + 48];
+    char endpoint[sizeof(MCP_HTTP_MESSAGES_ENDPOINT) + sizeof("?sessionId=") + MCP_ID_MAX];
     struct http_stream *st = http_stream_new(hs, HTTP_STREAM_LEGACY, NULL, NULL, http_conn_fd(c),
                                              ep->keepalive_s);
 

@@ -178,14 +178,27 @@ static struct http_session *existing_session(struct http_tenant *tn)
 struct http_session *http_tenants_session_by_id(struct http_tenants *t, const char *id)
 {
     struct http_session *found = NULL;
-    for (size_t i = 0; i < t->n && id != NULL && strlen(id) == 32; i++) {
+    for (size_t i = 0; i < t->n && id != NULL; i++) {
         struct http_session *hs = existing_session(&t->tenants[i]);
-        if (hs != NULL && found == NULL && CRYPTO_memcmp(hs->s.id, id, 32) == 0)
+        if (hs != NULL && found == NULL && http_same_session_id(hs->s.id, id))
             found = hs;
         else if (hs != NULL)
             http_session_unref(hs);
     }
     return found;
+}
+
+size_t http_tenants_running(struct http_tenants *t)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < t->n; i++) {
+        struct http_session *hs = existing_session(&t->tenants[i]);
+        if (hs == NULL)
+            continue;
+        n += http_session_running(hs);
+        http_session_unref(hs);
+    }
+    return n;
 }
 
 static void stop_idle(struct http_tenants *t)

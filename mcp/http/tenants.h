@@ -95,6 +95,9 @@ bool http_session_tenant_ok(const struct http_session *hs, const struct http_ten
 /* Starts the thread that stops idle sandboxes of tenant sessions. */
 void http_tenants_start_reaper(struct http_tenants *t);
 
+/* The calls running in the tenant sessions now. */
+size_t http_tenants_running(struct http_tenants *t);
+
 /* Stops the reaper, then ends every tenant session (calls cancelled,
  * sandboxes stopped, streams finished); later requests get none. */
 void http_tenants_stop(struct http_tenants *t);

@@ -9,9 +9,14 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
+#include <time.h>
+
+#include "../../common/log.h"
+#include "../pool.h"
 
 #include "core.h"
 #include "files.h"
+#include "health.h"
 #include "policy.h"
 #include "sessions.h"
 #include "sse_legacy.h"
@@ -29,6 +34,7 @@ struct mcp_http {
     struct http_sse_legacy sse_legacy;
     struct mcp_file_urls urls;
     struct http_files files;
+    struct http_health health;
 };
 
 int mcp_http_parse_address(const char *arg, char *buf, size_t buf_size,
@@ -93,6 +99,7 @@ static void free_parts(struct mcp_http *h)
         http_sessions_free(h->sessions);
     if (h->tenants)
         http_tenants_free(h->tenants);
+    http_health_destroy(&h->health);
     free(h);
 }
 
@@ -122,7 +129,8 @@ struct mcp_http *mcp_http_start(struct mcp_server *cfg, const struct mcp_http_op
     h->streamable = (struct http_streamable){.sessions = h->sessions, .keepalive_s = keepalive_s};
     h->sse_legacy = (struct http_sse_legacy){.sessions = h->sessions, .keepalive_s = keepalive_s};
     if (http_streamable_register(h->core, &h->streamable, err) < 0 ||
-        http_sse_legacy_register(h->core, &h->sse_legacy, err) < 0 || file_urls(h, opt, err) < 0)
+        http_sse_legacy_register(h->core, &h->sse_legacy, err) < 0 || file_urls(h, opt, err) < 0 ||
+        http_health_register(h->core, &h->health, cfg, h->sessions, err) < 0)
         goto fail;
     cfg->file_urls = &h->urls; /* before the first request can ask for one */
     if (http_server_start(h->core, err) < 0)
@@ -143,6 +151,36 @@ uint16_t mcp_http_port(const struct mcp_http *h)
 const char *mcp_http_public_url(const struct mcp_http *h)
 {
     return h->urls.base;
+}
+
+/* Calls running anywhere, and answers still on their way. */
+static size_t busy(struct mcp_http *h)
+{
+    size_t running = 0;
+    http_sessions_count(h->sessions, NULL, &running);
+    return running + http_tenants_running(h->tenants) + http_server_busy(h->core);
+}
+
+bool mcp_http_drain(struct mcp_http *h, unsigned grace_s)
+{
+    struct timespec now, until;
+    mcp_node_drain_begin(h->cfg);
+    clock_gettime(CLOCK_MONOTONIC, &until);
+    until.tv_sec += grace_s;
+    for (;;) {
+        size_t n = busy(h);
+        clock_gettime(CLOCK_MONOTONIC, &now);
+        if (n == 0)
+            return false;
+        if (now.tv_sec > until.tv_sec ||
+            (now.tv_sec == until.tv_sec && now.tv_nsec >= until.tv_nsec)) {
+            nsbox_info("draining: %zu calls or answers still under way after %u s", n, grace_s);
+            return true;
+        }
+        /* Polled: calls end in many sessions, and nothing here is urgent. */
+        struct timespec tick = {0, 50 * 1000000};
+        nanosleep(&tick, NULL);
+    }
 }
 
 void mcp_http_stop(struct mcp_http *h)

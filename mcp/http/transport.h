@@ -11,6 +11,7 @@
 #ifndef NSBOX_MCP_HTTP_TRANSPORT_H
 #define NSBOX_MCP_HTTP_TRANSPORT_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -64,6 +65,14 @@ uint16_t mcp_http_port(const struct mcp_http *h);
 
 /* The base of the file URLs handed out ("http://127.0.0.1:8080"). */
 const char *mcp_http_public_url(const struct mcp_http *h);
+
+/* Drains h (serve's first SIGTERM; docs/tools.md "Fleet"): from now on
+ * /readyz answers 503, initialize 503, and calls that would make a
+ * sandbox get a tool error saying the node drains; everything else is
+ * served.  Returns once no call runs and every answer went out (false), or
+ * once grace_s passed with some still under way (true).  Then call
+ * mcp_http_stop. */
+bool mcp_http_drain(struct mcp_http *h, unsigned grace_s);
 
 /* Stops accepting, ends every session (running calls are cancelled, the
  * sessions' sandboxes stop), closes every connection and frees h. */

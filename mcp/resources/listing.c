@@ -86,7 +86,7 @@ static bool alive(const struct mcp_session *s, const char *uri)
 {
     const char *id = uri + strlen(MCP_URI_PREFIX);
     for (const struct mcp_sandbox *m = s->sandboxes; m != NULL; m = m->next)
-        if (!m->stopping && strncmp(m->box.sb.id, id, MCP_URI_ID_LEN) == 0)
+        if (!m->stopping && strncmp(m->id, id, strlen(m->id)) == 0 && id[strlen(m->id)] == '/')
             return true;
     return false;
 }

@@ -93,7 +93,7 @@ static json_t *contents_json(const char *uri, const char *path, const struct nsb
 struct read_job {
     struct mcp_req *rq; /* held */
     size_t slot;
-    char id[MCP_URI_ID_LEN + 1];
+    char id[MCP_URI_ID_MAX + 1];
     char path[MCP_URI_MAX + 2];
 };
 

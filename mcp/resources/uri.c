@@ -5,22 +5,16 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "../node.h"
+
+_Static_assert(MCP_URI_ID_MAX == MCP_ID_MAX, "a sandbox id fits the URI's buffer");
+
 static const char hex[] = "0123456789ABCDEF";
 
 static bool unreserved(unsigned char c)
 {
     return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' ||
            c == '.' || c == '_' || c == '~';
-}
-
-static bool id_valid(const char *id, size_t n)
-{
-    if (n != MCP_URI_ID_LEN)
-        return false;
-    for (size_t i = 0; i < n; i++)
-        if (!((id[i] >= '0' && id[i] <= '9') || (id[i] >= 'a' && id[i] <= 'f')))
-            return false;
-    return true;
 }
 
 /* A canonical absolute path: starts with `/`, no empty, `.` or `..`
@@ -45,7 +39,7 @@ static bool path_canonical(const char *p, size_t n)
 int mcp_uri_format(const char *id, const char *path, char *out, size_t size)
 {
     size_t plen = strlen(path);
-    if (!id_valid(id, strlen(id)) || !path_canonical(path, plen))
+    if (!mcp_id_syntax_ok(id, strlen(id)) || !path_canonical(path, plen))
         return -1;
     if (size == 0)
         return -1;
@@ -112,20 +106,20 @@ static int decode(const char *s, size_t n, char *path, size_t path_size)
     return path_canonical(path, o) ? 0 : -1;
 }
 
-int mcp_uri_parse(const char *uri, char id[MCP_URI_ID_LEN + 1], char *path, size_t path_size)
+int mcp_uri_parse(const char *uri, char id[MCP_URI_ID_MAX + 1], char *path, size_t path_size)
 {
     static const char files[] = "/files/";
     size_t n = strnlen(uri, MCP_URI_MAX + 1), pre = strlen(MCP_URI_PREFIX);
     if (n > MCP_URI_MAX || strncmp(uri, MCP_URI_PREFIX, pre) != 0)
         return -1;
     const char *p = uri + pre;
-    if (n - pre < MCP_URI_ID_LEN + strlen(files) || !id_valid(p, MCP_URI_ID_LEN) ||
-        strncmp(p + MCP_URI_ID_LEN, files, strlen(files)) != 0)
+    size_t id_len = strcspn(p, "/");
+    if (!mcp_id_syntax_ok(p, id_len) || strncmp(p + id_len, files, strlen(files)) != 0)
         return -1;
-    const char *rest = p + MCP_URI_ID_LEN + strlen(files);
+    const char *rest = p + id_len + strlen(files);
     if (decode(rest, n - (size_t)(rest - uri), path, path_size) < 0)
         return -1;
-    memcpy(id, p, MCP_URI_ID_LEN);
-    id[MCP_URI_ID_LEN] = '\0';
+    memcpy(id, p, id_len);
+    id[id_len] = '\0';
     return 0;
 }

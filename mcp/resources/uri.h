@@ -2,7 +2,8 @@
  *
  *   nsbox://sandboxes/{sandbox_id}/files/{+path}
  *
- * sandbox_id is the sandbox's 32 lower-case hex digits; path is the
+ * sandbox_id is the sandbox's id as the tools show it: 32 lower-case hex
+ * digits, after "NODE." when the server has a node id (mcp/node.h); path is the
  * file's absolute path inside the sandbox without its leading slash,
  * percent-encoded per RFC 3986: every byte but the unreserved characters
  * (ALPHA DIGIT - . _ ~) and `/` as %XX with upper-case hex.  There is
@@ -21,7 +22,7 @@
 #define MCP_URI_PREFIX "nsbox://sandboxes/"
 #define MCP_URI_TEMPLATE "nsbox://sandboxes/{sandbox_id}/files/{+path}"
 #define MCP_URI_MAX 4096  /* bytes of a URI, NUL excluded */
-#define MCP_URI_ID_LEN 32 /* hex digits of a sandbox id (runtime/sandbox.h) */
+#define MCP_URI_ID_MAX 65 /* characters of a sandbox id: MCP_ID_MAX (mcp/node.h) */
 
 /* Writes the URI of the absolute path in sandbox id to out (size bytes,
  * NUL-terminated).  Returns its length, or -1 when id is no sandbox id,
@@ -29,10 +30,10 @@
  * fit in size or MCP_URI_MAX. */
 int mcp_uri_format(const char *id, const char *path, char *out, size_t size);
 
-/* Parses a URI of MCP_URI_TEMPLATE: the sandbox id to id (MCP_URI_ID_LEN
+/* Parses a URI of MCP_URI_TEMPLATE: the sandbox id to id (MCP_URI_ID_MAX
  * + 1 bytes) and the decoded absolute path to path (path_size bytes).
  * Returns 0, or -1 when uri is not one (another scheme, malformed, not
  * canonical, too long, or the path does not fit). */
-int mcp_uri_parse(const char *uri, char id[MCP_URI_ID_LEN + 1], char *path, size_t path_size);
+int mcp_uri_parse(const char *uri, char id[MCP_URI_ID_MAX + 1], char *path, size_t path_size);
 
 #endif

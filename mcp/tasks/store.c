@@ -88,13 +88,17 @@ json_t *mcp_task_create_result(const struct mcp_task *t, enum mcp_era era)
     return task;
 }
 
-static int random_hex(char out[33])
+/* 128 random bits as hex, after "NODE." with --node-id (mcp/node.h): a
+ * router may route tasks/get on it as on session and sandbox ids. */
+static int random_id(const struct mcp_server *cfg, char out[MCP_ID_MAX + 1])
 {
-    unsigned char b[16];
+    unsigned char b[MCP_HEX_ID_LEN / 2];
+    char hex[MCP_HEX_ID_LEN + 1];
     if (getrandom(b, sizeof(b), 0) != (ssize_t)sizeof(b))
         return -1;
     for (size_t i = 0; i < sizeof(b); i++)
-        snprintf(out + 2 * i, 3, "%02x", b[i]);
+        snprintf(hex + 2 * i, 3, "%02x", b[i]);
+    mcp_id_compose(cfg->node_id, hex, out);
     return 0;
 }
 
@@ -136,7 +140,7 @@ struct mcp_task *mcp_task_create(struct mcp_session *s, size_t slot, enum mcp_er
     struct mcp_task *t = calloc(1, sizeof(*t));
     if (t == NULL)
         return NULL;
-    if (random_hex(t->id) < 0) {
+    if (random_id(s->cfg, t->id) < 0) {
         free(t);
         return NULL;
     }
@@ -162,10 +166,11 @@ struct mcp_task *mcp_task_create(struct mcp_session *s, size_t slot, enum mcp_er
 /* Constant time: a task id is a bearer handle. */
 static bool same_id(const char *a, const char *b)
 {
-    if (strlen(b) != 32)
+    size_t n = strlen(a); /* the same for every id of this server */
+    if (strnlen(b, n + 1) != n)
         return false;
     unsigned char d = 0;
-    for (size_t i = 0; i < 32; i++)
+    for (size_t i = 0; i < n; i++)
         d |= (unsigned char)(a[i] ^ b[i]);
     return d == 0;
 }

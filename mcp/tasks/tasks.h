@@ -26,6 +26,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "../node.h"
 #include "../protocol/request.h"
 
 #define MCP_MAX_TASKS 32
@@ -49,8 +50,9 @@ enum mcp_task_mode {
 struct mcp_task_waiter;
 
 struct mcp_task {
-    char id[33];      /* 128 random bits, hex: the handle is the only secret */
-    enum mcp_era era; /* the era it was made in: where its progress goes */
+    char id[MCP_ID_MAX + 1]; /* 128 random bits, hex (after "NODE.", mcp/node.h): the
+                              * handle is the only secret */
+    enum mcp_era era;        /* the era it was made in: where its progress goes */
     enum mcp_task_status status;
     char message[512];    /* statusMessage: the newest lines of output */
     int64_t created_ms;   /* wall clock, for createdAt */

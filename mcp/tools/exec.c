@@ -146,7 +146,7 @@ static void record(const struct nsbox_exec_result *res, const struct mcp_interp_
                    bool interp, const struct run_facts *f, struct mcp_result *out)
 {
     const struct box *box = &f->m->box;
-    const char *id = f->m->one_shot ? NULL : box->sb.id;
+    const char *id = f->m->one_shot ? NULL : f->m->id;
     const struct nsbox_snapshot *before = f->before, *after = f->after;
     json_t *rec = result_record(res);
     interp_fields(rec, info, interp);
@@ -250,7 +250,7 @@ static int exec_in(struct mcp_session *s, struct mcp_call *call, struct mcp_sand
         mcp_op_end(s, call, m);
     if (r == 0 && res.cancelled && stopped(s, m)) {
         nsbox_exec_result_free(&res);
-        r = nsbox_err_set(err, ESRCH, "sandbox \"%s\" was stopped while this ran", m->box.sb.id);
+        r = nsbox_err_set(err, ESRCH, "sandbox \"%s\" was stopped while this ran", m->id);
     }
     if (r < 0) {
         mcp_interp_info_free(&info);

@@ -168,7 +168,7 @@ void mcp_output_cut(struct mcp_session *s, struct mcp_call *call, struct mcp_san
     k->err = (struct mcp_output_stream){.cut = res->err_len > err_max, .bytes = res->err_len};
     if (!k->out.cut && !k->err.cut)
         return;
-    const char *id = m->one_shot ? NULL : m->box.sb.id;
+    const char *id = m->one_shot ? NULL : m->id;
     if (id != NULL)
         keep(s, call, m, res, k);
     if (k->out.cut && res->out != NULL)

@@ -85,7 +85,7 @@ MCP_TOOL_FN(install_packages)
     int r = mcp_op_begin(s, call, m, err);
     if (r == 0) {
         request(s->cfg, &a.packages, a.timeout_s, &rq);
-        mcp_call_log(s, call, "info", "sandbox %s: installing with %s", m->box.sb.id,
+        mcp_call_log(s, call, "info", "sandbox %s: installing with %s", m->id,
                      box_pkg_manager_name(rq.manager));
         r = box_install(&m->box, &s->cfg->registries, &rq, -1, &call->cancel, &res, err);
         struct nsbox_err merr;
@@ -142,10 +142,10 @@ static int install_new(struct mcp_session *s, struct mcp_call *call, struct mcp_
 {
     struct box_pkg_request rq;
     struct box_pkg_result res;
-    char id[sizeof(m->box.sb.id)];
+    char id[sizeof(m->id)];
     struct nsbox_err ignored;
 
-    snprintf(id, sizeof(id), "%s", m->box.sb.id);
+    snprintf(id, sizeof(id), "%s", m->id);
     request(s->cfg, &a->packages, timeout_s, &rq);
     int r = mcp_op_begin(s, call, m, err);
     if (r == 0) {

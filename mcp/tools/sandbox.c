@@ -64,10 +64,9 @@ static json_t *limits_json(const struct mcp_sandbox *m)
  * measured (box_usage_json). */
 static json_t *sandbox_json(const struct mcp_sandbox *m)
 {
-    json_t *j = json_pack("{s:s,s:s,s:s,s:I,s:o,s:s?}", "sandbox_id", m->box.sb.id, "image",
-                          m->box.image, "digest", m->box.digest, "created",
-                          (json_int_t)m->box.created, "limits", limits_json(m), "workspace",
-                          m->box.workspace);
+    json_t *j = json_pack("{s:s,s:s,s:s,s:I,s:o,s:s?}", "sandbox_id", m->id, "image", m->box.image,
+                          "digest", m->box.digest, "created", (json_int_t)m->box.created, "limits",
+                          limits_json(m), "workspace", m->box.workspace);
     if (j != NULL)
         box_usage_json(&m->box, j);
     return j;
@@ -80,7 +79,7 @@ static json_t *sandbox_json(const struct mcp_sandbox *m)
 static int open_network(struct mcp_session *s, struct mcp_call *call, struct mcp_sandbox *m,
                         const struct egress_policy *net, struct nsbox_err *err)
 {
-    char id[sizeof(m->box.sb.id)];
+    char id[sizeof(m->id)];
     struct nsbox_err ignored;
     int r = mcp_op_begin(s, call, m, err);
     if (r == 0) {
@@ -89,7 +88,7 @@ static int open_network(struct mcp_session *s, struct mcp_call *call, struct mcp
     }
     if (r == 0)
         return 0;
-    snprintf(id, sizeof(id), "%s", m->box.sb.id);
+    snprintf(id, sizeof(id), "%s", m->id);
     mcp_sandbox_put(s, m);
     mcp_sandbox_stop(s, id, &ignored);
     return -1;
@@ -113,7 +112,7 @@ MCP_TOOL_FN(sandbox_create)
                                                   a.workspace, false, err);
     if (m == NULL || (net != NULL && open_network(s, call, m, net, err) < 0))
         return -1;
-    mcp_call_log(s, call, "info", "sandbox %s created from %s", m->box.sb.id, m->box.image);
+    mcp_call_log(s, call, "info", "sandbox %s created from %s", m->id, m->box.image);
     struct nsbox_err merr;
     if (box_measure(&m->box, &merr) < 0)
         nsbox_warn("sandbox %s: %s", m->box.sb.id, merr.msg);

@@ -90,7 +90,7 @@ int mcp_read_file_url(struct mcp_session *s, struct mcp_sandbox *m, const char *
 
     if (mcp_url_path(m->box.workdir ? m->box.workdir : "/", path, abs, sizeof(abs), err) < 0)
         return -1;
-    _cleanup_free_ char *url = mcp_file_url(u, MCP_FILE_GET, s->id, m->box.sb.id, abs, 0, &expires);
+    _cleanup_free_ char *url = mcp_file_url(u, MCP_FILE_GET, s->id, m->id, abs, 0, &expires);
     if (url == NULL)
         return nsbox_err_set(err, EINVAL, "no URL can name %.200s", abs);
     mcp_file_time_text(expires, when);

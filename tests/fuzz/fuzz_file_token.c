@@ -33,9 +33,11 @@ static void fields_from(const uint8_t *d, size_t n, struct mcp_file_token *t)
     t->expires = 100 + (n > 1 ? d[1] : 0);
     t->max_bytes = n > 2 ? d[2] : 0;
     size_t third = n / 3;
-    snprintf(t->owner, sizeof(t->owner), "%.*s", (int)(third < 64 ? third : 64), (const char *)d);
-    snprintf(t->sandbox_id, sizeof(t->sandbox_id), "%.*s", (int)(third < 64 ? third : 64),
-             (const char *)d + third);
+    /* Up to the longest ids: "NODE." and 32 hex digits (mcp/node.h). */
+    size_t own = third < MCP_FILE_OWNER_MAX ? third : MCP_FILE_OWNER_MAX;
+    size_t sid = third < MCP_FILE_ID_MAX ? third : MCP_FILE_ID_MAX;
+    snprintf(t->owner, sizeof(t->owner), "%.*s", (int)own, (const char *)d);
+    snprintf(t->sandbox_id, sizeof(t->sandbox_id), "%.*s", (int)sid, (const char *)d + third);
     t->path[0] = '/';
     size_t rest = n - 2 * third;
     snprintf(t->path + 1, sizeof(t->path) - 1, "%.*s", (int)(rest < 4000 ? rest : 4000),

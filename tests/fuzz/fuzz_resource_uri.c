@@ -15,7 +15,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         return 0;
     memcpy(uri, data, size);
     uri[size] = '\0';
-    char id[MCP_URI_ID_LEN + 1], path[MCP_URI_MAX + 2], again[MCP_URI_MAX + 1];
+    char id[MCP_URI_ID_MAX + 1], path[MCP_URI_MAX + 2], again[MCP_URI_MAX + 1];
     if (mcp_uri_parse(uri, id, path, sizeof(path)) == 0) {
         if (path[0] != '/' || strstr(path, "/../") || strstr(path, "/./") || strstr(path, "//"))
             abort();

@@ -218,9 +218,11 @@ if start_server sse_idle 127.0.0.1:0 --session-timeout 2 --idle-timeout 2; then
 	stop_server "$PID"
 fi
 
-# ---- SIGTERM: every session ends, its sandboxes stop, exit status 0
+# ---- SIGTERM: every session ends, its sandboxes stop, exit status 0 (the
+# held calls outlive a 1 s drain and are cancelled: tests/integration/drain.sh
+# has the drain itself)
 
-if start_server sigterm 127.0.0.1:0; then
+if start_server sigterm 127.0.0.1:0 --shutdown-grace 1; then
 	run_client hold timeout 120 python3 "$CONF/http_raw.py" hold "$PORT"
 	start=$SECONDS
 	stop_server "$PID"

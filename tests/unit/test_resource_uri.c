@@ -5,6 +5,7 @@
 #include "check.h"
 #include "suites.h"
 
+#include "../../mcp/node.h"
 #include "../../mcp/resources/mime.h"
 #include "../../mcp/resources/uri.h"
 
@@ -47,7 +48,7 @@ static void parse_round_trip(void)
     const char *paths[] = {"/workspace/out.csv", "/tmp/a b/é%?#.txt", "/x/\x01\xff", "/..a/b..",
                            "/.hidden"};
     for (size_t i = 0; i < sizeof(paths) / sizeof(paths[0]); i++) {
-        char u[MCP_URI_MAX + 1], id[MCP_URI_ID_LEN + 1], p[4096];
+        char u[MCP_URI_MAX + 1], id[MCP_URI_ID_MAX + 1], p[4096];
         CHECK(mcp_uri_format(ID, paths[i], u, sizeof(u)) > 0);
         CHECK(mcp_uri_parse(u, id, p, sizeof(p)) == 0);
         CHECK_STR(id, ID);
@@ -86,7 +87,7 @@ static void parse_refuses(void)
         "",
     };
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
-        char id[MCP_URI_ID_LEN + 1], p[4096];
+        char id[MCP_URI_ID_MAX + 1], p[4096];
         if (mcp_uri_parse(bad[i], id, p, sizeof(p)) == 0)
             CHECK_STR(bad[i], "(refused)");
     }
@@ -94,7 +95,7 @@ static void parse_refuses(void)
 
 static void parse_bounds(void)
 {
-    char id[MCP_URI_ID_LEN + 1], p[8];
+    char id[MCP_URI_ID_MAX + 1], p[8];
     CHECK(mcp_uri_parse(PRE "abcdef", id, p, sizeof(p)) == 0);
     CHECK_STR(p, "/abcdef");
     CHECK(mcp_uri_parse(PRE "abcdefg", id, p, sizeof(p)) < 0); /* path does not fit */
@@ -103,6 +104,58 @@ static void parse_bounds(void)
     memset(huge + n, 'a', sizeof(huge) - n - 1);
     char big[8192];
     CHECK(mcp_uri_parse(huge, id, big, sizeof(big)) < 0); /* over MCP_URI_MAX */
+}
+
+/* Node ids (mcp/node.c, --node-id): a DNS label of at most 32, and the
+ * ids that start with one. */
+static void node_ids(void)
+{
+    CHECK(mcp_node_name_ok("nsbox-0") && mcp_node_name_ok("a") && mcp_node_name_ok("0a-b9"));
+    CHECK(mcp_node_name_ok("abcdefghijklmnopqrstuvwxyz012345")); /* 32 */
+    const char *bad[] = {"",    "-a",  "a-",
+                         "A",   "a_b", "a.b",
+                         "a b", "é",   "abcdefghijklmnopqrstuvwxyz0123456"}; /* 33 */
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+        if (mcp_node_name_ok(bad[i]))
+            CHECK_STR(bad[i], "(refused)");
+    char id[MCP_ID_MAX + 1];
+    mcp_id_compose("nsbox-0", ID, id);
+    CHECK_STR(id, "nsbox-0." ID);
+    mcp_id_compose("", ID, id);
+    CHECK_STR(id, ID);
+    mcp_id_compose("abcdefghijklmnopqrstuvwxyz012345", ID, id);
+    CHECK(strlen(id) == MCP_ID_MAX && mcp_id_syntax_ok(id, strlen(id)));
+    CHECK(mcp_id_syntax_ok("n." ID, strlen("n." ID)));
+    const char *bad_ids[] = {"." ID,   "-n." ID, "N." ID, "n.." ID,
+                             "n" ID,   "n.x" ID, ID "0",  "n.0123456789ABCDEF0123456789abcdef",
+                             "a.b." ID};
+    for (size_t i = 0; i < sizeof(bad_ids) / sizeof(bad_ids[0]); i++)
+        if (mcp_id_syntax_ok(bad_ids[i], strlen(bad_ids[i])))
+            CHECK_STR(bad_ids[i], "(refused)");
+}
+
+/* A sandbox id with a node prefix: URIs carry it and parse back to it. */
+static void node_prefixed_ids(void)
+{
+    char u[MCP_URI_MAX + 1], id[MCP_URI_ID_MAX + 1], p[4096];
+    CHECK(mcp_uri_format("nsbox-1." ID, "/w/a.txt", u, sizeof(u)) > 0);
+    CHECK_STR(u, "nsbox://sandboxes/nsbox-1." ID "/files/w/a.txt");
+    CHECK(mcp_uri_parse(u, id, p, sizeof(p)) == 0);
+    CHECK_STR(id, "nsbox-1." ID);
+    CHECK_STR(p, "/w/a.txt");
+    const char *longest = "nsbox://sandboxes/abcdefghijklmnopqrstuvwxyz012345." ID "/files/a";
+    CHECK(mcp_uri_parse(longest, id, p, sizeof(p)) == 0 && strlen(id) == MCP_URI_ID_MAX);
+    const char *bad[] = {
+        "nsbox://sandboxes/Nsbox-1." ID "/files/a",
+        "nsbox://sandboxes/nsbox-1-." ID "/files/a",
+        "nsbox://sandboxes/.nsbox-1." ID "/files/a",
+        "nsbox://sandboxes/nsbox%2E1." ID "/files/a",
+        "nsbox://sandboxes/abcdefghijklmnopqrstuvwxyz0123456." ID "/files/a", /* 33 */
+        "nsbox://sandboxes/nsbox-1." ID "0/files/a",
+    };
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+        if (mcp_uri_parse(bad[i], id, p, sizeof(p)) == 0)
+            CHECK_STR(bad[i], "(refused)");
 }
 
 /* Media types (mcp/resources/mime.c): images from common/mime, the rest
@@ -129,4 +182,6 @@ void suite_resource_uri(void)
     RUN_TEST(parse_round_trip);
     RUN_TEST(parse_refuses);
     RUN_TEST(parse_bounds);
+    RUN_TEST(node_ids);
+    RUN_TEST(node_prefixed_ids);
 }

@@ -1,0 +1,252 @@
+#!/usr/bin/env bash
+# A fleet's server side (issue #16, docs/tools.md "Fleet"), against real
+# `nsbox serve --http` servers with busybox and python sandboxes, driven by
+# raw HTTP (tests/mcp/health_fleet.py):
+#   - --node-id: session and sandbox ids NODE.<32 hex> (2025-11-25 sessions
+#     and 2026-07-28 stateless calls, resource URIs, file URLs); another
+#     node's prefix is unknown (404, "no sandbox"); bad names refused;
+#   - /healthz and /readyz: bodies and codes, no token and any Host, failing
+#     on a broken or missing store and without an image, not on a node at
+#     its sandbox cap, the sandbox check run at most once per 30 s however
+#     many probes;
+#   - SIGTERM drains: readyz 503, no new session or sandbox, the running
+#     call finishes with its result, existing sandboxes served, exit 0,
+#     nothing left behind; the grace cancels a call that outlives it; a
+#     second signal ends the server at once.
+SUITE=drain
+. "$(dirname "$0")/../lib.sh"
+
+S=$T/store
+LOGS=$T/logs
+mkdir -p "$LOGS"
+SERVERS=()
+CLIENT=$ROOT/tests/mcp/health_fleet.py
+trap 'for p in "${SERVERS[@]}"; do kill -KILL "$p" 2>/dev/null; done; cleanup_test_dir' EXIT
+
+# start_server NAME STORE [NSBOX_FLAGS --] ARGS...: `nsbox [FLAGS] --store STORE
+# serve --http 127.0.0.1:0 ARGS` in the background; sets PID and PORT.
+start_server() {
+	local name=$1 store=$2 i flags=()
+	shift 2
+	if [ "${1:-}" = -d ]; then
+		flags=(-d)
+		shift
+	fi
+	"$NSBOX" "${flags[@]}" --store "$store" serve --http 127.0.0.1:0 "$@" \
+		>"$LOGS/$name.out" 2>"$LOGS/$name.log" &
+	PID=$!
+	SERVERS+=("$PID")
+	PORT=
+	for i in $(seq 100); do
+		PORT=$(sed -n 's|^nsbox: serving MCP on http://.*:\([0-9]*\)/mcp .*|\1|p' "$LOGS/$name.log" | head -1)
+		[ -n "$PORT" ] && return 0
+		kill -0 "$PID" 2>/dev/null || break
+		sleep 0.2
+	done
+	fail "$name" "the server did not start: $(tail -3 "$LOGS/$name.log" | tr '\n' ' ')"
+	return 1
+}
+
+# run_client NAME ARGS...: health_fleet.py ARGS, its PASS/FAIL lines passed
+# through, a crash without a FAIL line turned into one.
+run_client() {
+	local name=$1 rc nfail
+	shift
+	env SUITE="$SUITE" timeout 300 python3 "$CLIENT" "$@" 2>"$LOGS/$name.stderr" |
+		tee "$LOGS/$name.client" | grep -E --line-buffered '^(PASS: |FAIL: |# )'
+	rc=${PIPESTATUS[0]}
+	nfail=$(grep -c '^FAIL: ' "$LOGS/$name.client")
+	_failures=$((_failures + nfail))
+	if [ "$rc" -ne 0 ] && [ "$nfail" -eq 0 ]; then
+		fail "$name" "exited $rc without a FAIL line: $(tail -3 "$LOGS/$name.stderr" | tr '\n' ' ')"
+	fi
+}
+
+# wait_exit PID SECONDS: waits for the server; sets EXIT_RC (124: still
+# running, killed) and EXIT_S (how long it took).
+wait_exit() {
+	local pid=$1 max=$2 i start=$SECONDS
+	for i in $(seq $((max * 10))); do
+		kill -0 "$pid" 2>/dev/null || break
+		sleep 0.1
+	done
+	if kill -0 "$pid" 2>/dev/null; then
+		kill -KILL "$pid"
+		wait "$pid" 2>/dev/null
+		EXIT_RC=124
+	else
+		wait "$pid"
+		EXIT_RC=$?
+	fi
+	EXIT_S=$((SECONDS - start))
+}
+
+markers_gone() {
+	local i
+	for i in $(seq 50); do
+		pgrep -f "$1" >/dev/null || return 0
+		sleep 0.2
+	done
+	return 1
+}
+
+# No sandbox state left in store $1 (a clean stop removes every sandbox).
+no_sandbox_left() {
+	[ "$(ls "$1/sandboxes" 2>/dev/null | grep -cE '^[0-9a-f]{32}$')" = 0 ]
+}
+
+# ---- setup
+
+for img in python busybox; do
+	if ! out=$("$NSBOX" --store "$S" pull --quiet "oci:$F/oci/$img:latest" 2>&1); then
+		fail setup "cannot pull oci:$F/oci/$img:latest: $(printf '%s' "$out" | tail -2 | tr '\n' ' ')"
+		finish
+	fi
+done
+TOKEN=$(head -c 24 /dev/urandom | od -An -tx1 | tr -d ' \n')
+printf '%s\n' "$TOKEN" >"$T/token"
+chmod 600 "$T/token"
+
+# ---- node ids refused at start
+
+expect_usage() {
+	local name=$1 out rc
+	shift
+	out=$("$@" 2>&1)
+	rc=$?
+	if [ "$rc" -eq 2 ] && printf '%s' "$out" | grep -q 'DNS label'; then
+		pass "$name"
+	else
+		fail "$name" "exit $rc: $(printf '%s' "$out" | tail -2 | tr '\n' ' ')"
+	fi
+}
+expect_usage node_id_upper_case_refused "$NSBOX" --store "$S" serve --http 127.0.0.1:0 --node-id Nsbox-0
+expect_usage node_id_dot_refused "$NSBOX" --store "$S" serve --http 127.0.0.1:0 --node-id a.b
+expect_usage node_id_too_long_refused "$NSBOX" --store "$S" serve --http 127.0.0.1:0 \
+	--node-id abcdefghijklmnopqrstuvwxyz0123456
+expect_usage node_id_env_checked env NSBOX_NODE_ID=-x "$NSBOX" --store "$S" serve --http 127.0.0.1:0
+out=$(env NSBOX_NODE_ID=from-env "$NSBOX" --store "$S" serve --print-config --node-id from-flag 2>&1)
+if printf '%s' "$out" | grep -qx 'node-id = from-flag' &&
+	env NSBOX_NODE_ID=from-env "$NSBOX" --store "$S" serve --print-config 2>&1 | grep -qx 'node-id = from-env'; then
+	pass node_id_flag_over_env
+else
+	fail node_id_flag_over_env "$out"
+fi
+
+# ---- node ids, probes (with a token: the probes need none)
+
+if start_server ids "$S" -d --node-id nsbox-0 --token-file "$T/token"; then
+	run_client ids ids "$PORT" "$TOKEN" nsbox-0
+	run_client probes probes "$PORT" "$TOKEN" nsbox-0 "$LOGS/ids.log"
+	# No call runs (a session and a sandbox are left open): SIGTERM ends
+	# it at once, and stops the sandbox.
+	kill -TERM "$PID"
+	wait_exit "$PID" 30
+	if [ "$EXIT_RC" -eq 0 ] && [ "$EXIT_S" -le 5 ] && no_sandbox_left "$S"; then
+		pass idle_sigterm_exits_at_once
+	else
+		fail idle_sigterm_exits_at_once "exit $EXIT_RC after $EXIT_S s: $(tail -2 "$LOGS/ids.log" | tr '\n' ' ')"
+	fi
+fi
+
+# ---- the store broken, the store without an image
+
+if start_server broken "$S"; then
+	run_client broken broken "$PORT" "$S"
+	kill -TERM "$PID"
+	wait_exit "$PID" 30
+fi
+if start_server noimage "$T/empty"; then
+	run_client noimage noimage "$PORT"
+	kill -TERM "$PID"
+	wait_exit "$PID" 30
+fi
+
+if start_server cap "$S" --max-total-sandboxes 1; then
+	run_client cap cap "$PORT"
+	kill -TERM "$PID"
+	wait_exit "$PID" 30
+fi
+
+# ---- SIGTERM: drain, the running call finishes, exit 0, nothing left
+
+if start_server drain "$S" --node-id nsbox-2 --shutdown-grace 30; then
+	run_client drain drain "$PORT" "$PID" nsbox-2
+	wait_exit "$PID" 40
+	if [ "$EXIT_RC" -ne 0 ]; then
+		fail drain_exit_0 "exit status $EXIT_RC: $(tail -3 "$LOGS/drain.log" | tr '\n' ' ')"
+	elif [ "$EXIT_S" -gt 10 ]; then
+		fail drain_exit_0 "it took $EXIT_S s after its last call (the grace is 30 s, no call ran)"
+	elif ! grep -q 'no call is running' "$LOGS/drain.log"; then
+		fail drain_exit_0 "no drain in the log: $(tail -3 "$LOGS/drain.log" | tr '\n' ' ')"
+	else
+		pass drain_exit_0
+	fi
+	if no_sandbox_left "$S" && ! pgrep -f "nsbox --store $S serve" >/dev/null; then
+		pass drain_nothing_left
+	else
+		fail drain_nothing_left "left: $(ls "$S/sandboxes" | tr '\n' ' ') $(pgrep -af "nsbox --store $S serve" | tr '\n' ';')"
+	fi
+fi
+
+# ---- the grace ends a call that outlives it
+
+if start_server grace "$S" --shutdown-grace 2; then
+	start=$SECONDS
+	run_client grace grace "$PORT" "$PID" 4251
+	wait_exit "$PID" 30
+	took=$((SECONDS - start))
+	if [ "$EXIT_RC" -ne 0 ]; then
+		fail grace_exit_0 "exit status $EXIT_RC: $(tail -3 "$LOGS/grace.log" | tr '\n' ' ')"
+	elif ! grep -q 'the grace is over' "$LOGS/grace.log"; then
+		fail grace_exit_0 "the log does not say the grace ended: $(tail -2 "$LOGS/grace.log" | tr '\n' ' ')"
+	elif [ "$took" -gt 20 ]; then
+		fail grace_exit_0 "it took $took s with a 2 s grace"
+	else
+		pass grace_exit_0
+	fi
+	if markers_gone 'sleep 4251' && no_sandbox_left "$S"; then
+		pass grace_nothing_left
+	else
+		fail grace_nothing_left "$(pgrep -af 'sleep 4251' | tr '\n' ';') $(ls "$S/sandboxes" | tr '\n' ' ')"
+	fi
+fi
+
+# ---- a second signal ends it at once
+
+if start_server second "$S" --shutdown-grace 60; then
+	run_client second second "$PORT" "$PID" 4252
+	wait_exit "$PID" 10
+	if [ "$EXIT_RC" = 124 ]; then
+		fail second_signal_exits_at_once "still running 10 s after the second SIGTERM"
+	elif ! grep -q 'second signal' "$LOGS/second.log"; then
+		fail second_signal_exits_at_once "exit $EXIT_RC: $(tail -2 "$LOGS/second.log" | tr '\n' ' ')"
+	else
+		pass second_signal_exits_at_once
+	fi
+	if markers_gone 'sleep 4252'; then
+		pass second_signal_no_process_left
+	else
+		fail second_signal_no_process_left "$(pgrep -af 'sleep 4252' | tr '\n' ';')"
+	fi
+fi
+
+# ---- every server is gone, and so is every sandbox process
+
+for p in "${SERVERS[@]}"; do
+	kill -0 "$p" 2>/dev/null && kill -TERM "$p"
+done
+for p in "${SERVERS[@]}"; do
+	wait_exit "$p" 40
+done
+if markers_gone 'sleep 425[0-9]'; then
+	pass no_leftover_processes
+else
+	fail no_leftover_processes "$(pgrep -af 'sleep 425[0-9]' | tr '\n' ';')"
+fi
+if [ "$_failures" -gt 0 ]; then
+	for f in "$LOGS"/*.log; do
+		[ -s "$f" ] && echo "# $(basename "$f"): $(tail -2 "$f" | tr '\n' ' ')"
+	done
+fi
+finish
