@@ -8,7 +8,9 @@
 # Needs: FLEET_DIR (state: pids, logs, stores, token), FLEET_ID (suffix of
 # the namespaces' names), NSBOX, ROOT.  Node N is `nsbox serve --http
 # NET.(10+N):8080 --node-id nsbox-N` with its own store, as a StatefulSet
-# pod with its own volume.
+# pod with its own volume.  FLEET_IMAGE (busybox) serves every language the
+# tests and the health check (a sandbox of the python image) use: pulling
+# the python image into three stores would cost more than the suite's budget.
 FLEET_NET=${FLEET_NET:-10.231.16}
 FLEET_PORT=8080
 ns_router() { echo "nsbfl${FLEET_ID}r"; }
@@ -60,7 +62,8 @@ start_node() {
 		# nsenter execs nsbox: $! is nsbox's own pid (a function would fork)
 		nsenter --net="/run/netns/$(ns_node "$i")" "$NSBOX" --store "$d/store$i" serve \
 			--http "$(addr_node "$i"):$FLEET_PORT" --node-id "nsbox-$i" \
-			--token-file "$d/token" ${FLEET_NODE_ARGS:-} >>"$d/node$i.log" 2>&1 &
+			--token-file "$d/token" --image "python=$FLEET_IMAGE" --image "sh=$FLEET_IMAGE" \
+			--shutdown-grace 20 >>"$d/node$i.log" 2>&1 &
 		echo $! >"$d/node$i.pid"
 		wait $!
 		echo $? >"$d/node$i.rc"

@@ -19,7 +19,8 @@ SUITE=fleet
 
 FLEET_DIR=$T
 FLEET_ID=$$
-export FLEET_DIR FLEET_ID NSBOX ROOT
+FLEET_IMAGE=oci:$F/oci/busybox:latest
+export FLEET_DIR FLEET_ID FLEET_IMAGE NSBOX ROOT
 . "$ROOT/tests/fleet/lib.sh"
 LOGS=$T
 
@@ -81,7 +82,7 @@ fi
 head -c 24 /dev/urandom | od -An -tx1 | tr -d ' \n' >"$T/token"
 chmod 600 "$T/token"
 for i in 0 1 2; do
-	if ! out=$("$NSBOX" --store "$T/store$i" pull --quiet "oci:$F/oci/busybox:latest" 2>&1); then
+	if ! out=$("$NSBOX" --store "$T/store$i" pull --quiet "$FLEET_IMAGE" 2>&1); then
 		fail setup "cannot pull busybox: $(printf '%s' "$out" | tail -2 | tr '\n' ' ')"
 		finish
 	fi
@@ -107,7 +108,7 @@ echo "# fleet up in $((SECONDS - t0)) s: $(python3 "$ROOT/tests/fleet/router.py"
 
 run_client fleet nsenter --net="/run/netns/$(ns_router)" env FLEET_URL="http://127.0.0.1:$FLEET_PORT/mcp" \
 	FLEET_TOKEN="$(cat "$T/token")" FLEET_CTL="$ROOT/tests/fleet/ctl.sh" FLEET_DIR="$T" \
-	FLEET_ID="$FLEET_ID" NSBOX="$NSBOX" timeout 150 node "$ROOT/tests/fleet/fleet.mjs"
+	FLEET_ID="$FLEET_ID" FLEET_IMAGE="$FLEET_IMAGE" NSBOX="$NSBOX" timeout 150 node "$ROOT/tests/fleet/fleet.mjs"
 echo "# prefix scenario done at $((SECONDS - t0)) s"
 
 # ---- the stick-table variant: works until the router restarts
@@ -121,7 +122,7 @@ done
 if start_router "$ROOT/deploy/haproxy/haproxy-stick.cfg"; then
 	run_client stick nsenter --net="/run/netns/$(ns_router)" env FLEET_URL="http://127.0.0.1:$FLEET_PORT/mcp" \
 		FLEET_TOKEN="$(cat "$T/token")" FLEET_CTL="$ROOT/tests/fleet/ctl.sh" FLEET_DIR="$T" \
-		FLEET_ID="$FLEET_ID" NSBOX="$NSBOX" timeout 60 node "$ROOT/tests/fleet/stick.mjs" \
+		FLEET_ID="$FLEET_ID" FLEET_IMAGE="$FLEET_IMAGE" NSBOX="$NSBOX" timeout 60 node "$ROOT/tests/fleet/stick.mjs" \
 		"$ROOT/deploy/haproxy/haproxy-stick.cfg"
 else
 	fail stick_setup "HAProxy with haproxy-stick.cfg did not start: $(tail -3 "$T/haproxy.log" | tr '\n' ' ')"
