@@ -63,6 +63,29 @@ for cfg in haproxy.cfg haproxy-stick.cfg; do
 done
 run_client check_deploy python3 "$ROOT/tests/fleet/check_deploy.py" "$ROOT"
 
+# systemd-analyze verify: the units as installed, with ExecStart's binary
+# where this tree has it; any warning (an unknown key...) fails.
+systemd_verify() {
+	local unit=$1 out rc
+	shift
+	mkdir -p "$T/units"
+	sed -e "s|/usr/local/bin/nsbox|$NSBOX|" -e "s|%h/.local/bin/nsbox|$NSBOX|" \
+		"$ROOT/deploy/systemd/$unit" >"$T/units/$unit"
+	out=$(XDG_RUNTIME_DIR=$T/units systemd-analyze "$@" verify "$T/units/$unit" 2>&1)
+	rc=$?
+	if [ "$rc" = 0 ] && [ -z "$out" ]; then
+		pass "systemd_verify_$unit"
+	else
+		fail "systemd_verify_$unit" "rc $rc: $(printf '%s' "$out" | head -3 | tr '\n' ' ')"
+	fi
+}
+if command -v systemd-analyze >/dev/null; then
+	systemd_verify nsbox.service
+	systemd_verify nsbox-user.service --user
+else
+	echo "# systemd-analyze missing: units not verified"
+fi
+
 # ---- setup
 
 for c in ip haproxy node; do
