@@ -28,8 +28,10 @@ const rssKiB = () => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/sta
 const memAvail = () => Number(/MemAvailable:\s+(\d+)/.exec(readFileSync("/proc/meminfo", "utf8"))[1]);
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
-// A kept-alive connection the server side closed just as it was reused
-// ("other side closed"): re-sent once on a new one, and counted.
+// A connection the server closed at once ("other side closed"): past 64
+// connections from one address (libmicrohttpd's per-IP limit) it accepts
+// and drops them; 50 sessions' GET streams plus the POSTs in flight reach
+// it.  Re-sent (3 times at most) and counted.
 let retries = 0;
 async function fetchRetry(u, init) {
   for (let k = 0; ; k++) {

@@ -26,6 +26,14 @@ export function report(name, why) {
   }
 }
 export const note = (s) => console.log(`# ${s}`);
+// A rejection nobody awaited (a dead node's stream...) is a failure with a
+// line, not a silent end of the run.
+process.on("unhandledRejection", (e) => report("unhandled_rejection", e?.stack || e));
+// The last line of a run that got to its end (fleet.sh checks it).
+export function done() {
+  console.log("# done");
+  process.exit(state.failures ? 1 : 0);
+}
 
 export async function test(name, fn, seconds = 60) {
   let timer;

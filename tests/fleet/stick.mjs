@@ -5,7 +5,7 @@
 // elsewhere get 404 and must re-initialize (the weakness docs/deploy.md
 // names; haproxy.cfg's prefix routing loses none: fleet.mjs).
 // usage: as fleet.mjs, plus argv[2] = the stick config (for ctl.sh).
-import { state, note, test, ctl, Sess, is404, pool, NODES } from "./common.mjs";
+import { done, state, note, test, ctl, Sess, is404, pool, NODES } from "./common.mjs";
 
 const CFG = process.argv[2];
 const N = 12;
@@ -50,4 +50,4 @@ await test("stick_router_restart_loses_sessions", async () => {
 }, 90);
 
 await Promise.all(sessions.map((s) => s.close()));
-process.exit(state.failures ? 1 : 0);
+done();

@@ -53,6 +53,9 @@ run_client() {
 	elif [ "$rc" -eq 0 ] && ! grep -q '^PASS: ' "$LOGS/$name.out"; then
 		fail "$name" "ran no test: $(tail -3 "$LOGS/$name.stderr" | tr '\n' ' ')"
 	fi
+	if [ "$1" = nsenter ] && ! grep -q '^# done$' "$LOGS/$name.out"; then
+		fail "$name" "ended before its last test (exit $rc): $(tail -3 "$LOGS/$name.stderr" | tr '\n' ' ')"
+	fi
 }
 
 # ---- the deployment files (no fleet needed)
