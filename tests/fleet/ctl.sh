@@ -5,6 +5,7 @@
 #   ctl.sh wait-exit N              waits (60 s) for it to end; prints its exit status
 #   ctl.sh wait-state NAME STATE    waits (20 s) until HAProxy says server NAME is STATE
 #   ctl.sh router-restart [CFG]     HAProxy killed (SIGKILL) and started again
+#   ctl.sh router CMD...            a command of HAProxy's runtime API
 set -u
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 . "$ROOT/tests/fleet/lib.sh"
@@ -22,6 +23,10 @@ wait-exit)
 	;;
 wait-state) python3 "$ROOT/tests/fleet/router.py" "$FLEET_DIR/router.sock" wait "$2" "$3" 20 ;;
 router-restart) stop_router && start_router "${2:-}" ;;
+router)
+	shift
+	python3 "$ROOT/tests/fleet/router.py" "$FLEET_DIR/router.sock" cmd "$@"
+	;;
 *)
 	echo "ctl.sh: unknown verb $1" >&2
 	exit 2

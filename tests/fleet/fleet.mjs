@@ -151,6 +151,27 @@ await test("router_restart_loses_nothing", async () => {
   }
 });
 
+// An operator's drain at the router (runtime API: `set server ... state
+// drain`): no new session goes to the node, its sessions still do.
+await test("router_drain_state", async () => {
+  // the node with the fewest sessions: leastconn would pick it first
+  const c = count(sessions);
+  const node = NODES.reduce((a, b) => (c[b] < c[a] ? b : a));
+  const mine = sessions.find((s) => s.node === node);
+  ctl("router", `set server nsbox/${node} state drain`);
+  const fresh = Array.from({ length: 6 }, (_, i) => new Sess(2000 + i));
+  try {
+    await Promise.all(fresh.map((s) => s.connect()));
+    const on = fresh.filter((s) => s.node === node).length;
+    if (on) return `${on} of 6 new sessions landed on ${node}, drained at the router`;
+    if ((await mine.run("echo kept")) !== "kept\n") return `a session of ${node}: wrong output`;
+    if (mine.strayed()) return mine.strayed();
+  } finally {
+    ctl("router", `set server nsbox/${node} state ready`);
+    await Promise.all(fresh.map((s) => s.close()));
+  }
+});
+
 // Re-initializes every session of `node` that got 404, as the spec tells a
 // client to, and checks it continues on a live node.  Returns a reason or null.
 async function reinitLost(node, live) {

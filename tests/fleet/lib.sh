@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # The fleet of tests/integration/fleet.sh, shared with tests/fleet/ctl.sh
 # (which the client runs to kill, drain and restart things).  Everything
 # lives in network namespaces this run made: a router namespace holding
@@ -91,7 +92,8 @@ start_router() {
 		NSBOX_2="$(addr_node 2):$FLEET_PORT" \
 		haproxy -D -p "$FLEET_DIR/haproxy.pid" -f "$cfg" >>"$FLEET_DIR/haproxy.log" 2>&1 || return 1
 	for i in 0 1 2; do
-		[ -e "$FLEET_DIR/node$i.pid" ] && [ ! -e "$FLEET_DIR/node$i.rc" ] || continue
+		# only the nodes that run
+		if [ ! -e "$FLEET_DIR/node$i.pid" ] || [ -e "$FLEET_DIR/node$i.rc" ]; then continue; fi
 		python3 "$ROOT/tests/fleet/router.py" "$FLEET_DIR/router.sock" wait "nsbox-$i" UP 20 || return 1
 	done
 }

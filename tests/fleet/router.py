@@ -3,6 +3,7 @@
 for tests/integration/fleet.sh and tests/fleet/ctl.sh.
 
 usage: router.py SOCKET status               one line per server: NAME STATUS
+       router.py SOCKET cmd COMMAND...        one runtime API command; prints its answer
        router.py SOCKET wait NAME STATE SECS  until server NAME's status starts
                                              with STATE (UP, DOWN, MAINT...);
                                              exits 1 at the time limit"""
@@ -36,6 +37,9 @@ def status(path):
 
 def main():
     path, verb = sys.argv[1], sys.argv[2]
+    if verb == "cmd":
+        sys.stdout.write(command(path, " ".join(sys.argv[3:])))
+        return 0
     if verb == "status":
         for name, st in sorted(status(path).items()):
             print(name, st)
