@@ -69,10 +69,11 @@ run_client check_deploy python3 "$ROOT/tests/fleet/check_deploy.py" "$ROOT"
 # systemd-analyze verify: the units as installed, with ExecStart's binary
 # where this tree has it; any warning (an unknown key...) fails.
 systemd_verify() {
-	local unit=$1 out rc
+	local unit=$1 out rc bin
 	shift
 	mkdir -p "$T/units"
-	sed -e "s|/usr/local/bin/nsbox|$NSBOX|" -e "s|%h/.local/bin/nsbox|$NSBOX|" \
+	bin=$(readlink -f "$NSBOX")
+	sed -e "s|/usr/local/bin/nsbox|$bin|" -e "s|%h/.local/bin/nsbox|$bin|" \
 		"$ROOT/deploy/systemd/$unit" >"$T/units/$unit"
 	out=$(XDG_RUNTIME_DIR=$T/units systemd-analyze "$@" verify "$T/units/$unit" 2>&1)
 	rc=$?
