@@ -26,6 +26,10 @@
 #   NSBOX_ASAN=1; its host part runs): the guests run the same refusal code
 #   of common/hostcheck.c that the host part runs under ASan here, on other
 #   kernels, for ~30 s of TCG time.
+# - fleet: three servers behind HAProxy in network namespaces; the server
+#   paths it drives (node ids, /readyz, draining) run under ASan in
+#   mcp_http and drain; what it adds is the router, the namespaces and the
+#   deployment files, and 35 s of wall time.
 # - hostile: its races, time budgets and the VM's memory.max cases are
 #   sized for the uninstrumented binary.  On 2026-11-22, under ASan on a
 #   loaded 2-core host, 4 of its 371 cases failed (mcp-root memory_balloon
@@ -113,7 +117,7 @@ canary
 # those left out above, or those TESTS names.
 all=$(for t in tests/integration/*.sh; do basename "$t" .sh; done; [ -f tests/hostile/run.sh ] && echo hostile)
 suites=${TESTS:-$all}
-TESTS=$(for s in $suites; do case $s in valgrind_mcp | load_http | first_run | hostile) ;; *) echo "$s" ;; esac; done | tr '\n' ' ')
+TESTS=$(for s in $suites; do case $s in valgrind_mcp | load_http | first_run | fleet | hostile) ;; *) echo "$s" ;; esac; done | tr '\n' ' ')
 sanitize_env "$REPORTS"
 export TESTS NSBOX=$ROOT/build-asan/nsbox UNIT=$ROOT/build-asan/unit-tests NSBOX_ASAN=1
 start=$SECONDS

@@ -46,7 +46,7 @@ F=${F%/}
 NSBOX=${NSBOX:-$ROOT/build/nsbox}
 RUNS=${BENCH_RUNS:-5}
 
-BENCHES=(pull_unpack_python unpack_python sandbox_start exec_live idle_sandboxes mcp_execute mcp_interp egress file_urls)
+BENCHES=(pull_unpack_python unpack_python sandbox_start exec_live idle_sandboxes mcp_execute mcp_interp egress file_urls node_capacity)
 
 say() { printf 'bench: %s\n' "$*" >&2; }
 die() {
@@ -587,6 +587,14 @@ bench_file_urls() {
 	need_runtime_store
 	python3 "$ROOT/tests/bench/file_urls_bench.py" "$NSBOX" "$RT_STORE" "oci:$F/oci/python:latest" "$RUNS" ||
 		die "file_urls_bench.py failed"
+}
+
+# ---- node_capacity: one serve --http node, direct and through HAProxy ----------
+
+# tests/bench/node_capacity.sh (docs/deploy.md, "Capacity of one node").
+bench_node_capacity() {
+	need_runtime_store
+	"$ROOT/tests/bench/node_capacity.sh" "$NSBOX" "$RT_STORE" "$RUNS" || die "node_capacity.sh failed"
 }
 
 # ---- main --------------------------------------------------------------------
