@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/param.h>
 #include <unistd.h>
 
 #include "../common/cleanup.h"
@@ -75,6 +76,9 @@ static int serve_http(struct mcp_server *s, const struct mcp_config *c)
 {
     struct mcp_http_options opt = {.n_allowed_hosts = c->n_allowed_hosts,
                                    .max_per_tenant = c->max_per_tenant,
+                                   .max_sessions = c->max_sessions,
+                                   .max_connections = (unsigned)MIN(c->max_connections, 65536),
+                                   .max_per_ip = (unsigned)MIN(c->max_per_ip, 65536),
                                    .stateless_idle_s = c->stateless_idle_s,
                                    .token_from = c->token_file ? c->token_file : "NSBOX_TOKEN",
                                    .session_timeout_s = c->session_timeout_s,

@@ -365,6 +365,14 @@ static const struct opt opts[] = {
      "HTTP: after SIGTERM, how long running calls and calls on existing sandboxes go on "
      "before they are cancelled and every sandbox stops (30; 0: at once)",
      set_number, FIELD(shutdown_grace_s), false, NUM_COUNT},
+    {"max-sessions", "N", "HTTP: sessions at once (64)", set_number, FIELD(max_sessions), false,
+     NUM_SIZE},
+    {"max-connections", "N", "HTTP: open connections at once (256)", set_number,
+     FIELD(max_connections), false, NUM_SIZE},
+    {"max-connections-per-ip", "N",
+     "HTTP: open connections from one address (64; behind a router every client comes from "
+     "the router's address: raise it to --max-connections)",
+     set_number, FIELD(max_per_ip), false, NUM_SIZE},
     /* Lets tests (tests/load) see a silent connection closed without
      * waiting the documented 60 s. */
     {"idle-timeout", "S", NULL, set_number, FIELD(idle_timeout_s), true, NUM_SECONDS},
@@ -433,11 +441,13 @@ int mcp_config_parse(struct mcp_config *c, int argc, char **argv, struct nsbox_e
     if (c->address == NULL &&
         (c->token_file != NULL || c->n_allowed_hosts > 0 || c->session_timeout_s > 0 ||
          c->idle_timeout_s > 0 || c->public_url || c->file_url_ttl_s || c->max_per_tenant > 0 ||
-         c->stateless_idle_s > 0))
+         c->stateless_idle_s > 0 || c->max_sessions > 0 || c->max_connections > 0 ||
+         c->max_per_ip > 0))
         return nsbox_err_set(err, EINVAL,
                              "--token-file, --allow-host, --session-timeout, --public-url, "
-                             "--file-url-ttl, --max-sandboxes-per-tenant and "
-                             "--stateless-idle-timeout go with --http");
+                             "--file-url-ttl, --max-sandboxes-per-tenant, "
+                             "--stateless-idle-timeout, --max-sessions and --max-connections"
+                             "[-per-ip] go with --http");
     if (c->file_url_ttl_s > MCP_FILE_TTL_MAX)
         return nsbox_err_set(err, EINVAL, "--file-url-ttl is at most %d seconds (a day)",
                              MCP_FILE_TTL_MAX);
