@@ -231,6 +231,39 @@ if start_server second "$S" --shutdown-grace 60; then
 	fi
 fi
 
+# ---- a router's bounds: --max-sessions and --max-connections-per-ip
+# (behind a router every client has the router's address, docs/deploy.md)
+
+init_body='{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}'
+initialize() { # PORT: the HTTP status of one initialize
+	curl -s -o /dev/null -w '%{http_code}' -H 'Content-Type: application/json' \
+		-H 'Accept: application/json, text/event-stream' --data "$init_body" "http://127.0.0.1:$1/mcp"
+}
+if start_server bounds "$S" --max-sessions 2 --max-connections-per-ip 3; then
+	codes="$(initialize "$PORT") $(initialize "$PORT") $(initialize "$PORT")"
+	[ "$codes" = "200 200 503" ] && pass max_sessions_bounds_sessions || fail max_sessions_bounds_sessions "codes: $codes"
+	# three idle connections held open, the fourth from the same address refused
+	python3 - "$PORT" <<'PY' && pass max_connections_per_ip_bounds || fail max_connections_per_ip_bounds "a fourth connection was served"
+import socket, sys, time
+port = int(sys.argv[1])
+held = [socket.create_connection(("127.0.0.1", port)) for _ in range(3)]
+time.sleep(0.3)
+s = socket.create_connection(("127.0.0.1", port))
+s.settimeout(5)
+s.sendall(b"GET /healthz HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n")
+try:
+    served = s.recv(64).startswith(b"HTTP/1.1 200")
+except OSError:
+    served = False
+for h in held:
+    h.close()
+sys.exit(1 if served else 0)
+PY
+	kill -TERM "$PID"
+fi
+out=$("$NSBOX" --store "$S" serve --max-connections-per-ip 3 </dev/null 2>&1)
+case $out in *"go with --http"*) pass max_connections_needs_http ;; *) fail max_connections_needs_http "$out" ;; esac
+
 # ---- every server is gone, and so is every sandbox process
 
 for p in "${SERVERS[@]}"; do
