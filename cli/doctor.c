@@ -176,6 +176,16 @@ static void check_subids(struct verdict *v)
 {
     struct nsbox_idmap map;
     struct nsbox_err err;
+    if (nsbox_idmap_nested_root()) {
+        nsbox_idmap_for_self(&map, &err);
+        report(v, "warn", "id ranges",
+               "nothing to fix for a pod; on a host, run nsbox as root outside containers",
+               "root in a user namespace (a container) mapping %u ids: sandboxes share them "
+               "with nsbox, as rootless ones do (no per-sandbox id ranges: idmapped mounts of "
+               "the store need the host's CAP_SYS_ADMIN)",
+               nsbox_idmap_uid_count(&map));
+        return;
+    }
     if (geteuid() == 0) {
         report(v, "ok", "id ranges", NULL,
                "root: each sandbox gets its own range of 65536 ids above 2^31");
