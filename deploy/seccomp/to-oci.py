@@ -6,8 +6,9 @@ none in excludes.caps, and the architecture matches.
 
 to-oci.py PROFILE.json CAP_NAME,CAP_NAME,... [--drop NAME] > seccomp.json
 
---drop NAME (repeatable) removes NAME from every rule that allows it after
-resolution: the tests use it to show that each addition is needed.
+--drop NAME (repeatable) leaves out nsbox's own rule for NAME (a rule whose
+comment starts with "nsbox:"), keeping the default's: the tests use it to
+show that each addition is needed.
 Architecture: x86_64 (with x86 and x32 as Docker's archMap has them).
 """
 import json
@@ -45,8 +46,8 @@ def main():
     for rule in prof["syscalls"]:
         if not applies(rule, caps):
             continue
-        names = [n for n in rule["names"]
-                 if not (n in drop and rule["action"] == "SCMP_ACT_ALLOW")]
+        ours = (rule.get("comment") or "").startswith("nsbox:")
+        names = [n for n in rule["names"] if not (ours and n in drop)]
         if not names:
             continue
         r = {"names": names, "action": rule["action"]}
