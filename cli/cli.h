@@ -113,6 +113,12 @@ int cmd_rm(struct cli_globals *g, int argc, char **argv);
 /* nsbox cp SRC ID:DST | ID:SRC DST (cli/cp_cmd.c).  Returns the exit status. */
 int cmd_cp(struct cli_globals *g, int argc, char **argv);
 int cmd_doctor(struct cli_globals *g, int argc, char **argv);
+
+/* Inside a user namespace (a container): probes what the container's
+ * seccomp profile and /proc masking leave sandboxes (doctor_container.c).
+ * Returns -1 outside containers, 0 when nothing is missing, 1 otherwise;
+ * what and fix get the words. */
+int cli_doctor_container(char *what, size_t what_size, char *fix, size_t fix_size);
 int cmd_serve(struct cli_globals *g, int argc, char **argv);
 /* `nsbox commit [-m MSG] ID NAME` (cli/commit_cmd.c). */
 int cmd_commit(struct cli_globals *g, int argc, char **argv);

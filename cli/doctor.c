@@ -229,10 +229,21 @@ static void check_cgroups(struct verdict *v)
                "which cgroup v2 avoids)");
     else
         report(v, "FAIL", "cgroups",
-               geteuid() == 0 ? "boot with systemd.unified_cgroup_hierarchy=1"
-                              : "systemd-run --user --scope -p Delegate=yes nsbox ...; or "
-                                "accept weaker limits with --limits=best-effort",
+               nsbox_userns_nested()
+                   ? "make the container's cgroupfs writable (docs/container.md); or accept "
+                     "weaker limits with --limits=best-effort"
+               : geteuid() == 0 ? "boot with systemd.unified_cgroup_hierarchy=1"
+                                : "systemd-run --user --scope -p Delegate=yes nsbox ...; or "
+                                  "accept weaker limits with --limits=best-effort",
                "no usable cgroup: %s", why);
+}
+
+static void check_container(struct verdict *v)
+{
+    char what[512], fix[512];
+    int r = cli_doctor_container(what, sizeof(what), fix, sizeof(fix));
+    if (r >= 0)
+        report(v, r == 0 ? "ok" : "FAIL", "container", r == 0 ? NULL : fix, "%s", what);
 }
 
 static void check_seccomp(struct verdict *v)
@@ -382,6 +393,7 @@ int cmd_doctor(struct cli_globals *g, int argc, char **argv)
     check_subids(&v);
     check_overlay(&v);
     check_cgroups(&v);
+    check_container(&v);
     check_seccomp(&v);
     check_disk(&v, g->store_dir);
     check_skopeo(&v);

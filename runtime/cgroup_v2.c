@@ -11,6 +11,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include "cgroup_backend.h"
@@ -87,6 +88,17 @@ static int v2_probe(char base[PATH_MAX], char *why, size_t why_size, struct nsbo
                  "the memory, pids and cpu controllers are not delegated to %s "
                  "(systemd: run nsbox under `systemd-run --user --scope -p Delegate=yes`, "
                  "or set Delegate=yes for user@.service)",
+                 dir);
+        return 1;
+    }
+    /* A container's cgroupfs is read-only unless the runtime is told
+     * otherwise: then no sandbox can get limits (docs/container.md). */
+    struct statvfs svfs;
+    if (statvfs(dir, &svfs) == 0 && (svfs.f_flag & ST_RDONLY)) {
+        snprintf(why, why_size,
+                 "cgroups degraded: %s is mounted read-only (a container's cgroupfs; make it "
+                 "writable: containerd 2.1+ cgroup_writable = true, CRI-O annotation "
+                 "io.kubernetes.cri-o.cgroup2-mount-hierarchy-rw, runc/crun: an rw cgroup mount)",
                  dir);
         return 1;
     }

@@ -2,8 +2,7 @@
 # Builds a container image of nsbox itself as an OCI layout (tag latest),
 # from Debian bookworm packages: mmdebstrap's minbase plus the few runtime
 # libraries build/nsbox links dynamically (libmnl0), skopeo (nsbox pulls
-# through it) and ca-certificates for
-# registry pulls; then nsbox, its seccomp profiles, the entrypoint, and a
+# through it) and ca-certificates for registry pulls; then nsbox, its seccomp profiles, the entrypoint, and a
 # sandbox image preloaded as an OCI layout that the entrypoint imports into
 # the store volume on first start.  `make container-image` runs it.
 #
@@ -37,19 +36,24 @@ die() { printf 'container-image: error: %s\n' "$*" >&2; exit 1; }
 export SOURCE_DATE_EPOCH=1700000000 LC_ALL=C
 umask 022
 
-# Only what build/nsbox needs at run time (skopeo: nsbox pulls through it;
-# everything else is linked in
-# ldd build/nsbox lists libc and libmnl).  No uidmap: inside a container
+# Only what build/nsbox needs at run time: libmnl0 (ldd build/nsbox lists
+# libc and libmnl; the rest is linked in), skopeo (nsbox pulls through it),
+# ca-certificates (registries over https).  No uidmap: inside a container
 # nsbox runs as the container's root and writes id maps itself.
 PACKAGES="libmnl0,ca-certificates,skopeo"
 CACHE=${NSBOX_CONTAINER_CACHE:-/var/cache/nsbox/container}
-KEY=$(printf '%s %s' "$PACKAGES" "${NSBOX_DEBIAN_MIRROR:-}" | sha256sum | cut -c1-16)
+KEY=$(printf '%s %s %s' "$PACKAGES" "$(sed -n '/^\tmmdebstrap/,/bookworm/p' "$0" | sha256sum)" "${NSBOX_DEBIAN_MIRROR:-}" | sha256sum | cut -c1-16)
 BASE=$CACHE/base-$KEY.tar
 if ! [ -s "$BASE" ]; then
 	mkdir -p "$CACHE"
 	say "mmdebstrap minbase + $PACKAGES (once)"
+	# No documentation, and no CNI plugins: skopeo's dependency
+	# golang-github-containers-common pulls them in (44 MB) for podman.
 	mmdebstrap --quiet --format=tar --variant=minbase --include="$PACKAGES" \
-		--dpkgopt='path-exclude=/usr/share/{doc,man,info,locale}/*' \
+		--aptopt='APT::Install-Recommends "false"' \
+		--dpkgopt='path-exclude=/usr/share/doc/*' --dpkgopt='path-exclude=/usr/share/man/*' \
+		--dpkgopt='path-exclude=/usr/share/info/*' --dpkgopt='path-exclude=/usr/share/locale/*' \
+		--dpkgopt='path-exclude=/usr/lib/cni/*' \
 		bookworm "$BASE.tmp" ${NSBOX_DEBIAN_MIRROR:+"$NSBOX_DEBIAN_MIRROR"} >&2 ||
 		die "mmdebstrap failed"
 	mv "$BASE.tmp" "$BASE"
