@@ -86,10 +86,11 @@ int cli_doctor_container(char *what, size_t what_size, char *fix, size_t fix_siz
     bad |= WEXITSTATUS(status);
     fix[0] = '\0';
     if (bad & (NO_USERNS | NO_UNSHARE | NO_CLONE)) {
-        snprintf(what, what_size, "the container's seccomp profile or LSM refuses %s",
-                 bad & NO_USERNS  ? "a user namespace"
-                 : bad & NO_CLONE ? "clone with namespace flags"
-                                  : "namespaces inside a user namespace");
+        snprintf(what, what_size, "the container's seccomp profile or LSM refuses %s%s",
+                 bad & NO_CLONE    ? "clone with namespace flags"
+                 : bad & NO_USERNS ? "a user namespace"
+                                   : "namespaces inside a user namespace",
+                 (bad & NO_CLONE) && (bad & NO_USERNS) ? " and unshare" : "");
         snprintf(fix, fix_size,
                  "run the container with deploy/seccomp/nsbox-pod.json "
                  "(Kubernetes: seccompProfile type Localhost; docs/container.md)");

@@ -16,6 +16,8 @@ pod-config.py BASE.json [options] > config.json
   --seccomp PROFILE|none a docker-format profile, resolved for the capabilities
                          (deploy/seccomp/to-oci.py); --drop NAME passes on
   --bind HOST:CTR        a read-write bind mount (a volume)
+  --bind-ro HOST:CTR     a read-only one
+  --root PATH            the rootfs (default: rootfs, beside config.json)
   --cgroups-path PATH    linux.cgroupsPath
   --args ...             the process's argv (the rest of the command line)
 """
@@ -54,18 +56,18 @@ def mounts(cgroup_rw, binds):
         {"destination": "/tmp", "type": "tmpfs", "source": "tmpfs",
          "options": ["nosuid", "nodev", "mode=1777"]},
     ]
-    for b in binds:
+    for b, mode in binds:
         host, ctr = b.split(":", 1)
         m.append({"destination": ctr, "type": "bind", "source": host,
-                  "options": ["rbind", "rw"]})
+                  "options": ["rbind", mode]})
     return m
 
 
 def main():
     a = sys.argv[1:]
     base = json.load(open(a.pop(0)))
-    idmap, proc, cg, sys_admin, seccomp, drops, binds, cgpath, argv = (
-        65536 * 2, "masked", "ro", False, None, [], [], None, None)
+    idmap, proc, cg, sys_admin, seccomp, drops, binds, cgpath, argv, root = (
+        65536 * 2, "masked", "ro", False, None, [], [], None, None, "rootfs")
     while a:
         o = a.pop(0)
         if o == "--idmap": idmap = int(a.pop(0))
@@ -74,7 +76,9 @@ def main():
         elif o == "--sys-admin": sys_admin = True
         elif o == "--seccomp": seccomp = a.pop(0)
         elif o == "--drop": drops += ["--drop", a.pop(0)]
-        elif o == "--bind": binds.append(a.pop(0))
+        elif o == "--bind": binds.append((a.pop(0), "rw"))
+        elif o == "--bind-ro": binds.append((a.pop(0), "ro"))
+        elif o == "--root": root = a.pop(0)
         elif o == "--cgroups-path": cgpath = a.pop(0)
         elif o == "--args": argv, a = a, []
         else: sys.exit("pod-config.py: unknown option " + o)
@@ -90,7 +94,7 @@ def main():
     p["capabilities"]["ambient"] = []
     p["noNewPrivileges"] = False
     p.pop("apparmorProfile", None)
-    spec["root"] = {"path": "rootfs", "readonly": False}
+    spec["root"] = {"path": root, "readonly": False}
     spec["hostname"] = "nsbox-0"
     spec["mounts"] = mounts(cg == "rw", binds)
     lx = spec.setdefault("linux", {})
