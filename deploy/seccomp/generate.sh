@@ -16,6 +16,7 @@ SRC=${1:-}
 if [ -z "$SRC" ]; then
 	W=$(mktemp -d "${TMPDIR:-/tmp}/nsbox-seccomp.XXXXXX")
 	trap 'rm -rf "$W"' EXIT
+	chmod 755 "$W" # apt-get download fetches as _apt
 	(cd "$W" && apt-get download -qq golang-github-docker-docker-dev >/dev/null) ||
 		{ echo "generate.sh: apt-get download golang-github-docker-docker-dev failed" >&2; exit 1; }
 	dpkg-deb -x "$W"/golang-github-docker-docker-dev_*.deb "$W/x"
