@@ -103,6 +103,7 @@ static int idmap_nested_root(struct nsbox_idmap *map, struct nsbox_err *err)
         map->gid[i] = (struct nsbox_idmap_range){r[i].inside, r[i].inside, r[i].count};
     if (map->n_uid == 0 || map->n_gid == 0)
         return nsbox_err_set(err, EINVAL, "cannot read this user namespace's id maps");
+    map->by_root = true;
     return 0;
 }
 
@@ -137,8 +138,9 @@ int nsbox_idmap_for_self(struct nsbox_idmap *map, struct nsbox_err *err)
 
 bool nsbox_idmap_may_setgroups(const struct nsbox_idmap *map)
 {
-    /* An unprivileged writer of the map had to deny setgroups first. */
-    return map->helpers || geteuid() == 0;
+    /* An unprivileged writer of the map had to deny setgroups first.  Not
+     * geteuid(): a child in the new namespace is root there already. */
+    return map->helpers || map->by_root;
 }
 
 uint32_t nsbox_idmap_uid_count(const struct nsbox_idmap *map)

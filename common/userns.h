@@ -30,6 +30,9 @@ struct nsbox_idmap {
     /* true when the map goes beyond the caller's own ids, so it must be
      * written by newuidmap/newgidmap rather than by the caller. */
     bool helpers;
+    /* true when root inside a user namespace writes it (a container's
+     * ids, nsbox_idmap_for_self): setgroups stays allowed. */
+    bool by_root;
 };
 
 /* Fills map for the calling user: its uid/gid become 0 and, when /etc/subuid
