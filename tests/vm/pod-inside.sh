@@ -41,6 +41,12 @@ full | sysadmin)
 	[ $ok = 1 ] && pass namespaces_pid_net_mnt_uts_own || fail namespaces_pid_net_mnt_uts_own "container: $mine sandbox: $theirs"
 	n=$(echo "$theirs" | sed -n 2p)
 	[ -n "$n" ] && [ "$n" -le 4 ] && pass pid_namespace_sees_only_its_processes || fail pid_namespace_sees_only_its_processes "$theirs"
+	# The sandbox shares the container's ids (doctor says so): what keeps
+	# it from nsbox's store and processes is its own mount and pid
+	# namespaces, and nsbox's own seccomp filter, which stays on.
+	out=$(nsbox run "$IMG" -- sh -c 'ls /var/lib/nsbox/blobs 2>&1 | head -1; grep Seccomp: /proc/self/status; grep -c . /proc/1/cmdline' 2>&1)
+	expect store_not_visible_in_sandbox "$out" 'No such file or directory'
+	expect nsbox_seccomp_filter_on_in_sandbox "$out" 'Seccomp:[[:space:]]+2'
 	j=$(nsbox run --json "$IMG" -- true 2>&1)
 	expect limits_in_force_cgroup_v2 "$j" '"limits": *"cgroup v2'
 	j=$(nsbox run --pids 16 "$IMG" -- probe fork 500 2>&1)
