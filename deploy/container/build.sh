@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Builds a container image of nsbox itself as an OCI layout (tag latest),
 # from Debian bookworm packages: mmdebstrap's minbase plus the few runtime
-# libraries build/nsbox links dynamically (libmnl0), skopeo (nsbox pulls
-# through it) and ca-certificates for registry pulls; then nsbox, its seccomp profiles, the entrypoint, and a
+# libraries build/nsbox loads dynamically (libmnl0, libmicrohttpd12 for
+# serve --http), skopeo (nsbox pulls through it) and ca-certificates for
+# registry pulls; then nsbox, its seccomp profiles, the entrypoint, and a
 # sandbox image preloaded as an OCI layout that the entrypoint imports into
 # the store volume on first start.  `make container-image` runs it.
 #
@@ -37,10 +38,11 @@ export SOURCE_DATE_EPOCH=1700000000 LC_ALL=C
 umask 022
 
 # Only what build/nsbox needs at run time: libmnl0 (ldd build/nsbox lists
-# libc and libmnl; the rest is linked in), skopeo (nsbox pulls through it),
+# libc and libmnl; the rest is linked in), libmicrohttpd12 (dlopen()ed by
+# serve --http), skopeo (nsbox pulls through it),
 # ca-certificates (registries over https).  No uidmap: inside a container
 # nsbox runs as the container's root and writes id maps itself.
-PACKAGES="libmnl0,ca-certificates,skopeo"
+PACKAGES="libmnl0,libmicrohttpd12,ca-certificates,skopeo"
 CACHE=${NSBOX_CONTAINER_CACHE:-/var/cache/nsbox/container}
 KEY=$(printf '%s %s %s' "$PACKAGES" "$(sed -n '/^\tmmdebstrap/,/bookworm/p' "$0" | sha256sum)" "${NSBOX_DEBIAN_MIRROR:-}" | sha256sum | cut -c1-16)
 BASE=$CACHE/base-$KEY.tar

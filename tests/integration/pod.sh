@@ -102,9 +102,9 @@ rc=$?
 echo "pod: VM ran in $(($(date +%s) - t0)) s (exit $rc)" >&2
 grep -E '^(PASS|FAIL)' "$T/guest.out"
 n=$(grep -cE '^(PASS|FAIL): pod/' "$T/guest.out")
-# full and sysadmin 11 each, cgroup-ro 5, masked 3, the default profile 2 + 2,
+# full 12 (serve --http too), sysadmin 11, cgroup-ro 5, masked 3, the default profile 2 + 2,
 # one per addition.
-want=$((11 + 11 + 5 + 3 + 2 + 2 + n_add))
+want=$((12 + 11 + 5 + 3 + 2 + 2 + n_add))
 if [ "$n" -lt "$want" ]; then
 	fail guest_ran_every_check "only $n of $want results (exit $rc): $(tail -8 "$T/guest.out" | tr '\n' ' ')"
 fi

@@ -56,6 +56,19 @@ full | sysadmin)
 	[ "$(echo "$j" | jf oom_killed)" = true ] && pass memory_limit_oom_reported || fail memory_limit_oom_reported "$j"
 	# no internal processes: nsbox moved itself into a leaf; sandboxes under nsbox/
 	expect leaf_cgroup "$(cat /sys/fs/cgroup/nsbox/cgroup.subtree_control; ls /sys/fs/cgroup)" 'memory'
+	if [ "$V" = full ]; then
+		# The image's default command: serve --http (here on loopback).
+		nsbox-entrypoint serve --http 127.0.0.1:8080 2>/tmp/serve.err &
+		spid=$!
+		line=
+		for _ in 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20; do
+			line=$(bash -c 'exec 3<>/dev/tcp/127.0.0.1/8080 && printf "GET /mcp HTTP/1.0\r\nHost: localhost\r\n\r\n" >&3 && head -1 <&3' 2>/dev/null) && [ -n "$line" ] && break
+			sleep 0.5
+		done
+		kill "$spid" 2>/dev/null
+		wait "$spid" 2>/dev/null
+		expect serve_http_answers "$line $(cat /tmp/serve.err)" '^HTTP/1\.[01] [0-9]{3}'
+	fi
 	;;
 cgroup-ro)
 	expect doctor_cgroups_degraded "$doc" '^FAIL +cgroups +no usable cgroup: cgroups degraded: /sys/fs/cgroup is mounted read-only'
