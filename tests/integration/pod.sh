@@ -13,12 +13,15 @@
 #   default-sysadmin the default profile with CAP_SYS_ADMIN: pivot_root refused
 #   drop-RULE        nsbox-pod.json without one of its additions: each one is
 #                    needed (the profile is no wider than nsbox needs)
-# Also: the image pushes to a registry with skopeo and pulls back.
+# Also: the image pushes to a registry with skopeo and pulls back, and runc
+# runs it on this host (hybrid cgroups, which crun refuses).
 # Docs: docs/container.md.
 SUITE=pod
 . "$(dirname "$0")/../lib.sh"
 
-command -v crun >/dev/null || { fail setup "crun is missing (make deps)"; finish; }
+for rt in crun runc; do
+	command -v $rt >/dev/null || { fail setup "$rt is missing (make deps)"; finish; }
+done
 # -- the image: busybox + probe preloaded, so the suite stays fast ----------
 PROBE=$ROOT/build/probe
 cc -static -O2 -Wall -Wextra -Werror -D_GNU_SOURCE -o "$PROBE" "$ROOT/tests/probe/probe.c" ||
@@ -91,6 +94,29 @@ for rule in $(python3 -c 'import json,sys; [print(r["names"][0]) for r in json.l
 	variant "drop-$rule" --proc unmasked --cgroup rw --seccomp "$P" --drop "$rule"
 	n_add=$((n_add + 1))
 done
+# -- runc on this host (hybrid cgroups: crun refuses them, runc runs) -----
+# The shipped profile and Unmasked /proc: sandboxes work; the host's v1
+# controllers are not the container's to delegate, which nsbox reports.
+mkdir -p "$T/runc" "$T/runc-store"
+chown 200000:200000 "$T/runc-store"
+python3 "$ROOT/deploy/container/pod-config.py" "$D/bundle/config.json" --idmap 200000 \
+	--root "$D/bundle/rootfs" --proc unmasked --seccomp "$P" --bind "$T/runc-store:/var/lib/nsbox" \
+	--args /bin/sh -c 'nsbox-entrypoint doctor; nsbox run --limits=best-effort localhost/nsbox-default -- sh -c "echo SANDBOX-RAN; grep Seccomp: /proc/self/status"' \
+	>"$T/runc/config.json"
+out=$(cd "$T/runc" && timeout 120 runc run "nsbox-pod-$$" 2>&1)
+runc delete -f "nsbox-pod-$$" >/dev/null 2>&1
+if echo "$out" | grep -qE '^ok +container +in a user namespace' &&
+	echo "$out" | grep -qE '^SANDBOX-RAN$' && echo "$out" | grep -qE 'Seccomp:[[:space:]]+2'; then
+	pass runc_sandbox_runs_inside
+else
+	fail runc_sandbox_runs_inside "$(echo "$out" | tail -8 | tr '\n' ' ')"
+fi
+if echo "$out" | grep -qE '^FAIL +cgroups +no usable cgroup'; then
+	pass runc_hybrid_host_cgroups_reported
+else
+	fail runc_hybrid_host_cgroups_reported "$(echo "$out" | grep cgroups | tr '\n' ' ')"
+fi
+
 rm -f "$D/bundle/config.json"
 mke2fs -q -t ext4 -d "$D" "$T/pod.img" 320M || { fail setup "mke2fs"; finish; }
 
