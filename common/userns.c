@@ -103,7 +103,11 @@ static int idmap_nested_root(struct nsbox_idmap *map, struct nsbox_err *err)
         map->gid[i] = (struct nsbox_idmap_range){r[i].inside, r[i].inside, r[i].count};
     if (map->n_uid == 0 || map->n_gid == 0)
         return nsbox_err_set(err, EINVAL, "cannot read this user namespace's id maps");
-    map->by_root = true;
+    /* setgroups stays denied in a namespace whose parent denied it
+     * (unshare --map-root-user does). */
+    char sg[16] = "";
+    _cleanup_fclose_ FILE *f = fopen("/proc/self/setgroups", "re");
+    map->by_root = f != NULL && fgets(sg, sizeof(sg), f) != NULL && strncmp(sg, "allow", 5) == 0;
     return 0;
 }
 
