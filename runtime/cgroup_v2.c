@@ -43,11 +43,12 @@ static int own_v2_path(char *out, size_t size)
  * are all the container's (its entrypoint, a shell of `kubectl exec`). */
 static void move_all(const char *dir, const char *leaf)
 {
-    char buf[8192];
+    char buf[8192], *save = NULL;
     for (int pass = 0; pass < 10; pass++) {
         if (nsbox_cgroup_read(dir, "cgroup.procs", buf, sizeof(buf)) < 0 || buf[0] == '\0')
             return;
-        for (char *line = strtok(buf, "\n"); line != NULL; line = strtok(NULL, "\n"))
+        for (char *line = strtok_r(buf, "\n", &save); line != NULL;
+             line = strtok_r(NULL, "\n", &save))
             nsbox_cgroup_write(leaf, "cgroup.procs", line, NULL);
     }
 }
