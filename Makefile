@@ -34,7 +34,7 @@ LIB_OBJS  := $(LIB_SRCS:%.c=$(BUILD)/%.o)
 CLI_OBJS  := $(CLI_SRCS:%.c=$(BUILD)/%.o) $(BUILD)/cli/profile.o $(BUILD)/mcp/interp/embedded.o
 UNIT_OBJS := $(UNIT_SRCS:%.c=$(BUILD)/%.o)
 
-.PHONY: all test test-asan unit-test load bench deps fixtures default-image asan fuzz fuzz-build fuzz-long clean format format-check docs
+.PHONY: all test test-asan unit-test load bench deps fixtures default-image container-image asan fuzz fuzz-build fuzz-long clean format format-check docs
 
 all: $(BUILD)/nsbox
 
@@ -133,6 +133,14 @@ docs: $(BUILD)/nsbox
 # The python image nsbox uses by default, built locally from Debian packages.
 default-image: $(BUILD)/nsbox
 	@images/default-image.sh $(BUILD)/nsbox
+
+# A container image of nsbox itself (OCI layout in build/container/oci, tag
+# latest) with the default image preloaded; CONTAINER_PRELOAD=OCI_DIR[:TAG]
+# preloads another (docs/container.md).
+CONTAINER_PRELOAD ?=
+container-image: $(BUILD)/nsbox
+	@deploy/container/build.sh --nsbox $(BUILD)/nsbox --out $(BUILD)/container/oci \
+		$(if $(CONTAINER_PRELOAD),--preload $(CONTAINER_PRELOAD))
 
 bench: $(BUILD)/nsbox
 	@tests/bench/run.sh

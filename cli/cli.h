@@ -117,6 +117,12 @@ int cmd_doctor(struct cli_globals *g, int argc, char **argv);
 /* doctor's section on --isolation=landlock: availability, the Landlock
  * ABI, the layers that mode lacks (cli/doctor_isolation.c). */
 void cli_doctor_isolation(void);
+
+/* Inside a user namespace (a container): probes what the container's
+ * seccomp profile and /proc masking leave sandboxes (doctor_container.c).
+ * Returns -1 outside containers, 0 when nothing is missing, 1 otherwise;
+ * what and fix get the words. */
+int cli_doctor_container(char *what, size_t what_size, char *fix, size_t fix_size);
 int cmd_serve(struct cli_globals *g, int argc, char **argv);
 /* `nsbox commit [-m MSG] ID NAME` (cli/commit_cmd.c). */
 int cmd_commit(struct cli_globals *g, int argc, char **argv);

@@ -82,6 +82,16 @@ static void check_subids(struct verdict *v)
 {
     struct nsbox_idmap map;
     struct nsbox_err err;
+    if (nsbox_idmap_nested_root()) {
+        nsbox_idmap_for_self(&map, &err);
+        report(v, "warn", "id ranges",
+               "nothing to fix for a pod; on a host, run nsbox as root outside containers",
+               "root in a user namespace (a container) mapping %u ids: sandboxes share them "
+               "with nsbox, as rootless ones do (no per-sandbox id ranges: idmapped mounts of "
+               "the store need the host's CAP_SYS_ADMIN)",
+               nsbox_idmap_uid_count(&map));
+        return;
+    }
     if (geteuid() == 0) {
         report(v, "ok", "id ranges", NULL,
                "root: each sandbox gets its own range of 65536 ids above 2^31");
@@ -127,10 +137,21 @@ static void check_cgroups(struct verdict *v)
                "which cgroup v2 avoids)");
     else
         report(v, "FAIL", "cgroups",
-               geteuid() == 0 ? "boot with systemd.unified_cgroup_hierarchy=1"
-                              : "systemd-run --user --scope -p Delegate=yes nsbox ...; or "
-                                "accept weaker limits with --limits=best-effort",
+               nsbox_userns_nested()
+                   ? "make the container's cgroupfs writable (docs/container.md); or accept "
+                     "weaker limits with --limits=best-effort"
+               : geteuid() == 0 ? "boot with systemd.unified_cgroup_hierarchy=1"
+                                : "systemd-run --user --scope -p Delegate=yes nsbox ...; or "
+                                  "accept weaker limits with --limits=best-effort",
                "no usable cgroup: %s", why);
+}
+
+static void check_container(struct verdict *v)
+{
+    char what[512], fix[512];
+    int r = cli_doctor_container(what, sizeof(what), fix, sizeof(fix));
+    if (r >= 0)
+        report(v, r == 0 ? "ok" : "FAIL", "container", r == 0 ? NULL : fix, "%s", what);
 }
 
 static void check_seccomp(struct verdict *v)
@@ -280,6 +301,7 @@ int cmd_doctor(struct cli_globals *g, int argc, char **argv)
     check_subids(&v);
     check_overlay(&v);
     check_cgroups(&v);
+    check_container(&v);
     check_seccomp(&v);
     cli_doctor_isolation();
     check_disk(&v, g->store_dir);

@@ -56,6 +56,61 @@ static bool have_helper(const char *name)
     return false;
 }
 
+/* Reads /proc/self/{uid,gid}_map as "inside outside count" lines. */
+static size_t read_own_map(const char *file, struct nsbox_idmap_range *r, size_t max)
+{
+    _cleanup_fclose_ FILE *f = fopen(file, "re");
+    unsigned long in, out, count;
+    size_t n = 0;
+
+    if (f == NULL)
+        return 0;
+    while (n < max && fscanf(f, "%lu %lu %lu", &in, &out, &count) == 3)
+        r[n++] = (struct nsbox_idmap_range){(uint32_t)in, (uint32_t)out, (uint32_t)count};
+    return n;
+}
+
+bool nsbox_userns_nested(void)
+{
+    struct nsbox_idmap_range r[NSBOX_IDMAP_MAX];
+    size_t n = read_own_map("/proc/self/uid_map", r, NSBOX_IDMAP_MAX);
+    /* The initial namespace maps every id onto itself. */
+    return n > 0 && !(n == 1 && r[0].inside == 0 && r[0].outside == 0 && r[0].count == UINT32_MAX);
+}
+
+bool nsbox_idmap_nested_root(void)
+{
+    return geteuid() == 0 && nsbox_userns_nested();
+}
+
+/* Root in a container's user namespace (Kubernetes hostUsers: false gives
+ * a pod 65536 ids): the ids of that namespace, each onto itself.  Root on
+ * the host gives each sandbox its own range and shows it the shared rootfs
+ * through an idmapped mount; here that cannot work: idmapping a mount needs
+ * CAP_SYS_ADMIN in the namespace that owns its filesystem (the host's, for
+ * the store's volume), and the ids are few.  So the sandboxes share the
+ * namespace's ids with nsbox, as a rootless nsbox's share the user's. */
+static int idmap_nested_root(struct nsbox_idmap *map, struct nsbox_err *err)
+{
+    struct nsbox_idmap_range r[NSBOX_IDMAP_MAX];
+
+    memset(map, 0, sizeof(*map));
+    map->n_uid = read_own_map("/proc/self/uid_map", r, NSBOX_IDMAP_MAX);
+    for (size_t i = 0; i < map->n_uid; i++)
+        map->uid[i] = (struct nsbox_idmap_range){r[i].inside, r[i].inside, r[i].count};
+    map->n_gid = read_own_map("/proc/self/gid_map", r, NSBOX_IDMAP_MAX);
+    for (size_t i = 0; i < map->n_gid; i++)
+        map->gid[i] = (struct nsbox_idmap_range){r[i].inside, r[i].inside, r[i].count};
+    if (map->n_uid == 0 || map->n_gid == 0)
+        return nsbox_err_set(err, EINVAL, "cannot read this user namespace's id maps");
+    /* setgroups stays denied in a namespace whose parent denied it
+     * (unshare --map-root-user does). */
+    char sg[16] = "";
+    _cleanup_fclose_ FILE *f = fopen("/proc/self/setgroups", "re");
+    map->by_root = f != NULL && fgets(sg, sizeof(sg), f) != NULL && strncmp(sg, "allow", 5) == 0;
+    return 0;
+}
+
 int nsbox_idmap_for_self(struct nsbox_idmap *map, struct nsbox_err *err)
 {
     uid_t uid = geteuid();
@@ -64,6 +119,8 @@ int nsbox_idmap_for_self(struct nsbox_idmap *map, struct nsbox_err *err)
     char buf[4096];
     uint32_t us, uc, gs, gc;
 
+    if (uid == 0 && nsbox_userns_nested())
+        return idmap_nested_root(map, err);
     memset(map, 0, sizeof(*map));
     map->uid[0] = (struct nsbox_idmap_range){0, uid, 1};
     map->gid[0] = (struct nsbox_idmap_range){0, gid, 1};
@@ -81,6 +138,13 @@ int nsbox_idmap_for_self(struct nsbox_idmap *map, struct nsbox_err *err)
     map->helpers = true;
     (void)err;
     return 0;
+}
+
+bool nsbox_idmap_may_setgroups(const struct nsbox_idmap *map)
+{
+    /* An unprivileged writer of the map had to deny setgroups first.  Not
+     * geteuid(): a child in the new namespace is root there already. */
+    return map->helpers || map->by_root;
 }
 
 uint32_t nsbox_idmap_uid_count(const struct nsbox_idmap *map)
@@ -269,7 +333,7 @@ int nsbox_userns_run(const struct nsbox_idmap *map, int (*fn)(void *arg, struct 
     }
     if (pid == 0) {
         close(fds[0]), close(fds[3]), close(fds[4]);
-        child_main(fds[1], fds[2], fds[5], fn, arg, map->helpers);
+        child_main(fds[1], fds[2], fds[5], fn, arg, nsbox_idmap_may_setgroups(map));
     }
     close(fds[1]), close(fds[2]), close(fds[5]);
     int rc = parent_main(pid, map, fds[0], fds[3], fds[4], err);

@@ -30,12 +30,30 @@ struct nsbox_idmap {
     /* true when the map goes beyond the caller's own ids, so it must be
      * written by newuidmap/newgidmap rather than by the caller. */
     bool helpers;
+    /* true when root inside a user namespace writes it (a container's
+     * ids, nsbox_idmap_for_self): setgroups stays allowed. */
+    bool by_root;
 };
 
 /* Fills map for the calling user: its uid/gid become 0 and, when /etc/subuid
  * and /etc/subgid grant it ranges and the newuidmap/newgidmap helpers exist,
- * ids 1..N map onto those ranges.  Returns 0 or -1. */
+ * ids 1..N map onto those ranges.  For root inside a user namespace (see
+ * nsbox_idmap_nested_root): every id of that namespace onto itself, written
+ * without helpers.  Returns 0 or -1. */
 int nsbox_idmap_for_self(struct nsbox_idmap *map, struct nsbox_err *err);
+
+/* True when this process runs in a user namespace other than the initial
+ * one (its uid_map is not the identity over all ids). */
+bool nsbox_userns_nested(void);
+
+/* True for root inside a user namespace (a container or a pod with
+ * hostUsers: false): nsbox then works as it does rootless, with the
+ * namespace's ids shared by its sandboxes (no per-sandbox id ranges). */
+bool nsbox_idmap_nested_root(void);
+
+/* True when a process in a namespace that map was written into may call
+ * setgroups() (to drop the groups it inherited). */
+bool nsbox_idmap_may_setgroups(const struct nsbox_idmap *map);
 
 /* Number of ids mapped (ids 0..n-1 inside are usable when contiguous). */
 uint32_t nsbox_idmap_uid_count(const struct nsbox_idmap *map);

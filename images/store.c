@@ -86,7 +86,8 @@ int images_store_open(struct images_store *store, const char *dir, struct nsbox_
     }
     store->root_fd = fd;
     store->root = TAKE_PTR(root);
-    store->rootless = geteuid() != 0;
+    /* Root in a container's user namespace works as rootless does (userns.h). */
+    store->rootless = geteuid() != 0 || nsbox_idmap_nested_root();
     /* Root's default store is the one other users' nsbox looks in; another
      * store of root's is shared only when share-images = true says so. */
     store->share = !store->rootless && strcmp(store->root, "/var/lib/nsbox") == 0;

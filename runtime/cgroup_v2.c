@@ -6,11 +6,13 @@
  * pid.  sandbox.c starts init directly in the group with
  * clone3(CLONE_INTO_CGROUP); add() is the fallback. */
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include "cgroup_backend.h"
@@ -36,10 +38,26 @@ static int own_v2_path(char *out, size_t size)
     return -1;
 }
 
+/* Moves every process of dir into leaf.  Only for the root of this
+ * process's cgroup namespace: a container's own cgroup, whose processes
+ * are all the container's (its entrypoint, a shell of `kubectl exec`). */
+static void move_all(const char *dir, const char *leaf)
+{
+    char buf[8192], *save = NULL;
+    for (int pass = 0; pass < 10; pass++) {
+        if (nsbox_cgroup_read(dir, "cgroup.procs", buf, sizeof(buf)) < 0 || buf[0] == '\0')
+            return;
+        for (char *line = strtok_r(buf, "\n", &save); line != NULL;
+             line = strtok_r(NULL, "\n", &save))
+            nsbox_cgroup_write(leaf, "cgroup.procs", line, NULL);
+    }
+}
+
 /* Enables the controllers for children of dir.  A cgroup that holds
  * processes cannot (the "no internal processes" rule): then move this
- * process into a leaf first, as systemd and crun do. */
-static int enable_controllers(const char *dir, struct nsbox_err *err)
+ * process into a leaf first, as systemd and crun do; at the root of a
+ * container's cgroup namespace (ns_root), every process there. */
+static int enable_controllers(const char *dir, bool ns_root, struct nsbox_err *err)
 {
     char buf[256];
 
@@ -56,6 +74,8 @@ static int enable_controllers(const char *dir, struct nsbox_err *err)
     if ((mkdir(leaf, 0755) < 0 && errno != EEXIST) ||
         nsbox_cgroup_write(leaf, "cgroup.procs", pid, err) < 0)
         return nsbox_err_sys(err, "cannot move nsbox into a leaf cgroup under %s", dir);
+    if (ns_root)
+        move_all(dir, leaf);
     if (nsbox_cgroup_write(dir, "cgroup.subtree_control", "+memory +pids +cpu", err) == 0)
         return 0;
     if (err->code == EBUSY)
@@ -80,6 +100,11 @@ static int v2_probe(char base[PATH_MAX], char *why, size_t why_size, struct nsbo
         snprintf(why, why_size, "cannot read this process's cgroup");
         return 1;
     }
+    /* Already in the leaf an nsbox made (enable_controllers): a child of
+     * a process nsbox moved there.  The delegated cgroup is its parent. */
+    char *slash = strrchr(own, '/');
+    if (slash != NULL && strcmp(slash, "/nsbox.self") == 0)
+        slash == own ? (void)snprintf(own, sizeof(own), "/") : (void)(*slash = '\0');
     snprintf(dir, sizeof(dir), "/sys/fs/cgroup%s", strcmp(own, "/") == 0 ? "" : own);
     if (nsbox_cgroup_read(dir, "cgroup.controllers", buf, sizeof(buf)) < 0 ||
         !nsbox_cgroup_has_words(buf, needed, 3)) {
@@ -90,7 +115,18 @@ static int v2_probe(char base[PATH_MAX], char *why, size_t why_size, struct nsbo
                  dir);
         return 1;
     }
-    if (access(dir, W_OK) < 0 || enable_controllers(dir, err) < 0) {
+    /* A container's cgroupfs is read-only unless the runtime is told
+     * otherwise: then no sandbox can get limits (docs/container.md). */
+    struct statvfs svfs;
+    if (statvfs(dir, &svfs) == 0 && (svfs.f_flag & ST_RDONLY)) {
+        snprintf(why, why_size,
+                 "cgroups degraded: %s is mounted read-only (a container's cgroupfs; make it "
+                 "writable: containerd 2.1+ cgroup_writable = true, CRI-O annotation "
+                 "io.kubernetes.cri-o.cgroup2-mount-hierarchy-rw, runc/crun: an rw cgroup mount)",
+                 dir);
+        return 1;
+    }
+    if (access(dir, W_OK) < 0 || enable_controllers(dir, strcmp(own, "/") == 0, err) < 0) {
         snprintf(why, why_size, "%s is not writable by this user (%s)", dir,
                  err->msg[0] ? err->msg : strerror(errno));
         nsbox_err_clear(err);
@@ -101,7 +137,7 @@ static int v2_probe(char base[PATH_MAX], char *why, size_t why_size, struct nsbo
     snprintf(base, PATH_MAX, "%.*s/nsbox", PATH_MAX - 8, dir);
     if (mkdir(base, 0755) < 0 && errno != EEXIST)
         return nsbox_err_sys(err, "cannot create %s", base);
-    if (enable_controllers(base, err) < 0)
+    if (enable_controllers(base, false, err) < 0)
         return nsbox_err_prefix(err, "cgroup %s", base);
     return 0;
 }

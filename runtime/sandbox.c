@@ -196,7 +196,8 @@ static int child_setup(struct spawn *s, struct nsbox_err *err)
     snprintf(etc, sizeof(etc), "/proc/self/fd/%d/etc", layer_fds[3]);
     mc.etc_dir = etc;
     mc.hostname = cfg->hostname ? cfg->hostname : "nsbox";
-    if (become_root(cfg->rootless_map == NULL || cfg->rootless_map->helpers, err) < 0 ||
+    if (become_root(cfg->rootless_map == NULL || nsbox_idmap_may_setgroups(cfg->rootless_map),
+                    err) < 0 ||
         disk_layers(s, layer_fds, layers, err) < 0)
         return -1;
     if (s->sb->cgroup.kind != NSBOX_CGROUP_NONE && unshare(CLONE_NEWCGROUP) < 0)
