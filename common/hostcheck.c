@@ -18,7 +18,14 @@
 #include "syscalls.h"
 
 /* Probe results (a child's exit status). */
-enum { PROBE_OK = 0, PROBE_USERNS_EPERM, PROBE_USERNS_ENOSPC, PROBE_USERNS_OTHER, PROBE_NO_CAPS };
+enum {
+    PROBE_OK = 0,
+    PROBE_USERNS_EPERM,
+    PROBE_USERNS_ENOSPC,
+    PROBE_USERNS_OTHER,
+    PROBE_NO_CAPS,
+    PROBE_UNSHARE_EPERM, /* clone(CLONE_NEWUSER) works, unshare(2) is refused */
+};
 
 /* Reads up to size-1 bytes of a small file; "" when it cannot. */
 static void read_small(const char *path, char *buf, size_t size)
@@ -86,10 +93,19 @@ static int probe_userns(void)
 {
     pid_t pid = fork();
     if (pid == 0) {
-        if (unshare(CLONE_NEWUSER) < 0)
-            _exit(errno == EPERM || errno == EACCES ? PROBE_USERNS_EPERM
-                  : errno == ENOSPC                 ? PROBE_USERNS_ENOSPC
-                                                    : PROBE_USERNS_OTHER);
+        int r = unshare(CLONE_NEWUSER) < 0 ? errno : 0;
+        if (r != 0 && r != EPERM && r != EACCES)
+            _exit(r == ENOSPC ? PROBE_USERNS_ENOSPC : PROBE_USERNS_OTHER);
+        if (r != 0) {
+            /* A seccomp profile may refuse unshare(2) alone (a
+             * container's, with only clone allowed): say which call. */
+            pid_t c = (pid_t)syscall(SYS_clone, CLONE_NEWUSER | SIGCHLD, NULL, NULL, NULL, 0);
+            if (c == 0)
+                _exit(0);
+            if (c > 0)
+                waitpid(c, NULL, 0);
+            _exit(c > 0 ? PROBE_UNSHARE_EPERM : PROBE_USERNS_EPERM);
+        }
         _exit(unshare(CLONE_NEWNS) < 0 ? PROBE_NO_CAPS : PROBE_OK);
     }
     int status;
@@ -165,6 +181,15 @@ static void probed(struct nsbox_host_gap *gap, int r)
         apparmor_fix(gap->fix, sizeof(gap->fix));
         return;
     }
+    if (r == PROBE_UNSHARE_EPERM) {
+        snprintf(gap->cause, sizeof(gap->cause),
+                 "unshare(2) is refused (a seccomp filter around nsbox allows clone with "
+                 "CLONE_NEWUSER but not unshare, as a container runtime's default profile can)");
+        snprintf(gap->fix, sizeof(gap->fix),
+                 "allow unshare where nsbox runs (in a container: deploy/seccomp/nsbox-pod.json, "
+                 "docs/container.md)");
+        return;
+    }
     if (r == PROBE_NO_CAPS) {
         snprintf(gap->cause, sizeof(gap->cause),
                  "a user namespace can be created but grants no capability in it (an LSM "
@@ -180,7 +205,8 @@ static void probed(struct nsbox_host_gap *gap, int r)
                    "forbids it, as a container runtime's default profile does"
                  : "the kernel lacks CONFIG_USER_NS");
     snprintf(gap->fix, sizeof(gap->fix),
-             "allow user namespaces where nsbox runs (in a container: see docs/container.md)");
+             "allow user namespaces where nsbox runs (in a container: "
+             "deploy/seccomp/nsbox-pod.json, docs/container.md)");
 }
 
 /* probe false: the sysctls only (a few reads, for every `nsbox run`). */

@@ -85,14 +85,15 @@ masked)
 	;;
 default-seccomp)
 	expect doctor_clone_refused "$doc" '^FAIL +container +the container.s seccomp profile or LSM refuses clone with namespace flags'
-	refused run_refused "cannot create the sandbox's namespaces"
+	# doctor's words (common/hostcheck.c): the probe finds the refusal first
+	refused run_refused 'this process cannot create a user namespace \(refused: a seccomp filter'
 	;;
 default-sysadmin)
 	expect doctor_pivot_root_refused "$doc" "^FAIL +container +the container.s seccomp profile refuses pivot_root"
 	refused run_refused 'pivot_root: Operation not permitted'
 	;;
 drop-clone) refused run_refused "cannot create the sandbox's namespaces" ;;
-drop-unshare) refused run_refused 'cannot create a mount namespace' ;;
+drop-unshare) refused run_refused 'unshare\(2\) is refused' ;;
 drop-mount) refused run_refused 'cannot mount the sandbox' ;;
 drop-umount2) refused run_refused 'cannot detach the old root' ;;
 drop-pivot_root) refused run_refused 'pivot_root: Operation not permitted' ;;
