@@ -24,7 +24,8 @@ command -v haproxy >/dev/null || { echo "node_capacity: haproxy missing (make de
 head -c 24 /dev/urandom | od -An -tx1 | tr -d ' \n' >"$D/token"
 # the router listens on 127.0.0.2 with the node's port: Host must carry it
 "$NSBOX" --store "$STORE" serve --http 127.0.0.1:0 --node-id nsbox-0 --token-file "$D/token" \
-	--allow-host 127.0.0.2 --max-total-sandboxes 256 --max-sandboxes 16 2>"$D/serve.log" &
+	--allow-host 127.0.0.2 --max-total-sandboxes 256 --max-sandboxes 16 \
+	--max-sessions 256 --max-connections-per-ip 256 2>"$D/serve.log" &
 SRV=$!
 PORT=
 for _ in $(seq 100); do
@@ -53,7 +54,7 @@ print(f"  execute_code pass, a fresh sandbox each (one-shot)           {r['onesh
 print(f"  {r['sessions']} idle sessions: {r['session_setup_ms']:.1f} ms each to open, server RSS {r['rss_per_session_kib']:.1f} KiB per session")
 print(f"  {r['sandboxes']} kept python sandboxes: {r['sandbox_create_ms']:.0f} ms each to create, "
       f"host MemAvailable drop {r['memavailable_per_sandbox_kib']:.0f} KiB and server RSS {r['rss_per_sandbox_kib']:.1f} KiB per sandbox")
-print(f"  server RSS at the end: {r['server_rss_kib']} KiB; POSTs re-sent after the node dropped a connection past its 64 per address: {r['retries']}")
+print(f"  server RSS at the end: {r['server_rss_kib']} KiB; POSTs re-sent after the node dropped a connection (--max-connections-per-ip): {r['retries']}")
 # context, no target: here the router takes its CPU from the node's two cores
 print(f"RESULT bench node_capacity_calls nsbox_ms={1000 / h:.2f} baseline_ms={1000 / d:.2f} ratio={d / h:.2f} target=none INFO")
 print(f"RESULT bench node_capacity cps_direct={d:.1f} cps_router={h:.1f} oneshot_cps={r['oneshot_cps']:.1f} "
