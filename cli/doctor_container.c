@@ -15,6 +15,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "../common/syscalls.h"
 #include "../common/userns.h"
 #include "cli.h"
 
@@ -48,7 +49,7 @@ static int probe(bool in_userns)
         return NO_UNSHARE;
     /* With every capability here the kernel answers EINVAL, EBUSY or
      * ENOENT; EPERM is the container's seccomp filter. */
-    if (syscall(SYS_pivot_root, "/", "/") < 0 && errno == EPERM)
+    if (nsbox_pivot_root("/", "/") < 0 && errno == EPERM)
         bad |= NO_PIVOT;
     if (sethostname("nsbox", 5) < 0 && errno == EPERM)
         bad |= NO_HOSTNAME;
@@ -72,7 +73,7 @@ int cli_doctor_container(char *what, size_t what_size, char *fix, size_t fix_siz
     /* A sandbox's init is cloned with CLONE_NEWUSER and the other
      * namespace flags (sandbox.c); Docker's default profile refuses clone
      * with any of them unless the container has CAP_SYS_ADMIN. */
-    pid_t pid = (pid_t)syscall(SYS_clone, CLONE_NEWUSER | SIGCHLD, NULL, NULL, NULL, NULL);
+    pid_t pid = nsbox_clone(CLONE_NEWUSER | SIGCHLD);
     if (pid == 0)
         _exit(probe(true));
     if (pid < 0) {

@@ -99,7 +99,7 @@ static int probe_userns(void)
         if (r != 0) {
             /* A seccomp profile may refuse unshare(2) alone (a
              * container's, with only clone allowed): say which call. */
-            pid_t c = (pid_t)syscall(SYS_clone, CLONE_NEWUSER | SIGCHLD, NULL, NULL, NULL, 0);
+            pid_t c = nsbox_clone(CLONE_NEWUSER | SIGCHLD);
             if (c == 0)
                 _exit(0);
             if (c > 0)

@@ -147,6 +147,29 @@ static inline pid_t nsbox_clone(unsigned long flags)
 #endif
 }
 
+/* Landlock (Linux 5.13+, docs/isolation.md).  The structures are
+ * runtime/landlock.c's; here only the calls.  create_ruleset(NULL, 0,
+ * LANDLOCK_CREATE_RULESET_VERSION = 1) returns the kernel's ABI. */
+#ifndef SYS_landlock_create_ruleset
+#define SYS_landlock_create_ruleset 444
+#define SYS_landlock_add_rule 445
+#define SYS_landlock_restrict_self 446
+#endif
+static inline int nsbox_landlock_create_ruleset(const void *attr, size_t size, unsigned flags)
+{
+    return (int)syscall(SYS_landlock_create_ruleset, attr, size, flags);
+}
+
+static inline int nsbox_landlock_add_rule(int ruleset, int type, const void *attr, unsigned flags)
+{
+    return (int)syscall(SYS_landlock_add_rule, ruleset, type, attr, flags);
+}
+
+static inline int nsbox_landlock_restrict_self(int ruleset, unsigned flags)
+{
+    return (int)syscall(SYS_landlock_restrict_self, ruleset, flags);
+}
+
 /* Installs the seccomp filter prog on the calling thread: seccomp(2)
  * (Linux 3.17+) and, where that is ENOSYS, prctl(PR_SET_SECCOMP), which
  * does the same for one thread.  no_new_privs must be set (or the caller

@@ -31,12 +31,6 @@
 #include "../common/syscalls.h"
 #include "internal.h"
 
-#ifndef SYS_landlock_create_ruleset
-#define SYS_landlock_create_ruleset 444
-#define SYS_landlock_add_rule 445
-#define SYS_landlock_restrict_self 446
-#endif
-
 #define LL_CREATE_RULESET_VERSION (1u << 0)
 #define LL_RULE_PATH_BENEATH 1
 
@@ -85,7 +79,7 @@ const char *nsbox_isolation_name(enum nsbox_isolation mode)
 
 int nsbox_landlock_abi(const char **why)
 {
-    long abi = syscall(SYS_landlock_create_ruleset, NULL, 0, LL_CREATE_RULESET_VERSION);
+    long abi = nsbox_landlock_create_ruleset(NULL, 0, LL_CREATE_RULESET_VERSION);
     if (abi > 0)
         return (int)abi;
     if (why != NULL)
@@ -171,7 +165,7 @@ static int allow_fd(int ruleset, int fd, const char *path, uint64_t rights, stru
         return nsbox_err_sys(err, "landlock: cannot stat %s", path);
     struct ll_path_beneath pb = {.allowed_access = S_ISDIR(st.st_mode) ? rights : file_only(rights),
                                  .parent_fd = fd};
-    if (syscall(SYS_landlock_add_rule, ruleset, LL_RULE_PATH_BENEATH, &pb, 0) < 0)
+    if (nsbox_landlock_add_rule(ruleset, LL_RULE_PATH_BENEATH, &pb, 0) < 0)
         return nsbox_err_sys(err, "landlock: cannot add a rule for %s", path);
     return 0;
 }
@@ -223,12 +217,12 @@ int nsbox_landlock_restrict(int own_fd, int abi, struct nsbox_err *err)
         attr.handled_access_net = LL_NET_BIND_TCP | LL_NET_CONNECT_TCP; /* no rule: none */
     if (abi >= 6)
         attr.scoped = LL_SCOPE_ABSTRACT_UNIX | LL_SCOPE_SIGNAL;
-    _cleanup_close_ int ruleset = (int)syscall(SYS_landlock_create_ruleset, &attr, sizeof(attr), 0);
+    _cleanup_close_ int ruleset = nsbox_landlock_create_ruleset(&attr, sizeof(attr), 0);
     if (ruleset < 0)
         return nsbox_err_sys(err, "landlock: cannot create a ruleset (ABI %d)", abi);
     if (add_rules(ruleset, own_fd, attr.handled_access_fs, err) < 0)
         return -1;
-    if (syscall(SYS_landlock_restrict_self, ruleset, 0) < 0)
+    if (nsbox_landlock_restrict_self(ruleset, 0) < 0)
         return nsbox_err_sys(err, "landlock: cannot restrict the sandbox");
     return 0;
 }
