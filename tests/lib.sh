@@ -80,4 +80,46 @@ stop_server() {
 	fi
 }
 
+# For suites that start `nsbox serve --http` and drive it with a client
+# program; both need LOGS (a directory) and SERVERS (an array) set.
+# serve_http NAME CMD...: runs CMD (an `nsbox ... serve --http ADDRESS ...`)
+# in the background, its stdout and stderr in LOGS/NAME.out and .log, and
+# waits (at most 20 s) for the port it prints.  Sets PID and PORT and adds
+# PID to SERVERS; returns 1, with a FAIL line, when it does not come up.
+serve_http() {
+	local name=$1 i
+	shift
+	"$@" >"$LOGS/$name.out" 2>"$LOGS/$name.log" &
+	PID=$!
+	SERVERS+=("$PID")
+	PORT=
+	for i in $(seq 100); do
+		PORT=$(sed -n 's|^nsbox: serving MCP on http://.*:\([0-9]*\)/mcp .*|\1|p' "$LOGS/$name.log" | head -1)
+		[ -n "$PORT" ] && return 0
+		kill -0 "$PID" 2>/dev/null || break
+		sleep 0.2
+	done
+	fail "$name" "the server did not start: $(tail -3 "$LOGS/$name.log" | tr '\n' ' ')"
+	return 1
+}
+
+# run_client NAME CMD...: runs a test program with SUITE set, passes its
+# PASS/FAIL/# lines through (all of its output in LOGS/NAME.client), and
+# turns a crash without a FAIL line, or a run without a PASS, into a FAIL.
+run_client() {
+	local name=$1 rc nfail
+	shift
+	env SUITE="$SUITE" "$@" 2>"$LOGS/$name.stderr" | tee "$LOGS/$name.client" |
+		grep -E --line-buffered '^(PASS: |FAIL: |# )'
+	rc=${PIPESTATUS[0]}
+	nfail=$(grep -c '^FAIL: ' "$LOGS/$name.client")
+	_failures=$((_failures + nfail))
+	if [ "$rc" -ne 0 ] && [ "$nfail" -eq 0 ]; then
+		fail "$name" "exited $rc without a FAIL line: $(tail -3 "$LOGS/$name.stderr" | tr '\n' ' ')"
+	elif [ "$rc" -eq 0 ] && ! grep -q '^PASS: ' "$LOGS/$name.client"; then
+		fail "$name" "ran no test: $(tail -3 "$LOGS/$name.stderr" | tr '\n' ' ')"
+	fi
+	return "$rc"
+}
+
 finish() { exit $((_failures > 0)); }

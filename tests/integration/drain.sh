@@ -23,43 +23,23 @@ SERVERS=()
 CLIENT=$ROOT/tests/mcp/health_fleet.py
 trap 'for p in "${SERVERS[@]}"; do kill -KILL "$p" 2>/dev/null; done; cleanup_test_dir' EXIT
 
-# start_server NAME STORE [NSBOX_FLAGS --] ARGS...: `nsbox [FLAGS] --store STORE
-# serve --http 127.0.0.1:0 ARGS` in the background; sets PID and PORT.
+# start_server NAME STORE [-d] ARGS...: `nsbox [-d] --store STORE serve
+# --http 127.0.0.1:0 ARGS` (serve_http, tests/lib.sh).
 start_server() {
-	local name=$1 store=$2 i flags=()
+	local name=$1 store=$2 flags=()
 	shift 2
 	if [ "${1:-}" = -d ]; then
 		flags=(-d)
 		shift
 	fi
-	"$NSBOX" "${flags[@]}" --store "$store" serve --http 127.0.0.1:0 "$@" \
-		>"$LOGS/$name.out" 2>"$LOGS/$name.log" &
-	PID=$!
-	SERVERS+=("$PID")
-	PORT=
-	for i in $(seq 100); do
-		PORT=$(sed -n 's|^nsbox: serving MCP on http://.*:\([0-9]*\)/mcp .*|\1|p' "$LOGS/$name.log" | head -1)
-		[ -n "$PORT" ] && return 0
-		kill -0 "$PID" 2>/dev/null || break
-		sleep 0.2
-	done
-	fail "$name" "the server did not start: $(tail -3 "$LOGS/$name.log" | tr '\n' ' ')"
-	return 1
+	serve_http "$name" "$NSBOX" "${flags[@]}" --store "$store" serve --http 127.0.0.1:0 "$@"
 }
 
-# run_client NAME ARGS...: health_fleet.py ARGS, its PASS/FAIL lines passed
-# through, a crash without a FAIL line turned into one.
-run_client() {
-	local name=$1 rc nfail
+# client NAME ARGS...: health_fleet.py ARGS (run_client, tests/lib.sh).
+client() {
+	local name=$1
 	shift
-	env SUITE="$SUITE" timeout 300 python3 "$CLIENT" "$@" 2>"$LOGS/$name.stderr" |
-		tee "$LOGS/$name.client" | grep -E --line-buffered '^(PASS: |FAIL: |# )'
-	rc=${PIPESTATUS[0]}
-	nfail=$(grep -c '^FAIL: ' "$LOGS/$name.client")
-	_failures=$((_failures + nfail))
-	if [ "$rc" -ne 0 ] && [ "$nfail" -eq 0 ]; then
-		fail "$name" "exited $rc without a FAIL line: $(tail -3 "$LOGS/$name.stderr" | tr '\n' ' ')"
-	fi
+	run_client "$name" timeout 300 python3 "$CLIENT" "$@"
 }
 
 # wait_exit PID SECONDS: waits for the server; sets EXIT_RC (124: still
@@ -136,8 +116,8 @@ fi
 # ---- node ids, probes (with a token: the probes need none)
 
 if start_server ids "$S" -d --node-id nsbox-0 --token-file "$T/token"; then
-	run_client ids ids "$PORT" "$TOKEN" nsbox-0
-	run_client probes probes "$PORT" "$TOKEN" nsbox-0 "$LOGS/ids.log"
+	client ids ids "$PORT" "$TOKEN" nsbox-0
+	client probes probes "$PORT" "$TOKEN" nsbox-0 "$LOGS/ids.log"
 	# No call runs (a session and a sandbox are left open): SIGTERM ends
 	# it at once, and stops the sandbox.
 	kill -TERM "$PID"
@@ -152,18 +132,18 @@ fi
 # ---- the store broken, the store without an image
 
 if start_server broken "$S"; then
-	run_client broken broken "$PORT" "$S"
+	client broken broken "$PORT" "$S"
 	kill -TERM "$PID"
 	wait_exit "$PID" 30
 fi
 if start_server noimage "$T/empty"; then
-	run_client noimage noimage "$PORT"
+	client noimage noimage "$PORT"
 	kill -TERM "$PID"
 	wait_exit "$PID" 30
 fi
 
 if start_server cap "$S" --max-total-sandboxes 1; then
-	run_client cap cap "$PORT"
+	client cap cap "$PORT"
 	kill -TERM "$PID"
 	wait_exit "$PID" 30
 fi
@@ -171,7 +151,7 @@ fi
 # ---- SIGTERM: drain, the running call finishes, exit 0, nothing left
 
 if start_server drain "$S" --node-id nsbox-2 --shutdown-grace 30; then
-	run_client drain drain "$PORT" "$PID" nsbox-2
+	client drain drain "$PORT" "$PID" nsbox-2
 	wait_exit "$PID" 40
 	if [ "$EXIT_RC" -ne 0 ]; then
 		fail drain_exit_0 "exit status $EXIT_RC: $(tail -3 "$LOGS/drain.log" | tr '\n' ' ')"
@@ -193,7 +173,7 @@ fi
 
 if start_server grace "$S" --shutdown-grace 2; then
 	start=$SECONDS
-	run_client grace grace "$PORT" "$PID" 4251
+	client grace grace "$PORT" "$PID" 4251
 	wait_exit "$PID" 30
 	took=$((SECONDS - start))
 	if [ "$EXIT_RC" -ne 0 ]; then
@@ -215,7 +195,7 @@ fi
 # ---- a second signal ends it at once
 
 if start_server second "$S" --shutdown-grace 60; then
-	run_client second second "$PORT" "$PID" 4252
+	client second second "$PORT" "$PID" 4252
 	wait_exit "$PID" 10
 	if [ "$EXIT_RC" = 124 ]; then
 		fail second_signal_exits_at_once "still running 10 s after the second SIGTERM"

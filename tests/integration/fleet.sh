@@ -40,20 +40,13 @@ fleet_down() {
 }
 trap 'fleet_down; [ -n "${FLEET_KEEP:-}" ] || cleanup_test_dir' EXIT
 
-run_client() {
-	local name=$1 rc nfail
-	shift
-	env SUITE="$SUITE" "$@" 2>"$LOGS/$name.stderr" | tee "$LOGS/$name.out" |
-		grep -E --line-buffered '^(PASS: |FAIL: |# )'
-	rc=${PIPESTATUS[0]}
-	nfail=$(grep -c '^FAIL: ' "$LOGS/$name.out")
-	_failures=$((_failures + nfail))
-	if [ "$rc" -ne 0 ] && [ "$nfail" -eq 0 ]; then
-		fail "$name" "exited $rc without a FAIL line: $(tail -3 "$LOGS/$name.stderr" | tr '\n' ' ')"
-	elif [ "$rc" -eq 0 ] && ! grep -q '^PASS: ' "$LOGS/$name.out"; then
-		fail "$name" "ran no test: $(tail -3 "$LOGS/$name.stderr" | tr '\n' ' ')"
-	fi
-	if [ "$1" = nsenter ] && ! grep -q '^# done$' "$LOGS/$name.out"; then
+# fleet_client NAME CMD...: run_client (tests/lib.sh), and a client run
+# in a namespace must also reach its last line.
+fleet_client() {
+	local name=$1
+	run_client "$@"
+	local rc=$?
+	if [ "$2" = nsenter ] && ! grep -q '^# done$' "$LOGS/$name.client"; then
 		fail "$name" "ended before its last test (exit $rc): $(tail -3 "$LOGS/$name.stderr" | tr '\n' ' ')"
 	fi
 }
@@ -64,7 +57,7 @@ for cfg in haproxy.cfg haproxy-stick.cfg; do
 	check "haproxy_c_$cfg" env NSBOX_ROUTER_NO_DNS=1 NSBOX_0=127.0.0.1:1 NSBOX_1=127.0.0.1:2 \
 		NSBOX_2=127.0.0.1:3 haproxy -c -q -f "$ROOT/deploy/haproxy/$cfg"
 done
-run_client check_deploy python3 "$ROOT/tests/fleet/check_deploy.py" "$ROOT"
+fleet_client check_deploy python3 "$ROOT/tests/fleet/check_deploy.py" "$ROOT"
 
 # systemd-analyze verify: the units as installed, with ExecStart's binary
 # where this tree has it; any warning (an unknown key...) fails.
@@ -133,7 +126,7 @@ echo "# fleet up in $((SECONDS - t0)) s: $(python3 "$ROOT/tests/fleet/router.py"
 
 # ---- prefix routing: the scenario
 
-run_client fleet nsenter --net="/run/netns/$(ns_router)" env FLEET_URL="http://127.0.0.1:$FLEET_PORT/mcp" \
+fleet_client fleet nsenter --net="/run/netns/$(ns_router)" env FLEET_URL="http://127.0.0.1:$FLEET_PORT/mcp" \
 	FLEET_TOKEN="$(cat "$T/token")" FLEET_CTL="$ROOT/tests/fleet/ctl.sh" FLEET_DIR="$T" \
 	FLEET_ID="$FLEET_ID" FLEET_IMAGE="$FLEET_IMAGE" NSBOX="$NSBOX" timeout 150 node "$ROOT/tests/fleet/fleet.mjs"
 echo "# prefix scenario done at $((SECONDS - t0)) s"
@@ -147,7 +140,7 @@ for i in 1 2; do
 	start_node "$i" || fail stick_setup "node $i did not restart"
 done
 if start_router "$ROOT/deploy/haproxy/haproxy-stick.cfg"; then
-	run_client stick nsenter --net="/run/netns/$(ns_router)" env FLEET_URL="http://127.0.0.1:$FLEET_PORT/mcp" \
+	fleet_client stick nsenter --net="/run/netns/$(ns_router)" env FLEET_URL="http://127.0.0.1:$FLEET_PORT/mcp" \
 		FLEET_TOKEN="$(cat "$T/token")" FLEET_CTL="$ROOT/tests/fleet/ctl.sh" FLEET_DIR="$T" \
 		FLEET_ID="$FLEET_ID" FLEET_IMAGE="$FLEET_IMAGE" NSBOX="$NSBOX" timeout 60 node "$ROOT/tests/fleet/stick.mjs" \
 		"$ROOT/deploy/haproxy/haproxy-stick.cfg"

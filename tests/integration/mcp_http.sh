@@ -48,41 +48,12 @@ stop_all_servers() {
 }
 trap 'stop_all_servers; pkill -f "sleep 424[0-9]" 2>/dev/null; cleanup_test_dir' EXIT
 
-# start_server NAME ADDRESS [ARGS...]: `nsbox serve --http ADDRESS ARGS` in
-# the background; waits (at most 20 s) for the address it prints.  Sets
-# PID and PORT; returns 1 when it does not come up.
+# start_server NAME ADDRESS [ARGS...]: `nsbox serve --http ADDRESS ARGS` on
+# the suite's store (serve_http, tests/lib.sh).
 start_server() {
-	local name=$1 address=$2 i
+	local name=$1 address=$2
 	shift 2
-	"$NSBOX" --store "$S" serve --http "$address" "$@" >"$LOGS/$name.out" 2>"$LOGS/$name.log" &
-	PID=$!
-	SERVERS+=("$PID")
-	PORT=
-	for i in $(seq 100); do
-		PORT=$(sed -n 's|^nsbox: serving MCP on http://.*:\([0-9]*\)/mcp .*|\1|p' "$LOGS/$name.log" | head -1)
-		[ -n "$PORT" ] && return 0
-		kill -0 "$PID" 2>/dev/null || break
-		sleep 0.2
-	done
-	fail "$name" "the server did not start: $(tail -3 "$LOGS/$name.log" | tr '\n' ' ')"
-	return 1
-}
-
-# run_client NAME CMD...: runs a test program, passes its PASS/FAIL lines
-# through, and turns a crash without a FAIL line into one.
-run_client() {
-	local name=$1 rc nfail
-	shift
-	env SUITE="$SUITE" "$@" 2>"$LOGS/$name.stderr" | tee "$LOGS/$name.out" |
-		grep -E --line-buffered '^(PASS: |FAIL: |# )'
-	rc=${PIPESTATUS[0]}
-	nfail=$(grep -c '^FAIL: ' "$LOGS/$name.out")
-	_failures=$((_failures + nfail))
-	if [ "$rc" -ne 0 ] && [ "$nfail" -eq 0 ]; then
-		fail "$name" "exited $rc without a FAIL line: $(tail -3 "$LOGS/$name.stderr" | tr '\n' ' ')"
-	elif [ "$rc" -eq 0 ] && ! grep -q '^PASS: ' "$LOGS/$name.out"; then
-		fail "$name" "ran no test: $(tail -3 "$LOGS/$name.stderr" | tr '\n' ' ')"
-	fi
+	serve_http "$name" "$NSBOX" --store "$S" serve --http "$address" "$@"
 }
 
 markers_gone() {
