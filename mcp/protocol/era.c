@@ -48,21 +48,34 @@ static void legacy(struct mcp_req *rq)
     pthread_mutex_unlock(&s->lock);
 }
 
-/* Whether the request speaks the modern era: any per-request key in its
- * _meta (one without protocolVersion is a malformed modern request, not a
- * legacy one), a session that serves no other, or a method no legacy
- * revision has. */
+/* Whether the request speaks the modern era.  Its protocolVersion in _meta
+ * decides, as in the official SDK's server; so does a session that serves
+ * no other, or a method no legacy revision has.  The other per-request keys
+ * (clientCapabilities, clientInfo, logLevel) do not: a 2025 client may send
+ * them (Mastra's MCPClient pinned to "legacy" adds logLevel to every
+ * request, initialize included), and in a session that initialize opened,
+ * or on initialize itself, they are unknown _meta keys, ignored.  Only
+ * before any initialize, where a legacy request could not be served anyway,
+ * do they mark a malformed modern request (the error then names what is
+ * missing rather than "not initialized"). */
 static bool is_modern(const struct mcp_req *rq)
 {
-    static const char *const keys[] = {MCP_META_PROTOCOL_VERSION, MCP_META_CLIENT_CAPS,
-                                       MCP_META_CLIENT_INFO, MCP_META_LOG_LEVEL};
-    for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
-        if (json_object_get(rq->meta, keys[i]) != NULL)
-            return true;
-    if (rq->s->modern_only)
+    static const char *const keys[] = {MCP_META_CLIENT_CAPS, MCP_META_CLIENT_INFO,
+                                       MCP_META_LOG_LEVEL};
+    if (json_object_get(rq->meta, MCP_META_PROTOCOL_VERSION) != NULL || rq->s->modern_only)
         return true;
     const struct mcp_method *m = mcp_method_find(rq->method);
-    return m != NULL && !(m->flags & MCP_M_LEGACY);
+    if (m != NULL && !(m->flags & MCP_M_LEGACY))
+        return true;
+    if (strcmp(rq->method, "initialize") == 0)
+        return false;
+    pthread_mutex_lock(&rq->s->lock);
+    bool opened = rq->s->initialized;
+    pthread_mutex_unlock(&rq->s->lock);
+    for (size_t i = 0; !opened && i < sizeof(keys) / sizeof(keys[0]); i++)
+        if (json_object_get(rq->meta, keys[i]) != NULL)
+            return true;
+    return false;
 }
 
 int mcp_era_decide(struct mcp_req *rq, const char **why, json_t **data)

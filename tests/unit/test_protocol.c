@@ -94,6 +94,34 @@ static void era_legacy(void)
     CHECK(decide(&s, "initialize", NULL, &rq, &params, &data) == 0 && rq.era == MCP_ERA_LEGACY);
 }
 
+/* A 2025 session keeps its era whatever else _meta carries (issue #24:
+ * Mastra's MCPClient pinned to "legacy" adds logLevel to every request). */
+static void era_legacy_session_ignores_modern_keys(void)
+{
+    struct mcp_session s;
+    struct mcp_req rq;
+    json_t *params, *data;
+    session(&s);
+    /* initialize itself, with logLevel in _meta: the legacy handshake. */
+    CHECK(decide(&s, "initialize", meta(NULL, false, "info"), &rq, &params, &data) == 0);
+    CHECK(rq.era == MCP_ERA_LEGACY);
+    json_decref(params);
+    s.initialized = true;
+    snprintf(s.protocol, sizeof(s.protocol), "2025-06-18");
+    CHECK(decide(&s, "tools/list", meta(NULL, false, "info"), &rq, &params, &data) == 0);
+    CHECK(rq.era == MCP_ERA_LEGACY && rq.client_caps == NULL);
+    CHECK_STR(rq.version, "2025-06-18");
+    json_decref(params);
+    /* clientCapabilities and an unknown logLevel are unknown keys there too. */
+    CHECK(decide(&s, "tools/call", meta(NULL, true, "loud"), &rq, &params, &data) == 0);
+    CHECK(rq.era == MCP_ERA_LEGACY);
+    json_decref(params);
+    /* protocolVersion still makes a request modern inside the session. */
+    CHECK(decide(&s, "tools/list", meta("2026-07-28", true, NULL), &rq, &params, &data) == 0);
+    CHECK(rq.era == MCP_ERA_MODERN);
+    json_decref(params);
+}
+
 static void era_modern(void)
 {
     struct mcp_session s;
@@ -377,6 +405,7 @@ void suite_protocol(void)
     check_suite = "protocol";
     RUN_TEST(versions);
     RUN_TEST(era_legacy);
+    RUN_TEST(era_legacy_session_ignores_modern_keys);
     RUN_TEST(era_modern);
     RUN_TEST(era_malformed);
     RUN_TEST(era_unsupported);
