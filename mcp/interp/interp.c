@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/timerfd.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -32,6 +33,7 @@ struct mcp_interp {
     enum mcp_interp_lang lang;
     struct nsbox_proc proc;
     uint64_t next_id;
+    uint64_t ooms_seen; /* the cgroup's OOM kills when the last call ended */
     struct mcp_interp_lines lines; /* what came on the channel */
 };
 
@@ -90,6 +92,7 @@ void mcp_interp_info_free(struct mcp_interp_info *info)
 {
     free(info->result);
     free(info->error_type);
+    free(info->error_value);
     for (size_t i = 0; info->figures && info->figures[i]; i++)
         free(info->figures[i]);
     free(info->figures);
@@ -335,6 +338,47 @@ static struct mcp_interp *start(struct box *box, enum mcp_interp_lang lang,
     }
 }
 
+/* ---- between calls ---- */
+
+/* Why an interpreter that is gone died, in lose()'s words ("oom",
+ * "exit(N)", "crash (signal N)"); "gone" when init never said. */
+static void death_words(const struct mcp_interp *it, struct box *box, char *buf, size_t size)
+{
+    uint64_t ooms = 0;
+    nsbox_cgroup_stats(&box->sb.cgroup, &ooms, NULL);
+    const struct nsbox_proc *p = &it->proc;
+    if (ooms > it->ooms_seen)
+        snprintf(buf, size, "oom");
+    else if (p->exited && WIFEXITED(p->wait_status))
+        snprintf(buf, size, "exit(%d)", WEXITSTATUS(p->wait_status));
+    else if (p->exited && WIFSIGNALED(p->wait_status))
+        snprintf(buf, size, "crash (signal %d)", WTERMSIG(p->wait_status));
+    else
+        snprintf(buf, size, "gone");
+}
+
+/* Whether the interpreter kept from the last call died since (killed by
+ * `kill -9 -1` from run_command, an OOM kill of a background thread's
+ * allocation, os._exit in a thread): init has sent its exit status, or its
+ * channel is at EOF (then the status is waited for, briefly, for the
+ * reason).  Fills why when it did. */
+static bool gone_since_last_call(struct mcp_interp *it, struct box *box, char *why, size_t size)
+{
+    struct nsbox_err ignored;
+    bool gone = it->proc.exited || nsbox_proc_wait(&it->proc, 0, &ignored) != 0;
+    if (!gone) {
+        char c;
+        struct pollfd p = {.fd = it->proc.chan, .events = POLLIN};
+        gone = poll(&p, 1, 0) == 1 && (p.revents & (POLLHUP | POLLERR) ||
+                                       recv(it->proc.chan, &c, 1, MSG_PEEK | MSG_DONTWAIT) == 0);
+        if (gone)
+            nsbox_proc_wait(&it->proc, 2000, &ignored);
+    }
+    if (gone)
+        death_words(it, box, why, size);
+    return gone;
+}
+
 /* ---- one cell ---- */
 
 /* Takes what "done" says into info and res (protocol.c). */
@@ -479,24 +523,105 @@ static void lose(struct call *c, struct box *box, uint64_t oom_before)
         set_reason(c->info, "crash (signal %d)", c->res->signal);
 }
 
+/* Sends the cell.  Returns 0 (c->exited when the interpreter proved gone:
+ * EPIPE), or -1 (cancelled, out of memory). */
+static int send_cell(struct call *c, const char *code, struct nsbox_err *err)
+{
+    _cleanup_json_ json_t *req = json_pack("{s:s,s:I,s:s}", "op", "run", "id", (json_int_t)c->id,
+                                           "code", code);
+    _cleanup_free_ char *line = req ? json_dumps(req, JSON_COMPACT) : NULL;
+    if (line == NULL)
+        return nsbox_err_set(err, ENOMEM, "out of memory");
+    size_t n = strlen(line);
+    line[n] = '\n'; /* json_dumps' NUL: the buffer has room for it */
+    int r = chan_write_all(c->it, line, n + 1, c->eo->cancel, err);
+    line[n] = '\0';
+    if (r < 0 && err->code != ECANCELED) {
+        c->exited = true; /* gone: reported as this call's loss */
+        memset(err, 0, sizeof(*err));
+        r = 0;
+    }
+    return r;
+}
+
+/* The interpreter for this call: the kept one, unless it is another
+ * language's or died since the last call (then *earlier says why: the
+ * state the client built is gone, and the code runs in a new one), else a
+ * new one.  NULL when none could start. */
+static struct mcp_interp *interp_for_call(struct mcp_interp **slot, struct box *box,
+                                          enum mcp_interp_lang lang,
+                                          const struct nsbox_exec_opts *eo, char *earlier,
+                                          size_t size, struct nsbox_err *err)
+{
+    if (*slot != NULL && (*slot)->lang != lang) {
+        mcp_interp_free(*slot);
+        *slot = NULL;
+    }
+    if (*slot != NULL && gone_since_last_call(*slot, box, earlier, size)) {
+        mcp_interp_free(*slot);
+        *slot = NULL;
+    }
+    if (*slot == NULL)
+        *slot = start(box, lang, eo, err);
+    if (*slot != NULL)
+        nsbox_cgroup_stats(&box->sb.cgroup, &(*slot)->ooms_seen, NULL);
+    return *slot;
+}
+
+/* The state lost before the call (earlier) into info, after what the call
+ * itself says: "between calls: oom", or "timeout; between calls: oom". */
+static void note_earlier_loss(struct mcp_interp_info *info, const char *earlier)
+{
+    if (earlier[0] == '\0')
+        return;
+    if (!info->state_lost) {
+        set_reason(info, "between calls: %s", earlier);
+        return;
+    }
+    size_t l = strlen(info->state_lost_reason);
+    snprintf(info->state_lost_reason + l, sizeof(info->state_lost_reason) - l,
+             "; between calls: %s", earlier);
+}
+
+/* Waits for the cell's "done", or the interpreter's end (lose()).  Returns
+ * 0, or -1 (the sandbox is gone, poll failed). */
+static int run_cell(struct call *c, struct mcp_interp **slot, struct box *box, const char *code,
+                    struct nsbox_err *err)
+{
+    uint64_t oom_before = 0;
+    nsbox_cgroup_stats(&box->sb.cgroup, &oom_before, NULL);
+    int r = send_cell(c, code, err);
+    if (r == 0)
+        r = start_timer(c, err);
+    if (r == 0)
+        r = loop(c, err);
+    if (c->timer >= 0)
+        close(c->timer);
+    if (r == 0 && c->done != NULL && !c->protocol_error) {
+        sink_drain(&c->out);
+        sink_drain(&c->err);
+        take_done(c);
+        nsbox_cgroup_stats(&box->sb.cgroup, &(*slot)->ooms_seen, NULL);
+    } else if (r == 0) {
+        lose(c, box, oom_before);
+        mcp_interp_free(*slot);
+        *slot = NULL;
+    }
+    return r;
+}
+
 int mcp_interp_run(struct mcp_interp **slot, struct box *box, enum mcp_interp_lang lang,
                    const char *code, const struct nsbox_exec_opts *eo,
                    struct nsbox_exec_result *res, struct mcp_interp_info *info,
                    struct nsbox_err *err)
 {
     struct timespec t0;
+    char earlier[48] = "";
     clock_gettime(CLOCK_MONOTONIC, &t0);
     memset(res, 0, sizeof(*res));
     memset(info, 0, sizeof(*info));
-    if (*slot != NULL && ((*slot)->lang != lang || (*slot)->proc.exited)) {
-        mcp_interp_free(*slot);
-        *slot = NULL;
-    }
-    if (*slot == NULL) {
-        *slot = start(box, lang, eo, err);
-        if (*slot == NULL)
-            return -1;
-    }
+    if (interp_for_call(slot, box, lang, eo, earlier, sizeof(earlier), err) == NULL)
+        return -1;
     struct call c = {.it = *slot,
                      .eo = eo,
                      .res = res,
@@ -505,37 +630,8 @@ int mcp_interp_run(struct mcp_interp **slot, struct box *box, enum mcp_interp_la
                      .err = {.fd = (*slot)->proc.err, .limit = eo->output_cap ?: (1u << 20)},
                      .id = (*slot)->next_id++,
                      .timer = -1};
-    uint64_t oom_before = 0;
-    nsbox_cgroup_stats(&box->sb.cgroup, &oom_before, NULL);
-    _cleanup_json_ json_t *req = json_pack("{s:s,s:I,s:s}", "op", "run", "id", (json_int_t)c.id,
-                                           "code", code);
-    _cleanup_free_ char *line = req ? json_dumps(req, JSON_COMPACT) : NULL;
-    int r = line == NULL ? nsbox_err_set(err, ENOMEM, "out of memory") : 0;
-    if (r == 0) {
-        size_t n = strlen(line);
-        line[n] = '\n'; /* json_dumps' NUL: the buffer has room for it */
-        r = chan_write_all(c.it, line, n + 1, eo->cancel, err);
-        line[n] = '\0';
-        if (r < 0 && err->code != ECANCELED) {
-            c.exited = true, r = 0; /* died between calls: reported below */
-            memset(err, 0, sizeof(*err));
-        }
-    }
-    if (r == 0)
-        r = start_timer(&c, err);
-    if (r == 0)
-        r = loop(&c, err);
-    if (c.timer >= 0)
-        close(c.timer);
-    if (r == 0 && c.done != NULL && !c.protocol_error) {
-        sink_drain(&c.out);
-        sink_drain(&c.err);
-        take_done(&c);
-    } else if (r == 0) {
-        lose(&c, box, oom_before);
-        mcp_interp_free(*slot);
-        *slot = NULL;
-    }
+    int r = run_cell(&c, slot, box, code, err);
+    note_earlier_loss(info, earlier);
     json_decref(c.done);
     struct timespec t1;
     clock_gettime(CLOCK_MONOTONIC, &t1);

@@ -138,6 +138,7 @@ void mcp_interp_take_done(const json_t *done, int *exit_code, struct mcp_interp_
     const char *result = json_string_value(json_object_get(done, "result"));
     json_t *error = json_object_get(done, "error");
     const char *etype = json_string_value(json_object_get(error, "type"));
+    const char *evalue = json_string_value(json_object_get(error, "message"));
 
     *exit_code = status && strcmp(status, "ok") == 0 ? 0 : 1;
     info->interrupted = json_is_true(json_object_get(done, "interrupted"));
@@ -145,5 +146,7 @@ void mcp_interp_take_done(const json_t *done, int *exit_code, struct mcp_interp_
         info->result = dup_text(result, MCP_INTERP_RESULT_MAX);
     if (etype != NULL)
         info->error_type = dup_text(etype, MCP_INTERP_ERROR_TYPE_MAX);
+    if (etype != NULL && evalue != NULL)
+        info->error_value = dup_text(evalue, MCP_INTERP_ERROR_VALUE_MAX);
     info->figures = take_figures(json_object_get(done, "figures"));
 }

@@ -22,6 +22,7 @@
 #define MCP_INTERP_LINE_MAX (16u << 20) /* one protocol line */
 #define MCP_INTERP_RESULT_MAX (64u << 10)
 #define MCP_INTERP_ERROR_TYPE_MAX 256
+#define MCP_INTERP_ERROR_VALUE_MAX (16u << 10) /* the message, as str(exception) */
 #define MCP_INTERP_PATH_MAX 4096
 #define MCP_INTERP_FIGURES_MAX 32
 

@@ -122,6 +122,8 @@ static void interp_fields(json_t *rec, const struct mcp_interp_info *info, bool 
         json_object_set_new(rec, "interrupted", json_true());
     if (info->error_type)
         json_object_set_new(rec, "error_type", json_string(info->error_type));
+    if (info->error_value)
+        json_object_set_new(rec, "error_value", json_string(info->error_value));
     json_t *figs = json_array();
     for (size_t i = 0; info->figures && info->figures[i]; i++)
         json_array_append_new(figs, json_string(info->figures[i]));

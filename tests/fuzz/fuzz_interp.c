@@ -39,6 +39,9 @@ static void check_done(const json_t *msg)
         FAIL("exit code %d", code);
     check_text(info.result, MCP_INTERP_RESULT_MAX, "result");
     check_text(info.error_type, MCP_INTERP_ERROR_TYPE_MAX, "error type");
+    check_text(info.error_value, MCP_INTERP_ERROR_VALUE_MAX, "error value");
+    if (info.error_value != NULL && info.error_type == NULL)
+        FAIL("an error value without a type");
     size_t k = 0;
     for (; info.figures && info.figures[k]; k++) {
         check_text(info.figures[k], MCP_INTERP_PATH_MAX, "figure");

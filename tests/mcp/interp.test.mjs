@@ -200,6 +200,82 @@ async function main() {
 		okCell(await py(sid, '1'), 'after exit()');
 	});
 
+	// An interpreter that dies between calls (issue #24): the next call
+	// says the earlier state was lost and why, runs its code in a new
+	// interpreter, and reports the code's own outcome.
+	const waitGone = async (sid, pid) => {
+		ok(/^[0-9]+$/.test(String(pid)), () => `no pid: ${j(pid)}`);
+		const c = await rec('run_command', {
+			sandbox_id: sid, timeout_s: 30,
+			command: `i=0; while [ -e /proc/${pid} ] && [ $i -lt 400 ]; do sleep 0.05; i=$((i+1)); done; [ ! -e /proc/${pid} ]`,
+		});
+		ok(c.exit_code === 0, () => `the interpreter (pid ${pid}) did not die: ${j(c)}`);
+	};
+	// These four stop their sandboxes: the session keeps at most 16.
+	const stop = sid => rec('sandbox_stop', { sandbox_id: sid });
+	const ranFresh = (r, reason, what) => {
+		ok(r.interpreter === 'persistent' && r.status === 'ok' && r.exit_code === 0,
+			() => `${what}: the code did not run as its own: ${j(r)}`);
+		ok(r.stdout === 'ran\n' && r.result === 'False', () => `${what}: stdout/result ${j(r)}`);
+		ok(r.state_lost === true && r.state_lost_reason === reason,
+			() => `${what}: want state_lost "${reason}": ${j(r)}`);
+	};
+
+	await test('died_between_calls_kill_all_runs_the_next_cell', async () => {
+		const { sandbox_id: sid } = await sandbox();
+		const a = okCell(await py(sid, 'import os\nv = 1\nos.getpid()'), 'set');
+		await callRaw('run_command', { sandbox_id: sid, command: 'kill -9 -1' });
+		await waitGone(sid, a.result);
+		const r = await py(sid, 'open("after-kill", "w").write("ok")\nprint("ran")\n"v" in globals()');
+		ranFresh(r, 'between calls: crash (signal 9)', 'after kill -9 -1');
+		const f = await rec('run_command', { sandbox_id: sid, command: 'cat after-kill' });
+		ok(f.stdout === 'ok', () => `the cell's file is not there: ${j(f)}`);
+		const r2 = okCell(await py(sid, '1 + 1'), 'the call after');
+		ok(r2.result === '2', () => `the call after: ${j(r2)}`);
+		await stop(sid);
+	});
+
+	await test('died_between_calls_exit_in_a_thread', async () => {
+		const { sandbox_id: sid } = await sandbox();
+		const a = okCell(await py(sid, 'import os, threading, time\nw = 2\n' +
+			'threading.Thread(target=lambda: (time.sleep(0.3), os._exit(7)), daemon=True).start()\nos.getpid()'), 'set');
+		await waitGone(sid, a.result);
+		ranFresh(await py(sid, 'print("ran")\n"w" in globals()'), 'between calls: exit(7)', 'after os._exit(7)');
+		await stop(sid);
+	});
+
+	await test('died_between_calls_oom_in_a_thread', async () => {
+		const { sandbox_id: sid } = await sandbox({ memory_mb: 64, disk_mb: 16 });
+		const a = okCell(await py(sid, 'import os, threading, time\nu = 3\ndef hog():\n    time.sleep(0.3)\n' +
+			'    global big\n    big = b"x" * (1 << 30)\nt = threading.Thread(target=hog, daemon=True)\nt.start()\nos.getpid()'), 'set');
+		if (best_effort) {
+			// No memory cgroup: RLIMIT_AS fails the thread's allocation with
+			// a MemoryError in that thread; the interpreter lives on.
+			const r = okCell(await py(sid, 't.join()\n"u" in globals()'), 'after');
+			ok(r.result === 'True', () => `best-effort: the state is gone: ${j(r)}`);
+			note('best-effort limits: the thread got a MemoryError, no OOM kill');
+		} else {
+			await waitGone(sid, a.result);
+			ranFresh(await py(sid, 'print("ran")\n"u" in globals()'), 'between calls: oom', 'after the OOM kill');
+		}
+		await stop(sid);
+	});
+
+	await test('error_value_is_the_message', async () => {
+		const { sandbox_id: sid } = await sandbox();
+		const r = await py(sid, 'raise ValueError("bad value " + str(6 * 7))');
+		ok(r.status === 'error' && r.error_type === 'ValueError' && r.error_value === 'bad value 42',
+			() => `python ValueError: ${j(r)}`);
+		const k = await py(sid, '{}["missing"]');
+		ok(k.error_type === 'KeyError' && k.error_value === "'missing'", () => `python KeyError: ${j(k)}`);
+		const s = okCell(await py(sid, '1'), 'after');
+		ok(s.error_type === undefined && s.error_value === undefined, () => `a cell that ran has error fields: ${j(s)}`);
+		const js = await code(sid, 'javascript', 'throw new TypeError("nope " + 6 * 7)');
+		ok(js.status === 'error' && js.error_type === 'TypeError' && js.error_value === 'nope 42',
+			() => `javascript TypeError: ${j(js)}`);
+		await stop(sid);
+	});
+
 	await test('figure_without_savefig_is_image_content', async () => {
 		const { sandbox_id: sid } = await sandbox();
 		const res = await tool('execute_code', {

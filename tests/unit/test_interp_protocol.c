@@ -161,6 +161,18 @@ static void done_fields(void)
     mcp_interp_take_done(d, &code, &info);
     CHECK(code == 1 && info.result == NULL && !info.interrupted);
     CHECK_STR(info.error_type, "ValueError");
+    CHECK(info.error_value == NULL);
+    CHECK(info.figures != NULL && info.figures[0] == NULL);
+    mcp_interp_info_free(&info);
+    json_decref(d);
+
+    /* The message travels too (issue #24), as error_value. */
+    d = done_of("{\"op\":\"done\",\"status\":\"error\",\"error\":{\"type\":\"KeyError\","
+                "\"message\":\"'missing'\"}}");
+    mcp_interp_take_done(d, &code, &info);
+    CHECK(code == 1);
+    CHECK_STR(info.error_type, "KeyError");
+    CHECK_STR(info.error_value, "'missing'");
     CHECK(info.figures != NULL && info.figures[0] == NULL);
     mcp_interp_info_free(&info);
     json_decref(d);
@@ -183,9 +195,9 @@ static void done_wrong_types(void)
     json_decref(d);
 
     d = done_of(
-        "{\"error\":{\"type\":5},\"figures\":[7,null,{\"path\":9},{\"path\":\"/ok.png\"}]}");
+        "{\"error\":{\"type\":5,\"message\":\"m\"},\"figures\":[7,null,{\"path\":9},{\"path\":\"/ok.png\"}]}");
     mcp_interp_take_done(d, &code, &info);
-    CHECK(info.error_type == NULL);
+    CHECK(info.error_type == NULL && info.error_value == NULL);
     CHECK_STR(info.figures ? info.figures[0] : NULL, "/ok.png");
     CHECK(info.figures && info.figures[1] == NULL);
     mcp_interp_info_free(&info);
