@@ -369,6 +369,32 @@ def initialize_naming_2026():
 
 
 @test
+def legacy_session_ignores_other_meta_keys():
+    """Issue #24: Mastra's MCPClient pinned to the 2025 protocol adds
+    io.modelcontextprotocol/logLevel to the _meta of every request,
+    initialize included.  protocolVersion alone makes a request 2026-07-28;
+    in a session initialize opened the other keys are unknown, ignored."""
+    s = Server("legacy-meta")
+    try:
+        lvl = {"io.modelcontextprotocol/logLevel": "info"}
+        m = s.request("initialize", {"protocolVersion": LEGACY[1], "capabilities": {},
+                                     "clientInfo": {"name": "mastra-like", "version": "1"}, "_meta": lvl})
+        r = legacy_result(m, "initialize with logLevel in _meta")
+        ok(r.get("protocolVersion") == LEGACY[1], lambda: f"initialize -> {short(r)}")
+        s.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+        lt = legacy_result(s.request("tools/list", {"_meta": lvl}), "tools/list with logLevel in _meta")
+        ok("execute_code" in [t["name"] for t in lt.get("tools", [])], lambda: f"tools/list -> {short(lt)}")
+        extra = dict(lvl, **{"io.modelcontextprotocol/clientCapabilities": {},
+                             "io.modelcontextprotocol/clientInfo": {"name": "x", "version": "1"}})
+        m = s.request("tools/call", {"name": "execute_code", "arguments": {"language": "sh", "code": "echo legacy-meta"},
+                                     "_meta": extra}, timeout=120)
+        r = legacy_result(m, "tools/call with the other 2026-07-28 keys in _meta")
+        ok(r.get("structuredContent", {}).get("stdout") == "legacy-meta\n", lambda: f"execute_code -> {short(r)}")
+    finally:
+        s.close()
+
+
+@test
 def stdout_is_only_jsonrpc():
     stray = [l for srv in (SRV,) if srv for l in srv.stray]
     ok(not stray, lambda: f"non-JSON-RPC lines on stdout: {short(repr(stray[:3]))}")
