@@ -352,10 +352,14 @@ bool box_workspace_watch_over(struct box *box, struct box_ws_watch *w);
  * no budget). */
 void box_usage_json(const struct box *box, struct json_t *j);
 
-/* An image in the store (else in a shared store) whose sandbox.language
- * label lists language.  Writes its digest (a shared one's name) into buf.  Returns 0, or -1 (ENOENT: none). */
-int box_image_for_language(struct box_ctx *ctx, const char *language, char *buf, size_t size,
-                           struct nsbox_err *err);
+/* The image for language: preferred (a reference, or NULL) when the own
+ * store has it, else the own store's first public image whose
+ * sandbox.language label lists language, else the same two in the shared
+ * stores.  A private image (images_name_private: package caches, commits)
+ * never serves a language.  Writes a reference, a digest (own store) or a
+ * shared image's name into buf.  Returns 0, or -1 (ENOENT: none). */
+int box_image_for_language(struct box_ctx *ctx, const char *language, const char *preferred,
+                           char *buf, size_t size, struct nsbox_err *err);
 
 /* Saves box's writable layer as a new image over the one it was made from
  * and points name at it (boxes/commit.c: frozen while read where the

@@ -129,13 +129,16 @@ static bool has_language(const char *list, const char *lang)
 }
 
 /* The first image in v serving language: its digest (own store) or its
- * first name (a shared store's, which images_lookup then imports). */
+ * first name (a shared store's, which images_lookup then imports).  A
+ * private image (a package cache, a commit: images_name_private) never
+ * serves a language: it is used only where it is named.  Frees v. */
 static bool pick_language(struct images_image *v, size_t n, const char *language, char *buf,
                           size_t size)
 {
     bool found = false;
     for (size_t i = 0; i < n; i++) {
-        if (!found && has_language(images_image_languages(&v[i]), language)) {
+        if (!found && !images_image_private(&v[i]) &&
+            has_language(images_image_languages(&v[i]), language)) {
             snprintf(buf, size, "%s", v[i].origin && v[i].names[0] ? v[i].names[0] : v[i].digest);
             found = true;
         }
@@ -145,16 +148,32 @@ static bool pick_language(struct images_image *v, size_t n, const char *language
     return found;
 }
 
-int box_image_for_language(struct box_ctx *ctx, const char *language, char *buf, size_t size,
-                           struct nsbox_err *err)
+/* Whether the own store has an image by name (never imports). */
+static bool own_has(struct box_ctx *ctx, const char *name)
+{
+    struct images_image image;
+    struct nsbox_err ignored;
+    if (images_find(&ctx->store, name, &image, &ignored) < 0)
+        return false;
+    images_image_free(&image);
+    return true;
+}
+
+int box_image_for_language(struct box_ctx *ctx, const char *language, const char *preferred,
+                           char *buf, size_t size, struct nsbox_err *err)
 {
     struct images_image *v;
     size_t n;
 
+    if (preferred != NULL && own_has(ctx, preferred))
+        return snprintf(buf, size, "%s", preferred), 0;
     if (images_list(&ctx->store, &v, &n, err) < 0)
         return -1;
     if (pick_language(v, n, language, buf, size))
         return 0;
+    /* A shared store in the same order: its preferred image first. */
+    if (preferred != NULL && images_shared_has(&ctx->store, preferred))
+        return snprintf(buf, size, "%s", preferred), 0;
     if (images_list_shared(&ctx->store, &v, &n, err) < 0)
         return -1;
     if (pick_language(v, n, language, buf, size))

@@ -225,11 +225,13 @@ static bool print_images(FILE *f, struct images_image *v, size_t n, const char *
 {
     bool python = false;
     for (size_t i = 0; i < n; i++) {
-        const char *l = images_image_languages(&v[i]);
+        /* A package cache or a commit serves no language (images/store.h). */
+        bool priv = images_image_private(&v[i]);
+        const char *l = priv ? NULL : images_image_languages(&v[i]);
         fprintf(f, "%s%-8s %-40s %s%s\n", indent, v[i].origin ? "shared" : "yours",
-                v[i].names && v[i].names[0] ? v[i].names[0] : v[i].digest, l ? "languages: " : "",
-                l ? l : "");
-        python = python || serves_python(&v[i]);
+                v[i].names && v[i].names[0] ? v[i].names[0] : v[i].digest,
+                priv ? "private (used only by its name)" : l ? "languages: " : "", l ? l : "");
+        python = python || (!priv && serves_python(&v[i]));
         images_image_free(&v[i]);
     }
     free(v);

@@ -175,7 +175,9 @@ static bool own_store_serves(struct mcp_server *s, const char *language)
         return false;
     for (size_t i = 0; i < n; i++) {
         char copy[256];
-        snprintf(copy, sizeof(copy), "%s", images_image_languages(&v[i]) ?: "");
+        /* A package cache or a commit serves no language (images/store.h). */
+        snprintf(copy, sizeof(copy), "%s",
+                 images_image_private(&v[i]) ? "" : images_image_languages(&v[i]) ?: "");
         for (char *save, *t = strtok_r(copy, ", ", &save); t && !found;
              t = strtok_r(NULL, ", ", &save))
             found = strcmp(t, language) == 0;

@@ -58,8 +58,26 @@ static int attach_names(struct images_image *image, const struct ref_table *refs
     return 0;
 }
 
+/* Whether the caller's view (NULL: everything) has the image digest: one
+ * of its names is visible, or it has none. */
+static bool digest_in_view(const struct ref_table *refs, const struct images_view *view,
+                           const char *digest)
+{
+    bool named = false;
+    for (size_t i = 0; view != NULL && i < refs->n; i++) {
+        if (strcmp(refs->v[i].digest, digest) != 0)
+            continue;
+        if (view->name_visible(refs->v[i].name, view->ctx))
+            return true;
+        named = true;
+    }
+    return !named;
+}
+
 struct prefix_match {
     const char *prefix;
+    const struct ref_table *refs;
+    const struct images_view *view;
     char digest[OCI_DIGEST_BUF];
     int matches;
 };
@@ -67,21 +85,27 @@ struct prefix_match {
 static int match_prefix(const char *hex, void *ctx)
 {
     struct prefix_match *m = ctx;
-    if (strncmp(hex, m->prefix, strlen(m->prefix)) == 0 && m->matches++ == 0)
-        snprintf(m->digest, sizeof(m->digest), "sha256:%s", hex);
+    char digest[OCI_DIGEST_BUF];
+    if (strncmp(hex, m->prefix, strlen(m->prefix)) != 0)
+        return 0;
+    snprintf(digest, sizeof(digest), "sha256:%s", hex);
+    if (digest_in_view(m->refs, m->view, digest) && m->matches++ == 0)
+        strcpy(m->digest, digest);
     return 0;
 }
 
-/* Maps a reference, digest or unique hex prefix to a manifest digest. */
+/* Maps a reference, digest or unique hex prefix to a manifest digest; what
+ * view hides is not there. */
 static int resolve_name(struct images_store *store, const struct ref_table *refs, const char *name,
-                        char digest[OCI_DIGEST_BUF], bool *by_digest, struct nsbox_err *err)
+                        const struct images_view *view, char digest[OCI_DIGEST_BUF],
+                        bool *by_digest, struct nsbox_err *err)
 {
     struct image_ref ref;
     const char *hex = strncmp(name, "sha256:", 7) == 0 ? name + 7 : name;
 
     *by_digest = false;
     if (is_hex(hex, 12, OCI_DIGEST_HEX_LEN)) {
-        struct prefix_match m = {.prefix = hex};
+        struct prefix_match m = {.prefix = hex, .refs = refs, .view = view};
         if (for_each_image(store, match_prefix, &m, err) < 0)
             return -1;
         if (m.matches > 1)
@@ -93,10 +117,15 @@ static int resolve_name(struct images_store *store, const struct ref_table *refs
             return 0;
         }
     }
+    /* A digest is no reference: "docker.io/library/sha256:..." would name
+     * nothing the caller said. */
+    if (hex != name)
+        return nsbox_err_set(err, ENOENT, "no image %s in the store (pull it first)", name);
     if (image_ref_parse(name, NULL, &ref, err) < 0)
         return -1;
     for (size_t i = 0; i < refs->n; i++) {
-        if (strcmp(refs->v[i].name, ref.name) == 0) {
+        if (strcmp(refs->v[i].name, ref.name) == 0 &&
+            (view == NULL || view->name_visible(ref.name, view->ctx))) {
             strcpy(digest, refs->v[i].digest);
             image_ref_free(&ref);
             return 0;
@@ -107,8 +136,8 @@ static int resolve_name(struct images_store *store, const struct ref_table *refs
     return -1;
 }
 
-static int lookup_own(struct images_store *store, const char *name, struct images_image *out,
-                      struct nsbox_err *err)
+static int lookup_own(struct images_store *store, const char *name, const struct images_view *view,
+                      struct images_image *out, struct nsbox_err *err)
 {
     struct ref_table refs;
     char digest[OCI_DIGEST_BUF];
@@ -117,7 +146,7 @@ static int lookup_own(struct images_store *store, const char *name, struct image
     memset(out, 0, sizeof(*out));
     if (refs_load(store, &refs, err) < 0)
         return -1;
-    int r = resolve_name(store, &refs, name, digest, &by_digest, err);
+    int r = resolve_name(store, &refs, name, view, digest, &by_digest, err);
     if (r == 0 && image_load(store, digest, out, err) < 0) {
         if (err->code == ENOENT)
             nsbox_err_set(err, ENOENT, "%s points at %s, which is not in the store", name, digest);
@@ -134,13 +163,27 @@ static int lookup_own(struct images_store *store, const char *name, struct image
 int images_find(struct images_store *store, const char *name, struct images_image *out,
                 struct nsbox_err *err)
 {
-    return lookup_own(store, name, out, err);
+    return lookup_own(store, name, NULL, out, err);
+}
+
+int images_find_in_view(struct images_store *store, const char *name,
+                        const struct images_view *view, struct images_image *out,
+                        struct nsbox_err *err)
+{
+    return lookup_own(store, name, view, out, err);
 }
 
 int images_lookup(struct images_store *store, const char *name, struct images_image *out,
                   struct nsbox_err *err)
 {
-    if (lookup_own(store, name, out, err) == 0)
+    return images_lookup_in_view(store, name, NULL, out, err);
+}
+
+int images_lookup_in_view(struct images_store *store, const char *name,
+                          const struct images_view *view, struct images_image *out,
+                          struct nsbox_err *err)
+{
+    if (lookup_own(store, name, view, out, err) == 0)
         return 0;
     if (err->code != ENOENT || store->n_shared == 0)
         return -1;
@@ -150,7 +193,7 @@ int images_lookup(struct images_store *store, const char *name, struct images_im
         *err = ierr; /* when absent everywhere: names every store */
         return -1;
     }
-    return lookup_own(store, name, out, err);
+    return lookup_own(store, name, view, out, err);
 }
 
 struct list_ctx {
@@ -284,7 +327,7 @@ int images_tag(struct images_store *store, const char *name, const char *new_nam
     _cleanup_close_ int rlock = nsbox_lock_at(store->root_fd, "refs.lock", LOCK_EX, err);
     int r = rlock < 0 ? -1 : refs_load(store, &refs, err);
     if (r == 0) {
-        r = resolve_name(store, &refs, name, digest, &by_digest, err);
+        r = resolve_name(store, &refs, name, NULL, digest, &by_digest, err);
         if (r == 0)
             r = refs_set(&refs, ref.name, digest, err);
         if (r == 0)
@@ -292,8 +335,6 @@ int images_tag(struct images_store *store, const char *name, const char *new_nam
         refs_free(&refs);
     }
     image_ref_free(&ref);
-    if (r == 0)
-        store_apply_sharing(store);
     return r;
 }
 
@@ -346,7 +387,7 @@ int images_remove(struct images_store *store, const char *name, bool *removed,
                                          : nsbox_lock_at(store->root_fd, "refs.lock", LOCK_EX, err);
     if (rlock < 0 || refs_load(store, &refs, err) < 0)
         return -1;
-    r = resolve_name(store, &refs, name, digest, &by_digest, err);
+    r = resolve_name(store, &refs, name, NULL, digest, &by_digest, err);
     if (r == 0) {
         if (by_digest) {
             for (size_t i = refs.n; i-- > 0;)

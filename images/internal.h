@@ -90,9 +90,11 @@ bool store_image_present(struct images_store *store, const char *digest);
 int store_lock_for_pull(struct images_store *store, struct nsbox_err *err);
 
 /* As root with sharing on: the store root and blobs/ 0711, refs.json and
- * blobs 0644 (images/, sandboxes, locks stay 0700); with it off, the root
- * 0700 again.  Failures are logged, not returned. */
-void store_apply_sharing(struct images_store *store);
+ * the blobs of images with a public name (refs) 0644, every other blob
+ * 0600 (images/, sandboxes, locks, refs-private.json stay 0700/0600);
+ * with it off, the root 0700 again.  refs_save calls it after every
+ * write.  Failures are logged, not returned. */
+void store_apply_sharing(struct images_store *store, const struct ref_table *refs);
 
 /* Sets the default shared stores: root's, for another user. */
 int store_default_shared(struct images_store *store, struct nsbox_err *err);

@@ -634,9 +634,7 @@ int images_pull(struct images_store *store, const char *ref_str,
     if (r == 0)
         r = ensure_unpacked(store, digest, opts, err);
     if (r == 0)
-        r = update_ref(store, ref.name, digest, err);
-    if (r == 0)
-        store_apply_sharing(store);
+        r = update_ref(store, ref.name, digest, err); /* refs_save shares it */
     if (r == 0 && out != NULL)
         r = images_lookup(store, ref.name, out, err);
     if (r < 0)

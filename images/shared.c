@@ -27,6 +27,7 @@
 #include "../common/cleanup.h"
 #include "../common/fsutil.h"
 #include "../common/log.h"
+#include "../common/strset.h"
 #include "internal.h"
 #include "ref.h"
 
@@ -97,6 +98,7 @@ static int shared_open(const char *dir, struct images_store *sh, struct nsbox_er
         return nsbox_err_set(err, ENOMEM, "out of memory");
     }
     sh->rootless = true;
+    sh->view = true; /* its public names only */
     return 0;
 }
 
@@ -324,6 +326,25 @@ int images_import(struct images_store *store, const char *name, struct nsbox_err
     return nsbox_err_set(err, ENOENT, "no image %s in %s (pull it first)", name, where);
 }
 
+bool images_shared_has(struct images_store *store, const char *name)
+{
+    char digest[OCI_DIGEST_BUF];
+    bool found = false;
+    for (size_t i = 0; i < store->n_shared && !found; i++) {
+        struct images_store sh;
+        struct ref_table refs;
+        struct nsbox_err ignored;
+        if (shared_open(store->shared[i], &sh, &ignored) < 0)
+            continue;
+        if (refs_load(&sh, &refs, &ignored) == 0) {
+            found = shared_resolve(&refs, name, digest, &ignored) == 0;
+            refs_free(&refs);
+        }
+        images_store_close(&sh);
+    }
+    return found;
+}
+
 /* ---- listing ---- */
 
 struct shared_list {
@@ -438,7 +459,25 @@ static void chmod_at(int dirfd, const char *name, mode_t mode)
         nsbox_warn("cannot chmod %s: %s", name, strerror(errno));
 }
 
-void store_apply_sharing(struct images_store *store)
+/* Adds the blobs of the image digest (its manifest, config and layers, read
+ * from the manifest blob) to set.  An unreadable manifest adds only itself. */
+static void add_image_blobs(struct images_store *store, const char *digest,
+                            struct nsbox_strset *set)
+{
+    struct nsbox_err ignored;
+    struct oci_manifest m;
+    size_t len;
+    nsbox_strset_add(set, oci_digest_hex(digest));
+    _cleanup_free_ char *text = blob_read_verified(store, digest, OCI_MANIFEST_MAX, &len, &ignored);
+    if (text == NULL || oci_manifest_parse(text, len, &m, &ignored) < 0)
+        return;
+    nsbox_strset_add(set, oci_digest_hex(m.config.digest));
+    for (size_t i = 0; i < m.n_layers; i++)
+        nsbox_strset_add(set, oci_digest_hex(m.layers[i].digest));
+    oci_manifest_free(&m);
+}
+
+void store_apply_sharing(struct images_store *store, const struct ref_table *refs)
 {
     if (store->rootless)
         return;
@@ -456,12 +495,18 @@ void store_apply_sharing(struct images_store *store)
     chmod_at(store->root_fd, "blobs", 0711);
     chmod_at(store->root_fd, "blobs/sha256", 0711);
     chmod_at(store->root_fd, "refs.json", 0644);
+    /* Only the blobs of images with a public name are readable: a package
+     * cache's or a commit's own layers (what a session installed or wrote)
+     * stay root's (images_name_private). */
+    struct nsbox_strset public = {0};
+    for (size_t i = 0; i < refs->n; i++)
+        if (!images_name_private(refs->v[i].name))
+            add_image_blobs(store, refs->v[i].digest, &public);
     struct nsbox_err err;
     _cleanup_closedir_ DIR *d = nsbox_opendir_at(store->root_fd, "blobs/sha256", &err);
-    if (d == NULL)
-        return;
     struct dirent *de;
-    while ((de = readdir(d)) != NULL)
+    while (d != NULL && (de = readdir(d)) != NULL)
         if (de->d_name[0] != '.')
-            chmod_at(dirfd(d), de->d_name, 0644);
+            chmod_at(dirfd(d), de->d_name, nsbox_strset_has(&public, de->d_name) ? 0644 : 0600);
+    nsbox_strset_clear(&public);
 }

@@ -167,36 +167,36 @@ void refs_free(struct ref_table *t)
     memset(t, 0, sizeof(*t));
 }
 
-int refs_load(struct images_store *store, struct ref_table *t, struct nsbox_err *err)
+/* Adds the references of file (refs.json's format) to t; a missing file
+ * adds none. */
+static int refs_load_file(struct images_store *store, const char *file, struct ref_table *t,
+                          struct nsbox_err *err)
 {
     size_t len;
     json_error_t jerr;
     const char *name;
     json_t *entry;
 
-    memset(t, 0, sizeof(*t));
-    _cleanup_free_ char *text = nsbox_read_file_at(store->root_fd, "refs.json", REFS_MAX_BYTES,
-                                                   &len, err);
+    _cleanup_free_ char *text = nsbox_read_file_at(store->root_fd, file, REFS_MAX_BYTES, &len, err);
     if (text == NULL)
         return err->code == ENOENT ? (nsbox_err_clear(err), 0) : -1;
     _cleanup_json_ json_t *root = json_loadb(text, len, 0, &jerr);
     json_t *refs = json_object_get(root, "refs");
     if (!json_is_object(refs))
-        return nsbox_err_set(err, EINVAL, "%s/refs.json is corrupt: %s", store->root,
+        return nsbox_err_set(err, EINVAL, "%s/%s is corrupt: %s", store->root, file,
                              root ? "no \"refs\" object" : jerr.text);
-    t->v = calloc(json_object_size(refs) + 1, sizeof(*t->v));
-    if (t->v == NULL)
+    struct ref_entry *v = realloc(t->v, (t->n + json_object_size(refs) + 1) * sizeof(*t->v));
+    if (v == NULL)
         return nsbox_err_set(err, ENOMEM, "out of memory");
+    t->v = v;
     json_object_foreach (refs, name, entry) {
         const char *digest = json_string_value(json_object_get(entry, "digest"));
-        if (!oci_digest_valid(digest))
+        if (!oci_digest_valid(digest) || (store->view && images_name_private(name)))
             continue;
         struct ref_entry *r = &t->v[t->n];
         r->name = strdup(name);
-        if (r->name == NULL) {
-            refs_free(t);
+        if (r->name == NULL)
             return nsbox_err_set(err, ENOMEM, "out of memory");
-        }
         strcpy(r->digest, digest);
         r->pulled = (time_t)json_integer_value(json_object_get(entry, "pulled"));
         t->n++;
@@ -204,25 +204,64 @@ int refs_load(struct images_store *store, struct ref_table *t, struct nsbox_err 
     return 0;
 }
 
-int refs_save(struct images_store *store, const struct ref_table *t, struct nsbox_err *err)
+int refs_load(struct images_store *store, struct ref_table *t, struct nsbox_err *err)
+{
+    memset(t, 0, sizeof(*t));
+    /* A store written before refs-private.json has its private names in
+     * refs.json: they are moved at the next save.  Another user's store
+     * (a view) is read for its public names only. */
+    if (refs_load_file(store, "refs.json", t, err) < 0 ||
+        (!store->view && refs_load_file(store, "refs-private.json", t, err) < 0)) {
+        refs_free(t);
+        return -1;
+    }
+    return 0;
+}
+
+/* The entries of t whose privacy is private as refs.json's text. */
+static char *refs_text(const struct ref_table *t, bool private, struct nsbox_err *err)
 {
     _cleanup_json_ json_t *refs = json_object();
     _cleanup_json_ json_t *root = json_pack("{s:i,s:O}", "version", 1, "refs", refs);
 
-    if (root == NULL)
-        return nsbox_err_set(err, ENOMEM, "out of memory");
+    if (root == NULL) {
+        nsbox_err_set(err, ENOMEM, "out of memory");
+        return NULL;
+    }
     for (size_t i = 0; i < t->n; i++) {
+        if (images_name_private(t->v[i].name) != private)
+            continue;
         json_t *e = json_pack("{s:s,s:I}", "digest", t->v[i].digest, "pulled",
                               (json_int_t)t->v[i].pulled);
-        if (e == NULL || json_object_set_new(refs, t->v[i].name, e) < 0)
-            return nsbox_err_set(err, ENOMEM, "out of memory");
+        if (e == NULL || json_object_set_new(refs, t->v[i].name, e) < 0) {
+            nsbox_err_set(err, ENOMEM, "out of memory");
+            return NULL;
+        }
     }
-    _cleanup_free_ char *text = json_dumps(root, JSON_INDENT(2) | JSON_SORT_KEYS);
+    char *text = json_dumps(root, JSON_INDENT(2) | JSON_SORT_KEYS);
     if (text == NULL)
-        return nsbox_err_set(err, ENOMEM, "out of memory");
+        nsbox_err_set(err, ENOMEM, "out of memory");
+    return text;
+}
+
+int refs_save(struct images_store *store, const struct ref_table *t, struct nsbox_err *err)
+{
+    /* The private names first: a crash between the two writes leaves a
+     * name in both files, never in neither. */
+    _cleanup_free_ char *priv = refs_text(t, true, err);
+    if (priv == NULL ||
+        nsbox_write_file_atomic(store->root_fd, "refs-private.json", priv, strlen(priv), 0600,
+                                err) < 0)
+        return -1;
+    _cleanup_free_ char *text = refs_text(t, false, err);
+    if (text == NULL)
+        return -1;
     /* Readable by other users when root shares its images (shared.c). */
     mode_t mode = store->share && !store->rootless ? 0644 : 0600;
-    return nsbox_write_file_atomic(store->root_fd, "refs.json", text, strlen(text), mode, err);
+    if (nsbox_write_file_atomic(store->root_fd, "refs.json", text, strlen(text), mode, err) < 0)
+        return -1;
+    store_apply_sharing(store, t);
+    return 0;
 }
 
 int refs_set(struct ref_table *t, const char *name, const char *digest, struct nsbox_err *err)
@@ -305,6 +344,24 @@ void images_image_free(struct images_image *image)
     free(image->origin);
     oci_config_free(&image->config);
     memset(image, 0, sizeof(*image));
+}
+
+bool images_name_private(const char *name)
+{
+    return name != NULL && (strncmp(name, IMAGES_PRIVATE_CACHE_REPO,
+                                    strlen(IMAGES_PRIVATE_CACHE_REPO)) == 0 ||
+                            strncmp(name, IMAGES_PRIVATE_COMMIT_REPO,
+                                    strlen(IMAGES_PRIVATE_COMMIT_REPO)) == 0);
+}
+
+bool images_image_private(const struct images_image *image)
+{
+    if (image->names == NULL || image->names[0] == NULL)
+        return false;
+    for (char **n = image->names; *n; n++)
+        if (!images_name_private(*n))
+            return false;
+    return true;
 }
 
 const char *images_image_languages(const struct images_image *image)

@@ -2,6 +2,7 @@
  *
  *   STORE/lock                 pulls hold it shared, rmi/prune exclusive
  *   STORE/refs.json            reference -> manifest digest (atomic rename)
+ *   STORE/refs-private.json    the same for the store's private names (0600)
  *   STORE/blobs/sha256/HEX     content-addressed blobs (skopeo writes here)
  *   STORE/images/HEX/          one per manifest digest, complete or absent:
  *       rootfs/                the unpacked image, shared read-only
@@ -25,6 +26,18 @@
 
 #define IMAGES_MAX_SHARED 8
 
+/* Names private to their store: package caches (boxes/packages.h) and
+ * sandbox commits (mcp/tools/commit.c) hold what one session installed or
+ * wrote.  They live in refs-private.json (always 0600), their blobs stay
+ * 0600 unless a public image uses them too, a shared store's are never
+ * listed or imported, and none is ever a language's image: they are used
+ * only where they are named.  Everything else is public. */
+#define IMAGES_PRIVATE_CACHE_REPO "localhost/nsbox-cache/"
+#define IMAGES_PRIVATE_COMMIT_REPO "localhost/nsbox-commit/"
+
+/* Whether name (a reference) is private to its store (above). */
+bool images_name_private(const char *name);
+
 struct images_store {
     char *root;               /* absolute path */
     int root_fd;              /* O_PATH directory fd */
@@ -33,6 +46,9 @@ struct images_store {
     /* Root only: refs.json and blobs readable by other users, so that their
      * nsbox can import root's images (images/shared.c). */
     bool share;
+    /* A read-only view of another user's store (shared.c): its private
+     * references (refs-private.json) are not read. */
+    bool view;
     /* Read-only stores consulted after this one (absolute paths, owned). */
     char *shared[IMAGES_MAX_SHARED];
     size_t n_shared;
@@ -108,6 +124,9 @@ void images_image_free(struct images_image *image);
  * NULL. */
 const char *images_image_languages(const struct images_image *image);
 
+/* Whether image has names and every one is private (images_name_private). */
+bool images_image_private(const struct images_image *image);
+
 /* Pulls ref (see images/ref.h) with skopeo into the store, unpacks it once,
  * and points the reference at it.  out (optional) receives the image.
  * Returns 0 or -1. */
@@ -119,6 +138,25 @@ int images_pull(struct images_store *store, const char *ref, const struct images
  * Returns 0, or -1 (err->code ENOENT when not found). */
 int images_lookup(struct images_store *store, const char *name, struct images_image *out,
                   struct nsbox_err *err);
+
+/* What one caller may see of the store (mcp: a tenant, its own commits):
+ * a name name_visible refuses is not there, and neither is an image all of
+ * whose names it refuses (an image without names stays). */
+struct images_view {
+    bool (*name_visible)(const char *name, void *ctx);
+    void *ctx;
+};
+
+/* As images_lookup, with what view hides absent: its error is exactly the
+ * one for an image that does not exist.  view NULL: images_lookup. */
+int images_lookup_in_view(struct images_store *store, const char *name,
+                          const struct images_view *view, struct images_image *out,
+                          struct nsbox_err *err);
+
+/* As images_lookup_in_view, in this store only: never imports. */
+int images_find_in_view(struct images_store *store, const char *name,
+                        const struct images_view *view, struct images_image *out,
+                        struct nsbox_err *err);
 
 /* As images_lookup, in this store only: never imports. */
 int images_find(struct images_store *store, const char *name, struct images_image *out,
@@ -149,6 +187,10 @@ int images_list_shared(struct images_store *store, struct images_image **out, si
  * store gives it (that this store lacks) at it.  Returns 0, or -1 (code
  * ENOENT when no shared store has it). */
 int images_import(struct images_store *store, const char *name, struct nsbox_err *err);
+
+/* Whether a shared store this user can read has a public image by name
+ * (a reference or digest), without importing it. */
+bool images_shared_has(struct images_store *store, const char *name);
 
 /* Points the reference new_name (normalized like any reference) at the
  * image that name (reference or digest prefix) designates.  Returns 0 or

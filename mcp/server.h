@@ -167,6 +167,12 @@ struct mcp_session {
      * (-32602), initialize is an unknown method.  Stdio serves both. */
     bool modern_only;
 
+    /* HTTP with several tenants: the tenant's own segment below
+     * localhost/nsbox-commit/ (mcp/tools/commit.c: its commits are its
+     * own); "" otherwise (stdio, one tenant).  Set before the first
+     * request. */
+    char commit_scope[48];
+
     pthread_mutex_t lock;
     bool initialized;
     char protocol[16];

@@ -37,6 +37,23 @@ static void sha256(const char *s, size_t n, unsigned char out[SHA256_DIGEST_LENG
     SHA256_Final(out, &ctx);
 }
 
+/* A tenant's own repository segment for its commits (mcp/tools/commit.c),
+ * when there are several: the name's lowercase letters and digits (a
+ * repository path component allows no capitals), then the first 8 hex
+ * digits of its SHA-256, so that "Team_A" and "team-a" stay apart. */
+static void commit_scope(const char *name, char *buf, size_t size)
+{
+    unsigned char h[SHA256_DIGEST_LENGTH];
+    size_t k = 0;
+    sha256(name, strlen(name), h);
+    for (const char *p = name; *p && k < 24 && k + 1 < size; p++)
+        if ((*p >= 'a' && *p <= 'z') || (*p >= '0' && *p <= '9'))
+            buf[k++] = *p;
+        else if (*p >= 'A' && *p <= 'Z')
+            buf[k++] = (char)(*p - 'A' + 'a');
+    snprintf(buf + k, size - k, "%st%02x%02x%02x%02x", k ? "-" : "", h[0], h[1], h[2], h[3]);
+}
+
 static void tenant_init(struct http_tenants *t, struct http_tenant *tn, const char *name,
                         size_t max)
 {
@@ -86,6 +103,9 @@ struct http_tenants *http_tenants_new(struct mcp_server *cfg, const char *tokens
                     max_per_tenant ? max_per_tenant : cfg->max_total);
         if (n > 0)
             sha256(e[i].token, strlen(e[i].token), t->tenants[i].token_hash);
+        if (k > 1)
+            commit_scope(t->tenants[i].name, t->tenants[i].commit_scope,
+                         sizeof(t->tenants[i].commit_scope));
     }
     explicit_bzero(e, HTTP_MAX_TENANTS * sizeof(*e));
     return t;
@@ -157,6 +177,7 @@ void http_session_bind(struct http_session *hs, struct http_tenant *tn)
 {
     hs->tenant = tn;
     hs->s.quota = tn ? &tn->quota : NULL;
+    snprintf(hs->s.commit_scope, sizeof(hs->s.commit_scope), "%s", tn ? tn->commit_scope : "");
 }
 
 bool http_session_tenant_ok(const struct http_session *hs, const struct http_tenant *tn)

@@ -48,6 +48,7 @@ struct http_tenants;
 struct http_tenant {
     char name[HTTP_TENANT_NAME_MAX + 1];
     unsigned char token_hash[32]; /* SHA-256 of the token */
+    char commit_scope[48];        /* several tenants: "NAME-HEX8" (tenants.c), else "" */
     struct http_tenants *table;
     struct mcp_quota quota;       /* kept sandboxes of all its sessions */
     pthread_mutex_t lock;         /* session, next_id */

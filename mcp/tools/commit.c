@@ -6,9 +6,15 @@
  * reference, NAME[:TAG] with a strict alphabet; the image is always
  * localhost/nsbox-commit/NAME:TAG, so no other image of the store (the
  * default image, the operator's) can be replaced by what a sandbox wrote.
+ * On an HTTP server with several tenants it is
+ * localhost/nsbox-commit/SCOPE/NAME:TAG, SCOPE the session's tenant's
+ * (mcp_session.commit_scope): a tenant sees, counts and uses only its own
+ * commits, and never learns whether another's name exists.  Commits are
+ * private names of the store (images_name_private): never a language's
+ * image, never offered to another user through a shared store.
  * An existing name is never replaced.  The server holds at most
- * `--max-commits` such images (0: the tool is not offered); the operator
- * removes them with `nsbox rmi`.  Commits are serialized server-wide, so
+ * `--max-commits` such images per tenant (0: the tool is not offered);
+ * the operator removes them with `nsbox rmi`.  Commits are serialized server-wide, so
  * two sessions cannot both take one name.  The new image is as hostile as
  * any pulled layer and is unpacked like one. */
 #include <errno.h>
@@ -23,7 +29,36 @@
 #include "args.h"
 #include "tools.h"
 
-#define COMMIT_REPO "localhost/nsbox-commit/"
+#define COMMIT_REPO IMAGES_PRIVATE_COMMIT_REPO
+
+/* The session's own part of the commit repository, with its trailing '/':
+ * COMMIT_REPO, or COMMIT_REPO SCOPE "/". */
+static void own_prefix(const struct mcp_session *s, char *buf, size_t size)
+{
+    snprintf(buf, size, "%s%s%s", COMMIT_REPO, s->commit_scope, s->commit_scope[0] ? "/" : "");
+}
+
+bool mcp_image_name_visible(const struct mcp_session *s, const char *name)
+{
+    char own[128];
+    if (!images_name_private(name))
+        return true;
+    own_prefix(s, own, sizeof(own));
+    size_t n = strlen(own);
+    /* Without a scope, a commit is COMMIT_REPO NAME: one more '/' would be
+     * a tenant's. */
+    return strncmp(name, own, n) == 0 && strchr(name + n, '/') == NULL;
+}
+
+bool mcp_image_visible(const struct mcp_session *s, const struct images_image *image)
+{
+    if (!images_image_private(image))
+        return true;
+    for (char **p = image->names; p && *p; p++)
+        if (mcp_image_name_visible(s, *p))
+            return true;
+    return false;
+}
 
 static pthread_mutex_t commit_lock = PTHREAD_MUTEX_INITIALIZER;
 
@@ -57,13 +92,14 @@ static int check_name(const char *name, struct nsbox_err *err)
     return 0;
 }
 
-/* How many references the server's commits hold (COMMIT_REPO), and
- * whether ref is one of them. */
-static int count_commits(struct images_store *store, const char *ref, size_t *n, bool *exists,
+/* How many references the session's tenant's commits hold (own_prefix),
+ * and whether ref is one of them. */
+static int count_commits(struct mcp_session *s, const char *ref, size_t *n, bool *exists,
                          struct nsbox_err *err)
 {
-    char **names;
-    if (images_names_under(store, COMMIT_REPO, &names, n, err) < 0)
+    char **names, own[128];
+    own_prefix(s, own, sizeof(own));
+    if (images_names_under(&s->cfg->boxes.store, own, &names, n, err) < 0)
         return -1;
     *exists = false;
     for (char **p = names; *p; p++)
@@ -78,7 +114,7 @@ static int commit_locked(struct mcp_session *s, struct mcp_sandbox *m, const cha
 {
     size_t n;
     bool exists;
-    if (count_commits(&s->cfg->boxes.store, ref, &n, &exists, err) < 0)
+    if (count_commits(s, ref, &n, &exists, err) < 0)
         return -1;
     if (exists)
         return nsbox_err_set(err, EEXIST,
@@ -102,7 +138,8 @@ MCP_TOOL_FN(sandbox_commit)
 
     if (mcp_args_sandbox_commit(args, &a, err) < 0 || check_name(a.name, err) < 0)
         return -1;
-    snprintf(ref, sizeof(ref), "%s%s", COMMIT_REPO, a.name);
+    own_prefix(s, ref, sizeof(ref));
+    snprintf(ref + strlen(ref), sizeof(ref) - strlen(ref), "%s", a.name);
     if (image_ref_parse(ref, "/", &parsed, err) < 0)
         return -1;
     snprintf(ref, sizeof(ref), "%s", parsed.name);

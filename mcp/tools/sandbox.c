@@ -17,26 +17,14 @@
 #include "packages.h"
 #include "tools.h"
 
-/* Whether the store has an image by this name. */
-static bool store_has(struct mcp_session *s, const char *ref)
-{
-    struct images_image image;
-    struct nsbox_err ignored;
-    /* The user's own images first: a shared store's default image is found
-     * (and imported) by its label, after the own store's labelled ones. */
-    if (images_find(&s->cfg->boxes.store, ref, &image, &ignored) < 0)
-        return false;
-    images_image_free(&image);
-    return true;
-}
-
 /* --image LANG=REF first, then the languages table's default image
- * (images/default-image.sh) when the store has it, then the store's images
- * by their sandbox.language label.  Returns a reference (static storage:
- * the configured one, the table's, or a digest kept in buf) or NULL. */
+ * (images/default-image.sh), then the store's public images by their
+ * sandbox.language label, then the same two in the shared stores
+ * (box_image_for_language).  Returns a reference (static storage: the
+ * configured one, or kept in a per-thread buffer) or NULL. */
 const char *mcp_image_for_language(struct mcp_session *s, const char *language)
 {
-    static __thread char buf[OCI_DIGEST_BUF];
+    static __thread char buf[512];
     struct nsbox_err err;
 
     /* Landlock isolation runs the host's userland: no image to find. */
@@ -46,10 +34,39 @@ const char *mcp_image_for_language(struct mcp_session *s, const char *language)
         if (strcmp(s->cfg->langs[i].language, language) == 0)
             return s->cfg->langs[i].ref;
     const struct mcp_language *l = mcp_language_find(language);
-    if (l != NULL && l->default_image != NULL && store_has(s, l->default_image))
-        return l->default_image;
-    return box_image_for_language(&s->cfg->boxes, language, buf, sizeof(buf), &err) == 0 ? buf
-                                                                                         : NULL;
+    return box_image_for_language(&s->cfg->boxes, language, l ? l->default_image : NULL, buf,
+                                  sizeof(buf), &err) == 0
+               ? buf
+               : NULL;
+}
+
+static bool name_visible(const char *name, void *ctx)
+{
+    return mcp_image_name_visible(ctx, name);
+}
+
+/* Whether ref names (or by digest designates) an image this session may
+ * use: not a package cache, not another tenant's commit.  One it may not
+ * use gets exactly the error of an image that does not exist (the lookup
+ * through the view: shared stores never hold private names).  One the
+ * store lacks is left to sandbox creation, which imports or says so. */
+static bool image_usable(struct mcp_session *s, const char *ref, struct nsbox_err *err)
+{
+    struct images_image image;
+    struct nsbox_err ignored;
+    struct images_view view = {.name_visible = name_visible, .ctx = s};
+    struct images_store *store = &s->cfg->boxes.store;
+    if (images_find_in_view(store, ref, &view, &image, &ignored) == 0) {
+        images_image_free(&image);
+        return true;
+    }
+    if (images_find(store, ref, &image, &ignored) < 0)
+        return true; /* not in the own store at all */
+    images_image_free(&image);
+    if (images_lookup_in_view(store, ref, &view, &image, err) < 0)
+        return false;
+    images_image_free(&image); /* a shared store's public image of that digest */
+    return true;
 }
 
 static json_t *limits_json(const struct mcp_sandbox *m)
@@ -101,6 +118,8 @@ MCP_TOOL_FN(sandbox_create)
 
     if (mcp_args_sandbox_create(s->cfg, args, &a, err) < 0 ||
         mcp_network_request(s->cfg, a.network, &net, err) < 0)
+        return -1;
+    if (a.image != NULL && !image_usable(s, a.image, err))
         return -1;
     const char *image = a.image ? a.image : mcp_image_for_language(s, a.language);
     if (image == NULL)
@@ -183,11 +202,14 @@ static json_t *language_entry(json_t *name, const char *image, const char *diges
                      "description", l ? l->description : NULL);
 }
 
-/* One entry per language each image's label lists; frees v. */
+/* One entry per language each image's label lists, private images
+ * (package caches, commits) left out: they never serve a language.  Frees
+ * v. */
 static void append_languages(json_t *langs, struct images_image *v, size_t n)
 {
     for (size_t i = 0; i < n; i++) {
-        _cleanup_json_ json_t *own = languages_of(&v[i]);
+        _cleanup_json_ json_t *own = images_image_private(&v[i]) ? json_array()
+                                                                  : languages_of(&v[i]);
         json_t *l;
         size_t k;
         json_array_foreach (own, k, l)
@@ -230,9 +252,16 @@ MCP_TOOL_FN(list_images)
         return -1;
     json_t *images = json_array();
     for (size_t i = 0; i < n; i++) {
+        /* Package caches and other tenants' commits are not this session's
+         * to see: what someone else installed or wrote. */
+        if (!mcp_image_visible(s, &v[i])) {
+            images_image_free(&v[i]);
+            continue;
+        }
         json_t *names = json_array();
         for (char **p = v[i].names; p && *p; p++)
-            json_array_append_new(names, json_string(*p));
+            if (mcp_image_name_visible(s, *p))
+                json_array_append_new(names, json_string(*p));
         json_array_append_new(images, json_pack("{s:o,s:s,s:I,s:o}", "names", names, "digest",
                                                 v[i].digest, "size", (json_int_t)v[i].size,
                                                 "languages", languages_of(&v[i])));

@@ -125,6 +125,15 @@ int mcp_read_file_url(struct mcp_session *s, struct mcp_sandbox *m, const char *
 
 /* Shared by the tools (sandboxes.h and pool.h have the sandboxes). */
 const char *mcp_image_for_language(struct mcp_session *s, const char *language);
+
+/* Whether the session may see and use an image by this name: any public
+ * one, and of the private ones (images_name_private) only its own
+ * tenant's commits (commit.c); package caches never. */
+bool mcp_image_name_visible(const struct mcp_session *s, const char *name);
+
+/* Whether image is one the session may see: public, or one of its names
+ * is visible (mcp_image_name_visible). */
+bool mcp_image_visible(const struct mcp_session *s, const struct images_image *image);
 /* Standard base64 (malloc'ed), or NULL when out of memory. */
 char *mcp_base64_encode(const unsigned char *in, size_t len);
 

@@ -86,6 +86,36 @@ mcp() { # STORE USER PREFIX
 }
 mcp "$NSBOX" "$S" "" ""
 
+# -- package caches and commits are private (issue #24, tests/mcp/private_images.py)
+# run_private MODE ENV...: one mode of private_images.py, its lines passed on.
+run_private() {
+	local mode=$1 rc
+	shift
+	env NSBOX="$NSBOX" SUITE="$SUITE/private" IMAGE="$IMG" PYPI_URL="$PYPI" NPM_URL="$NPMR" \
+		APT_URL="$APTR" APT_KEY="$R/apt/key.asc" "$@" \
+		timeout 600 python3 "$ROOT/tests/mcp/private_images.py" "$mode" >"$T/private-$mode.out" 2>"$T/private-$mode.err"
+	rc=$?
+	cat "$T/private-$mode.out"
+	_failures=$((_failures + $(grep -c '^FAIL: ' "$T/private-$mode.out")))
+	if [ "$rc" != 0 ] && ! grep -q '^FAIL: ' "$T/private-$mode.out"; then
+		fail "private_$mode" "exited $rc: $(tail -3 "$T/private-$mode.err" | tr '\n' ' ')"
+	fi
+}
+python3 -c 'import secrets; print("alice", secrets.token_hex(16)); print("bob", secrets.token_hex(16))' >"$T/tokens"
+run_private tenants NSBOX_STORE="$S" TOKEN_FILE="$T/tokens"
+# Root's real store, as the README's set-up leaves it (the default image
+# in it), then a new desktop user: the way it broke.
+"$ROOT/tests/setup-users.sh"
+install -m 755 "$NSBOX" "$T/nsbox"
+if (cd "$ROOT" && images/default-image.sh "$NSBOX") >"$T/default-image.log" 2>&1; then
+	UH=$(mktemp -d /tmp/nsbox-home.XXXXXX)
+	chown nsboxtest: "$UH" && chmod 700 "$UH"
+	run_private shared USER_NSBOX="$T/nsbox" USER_HOME="$UH"
+	rm -rf "$UH"
+else
+	fail private_setup "images/default-image.sh: $(tail -3 "$T/default-image.log" | tr '\n' ' ')"
+fi
+
 # -- the caches in `nsbox images`, and `nsbox prune` ----------------------------------
 out=$(nsbox images)
 if printf '%s' "$out" | grep -q '^PACKAGE CACHE' && printf '%s' "$out" | grep -Eq '^[0-9a-f]{12} +pip +nsbox-hello'; then
