@@ -1,12 +1,36 @@
-/* oci/image.c: index, manifest and config documents into structs. */
+/* oci/image.c: index, manifest and config documents into structs; images/store.c: which names are private. */
 #include <errno.h>
 #include <string.h>
 
+#include "../../images/store.h"
 #include "../../oci/image.h"
 #include "check.h"
 
 #define D1 "sha256:1111111111111111111111111111111111111111111111111111111111111111"
 #define D2 "sha256:2222222222222222222222222222222222222222222222222222222222222222"
+
+/* Package caches and commits are private to their store (images/store.h). */
+static void private_names(void)
+{
+    CHECK(images_name_private("localhost/nsbox-cache/packages:0123"));
+    CHECK(images_name_private("localhost/nsbox-commit/env1:latest"));
+    CHECK(images_name_private("localhost/nsbox-commit/alice-t01020304/env1:latest"));
+    CHECK(!images_name_private("localhost/nsbox-default:latest"));
+    CHECK(!images_name_private("localhost/nsbox-commitx/env1:latest"));
+    CHECK(!images_name_private("docker.io/localhost/nsbox-cache/packages:0123"));
+    CHECK(!images_name_private(NULL));
+    char *pub[] = {"localhost/nsbox-commit/a:latest", "localhost/nsbox-default:latest", NULL};
+    char *priv[] = {"localhost/nsbox-commit/a:latest", "localhost/nsbox-cache/packages:k", NULL};
+    char *none[] = {NULL};
+    struct images_image im = {.names = pub};
+    CHECK(!images_image_private(&im));
+    im.names = priv;
+    CHECK(images_image_private(&im));
+    im.names = none; /* an image without names is no one's private one */
+    CHECK(!images_image_private(&im));
+    im.names = NULL;
+    CHECK(!images_image_private(&im));
+}
 
 static void parses_manifest(void)
 {
@@ -116,6 +140,7 @@ static void digests_are_strict(void)
 
 void suite_image(void)
 {
+    RUN_TEST(private_names);
     RUN_TEST(parses_manifest);
     RUN_TEST(rejects_bad_manifests);
     RUN_TEST(rejects_unknown_layer_types);
