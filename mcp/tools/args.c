@@ -291,28 +291,40 @@ static int limit_args(const struct mcp_server *cfg, json_t *args, struct mcp_lim
 
 /* ---- env ---- */
 
-/* {"KEY": "VALUE", ...} as "KEY=VALUE" strings (NULL-terminated). */
+/* One "KEY=VALUE" into v[*i]. */
+static int env_add(char **v, size_t *i, const char *key, const char *value, struct nsbox_err *err)
+{
+    if (key[0] == '\0' || strchr(key, '=') != NULL)
+        return nsbox_err_set(err, 0, "env: \"%s\" must be a name without '=' with a string value",
+                             key);
+    if (asprintf(&v[*i], "%s=%s", key, value) < 0) {
+        v[*i] = NULL;
+        return nsbox_err_set(err, 0, "out of memory");
+    }
+    (*i)++;
+    return 0;
+}
+
+/* [{"name": "KEY", "value": "VALUE"}, ...] (the schema's form) or
+ * {"KEY": "VALUE", ...} (checked by mcp_schema_check) as "KEY=VALUE"
+ * strings (NULL-terminated). */
 static int env_strings(json_t *env, char ***out, struct nsbox_err *err)
 {
     const char *key;
     json_t *value;
-    size_t i = 0;
-    _cleanup_strv_ char **v = calloc(json_object_size(env) + 1, sizeof(char *));
+    size_t i = 0, k;
+    size_t n = json_is_array(env) ? json_array_size(env) : json_object_size(env);
+    _cleanup_strv_ char **v = calloc(n + 1, sizeof(char *));
 
     if (v == NULL)
         return nsbox_err_set(err, 0, "out of memory");
-    json_object_foreach (env, key, value) {
-        if (key[0] == '\0' || strchr(key, '=') != NULL)
-            return nsbox_err_set(err, 0,
-                                 "env: \"%s\" must be a name without '=' with a "
-                                 "string value",
-                                 key);
-        if (asprintf(&v[i], "%s=%s", key, json_string_value(value)) < 0) {
-            v[i] = NULL;
-            return nsbox_err_set(err, 0, "out of memory");
-        }
-        i++;
-    }
+    json_array_foreach (env, k, value)
+        if (env_add(v, &i, json_string_value(json_object_get(value, "name")),
+                    json_string_value(json_object_get(value, "value")), err) < 0)
+            return -1;
+    json_object_foreach (env, key, value)
+        if (env_add(v, &i, key, json_string_value(value), err) < 0)
+            return -1;
     *out = TAKE_PTR(v);
     return 0;
 }

@@ -17,7 +17,7 @@
 
 static const char *const type_names[] = {
     [MCP_ARG_STRING] = "string",   [MCP_ARG_INTEGER] = "integer",   [MCP_ARG_NUMBER] = "number",
-    [MCP_ARG_BOOLEAN] = "boolean", [MCP_ARG_STRING_MAP] = "object", [MCP_ARG_STRING_LIST] = "array",
+    [MCP_ARG_BOOLEAN] = "boolean", [MCP_ARG_STRING_MAP] = "array", [MCP_ARG_STRING_LIST] = "array",
     [MCP_ARG_JSON] = "",
 };
 
@@ -27,7 +27,7 @@ static const char *const type_phrases[] = {
     [MCP_ARG_INTEGER] = "an integer",
     [MCP_ARG_NUMBER] = "a number",
     [MCP_ARG_BOOLEAN] = "true or false",
-    [MCP_ARG_STRING_MAP] = "an object of strings",
+    [MCP_ARG_STRING_MAP] = "an array of {name, value} strings (or an object of strings)",
     [MCP_ARG_STRING_LIST] = "an array of strings",
     [MCP_ARG_JSON] = "given",
 };
@@ -127,8 +127,15 @@ static void put_field(struct text *t, const struct mcp_arg *f)
     put_lit(t, ":{\"type\":\"");
     put_lit(t, type_names[f->type]);
     put_lit(t, "\"");
+    /* Pairs, not an object of strings: an open map has no strict form
+     * (OpenAI's strict schemas, the Agents SDK's convertSchemasToStrict,
+     * need additionalProperties false everywhere).  An object is still
+     * taken (has_type). */
     if (f->type == MCP_ARG_STRING_MAP)
-        put_lit(t, ",\"additionalProperties\":{\"type\":\"string\"}");
+        put_lit(t, ",\"items\":{\"type\":\"object\",\"properties\":{"
+                   "\"name\":{\"type\":\"string\",\"minLength\":1},"
+                   "\"value\":{\"type\":\"string\"}},"
+                   "\"required\":[\"name\",\"value\"],\"additionalProperties\":false}");
     if (f->type == MCP_ARG_STRING_LIST)
         put_lit(t, ",\"items\":{\"type\":\"string\",\"minLength\":1}");
     if (f->type == MCP_ARG_STRING_LIST && f->max_len > 0)
@@ -315,10 +322,36 @@ static int check_number(const struct mcp_arg *f, json_t *v, struct nsbox_err *er
     return 0;
 }
 
+static bool plain_string(const json_t *v)
+{
+    return json_is_string(v) && strlen(json_string_value(v)) == json_string_length(v);
+}
+
+/* [{name, value}, ...] (the schema's form), each name non-empty. */
+static int check_pairs(const struct mcp_arg *f, json_t *v, struct nsbox_err *err)
+{
+    size_t i;
+    json_t *e;
+    if (json_array_size(v) > MCP_ARG_PAIRS_MAX)
+        return nsbox_err_set(err, 0, "%s has more than %d entries", f->name, MCP_ARG_PAIRS_MAX);
+    json_array_foreach (v, i, e) {
+        json_t *name = json_object_get(e, "name"), *value = json_object_get(e, "value");
+        if (!json_is_object(e) || json_object_size(e) != 2 || !plain_string(name) ||
+            json_string_length(name) == 0 || !plain_string(value))
+            return nsbox_err_set(err, 0,
+                                 "%s[%zu] must be {\"name\": \"...\", \"value\": \"...\"} "
+                                 "(strings without NUL bytes, a name)",
+                                 f->name, i);
+    }
+    return 0;
+}
+
 static int check_map(const struct mcp_arg *f, json_t *v, struct nsbox_err *err)
 {
     const char *key;
     json_t *value;
+    if (json_is_array(v))
+        return check_pairs(f, v, err);
     json_object_foreach (v, key, value) {
         if (!json_is_string(value) || strlen(json_string_value(value)) != json_string_length(value))
             return nsbox_err_set(err, 0, "%s: \"%s\" must be a string without NUL bytes", f->name,
@@ -353,7 +386,7 @@ static bool has_type(const struct mcp_arg *f, json_t *v)
     case MCP_ARG_BOOLEAN:
         return json_is_boolean(v);
     case MCP_ARG_STRING_MAP:
-        return json_is_object(v);
+        return json_is_array(v) || json_is_object(v);
     case MCP_ARG_JSON:
         return true;
     case MCP_ARG_STRING_LIST:

@@ -19,12 +19,14 @@ enum mcp_arg_type {
     MCP_ARG_INTEGER, /* JSON Schema's: 3 and 3.0 alike (within 2^53 for a real) */
     MCP_ARG_NUMBER,
     MCP_ARG_BOOLEAN,
-    MCP_ARG_STRING_MAP,  /* an object whose values are strings (env) */
+    MCP_ARG_STRING_MAP,  /* name/value pairs (env): [{name, value}] in the schema,
+                            {NAME: VALUE} taken too */
     MCP_ARG_STRING_LIST, /* an array of non-empty strings (network); max_len: most items */
     MCP_ARG_JSON,        /* any JSON value: .schema says what, the decoder checks it */
 };
 
 /* Flags of a field. */
+#define MCP_ARG_PAIRS_MAX 4096 /* entries of a name/value array */
 #define MCP_ARG_REQUIRED 0x1u
 #define MCP_ARG_NONEMPTY 0x2u /* a string: not "" */
 #define MCP_ARG_NUL_OK 0x4u   /* a string: may hold NUL bytes (file content) */

@@ -48,7 +48,7 @@ MATRIX=(
 	"aisdk stdio stdio-2025 http http-2025 sse"
 	"agents stdio http sse"
 	"mastra stdio stdio-legacy http http-legacy"
-	"mcp-remote http http-auto sse"
+	"mcp-remote http sse"
 	"inspector stdio sse"
 	"inspector http http-auto"
 )

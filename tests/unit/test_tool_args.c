@@ -473,6 +473,17 @@ static void tool_specific_checks(void)
     CHECK(strstr(fails("sandbox_create", "{\"workspace\":\"../x\"}"), "workspace names"));
     CHECK(strstr(fails("sandbox_create", "{\"env\":{\"A=B\":\"x\"}}"), "without '='"));
     CHECK(strstr(fails("sandbox_create", "{\"env\":{\"A\":1}}"), "env: \"A\""));
+    /* The schema's form, [{name, value}]: each entry exactly that. */
+    CHECK(strstr(fails("sandbox_create", "{\"env\":[{\"name\":\"A=B\",\"value\":\"x\"}]}"),
+                 "without '='"));
+    CHECK(strstr(fails("sandbox_create", "{\"env\":[{\"name\":\"A\"}]}"), "env[0] must be"));
+    CHECK(strstr(fails("sandbox_create", "{\"env\":[{\"name\":\"\",\"value\":\"x\"}]}"),
+                 "env[0] must be"));
+    CHECK(strstr(fails("sandbox_create",
+                       "{\"env\":[{\"name\":\"A\",\"value\":\"x\",\"extra\":1}]}"),
+                 "env[0] must be"));
+    CHECK(strstr(fails("sandbox_create", "{\"env\":[\"A=B\"]}"), "env[0] must be"));
+    CHECK(strstr(fails("sandbox_create", "{\"env\":\"A=B\"}"), "env must be an array"));
     CHECK(strstr(fails("delete_path", "{\"sandbox_id\":\"s\",\"path\":\"a/../..\"}"), "refusing"));
     fails("delete_path", "{\"sandbox_id\":\"s\",\"path\":\"/\"}");
     fails("delete_path", "{\"sandbox_id\":\"s\",\"path\":\".\"}");
@@ -488,6 +499,11 @@ static void tool_specific_checks(void)
     CHECK(c.env && strcmp(c.env[0], "A=b") == 0 && strcmp(c.env[1], "C=") == 0 && !c.env[2]);
     CHECK_STR(c.language, MCP_LANGUAGE_DEFAULT);
     CHECK(c.image == NULL && c.workdir == NULL);
+    mcp_create_args_free(&c);
+    json_decref(args);
+    args = parse("{\"env\":[{\"name\":\"A\",\"value\":\"b=c\"},{\"name\":\"D\",\"value\":\"\"}]}");
+    CHECK(mcp_args_sandbox_create(&cfg, args, &c, &err) == 0);
+    CHECK(c.env && strcmp(c.env[0], "A=b=c") == 0 && strcmp(c.env[1], "D=") == 0 && !c.env[2]);
     mcp_create_args_free(&c);
     json_decref(args);
 

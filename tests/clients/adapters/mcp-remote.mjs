@@ -3,10 +3,12 @@
 // by the official SDK's Client as such a host would.  It converts no
 // schema, so its schemas case asks that every tool comes through unchanged
 // (inputSchema deep-equal to the server's).  --transport http-only /
-// sse-only picks the transport; --protocol auto makes it probe with
-// server/discover and speak 2026-07-28 upstream while the host stays on
-// initialize.  It runs as its own process: the wire tap is loaded into it
-// with `node --import`.
+// sse-only picks the transport.  Not in the matrix: --protocol auto, which
+// speaks 2026-07-28 upstream but (0.15.1) does not mirror x-mcp-header
+// parameters into Mcp-Param-* headers, so every call with a sandbox_id is
+// refused with -32020 as the revision asks of a server (docs/tools.md,
+// "Protocol versions").  It runs as its own process: the wire tap is loaded
+// into it with `node --import`.
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import fs from 'node:fs';
@@ -18,7 +20,6 @@ export default {
 	client: 'mcp-remote',
 	configs: {
 		http: { transport: 'http', era: '2025-11-25', args: ['--transport', 'http-only'] },
-		'http-auto': { transport: 'http', era: '2026-07-28', args: ['--transport', 'http-only', '--protocol', 'auto'] },
 		sse: { transport: 'sse', era: '2025-11-25', args: ['--transport', 'sse-only'] },
 	},
 	async open(ctx) {
