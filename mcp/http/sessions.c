@@ -11,6 +11,15 @@
 #include "../../common/log.h"
 #include "../pool.h"
 #include "streams.h"
+#include "tenants.h"
+
+/* A full table makes room by ending a session its tenant abandoned: one
+ * nobody holds (no request, no open stream), with no call running and no
+ * sandbox, unused for this long.  Clients that never DELETE their session
+ * (the Inspector's CLI leaves one per call) would otherwise lock out new
+ * ones until --session-timeout; a session with sandboxes is never taken,
+ * nor another tenant's. */
+#define EVICT_UNUSED_S 10
 
 struct http_sessions {
     struct mcp_server *cfg;
@@ -107,17 +116,53 @@ static bool id_in_use(const struct http_sessions *t, const char *id)
     return false;
 }
 
-/* Gives hs a fresh id and puts it in the table; the reason when not. */
-static const char *table_add(struct http_sessions *t, struct http_session *hs)
+/* Whether hs may be ended to make room for a session of tenant tn (see
+ * EVICT_UNUSED_S; t->lock held). */
+static bool evictable(struct http_session *hs, const struct http_tenant *tn, time_t now)
+{
+    pthread_mutex_lock(&hs->lock);
+    bool unused = hs->tenant == tn && hs->refs == 1 && !hs->ending && !hs->legacy &&
+                  now - hs->last_used >= EVICT_UNUSED_S;
+    pthread_mutex_unlock(&hs->lock);
+    if (!unused)
+        return false;
+    pthread_mutex_lock(&hs->s.lock);
+    bool empty = hs->s.n_running == 0 && hs->s.n_sandboxes == 0;
+    pthread_mutex_unlock(&hs->s.lock);
+    return empty;
+}
+
+/* The least recently used session evictable for hs's tenant, with a
+ * reference, or NULL (t->lock held). */
+static struct http_session *victim(struct http_sessions *t, const struct http_session *hs)
+{
+    struct http_session *best = NULL;
+    time_t now = now_s();
+    for (struct http_session *v = t->sessions; v; v = v->next)
+        if (evictable(v, hs->tenant, now) && (best == NULL || v->last_used < best->last_used))
+            best = v;
+    if (best != NULL)
+        http_session_ref(best);
+    return best;
+}
+
+/* Gives hs a fresh id and puts it in the table; the reason when not.  A
+ * full table gives *evict (with a reference) when a session can make
+ * room: the caller ends it and tries again. */
+static const char *table_add(struct http_sessions *t, struct http_session *hs,
+                             struct http_session **evict)
 {
     const char *why = NULL;
 
+    *evict = NULL;
     pthread_mutex_lock(&t->lock);
     if (t->stopping)
         why = "the server is shutting down";
     else if (mcp_node_draining(t->cfg))
         why = "this node is draining (it is shutting down): initialize again, and the router "
               "sends the new session to another node";
+    else if (t->n >= t->max && (*evict = victim(t, hs)) != NULL)
+        why = "a session is being ended to make room";
     else if (t->n >= t->max)
         why = "too many sessions: end one (DELETE /mcp with its Mcp-Session-Id) or try later";
     while (why == NULL) {
@@ -164,15 +209,28 @@ struct http_session *http_session_new_detached(struct mcp_server *cfg, const cha
     return hs;
 }
 
-struct http_session *http_session_new(struct http_sessions *t, const char **why)
+struct http_session *http_session_new(struct http_sessions *t, struct http_tenant *tn,
+                                      const char **why)
 {
     struct http_session *hs = session_alloc(t->cfg, t);
+    struct http_session *evict = NULL;
 
     *why = "out of memory";
     if (hs == NULL)
         return NULL;
     hs->refs = 2; /* the table's and the caller's */
-    if ((*why = table_add(t, hs)) != NULL) {
+    http_session_bind(hs, tn); /* before its id is known to anyone */
+    /* Twice at most: once more after ending an abandoned session. */
+    for (int i = 0; i < 2 && (*why = table_add(t, hs, &evict)) != NULL && evict != NULL; i++) {
+        nsbox_info("MCP session %.8s... unused, no sandbox: ended to make room (--max-sessions %zu)",
+                   evict->s.id, t->max);
+        http_session_end(evict);
+        http_session_unref(evict);
+        evict = NULL;
+    }
+    if (evict != NULL)
+        http_session_unref(evict);
+    if (*why != NULL) {
         hs->refs = 1;
         http_session_unref(hs);
         return NULL;

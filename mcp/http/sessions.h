@@ -65,9 +65,14 @@ size_t http_session_running(struct http_session *hs);
 /* Frees t, stopped and with no thread left using it. */
 void http_sessions_free(struct http_sessions *t);
 
-/* A new session in the table, with a reference for the caller; NULL with
- * *why set (a static message) when the table is full or stopping. */
-struct http_session *http_session_new(struct http_sessions *t, const char **why);
+/* A new session of tenant tn (NULL: none) in the table, with a reference
+ * for the caller; NULL with *why set (a static message) when the table is
+ * full or stopping.  A full table first ends the least recently used
+ * session of the same tenant that nobody uses and that has no call and no
+ * sandbox, unused for 10 s (sessions.c, EVICT_UNUSED_S). */
+struct http_tenant;
+struct http_session *http_session_new(struct http_sessions *t, struct http_tenant *tn,
+                                      const char **why);
 
 /* A session in no table (table NULL; no id reaches it, no reaper ends
  * it): a tenant session (tenants.h), with the caller's reference.  NULL

@@ -73,11 +73,10 @@ static enum http_result handle_sse(void *ctx, struct MHD_Connection *c, struct h
 {
     struct http_sse_legacy *ep = ctx;
     const char *why = NULL;
-    struct http_session *hs = http_session_new(ep->sessions, &why);
+    struct http_session *hs = http_session_new(ep->sessions, rq->tenant, &why);
 
     if (hs == NULL)
         return http_refuse(c, HTTP_SERVICE_UNAVAILABLE, why);
-    http_session_bind(hs, rq->tenant); /* before its id is known to anyone */
     pthread_mutex_lock(&hs->lock);
     hs->legacy = true;
     pthread_mutex_unlock(&hs->lock);

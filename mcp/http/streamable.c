@@ -193,10 +193,10 @@ static struct http_session *post_session(struct http_streamable *ep, struct MHD_
     if (init && sid)
         *ret = http_refuse(c, HTTP_BAD_REQUEST,
                            "initialize starts a new session: send it without Mcp-Session-Id");
-    else if (init && (hs = http_session_new(ep->sessions, &why)) == NULL)
+    else if (init && (hs = http_session_new(ep->sessions, rq->tenant, &why)) == NULL)
         *ret = http_refuse(c, HTTP_SERVICE_UNAVAILABLE, why);
     else if (init)
-        http_session_bind(hs, rq->tenant); /* before its id is known to anyone */
+        ; /* bound to its tenant by http_session_new */
     else if (!init && sid == NULL)
         *ret = http_refuse(c, HTTP_BAD_REQUEST,
                            "bad request: no Mcp-Session-Id header (send initialize first)");

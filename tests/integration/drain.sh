@@ -241,6 +241,13 @@ sys.exit(1 if served else 0)
 PY
 	kill -TERM "$PID"
 fi
+# A full table makes room by ending a session its tenant abandoned
+# (mcp/http/sessions.c): never one with a sandbox, never another tenant's.
+python3 -c 'import secrets; print("alice", secrets.token_hex(16)); print("bob", secrets.token_hex(16))' >"$T/tokens"
+if start_server room "$S" --max-sessions 3 --token-file "$T/tokens"; then
+	run_client session_room timeout 120 python3 "$ROOT/tests/mcp/session_room.py" "$PORT" "$T/tokens"
+	kill -TERM "$PID"
+fi
 out=$("$NSBOX" --store "$S" serve --max-connections-per-ip 3 </dev/null 2>&1)
 case $out in *"go with --http"*) pass max_connections_needs_http ;; *) fail max_connections_needs_http "$out" ;; esac
 
