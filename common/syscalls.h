@@ -55,12 +55,22 @@
 /* openat2(2), Linux 5.6+: the only way to resolve a path as if dirfd were
  * the root, so that "..", absolute symlinks and relative symlinks can never
  * climb out of it (RESOLVE_IN_ROOT).  ENOSYS before 5.6; no fallback (a
- * path walk in user space is exactly the race this call exists to close). */
+ * path walk in user space is exactly the race this call exists to close).
+ * With RESOLVE_IN_ROOT or RESOLVE_BENEATH the kernel answers EAGAIN when a
+ * rename or a mount anywhere on the system raced a ".." of the walk (it
+ * cannot prove the walk stayed inside); the man page says to retry, and a
+ * busy host (sandboxes starting, layers unpacking) makes it common. */
+#define NSBOX_OPENAT2_RETRIES 256
 static inline int nsbox_openat2(int dirfd, const char *path, int flags, unsigned long long mode,
                                 unsigned long long resolve)
 {
     struct open_how how = {.flags = (unsigned long long)flags, .mode = mode, .resolve = resolve};
-    return (int)syscall(SYS_openat2, dirfd, path, &how, sizeof(how));
+    int fd, tries = 0;
+    do
+        fd = (int)syscall(SYS_openat2, dirfd, path, &how, sizeof(how));
+    while (fd < 0 && errno == EAGAIN && (resolve & (RESOLVE_IN_ROOT | RESOLVE_BENEATH)) &&
+           ++tries < NSBOX_OPENAT2_RETRIES);
+    return fd;
 }
 
 /* The resolve flags for anything that crosses into an image or sandbox

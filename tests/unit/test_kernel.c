@@ -10,7 +10,13 @@
 #include "../../runtime/cgroup.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/stat.h>
 #include <signal.h>
 #include <string.h>
 #include <sys/wait.h>
@@ -101,6 +107,62 @@ static void clone_is_a_fork(void)
 
 /* The none backend, and a kind no backend knows (a corrupt state file):
  * every call succeeds and touches nothing. */
+/* A rename anywhere on the system during a RESOLVE_IN_ROOT walk through
+ * ".." makes the kernel answer EAGAIN (openat2(2)); nsbox_openat2 retries.
+ * Without the retry, layers failed to unpack and file tools failed on a
+ * busy host (seen as a flaky layer/symlink_parent_is_confined). */
+static atomic_bool renaming;
+
+static void *rename_loop(void *dir)
+{
+    char a[96], b[96];
+    snprintf(a, sizeof(a), "%s/a", (char *)dir);
+    snprintf(b, sizeof(b), "%s/b", (char *)dir);
+    while (atomic_load(&renaming)) {
+        rename(a, b);
+        rename(b, a);
+    }
+    return NULL;
+}
+
+static void openat2_in_root_survives_renames(void)
+{
+    char dir[] = "/tmp/nsbox-unit-rename-XXXXXX";
+    CHECK(mkdtemp(dir) != NULL);
+    int root = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+    char path[96];
+    snprintf(path, sizeof(path), "%s/a", dir);
+    close(open(path, O_CREAT | O_WRONLY | O_CLOEXEC, 0600));
+    snprintf(path, sizeof(path), "%s/d", dir);
+    mkdir(path, 0700);
+    pthread_t t;
+    atomic_store(&renaming, true);
+    CHECK(pthread_create(&t, NULL, rename_loop, dir) == 0);
+    int failed = 0, eagain = 0;
+    for (int i = 0; i < 20000; i++) {
+        int fd = nsbox_openat2(root, "d/../d/..", O_PATH | O_CLOEXEC, 0, RESOLVE_IN_ROOT);
+        if (fd < 0) {
+            failed++;
+            eagain += errno == EAGAIN;
+        } else {
+            close(fd);
+        }
+    }
+    atomic_store(&renaming, false);
+    pthread_join(t, NULL);
+    if (failed)
+        printf("# openat2: %d of 20000 walks failed (%d with EAGAIN)\n", failed, eagain);
+    CHECK(failed == 0);
+    snprintf(path, sizeof(path), "%s/a", dir);
+    unlink(path);
+    snprintf(path, sizeof(path), "%s/b", dir);
+    unlink(path);
+    snprintf(path, sizeof(path), "%s/d", dir);
+    rmdir(path);
+    rmdir(dir);
+    close(root);
+}
+
 static void cgroup_none_does_nothing(void)
 {
     struct nsbox_err err = {0};
@@ -133,4 +195,5 @@ void suite_kernel(void)
     RUN_TEST(pidfd_signals_the_child);
     RUN_TEST(clone_is_a_fork);
     RUN_TEST(cgroup_none_does_nothing);
+    RUN_TEST(openat2_in_root_survives_renames);
 }
