@@ -4,8 +4,9 @@ for (issue #24; run by tests/integration/mountinfo.sh, as root and as an
 unprivileged user).
 
 Every kind of sandbox reads its own /proc/self/mountinfo: one-shot (`nsbox
-run`), kept (`nsbox create` + `exec`), networked (an egress allow-list), with
-a persistent workspace, and an MCP kept sandbox running an interpreter cell
+run`, also with its writable layer in the store: --disk unlimited), kept
+(`nsbox create` + `exec`), networked (an egress allow-list), with a
+persistent workspace, and an MCP kept sandbox running an interpreter cell
 (`execute_code`, which mounts nsbox's drivers at /.nsbox/drivers) and a
 command.  Each field of each line (root, mount point, options, optional
 fields, type, source, super options; octal escapes decoded) is checked for
@@ -197,6 +198,10 @@ def one_shot(forb):
     r = nsbox("run", "-v", f"{VOLUME}:/v", IMAGE, "--", "sh", "-c", READ)
     assert_clean("run_no_host_path", r.stdout, forb, BASE + ("/v",), allowed=("/v",))
     volume_control("run_volume_path_seen", r.stdout, forb)
+    # The writable layer on the store's filesystem, not on a tmpfs disk:
+    # the overlay's upperdir and workdir are in the state dir.
+    r = nsbox("run", "--disk", "unlimited", IMAGE, "--", "sh", "-c", READ)
+    assert_clean("run_disk_on_store_no_host_path", r.stdout, forb, BASE)
 
 
 def kept(forb):
