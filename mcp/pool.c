@@ -38,8 +38,10 @@ static struct mcp_sandbox *build_counted(struct mcp_server *cfg, const char *ima
     spec.disk_bytes = limits->disk_mb << 20;
     spec.workspace_bytes = limits->workspace_mb << 20;
     /* A kept sandbox may host persistent interpreters: nsbox's drivers,
-     * read-only (docs/interpreters.md). */
-    struct nsbox_bind drivers = {.source = cfg->drivers_dir, .target = MCP_DRIVERS_DIR};
+     * read-only (docs/interpreters.md), copied onto the sandbox's own
+     * tmpfs: a bind would show their path in the store in its mountinfo. */
+    struct nsbox_bind drivers = {
+        .source = cfg->drivers_dir, .target = MCP_DRIVERS_DIR, .copy = true};
     /* Not in landlock mode: no mount namespace to show them in. */
     if (!one_shot && cfg->drivers_dir[0] != '\0' &&
         cfg->boxes.isolation != NSBOX_ISOLATION_LANDLOCK) {

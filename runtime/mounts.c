@@ -11,20 +11,47 @@
  * last, each on a mountpoint made the same way (an empty file for a file),
  * never recursive, remounted nosuid,nodev (ro, noexec) keeping the flags
  * the kernel locked.  Their sources are opened here too, for sandbox.c:
- * a host path is walked without symlinks (nsbox_bind_open). */
+ * a host path is walked without symlinks (nsbox_bind_open).
+ *
+ * No host path in the sandbox's mountinfo (issue #24), but a volume's,
+ * which the user named.  Each line shows a mount's root (4th field: for a
+ * bind, its source's path *within its filesystem*, so a bind of anything
+ * in the store shows the store's path, and a detached mount from
+ * open_tree is no different), its source (10th: a block device's path for
+ * a disk filesystem) and its super options (an overlay's lowerdir,
+ * upperdir and workdir as given).  So, mount by mount:
+ *   - /: overlay, its layers given as /proc/self/fd/N, never as paths;
+ *   - /proc, /dev, /dev/pts, /dev/shm, /tmp, /sys: fresh proc, tmpfs and
+ *     devpts instances ("/" on "tmpfs" and the like);
+ *   - the /dev nodes and the masked /proc files: binds of the host's
+ *     /dev/null and the like, showing "/null" on "devtmpfs": the name the
+ *     sandbox sees anyway (and the host devtmpfs's size= option);
+ *   - /etc/resolv.conf, /etc/hosts and copied binds (the interpreter
+ *     drivers): files of nsbox's own, written on a private tmpfs in the
+ *     sandbox's mount namespace and bound from it ("/etc-hosts" on
+ *     "tmpfs"), as bubblewrap's --ro-bind-data does it;
+ *   - a persistent workspace: the upper layer of an overlay of its own
+ *     over an empty lower layer, named by fd like the root's
+ *     (mount_workspace), where a bind would show its path in the store;
+ *   - volumes (-v): binds, showing the host path the user gave.
+ * Left: a tmpfs's uid=/gid= options (the sandbox's root as the host
+ * numbers it) and devtmpfs's size=, which are no paths. */
 #include "mounts.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/mount.h>
+#include <sys/sendfile.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <unistd.h>
 
 #include "../common/cleanup.h"
+#include "../common/log.h"
 #include "../common/syscalls.h"
 #include "net.h"
 #include "sandbox.h"
@@ -237,9 +264,9 @@ static int mount_overlay(const struct nsbox_mount_config *c, struct nsbox_err *e
     return 0;
 }
 
-/* A persistent workspace over the working directory: nosuid, nodev.  The
- * remount needs the new mount itself, so the path is resolved again after
- * the bind (an fd opened before it points underneath). */
+/* The fallback for a workspace (mount_workspace): a bind, nosuid, nodev.
+ * The remount needs the new mount itself, so the path is resolved again
+ * after the bind (an fd opened before it points underneath). */
 static int bind_workspace(const char *src, int root, const char *rel, int target_fd,
                           struct nsbox_err *err)
 {
@@ -255,6 +282,34 @@ static int bind_workspace(const char *src, int root, const char *rel, int target
     if (mount(NULL, target, NULL, MS_BIND | MS_REMOUNT | MS_NOSUID | MS_NODEV, NULL) < 0)
         return nsbox_err_sys(err, "cannot make the workspace nosuid,nodev");
     return 0;
+}
+
+/* A persistent workspace over the working directory, nosuid, nodev: the
+ * upper layer of an overlay of its own.  A bind (or a detached mount from
+ * open_tree, the same thing) would show the workspace's host path in the
+ * sandbox's mountinfo, in the root field (the path within its filesystem,
+ * the store's) and its device in the source; an overlay's root field is
+ * "/", its source "overlay", its layers are shown as they were given
+ * ("/proc/self/fd/N").  The lower layer is empty, so nothing is ever
+ * copied up, whited out or redirected: the workspace's files stay plain
+ * files, and uuid=off keeps even the root's uuid xattr out (5.11+; the
+ * overlay needs 5.11 in a user namespace anyway).  Where the kernel will
+ * not take the store's filesystem as an upper layer (NFS, an overlay:
+ * docs/container.md), the workspace is bound as before, with a warning:
+ * its host path then shows, as it did. */
+static int mount_workspace(const struct nsbox_mount_config *c, int root, const char *rel,
+                           int target_fd, struct nsbox_err *err)
+{
+    char target[64], opts[256];
+    fd_path(target, sizeof(target), target_fd);
+    snprintf(opts, sizeof(opts), "lowerdir=%s,upperdir=%s,workdir=%s,userxattr,uuid=off",
+             c->workspace_lower, c->workspace, c->workspace_work);
+    if (mount("overlay", target, "overlay", MS_NOSUID | MS_NODEV, opts) == 0)
+        return 0;
+    nsbox_warn("the workspace's overlay cannot be mounted (%s): bound instead, so the sandbox's "
+               "mountinfo shows its host path",
+               strerror(errno));
+    return bind_workspace(c->workspace, root, rel, target_fd, err);
 }
 
 /* The mount flags of the mount under path that a remount must repeat:
@@ -377,29 +432,116 @@ static int bind_etc(int root, const char *src, const char *rel, bool create, str
     return bind_one(root, &b, err);
 }
 
-/* nsbox's resolv.conf and hosts, written on a tmpfs of their own (a few
- * KiB, in the sandbox's mount namespace only) and bound from there: a bind
- * from a host file would show the host's path of the state directory in
- * the sandbox's mountinfo.  The tmpfs goes with the old root; the binds
- * stay. */
-static int setup_etc(int root, const struct nsbox_mount_config *c, struct nsbox_err *err)
+/* The private tmpfs (mounts.h, private_dir): nsbox's own files, written
+ * in the sandbox's mount namespace only and bound read-only from there.
+ * A bind from a host file or directory would show its host path (in the
+ * store) in the sandbox's mountinfo; a bind from here shows "/NAME" on a
+ * "tmpfs".  The tmpfs itself goes with the old root and only the binds
+ * stay, so its bounds are for nsbox's writes: 16 KiB for the /etc files,
+ * and room for each copied bind.  Returns an fd of its root, or -1. */
+static int mount_private(const struct nsbox_mount_config *c, struct nsbox_err *err)
+{
+    char opts[96];
+    size_t copies = 0;
+    for (size_t i = 0; i < c->n_binds; i++)
+        copies += c->binds[i].copy;
+    snprintf(opts, sizeof(opts), "size=%zu,nr_inodes=%zu,mode=755",
+             (size_t)16384 + copies * (NSBOX_COPY_MAX_BYTES + NSBOX_COPY_MAX_FILES * 4096),
+             16 + copies * (NSBOX_COPY_MAX_FILES + 1));
+    if (mount("tmpfs", c->private_dir, "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC, opts) < 0)
+        return nsbox_err_sys(err, "cannot mount a tmpfs for nsbox's files");
+    /* Looked up again: the name now leads onto the tmpfs. */
+    int dfd = open(c->private_dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+    if (dfd < 0)
+        return nsbox_err_sys(err, "cannot open the tmpfs for nsbox's files");
+    return dfd;
+}
+
+/* nsbox's resolv.conf and hosts, from the private tmpfs (dfd). */
+static int setup_etc(int root, const struct nsbox_mount_config *c, int dfd, struct nsbox_err *err)
 {
     char src[PATH_MAX];
-    if (c->etc_dir == NULL)
-        return 0;
-    if (mount("tmpfs", c->etc_dir, "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC,
-              "size=16k,nr_inodes=16,mode=755") < 0)
-        return nsbox_err_sys(err, "cannot mount a tmpfs for /etc/resolv.conf");
-    /* Looked up again: the name now leads onto the tmpfs. */
-    _cleanup_close_ int dfd = open(c->etc_dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
-    if (dfd < 0 || nsbox_net_write_etc(dfd, c->hostname, err) < 0)
-        return dfd < 0 ? nsbox_err_sys(err, "cannot open the tmpfs for /etc/resolv.conf") : -1;
-    snprintf(src, sizeof(src), "%s/%s", c->etc_dir, NSBOX_NET_RESOLV);
+    if (nsbox_net_write_etc(dfd, c->hostname, err) < 0)
+        return -1;
+    snprintf(src, sizeof(src), "%s/%s", c->private_dir, NSBOX_NET_RESOLV);
     if (bind_etc(root, src, "etc/resolv.conf", false, err) < 0)
         return -1;
     /* Without a hosts file "localhost" would not resolve. */
-    snprintf(src, sizeof(src), "%s/%s", c->etc_dir, NSBOX_NET_HOSTS);
+    snprintf(src, sizeof(src), "%s/%s", c->private_dir, NSBOX_NET_HOSTS);
     return bind_etc(root, src, "etc/hosts", true, err);
+}
+
+/* One regular file of a copied bind's source (src) into out, read-only. */
+static int copy_file(int src, const char *name, int out, size_t *total, struct nsbox_err *err)
+{
+    struct stat st;
+    _cleanup_close_ int in = openat(src, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+    if (in < 0 || fstat(in, &st) < 0)
+        return nsbox_err_sys(err, "cannot read %s", name);
+    if (!S_ISREG(st.st_mode))
+        return nsbox_err_set(err, EINVAL, "%s: only regular files are copied", name);
+    if ((uint64_t)st.st_size > NSBOX_COPY_MAX_BYTES - *total)
+        return nsbox_err_set(err, EFBIG, "%s: more than %u bytes in all", name,
+                             NSBOX_COPY_MAX_BYTES);
+    *total += (size_t)st.st_size;
+    _cleanup_close_ int o = openat(out, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+                                   st.st_mode & 0555);
+    if (o < 0)
+        return nsbox_err_sys(err, "cannot create %s", name);
+    for (off_t left = st.st_size; left > 0;) {
+        ssize_t n = sendfile(o, in, NULL, (size_t)left);
+        if (n <= 0)
+            return n < 0 ? nsbox_err_sys(err, "cannot copy %s", name)
+                         : nsbox_err_set(err, EIO, "%s: shorter than it was", name);
+        left -= n;
+    }
+    return 0;
+}
+
+/* A copied bind (struct nsbox_bind.copy): the regular files of its
+ * source directory into the directory name on the private tmpfs. */
+static int copy_dir(int src, int dfd, const char *name, struct nsbox_err *err)
+{
+    size_t n = 0, total = 0;
+    if (mkdirat(dfd, name, 0755) < 0)
+        return nsbox_err_sys(err, "cannot create %s on the tmpfs", name);
+    _cleanup_close_ int out = openat(dfd, name, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    int dup_fd = out < 0 ? -1 : openat(src, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    _cleanup_closedir_ DIR *d = dup_fd < 0 ? NULL : fdopendir(dup_fd);
+    if (d == NULL) {
+        if (dup_fd >= 0)
+            close(dup_fd);
+        return nsbox_err_sys(err, "cannot list the directory to copy");
+    }
+    for (struct dirent *e; (e = readdir(d)) != NULL;) {
+        if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
+            continue;
+        if (++n > NSBOX_COPY_MAX_FILES)
+            return nsbox_err_set(err, E2BIG, "more than %d files", NSBOX_COPY_MAX_FILES);
+        if (copy_file(src, e->d_name, out, &total, err) < 0)
+            return -1;
+    }
+    return 0;
+}
+
+/* Bind i: a host path, or a copy on the private tmpfs (dfd). */
+static int setup_bind(int root, const struct nsbox_mount_config *c, size_t i, int dfd,
+                      struct nsbox_err *err)
+{
+    char name[32];
+    const struct nsbox_mount_bind *b = &c->binds[i];
+    if (!b->copy)
+        return bind_one(root, b, err);
+    if (dfd < 0)
+        return nsbox_err_set(err, EINVAL, "a copied bind needs the private tmpfs");
+    snprintf(name, sizeof(name), "copy-%zu", i);
+    if (copy_dir(b->copy_fd, dfd, name, err) < 0)
+        return nsbox_err_prefix(err, "copying %s", b->dst);
+    struct nsbox_mount_bind from = {.dst = b->dst};
+    if ((size_t)snprintf(from.src, sizeof(from.src), "%s/%s", c->private_dir, name) >=
+        sizeof(from.src))
+        return nsbox_err_set(err, ENAMETOOLONG, "%s: path too long", c->private_dir);
+    return bind_one(root, &from, err);
 }
 
 /* A symlink-free walk of an absolute host path: the caller checks what it
@@ -502,14 +644,15 @@ int nsbox_mounts_setup(const struct nsbox_mount_config *c, struct nsbox_err *err
         if (w < 0)
             return nsbox_err_prefix(err, "working directory");
         if (c->workspace != NULL &&
-            bind_workspace(c->workspace, root, c->workdir[0] == '/' ? c->workdir + 1 : c->workdir,
-                           w, err) < 0)
+            mount_workspace(c, root, c->workdir[0] == '/' ? c->workdir + 1 : c->workdir, w, err) <
+                0)
             return -1;
     }
-    if (setup_etc(root, c, err) < 0)
+    _cleanup_close_ int dfd = c->private_dir ? mount_private(c, err) : -1;
+    if (c->private_dir != NULL && (dfd < 0 || setup_etc(root, c, dfd, err) < 0))
         return -1;
     for (size_t i = 0; i < c->n_binds; i++)
-        if (bind_one(root, &c->binds[i], err) < 0)
+        if (setup_bind(root, c, i, dfd, err) < 0)
             return -1;
     return enter_root(c->merged, err);
 }
@@ -552,6 +695,8 @@ int nsbox_binds_open(const struct nsbox_sandbox_config *cfg, const char *state_d
 
     for (size_t i = 0; i < cfg->n_binds; i++) {
         const struct nsbox_bind *b = &cfg->binds[i];
+        if (b->copy && (b->opened || b->rw))
+            return nsbox_err_set(err, EINVAL, "%s: a copied bind is nsbox's, read-only", b->source);
         if (nsbox_binds_idmapped(cfg, i)) {
             nsbox_binds_point(state_dir, i, path, sizeof(path));
             fds[i] = open(path, O_PATH | O_NOFOLLOW | O_CLOEXEC);
@@ -560,10 +705,13 @@ int nsbox_binds_open(const struct nsbox_sandbox_config *cfg, const char *state_d
             if (fds[i] < 0)
                 return -1;
         } else {
-            fds[i] = open(b->source, O_PATH | O_DIRECTORY | O_CLOEXEC);
+            /* Copied: read later, so open for reading. */
+            fds[i] = open(b->source, (b->copy ? O_RDONLY : O_PATH) | O_DIRECTORY | O_CLOEXEC);
         }
         if (fds[i] < 0 || fstat(fds[i], &st) < 0)
             return nsbox_err_sys(err, "cannot open %s", b->source);
+        mb[i].copy = b->copy;
+        mb[i].copy_fd = fds[i];
         snprintf(mb[i].src, sizeof(mb[i].src), "/proc/self/fd/%d", fds[i]);
         mb[i].dst = b->target;
         mb[i].file = S_ISREG(st.st_mode);
@@ -597,4 +745,36 @@ int nsbox_binds_make_points(const struct nsbox_sandbox_config *cfg, const char *
             close(fd);
     }
     return 0;
+}
+
+/* ---- the workspace's overlay (sandbox.c calls this) ---- */
+
+/* name below dfd as a directory of the caller's (made when missing, never
+ * through a symlink).  Returns an O_PATH fd or -1. */
+static int own_subdir(int dfd, const char *name, mode_t mode, struct nsbox_err *err)
+{
+    if (mkdirat(dfd, name, mode) < 0 && errno != EEXIST)
+        return nsbox_err_sys(err, "cannot create %s", name);
+    int fd = openat(dfd, name, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0)
+        return nsbox_err_sys(err, "cannot open %s", name);
+    return fd;
+}
+
+int nsbox_workspace_prepare(const char *workspace, struct nsbox_err *err)
+{
+    char parent[PATH_MAX];
+    const char *slash = strrchr(workspace, '/');
+    if (workspace[0] != '/' || slash[1] == '\0' || slash[1] == '.' || strlen(slash + 1) > NAME_MAX)
+        return nsbox_err_set(err, EINVAL, "%s: not a workspace's path", workspace);
+    snprintf(parent, sizeof(parent), "%.*s", slash == workspace ? 1 : (int)(slash - workspace),
+             workspace);
+    _cleanup_close_ int p = open(parent, O_PATH | O_DIRECTORY | O_CLOEXEC);
+    if (p < 0)
+        return nsbox_err_sys(err, "cannot open %s", parent);
+    _cleanup_close_ int o = own_subdir(p, ".overlay", 0700, err);
+    _cleanup_close_ int w = o < 0 ? -1 : own_subdir(o, slash + 1, 0700, err);
+    _cleanup_close_ int l = w < 0 ? -1 : own_subdir(w, "lower", 0755, err);
+    _cleanup_close_ int k = l < 0 ? -1 : own_subdir(w, "work", 0700, err);
+    return k < 0 ? nsbox_err_prefix(err, "the overlay of workspace %s", workspace) : 0;
 }

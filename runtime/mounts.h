@@ -17,25 +17,32 @@ struct nsbox_mount_bind {
     bool rw, noexec;
     bool preset; /* an idmapped mount whose attributes the host side set
                     (and the kernel locked): bound as it is */
+    bool copy;   /* struct nsbox_bind.copy: the files of copy_fd (the
+                    source directory, open for reading, borrowed) copied
+                    onto the private tmpfs and bound from there */
+    int copy_fd;
 };
 
 struct nsbox_mount_config {
-    const char *lower;     /* the image rootfs (or its idmapped mount) */
-    const char *upper;     /* the sandbox's writable layer */
-    const char *work;      /* overlay's work directory, same filesystem */
-    const char *merged;    /* where the overlay is mounted before pivot_root */
-    bool userxattr;        /* overlay mounted in a user namespace */
-    uint64_t tmp_bytes;    /* size of the /tmp tmpfs */
-    uint64_t shm_bytes;    /* size of the /dev/shm tmpfs */
-    const char *workdir;   /* created inside when missing; may be NULL */
-    const char *workspace; /* bind-mounted at workdir ("/proc/self/fd/N"), or NULL */
+    const char *lower;   /* the image rootfs (or its idmapped mount) */
+    const char *upper;   /* the sandbox's writable layer */
+    const char *work;    /* overlay's work directory, same filesystem */
+    const char *merged;  /* where the overlay is mounted before pivot_root */
+    bool userxattr;      /* overlay mounted in a user namespace */
+    uint64_t tmp_bytes;  /* size of the /tmp tmpfs */
+    uint64_t shm_bytes;  /* size of the /dev/shm tmpfs */
+    const char *workdir; /* created inside when missing; may be NULL */
+    /* A persistent workspace at workdir, or NULL: the upper layer of an
+     * overlay whose lower layer (empty) and work directory are given too,
+     * all "/proc/self/fd/N", the work directory on the upper's mount. */
+    const char *workspace, *workspace_lower, *workspace_work;
     struct nsbox_mount_bind binds[NSBOX_MOUNT_MAX_BINDS];
     size_t n_binds;
-    /* An empty directory outside the new root where a small tmpfs is
-     * mounted for nsbox's /etc/resolv.conf and /etc/hosts (net.h), bound
-     * read-only before the binds; NULL: the image's.  hostname goes in
-     * hosts. */
-    const char *etc_dir;
+    /* An empty directory outside the new root where a small tmpfs of
+     * nsbox's own files is mounted: /etc/resolv.conf and /etc/hosts
+     * (net.h; NULL: the image's; hostname goes in hosts) and the copied
+     * binds, each bound read-only from there. */
+    const char *private_dir;
     const char *hostname;
 };
 
@@ -59,10 +66,16 @@ int nsbox_binds_make_points(const struct nsbox_sandbox_config *cfg, const char *
 
 /* In the child's new mount namespace, with the host's credentials: each
  * bind's source opened into fds[i] (the caller closes them) and described
- * in mb[i] -- a driver directory by path, an opened bind rootless found
- * again and required to be the same inode, an idmapped one at its point.
- * Returns 0 or -1. */
+ * in mb[i] -- a driver directory by path (readable, when copied), an
+ * opened bind rootless found again and required to be the same inode, an
+ * idmapped one at its point.  Returns 0 or -1. */
 int nsbox_binds_open(const struct nsbox_sandbox_config *cfg, const char *state_dir, int fds[],
                      struct nsbox_mount_bind *mb, struct nsbox_err *err);
+
+/* Host side, before the clone: the directories the overlay of the
+ * workspace (an absolute path) needs beside it, .overlay/NAME/lower (empty)
+ * and .overlay/NAME/work in its parent, made when missing with the
+ * caller's ids, which are the sandbox's root's.  Returns 0 or -1. */
+int nsbox_workspace_prepare(const char *workspace, struct nsbox_err *err);
 
 #endif

@@ -72,7 +72,13 @@ struct spawn {
     int state_lock; /* the state directory, locked until its state is written */
     pid_t parent;
     char lower[PATH_MAX];
-    char workspace[PATH_MAX]; /* what the child mounts at workdir, or "" */
+    /* A persistent workspace: its parent directory and its name there, and
+     * where the child opens it and its overlay's directories from (as root
+     * STATE/ws, the idmapped mount of the parent; rootless the parent
+     * itself), or "". */
+    char ws_parent[PATH_MAX];
+    char ws_name[NAME_MAX + 1];
+    char ws_base[PATH_MAX];
 };
 
 static void close_fd(int *fd)
@@ -112,17 +118,45 @@ static void set_rlimit(int resource, uint64_t value)
         setrlimit(resource, &rl);
 }
 
+/* The layer fds the child opens: the rootfs overlay's, the state dir, and
+ * a workspace's overlay's (mounts.h). */
+enum { L_LOWER, L_UPPER, L_WORK, L_STATE, L_WS, L_WS_LOWER, L_WS_WORK, N_LAYERS };
+
+/* A persistent workspace and its overlay's empty lower layer and work
+ * directory (nsbox_workspace_prepare made them), found from s->ws_base
+ * without a symlink and never above it. */
+static int open_workspace(struct spawn *s, int fds[N_LAYERS], char paths[N_LAYERS][64],
+                          struct nsbox_err *err)
+{
+    char rel[3][NAME_MAX + 32];
+    _cleanup_close_ int base = open(s->ws_base, O_PATH | O_DIRECTORY | O_CLOEXEC);
+    if (base < 0)
+        return nsbox_err_sys(err, "cannot open %s", s->ws_base);
+    snprintf(rel[0], sizeof(rel[0]), "%s", s->ws_name);
+    snprintf(rel[1], sizeof(rel[1]), ".overlay/%s/lower", s->ws_name);
+    snprintf(rel[2], sizeof(rel[2]), ".overlay/%s/work", s->ws_name);
+    for (int i = 0; i < 3; i++) {
+        fds[L_WS + i] = nsbox_openat2(base, rel[i], O_PATH | O_DIRECTORY | O_CLOEXEC, 0,
+                                      RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS);
+        if (fds[L_WS + i] < 0)
+            return nsbox_err_sys(err, "cannot open the workspace's %s", rel[i]);
+        snprintf(paths[L_WS + i], sizeof(paths[0]), "/proc/self/fd/%d", fds[L_WS + i]);
+    }
+    return 0;
+}
+
 /* Opens the overlay's directories while the child still has the host
  * credentials it was cloned with: the sandbox's own root may not traverse
  * the 0700 store it lives in.  The mount then names them by fd.  A tmpfs
  * disk's upper/ and work/ are made later, on the tmpfs (disk_layers). */
-static int open_layers(struct spawn *s, int fds[5], char paths[5][64], struct nsbox_err *err)
+static int open_layers(struct spawn *s, int fds[N_LAYERS], char paths[N_LAYERS][64],
+                       struct nsbox_err *err)
 {
     static const char *const names[] = {"upper", "work", ""};
     char path[PATH_MAX + 16];
     bool tmpfs = s->sb->disk.kind == NSBOX_DISK_TMPFS;
 
-    fds[1] = fds[2] = fds[4] = -1;
+    fds[L_UPPER] = fds[L_WORK] = fds[L_WS] = fds[L_WS_LOWER] = fds[L_WS_WORK] = -1;
     for (int i = 0; i < 4; i++) {
         if (tmpfs && (i == 1 || i == 2))
             continue;
@@ -139,19 +173,14 @@ static int open_layers(struct spawn *s, int fds[5], char paths[5][64], struct ns
      * merged/ the same name leads onto it (a magic link to merged/ itself
      * would keep pointing under the mount). */
     snprintf(paths[3], sizeof(paths[3]), "/proc/self/fd/%d/merged", fds[3]);
-    if (s->workspace[0] != '\0') {
-        fds[4] = open(s->workspace, O_PATH | O_DIRECTORY | O_CLOEXEC);
-        if (fds[4] < 0)
-            return nsbox_err_sys(err, "cannot open the workspace %s", s->workspace);
-        snprintf(paths[4], sizeof(paths[4]), "/proc/self/fd/%d", fds[4]);
-    }
-    return 0;
+    return s->ws_base[0] != '\0' ? open_workspace(s, fds, paths, err) : 0;
 }
 
 /* A tmpfs disk, as the sandbox's root: mounted on STATE/disk in the new
  * mount namespace, upper/ and work/ on it; init keeps its root for the
  * host (s->disk_fd). */
-static int disk_layers(struct spawn *s, int fds[5], char paths[5][64], struct nsbox_err *err)
+static int disk_layers(struct spawn *s, int fds[N_LAYERS], char paths[N_LAYERS][64],
+                       struct nsbox_err *err)
 {
     if (s->sb->disk.kind != NSBOX_DISK_TMPFS)
         return 0;
@@ -170,8 +199,8 @@ static int disk_layers(struct spawn *s, int fds[5], char paths[5][64], struct ns
 static int child_setup(struct spawn *s, struct nsbox_err *err)
 {
     const struct nsbox_sandbox_config *cfg = s->cfg;
-    int layer_fds[5], bind_fds[NSBOX_MAX_BINDS];
-    char layers[5][64], etc[80];
+    int layer_fds[N_LAYERS], bind_fds[NSBOX_MAX_BINDS];
+    char layers[N_LAYERS][64], private_dir[80];
     char c;
 
     for (size_t i = 0; i < NSBOX_MAX_BINDS; i++)
@@ -192,9 +221,9 @@ static int child_setup(struct spawn *s, struct nsbox_err *err)
     if (open_layers(s, layer_fds, layers, err) < 0 ||
         nsbox_binds_open(cfg, s->sb->state_dir, bind_fds, mc.binds, err) < 0)
         return -1;
-    /* STATE/etc, for resolv.conf and hosts (mounts.c, setup_etc). */
-    snprintf(etc, sizeof(etc), "/proc/self/fd/%d/etc", layer_fds[3]);
-    mc.etc_dir = etc;
+    /* STATE/etc, for nsbox's own files (mounts.c, mount_private). */
+    snprintf(private_dir, sizeof(private_dir), "/proc/self/fd/%d/etc", layer_fds[L_STATE]);
+    mc.private_dir = private_dir;
     mc.hostname = cfg->hostname ? cfg->hostname : "nsbox";
     if (become_root(cfg->rootless_map == NULL || nsbox_idmap_may_setgroups(cfg->rootless_map),
                     err) < 0 ||
@@ -202,13 +231,17 @@ static int child_setup(struct spawn *s, struct nsbox_err *err)
         return -1;
     if (s->sb->cgroup.kind != NSBOX_CGROUP_NONE && unshare(CLONE_NEWCGROUP) < 0)
         return nsbox_err_sys(err, "cannot create a cgroup namespace");
-    mc.lower = layers[0];
-    mc.upper = layers[1];
-    mc.work = layers[2];
-    mc.merged = layers[3];
-    mc.workspace = layer_fds[4] >= 0 ? layers[4] : NULL;
+    mc.lower = layers[L_LOWER];
+    mc.upper = layers[L_UPPER];
+    mc.work = layers[L_WORK];
+    mc.merged = layers[L_STATE];
+    if (layer_fds[L_WS] >= 0) {
+        mc.workspace = layers[L_WS];
+        mc.workspace_lower = layers[L_WS_LOWER];
+        mc.workspace_work = layers[L_WS_WORK];
+    }
     int r = nsbox_mounts_setup(&mc, err);
-    for (int i = 0; i < 5; i++)
+    for (int i = 0; i < N_LAYERS; i++)
         if (layer_fds[i] >= 0)
             close(layer_fds[i]);
     for (size_t i = 0; i < NSBOX_MAX_BINDS; i++)
@@ -358,8 +391,8 @@ static void unmount_points(struct spawn *s)
 {
     char path[PATH_MAX + 32];
     umount2(s->lower, MNT_DETACH);
-    if (s->workspace[0] != '\0')
-        umount2(s->workspace, MNT_DETACH);
+    if (s->ws_base[0] != '\0')
+        umount2(s->ws_base, MNT_DETACH);
     for (size_t i = 0; i < s->cfg->n_binds; i++) {
         if (!nsbox_binds_idmapped(s->cfg, i))
             continue;
@@ -370,13 +403,14 @@ static void unmount_points(struct spawn *s)
 
 /* As root: the shared rootfs (and a persistent workspace) seen through the
  * sandbox's own id range.  The mounts sit in the host's namespace only
- * until the child has copied them into its own; then they are detached. */
+ * until the child has copied them into its own; then they are detached.
+ * For a workspace it is its parent that is idmapped: the overlay that
+ * shows the workspace needs its work directory on the same mount. */
 static int idmapped_lower(struct spawn *s, pid_t pid, struct nsbox_err *err)
 {
     if (idmapped_mount(pid, -1, s->cfg->rootfs, s->lower, MOUNT_ATTR_RDONLY, err) < 0)
         return -1;
-    if (s->cfg->workspace != NULL &&
-        idmapped_mount(pid, -1, s->cfg->workspace, s->workspace, 0, err) < 0)
+    if (s->ws_base[0] != '\0' && idmapped_mount(pid, -1, s->ws_parent, s->ws_base, 0, err) < 0)
         return -1;
     return idmapped_binds(s, pid, err);
 }
@@ -646,6 +680,23 @@ static int start_child(struct spawn *s, uint32_t base, struct nsbox_err *err)
     return r;
 }
 
+/* Where the child finds the workspace (struct spawn, ws_base and ws_name),
+ * and its overlay's directories made. */
+static int workspace_plan(struct spawn *s, const char *workspace, struct nsbox_err *err)
+{
+    if (nsbox_workspace_prepare(workspace, err) < 0)
+        return -1;
+    const char *slash = strrchr(workspace, '/'); /* checked there */
+    snprintf(s->ws_name, sizeof(s->ws_name), "%s", slash + 1);
+    snprintf(s->ws_parent, sizeof(s->ws_parent), "%.*s",
+             slash == workspace ? 1 : (int)(slash - workspace), workspace);
+    if (s->cfg->rootless_map == NULL)
+        snprintf(s->ws_base, sizeof(s->ws_base), "%s/ws", s->sb->state_dir);
+    else
+        snprintf(s->ws_base, sizeof(s->ws_base), "%s", s->ws_parent);
+    return 0;
+}
+
 static void undo_create(struct nsbox_sandbox *sb, const struct nsbox_sandbox_config *cfg)
 {
     struct nsbox_err ignored;
@@ -702,12 +753,10 @@ int nsbox_sandbox_create(const struct nsbox_sandbox_config *cfg, struct nsbox_sa
         r = nsbox_binds_make_points(cfg, out->state_dir, err);
     if (r == 0 && !out->rootless)
         snprintf(s.lower, sizeof(s.lower), "%s/lower", out->state_dir);
-    /* The workspace: as root an idmapped mount on STATE/ws, rootless the
-     * directory itself (its ids are already the sandbox's). */
+    /* The workspace: as root its parent idmapped on STATE/ws, rootless the
+     * parent itself (the ids are already the sandbox's). */
     if (r == 0 && cfg->workspace != NULL)
-        snprintf(s.workspace, sizeof(s.workspace), "%s", out->rootless ? cfg->workspace : "");
-    if (r == 0 && cfg->workspace != NULL && !out->rootless)
-        snprintf(s.workspace, sizeof(s.workspace), "%s/ws", out->state_dir);
+        r = workspace_plan(&s, cfg->workspace, err);
     if (r == 0)
         r = nsbox_disk_plan(cfg, out,
                             out->rootless ? 0 : (base - ROOT_RANGE_BASE) / ROOT_RANGE_SIZE, err);

@@ -40,7 +40,10 @@ enum nsbox_limits_mode {
  * owners inside), its attributes locked by the kernel (made in the host's
  * mount namespace and copied into the sandbox's less privileged one);
  * rootless, a plain bind whose source path is opened again in the
- * sandbox's mount namespace and must be the same inode (dev, ino) as fd. */
+ * sandbox's mount namespace and must be the same inode (dev, ino) as fd.
+ * A bind shows its source's host path in the sandbox's mountinfo (the
+ * root field: the path within its filesystem): a volume may, the user
+ * named it; nsbox's own helpers are copied instead (copy). */
 struct nsbox_bind {
     const char *source; /* host path: opened by the runtime unless opened */
     const char *target; /* absolute inside, no "..", not in /proc /sys /dev;
@@ -49,7 +52,17 @@ struct nsbox_bind {
     int fd;
     bool rw;     /* else read-only */
     bool noexec; /* MOUNT_ATTR_NOEXEC */
+    /* Not bound: source is a small directory of nsbox's own (the drivers)
+     * whose regular files, at most NSBOX_COPY_MAX_FILES and
+     * NSBOX_COPY_MAX_BYTES in all, are copied onto a tmpfs of the
+     * sandbox's, shown read-only and noexec.  They are read once the
+     * sandbox's ids are in force: readable by all (0644 in a 0755
+     * directory).  Not with opened or rw. */
+    bool copy;
 };
+
+#define NSBOX_COPY_MAX_FILES 16
+#define NSBOX_COPY_MAX_BYTES (1u << 20)
 
 #define NSBOX_MAX_BINDS 32
 
@@ -67,7 +80,14 @@ struct nsbox_sandbox_config {
     const char *workdir;    /* default working directory; created */
     /* A host directory mounted at workdir (a persistent workspace), or
      * NULL.  Root: seen through an idmapped mount like the rootfs, so it
-     * keeps the image's ids on disk and any later sandbox can use it. */
+     * keeps the image's ids on disk and any later sandbox can use it.
+     * Shown as the upper layer of an overlay of its own, so that the
+     * sandbox's mountinfo does not name its host path (a bind would):
+     * the overlay's empty lower layer and work directory are
+     * .overlay/NAME/{lower,work} beside it (made when missing; the parent
+     * is nsbox's, where no workspace name starts with '.'), and as root
+     * the parent is what gets idmapped (the work directory must be on the
+     * upper layer's mount).  Used by one sandbox at a time. */
     const char *workspace;
     /* Bind mounts (struct nsbox_bind), after the workspace, in order. */
     const struct nsbox_bind *binds;
