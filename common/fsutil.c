@@ -31,6 +31,19 @@ static int open_unreadable_dir(int dirfd, const char *name)
     return open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 }
 
+/* Whether the directory fd is on another mount than its parent dirfd. */
+static bool is_mount_point(int dirfd, int fd)
+{
+    struct statx parent, self;
+    if (statx(dirfd, "", AT_EMPTY_PATH, STATX_MNT_ID, &parent) == 0 &&
+        statx(fd, "", AT_EMPTY_PATH, STATX_MNT_ID, &self) == 0 &&
+        (parent.stx_mask & self.stx_mask & STATX_MNT_ID))
+        return parent.stx_mnt_id != self.stx_mnt_id || parent.stx_dev_major != self.stx_dev_major ||
+               parent.stx_dev_minor != self.stx_dev_minor;
+    struct stat ps, ss;
+    return fstat(dirfd, &ps) == 0 && fstat(fd, &ss) == 0 && ps.st_dev != ss.st_dev;
+}
+
 static int rm_entry(int dirfd, const char *name, struct nsbox_err *err)
 {
     if (unlinkat(dirfd, name, 0) == 0 || errno == ENOENT)
@@ -48,10 +61,11 @@ static int rm_entry(int dirfd, const char *name, struct nsbox_err *err)
                              strerror(unlink_errno));
     if (fd < 0)
         return nsbox_err_sys(err, "cannot open %s for removal", name);
-    /* Never descend into another filesystem: a mount left inside the tree
-     * (an image rootfs, a bind mount) must not be emptied with it. */
-    struct stat parent, self;
-    if (fstat(dirfd, &parent) == 0 && fstat(fd, &self) == 0 && parent.st_dev != self.st_dev)
+    /* Never descend into another mount: one left inside the tree (an image
+     * rootfs, a bind of the store's workspaces) must not be emptied with it.
+     * A bind of the same filesystem has the same st_dev: the mount ids
+     * tell (statx, Linux 5.8), st_dev where they are not known. */
+    if (is_mount_point(dirfd, fd))
         return nsbox_err_set(err, EXDEV, "refusing to remove %s: it is a mount point", name);
     /* A read-only directory cannot lose entries; root would not care, an
      * unprivileged owner does. */

@@ -249,9 +249,8 @@ int refs_save(struct images_store *store, const struct ref_table *t, struct nsbo
     /* The private names first: a crash between the two writes leaves a
      * name in both files, never in neither. */
     _cleanup_free_ char *priv = refs_text(t, true, err);
-    if (priv == NULL ||
-        nsbox_write_file_atomic(store->root_fd, "refs-private.json", priv, strlen(priv), 0600,
-                                err) < 0)
+    if (priv == NULL || nsbox_write_file_atomic(store->root_fd, "refs-private.json", priv,
+                                                strlen(priv), 0600, err) < 0)
         return -1;
     _cleanup_free_ char *text = refs_text(t, false, err);
     if (text == NULL)
@@ -348,10 +347,9 @@ void images_image_free(struct images_image *image)
 
 bool images_name_private(const char *name)
 {
-    return name != NULL && (strncmp(name, IMAGES_PRIVATE_CACHE_REPO,
-                                    strlen(IMAGES_PRIVATE_CACHE_REPO)) == 0 ||
-                            strncmp(name, IMAGES_PRIVATE_COMMIT_REPO,
-                                    strlen(IMAGES_PRIVATE_COMMIT_REPO)) == 0);
+    return name != NULL &&
+           (strncmp(name, IMAGES_PRIVATE_CACHE_REPO, strlen(IMAGES_PRIVATE_CACHE_REPO)) == 0 ||
+            strncmp(name, IMAGES_PRIVATE_COMMIT_REPO, strlen(IMAGES_PRIVATE_COMMIT_REPO)) == 0);
 }
 
 bool images_image_private(const struct images_image *image)

@@ -218,12 +218,13 @@ struct http_session *http_session_new(struct http_sessions *t, struct http_tenan
     *why = "out of memory";
     if (hs == NULL)
         return NULL;
-    hs->refs = 2; /* the table's and the caller's */
+    hs->refs = 2;              /* the table's and the caller's */
     http_session_bind(hs, tn); /* before its id is known to anyone */
     /* Twice at most: once more after ending an abandoned session. */
     for (int i = 0; i < 2 && (*why = table_add(t, hs, &evict)) != NULL && evict != NULL; i++) {
-        nsbox_info("MCP session %.8s... unused, no sandbox: ended to make room (--max-sessions %zu)",
-                   evict->s.id, t->max);
+        nsbox_info(
+            "MCP session %.8s... unused, no sandbox: ended to make room (--max-sessions %zu)",
+            evict->s.id, t->max);
         http_session_end(evict);
         http_session_unref(evict);
         evict = NULL;

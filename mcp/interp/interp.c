@@ -33,7 +33,7 @@ struct mcp_interp {
     enum mcp_interp_lang lang;
     struct nsbox_proc proc;
     uint64_t next_id;
-    uint64_t ooms_seen; /* the cgroup's OOM kills when the last call ended */
+    uint64_t ooms_seen;            /* the cgroup's OOM kills when the last call ended */
     struct mcp_interp_lines lines; /* what came on the channel */
 };
 

@@ -209,7 +209,7 @@ static void append_languages(json_t *langs, struct images_image *v, size_t n)
 {
     for (size_t i = 0; i < n; i++) {
         _cleanup_json_ json_t *own = images_image_private(&v[i]) ? json_array()
-                                                                  : languages_of(&v[i]);
+                                                                 : languages_of(&v[i]);
         json_t *l;
         size_t k;
         json_array_foreach (own, k, l)

@@ -16,7 +16,7 @@
 #define EXACT_MAX 9007199254740992.0
 
 static const char *const type_names[] = {
-    [MCP_ARG_STRING] = "string",   [MCP_ARG_INTEGER] = "integer",   [MCP_ARG_NUMBER] = "number",
+    [MCP_ARG_STRING] = "string",   [MCP_ARG_INTEGER] = "integer",  [MCP_ARG_NUMBER] = "number",
     [MCP_ARG_BOOLEAN] = "boolean", [MCP_ARG_STRING_MAP] = "array", [MCP_ARG_STRING_LIST] = "array",
     [MCP_ARG_JSON] = "",
 };

@@ -10,8 +10,11 @@
 #include <linux/fs.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sched.h>
 #include <sys/ioctl.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 /* A file that cannot be unlinked (immutable: unlink gets EPERM even as
@@ -46,7 +49,52 @@ static void rm_reports_the_real_error(void)
     close(dfd);
 }
 
+/* A bind mount of the same filesystem inside the tree (the store's
+ * workspaces bound into a sandbox's state directory while it is set up)
+ * has the tree's st_dev: the removal must still stop there, or a crash in
+ * that window would empty every workspace.  In a child in a mount
+ * namespace of its own (root, or a user namespace). */
+static void rm_stops_at_a_same_fs_bind(void)
+{
+    char dir[] = "/tmp/nsbox-unit-fsbind.XXXXXX";
+    CHECK(mkdtemp(dir) != NULL);
+    char p[128];
+    snprintf(p, sizeof(p), "%s/keep", dir);
+    mkdir(p, 0700);
+    snprintf(p, sizeof(p), "%s/keep/precious", dir);
+    close(open(p, O_WRONLY | O_CREAT | O_CLOEXEC, 0600));
+    snprintf(p, sizeof(p), "%s/tree", dir);
+    mkdir(p, 0700);
+    snprintf(p, sizeof(p), "%s/tree/ws", dir);
+    mkdir(p, 0700);
+    pid_t pid = fork();
+    if (pid == 0) {
+        char src[128];
+        snprintf(src, sizeof(src), "%s/keep", dir);
+        if (unshare(CLONE_NEWNS) < 0 || mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0 ||
+            mount(src, p, NULL, MS_BIND, NULL) < 0)
+            _exit(77);
+        struct nsbox_err err = {0};
+        snprintf(src, sizeof(src), "%s/tree", dir);
+        int r = nsbox_rm_rf_at(AT_FDCWD, src, &err);
+        _exit(r < 0 && err.code == EXDEV && strstr(err.msg, "mount point") ? 0 : 1);
+    }
+    int status = 0;
+    waitpid(pid, &status, 0);
+    if (WIFEXITED(status) && WEXITSTATUS(status) == 77) {
+        printf("SKIP: fsutil/rm_stops_at_a_same_fs_bind: no mount namespace here (%s)\n",
+               geteuid() ? "not root" : "unshare refused");
+    } else {
+        CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+        snprintf(p, sizeof(p), "%s/keep/precious", dir);
+        CHECK(access(p, F_OK) == 0);
+    }
+    struct nsbox_err err = {0};
+    CHECK(nsbox_rm_rf_at(AT_FDCWD, dir, &err) == 0);
+}
+
 void suite_fsutil(void)
 {
     RUN_TEST(rm_reports_the_real_error);
+    RUN_TEST(rm_stops_at_a_same_fs_bind);
 }
