@@ -4,7 +4,8 @@
 # official TypeScript SDK (Client + StdioClientTransport), and
 # tests/mcp/raw_protocol.py speaks raw newline-delimited JSON-RPC for the bad
 # inputs no SDK sends (tests/mcp/modern.py likewise for the 2026-07-28
-# revision, which no SDK speaks yet).  Both print the PASS/FAIL lines passed through here.
+# revision, byte by byte; the client libraries that speak it, the AI SDK,
+# the Agents SDK and Mastra, are in the client matrix, tests/clients/).  Both print the PASS/FAIL lines passed through here.
 # Needs node >= 18 and npm (tests/mcp/setup.sh runs `npm ci` when needed).
 SUITE=mcp_stdio
 . "$(dirname "$0")/../lib.sh"

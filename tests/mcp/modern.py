@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
-"""MCP 2026-07-28 over stdio, raw newline-delimited JSON-RPC (no SDK speaks
-it yet): a client that never says initialize.
+"""MCP 2026-07-28 over stdio, raw newline-delimited JSON-RPC, byte by byte
+(the client libraries that speak it are in tests/clients/): a client that
+never says initialize.
 
 The whole workflow with per-request _meta (server/discover, tools/list with
 its caching hints and x-mcp-header, sandbox_create, execute_code, write_file,
