@@ -38,13 +38,13 @@ struct mcp_interp;
 
 /* What a call adds to a command's result record. */
 struct mcp_interp_info {
-    char *result;     /* the last expression's value as text, or NULL */
+    char *result;      /* the last expression's value as text, or NULL */
     char *error_type;  /* an uncaught exception's type, or NULL */
     char *error_value; /* its message (str(e), e.message), with error_type only, or NULL */
-    bool interrupted; /* SIGINT stopped the cell; the state is kept */
-    bool state_lost;  /* the interpreter died (or was killed) in this call */
+    bool interrupted;  /* SIGINT stopped the cell; the state is kept */
+    bool state_lost;   /* the interpreter died (or was killed) in this call */
     char state_lost_reason[112]; /* "timeout", "oom", ...; "between calls: ..." (interp.c) */
-    char **figures; /* paths of the figures the cell made, NULL-terminated (or NULL) */
+    char **figures;              /* paths of the figures the cell made, NULL-terminated (or NULL) */
 };
 
 void mcp_interp_info_free(struct mcp_interp_info *info);

@@ -479,9 +479,9 @@ static void tool_specific_checks(void)
     CHECK(strstr(fails("sandbox_create", "{\"env\":[{\"name\":\"A\"}]}"), "env[0] must be"));
     CHECK(strstr(fails("sandbox_create", "{\"env\":[{\"name\":\"\",\"value\":\"x\"}]}"),
                  "env[0] must be"));
-    CHECK(strstr(fails("sandbox_create",
-                       "{\"env\":[{\"name\":\"A\",\"value\":\"x\",\"extra\":1}]}"),
-                 "env[0] must be"));
+    CHECK(
+        strstr(fails("sandbox_create", "{\"env\":[{\"name\":\"A\",\"value\":\"x\",\"extra\":1}]}"),
+               "env[0] must be"));
     CHECK(strstr(fails("sandbox_create", "{\"env\":[\"A=B\"]}"), "env[0] must be"));
     CHECK(strstr(fails("sandbox_create", "{\"env\":\"A=B\"}"), "env must be an array"));
     CHECK(strstr(fails("delete_path", "{\"sandbox_id\":\"s\",\"path\":\"a/../..\"}"), "refusing"));
