@@ -28,7 +28,7 @@
     "\"interpreter\":{\"type\":\"string\",\"enum\":[\"persistent\",\"process\"]},"                 \
     "\"result\":{\"type\":[\"string\",\"null\"]},\"state_lost\":{\"type\":\"boolean\"},"           \
     "\"state_lost_reason\":{\"type\":\"string\"},\"interrupted\":{\"type\":\"boolean\"},"          \
-    "\"error_type\":{\"type\":\"string\"},\"error_value\":{\"type\":\"string\"},"                   \
+    "\"error_type\":{\"type\":\"string\"},\"error_value\":{\"type\":\"string\"},"                  \
     "\"figures\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},"
 
 /* What a sandbox with network tried during the command (boxes/net.h). */
