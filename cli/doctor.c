@@ -230,7 +230,10 @@ static bool print_images(FILE *f, struct images_image *v, size_t n, const char *
         const char *l = priv ? NULL : images_image_languages(&v[i]);
         fprintf(f, "%s%-8s %-40s %s%s\n", indent, v[i].origin ? "shared" : "yours",
                 v[i].names && v[i].names[0] ? v[i].names[0] : v[i].digest,
-                priv ? "private (used only by its name)" : l ? "languages: " : "", l ? l : "");
+                priv ? "private (used only by its name)"
+                : l  ? "languages: "
+                     : "",
+                l ? l : "");
         python = python || (!priv && serves_python(&v[i]));
         images_image_free(&v[i]);
     }
