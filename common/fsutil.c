@@ -65,7 +65,7 @@ static int rm_entry(int dirfd, const char *name, struct nsbox_err *err)
      * rootfs, a bind of the store's workspaces) must not be emptied with it.
      * A bind of the same filesystem has the same st_dev: the mount ids
      * tell (statx, Linux 5.8), st_dev where they are not known. */
-    if (is_mount_point(dirfd, fd))
+    if (dirfd != AT_FDCWD && is_mount_point(dirfd, fd)) /* AT_FDCWD: no parent to compare */
         return nsbox_err_set(err, EXDEV, "refusing to remove %s: it is a mount point", name);
     /* A read-only directory cannot lose entries; root would not care, an
      * unprivileged owner does. */
