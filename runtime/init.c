@@ -238,26 +238,6 @@ static void switch_user(const struct nsbox_msg_exec *m)
     }
 }
 
-/* A command is the OOM killer's choice before init: in the sandbox's
- * memory cgroup its badness gets half the limit added, so init (small)
- * is never picked while a command lives, and an OOM in a command (or in
- * an interpreter's background thread) leaves the sandbox running and able
- * to report it.  Host-wide, sandboxed code goes before the host's own
- * processes.  Raising the value needs no privilege; lowering it back needs
- * CAP_SYS_RESOURCE, which no command has.  Init's children are not
- * dumpable (init is not), so /proc/self/ belongs to the host's root until
- * execve makes them dumpable anyway: done here, with every capability and
- * init's fds already gone, nothing is exposed. */
-static void prefer_as_oom_victim(void)
-{
-    prctl(PR_SET_DUMPABLE, 1, 0, 0, 0);
-    int fd = open("/proc/self/oom_score_adj", O_WRONLY | O_CLOEXEC);
-    if (fd >= 0) {
-        (void)!write(fd, "500\n", 4);
-        close(fd);
-    }
-}
-
 /* In init's child: become the command.  Never returns. */
 static void child_exec(const struct nsbox_init_config *cfg, const struct nsbox_msg_exec *m,
                        char **argv, char **env, const char *cwd, const int fds[3], bool tty)
@@ -304,7 +284,6 @@ static void child_exec(const struct nsbox_init_config *cfg, const struct nsbox_m
         dprintf(2, "nsbox: %s\n", err.msg);
         _exit(126);
     }
-    prefer_as_oom_victim();
     /* Landlock mode: init sits in the sandbox's own directory already; as
      * root (commands run as nobody) its path may not resolve for them. */
     bool home = cfg->landlock && strcmp(cwd, cfg->home) == 0;
