@@ -1,6 +1,11 @@
 # Shared by the shell tests.  Each test prints exactly one line:
 #   PASS: <suite>/<name>      or      FAIL: <suite>/<name>: <reason>
-# tests/run.sh counts them.  Source this, set SUITE, call the helpers.
+# or, only where tests/skips.allow lists it with its reason,
+#   SKIP: <suite>/<name>: <reason>
+# tests/run.sh counts them against the suite's expected count
+# (tests/suites.tsv) and wants "# done <suite>" (finish) as the last line:
+# a suite that ends without it died early.  Source this, set SUITE, call
+# the helpers.
 set -u
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -16,6 +21,9 @@ trap cleanup_test_dir EXIT
 
 _failures=0
 pass() { echo "PASS: $SUITE/$1"; }
+# skip NAME REASON: a test that cannot run here; allowed only when
+# tests/skips.allow lists SUITE/NAME (tests/run.sh fails it otherwise).
+skip() { echo "SKIP: $SUITE/$1: $2"; }
 fail() {
 	echo "FAIL: $SUITE/$1: $2"
 	_failures=$((_failures + 1))
@@ -122,4 +130,8 @@ run_client() {
 	return "$rc"
 }
 
-finish() { exit $((_failures > 0)); }
+# finish: the completion marker, then the suite's status (1: a FAIL).
+finish() {
+	echo "# done $SUITE"
+	exit $((_failures > 0))
+}
