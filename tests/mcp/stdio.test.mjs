@@ -543,7 +543,9 @@ async function main() {
 	await test('progress', async () => {
 		const seen = [];
 		const before = tap.sent.length;
-		const r = await run(client, 'execute_code', { code: 'import time\nfor i in range(3):\n    print(i, flush=True)\n    time.sleep(0.5)' },
+		// 3 s: progress comes once a second (mcp/tools/exec.c), so at least one
+		// notification is due however slowly the sandbox starts.
+		const r = await run(client, 'execute_code', { code: 'import time\nfor i in range(3):\n    print(i, flush=True)\n    time.sleep(1)' },
 			{ onprogress: p => seen.push(p) });
 		ok(r.status === 'ok' && r.stdout === '0\n1\n2\n', `result ${j(r)}`);
 		const req = tap.sent.slice(before).find(m => m.method === 'tools/call');
@@ -554,8 +556,7 @@ async function main() {
 		const bad = progress.filter(m => m.params.progressToken !== token && String(m.params.progressToken) === String(token));
 		ok(bad.length === 0, `progressToken echoed with another JSON type: sent ${j(token)}, got ${j(bad[0])}`);
 		ok(progress.length === mine.length, `progress for unknown tokens: ${j(progress.filter(m => m.params.progressToken !== token))}`);
-		// A run that printed three lines over a second reports progress: at
-		// least one notification with the call's token (none is a failure).
+		// At least one notification with the call's token (none is a failure).
 		ok(mine.length >= 1, `no notifications/progress with the call's token ${j(token)} (got ${progress.length} in all)`);
 		for (const m of mine) ok(typeof m.params.progress === 'number', `progress without a number: ${j(m)}`);
 		note(`progress: ${mine.length} notifications/progress for one execute_code`);
