@@ -6,9 +6,9 @@
 IMG=$1
 CG=/sys/fs/cgroup
 failures=0
-pass() { echo "PASS: vm_nsbox/$1"; }
+pass() { echo "PASS: vm_cgroup_v2/$1"; }
 fail() {
-	echo "FAIL: vm_nsbox/$1: $2"
+	echo "FAIL: vm_cgroup_v2/$1: $2"
 	failures=$((failures + 1))
 }
 # jq-less JSON field: "key": value (numbers, booleans, short strings)
@@ -17,7 +17,7 @@ jf() { sed -n "s/.*\"$1\": *\"\{0,1\}\([^,\"}]*\).*/\1/p" | head -1; }
 modprobe loop 2>/dev/null
 mkdir -p /mnt/store
 if ! mount -o loop /store.img /mnt/store; then
-	echo "FAIL: vm_nsbox/setup: cannot mount /store.img"
+	echo "FAIL: vm_cgroup_v2/setup: cannot mount /store.img"
 	exit 1
 fi
 S=/mnt/store/root
