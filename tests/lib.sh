@@ -56,6 +56,18 @@ expect_fail() {
 	fi
 }
 
+# wait_until SECONDS CMD...: runs CMD every 0.05 s until it succeeds
+# (status 0) or SECONDS (whole seconds) have passed (status 1): a wait for
+# the condition itself, never a fixed sleep that a loaded machine outruns.
+wait_until() {
+	local end=$((${EPOCHREALTIME/[.,]/} + $1 * 1000000))
+	shift
+	until "$@"; do
+		[ "${EPOCHREALTIME/[.,]/}" -lt "$end" ] || return 1
+		sleep 0.05
+	done
+}
+
 # require_registry: the suite needs tests/run.sh's local registry.
 require_registry() {
 	if [ -z "$REGISTRY" ]; then

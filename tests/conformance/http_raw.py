@@ -122,7 +122,9 @@ def delete(sid):
 
 
 def pgrep(pattern):
-    out = subprocess.run(["pgrep", "-f", pattern], capture_output=True, text=True).stdout
+    """Pids whose whole command line matches pattern (tests/markers.md:
+    mcp_http's markers are sleep 4240-4249)."""
+    out = subprocess.run(["pgrep", "-f", f"^{pattern}$"], capture_output=True, text=True).stdout
     return [p for p in out.split() if p.strip()]
 
 

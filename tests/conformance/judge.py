@@ -203,18 +203,25 @@ def one_line(text, limit=300):
 
 
 def judge(run, name, checks):
-    """Prints the scenario's line(s); returns True when it passed."""
+    """Prints the scenario's line(s); returns True when it passed: no check
+    failed or warned unexcused, and at least one check succeeded (a scenario
+    with no checks, or only excused ones, proved nothing)."""
     tag = "conformance/%s/%s" % (run, name)
     problems = []
+    excused = 0
     for c in checks:
         if c.get("status") not in BAD:
             continue
         reason = excuse(name, c)
         if reason:
+            excused += 1
             print("# %s: excused %s %s (%s)" % (tag, c["status"], c["id"], reason))
         else:
             problems.append("%s %s: %s" % (c["status"], c.get("id"),
                                            one_line(c.get("errorMessage") or c.get("description", ""))))
+    if not problems and not any(c.get("status") == "SUCCESS" for c in checks):
+        problems.append("no check succeeded (%d checks, %d excused): the scenario proved nothing" %
+                        (len(checks), excused))
     if problems:
         print("FAIL: %s: %d problem(s): %s" % (tag, len(problems), one_line(" | ".join(problems), 1500)))
         return False

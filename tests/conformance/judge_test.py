@@ -96,6 +96,22 @@ s["caching"] = [bad("sep-2575-server-no-log-without-loglevel", msg=(
 rc, lines = run("2026-07-28", s)
 check("excuse_scoped_to_scenario", rc == 1, "rc %d: %s" % (rc, line_for(lines, "2026-07-28", "caching")))
 
+# A scenario that proved nothing fails: no checks at all, or only excused
+# ones (no SUCCESS), or only INFO lines.
+s = all_pass("2026-07-28")
+s["server-stateless"] = []
+rc, lines = run("2026-07-28", s)
+check("no_checks_fails", rc == 1 and any(
+    l.startswith("FAIL: conformance/2026-07-28/server-stateless: 1 problem(s): no check succeeded") for l in lines),
+    "rc %d: %s" % (rc, line_for(lines, "2026-07-28", "server-stateless")))
+s["server-stateless"] = [bad("sep-2575-server-no-log-without-loglevel", msg=(
+    "Not testable: server does not list the diagnostic tool 'test_logging_tool' in tools/list, "
+    "so the no-log-without-logLevel requirement could not be exercised")), {"id": "x", "status": "INFO"}]
+rc, lines = run("2026-07-28", s)
+check("only_excused_fails", rc == 1 and any(
+    l.startswith("FAIL: conformance/2026-07-28/server-stateless: 1 problem(s): no check succeeded") for l in lines),
+    "rc %d: %s" % (rc, line_for(lines, "2026-07-28", "server-stateless")))
+
 # An applicable scenario that did not run, or threw, fails.
 s = all_pass("2025-11-25")
 del s["resources-list"]

@@ -467,7 +467,9 @@ def cancel_tests():
 
 
 def pgrep(pattern):
-    out = subprocess.run(["pgrep", "-f", pattern], capture_output=True, text=True).stdout
+    """Pids whose whole command line matches pattern (tests/markers.md:
+    mcp_http's markers are sleep 4240-4249)."""
+    out = subprocess.run(["pgrep", "-f", f"^{pattern}$"], capture_output=True, text=True).stdout
     return out.split()
 
 

@@ -15,8 +15,9 @@ even when one of those directories cannot be removed (an immutable file is
 planted); and the workspace is usable again with its files intact.
 
 Environment: NSBOX (the command: nsbox or a wrapper that execs it as
-another user), NSBOX_STORE, SUITE, MARK (digits unique to this run, for the
-long commands), ROOTLESS=1 (no cgroups; no mount is planted)."""
+another user), NSBOX_STORE, SUITE, MARK (three digits: the long commands
+are sleep MARK1 and sleep MARK2, tests/markers.md), ROOTLESS=1 (no cgroups;
+no mount is planted)."""
 import hashlib
 import json
 import os
@@ -88,7 +89,9 @@ def sandbox_processes():
 
 
 def pgrep(pattern):
-    out = subprocess.run(["pgrep", "-f", pattern], capture_output=True, text=True).stdout
+    """Pids whose whole command line matches pattern (tests/markers.md:
+    faults' markers are sleep 4300-4319)."""
+    out = subprocess.run(["pgrep", "-f", f"^{pattern}$"], capture_output=True, text=True).stdout
     return [int(p) for p in out.split()]
 
 

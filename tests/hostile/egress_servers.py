@@ -2,17 +2,24 @@
 on 127.0.0.1 / ::1, each logging every connection, HTTP request head, TLS
 server name and DNS question into EVENTS, which the cases compare with
 what they allow; and the test CA (openssl)."""
+import array
+import fcntl
 import os
 import socket
 import ssl
 import struct
 import subprocess
+import termios
 import threading
+import time
 
 from egress_probe import MARK, _family
 
 EVENTS = []            # (server, detail), in arrival order
 _ev_lock = threading.Lock()
+_busy = [0]            # connections accepted whose handler has not returned
+_listeners = []        # TCP listening sockets
+_datagrams = []        # UDP sockets (canaries, DNS)
 
 
 def event(server, detail=""):
@@ -51,14 +58,66 @@ def listen(host, port):
 
 
 def serve_forever(lsock, handler):
+    _listeners.append(lsock)
+
+    def run(c, peer):
+        try:
+            handler(c, peer)
+        finally:
+            with _ev_lock:
+                _busy[0] -= 1
+
     def loop():
         while True:
             try:
                 c, peer = lsock.accept()
             except OSError:
                 return
-            threading.Thread(target=handler, args=(c, peer), daemon=True).start()
+            with _ev_lock:
+                _busy[0] += 1
+            threading.Thread(target=run, args=(c, peer), daemon=True).start()
     threading.Thread(target=loop, daemon=True).start()
+
+
+def _backlog(lsock):
+    """Connections the kernel accepted that accept() has not taken yet (a
+    listening socket's tcpi_unacked is its accept queue's length)."""
+    try:
+        return struct.unpack_from("I", lsock.getsockopt(socket.IPPROTO_TCP, socket.TCP_INFO, 104), 24)[0]
+    except OSError:
+        return 0
+
+
+def _unread(sock):
+    buf = array.array("i", [0])
+    try:
+        fcntl.ioctl(sock.fileno(), termios.FIONREAD, buf)
+    except OSError:
+        return 0
+    return buf[0]
+
+
+def quiet():
+    """No connection waits in a backlog, no handler runs, no datagram waits
+    unread: every event that already reached a host server is in EVENTS."""
+    with _ev_lock:
+        busy = _busy[0]
+    return busy == 0 and not any(_backlog(s) for s in _listeners) and not any(_unread(s) for s in _datagrams)
+
+
+def settle(seconds=10):
+    """Waits until quiet() holds twice 0.1 s apart (a datagram or connection
+    just taken off its queue is counted as busy a moment later); False when
+    it never does within seconds."""
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        if quiet():
+            time.sleep(0.1)
+            if quiet():
+                return True
+        else:
+            time.sleep(0.05)
+    return False
 
 
 def http_upstream(name, log_connect=True):
@@ -122,6 +181,7 @@ def canary_tcp(name):
 def start_udp_canary(name, host, port):
     s = socket.socket(_family(host), socket.SOCK_DGRAM)
     s.bind((host, port))
+    _datagrams.append(s)
 
     def loop():
         while True:
@@ -140,6 +200,7 @@ def start_dns(host, answers):
     getaddrinfo is pointed at in the root runs.  answers: name -> IPv4."""
     s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
     s.bind((host, 53))
+    _datagrams.append(s)
 
     def loop():
         while True:

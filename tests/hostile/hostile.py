@@ -19,16 +19,37 @@ ROOTLESS_USER, ONLY (a regex: run matching cases only), RACE_SECONDS,
 BIGFILE_IMAGE (the probe image with a 96 MiB /data/big), DISK_DEFAULT_MB,
 WORKSPACE_BUDGET_MB.  After every case the store's filesystem must have
 lost at most the sandbox's disk limit (the disk cases print the figures).
-Prints PASS/FAIL lines; exits 1 on any failure."""
-import hashlib
-import json
+Prints PASS/FAIL lines; exits 1 on any failure.  An exception outside a
+case (the harness's own code, an import) is `FAIL: hostile/harness: ...`
+with the traceback's last line, and exit status 2.  How many lines each
+front prints is tests/hostile/counts.py's, from the tables below."""
 import os
-import re
-import socket
-import subprocess
 import sys
-import threading
-import time
+import traceback
+
+
+def harness_failed(kind, value, tb):
+    """sys.excepthook: a harness error is a FAIL line and status 2, never a
+    run that lost its remaining fronts in silence (Python's own status for
+    it, 1, reads as "some case failed")."""
+    last = traceback.format_exception_only(kind, value)[-1].strip()
+    where = traceback.extract_tb(tb)[-1] if tb else None
+    at = f" (at {os.path.basename(where.filename)}:{where.lineno} in {where.name})" if where else ""
+    print(f"FAIL: hostile/harness: {' '.join(last.split())[:500]}{at}", flush=True)
+    traceback.print_exception(kind, value, tb)
+    sys.stderr.flush()
+    os._exit(2)
+
+
+sys.excepthook = harness_failed
+
+import hashlib  # noqa: E402
+import json  # noqa: E402
+import re  # noqa: E402
+import socket  # noqa: E402
+import subprocess  # noqa: E402
+import threading  # noqa: E402
+import time  # noqa: E402
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "mcp"))
 import stdio_client  # noqa: E402
@@ -585,8 +606,17 @@ def cpu_spin_case(front):
 def outlive_case(front):
     """setsid, nohup and a double fork ignoring SIGTERM/SIGHUP try to outlive
     the timeout, in a one-shot run and in a kept sandbox; settle() then
-    proves nothing is left."""
-    cmd = "setsid sleep 3141 & nohup sleep 3142 >/dev/null 2>&1 & probe daemon 3143 >/dev/null; sleep 3144"
+    proves nothing is left.  Each run shows that it started all three (their
+    pids, the daemon's record) before the timeout: else nothing was tried.
+    (The image's busybox has no nohup applet: nohup is what it does, SIGHUP
+    ignored, then exec.)"""
+    cmd = ("setsid sleep 3141 & echo started $!; (trap '' HUP; exec sleep 3142) >/dev/null 2>&1 & echo started $!; "
+           "probe daemon 3143; sleep 3144")
+
+    def started(r):
+        out = r.get("stdout", "")
+        daemon = probe_lines(out).get("daemon", {})
+        return len(re.findall(r"^started [1-9]\d*$", out, re.M)) == 2 and daemon.get("daemon_pid", 0) > 0
     r = front.run(cmd, timeout=1)
     sid, why = front.create()
     if sid is None:
@@ -596,7 +626,8 @@ def outlive_case(front):
         left = front.exec(sid, "ps -o args | grep -c '[s]leep 314\\|[p]robe daemon'")
     finally:
         front.stop(sid)
-    return r.get("timed_out") and r2.get("timed_out") and left.get("stdout") == "0\n", (r.get("status"), r2.get("status"), left.get("stdout"))
+    return r.get("timed_out") and r2.get("timed_out") and started(r) and started(r2) and left.get("stdout") == "0\n", \
+        (r.get("status"), r2.get("status"), started(r), started(r2), left.get("stdout"))
 
 
 def zombies_case(front):
@@ -908,6 +939,13 @@ def cases_for(front):
     return c
 
 
+# The checks after every front: one line each (no_sandbox_process_left also
+# when ONLY picks some cases; the others need every case's output).
+CANARIES = ("host_env_never_seen", "host_secret_file_never_seen", "host_secret_file_unchanged",
+            "nsbox_binaries_unchanged")
+FINAL = ("no_sandbox_process_left",)
+
+
 def main():
     # A host listener on the abstract socket the probe knocks on.
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
@@ -936,10 +974,14 @@ def main():
 
     if not E.get("ONLY"):
         everything = "\n".join(outputs)
-        report("canary/host_env_never_seen", CANARY_ENV not in everything, "the environment canary showed up")
-        report("canary/host_secret_file_never_seen", secret.strip() not in everything, "the host secret showed up")
-        report("canary/host_secret_file_unchanged", open(CANARY_FILE).read() == secret, "changed")
-        report("canary/nsbox_binaries_unchanged", all(sha256(p) == h for p, h in hashes.items()), "hash changed")
+        canary = {
+            "host_env_never_seen": (CANARY_ENV not in everything, "the environment canary showed up"),
+            "host_secret_file_never_seen": (secret.strip() not in everything, "the host secret showed up"),
+            "host_secret_file_unchanged": (open(CANARY_FILE).read() == secret, "changed"),
+            "nsbox_binaries_unchanged": (all(sha256(p) == h for p, h in hashes.items()), "hash changed"),
+        }
+        for name in CANARIES:
+            report(f"canary/{name}", *canary[name])
     left = sandboxed_processes()
     report("canary/no_sandbox_process_left", not left, left)
     sys.exit(1 if failures else 0)

@@ -160,32 +160,46 @@ suite root "$T/root-store" "$NSBOX"
 # (CVE-2019-14271 / CVE-2018-15664 class: a copy or commit walk that follows
 # a link resolves it on the host).  Were the walk ever to follow /sw, the
 # layer would hold the host's / below sw/; it may only hold sw/ itself
-# (as a directory or a link) and sw/f.
+# (as a directory or a link) and sw/f.  The race must be shown to overlap:
+# commits go on (at most 40, 60 s) until one layer caught sw as the link
+# and one as the directory, so the walk met both states.
 race() {
-	local nsb=("$NSBOX" --store "$T/root-store") id digest bad=0 i names
-	id=$("${nsb[@]}" create "$BB") || { fail race_setup "create"; return; }
-	"${nsb[@]}" exec --user 0 "$id" -- sh -c 'i=0; while [ $i -lt 4000 ]; do
+	local nsb=("$NSBOX" --store "$T/root-store") id digest bad= i got links=0 dirs=0 n=0
+	id=$("${nsb[@]}" create "$BB") || { fail race_swap_never_followed "create"; return; }
+	"${nsb[@]}" exec --user 0 "$id" -- sh -c 'i=0; while [ $i -lt 100000 ]; do
 		rm -rf /sw; mkdir /sw; echo f >/sw/f; rm -rf /sw; ln -s / /sw; i=$((i + 1)); done' \
 		>/dev/null 2>&1 &
-	local loop=$!
-	for i in 1 2 3 4 5 6; do
-		sleep 0.2
-		digest=$("${nsb[@]}" commit "$id" test/race:$i 2>&1) || { bad=1; names="commit: $digest"; break; }
-		names=$(python3 - "$T/root-store" "$digest" <<'EOF2'
+	local loop=$! end=$((SECONDS + 60))
+	for i in $(seq 40); do
+		n=$i
+		digest=$("${nsb[@]}" commit "$id" test/race:$i 2>&1) || { bad="commit: $digest"; break; }
+		# the layer's sw: "link", "dir" or "none", then any name below sw/ but sw/f
+		got=$(python3 - "$T/root-store" "$digest" <<'EOF2'
 import gzip, io, json, os, sys, tarfile
 d = os.path.join(sys.argv[1], "blobs", "sha256")
 m = json.load(open(os.path.join(d, sys.argv[2][7:])))
-tar = gzip.decompress(open(os.path.join(d, m["layers"][-1]["digest"][7:]), "rb").read())
-names = [e.name for e in tarfile.open(fileobj=io.BytesIO(tar))]
-print(" ".join(n for n in names if n.startswith("sw/") and n != "sw/f"))
+tar = tarfile.open(fileobj=io.BytesIO(gzip.decompress(open(os.path.join(d, m["layers"][-1]["digest"][7:]), "rb").read())))
+sw = [e for e in tar.getmembers() if e.name.rstrip("/") == "sw"]
+state = "none" if not sw else "link" if sw[-1].issym() else "dir" if sw[-1].isdir() else "other"
+print(state, " ".join(e.name for e in tar.getmembers() if e.name.startswith("sw/") and e.name != "sw/f"))
 EOF2
 		)
-		[ -n "$names" ] && { bad=1; break; }
+		case $got in link*) links=$((links + 1)) ;; dir*) dirs=$((dirs + 1)) ;; esac
+		[ -n "${got#* }" ] && { bad="followed: ${got#* }"; break; }
+		[ "$links" -gt 0 ] && [ "$dirs" -gt 0 ] && break
+		[ $SECONDS -lt $end ] || break
 	done
 	kill "$loop" 2>/dev/null
 	wait "$loop" 2>/dev/null
 	"${nsb[@]}" rm "$id" >/dev/null 2>&1
-	[ $bad = 0 ] && pass race_swap_never_followed || fail race_swap_never_followed "$names"
+	echo "# race: $n commits, sw caught as the link in $links, as the directory in $dirs"
+	if [ -n "$bad" ]; then
+		fail race_swap_never_followed "$bad"
+	elif [ "$links" = 0 ] || [ "$dirs" = 0 ]; then
+		fail race_swap_never_followed "the race never overlapped: in $n commits sw was the link $links times, the directory $dirs times"
+	else
+		pass race_swap_never_followed
+	fi
 }
 race
 

@@ -19,6 +19,8 @@ SUITE=faults
 "$ROOT/tests/setup-users.sh"
 
 FAULTS=$ROOT/tests/faults
+# Process markers (tests/markers.md: faults' are sleep 4300-4319): MARK=430
+# as root (sleep 4301, 4302), 431 rootless (4311, 4312).
 # run_py NAME CMD...: runs a helper, passes its PASS/FAIL/# lines through
 # and turns a crash without a FAIL line into one.
 run_py() {
@@ -55,7 +57,7 @@ printf '#!/bin/sh\nexec "%s" "$@" 2>>"%s"\n' "$NSBOX" "$T/serve-root.log" >"$T/s
 chmod 755 "$T/serve-root"
 if pull_sh "$S"; then
 	run_py server_kill env NSBOX="$T/serve-root" NSBOX_STORE="$S" SUITE="$SUITE/root" \
-		MARK=$((40000 + RANDOM % 9000)) timeout 300 python3 "$FAULTS/server_kill.py"
+		MARK=430 timeout 300 python3 "$FAULTS/server_kill.py"
 	show_log server_kill "$T/serve-root.log"
 else
 	fail root/setup "cannot pull the busybox fixture"
@@ -76,7 +78,7 @@ EOF
 chmod 755 "$RL/serve"
 if pull_sh "$RL/store" "$RL/serve"; then
 	run_py server_kill_rootless env NSBOX="$RL/serve" NSBOX_STORE="$RL/store" SUITE="$SUITE/rootless" \
-		MARK=$((50000 + RANDOM % 9000)) ROOTLESS=1 timeout 300 python3 "$FAULTS/server_kill.py"
+		MARK=431 ROOTLESS=1 timeout 300 python3 "$FAULTS/server_kill.py"
 	show_log server_kill_rootless "$RL/serve.log"
 else
 	fail rootless/setup "cannot pull the busybox fixture as nsboxtest"

@@ -34,9 +34,15 @@ blob=$ROOTSTORE/blobs/sha256/$(python3 -c 'import json,sys; s=sys.argv[1]; d=jso
 got="root=$(modes "$ROOTSTORE") blobs=$(modes "$ROOTSTORE/blobs" "$ROOTSTORE/blobs/sha256") refs=$(modes "$ROOTSTORE/refs.json") blob=$(modes "$blob")"
 want="root=711  blobs=711 711  refs=644  blob=644 "
 if [ "$got" = "$want" ]; then pass root_store_shareable; else fail root_store_shareable "$got"; fi
+# What every pull makes must be there (a missing one is a failure, not a
+# pass); sandboxes/ and cache/ appear with the first sandbox.
 private=
-for d in images locks tmp sandboxes lock refs.lock; do
-	[ -e "$ROOTSTORE/$d" ] || continue
+for d in images locks tmp lock refs.lock refs-private.json sandboxes cache; do
+	if [ ! -e "$ROOTSTORE/$d" ]; then
+		case $d in sandboxes | cache) continue ;; esac
+		private="$private $d=missing"
+		continue
+	fi
 	m=$(stat -c %a "$ROOTSTORE/$d")
 	case $m in 700 | 600) ;; *) private="$private $d=$m" ;; esac
 done

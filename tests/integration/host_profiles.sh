@@ -191,18 +191,20 @@ cp -a "$T/disk/root" "$T/disk/tester"
 rm -rf "$T/disk/tester/sandboxes" "$T/disk/tester/cache"
 chown -R 1000:1000 "$T/disk/tester"
 mke2fs -q -t ext4 -d "$T/disk" "$T/store.img" 64M || { fail setup "mke2fs"; finish; }
-vm() { # NAME MINIMUM [--kernel K] MODE: boot, count the guest's results
-	local name=$1 min=$2 n rc
+vm() { # NAME COUNT [--kernel K] MODE: boot; the guest prints exactly COUNT results
+	local name=$1 want=$2 n rc
 	shift 2
 	"$ROOT/tests/vm/run.sh" --mem 768 --timeout 240 --module loop "${@:1:$#-1}" \
 		--add "$NSBOX:/usr/local/bin/nsbox" --data "$T/store.img:/store.img" \
 		-- "$ROOT/tests/vm/guest-profiles.sh" "${@: -1}" "$img" >"$T/$name.out" 2>&1
 	rc=$?
 	grep -E '^(PASS|FAIL|kernel:|NOTE:)' "$T/$name.out"
-	n=$(grep -cE '^(PASS|FAIL): vm_profiles/' "$T/$name.out")
-	[ "$n" -ge "$min" ] || fail "${name}_guest_ran_every_check" "only $n results (exit $rc): $(tail -5 "$T/$name.out" | one)"
+	n=$(grep -cE '^(PASS|FAIL): host_profiles/vm/' "$T/$name.out")
+	[ "$n" = "$want" ] || fail "${name}_guest_ran_every_check" "$n of $want results (exit $rc): $(tail -5 "$T/$name.out" | one)"
 }
-vm vm_sysctls 16 sysctls
+# (each boot's checks: tests/vm/guest-profiles.sh's sysctls, oldkernel and
+# apparmor; its results are host_profiles/vm/NAME)
+vm vm_sysctls 17 sysctls
 vm vm_oldkernel 9 --kernel bullseye oldkernel
 # (without cx16: Debian's 6.12 cloud kernel double-faulted at SLUB's
 # cmpxchg16b on %gs under TCG, in about one boot of three with -cpu max;
@@ -210,5 +212,7 @@ vm vm_oldkernel 9 --kernel bullseye oldkernel
 if [ -x "$AAC/root/usr/sbin/apparmor_parser" ]; then
 	vm vm_apparmor 8 --kernel bookworm-backports --cpu max,-cx16 --data "$AAC/root:/opt/aa" \
 		--data "$ROOT/contrib/apparmor/nsbox:/opt/nsbox.aa" apparmor
+else
+	fail vm_apparmor_guest_ran_every_check "no AppArmor 4 parser in $AAC (its fetch failed above): the boot did not run"
 fi
 finish

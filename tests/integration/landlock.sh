@@ -20,6 +20,12 @@ STORE=$T/store-rl
 mkdir -p "$STORE" && chown "$U" "$STORE"
 as_user() { runuser -u "$U" -- env -i PATH=/usr/bin:/bin HOME=/home/$U NSBOX_STORE="$STORE" "$@"; }
 ll() { as_user "$T/nsbox" run --isolation=landlock "$@"; }
+# Process markers (tests/markers.md: this suite's are 4270-4279), matched
+# whole (^...$) among the user's processes.  count ERE: how many match;
+# gone ERE: none does.
+count() { pgrep -u "$U" -fc "$1"; }
+gone() { ! pgrep -u "$U" -f "$1" >/dev/null; }
+running() { [ "$(count "$2")" = "$1" ]; }
 
 # Canaries the user itself may read (DAC allows it): only Landlock stands
 # between the sandbox and them.
@@ -93,14 +99,14 @@ other="$STORE/sandboxes/$id/upper"
 expect_errno read_other_sandbox_refused EACCES "open('$other/s').read()"
 expect_errno write_other_sandbox_refused EACCES "open('$other/planted', 'w')"
 # Another process's memory and environment through /proc (ptrace access).
-as_user sh -c "exec env LANDLOCK_SECRET=$secret sleep 4141" >/dev/null 2>&1 &
+as_user sh -c "exec env LANDLOCK_SECRET=$secret sleep 4270" >/dev/null 2>&1 &
 hostpid=$!
-sleep 0.3
-hp=$(pgrep -u "$U" -f 'sleep 4141' | head -1)
+wait_until 10 running 1 '^sleep 4270$'
+hp=$(pgrep -u "$U" -f '^sleep 4270$' | head -1)
 expect_errno proc_environ_of_host_refused EACCES "open('/proc/$hp/environ').read()"
 # Signalling the user's other processes (Landlock ABI 6 signal scope).
 expect_errno signal_host_process_refused EPERM "import os; os.kill($hp, 0)"
-pkill -u "$U" -f 'sleep 4141'
+pkill -u "$U" -f '^sleep 4270$'
 wait "$hostpid" 2>/dev/null
 
 # -- network and the kill unit (seccomp) ----------------------------------------
@@ -122,44 +128,52 @@ expect_errno signal_init_refused EPERM "import os; os.kill(os.getsid(0), 19)"
 expect_errno signal_parent_init_refused EPERM "import os; os.kill(os.getppid(), 9)"
 
 # A timeout takes daemons with it: setsid attempts, double forks, nohup.
+# The double fork, nohup and the last sleep are seen running before the
+# timeout fires (setsid is refused, EPERM: its sleep never starts), none
+# of the four after it.
 start=$(date +%s)
-ll --timeout 1 x -- sh -c '(sleep 4242 &); nohup sleep 4243 >/dev/null 2>&1 & setsid sleep 4244 & sleep 4245' >/dev/null 2>&1
-sleep 0.3
-left=$(pgrep -u "$U" -f 'sleep 424[2-5]')
-if [ -z "$left" ] && [ $(($(date +%s) - start)) -lt 10 ]; then pass timeout_kills_double_forks; else fail timeout_kills_double_forks "left: $left"; fi
-pkill -u "$U" -f 'sleep 424[2-5]'
+ll --timeout 4 x -- sh -c '(sleep 4271 &); nohup sleep 4272 >/dev/null 2>&1 & setsid sleep 4273 & sleep 4274' >/dev/null 2>&1 &
+run=$!
+wait_until 15 running 3 '^sleep 427[124]$'
+seen=$(count '^sleep 427[124]$')
+wait "$run"
+wait_until 10 gone '^sleep 427[1-4]$'
+left=$(pgrep -u "$U" -af '^sleep 427[1-4]$' | tr '\n' ';')
+if [ "$seen" = 3 ] && [ -z "$left" ] && [ $(($(date +%s) - start)) -lt 20 ]; then pass timeout_kills_double_forks; else fail timeout_kills_double_forks "seen $seen of 3, left: $left"; fi
+pkill -u "$U" -f '^sleep 427[1-4]$'
 # A stop (nsbox rm) takes what a kept sandbox left running.
-as_user "$T/nsbox" exec "$id" sh -c '(sleep 4343 &); nohup sleep 4344 >/dev/null 2>&1 &' >/dev/null 2>&1
-sleep 0.3
-before=$(pgrep -u "$U" -f 'sleep 434[34]' | wc -l)
+as_user "$T/nsbox" exec "$id" sh -c '(sleep 4275 &); nohup sleep 4276 >/dev/null 2>&1 &' >/dev/null 2>&1
+wait_until 10 running 2 '^sleep 427[56]$'
+before=$(count '^sleep 427[56]$')
 as_user "$T/nsbox" rm "$id" >/dev/null 2>&1
-sleep 0.3
-left=$(pgrep -u "$U" -f 'sleep 434[34]')
+wait_until 10 gone '^sleep 427[56]$'
+left=$(pgrep -u "$U" -af '^sleep 427[56]$' | tr '\n' ';')
 if [ "$before" -eq 2 ] && [ -z "$left" ] && [ ! -e "$STORE/sandboxes/$id" ]; then pass stop_kills_daemons_removes_dir; else fail stop_kills_daemons_removes_dir "before=$before left=$left"; fi
-pkill -u "$U" -f 'sleep 434[34]'
+pkill -u "$U" -f '^sleep 427[56]$'
 
 # init killed from outside (a crash): its orphans are found by their session
 # and killed by the next nsbox that looks (ps, rm, gc).
 id=$(as_user "$T/nsbox" create --isolation=landlock x 2>/dev/null)
-as_user "$T/nsbox" exec "$id" sh -c '(sleep 4545 &)' >/dev/null 2>&1
-sleep 0.3
+as_user "$T/nsbox" exec "$id" sh -c '(sleep 4277 &)' >/dev/null 2>&1
+wait_until 10 running 1 '^sleep 4277$'
 ipid=$(sed -n 's/^pid=//p' "$STORE/sandboxes/$id/state")
 kill -9 "$ipid"
-sleep 0.3
-before=$(pgrep -u "$U" -f 'sleep 4545' | wc -l)
+wait_until 10 test ! -e "/proc/$ipid"
+before=$(count '^sleep 4277$')
 as_user "$T/nsbox" ps >/dev/null 2>&1
-sleep 0.3
-left=$(pgrep -u "$U" -f 'sleep 4545')
+wait_until 10 gone '^sleep 4277$'
+left=$(pgrep -u "$U" -af '^sleep 4277$' | tr '\n' ';')
 if [ "$before" -eq 1 ] && [ -z "$left" ]; then pass orphans_of_dead_init_killed; else fail orphans_of_dead_init_killed "before=$before left=$left"; fi
-pkill -u "$U" -f 'sleep 4545'
+pkill -u "$U" -f '^sleep 4277$'
 as_user "$T/nsbox" rm "$id" >/dev/null 2>&1
 
 # Files it made unremovable for their owner (mode 0, no namespace root to
 # override it) still go with the sandbox: nothing is left in the store.
+# "made": the run got as far as making them.
 n0=$(ls "$STORE/sandboxes" | wc -l)
-ll x -- sh -c 'mkdir -p d/e && touch d/e/f && chmod 0 d/e d . && mkfifo /dev/null/x; ln -s / s' >/dev/null 2>&1
-sleep 0.5
-if [ "$(ls "$STORE/sandboxes" | wc -l)" -eq "$n0" ]; then pass unreadable_tree_removed; else fail unreadable_tree_removed "$(ls -R "$STORE/sandboxes" 2>&1 | head -5)"; fi
+out=$(ll x -- sh -c 'mkdir -p d/e && touch d/e/f && chmod 0 d/e d . && echo made; mkfifo /dev/null/x; ln -s / s' 2>/dev/null)
+n_left() { [ "$(ls "$STORE/sandboxes" | wc -l)" -eq "$n0" ]; }
+if [ "$out" = made ] && wait_until 10 n_left; then pass unreadable_tree_removed; else fail unreadable_tree_removed "out '$out'; $(ls -R "$STORE/sandboxes" 2>&1 | head -5 | tr '\n' ' ')"; fi
 
 # -- rlimits ------------------------------------------------------------------------
 out=$(ll --memory 64m x -- python3 -c 'b = bytearray(256 << 20); print("allocated")' 2>&1)
@@ -172,15 +186,16 @@ n = 0
 try:
     for i in range(200):
         if os.fork() == 0:
-            time.sleep(4646); os._exit(0)
+            time.sleep(4278); os._exit(0)
         n += 1
 except BlockingIOError:
     print("EAGAIN after", n)
 ' 2>&1)
-sleep 0.3
-left=$(pgrep -u "$U" -f 'python3 -c' | wc -l)
+# (the children: python3 -c with time.sleep(4278) in its command line)
+wait_until 10 gone 'time\.sleep\(4278\)'
+left=$(count 'time\.sleep\(4278\)')
 n=$(printf '%s' "$out" | sed -n 's/^EAGAIN after \([0-9]*\)$/\1/p')
-if [ -n "$n" ] && [ "$n" -le 16 ] && [ "$left" -eq 0 ]; then pass fork_bomb_bounded_and_killed; else fail fork_bomb_bounded_and_killed "out=$out left=$left"; fi
+if [ -n "$n" ] && [ "$n" -gt 0 ] && [ "$n" -le 16 ] && [ "$left" -eq 0 ]; then pass fork_bomb_bounded_and_killed; else fail fork_bomb_bounded_and_killed "out=$out left=$left"; fi
 out=$(ll --disk 1m x -- sh -c 'head -c 4000000 /dev/zero >big; echo rc=$?; ls -l big' 2>&1)
 if printf '%s' "$out" | grep -q 'rc=153' || printf '%s' "$out" | grep -q 'File size limit'; then pass disk_bounds_each_file; else fail disk_bounds_each_file "$out"; fi
 
@@ -255,4 +270,4 @@ else
 fi
 
 rm -f "/home/$U/.landlock-canary"
-exit $((_failures > 0))
+finish

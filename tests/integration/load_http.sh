@@ -80,7 +80,11 @@ PID=
 
 # No process is left in any sandbox of the load (each has the cgroup
 # nsbox/ID; ids are random, other tests' sandboxes never match).
-if [ -s "$T/ids" ]; then
+# The driver records every sandbox id it made: none recorded means the
+# check would look at nothing, a failure.
+if [ ! -s "$T/ids" ]; then
+	fail no_sandbox_process_after_stop "the driver recorded no sandbox id ($T/ids empty)"
+else
 	left=$(grep -lF -f "$T/ids" /proc/[0-9]*/cgroup 2>/dev/null | cut -d/ -f3 | tr '\n' ' ')
 	if [ -z "$left" ]; then
 		pass no_sandbox_process_after_stop

@@ -46,7 +46,7 @@ stop_all_servers() {
 		kill -KILL "$p" 2>/dev/null
 	done
 }
-trap 'stop_all_servers; pkill -f "sleep 424[0-9]" 2>/dev/null; cleanup_test_dir' EXIT
+trap 'stop_all_servers; pkill -f "^sleep 424[0-9]\$" 2>/dev/null; cleanup_test_dir' EXIT
 
 # start_server NAME ADDRESS [ARGS...]: `nsbox serve --http ADDRESS ARGS` on
 # the suite's store (serve_http, tests/lib.sh).
@@ -133,7 +133,7 @@ if start_server tenants 127.0.0.1:0 --token-file "$T/tokens" --max-sandboxes-per
 	stop_server "$PID"
 	if [ "$STOP_RC" -ne 0 ]; then
 		fail stateless_sigterm "exit status $STOP_RC: $(tail -3 "$LOGS/tenants.log" | tr '\n' ' ')"
-	elif ! markers_gone 'sleep 4245'; then
+	elif ! markers_gone '^sleep 4245$'; then
 		fail stateless_sigterm "a tenant session's sandbox survives the server"
 	else
 		pass stateless_sigterm
@@ -199,8 +199,8 @@ if start_server sigterm 127.0.0.1:0 --shutdown-grace 1; then
 	stop_server "$PID"
 	if [ "$STOP_RC" -ne 0 ]; then
 		fail sigterm_exit_0 "exit status $STOP_RC after SIGTERM: $(tail -3 "$LOGS/sigterm.log" | tr '\n' ' ')"
-	elif ! markers_gone 'sleep 424[78]'; then
-		fail sigterm_exit_0 "sandbox processes survive the server: $(pgrep -af 'sleep 424[78]' | tr '\n' ';')"
+	elif ! markers_gone '^sleep 424[78]$'; then
+		fail sigterm_exit_0 "sandbox processes survive the server: $(pgrep -af '^sleep 424[78]$' | tr '\n' ';')"
 	else
 		pass sigterm_exit_0
 		echo "# SIGTERM to exit: $((SECONDS - start)) s"
@@ -215,10 +215,10 @@ else
 fi
 
 # Every server is gone by now, and so must be every sandbox process.
-if markers_gone 'sleep 424[0-9]'; then
+if markers_gone '^sleep 424[0-9]$'; then
 	pass no_leftover_processes
 else
-	fail no_leftover_processes "marker sleeps still run: $(pgrep -af 'sleep 424[0-9]' | tr '\n' ';')"
+	fail no_leftover_processes "marker sleeps still run: $(pgrep -af '^sleep 424[0-9]$' | tr '\n' ';')"
 fi
 # Servers killed outright leave state for the next start to clean (by
 # design); a start must then leave none behind.

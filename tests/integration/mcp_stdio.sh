@@ -38,7 +38,7 @@ run_client() {
 	local name=$1 rc nfail
 	shift
 	env NSBOX="$NSBOX" NSBOX_STORE="$S" SUITE="$SUITE" MCP_LOG_DIR="$LOGS" "$@" \
-		2>"$LOGS/$name.stderr" | tee "$LOGS/$name.out" | grep -E --line-buffered '^(PASS: |FAIL: |# )'
+		2>"$LOGS/$name.stderr" | tee "$LOGS/$name.out" | grep -E --line-buffered '^(PASS: |FAIL: |SKIP: |# )'
 	rc=${PIPESTATUS[0]}
 	nfail=$(grep -c '^FAIL: ' "$LOGS/$name.out")
 	_failures=$((_failures + nfail))
@@ -111,7 +111,7 @@ run_client net_rootless timeout 300 runuser -u nsboxtest -- env NSBOX="$RL/nsbox
 	NSBOX_LIMITS=best-effort SUITE="$SUITE/rootless" python3 "$MCP/net.py"
 
 # Every server is gone by now, and so must be every sandbox process.
-left=$(pgrep -f 'sleep 313[1-5]' | tr '\n' ' ')
+left=$(pgrep -f '^sleep 313[0-9]$' | tr '\n' ' ')
 if [ -n "$left" ]; then
 	fail no_leftover_processes "marker sleeps still run: $(ps -o pid=,args= -p "${left// /,}" 2>/dev/null | tr '\n' ';')"
 	# shellcheck disable=SC2086

@@ -52,11 +52,18 @@ stop_registries() {
 	cleanup_test_dir
 }
 trap stop_registries EXIT
-for _ in $(seq 50); do [ -f "$R/pypi.port" ] && [ -f "$R/npm.port" ] && [ -f "$R/apt.port" ] && break; sleep 0.1; done
-PYPI=http://127.0.0.1:$(cat "$R/pypi.port")/simple
-NPMR=http://127.0.0.1:$(cat "$R/npm.port")
-APTR=http://127.0.0.1:$(cat "$R/apt.port")
-pass registries_served
+# served K: the registry wrote its port and answers an HTTP request there.
+served() {
+	[ -s "$R/$1.port" ] && curl -s -o /dev/null -m 5 "http://127.0.0.1:$(cat "$R/$1.port")/"
+}
+if wait_until 30 served pypi && wait_until 30 served npm && wait_until 30 served apt; then
+	pass registries_served
+else
+	fail registries_served "ports: $(cat "$R"/*.port 2>/dev/null | tr '\n' ' '); $(tail -2 "$R"/*.log 2>/dev/null | tr '\n' ' ')"
+fi
+PYPI=http://127.0.0.1:$(cat "$R/pypi.port" 2>/dev/null)/simple
+NPMR=http://127.0.0.1:$(cat "$R/npm.port" 2>/dev/null)
+APTR=http://127.0.0.1:$(cat "$R/apt.port" 2>/dev/null)
 
 # -- the CLI: pip as a user types it -----------------------------------------------
 P=$(cat "$R/pypi.port")

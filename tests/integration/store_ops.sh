@@ -28,12 +28,15 @@ fi
 # A sandbox's lease (a shared flock) keeps an unreferenced image alive.
 lease=$S/images/${bb#sha256:}/lease
 # The lock holder itself is killed later, so no child may inherit the fd.
+# It says "held" once it has the lock: rmi goes after that, not after a
+# guessed 0.3 s.
 python3 -c 'import fcntl, sys, time
 f = open(sys.argv[1])
 fcntl.flock(f, fcntl.LOCK_SH)
-time.sleep(30)' "$lease" &
+print("held", flush=True)
+time.sleep(30)' "$lease" >"$T/holder.out" &
 holder=$!
-sleep 0.3
+wait_until 20 grep -q held "$T/holder.out"
 out=$("$NSBOX" --store "$S" rmi "oci-archive:$F/archives/busybox-oci.tar:latest")
 if [ -d "$S/images/${bb#sha256:}/rootfs" ] && ! printf '%s' "$out" | grep -q deleted; then
 	pass lease_blocks_removal
@@ -93,18 +96,17 @@ S3=$T/store3
 "$NSBOX" --store "$S3" pull --quiet --tls-verify=false "$R/busybox:latest" >/dev/null
 "$NSBOX" --store "$S3" pull --quiet --tls-verify=false "$R/python:latest" >/dev/null &
 puller=$!
-for _ in $(seq 1 400); do
-	ls "$S3/tmp" 2>/dev/null | grep -q '^unpack-' && break
-	sleep 0.01
-done
+# (the kill lands while the unpack runs: its staging tree was seen first)
+unpacking() { ls "$S3/tmp" 2>/dev/null | grep -q '^unpack-'; }
+wait_until 30 unpacking && seen=1 || seen=0
 sleep 0.2
 pkill -KILL -P $puller 2>/dev/null
 kill -KILL $puller 2>/dev/null
 wait $puller 2>/dev/null
-if [ "$(ls "$S3/images" | wc -l)" = 1 ] && ! "$NSBOX" --store "$S3" inspect "$R/python:latest" >/dev/null 2>&1; then
+if [ "$seen" = 1 ] && [ "$(ls "$S3/images" | wc -l)" = 1 ] && ! "$NSBOX" --store "$S3" inspect "$R/python:latest" >/dev/null 2>&1; then
 	pass killed_pull_leaves_no_image
 else
-	fail killed_pull_leaves_no_image "images: $(ls "$S3/images" | wc -l); tmp: $(ls "$S3/tmp")"
+	fail killed_pull_leaves_no_image "unpack seen: $seen; images: $(ls "$S3/images" | wc -l); tmp: $(ls "$S3/tmp")"
 fi
 check pull_after_kill_succeeds "$NSBOX" --store "$S3" pull --quiet --tls-verify=false "$R/python:latest"
 if [ -z "$(ls "$S3/tmp")" ] && [ -x "$(rootfs_of "$S3" "$R/python:latest")/usr/bin/python3" ]; then

@@ -127,6 +127,30 @@ class Term:
 PROMPT = rb"[#$] "
 
 
+def wait_for(cond, seconds):
+    """Polls cond until it holds (True) or seconds pass (False)."""
+    end = time.time() + seconds
+    while not cond():
+        if time.time() > end:
+            return False
+        time.sleep(0.05)
+    return True
+
+
+def marker_pids(cmdline):
+    """Pids whose whole command line is cmdline (a sandbox's process, seen
+    from the host)."""
+    found = []
+    for p in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            with open(f"/proc/{p}/cmdline", "rb") as f:
+                if f.read().rstrip(b"\0").replace(b"\0", b" ").decode(errors="replace") == cmdline:
+                    found.append(int(p))
+        except OSError:
+            pass
+    return found
+
+
 def shell_checks(t, what):
     """The checks every interactive shell gets: arithmetic, a tty of the
     sandbox's own, the caller's size, a resize, ^C."""
@@ -141,15 +165,23 @@ def shell_checks(t, what):
     t.send(b"stty size\r")
     report(f"{what}_initial_size", t.expect(rb"\r\n33 101\r\n") is not None, repr(t.buf[-200:]))
     t.resize(40, 120)
-    time.sleep(0.5)
-    t.send(b"stty size\r")
-    report(f"{what}_resize", t.expect(rb"\r\n40 120\r\n") is not None, repr(t.buf[-200:]))
+    # nsbox relays the size on SIGWINCH: ask until the sandbox's pty has it
+    # (a deadline, not a guess at how long the relay takes).
+    end, resized = time.time() + 20, False
+    while not resized and time.time() < end:
+        t.expect(PROMPT, 5)
+        t.send(b"stty size\r")
+        m = t.expect(rb"\r\n(\d+ \d+)\r\n", 5)
+        resized = m is not None and m.group(1) == b"40 120"
+    report(f"{what}_resize", resized, repr(t.buf[-200:]))
     t.expect(PROMPT, 5)
-    t.send(b"sleep 100\r")
-    time.sleep(0.7)
+    # ^C once the sleep runs (seen from the host; tests/markers.md: 4330-4339).
+    t.send(b"sleep 4331\r")
+    started = wait_for(lambda: marker_pids("sleep 4331"), 20)
     t0 = time.time()
     t.send(b"\x03")
-    ok = t.expect(PROMPT, 5) is not None and time.time() - t0 < 2.5
+    ok = started and t.expect(PROMPT, 5) is not None and time.time() - t0 < 2.5
+    ok = ok and wait_for(lambda: not marker_pids("sleep 4331"), 10)
     t.send(b"echo still$((1+1))here\r")
     ok = ok and t.expect(rb"\r\nstill2here\r\n", 5) is not None
     report(f"{what}_ctrl_c_reaches_sandbox", ok, f"{time.time() - t0:.1f}s {t.buf[-200:]!r}")
@@ -219,7 +251,7 @@ def tiocsti(nsbox, store, image, profile, marker):
     injected line).  Either way the host shell on the caller's terminal
     reads nothing, and the host file never appears."""
     opt = f"--seccomp-profile {profile}" if profile else ""
-    t = Term(f"{nsbox} --store {store} run -it {opt} {image} sh; echo rc=$?; read -t 2 line; echo \"got=[$line]\"; [ -e {marker} ] && echo HOSTRAN")
+    t = Term(f"{nsbox} --store {store} run -it {opt} {image} sh; echo rc=$?; read -t 2 line; echo \"got=[$line]\"; [ -e {marker} ] && echo HOSTRAN; echo END")
     py = ('import fcntl,termios; r=[fcntl.ioctl(0,termios.TIOCSTI,bytes([c])) '
           'for c in b"echo INJ$((2+3)); touch %s\\n"]; print("STI"+"OK")' % marker)
     try:
@@ -234,7 +266,8 @@ def tiocsti(nsbox, store, image, profile, marker):
         t.expect(PROMPT, 5)
         t.send(b"exit\r")
         m = t.expect(rb"got=\[(.*?)\]")
-        ok = ok and m is not None and m.group(1) == b"" and t.expect(rb"HOSTRAN", 3) is None
+        end = t.expect(rb"(HOSTRAN)?\s*END")
+        ok = ok and m is not None and m.group(1) == b"" and end is not None and end.group(1) is None
         report(f"tiocsti_{what}", ok and not os.path.exists(marker), repr(t.buf[-300:]))
     finally:
         t.close()
@@ -247,12 +280,13 @@ def tiocsti_t(nsbox, store, image, profile, marker):
     py = ('import fcntl,termios; r=[fcntl.ioctl(0,termios.TIOCSTI,bytes([c])) '
           'for c in b"touch %s\\n"]; print("STI"+"OK")' % marker)
     t = Term(f"{nsbox} --store {store} run -t --seccomp-profile {profile} {image} python3 -c '{py}'; "
-             f"echo rc=$?; read -t 2 line; echo \"got=[$line]\"; [ -e {marker} ] && echo HOSTRAN")
+             f"echo rc=$?; read -t 2 line; echo \"got=[$line]\"; [ -e {marker} ] && echo HOSTRAN; echo END")
     try:
         # No raw mode without -i: the outer ONLCR adds a CR to the pty's CRLF.
         ok = t.expect(rb"STIOK\r*\n") is not None and t.expect(rb"rc=0\r?\n") is not None
         m = t.expect(rb"got=\[(.*?)\]")
-        ok = ok and m is not None and m.group(1) == b"" and t.expect(rb"HOSTRAN", 3) is None
+        end = t.expect(rb"(HOSTRAN)?\s*END")
+        ok = ok and m is not None and m.group(1) == b"" and end is not None and end.group(1) is None
         report("tiocsti_t_alone_never_reaches_caller", ok and not os.path.exists(marker), repr(t.buf[-300:]))
     finally:
         t.close()
@@ -265,7 +299,18 @@ fn(*args)
 sys.exit(1 if failures else 0)
 EOF
 
-drive() { python3 "$T/ptydrive.py" "$@" || _failures=$((_failures + 1)); }
+# drive USER PREFIX SCENARIO ARGS...: one scenario; a driver that dies
+# without a FAIL line (its later checks lost) is a FAIL of its own.
+drive() {
+	local out rc
+	out=$(python3 "$T/ptydrive.py" "$@" 2>&1)
+	rc=$?
+	printf '%s\n' "$out" | grep -E '^(PASS|FAIL): '
+	_failures=$((_failures + $(printf '%s\n' "$out" | grep -c '^FAIL: ')))
+	if [ "$rc" != 0 ] && ! printf '%s\n' "$out" | grep -q '^FAIL: '; then
+		fail "${2}_${3}_driver" "exited $rc without a FAIL line: $(printf '%s' "$out" | tail -3 | tr '\n' ' ')"
+	fi
+}
 
 # -- as root --------------------------------------------------------------------------
 S=$T/store

@@ -74,6 +74,12 @@ def ok_result(r):
     return not r.get("isError") and "structuredContent" in r
 
 
+def refused_with(r, text):
+    """A tool error whose message is exactly text: the reason, not just
+    any error (a crash or a wrong path is an error too)."""
+    return r.get("isError") is True and [c.get("text") for c in r.get("content", [])] == [text]
+
+
 def main():
     canary_path = f"/tmp/nsbox-host-canary-files-{os.getpid()}"  # runs side by side must not share it
     with open(canary_path, "w") as f:
@@ -145,10 +151,15 @@ def main():
     w = s.call("write_file", sandbox_id=sid, path="vlink2/new/f.txt", content="x")
     result("write_parents_through_symlink_stay_inside", ok_result(w) and not os.path.exists("/tmp/victim2")
            and sh("cat /tmp/victim2/new/f.txt")["stdout"] == "x", w)
+    # proc_link -> /proc/1/root resolves inside the sandbox's root, where
+    # /proc/1/root/etc/hostname does not exist (never the host's /proc).
     r = s.call("read_file", sandbox_id=sid, path="proc_link/etc/hostname")
-    result("symlink_into_proc_refused", r.get("isError"), r)
+    result("symlink_into_proc_refused",
+           refused_with(r, "cannot read proc_link/etc/hostname: No such file or directory"), r)
+    # A magic link is refused as such (RESOLVE_NO_MAGICLINKS: ELOOP).
     r = s.call("read_file", sandbox_id=sid, path="/proc/self/root/etc/hostname")
-    result("proc_magic_link_refused", r.get("isError"), r)
+    result("proc_magic_link_refused",
+           refused_with(r, "cannot read /proc/self/root/etc/hostname: Too many levels of symbolic links"), r)
     sh("mkdir -p /tmp/victim && echo keep > /tmp/victim/f && ln -s /tmp/victim vlink")
     r = s.call("delete_path", sandbox_id=sid, path="vlink", recursive=True)
     kept = sh("cat /tmp/victim/f; test -e vlink || echo gone")["stdout"]
@@ -163,11 +174,12 @@ def main():
     sh("mkfifo fifo; python3 -c \"import socket; s=socket.socket(socket.AF_UNIX); s.bind('sock')\"")
     t0 = time.time()
     r = s.call("read_file", sandbox_id=sid, path="fifo")
-    result("fifo_refused_without_hanging", r.get("isError") and time.time() - t0 < 10, r)
+    result("fifo_refused_without_hanging", refused_with(r, "fifo is a fifo, not a regular file")
+           and time.time() - t0 < 10, r)
     r = s.call("read_file", sandbox_id=sid, path="sock")
-    result("socket_refused", r.get("isError"), r)
+    result("socket_refused", refused_with(r, "cannot read sock: No such device or address"), r)
     r = s.call("read_file", sandbox_id=sid, path="/dev/zero")
-    result("device_refused", r.get("isError"), r)
+    result("device_refused", refused_with(r, "/dev/zero is a device, not a regular file"), r)
 
     # A sparse file: reads are capped, never the whole thing.
     sh("python3 -c \"f=open('sparse','wb'); f.truncate(900<<20)\"")
@@ -204,7 +216,8 @@ def main():
            and "result" in pong and time.time() - t0 < 30
            and s.call("read_file", sandbox_id=sid, path="bomb").get("isError"), reply)
     r = s.call("write_file", sandbox_id=sid, path="bad", content="!!not base64!!", encoding="base64")
-    result("invalid_base64_refused", r.get("isError"), r)
+    result("invalid_base64_refused", refused_with(r, "content is not valid base64")
+           and s.call("read_file", sandbox_id=sid, path="bad").get("isError"), r)
 
     # files in results, and images as image content.
     r = s.call("execute_code", sandbox_id=sid, code=(
@@ -231,7 +244,8 @@ def main():
     d2 = s.call("delete_path", sandbox_id=sid, path="a", recursive=True)
     result("mkdir_and_delete", ok_result(r) and d.get("isError") and ok_result(d2), (r, d, d2))
     r = s.call("read_file", sandbox_id="0" * 32, path="x")
-    result("unknown_sandbox_is_tool_error", r.get("isError"), r)
+    result("unknown_sandbox_is_tool_error", refused_with(
+        r, 'no sandbox "00000000000000000000000000000000" in this session (see sandbox_list)'), r)
 
     s.close()
     with open(canary_path) as f:

@@ -132,6 +132,43 @@ def probe(path, method="GET", headers=None):
     return r, (json.loads(r.body) if r.body else None)
 
 
+def wait_for(cond, seconds):
+    """Polls cond until it holds (True) or seconds pass (False)."""
+    end = time.monotonic() + seconds
+    while not cond():
+        if time.monotonic() > end:
+            return False
+        time.sleep(0.05)
+    return True
+
+
+def runs_under(pid, cmdline):
+    """Whether a descendant of pid (the server: its sandboxes' processes)
+    has exactly cmdline as its command line."""
+    for p in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            with open(f"/proc/{p}/cmdline", "rb") as f:
+                if f.read().rstrip(b"\0").replace(b"\0", b" ").decode(errors="replace") != cmdline:
+                    continue
+            up = int(p)
+            for _ in range(64):
+                with open(f"/proc/{up}/stat") as f:
+                    up = int(f.read().rsplit(")", 1)[1].split()[1])
+                if up == pid:
+                    return True
+                if up <= 1:
+                    break
+        except (OSError, ValueError):
+            pass
+    return False
+
+
+def draining():
+    """/readyz says draining (503)."""
+    r, b = probe("/readyz")
+    return r.status == 503 and (b or {}).get("status") == "draining"
+
+
 def body_shape(b, node):
     """Why the probe body b breaks the contract, or None."""
     keys = {"status", "node", "draining", "sessions", "sandboxes", "checks"}
@@ -426,9 +463,11 @@ def drain_tests(pid, node):
 
     t = threading.Thread(target=long_call)
     t.start()
-    time.sleep(1)
+    # SIGTERM once the call's command runs (not after a guessed second),
+    # then the probes once the server says it drains.
+    started = wait_for(lambda: runs_under(pid, "sleep 4"), 30)
     os.kill(pid, signal.SIGTERM)
-    time.sleep(0.3)
+    wait_for(draining, 10)
 
     @test("readyz_503_draining")
     def _():
@@ -472,6 +511,8 @@ def drain_tests(pid, node):
 
     @test("running_call_finishes_with_its_result")
     def _():
+        if not started:
+            return "the call's sleep 4 was never seen running before SIGTERM"
         res = out.get("res") or {}
         if res.get("structuredContent", {}).get("stdout") != "finished\n":
             return f"{res}"
@@ -491,12 +532,14 @@ def grace_tests(pid, marker):
 
     t = threading.Thread(target=long_call)
     t.start()
-    time.sleep(1)
+    started = wait_for(lambda: runs_under(pid, f"sleep {marker}"), 30)
     os.kill(pid, signal.SIGTERM)
     t.join(60)
 
     @test("grace_cancels_a_call_that_outlives_it")
     def _():
+        if not started:
+            return f"the call's sleep {marker} was never seen running"
         res = out.get("res")
         if res is not None and res.get("structuredContent", {}).get("stdout") == "late\n":
             return "the call ran to its end"
@@ -509,13 +552,15 @@ def second_tests(pid, marker):
     t = threading.Thread(target=lambda: run_in(sid, sb, f"sleep {marker}", rid=9, timeout=60),
                          daemon=True)
     t.start()
-    time.sleep(1)
+    started = wait_for(lambda: runs_under(pid, f"sleep {marker}"), 30)
     os.kill(pid, signal.SIGTERM)
-    time.sleep(0.5)
+    wait_for(draining, 10)
     r, b = probe("/readyz")
 
     @test("first_signal_drains")
     def _():
+        if not started:
+            return f"the call's sleep {marker} was never seen running"
         return None if r.status == 503 and b["status"] == "draining" else f"{r}"
 
     os.kill(pid, signal.SIGTERM)

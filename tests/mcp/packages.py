@@ -73,13 +73,24 @@ MANAGERS = [
     ("npm", ["nsbox-left"], "node -e \"console.log(require('nsbox-left')('x', 3) + '|')\"", "  x|\n", "npm"),
     ("apt", ["jq"], "echo '{\"a\": 42}' | jq .a", "42\n", "apt"),
 ]
-# What a sealed sandbox gets when it tries the registry: refused.
+# What a sealed sandbox gets when it tries the registry: the connection
+# refused (ECONNREFUSED: nothing listens in its network namespace), exit 3.
+# Any other failure (a timeout, a crash, a missing interpreter) is not that.
+PY_PROBE = ("python3 -c 'import urllib.request as u, sys\n"
+            "try: u.urlopen(\"%s\", timeout=5); print(\"reached\")\n"
+            "except OSError as e: print(\"errno\", getattr(getattr(e, \"reason\", e), \"errno\", e)); sys.exit(3)'")
 PROBE = {
-    "pip": "python3 -c 'import urllib.request as u; u.urlopen(\"%s\", timeout=5)'" % E["PYPI_URL"],
+    "pip": PY_PROBE % E["PYPI_URL"],
     "npm": "node -e \"require('http').get('%s', r => process.exit(0)).on('error', e => "
-           "{console.error(e.code); process.exit(3)})\"" % E["NPM_URL"],
-    "apt": "python3 -c 'import urllib.request as u; u.urlopen(\"%s\", timeout=5)'" % E["APT_URL"],
+           "{console.log('errno', e.code); process.exit(3)})\"" % E["NPM_URL"],
+    "apt": PY_PROBE % E["APT_URL"],
 }
+SEALED = {"pip": "errno 111\n", "npm": "errno ECONNREFUSED\n", "apt": "errno 111\n"}
+
+
+def sealed(mgr, probe):
+    return probe.get("exit_code") == 3 and probe.get("stdout") == SEALED[mgr]
+
 
 for mgr, pkgs, cmd, want, log in MANAGERS:
     # -- first install into a fresh sandbox: done, sealed, cached --------------
@@ -99,7 +110,7 @@ for mgr, pkgs, cmd, want, log in MANAGERS:
     out = run(s, sid, cmd)
     check(f"{mgr}_present", out.get("stdout") == want, out)
     probe = run(s, sid, PROBE[mgr])
-    check(f"{mgr}_sealed_after", probe.get("exit_code") not in (0, None), probe)
+    check(f"{mgr}_sealed_after", sealed(mgr, probe), probe)
     print(f"# {PRE}{mgr}: first install {first_s * 1000:.0f} ms (manager {st.get('install_ms')} ms, "
           f"commit {st.get('commit_ms')} ms)", flush=True)
     s.tool("sandbox_stop", sandbox_id=sid)
@@ -118,7 +129,7 @@ for mgr, pkgs, cmd, want, log in MANAGERS:
         out = run(s, sid, cmd)
         check(f"{mgr}_cache_hit_present", out.get("stdout") == want, out)
         probe = run(s, sid, PROBE[mgr])
-        check(f"{mgr}_cache_hit_sealed", probe.get("exit_code") not in (0, None), probe)
+        check(f"{mgr}_cache_hit_sealed", sealed(mgr, probe), probe)
         s.tool("sandbox_stop", sandbox_id=sid)
     print(f"# {PRE}{mgr}: sandbox_create from the cache {hit_s * 1000:.0f} ms", flush=True)
 

@@ -32,6 +32,9 @@ NEWEST = VERSIONS[0]
 TOOL_NAMES = ["sandbox_create", "sandbox_list", "sandbox_stop", "execute_code", "run_command",
               "list_languages", "list_images"]
 MiB = 1 << 20
+# Process markers (tests/markers.md): mcp_stdio's are sleep 3134 and 3135;
+# the hostile suite runs this client too, with its own (RAW_MARKERS).
+MARK_PRE_INIT, MARK_EOF = (f"sleep {n}" for n in os.environ.get("RAW_MARKERS", "3134 3135").split())
 
 failures = 0
 done = set()
@@ -255,7 +258,9 @@ def each(cases, fn):
 
 
 def pgrep(pattern):
-    r = subprocess.run(["pgrep", "-f", pattern], capture_output=True, text=True)
+    """Pids whose whole command line matches pattern (tests/markers.md:
+    mcp_stdio's markers are sleep 3130-3139)."""
+    r = subprocess.run(["pgrep", "-f", f"^{pattern}$"], capture_output=True, text=True)
     return r.stdout.split()
 
 
@@ -313,20 +318,17 @@ def ping_before_initialize():
 def tools_list_before_initialize():
     s = pre_server()
     m = s.request("tools/list", {})
-    code = error_of(m, None, what="tools/list before initialize")
-    if code not in (-32002, -32600):
-        note(f"tools/list before initialize: error code {code} (contract: -32002 or -32600)")
+    # the contract: -32002 (not initialized) or -32600 (invalid request)
+    error_of(m, (-32002, -32600), what="tools/list before initialize")
     s.ping("after tools/list before initialize")
 
 
 @test
 def tools_call_before_initialize():
     s = pre_server()
-    m = s.request("tools/call", {"name": "run_command", "arguments": {"command": "sleep 3134"}})
-    code = error_of(m, None, what="tools/call before initialize")
-    if code not in (-32002, -32600):
-        note(f"tools/call before initialize: error code {code} (contract: -32002 or -32600)")
-    ok(not pgrep("sleep 3134"), "tools/call before initialize still ran the command")
+    m = s.request("tools/call", {"name": "run_command", "arguments": {"command": MARK_PRE_INIT}})
+    error_of(m, (-32002, -32600), what="tools/call before initialize")
+    ok(not pgrep(MARK_PRE_INIT), "tools/call before initialize still ran the command")
     s.ping("after tools/call before initialize")
 
 
@@ -554,7 +556,9 @@ def progress_string_token():
     before = len(s.notes)
     s.send({"jsonrpc": "2.0", "id": i, "method": "tools/call", "params": {
         "name": "execute_code",
-        "arguments": {"code": "import time\nfor i in range(3):\n    print(i, flush=True)\n    time.sleep(0.4)"},
+        # 3 s: progress comes once a second (mcp/tools/exec.c), so at least
+        # one notification is due however slowly the sandbox starts.
+        "arguments": {"code": "import time\nfor i in range(3):\n    print(i, flush=True)\n    time.sleep(1)"},
         "_meta": {"progressToken": "tok-7"},
     }})
     m = s.recv(60)
@@ -562,6 +566,7 @@ def progress_string_token():
     sc = m["result"].get("structuredContent") or {}
     ok(sc.get("stdout") == "0\n1\n2\n" and sc.get("status") == "ok", lambda: f"result {short(m['result'])}")
     prog = [n for n in s.notes[before:] if n.get("method") == "notifications/progress"]
+    ok(prog, "no notifications/progress for a run of 3 s (progress is due once a second)")
     bad = [n for n in prog if (n.get("params") or {}).get("progressToken") != "tok-7"]
     ok(not bad, lambda: f'progressToken "tok-7" came back as {short(bad[0])}')
     note(f"progress_string_token: {len(prog)} notifications/progress")
@@ -583,8 +588,8 @@ def eof_exits_and_kills_sandboxes():
         sid = (r.get("structuredContent") or {}).get("sandbox_id")
         ok(sid, lambda: f"sandbox_create -> {short(r)}")
         r = s.result("tools/call", {"name": "run_command", "arguments": {
-            "sandbox_id": sid, "command": "sleep 3135 >/dev/null 2>&1 </dev/null &"}})
-        ok(wait_for(lambda: pgrep("sleep 3135"), 10), lambda: f"the marker sleep never ran: {short(r)}")
+            "sandbox_id": sid, "command": f"{MARK_EOF} >/dev/null 2>&1 </dev/null &"}})
+        ok(wait_for(lambda: pgrep(MARK_EOF), 10), lambda: f"the marker sleep never ran: {short(r)}")
         t0 = time.monotonic()
         s.proc.stdin.close()
         try:
@@ -592,7 +597,7 @@ def eof_exits_and_kills_sandboxes():
         except subprocess.TimeoutExpired:
             raise Check("the server still runs 5 s after its stdin closed")
         note(f"eof: the server exited {rc} after {time.monotonic() - t0:.2f} s")
-        ok(wait_for(lambda: not pgrep("sleep 3135"), 10), "the sandbox's sleep survives the server's exit on EOF")
+        ok(wait_for(lambda: not pgrep(MARK_EOF), 10), "the sandbox's sleep survives the server's exit on EOF")
     finally:
         s.close()
 
@@ -601,7 +606,7 @@ def main():
     if not STORE:
         print(f"FAIL: {SUITE}/raw_setup: NSBOX_STORE is not set (run through tests/integration/mcp_stdio.sh)")
         return 1
-    for marker in ("sleep 3134", "sleep 3135"):
+    for marker in (MARK_PRE_INIT, MARK_EOF):
         if pgrep(marker):
             print(f'FAIL: {SUITE}/raw_setup: a "{marker}" process already runs on this host')
             return 1

@@ -51,9 +51,11 @@ function newClient(name) {
   return { client, transport };
 }
 
+// Pids whose whole command line matches pattern (tests/markers.md:
+// mcp_http's markers are sleep 4240-4249).
 async function pgrep(pattern) {
   try {
-    return execFileSync("pgrep", ["-f", pattern], { encoding: "utf8" }).trim();
+    return execFileSync("pgrep", ["-f", `^${pattern}$`], { encoding: "utf8" }).trim();
   } catch {
     return "";
   }

@@ -46,7 +46,9 @@ RELATED = "io.modelcontextprotocol/related-task"
 # Under ASan (make test-asan sets NSBOX_ASAN) it is 12 s: the sanitizers
 # need the same code paths, not the wait, and make test proves the 60 s.
 LONG_S = 12 if os.environ.get("NSBOX_ASAN") else 70
-MARK_CANCEL, MARK_MODERN = "sleep 4711", "sleep 4712"
+# Process markers (tests/markers.md: mcp_stdio's are 3130-3139), matched
+# as whole command lines.
+MARK_CANCEL, MARK_MODERN = "sleep 3138", "sleep 3139"
 
 failures = 0
 
@@ -76,8 +78,9 @@ def report(name, fn):
         print(f"FAIL: {SUITE}/tasks/{name}: {why[:700]}", flush=True)
 
 
-def pgrep(pattern):
-    out = subprocess.run(["pgrep", "-f", pattern], capture_output=True, text=True).stdout
+def pgrep(cmdline):
+    """Pids whose whole command line is cmdline."""
+    out = subprocess.run(["pgrep", "-f", f"^{cmdline}$"], capture_output=True, text=True).stdout
     return [p for p in out.split() if p.strip() and int(p) != os.getpid()]
 
 
@@ -88,6 +91,17 @@ def wait_for(cond, seconds, step=0.2):
             return True
         time.sleep(step)
     return cond()
+
+
+def poll_until(get, cond, seconds, step=0.3):
+    """get() every step s until cond(value) holds or seconds pass; the last
+    value either way."""
+    end = time.monotonic() + seconds
+    v = get()
+    while not cond(v) and time.monotonic() < end:
+        time.sleep(step)
+        v = get()
+    return v
 
 
 class Stdio:
@@ -219,17 +233,21 @@ def legacy_start(a):
 
 
 def legacy_working(a, tid):
-    time.sleep(4)
-    t = legacy_get(a, tid)
+    # The run prints a tick a second: wait (with deadlines) for the tail to
+    # show one, then to move, then for three progress notifications.
+    t = poll_until(lambda: legacy_get(a, tid), lambda t: "tick" in t.get("statusMessage", ""), 30)
+    ok("tick" in t.get("statusMessage", ""), lambda: f"no output tail in statusMessage in 30 s: {short(t)}")
     ok(t["status"] == "working", lambda: short(t))
-    ok("tick" in t.get("statusMessage", ""), lambda: f"no output tail in statusMessage: {short(t)}")
     first = t["statusMessage"]
-    time.sleep(2.5)
-    t = legacy_get(a, tid)
-    ok(t.get("statusMessage") != first, lambda: f"the tail did not move: {short(t)}")
-    prog = a.notes_where(lambda m: m.get("method") == "notifications/progress" and
-                         m["params"].get("progressToken") == "long")
-    ok(len(prog) >= 3, f"{len(prog)} progress notifications in 6 s of a task with a progressToken")
+    t = poll_until(lambda: legacy_get(a, tid), lambda t: t.get("statusMessage") != first, 20)
+    ok(t.get("statusMessage") != first, lambda: f"the tail did not move in 20 s: {short(t)}")
+    ok(t["status"] == "working", lambda: short(t))
+
+    def progress():
+        return a.notes_where(lambda m: m.get("method") == "notifications/progress" and
+                             m["params"].get("progressToken") == "long")
+    ok(wait_for(lambda: len(progress()) >= 3, 20), f"{len(progress())} progress notifications of a task with a progressToken")
+    prog = progress()
     p = prog[-1][1]["params"]
     ok("tick" in p.get("message", "") and p.get("_meta", {}).get(RELATED, {}).get("taskId") == tid,
        lambda: f"progress of a task: {short(p)}")
@@ -244,8 +262,11 @@ def legacy_cancel(a, long_tid):
     a.proc.stdin.write((json.dumps({"jsonrpc": "2.0", "method": "notifications/cancelled",
                                     "params": {"requestId": a.next_id}}) + "\n").encode())
     a.proc.stdin.flush()
-    time.sleep(1)
-    ok(pgrep(MARK_CANCEL), "notifications/cancelled with the task's request id killed it")
+    # The server reads in order: once a ping after it is answered, the
+    # notification was handled; a kill it sent would show within 3 s.
+    a.result("ping")
+    ok(not wait_for(lambda: not pgrep(MARK_CANCEL), 3),
+       "notifications/cancelled with the task's request id killed it")
     c = a.result("tasks/cancel", {"taskId": tid})
     ok(c.get("status") == "cancelled" and c.get("taskId") == tid, lambda: short(c))
     ok(wait_for(lambda: not pgrep(MARK_CANCEL), 10), "the cancelled task's process is still there")
@@ -399,8 +420,8 @@ def modern_flow(b):
     ok(c["status"] == "working" and c["ttlMs"] == 900000, lambda: short(c))
     ok(1.5 < took < 5, f"the task handle came after {took:.1f} s (--task-after 2)")
     tid, t_created = c["taskId"], time.monotonic()
-    time.sleep(1.5)
-    g = modern_result(b, "tasks/get", {"taskId": tid})
+    g = poll_until(lambda: modern_result(b, "tasks/get", {"taskId": tid}),
+                   lambda g: "step" in g.get("statusMessage", ""), 10)
     ok(g["status"] == "working" and g["resultType"] == "complete" and "step" in
        g.get("statusMessage", "") and "result" not in g, lambda: f"working: {short(g)}")
     late = b.notes_where(lambda m: m.get("method") == "notifications/progress" and

@@ -6,8 +6,9 @@
 
 const char *check_suite = "";
 const char *check_current = "";
-int check_failed_now;
-int check_pass, check_fail;
+int check_failed_now, check_skipped_now;
+char check_skip_reason[256];
+int check_pass, check_fail, check_skip;
 
 int main(int argc, char **argv)
 {
@@ -20,6 +21,8 @@ int main(int argc, char **argv)
     suite_##name();
 #include "suites.def"
 #undef SUITE
+    if (check_skip)
+        printf("# unit: %d skipped (SKIP lines above)\n", check_skip);
     printf("unit: %d passed, %d failed\n", check_pass, check_fail);
     return check_fail == 0 ? 0 : 1;
 }

@@ -99,7 +99,7 @@ static void roundtrip(void)
     struct stat st;
 
     if (geteuid() != 0) {
-        printf("# skipped: mknod of a whiteout and chown need root\n");
+        SKIP("mknod of a whiteout and chown need root");
         return;
     }
     memset(longdir, 'd', 200);
@@ -207,7 +207,8 @@ static void freeze_v2(void)
     sb.cgroup.kind = NSBOX_CGROUP_V1;
     CHECK(nsbox_sandbox_freeze(&sb, true, &err) == 0);
     if (geteuid() != 0 || v2_cgroup(sb.cgroup.v2, sizeof(sb.cgroup.v2)) < 0) {
-        printf("# skipped: no cgroup v2 hierarchy to make a group in\n");
+        SKIP("no cgroup v2 hierarchy to make a group in (%s)",
+             geteuid() ? "not root" : "no cgroup2 at /sys/fs/cgroup or /sys/fs/cgroup/unified");
         return;
     }
     sb.cgroup.kind = NSBOX_CGROUP_V2;

@@ -32,7 +32,7 @@ static void rm_reports_the_real_error(void)
     int flags = FS_IMMUTABLE_FL;
     if (fd < 0 || ioctl(fd, FS_IOC_SETFLAGS, &flags) < 0) {
         /* Not root, or a filesystem without the flag: nothing to prove here. */
-        printf("# fsutil: cannot make a file immutable in /tmp (%s)\n", strerror(errno));
+        SKIP("cannot make a file immutable in /tmp (%s)", strerror(errno));
     } else {
         struct nsbox_err err = {0};
         CHECK(nsbox_rm_rf_at(dfd, "pinned", &err) < 0);
@@ -82,8 +82,7 @@ static void rm_stops_at_a_same_fs_bind(void)
     int status = 0;
     waitpid(pid, &status, 0);
     if (WIFEXITED(status) && WEXITSTATUS(status) == 77) {
-        printf("SKIP: fsutil/rm_stops_at_a_same_fs_bind: no mount namespace here (%s)\n",
-               geteuid() ? "not root" : "unshare refused");
+        SKIP("no mount namespace here (%s)", geteuid() ? "not root" : "unshare refused");
     } else {
         CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
         snprintf(p, sizeof(p), "%s/keep/precious", dir);

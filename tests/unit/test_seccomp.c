@@ -1197,7 +1197,7 @@ static void foreign_abis_kill_the_process(void)
     nsbox_seccomp_free(f);
 }
 
-/* ---- numbers for the report (always passes) ---- */
+/* ---- numbers for the report: a "#" note, not a test (it cannot fail) ---- */
 
 static double now_us(void)
 {
@@ -1237,6 +1237,9 @@ static void child_bench(int fd, void *arg)
     put(fd, (long)(best * 1000)); /* ns */
 }
 
+/* Prints the compile, install and per-call cost as one "#" line; on an
+ * error, a "#" line saying it could not measure.  Not a RUN_TEST: a
+ * measurement proves nothing about nsbox, so it is not counted. */
 static void microbenchmark(void)
 {
     struct nsbox_seccomp *f = NULL;
@@ -1248,12 +1251,17 @@ static void microbenchmark(void)
     for (size_t i = 0; i < runs; i++) {
         nsbox_seccomp_free(f);
         f = NULL;
-        CHECK(nsbox_seccomp_compile_file(DEFAULT_PROFILE, NULL, &f, &err) == 0);
+        if (nsbox_seccomp_compile_file(DEFAULT_PROFILE, NULL, &f, &err) < 0) {
+            printf("# seccomp: microbenchmark not measured: %s\n", err.msg);
+            return;
+        }
     }
     double compile_us = (now_us() - t0) / (double)runs;
-    if (f == NULL)
+    if (!exited_ok(run_child(NULL, child_bench, f, o, sizeof(o), &got))) {
+        printf("# seccomp: microbenchmark not measured: its child failed\n");
+        nsbox_seccomp_free(f);
         return;
-    CHECK(exited_ok(run_child(NULL, child_bench, f, o, sizeof(o), &got)));
+    }
     printf("# seccomp: compile default.json %.0f us; install %.1f us; getppid "
            "%ld ns bare, %ld ns filtered\n",
            compile_us, (double)o[2].ret / 1000, o[0].ret, o[1].ret);
@@ -1276,5 +1284,5 @@ void suite_seccomp(void)
     RUN_TEST(capabilities_open_their_syscalls);
     RUN_TEST(ioctl_and_socket_filters_see_low_32_bits);
     RUN_TEST(foreign_abis_kill_the_process);
-    RUN_TEST(microbenchmark);
+    microbenchmark();
 }

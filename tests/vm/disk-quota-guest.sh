@@ -32,6 +32,8 @@ nsbox() { "$NSBOX_BIN" --store "$S" "$@"; }
 jf() { grep "\"check\":\"$2\"" | tail -1 | sed -n "s/.*\"$1\":\"\{0,1\}\([^,\"}]*\).*/\1/p" | head -1; }
 free_of() { df -k -P "$1" | awk 'NR == 2 {print $4 * 1024}'; }
 host_bound() { # NAME LIMIT: checked while the sandbox held what it wrote
+	# (DURING is empty when no sandbox was made: nothing was bounded.)
+	[ -n "$DURING" ] || { fail "$1_host_bound" "nothing held: create failed or the probe never ran ($(echo "$OUT" | tail -1 | cut -c1-200))"; return; }
 	echo "# quota/$1: store fs free before $((BEFORE / MiB)) MiB, with the sandbox full $((DURING / MiB)) MiB, limit $(($2 / MiB)) MiB"
 	[ "$DURING" -ge $((BEFORE - $2 - SLACK)) ] && pass "$1_host_bound" || fail "$1_host_bound" "dropped $(((BEFORE - DURING) / MiB)) MiB"
 }
@@ -41,11 +43,12 @@ host_bound() { # NAME LIMIT: checked while the sandbox held what it wrote
 inodes_of() { df -i -P "$1" | awk 'NR == 2 {print $4}'; }
 held() {
 	BEFORE=$(free_of $M) IN0=$(inodes_of $M)
-	OUT= RC=125 DURING=$BEFORE IN1=$IN0
+	OUT= RC=125 DURING= IN1=$IN0
 	id=$(NSBOX_DISK_BACKEND=quota nsbox create --disk 64M "$IMG") || return
 	OUT=$(nsbox exec "$id" -- sh -c "$1")
 	RC=$?
-	DURING=$(free_of $M) IN1=$(inodes_of $M)
+	# measured only when the probe ran (a line of its own): else nothing was held
+	echo "$OUT" | grep -q '"check":' && DURING=$(free_of $M) IN1=$(inodes_of $M)
 	nsbox rm "$id" >/dev/null
 }
 # settled: run removes its sandbox in the background; wait for it.
@@ -87,7 +90,7 @@ held 'mkdir /workspace/d && probe files /workspace/d 100000'
 n=$(echo "$OUT" | jf ret files)
 e=$(echo "$OUT" | jf errname files)
 echo "# quota/inodes: $n empty files, then $e; store fs free inodes $IN0, with the sandbox full $IN1"
-full "$e" && [ "${n:-0}" -gt 16000 ] && [ "${n:-99999}" -le 16384 ] && [ "$IN1" -ge $((IN0 - 16384 - 64)) ] &&
+full "$e" && [ "${n:-0}" -gt 16000 ] && [ "${n:-99999}" -le 16384 ] && [ -n "$DURING" ] && [ "$IN1" -ge $((IN0 - 16384 - 64)) ] &&
 	pass empty_files_inode_bound || fail empty_files_inode_bound "$n files, $e; inodes $IN0 -> $IN1"
 held 'mkdir /workspace/d && probe smallfiles /workspace/d 100000'
 n=$(echo "$OUT" | jf ret smallfiles)

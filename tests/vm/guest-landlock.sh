@@ -10,6 +10,21 @@ fail() {
 	failures=$((failures + 1))
 }
 jf() { sed -n "s/.*\"$1\": *\"\{0,1\}\([^,\"}]*\).*/\1/p" | head -1; }
+# until_ok SECONDS CMD...: CMD every 0.1 s until it succeeds (0) or
+# SECONDS pass (1): waits on the condition, never a fixed sleep.
+until_ok() {
+	n=$(($1 * 10))
+	shift
+	while ! "$@"; do
+		n=$((n - 1))
+		[ $n -gt 0 ] || return 1
+		sleep 0.1
+	done
+}
+# Process markers (tests/markers.md: vm_landlock's are 4280-4289), whole
+# command lines: procs ERE counts them, nprocs N ERE holds when N run.
+procs() { ps -o args | grep -cxE "$1"; }
+nprocs() { [ "$(procs "$2")" = "$1" ]; }
 
 modprobe loop 2>/dev/null
 mkdir -p /mnt/store
@@ -19,10 +34,15 @@ t() { as-tester /usr/local/bin/nsbox --store "$S" "$@"; }
 ll() { t run --isolation=landlock "$@"; }
 
 # The host profile: Debian's switch (the locked-down CI runner's state).
-if echo 0 >/proc/sys/kernel/unprivileged_userns_clone && [ "$(cat /proc/sys/kernel/unprivileged_userns_clone)" = 0 ]; then
+# tester's own unshare(CLONE_NEWUSER) (the probe, run directly) works
+# before and fails with EPERM after.
+before=$(as-tester /usr/local/bin/probe unshare_user 2>&1)
+echo 0 >/proc/sys/kernel/unprivileged_userns_clone
+after=$(as-tester /usr/local/bin/probe unshare_user 2>&1)
+if [ "$(echo "$before" | jf ret)" = 0 ] && [ "$(echo "$after" | jf errname)" = EPERM ]; then
 	pass userns_disabled_for_users
 else
-	fail userns_disabled_for_users "unshare -U still works for tester"
+	fail userns_disabled_for_users "unshare -U for tester: before $before; after $after"
 fi
 echo "landlock-vm-secret" >/home/tester/secret && chown tester /home/tester/secret && chmod 600 /home/tester/secret
 echo "root-secret" >/root-secret && chmod 644 /root-secret
@@ -67,27 +87,42 @@ out=$(ll x -- probe socket_inet socket_netlink 2>&1)
 if [ "$(echo "$out" | grep -c '"errname":"EACCES"')" = 2 ]; then pass sockets_refused; else fail sockets_refused "$out"; fi
 # busybox's setsid ignores setsid()'s failure: what counts is that the
 # process it starts stays in the session and dies with a timeout.
-ll --timeout 1 x -- sh -c 'setsid sleep 782 & sleep 783' >/dev/null 2>&1
-sleep 0.5
-left=$(ps -o pid,args | grep 'sleep 78[23]' | grep -v 'grep\|nsbox')
-if [ -z "$left" ]; then pass setsid_child_killed_by_timeout; else fail setsid_child_killed_by_timeout "$left"; fi
+# Both are seen running before the timeout, none after it.
+ll --timeout 5 x -- sh -c 'setsid sleep 4281 & sleep 4282' >/dev/null 2>&1 &
+run=$!
+until_ok 30 nprocs 2 'sleep 428[12]'
+seen=$(procs 'sleep 428[12]')
+wait $run
+until_ok 10 nprocs 0 'sleep 428[12]'
+left=$(ps -o pid,args | grep -xE ' *[0-9]+ sleep 428[12]')
+if [ "$seen" = 2 ] && [ -z "$left" ]; then pass setsid_child_killed_by_timeout; else fail setsid_child_killed_by_timeout "seen $seen of 2; left: $left"; fi
 
-# A timeout kills what tried to leave: double forks, nohup.
-ll --timeout 1 x -- sh -c '(sleep 777 &); nohup sleep 778 >/dev/null 2>&1 & sleep 779' >/dev/null 2>&1
-sleep 0.5
-left=$(ps -o pid,args | grep 'sleep 77[789]' | grep -v 'grep\|nsbox')
-if [ -z "$left" ]; then pass timeout_kills_everything; else fail timeout_kills_everything "$left"; fi
+# A timeout kills what tried to leave: double forks, nohup.  (This guest's
+# busybox has no nohup applet: SIGHUP ignored, then exec, is what it does.)
+ll --timeout 5 x -- sh -c '(sleep 4283 &); (trap "" HUP; exec sleep 4284) >/dev/null 2>&1 & sleep 4285' >/dev/null 2>&1 &
+run=$!
+until_ok 30 nprocs 3 'sleep 428[345]'
+seen=$(procs 'sleep 428[345]')
+wait $run
+until_ok 10 nprocs 0 'sleep 428[345]'
+left=$(ps -o pid,args | grep -xE ' *[0-9]+ sleep 428[345]')
+if [ "$seen" = 3 ] && [ -z "$left" ]; then pass timeout_kills_everything; else fail timeout_kills_everything "seen $seen of 3; left: $left"; fi
 # ABI 2 has no signal scoping: a command can SIGSTOP the sandbox's init
 # (its parent).  The host kills the session itself on a timeout and wakes
 # init, so the timeout still holds and is reported.
 start=$(date +%s)
-j=$(ll --json --timeout 1 x -- sh -c 'kill -STOP $PPID; sleep 781' 2>&1)
-sleep 0.5
-left=$(ps -o pid,args | grep 'sleep 781' | grep -v 'grep\|nsbox')
-if [ "$(echo "$j" | jf status)" = timeout ] && [ -z "$left" ] && [ $(($(date +%s) - start)) -lt 15 ]; then
+ll --json --timeout 3 x -- sh -c 'kill -STOP $PPID; sleep 4286' >/tmp/stopped.json 2>&1 &
+run=$!
+until_ok 30 nprocs 1 'sleep 4286'
+seen=$(procs 'sleep 4286')
+wait $run
+j=$(cat /tmp/stopped.json)
+until_ok 10 nprocs 0 'sleep 4286'
+left=$(ps -o pid,args | grep -xE ' *[0-9]+ sleep 4286')
+if [ "$seen" = 1 ] && [ "$(echo "$j" | jf status)" = timeout ] && [ -z "$left" ] && [ $(($(date +%s) - start)) -lt 30 ]; then
 	pass stopped_init_timeout_still_kills
 else
-	fail stopped_init_timeout_still_kills "left=$left $(echo "$j" | cut -c1-200)"
+	fail stopped_init_timeout_still_kills "seen $seen; left=$left $(echo "$j" | cut -c1-200)"
 fi
 # A memory bound without cgroups: RLIMIT_AS.
 out=$(ll --memory 32m x -- probe mem 128 2>&1)
@@ -95,9 +130,9 @@ if echo "$out" | grep -q 'allocation failed'; then pass memory_rlimit_holds; els
 
 # The gap the result names is real at ABI 2: the sandbox can signal the
 # user's other processes (said, not hidden).
-as-tester sleep 780 &
-sleep 0.3
-hp=$(ps -o pid,user,args | grep 'sleep 780' | grep -v grep | awk '{print $1}' | head -1)
+as-tester sleep 4287 &
+until_ok 30 nprocs 1 'sleep 4287'
+hp=$(ps -o pid,args | grep -xE ' *[0-9]+ sleep 4287' | awk '{print $1}' | head -1)
 out=$(ll x -- kill -0 "$hp" 2>&1)
 if [ $? = 0 ]; then pass abi2_signal_gap_is_real_and_reported; else fail abi2_signal_gap_is_real_and_reported "$out"; fi
 kill "$hp" 2>/dev/null

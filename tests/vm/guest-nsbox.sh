@@ -6,9 +6,9 @@
 IMG=$1
 CG=/sys/fs/cgroup
 failures=0
-pass() { echo "PASS: vm_nsbox/$1"; }
+pass() { echo "PASS: vm_cgroup_v2/$1"; }
 fail() {
-	echo "FAIL: vm_nsbox/$1: $2"
+	echo "FAIL: vm_cgroup_v2/$1: $2"
 	failures=$((failures + 1))
 }
 # jq-less JSON field: "key": value (numbers, booleans, short strings)
@@ -17,7 +17,7 @@ jf() { sed -n "s/.*\"$1\": *\"\{0,1\}\([^,\"}]*\).*/\1/p" | head -1; }
 modprobe loop 2>/dev/null
 mkdir -p /mnt/store
 if ! mount -o loop /store.img /mnt/store; then
-	echo "FAIL: vm_nsbox/setup: cannot mount /store.img"
+	echo "FAIL: vm_cgroup_v2/setup: cannot mount /store.img"
 	exit 1
 fi
 S=/mnt/store/root
@@ -57,14 +57,28 @@ if [ -n "$pm" ] && [ "$pm" -le 400 ]; then pass cpu_max_throttles; else fail cpu
 # running ERE: a process whose command line matches (this guest's busybox
 # has no pgrep applet).
 running() { ps -o args | grep -v -e grep -e '^ps ' | grep -qE -- "$1"; }
+# until_ok SECONDS CMD...: CMD every 0.1 s until it succeeds (0) or SECONDS
+# pass (1): a wait on the condition, not a fixed sleep (TCG is slow).
+until_ok() {
+	n=$(($1 * 10))
+	shift
+	while ! "$@"; do
+		n=$((n - 1))
+		[ $n -gt 0 ] || return 1
+		sleep 0.1
+	done
+}
+procs_at_least() { [ "$(wc -l <"$CG/nsbox/$2/cgroup.procs")" -ge "$1" ]; }
+# Process markers (tests/markers.md: this guest's are 4290-4299).
 # A timeout kills everything in the sandbox, daemons included; rm kills
-# and removes the cgroup.
+# and removes the cgroup.  Before it: init, the daemon, sh and its two
+# sleeps are all in the cgroup.
 id=$(nsbox create "$IMG")
-nsbox exec "$id" -- probe daemon 300 >/dev/null
-nsbox exec "$id" -- sh -c 'setsid sleep 301 & sleep 302 & wait' >/dev/null &
-sleep 2
+nsbox exec "$id" -- probe daemon 4290 >/dev/null
+nsbox exec "$id" -- sh -c 'setsid sleep 4291 & sleep 4292 & wait' >/dev/null &
+until_ok 30 procs_at_least 5 "$id"
 before=$(wc -l <"$CG/nsbox/$id/cgroup.procs")
-nsbox exec --timeout 1 "$id" -- sleep 303 >/dev/null
+nsbox exec --timeout 1 "$id" -- sleep 4293 >/dev/null
 # The kill is sent when the timeout fires; a process may take a moment to
 # die on a loaded TCG guest: up to 2 s.
 for _ in $(seq 20); do
@@ -72,23 +86,28 @@ for _ in $(seq 20); do
 	[ "$after" = 1 ] && break
 	sleep 0.1
 done
-if [ "$before" -ge 4 ] && [ "$after" = 1 ]; then pass timeout_kills_everything_but_init; else fail timeout_kills_everything_but_init "before=$before after=$after"; fi
-nsbox exec "$id" -- probe daemon 300 >/dev/null
+if [ "$before" -ge 5 ] && [ "$after" = 1 ]; then pass timeout_kills_everything_but_init; else fail timeout_kills_everything_but_init "before=$before after=$after"; fi
+nsbox exec "$id" -- probe daemon 4290 >/dev/null
+until_ok 30 running '^probe daemon 4290$'
+seen=$(ps -o args | grep -cx 'probe daemon 4290')
 nsbox rm "$id" >/dev/null
-if [ ! -d "$CG/nsbox/$id" ] && ! running 'sleep 30[0-3]' && ! running 'probe daemon'; then
+if [ "$seen" = 1 ] && [ ! -d "$CG/nsbox/$id" ] && ! running '^sleep 429[0-3]$' && ! running '^probe daemon'; then
 	pass rm_kills_all_and_removes_cgroup
 else
 	fail rm_kills_all_and_removes_cgroup "cgroup or processes left"
 fi
 
-# run: nothing outlives the command's sandbox.
-nsbox run "$IMG" -- sh -c 'probe daemon 300 >/dev/null; setsid sleep 304 &' >/dev/null
-sleep 0.5
-if ! running 'probe daemon' && ! running 'sleep 304' &&
-	[ -z "$(ls "$CG/nsbox" | grep -E '^[0-9a-f]{32}$')" ]; then
+# run: nothing outlives the command's sandbox.  The probe reports its
+# daemon's pid and the shell got past starting the sleep; then, within
+# 10 s (run removes its cgroup in a detached process), nothing is left.
+out=$(nsbox run "$IMG" -- sh -c 'probe daemon 4290; setsid sleep 4294 & echo started')
+left_none() {
+	! running '^probe daemon' && ! running '^sleep 4294$' && [ -z "$(ls "$CG/nsbox" | grep -E '^[0-9a-f]{32}$')" ]
+}
+if echo "$out" | grep -q '"daemon_pid": *[1-9]' && echo "$out" | grep -qx started && until_ok 10 left_none; then
 	pass run_leaves_no_process_or_cgroup
 else
-	fail run_leaves_no_process_or_cgroup "$(ls "$CG/nsbox")"
+	fail run_leaves_no_process_or_cgroup "$(echo "$out" | tr '\n' ' ' | cut -c1-200); $(ls "$CG/nsbox" | tr '\n' ' ')"
 fi
 
 # Rootless, in a cgroup delegated to the user (what systemd's Delegate=yes

@@ -15,7 +15,7 @@
 # cgroups are vm_cgroup_v2's subject, not this one's.
 MODE=$1
 IMG=$2
-P=vm_profiles
+P=host_profiles/vm
 failures=0
 pass() { echo "PASS: $P/$1"; }
 fail() {
