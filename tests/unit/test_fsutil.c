@@ -92,8 +92,47 @@ static void rm_stops_at_a_same_fs_bind(void)
     CHECK(nsbox_rm_rf_at(AT_FDCWD, dir, &err) == 0);
 }
 
+/* nsbox_rm_rf_at(AT_FDCWD, an absolute path) while the working directory
+ * is on another mount than the tree (nsbox rm run from $HOME with the store
+ * on another filesystem): the tree is no mount point and goes.  The check
+ * once compared the tree with the working directory instead of its parent
+ * and refused ("it is a mount point"). */
+static void rm_from_a_cwd_on_another_mount(void)
+{
+    char dir[] = "/tmp/nsbox-unit-fscwd.XXXXXX";
+    CHECK(mkdtemp(dir) != NULL);
+    pid_t pid = fork();
+    if (pid == 0) {
+        char p[128];
+        if (unshare(CLONE_NEWNS) < 0 || mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0 ||
+            mount("nsbox-unit", dir, "tmpfs", 0, NULL) < 0)
+            _exit(77);
+        snprintf(p, sizeof(p), "%s/d", dir);
+        mkdir(p, 0700);
+        snprintf(p, sizeof(p), "%s/d/e", dir);
+        mkdir(p, 0700);
+        if (chdir("/proc") < 0)
+            _exit(2);
+        struct nsbox_err err = {0};
+        snprintf(p, sizeof(p), "%s/d", dir);
+        int r = nsbox_rm_rf_at(AT_FDCWD, p, &err);
+        if (r < 0)
+            printf("# fsutil: %s\n", err.msg);
+        _exit(r == 0 && access(p, F_OK) < 0 ? 0 : 1);
+    }
+    int status = 0;
+    waitpid(pid, &status, 0);
+    if (WIFEXITED(status) && WEXITSTATUS(status) == 77)
+        SKIP("no mount namespace here (%s)", geteuid() ? "not root" : "unshare refused");
+    else
+        CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    struct nsbox_err err = {0};
+    CHECK(nsbox_rm_rf_at(AT_FDCWD, dir, &err) == 0);
+}
+
 void suite_fsutil(void)
 {
     RUN_TEST(rm_reports_the_real_error);
     RUN_TEST(rm_stops_at_a_same_fs_bind);
+    RUN_TEST(rm_from_a_cwd_on_another_mount);
 }
