@@ -143,7 +143,7 @@ if ! mke2fs -q -t ext4 -d "$T/disk" "$T/store.img" 256M >/dev/null; then
 	fail vm/setup "mke2fs"
 	finish
 fi
-"$ROOT/tests/vm/run.sh" --mem 768 --timeout 300 --module loop \
+"$ROOT/tests/vm/run.sh" --suite "$SUITE" --mem 768 --timeout 300 --module loop \
 	--add "$T/nsbox-root:/usr/local/bin/nsbox" --add "$PROBE:/usr/local/bin/probe" --data "$T/store.img:/store.img" \
 	-- "$ROOT/tests/hostile/vm-guest.sh" "$img" >"$T/guest.out" 2>&1
 rc=$?

@@ -194,7 +194,7 @@ mke2fs -q -t ext4 -d "$T/disk" "$T/store.img" 64M || { fail setup "mke2fs"; fini
 vm() { # NAME MINIMUM [--kernel K] MODE: boot, count the guest's results
 	local name=$1 min=$2 n rc
 	shift 2
-	"$ROOT/tests/vm/run.sh" --mem 768 --timeout 240 --module loop "${@:1:$#-1}" \
+	"$ROOT/tests/vm/run.sh" --suite "$SUITE" --mem 768 --timeout 240 --module loop "${@:1:$#-1}" \
 		--add "$NSBOX:/usr/local/bin/nsbox" --data "$T/store.img:/store.img" \
 		-- "$ROOT/tests/vm/guest-profiles.sh" "${@: -1}" "$img" >"$T/$name.out" 2>&1
 	rc=$?
