@@ -642,7 +642,7 @@ static void drop_client(struct init_state *st, size_t idx)
     }
     close(fd);
     st->clients[idx] = st->clients[--st->n_clients];
-    NSBOX_SAN(nsbox_sanitizer_leak_check();)
+    NSBOX_SAN(nsbox_sanitizer_init_idle(st->cfg->landlock);)
 }
 
 static void handle_client(struct init_state *st, size_t idx)
@@ -716,7 +716,7 @@ _Noreturn void nsbox_init_main(const struct nsbox_init_config *cfg)
     st.cfg = cfg;
     st.sigfd = setup_signals();
     if (st.sigfd < 0) {
-        NSBOX_SAN(nsbox_sanitizer_exit_check();)
+        NSBOX_SAN(nsbox_sanitizer_init_exit(cfg->landlock, false);)
         _exit(1);
     }
     if (cfg->ctl_fd >= 0)
@@ -732,7 +732,7 @@ _Noreturn void nsbox_init_main(const struct nsbox_init_config *cfg)
         for (size_t i = 0; i < st.n_clients; i++)
             pfd[n++] = (struct pollfd){.fd = st.clients[i], .events = POLLIN};
         if (poll(pfd, n, -1) < 0 && errno != EINTR) {
-            NSBOX_SAN(nsbox_sanitizer_exit_check();)
+            NSBOX_SAN(nsbox_sanitizer_init_exit(cfg->landlock, false);)
             _exit(1);
         }
         if (pfd[0].revents)
@@ -749,7 +749,7 @@ _Noreturn void nsbox_init_main(const struct nsbox_init_config *cfg)
              * leader does not. */
             if (cfg->landlock)
                 nsbox_session_kill(getpid(), getpid());
-            NSBOX_SAN(nsbox_sanitizer_exit_check();)
+            NSBOX_SAN(nsbox_sanitizer_init_exit(cfg->landlock, cfg->landlock);)
             _exit(0);
         }
     }

@@ -21,6 +21,7 @@
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <sanitizer/common_interface_defs.h>
@@ -352,9 +353,30 @@ void nsbox_sanitizer_exit_check(void)
     leak_check(true);
 }
 
-void nsbox_sanitizer_leak_check(void)
+/* LeakSanitizer's tracer is a clone of init with init's uid, and no pid 1:
+ * a process of the sandbox running as that uid could stop it (init then
+ * waits for it for good: sandbox/init_not_wedged_by_sigstop) or kill it
+ * (LeakSanitizer's fatal error).  So init checks only when it is alone. */
+void nsbox_sanitizer_init_exit(bool landlock, bool others_gone)
 {
-    leak_check(false);
+    if (!landlock && !others_gone) {
+        /* What the kernel does once init is gone, a moment earlier. */
+        kill(-1, SIGKILL);
+        while (waitpid(-1, NULL, 0) > 0 || errno == EINTR)
+            ;
+        others_gone = true;
+    }
+    if (others_gone)
+        leak_check(true);
+}
+
+void nsbox_sanitizer_init_idle(bool landlock)
+{
+    /* From pid 1, kill(-1, 0) reaches every other process of the namespace
+     * (init holds CAP_KILL there): ESRCH when there is none.  In landlock
+     * mode it would reach the user's processes outside: no check. */
+    if (!landlock && kill(-1, 0) < 0 && errno == ESRCH)
+        leak_check(false);
 }
 
 #ifdef NSBOX_SANITIZER_PLANT

@@ -71,8 +71,16 @@ int nsbox_sanitizer_caps_clear(char **argv, bool landlock, struct nsbox_err *err
  * RLIMIT_AS, seccomp denies ptrace, an unguarded builtin). */
 void nsbox_sanitizer_exit_check(void);
 
-/* The same, recoverable (a report, and on): init, when a client leaves. */
-void nsbox_sanitizer_leak_check(void);
+/* init, before its _exit: LeakSanitizer as above, once no other process
+ * of the sandbox is left (it could stop or kill the check's tracer, which
+ * runs as init's uid): in namespaces mode every other process is killed
+ * first (the kernel would a moment later); in landlock mode only when the
+ * session was (others_gone). */
+void nsbox_sanitizer_init_exit(bool landlock, bool others_gone);
+
+/* init, when a client leaves: a recoverable check (a report, and on), if
+ * no other process is left in the sandbox (namespaces mode only). */
+void nsbox_sanitizer_init_idle(bool landlock);
 
 /* NSBOX_SAN_ELSE(a, b): a in the sanitizer build, b in any other. */
 #define NSBOX_SAN_ELSE(san, plain) san
