@@ -10,6 +10,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -311,10 +312,38 @@ int nsbox_sanitizer_caps_clear(char **argv, bool landlock, struct nsbox_err *err
     return nsbox_caps_clear(err); /* unguarded: no LeakSanitizer then */
 }
 
+static int clone_probe(void *arg)
+{
+    (void)arg;
+    return 0;
+}
+
+/* LeakSanitizer's tracer is a clone sharing this process's memory
+ * (CLONE_VM).  init made a time namespace for its children (sandbox.c),
+ * and until 5.17 or so the kernel refuses such a clone while the two
+ * differ (EINVAL: "Failed spawning a tracer thread", seen with Debian
+ * 12's 6.1 in the VM); newer kernels keep the clone in the parent's. */
+static bool tracer_can_start(void)
+{
+    char now[64], children[64];
+    ssize_t a = readlink("/proc/self/ns/time", now, sizeof(now));
+    ssize_t b = readlink("/proc/self/ns/time_for_children", children, sizeof(children));
+    if (a < 0 || b < 0 || (a == b && memcmp(now, children, (size_t)a) == 0))
+        return true;
+    static char stack[16384] __attribute__((aligned(16)));
+    pid_t pid = clone(clone_probe, stack + sizeof(stack), CLONE_VM | SIGCHLD, NULL);
+    if (pid < 0)
+        return false;
+    while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
+        ;
+    return true;
+}
+
 /* LeakSanitizer, where it can run: its tracer attaches with ptrace, which
  * the seccomp profile must allow and which a process that is not dumpable
  * refuses (init and its children are not); it maps memory, which a finite
- * RLIMIT_AS (best-effort limits) refuses an ASan process. */
+ * RLIMIT_AS (best-effort limits) refuses an ASan process; its clone must
+ * be allowed (tracer_can_start). */
 static void leak_check(bool fatal)
 {
     struct rlimit rl;
@@ -322,6 +351,8 @@ static void leak_check(bool fatal)
     if (!lsan_ok || (in_builtin && !builtin_guarded))
         return;
     if (getrlimit(RLIMIT_AS, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY)
+        return;
+    if (!tracer_can_start())
         return;
     /* pid 0 is no process: ESRCH once seccomp let the call through. */
     if (syscall(SYS_ptrace, PTRACE_ATTACH, 0, 0, 0) == 0 || errno != ESRCH)
