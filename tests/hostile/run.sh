@@ -57,7 +57,13 @@ chmod 755 "$T/fs"
 STORE=$T/fs/store
 STORE_RL=$T/fs/store-rl
 mkdir -p "$STORE_RL" && chown "$U" "$STORE_RL"
-as_user() { runuser -u "$U" -- env -i PATH=/usr/bin:/bin HOME=/home/$U "$@"; }
+# Under ASan (tests/run.sh) the sanitizers' options and report directory
+# pass env -i: a report must land in a file, not on a stderr no one reads.
+san_env=()
+for v in ASAN_OPTIONS UBSAN_OPTIONS NSBOX_SANITIZER_DIR; do
+	[ -n "${!v:-}" ] && san_env+=("$v=${!v}")
+done
+as_user() { runuser -u "$U" -- env -i PATH=/usr/bin:/bin HOME=/home/$U ${san_env[@]+"${san_env[@]}"} "$@"; }
 for img in probe procsym devsym fakeproc bigfile; do
 	"$NSBOX" --store "$STORE" pull --quiet "oci:$T/img-$img:latest" >/dev/null &&
 		"$NSBOX" --store "$STORE" tag "oci:$T/img-$img:latest" "hostile-$img" &&
