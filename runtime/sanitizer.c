@@ -171,10 +171,9 @@ static int start_collector(const char *prefix)
 
     if (pipe2(p, O_CLOEXEC) < 0)
         return -1;
-    /* Named after the collector, so unique; the pid is known only after
-     * the fork, and the child must not format (another thread may hold a
-     * lock): its pid, through a second pipe of one int... simpler, the
-     * parent's pid and a counter, which are unique too. */
+    /* This process's pid and a counter: unique.  Formatted before the
+     * fork: in a child of a multithreaded process only async-signal-safe
+     * calls are safe (another thread may have held a lock). */
     static unsigned serial;
     snprintf(path, sizeof(path), "%s.sandbox.%d.%u", prefix, (int)getpid(), serial++);
     pid_t pid = fork();
