@@ -162,8 +162,7 @@ for _ in $(seq 200); do
 	pgrep -f '^sh -c read nsbox_sanitizers_x$' >/dev/null && break
 	sleep 0.1
 done
-kill -KILL "$runner"
-wait "$runner" 2>/dev/null
+{ kill -KILL "$runner" && wait "$runner"; } 2>/dev/null
 exec 9>&-
 for _ in $(seq 100); do
 	[ -n "$(reports "$dir")" ] && ! pgrep -f '^sh -c read nsbox_sanitizers_x$' >/dev/null && break
