@@ -193,20 +193,22 @@ else
 	fail rootless_builtin_overflow_reported "rootless create failed"
 fi
 
-# The report fd is init's, never a command's: in `run` and in `exec`, the
-# shell itself finds no fd above 2 open (its own test, no fork); the same
-# loop does find one it opened (the check can see an fd).
+# The report fd is init's, never a command's: in `run` and in `exec`, and
+# in landlock mode, the shell itself finds no fd above 2 open (its own
+# test, no fork); the same loop does find one it opened (the check can see
+# an fd).
 dir=$T/san-fds
 fd_probe='for n in $(seq 3 1023); do [ -e /proc/$$/fd/$n ] && echo "fd $n $(readlink /proc/$$/fd/$n)"; done; exec 7</dev/null; [ -e /proc/$$/fd/7 ] && echo control-7'
 r1=$(env $(san_env "$dir") "$ASAN_NSBOX" --store "$S" run "$BB" -- sh -c "$fd_probe" 2>&1)
 id=$(env $(san_env "$dir") "$ASAN_NSBOX" --store "$S" create "$BB")
 r2=$(env $(san_env "$dir") "$ASAN_NSBOX" --store "$S" exec "$id" -- sh -c "$fd_probe" 2>&1)
+r3=$(env $(san_env "$dir") "$ASAN_NSBOX" --store "$S" run --isolation=landlock "$BB" -- sh -c "$fd_probe" 2>/dev/null)
 collectors=$(pgrep -c -x nsbox-sancoll)
 env $(san_env "$dir") "$ASAN_NSBOX" --store "$S" rm "$id" >/dev/null 2>&1
-if [ "$r1" = control-7 ] && [ "$r2" = control-7 ] && [ "$collectors" -ge 1 ]; then
+if [ "$r1" = control-7 ] && [ "$r2" = control-7 ] && [ "$r3" = control-7 ] && [ "$collectors" -ge 1 ]; then
 	pass report_fd_never_in_commands
 else
-	fail report_fd_never_in_commands "run: $(printf '%s' "$r1" | tr '\n' ' '); exec: $(printf '%s' "$r2" | tr '\n' ' '); collectors: $collectors"
+	fail report_fd_never_in_commands "run: $(printf '%s' "$r1" | tr '\n' ' '); exec: $(printf '%s' "$r2" | tr '\n' ' '); landlock: $(printf '%s' "$r3" | tr '\n' ' '); collectors: $collectors"
 fi
 
 # Control: the same flows, the ASan build without plants, and the planted
