@@ -34,7 +34,7 @@ LIB_OBJS  := $(LIB_SRCS:%.c=$(BUILD)/%.o)
 CLI_OBJS  := $(CLI_SRCS:%.c=$(BUILD)/%.o) $(BUILD)/cli/profile.o $(BUILD)/mcp/interp/embedded.o
 UNIT_OBJS := $(UNIT_SRCS:%.c=$(BUILD)/%.o)
 
-.PHONY: all test test-asan unit-test load bench deps fixtures default-image container-image asan fuzz fuzz-build fuzz-long clean format format-check docs
+.PHONY: all test test-asan unit-test load bench deps fixtures default-image container-image asan asan-planted fuzz fuzz-build fuzz-long clean format format-check docs
 
 all: $(BUILD)/nsbox
 
@@ -174,9 +174,31 @@ format-check:
 # UBSan reports are fatal even where UBSAN_OPTIONS does not reach (env -i).
 ASAN_CFLAGS := -O1 -g -fsanitize=address,undefined -fno-sanitize-recover=undefined \
                -fno-omit-frame-pointer -Wno-unknown-warning-option -Wno-format-nonliteral
+# runtime/sanitizer.c gives that build its default options (exit status 99
+# under `env -i` too) and the report fd of init and the file builtins.
 asan:
 	$(MAKE) BUILD=build-asan CC=clang CFLAGS="$(ASAN_CFLAGS)" \
 		LDFLAGS="-fsanitize=address,undefined" build-asan/nsbox build-asan/unit-tests
+
+# build-planted/nsbox: that build with the bugs tests/integration/sanitizers.sh
+# plants (NSBOX_PLANT=NAME fires one; runtime/sanitizer.h), never in any
+# other build.  Only the files with a plant are compiled again; the rest
+# are build-asan's objects.
+PLANT_SRCS := runtime/init.c runtime/files_builtin.c runtime/sanitizer.c cli/main.c
+PLANT_OBJS := $(PLANT_SRCS:%.c=build-planted/%.o)
+asan-planted: asan
+	$(MAKE) BUILD=build-asan CC=clang CFLAGS="$(ASAN_CFLAGS)" \
+		LDFLAGS="-fsanitize=address,undefined" build-planted/nsbox
+
+build-planted/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(NSBOX_CFLAGS) $(CFLAGS) -DNSBOX_SANITIZER_PLANT -MMD -MP -c -o $@ $<
+
+build-planted/nsbox: $(PLANT_OBJS) $(CLI_OBJS) $(BUILD)/libnsbox.a
+	$(CC) $(NSBOX_LDFLAGS) $(LDFLAGS) -o $@ $(PLANT_OBJS) \
+		$(filter-out $(PLANT_SRCS:%.c=$(BUILD)/%.o),$(CLI_OBJS)) $(BUILD)/libnsbox.a $(LDLIBS)
+
+-include $(PLANT_OBJS:.o=.d)
 
 # Every test against that build; any sanitizer report, even from a child
 # whose exit status nobody reads, fails it (tests/run-asan.sh).
@@ -184,4 +206,4 @@ test-asan: asan
 	@tests/run-asan.sh
 
 clean:
-	rm -rf $(BUILD) build-asan build-fuzz
+	rm -rf $(BUILD) build-asan build-planted build-fuzz

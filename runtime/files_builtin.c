@@ -30,12 +30,14 @@
 #include "../common/cleanup.h"
 #include "../common/fsutil.h"
 #include "../common/syscalls.h"
+#include "sanitizer.h"
 
 /* dprintf, not printf: _exit does not flush stdio. */
 static _Noreturn void fail_arg(int code, enum files_why why, long long arg)
 {
     code = code > 0 && code < 126 ? code : EIO;
     dprintf(2, FILES_REPLY_TAG " err %d %d %lld\n", code, (int)why, arg);
+    NSBOX_SAN(nsbox_sanitizer_exit_check();)
     _exit(code);
 }
 
@@ -47,6 +49,7 @@ static _Noreturn void fail(int code, enum files_why why)
 static _Noreturn void succeed(long long value)
 {
     dprintf(2, FILES_REPLY_TAG " ok %lld\n", value);
+    NSBOX_SAN(nsbox_sanitizer_exit_check();)
     _exit(0);
 }
 
@@ -210,6 +213,9 @@ static void op_read(char **args)
     bool no_follow = args[1] && args[2] && args[3] && strcmp(args[3], "nofollow") == 0;
     char buf[65536];
 
+    /* A heap overflow by one byte: the copy's NUL. */
+    NSBOX_PLANT("builtin_overflow", nsbox_plant_sink = malloc(strlen(path));
+                strcpy(nsbox_plant_sink, path); free(nsbox_plant_sink));
     /* Symlinks are followed, as cat would: they resolve in the sandbox's
      * own tree (magic links excepted); with nofollow (a file handed out by
      * URL) one at the path itself is refused.  O_NONBLOCK: a FIFO opened
@@ -330,6 +336,7 @@ static void op_list(char **args)
     int depth = args[1] ? atoi(args[1]) : 1;
     static struct listing l; /* 64 KiB: off the stack */
 
+    NSBOX_PLANT("builtin_leak", nsbox_plant_leak(path));
     int fd = open_path(path, O_RDONLY | O_DIRECTORY, 0);
     if (fd < 0)
         fail(errno, WHY_LIST);

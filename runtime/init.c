@@ -37,6 +37,7 @@
 #include "files_wire.h"
 #include "landlock.h"
 #include "proto.h"
+#include "sanitizer.h"
 
 #ifndef TIOCGPTPEER
 #define TIOCGPTPEER _IO('T', 0x41)
@@ -238,12 +239,26 @@ static void switch_user(const struct nsbox_msg_exec *m)
     }
 }
 
+#ifdef NSBOX_SANITIZER
+/* The sanitizer build: RLIMIT_AS (best-effort and landlock modes) only now,
+ * at the execve: ASan's shadow mappings exceed any limit, and the builtins
+ * and this child could map nothing after it (the limit is the command's;
+ * runtime/sanitizer.h). */
+static void exec_limited(const struct nsbox_init_config *cfg, char **argv, char **env, uint32_t uid)
+{
+    char **e = cfg->landlock ? landlock_env(env, cfg->home) : with_home(env, uid);
+    set_limit(RLIMIT_AS, cfg->rlimit_as);
+    exec_with_path(argv, e);
+}
+#endif
+
 /* In init's child: become the command.  Never returns. */
 static void child_exec(const struct nsbox_init_config *cfg, const struct nsbox_msg_exec *m,
                        char **argv, char **env, const char *cwd, const int fds[3], bool tty)
 {
     sigset_t none;
 
+    NSBOX_SAN(nsbox_sanitizer_forked();)
     sigemptyset(&none);
     sigprocmask(SIG_SETMASK, &none, NULL);
     /* Every disposition back to the default: an ignored one survives
@@ -269,18 +284,20 @@ static void child_exec(const struct nsbox_init_config *cfg, const struct nsbox_m
         _exit(126);
     }
     /* No fd of init's (control sockets) survives into the command. */
-    close_range(3, ~0u, 0);
+    NSBOX_SAN_ELSE(nsbox_sanitizer_close_from_3(), close_range(3, ~0u, 0));
     set_limit(RLIMIT_NOFILE, m->rlimit_nofile);
     set_limit(RLIMIT_FSIZE, m->rlimit_fsize);
     set_limit(RLIMIT_NPROC, m->rlimit_nproc);
     if (cfg->landlock)
-        set_limit(RLIMIT_AS, cfg->rlimit_as);
+        NSBOX_SAN_ELSE((void)0, set_limit(RLIMIT_AS, cfg->rlimit_as));
     /* The bounding set is already empty (init's, inherited); init's
      * four capabilities go after the uid switch that needs them. */
     struct nsbox_err err;
+    NSBOX_SAN(nsbox_sanitizer_builtin_keepcaps(argv);)
     if (!cfg->landlock)
         switch_user(m);
-    if (nsbox_caps_clear(&err) < 0) {
+    if (NSBOX_SAN_ELSE(nsbox_sanitizer_caps_clear(argv, cfg->landlock, &err),
+                       nsbox_caps_clear(&err)) < 0) {
         dprintf(2, "nsbox: %s\n", err.msg);
         _exit(126);
     }
@@ -292,7 +309,9 @@ static void child_exec(const struct nsbox_init_config *cfg, const struct nsbox_m
         _exit(126);
     }
     nsbox_files_builtin(argv); /* returns only when argv is a real command */
-    exec_with_path(argv, cfg->landlock ? landlock_env(env, cfg->home) : with_home(env, m->uid));
+    NSBOX_SAN_ELSE(exec_limited(cfg, argv, env, m->uid),
+                   exec_with_path(argv, cfg->landlock ? landlock_env(env, cfg->home)
+                                                      : with_home(env, m->uid)));
     int e = errno;
     dprintf(2, "nsbox: cannot execute %s: %s\n", argv[0], strerror(e));
     _exit(e == ENOENT ? 127 : 126);
@@ -406,6 +425,7 @@ static void handle_exec(struct init_state *st, int client, size_t len, int fds[3
         fds = pty_fds;
     }
     char *p = m->strings;
+    NSBOX_PLANT("init_leak", nsbox_plant_leak(p));
     char **argv = split_strings(&p, end, m->n_args, 0);
     char **env = argv ? split_strings(&p, end, m->n_env, 1) : NULL;
     const char *cwd = p < end && memchr(p, '\0', (size_t)(end - p)) ? p : NULL;
@@ -622,6 +642,7 @@ static void drop_client(struct init_state *st, size_t idx)
     }
     close(fd);
     st->clients[idx] = st->clients[--st->n_clients];
+    NSBOX_SAN(nsbox_sanitizer_init_idle(st->cfg->landlock);)
 }
 
 static void handle_client(struct init_state *st, size_t idx)
@@ -694,8 +715,10 @@ _Noreturn void nsbox_init_main(const struct nsbox_init_config *cfg)
 
     st.cfg = cfg;
     st.sigfd = setup_signals();
-    if (st.sigfd < 0)
+    if (st.sigfd < 0) {
+        NSBOX_SAN(nsbox_sanitizer_init_exit(cfg->landlock, false);)
         _exit(1);
+    }
     if (cfg->ctl_fd >= 0)
         add_client(&st, cfg->ctl_fd);
     /* Landlock mode: orphans of commands come back here, not to the
@@ -708,8 +731,10 @@ _Noreturn void nsbox_init_main(const struct nsbox_init_config *cfg)
         pfd[n++] = (struct pollfd){.fd = cfg->listen_fd, .events = POLLIN};
         for (size_t i = 0; i < st.n_clients; i++)
             pfd[n++] = (struct pollfd){.fd = st.clients[i], .events = POLLIN};
-        if (poll(pfd, n, -1) < 0 && errno != EINTR)
+        if (poll(pfd, n, -1) < 0 && errno != EINTR) {
+            NSBOX_SAN(nsbox_sanitizer_init_exit(cfg->landlock, false);)
             _exit(1);
+        }
         if (pfd[0].revents)
             reap(&st);
         if (pfd[1].revents & POLLIN)
@@ -724,6 +749,7 @@ _Noreturn void nsbox_init_main(const struct nsbox_init_config *cfg)
              * leader does not. */
             if (cfg->landlock)
                 nsbox_session_kill(getpid(), getpid());
+            NSBOX_SAN(nsbox_sanitizer_init_exit(cfg->landlock, cfg->landlock);)
             _exit(0);
         }
     }

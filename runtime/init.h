@@ -18,7 +18,9 @@ struct nsbox_init_config {
     const char *home;
     int own_fd;         /* O_PATH fd of home: each command's nested domain */
     int landlock_abi;   /* the kernel's */
-    uint64_t rlimit_as; /* each command's RLIMIT_AS (--memory), or 0 */
+    uint64_t rlimit_as; /* each command's RLIMIT_AS (--memory), or 0; in
+                         * namespaces mode only in the sanitizer build, where
+                         * init does not carry it (sanitizer.h) */
 };
 
 /* Runs the sandbox's pid 1 loop.  Never returns. */

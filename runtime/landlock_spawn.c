@@ -37,6 +37,7 @@
 #include "internal.h"
 #include "landlock.h"
 #include "sandbox.h"
+#include "sanitizer.h"
 #include "seccomp.h"
 #include "state.h"
 
@@ -50,6 +51,8 @@ struct ll_spawn {
     struct nsbox_sandbox *sb;
     int err_r, err_w, ctl_child, listen_fd, state_lock;
     int own_fd; /* the child's: STATE/upper, kept by init */
+    /* The sanitizer build: where init reports (sanitizer.h). */
+    NSBOX_SAN(int san_fd;)
     bool root;
 };
 
@@ -135,9 +138,11 @@ static _Noreturn void child_main(struct ll_spawn *s)
 {
     struct nsbox_err err = {0};
 
+    NSBOX_SAN(nsbox_sanitizer_report_to(s->san_fd);)
     close_fd(&s->err_r);
     int r = child_setup(s, &err);
-    int keep[] = {s->err_w, s->ctl_child, s->listen_fd, s->cfg->keep_fd, s->own_fd};
+    int keep[] = {s->err_w, s->ctl_child, s->listen_fd, s->cfg->keep_fd,
+                  s->own_fd NSBOX_SAN(, s->san_fd)};
     nsbox_close_all_but(keep, sizeof(keep) / sizeof(keep[0]));
     if (write(s->err_w, &err, sizeof(err)) != (ssize_t)sizeof(err) || r < 0)
         _exit(1);
@@ -171,6 +176,7 @@ static int start_child(struct ll_spawn *s, struct nsbox_err *err)
     s->sb->ctl = sp[0], s->ctl_child = sp[1];
     if (s->cfg->detach && (s->listen_fd = nsbox_sandbox_listen_socket(s->sb->state_dir, err)) < 0)
         return -1;
+    NSBOX_SAN(s->san_fd = nsbox_sanitizer_report_fd(s->cfg->detach);)
     fflush(NULL);
     pid_t pid = fork();
     if (pid < 0)

@@ -47,6 +47,7 @@
 #include "internal.h"
 #include "mounts.h"
 #include "net.h"
+#include "sanitizer.h"
 #include "seccomp.h"
 #include "state.h"
 
@@ -70,6 +71,8 @@ struct spawn {
     int slot_fd;    /* root: holds the id range */
     int disk_fd;    /* the child's: a tmpfs disk's root, kept by init */
     int state_lock; /* the state directory, locked until its state is written */
+    /* The sanitizer build: where init reports (sanitizer.h). */
+    NSBOX_SAN(int san_fd;)
     pid_t parent;
     char lower[PATH_MAX];
     /* A persistent workspace: its parent directory and its name there, and
@@ -263,8 +266,11 @@ static int child_setup(struct spawn *s, struct nsbox_err *err)
     setrlimit(RLIMIT_CORE, &core0);
     set_rlimit(RLIMIT_NOFILE, cfg->rlimit_nofile);
     set_rlimit(RLIMIT_FSIZE, cfg->rlimit_fsize);
+    /* The sanitizer build: the commands', set just before their execve
+     * (init.c): ASan's shadow mappings exceed any limit, and under one init
+     * and the builtins could map nothing, their reports included. */
     if (s->sb->cgroup.kind == NSBOX_CGROUP_NONE && cfg->limits.memory_bytes)
-        set_rlimit(RLIMIT_AS, cfg->limits.memory_bytes);
+        NSBOX_SAN_ELSE((void)0, set_rlimit(RLIMIT_AS, cfg->limits.memory_bytes));
     /* Without a pids cgroup a fork bomb still meets RLIMIT_NPROC: since
      * 5.14 the kernel counts it per user namespace and user id (ucounts),
      * so it bounds this sandbox's processes and threads of each id, and
@@ -302,6 +308,7 @@ static _Noreturn void child_main(struct spawn *s)
 {
     struct nsbox_err err = {0};
 
+    NSBOX_SAN(nsbox_sanitizer_report_to(s->san_fd);)
     /* No PR_SET_PDEATHSIG: the kernel ignores an unforced SIGKILL to the
      * init of a pid namespace, which this child is.  What ties the sandbox
      * to its owner is the control socket: init leaves its loop when the
@@ -312,7 +319,8 @@ static _Noreturn void child_main(struct spawn *s)
     int r = child_setup(s, &err);
     /* Everything else nsbox had open stays outside: close_range over the
      * gaps between the few fds init keeps. */
-    int keep[] = {s->err_w, s->ctl_child, s->listen_fd, s->slot_fd, s->cfg->keep_fd, s->disk_fd};
+    int keep[] = {s->err_w,   s->ctl_child,    s->listen_fd,
+                  s->slot_fd, s->cfg->keep_fd, s->disk_fd NSBOX_SAN(, s->san_fd)};
     nsbox_close_all_but(keep, sizeof(keep) / sizeof(keep[0]));
     if (write(s->err_w, &err, sizeof(err)) != (ssize_t)sizeof(err) || r < 0)
         _exit(1);
@@ -323,7 +331,11 @@ static _Noreturn void child_main(struct spawn *s)
         close(nul);
     }
     struct nsbox_init_config ic = {
-        .ctl_fd = s->ctl_child, .listen_fd = s->listen_fd, .disk_fd = s->disk_fd};
+        .ctl_fd = s->ctl_child,
+        .listen_fd = s->listen_fd,
+        .disk_fd = s->disk_fd NSBOX_SAN(, .rlimit_as = s->sb->cgroup.kind == NSBOX_CGROUP_NONE
+                                                           ? s->cfg->limits.memory_bytes
+                                                           : 0)};
     nsbox_init_main(&ic);
 }
 
@@ -653,6 +665,7 @@ static int start_child(struct spawn *s, uint32_t base, struct nsbox_err *err)
     char go = 1;
 
     s->parent = getpid();
+    NSBOX_SAN(s->san_fd = nsbox_sanitizer_report_fd(s->cfg->detach);)
     fflush(NULL);
     bool placed = false;
     pid_t pid = clone_via_helper(s, flags, &placed);
@@ -724,7 +737,7 @@ int nsbox_sandbox_create(const struct nsbox_sandbox_config *cfg, struct nsbox_sa
                       .listen_fd = -1,
                       .slot_fd = -1,
                       .disk_fd = -1,
-                      .state_lock = -1};
+                      .state_lock = -1 NSBOX_SAN(, .san_fd = -1)};
     uint32_t base = 0;
 
     memset(out, 0, sizeof(*out));

@@ -97,8 +97,11 @@ class Front:
 
     def prefix(self):
         if self.rootless:
+            # Under ASan (tests/run.sh) the sanitizers' options and report
+            # directory pass env -i: a report must land in a file.
+            san = [f"{k}={E[k]}" for k in ("ASAN_OPTIONS", "UBSAN_OPTIONS", "NSBOX_SANITIZER_DIR") if E.get(k)]
             return ["runuser", "-u", USER, "--", "env", "-i", "PATH=/usr/bin:/bin", f"HOME=/home/{USER}",
-                    "NSBOX_LIMITS=best-effort"]
+                    "NSBOX_LIMITS=best-effort"] + san
         return []
 
     def cli(self, args, timeout=60):

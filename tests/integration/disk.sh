@@ -202,7 +202,7 @@ elif [ "$quota_here" = 1 ]; then
 	umount "$T/qfs"
 else
 	echo "# this kernel cannot mount ext4 with project quotas (no CONFIG_QFMT_V2): the quota kind runs in the VM"
-	out=$("$ROOT/tests/vm/run.sh" --mem 1024 --timeout 400 --module loop --module quota_v2 \
+	out=$("$ROOT/tests/vm/run.sh" --suite "$SUITE" --mem 1024 --timeout 400 --module loop --module quota_v2 \
 		--add "$NSBOX:/usr/local/bin/nsbox" --data "$QIMG:/q.img" \
 		-- "$ROOT/tests/vm/disk-quota-guest.sh" /q.img /usr/local/bin/nsbox diskbb 2>&1)
 	rc=$?

@@ -121,7 +121,7 @@ rm -f "$D/bundle/config.json"
 mke2fs -q -t ext4 -d "$D" "$T/pod.img" 320M || { fail setup "mke2fs"; finish; }
 
 t0=$(date +%s)
-"$ROOT/tests/vm/run.sh" --mem 1536 --timeout 300 --module loop \
+"$ROOT/tests/vm/run.sh" --suite "$SUITE" --mem 1536 --timeout 300 --module loop \
 	--add "$(command -v crun):/usr/bin/crun" --data "$T/pod.img:/pod.img" \
 	-- "$ROOT/tests/vm/guest-pod.sh" >"$T/guest.out" 2>&1
 rc=$?

@@ -30,7 +30,7 @@ rm -rf "$T/disk/tester/sandboxes" "$T/disk/tester/cache"
 chown -R 1000:1000 "$T/disk/tester"
 mke2fs -q -t ext4 -d "$T/disk" "$T/store.img" 128M || { fail setup "mke2fs"; finish; }
 
-"$ROOT/tests/vm/run.sh" --mem 768 --timeout 240 --module loop \
+"$ROOT/tests/vm/run.sh" --suite "$SUITE" --mem 768 --timeout 240 --module loop \
 	--add "$NSBOX:/usr/local/bin/nsbox" --data "$T/store.img:/store.img" \
 	-- "$ROOT/tests/vm/guest-nsbox.sh" "$img" >"$T/guest.out" 2>&1
 rc=$?

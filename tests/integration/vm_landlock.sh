@@ -21,7 +21,7 @@ rm -rf "$T/disk/tester/sandboxes" "$T/disk/tester/cache"
 chown -R 1000:1000 "$T/disk/tester"
 mke2fs -q -t ext4 -d "$T/disk" "$T/store.img" 64M >/dev/null 2>&1 || { fail setup "mke2fs"; finish; }
 
-"$ROOT/tests/vm/run.sh" --mem 768 --timeout 240 --module loop \
+"$ROOT/tests/vm/run.sh" --suite "$SUITE" --mem 768 --timeout 240 --module loop \
 	--add "$NSBOX:/usr/local/bin/nsbox" --add "$PROBE:/usr/local/bin/probe" \
 	--data "$T/store.img:/store.img" \
 	-- "$ROOT/tests/vm/guest-landlock.sh" "$img" >"$T/guest.out" 2>&1

@@ -28,6 +28,8 @@
 #                       fault in 6.12's SLUB, see host_profiles.sh)
 #   --kernel-log FILE   keep the kernel's console log there
 #   --append ARGS       more kernel command line (e.g. loglevel=7)
+#   --suite NAME        the suite that boots this guest: names the FAIL
+#                       line of a sanitizer report (below); default vm
 #   -v, --verbose       print timings (initramfs build, boot) on stderr
 #
 # The guest: busybox (static) for every usual command, merged /usr; proc,
@@ -43,9 +45,22 @@
 # stdout, followed by the marker line NSBOX_VM_EXIT=<status>.  Kernel
 # messages go to the first serial port (--kernel-log), not to stdout.
 #
+# Sanitizer reports: the guest's nsbox runs with ASAN_OPTIONS and
+# UBSAN_OPTIONS naming /run/nsbox-sanitizer/report (and NSBOX_SANITIZER_DIR
+# that directory, for sandboxes' init and builtins), so that a report from
+# a process whose output SCRIPT swallows still lands there; after SCRIPT,
+# each file there is printed (NSBOX_VM_SANITIZER_REPORT FILE, then the
+# file).  run.sh then scans all the guest's output for a sanitizer report
+# (its first line: "ERROR: AddressSanitizer", "ERROR: LeakSanitizer",
+# "runtime error:", "SUMMARY: ...Sanitizer") and prints
+#   FAIL: SUITE/vm_sanitizer/GUEST: the first such line
+# (GUEST: SCRIPT's name, and the --kernel's), the report as # lines.
+# Processes started with env -i report on their stderr, with status 99.
+#
 # Exit status: SCRIPT's; 124 on timeout; 125 when the guest never printed
-# the marker (kernel panic, initramfs too big for --mem, ...); 2 on usage
-# errors or when the initramfs cannot be built.  Needs tests/vm/setup.sh
+# the marker (kernel panic, initramfs too big for --mem, ...); 99 when
+# SCRIPT passed but the guest's output holds a sanitizer report; 2 on
+# usage errors or when the initramfs cannot be built.  Needs tests/vm/setup.sh
 # once (as root); then works for any user.  TMPDIR is honoured.
 set -uo pipefail
 export LC_ALL=C
@@ -70,6 +85,7 @@ KLOG=
 KNAME=
 CPU=max
 APPEND=
+SUITE_NAME=vm
 adds=()     # "scan|HOST|GUEST"
 modules=(overlay)
 envs=()
@@ -102,6 +118,7 @@ while [ $# -gt 0 ]; do
 	--cpu) CPU=${2:?}; shift 2 ;;
 	--kernel=*) KNAME=${1#*=}; shift ;;
 	--append) APPEND="$APPEND ${2:?}"; shift 2 ;;
+	--suite) SUITE_NAME=${2:?}; shift 2 ;;
 	-v | --verbose) VERBOSE=1; shift ;;
 	-h | --help) usage ;;
 	--) shift; break ;;
@@ -392,6 +409,11 @@ tmpfs_on() {
 }
 tmpfs_on /tmp 1777
 tmpfs_on /run 755
+# Sanitizer reports (run.sh's header): every user may write here.
+mkdir -m 1777 /run/nsbox-sanitizer
+export NSBOX_SANITIZER_DIR=/run/nsbox-sanitizer
+export ASAN_OPTIONS="log_path=/run/nsbox-sanitizer/report:exitcode=99:halt_on_error=1:detect_leaks=1"
+export UBSAN_OPTIONS="log_path=/run/nsbox-sanitizer/report:exitcode=99:halt_on_error=1:print_stacktrace=1"
 [ -e /dev/fd ] || ln -s /proc/self/fd /dev/fd
 klog() { echo "nsbox-vm: $* (uptime $(cut -d' ' -f1 /proc/uptime))" >/dev/ttyS0; }
 klog "init"
@@ -420,6 +442,11 @@ klog "test start"
 /bin/sh /test.sh "$@" </dev/null >$out 2>&1
 rc=$?
 klog "test end ($rc)"
+for f in /run/nsbox-sanitizer/*; do
+	[ -f "$f" ] || continue
+	echo "NSBOX_VM_SANITIZER_REPORT $f"
+	cat "$f"
+done >$out 2>&1
 echo "NSBOX_VM_EXIT=$rc" >$out
 sync
 poweroff -f
@@ -473,6 +500,18 @@ if [ "$VERBOSE" = 1 ]; then
 	grep -a '^nsbox-vm: ' "$KLOGFILE" | tr -d '\r' | sed 's/^/vm:   /' >&2
 fi
 
+# A sanitizer report anywhere in the guest's output fails the boot, the
+# guest named (header), whatever else happened.
+pattern='ERROR: (Address|Leak|UndefinedBehavior)Sanitizer|LeakSanitizer has encountered|runtime error: |SUMMARY: [A-Za-z]*Sanitizer'
+sanitized=0
+if tr -d '\r' <"$OUT" | grep -aqE "$pattern"; then
+	sanitized=1
+	guest=$(basename "$SCRIPT" .sh)${KNAME:+-$KNAME}
+	first=$(tr -d '\r' <"$OUT" | grep -aE -m1 "$pattern" | sed 's/^==[0-9]*==//' | cut -c1-200)
+	echo "FAIL: $SUITE_NAME/vm_sanitizer/$guest: a sanitizer report in the guest: $first"
+	tr -d '\r' <"$OUT" | grep -aE -A40 "$pattern|^NSBOX_VM_SANITIZER_REPORT " | head -80 | sed 's/^/# /'
+fi
+
 if [ "$qrc" = 124 ] || [ "$qrc" = 137 ]; then
 	echo "vm: timed out after $TIMEOUT s; qemu killed" >&2
 	echo "vm: last kernel messages:" >&2
@@ -491,4 +530,6 @@ if [ -z "$status" ]; then
 	fi
 	exit 125
 fi
+
+[ "$sanitized" = 1 ] && [ "$status" = 0 ] && exit 99
 exit "$status"
