@@ -130,6 +130,31 @@ run_client() {
 	return "$rc"
 }
 
+# seed_default_store DIR [USER]: when tests/run.sh pulled the default image
+# once for the run (NSBOX_DEFAULT_STORE, root's; NSBOX_DEFAULT_STORE_RL,
+# nsboxtest's), DIR (absent or empty) starts as a hard-link copy of that
+# store's images and blobs, owned by USER when given; the suite's own
+# `pull oci:LAYOUT:latest` then finds the image there and unpacks nothing.
+# Safe to share: nsbox never writes into a file of an unpacked tree or a
+# blob (images/linktree.c relies on the same), it replaces them; the image
+# records, leases and reference tables are copied, not linked.  Without
+# the runner's stores (a suite run alone) it does nothing.
+seed_default_store() {
+	local dir=$1 user=${2:-} src f
+	if [ -n "$user" ]; then src=${NSBOX_DEFAULT_STORE_RL:-}; else src=${NSBOX_DEFAULT_STORE:-}; fi
+	[ -n "$src" ] && [ -e "$src/.seed-ready" ] || return 0
+	[ -z "$(ls -A "$dir" 2>/dev/null)" ] || return 0
+	mkdir -p "$dir" && chmod 700 "$dir" && { [ -z "$user" ] || chown "$user": "$dir"; } || return 0
+	if ! cp -a --link "$src/images" "$src/blobs" "$dir/" 2>/dev/null; then
+		rm -rf "${dir:?}/images" "${dir:?}/blobs"
+		return 0
+	fi
+	for f in "$src"/images/*/image.json "$src"/images/*/lease "$src"/refs.json "$src"/refs-private.json; do
+		[ -e "$f" ] && cp -a --remove-destination "$f" "$dir/${f#"$src"/}"
+	done
+	echo "# the default image from the run's shared store (hard links of $src)"
+}
+
 # finish: the completion marker, then the suite's status (1: a FAIL).
 finish() {
 	echo "# done $SUITE"

@@ -255,4 +255,4 @@ else
 fi
 
 rm -f "/home/$U/.landlock-canary"
-exit $((_failures > 0))
+finish

@@ -7,9 +7,11 @@ SUITE=vm_cgroup_v2
 . "$(dirname "$0")/../lib.sh"
 
 # The harness proves the guest kernel enforces v2 limits at all.
-bash "$ROOT/tests/vm/selftest.sh" 2>&1 | grep -E '^(PASS|FAIL)'
+# (Its lines, and the guest's, renamed under this suite: tests/run.sh counts
+# a suite's results by their names.)
+bash "$ROOT/tests/vm/selftest.sh" 2>&1 | grep -E '^(PASS|FAIL)' | sed -E 's#^(PASS|FAIL): vm/#\1: vm_cgroup_v2/selftest/#'
 
-PROBE=$ROOT/build/probe
+PROBE=$T/probe # (its own: suites run side by side)
 cc -static -O2 -Wall -Wextra -Werror -D_GNU_SOURCE -o "$PROBE" "$ROOT/tests/probe/probe.c" ||
 	{ fail setup "cannot build the probe"; finish; }
 python3 "$ROOT/tests/fixtures/add-layer.py" "$F/oci/busybox" "$T/bb" "$PROBE:/usr/local/bin/probe"
@@ -28,7 +30,7 @@ mke2fs -q -t ext4 -d "$T/disk" "$T/store.img" 128M || { fail setup "mke2fs"; fin
 	--add "$NSBOX:/usr/local/bin/nsbox" --data "$T/store.img:/store.img" \
 	-- "$ROOT/tests/vm/guest-nsbox.sh" "$img" >"$T/guest.out" 2>&1
 rc=$?
-grep -E '^(PASS|FAIL)' "$T/guest.out"
+grep -E '^(PASS|FAIL)' "$T/guest.out" | sed -E 's#^(PASS|FAIL): vm_nsbox/#\1: vm_cgroup_v2/guest/#'
 n=$(grep -cE '^(PASS|FAIL): vm_nsbox/' "$T/guest.out")
 if [ "$n" -lt 12 ]; then
 	fail guest_ran_every_check "only $n results (exit $rc): $(tail -5 "$T/guest.out" | tr '\n' ' ')"

@@ -127,7 +127,8 @@ if c.get("workspace_disk") == "measured":
         # RLIMIT_AS, which ASan's shadow mappings already exceed, so the file
         # builtins (forked from init) cannot allocate there.  The
         # uninstrumented run (make test) checks this case.
-        print("NOTE: over_budget_reads_still_work not run: ASan under RLIMIT_AS", flush=True)
+        print(f"SKIP: {os.environ['SUITE']}/over_budget_reads_still_work: ASan's shadow memory exceeds"
+              " best-effort's RLIMIT_AS", flush=True)
     else:
         result("over_budget_reads_still_work",
                sc(r).get("content") == "keep" and listed >= {"f", "notes.txt"}, (r, ls))
