@@ -112,13 +112,13 @@ serve_http() {
 }
 
 # run_client NAME CMD...: runs a test program with SUITE set, passes its
-# PASS/FAIL/# lines through (all of its output in LOGS/NAME.client), and
+# PASS/FAIL/SKIP/# lines through (all of its output in LOGS/NAME.client), and
 # turns a crash without a FAIL line, or a run without a PASS, into a FAIL.
 run_client() {
 	local name=$1 rc nfail
 	shift
 	env SUITE="$SUITE" "$@" 2>"$LOGS/$name.stderr" | tee "$LOGS/$name.client" |
-		grep -E --line-buffered '^(PASS: |FAIL: |# )'
+		grep -E --line-buffered '^(PASS: |FAIL: |SKIP: |# )'
 	rc=${PIPESTATUS[0]}
 	nfail=$(grep -c '^FAIL: ' "$LOGS/$name.client")
 	_failures=$((_failures + nfail))

@@ -37,6 +37,9 @@
 # Every suite's log is kept in build/test-logs/NAME.log, the times in
 # build/test-times.tsv (also printed at the end).
 set -u
+# (One compound command, read whole before it runs: editing this file
+# during a run cannot change the run.)
+{
 cd "$(dirname "$0")/.."
 ROOT=$PWD
 TD=$(cd "${NSBOX_TESTS_DIR:-$ROOT/tests}" && pwd)
@@ -65,10 +68,10 @@ RESULTS=$RUN/results
 mkdir -p "$LOGDIR" "$(dirname "$TIMES")" "$RUN/san"
 rm -f "$LOGDIR"/*.log
 declare -A PIDS=() # pid -> suite
-IMAGE_PID=
+declare -A JOB_PID=() JOB_DONE=() # set-up job -> pid, -> its status once done
 cleanup() {
 	local p
-	for p in "${!PIDS[@]}" $IMAGE_PID; do kill -TERM "$p" 2>/dev/null; done
+	for p in "${!PIDS[@]}" "${JOB_PID[@]}"; do kill -TERM "$p" 2>/dev/null; done
 	[ -f "$RUN/registry/pid" ] && "$ROOT/tests/fixtures/registry.sh" stop "$RUN/registry" >/dev/null 2>&1
 	rm -rf "$RUN"
 }
@@ -169,10 +172,49 @@ any_asan() {
 	for n in "${SELECTED[@]}"; do [ "${MODE_OF[$n]}" = asan ] && return 0; done
 	return 1
 }
-has_lock() { [[ ",${LOCKS[$1]}," == *",$2,"* ]]; }
 
 # ---- shared set-up, once per run ----------------------------------------------------
-IMAGE_READY=1
+# The set-up jobs a suite waits for (they run in the background while other
+# suites start): npm packages, VM kernels, the default image.
+needs_of() {
+	case $1 in
+	mcp_stdio | interp | fleet | smoke) echo npm-mcp ;;
+	mcp_http) echo npm-mcp npm-conformance ;;
+	conformance) echo npm-conformance ;;
+	clients) echo npm-conformance npm-clients ;;
+	disk | vm_cgroup_v2 | pod | hostile) echo vm ;;
+	host_profiles | vm_landlock) echo vm vm-kernels ;;
+	esac
+	case $1 in interp | packages) echo image ;; esac
+}
+# bg_job NAME CMD...: a set-up job, its output in LOGDIR/setup-NAME.log.
+bg_job() {
+	local name=$1
+	shift
+	("$@") </dev/null >"$LOGDIR/setup-$name.log" 2>&1 &
+	JOB_PID[$name]=$!
+}
+# default_image: the layout built (or found in its cache) and pulled once
+# into a root store and a store of nsboxtest's; the suites that need it
+# start from hard-link copies (tests/lib.sh: seed_default_store).
+default_image() {
+	set -e
+	local start=$SECONDS layout
+	layout=$("$ROOT/images/default/build.sh")
+	mkdir -p "$NSBOX_DEFAULT_STORE_RL"
+	install -m 755 "$PLAIN_BUILD/nsbox" "$RUN/default/nsbox"
+	chown nsboxtest: "$NSBOX_DEFAULT_STORE_RL" && chmod 700 "$NSBOX_DEFAULT_STORE_RL"
+	"$RUN/default/nsbox" --store "$NSBOX_DEFAULT_STORE" pull --quiet "oci:$layout:latest" &
+	runuser -u nsboxtest -- env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/home/nsboxtest \
+		NSBOX_LIMITS=best-effort "$RUN/default/nsbox" --store "$NSBOX_DEFAULT_STORE_RL" \
+		pull --quiet "oci:$layout:latest"
+	wait $!
+	touch "$NSBOX_DEFAULT_STORE/.seed-ready" "$NSBOX_DEFAULT_STORE_RL/.seed-ready"
+	echo "# the default image pulled into the run's two shared stores in $((SECONDS - start)) s"
+}
+vm_kernels() {
+	"$ROOT/tests/vm/setup.sh" --kernel bullseye && "$ROOT/tests/vm/setup.sh" --kernel bookworm-backports
+}
 if [ "$PREP" != 0 ]; then
 	echo "== set-up"
 	"$ROOT/tests/setup-users.sh" || run_fail users "tests/setup-users.sh failed"
@@ -191,49 +233,17 @@ if [ "$PREP" != 0 ]; then
 	export NSBOX_TEST_REGISTRY=127.0.0.1:$port
 	echo "# registry on $NSBOX_TEST_REGISTRY"
 	export NSBOX_FIXTURES=${NSBOX_FIXTURES:-/var/cache/nsbox/fixtures}
-	# npm packages and VM kernels, installed here once rather than by
-	# suites side by side (each suite's own call then finds them current).
-	prep() { # WHAT CMD...
-		local out
-		out=$("${@:2}" 2>&1) || echo "# set-up: $1 failed (its suites will say so): $(printf '%s' "$out" | tail -2 | tr '\n' ' ')"
-	}
-	uses mcp_stdio mcp_http interp fleet smoke && prep "tests/mcp/setup.sh" "$ROOT/tests/mcp/setup.sh"
-	uses conformance mcp_http clients && prep "tests/conformance/setup.sh" "$ROOT/tests/conformance/setup.sh"
-	uses clients && prep "tests/clients/setup.sh" "$ROOT/tests/clients/setup.sh"
-	if uses disk vm_cgroup_v2 vm_landlock host_profiles pod hostile; then
-		prep "tests/vm/setup.sh" "$ROOT/tests/vm/setup.sh"
-		uses host_profiles vm_landlock && for k in bullseye bookworm-backports; do
-			prep "tests/vm/setup.sh --kernel $k" "$ROOT/tests/vm/setup.sh" --kernel "$k"
-		done
-	fi
-	# The default image: its layout built (or found in its cache) and pulled
-	# once into a root store and a store of nsboxtest's, in the background;
-	# the suites with the lock "image" wait for it and start from hard-link
-	# copies of them (tests/lib.sh: seed_default_store).
-	image_suites=()
-	for n in "${SELECTED[@]}"; do has_lock "$n" image && image_suites+=("$n"); done
-	if [ ${#image_suites[@]} -gt 0 ]; then
-		export NSBOX_DEFAULT_STORE=$RUN/default/root NSBOX_DEFAULT_STORE_RL=$RUN/default/user
-		IMAGE_READY=0
-		(
-			exec >"$LOGDIR/default-image.log" 2>&1
-			set -e
-			start=$SECONDS
-			layout=$("$ROOT/images/default/build.sh")
-			mkdir -p "$RUN/default/user"
-			install -m 755 "$PLAIN_BUILD/nsbox" "$RUN/default/nsbox"
-			chown nsboxtest: "$RUN/default/user" && chmod 700 "$RUN/default/user"
-			"$RUN/default/nsbox" --store "$NSBOX_DEFAULT_STORE" pull --quiet "oci:$layout:latest" &
-			runuser -u nsboxtest -- env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/home/nsboxtest \
-				NSBOX_LIMITS=best-effort "$RUN/default/nsbox" --store "$NSBOX_DEFAULT_STORE_RL" \
-				pull --quiet "oci:$layout:latest"
-			wait $!
-			touch "$NSBOX_DEFAULT_STORE/.seed-ready" "$NSBOX_DEFAULT_STORE_RL/.seed-ready"
-			echo "# default image pulled into both shared stores in $((SECONDS - start)) s"
-		) &
-		IMAGE_PID=$!
-	fi
 	export NSBOX_DEFAULT_LAYOUT=${NSBOX_DEFAULT_LAYOUT:-/var/cache/nsbox/default-image/oci}
+	export NSBOX_DEFAULT_STORE=$RUN/default/root NSBOX_DEFAULT_STORE_RL=$RUN/default/user
+	# Each job once, here, rather than by suites side by side (a suite's own
+	# call of the same script then finds everything current).
+	wanted=" $(for n in "${SELECTED[@]}"; do needs_of "$n"; done | sort -u | tr '\n' ' ')"
+	[[ $wanted == *" npm-mcp "* ]] && bg_job npm-mcp "$ROOT/tests/mcp/setup.sh"
+	[[ $wanted == *" npm-conformance "* ]] && bg_job npm-conformance "$ROOT/tests/conformance/setup.sh"
+	[[ $wanted == *" npm-clients "* ]] && bg_job npm-clients "$ROOT/tests/clients/setup.sh"
+	[[ $wanted == *" vm "* ]] && bg_job vm "$ROOT/tests/vm/setup.sh"
+	[[ $wanted == *" vm-kernels "* ]] && bg_job vm-kernels vm_kernels
+	[[ $wanted == *" image "* ]] && bg_job image default_image
 fi
 export NSBOX_PLAIN=$PLAIN_BUILD/nsbox
 echo "# set-up $((SECONDS - T0)) s; ${#SELECTED[@]} suites, mode $MODE, $JOBS at once, load $LOAD_START"
@@ -285,12 +295,16 @@ judge() {
 		case ${SKIP_OK[$s]:-none} in any | "$m") ;; *) bad_skips+=("$s") ;; esac
 	done
 	dups=$(printf '%s\n' "$names" | grep . | sort | uniq -d | head -3 | tr '\n' ' ')
-	if [ "$rc" = 124 ] || [ "$rc" = 137 ]; then
+	# timeout's 124, or 137 once it had to SIGKILL; a suite killed by
+	# someone else (137 too) ended before its budget.
+	local timed_out=0
+	{ [ "$rc" = 124 ] || [ "$rc" = 137 ]; } && [ "${ELAPSED[$n]}" -ge "$budget" ] && timed_out=1
+	if [ $timed_out = 1 ]; then
 		why+=("ran past its budget of $budget s (tests/suites.tsv) and was killed")
 	elif [ "$rc" != 0 ] && [ "$nfail" = 0 ]; then
 		why+=("exited $rc without a FAIL line")
 	fi
-	if ! grep -aqx "# done $n" "$log" && [ "$rc" != 124 ] && [ "$rc" != 137 ]; then
+	if ! grep -aqx "# done $n" "$log" && [ $timed_out = 0 ]; then
 		why+=("ended without its marker \"# done $n\" (last line: $(grep -av '^$' "$log" | tail -1 | cut -c1-120))")
 	fi
 	[ "$ran" -lt "$want" ] && why+=("$ran of $want tests ran ($((want - ran)) missing)")
@@ -343,34 +357,37 @@ show() {
 
 # ---- the scheduler -------------------------------------------------------------------
 # Longest first (by budget), as many as JOBS at once; a suite waits while
-# another holds one of its locks (tests/suites.tsv), and a suite with the
-# lock "image" waits for the default image (not exclusive).
+# another holds one of its locks (tests/suites.tsv) or while a set-up job
+# it needs still runs (needs_of).
 QUEUE=($(for n in "${SELECTED[@]}"; do echo "${BUDGET[$n]} $n"; done | sort -k1,1nr -k2 | cut -d' ' -f2))
-lock_free() {
-	local n=$1 l h
+ready() {
+	local n=$1 l h j
+	for j in $(needs_of "$n"); do
+		[ -z "${JOB_PID[$j]:-}" ] || return 1
+	done
 	for l in ${LOCKS[$n]//,/ }; do
 		[ "$l" = - ] && continue
-		if [ "$l" = image ]; then
-			[ "$IMAGE_READY" = 1 ] || return 1
-			continue
-		fi
 		for h in "${HELD[@]}"; do [ "${h%%=*}" = "$l" ] && return 1; done
 	done
 	return 0
 }
 take_locks() {
 	local l
-	for l in ${LOCKS[$1]//,/ }; do [ "$l" = - ] || [ "$l" = image ] || HELD+=("$l=$1"); done
+	for l in ${LOCKS[$1]//,/ }; do [ "$l" = - ] || HELD+=("$l=$1"); done
 }
 drop_locks() {
 	local h keep=()
 	for h in "${HELD[@]}"; do [ "${h#*=}" = "$1" ] || keep+=("$h"); done
 	HELD=("${keep[@]}")
 }
+job_of() { # PID: the set-up job of that pid, if any
+	local j
+	for j in "${!JOB_PID[@]}"; do [ "${JOB_PID[$j]}" = "$1" ] && echo "$j"; done
+}
 while [ ${#QUEUE[@]} -gt 0 ] || [ ${#PIDS[@]} -gt 0 ]; do
 	rest=()
 	for n in "${QUEUE[@]}"; do
-		if [ ${#PIDS[@]} -lt "$JOBS" ] && lock_free "$n"; then
+		if [ ${#PIDS[@]} -lt "$JOBS" ] && ready "$n"; then
 			take_locks "$n"
 			start_suite "$n"
 		else
@@ -378,7 +395,7 @@ while [ ${#QUEUE[@]} -gt 0 ] || [ ${#PIDS[@]} -gt 0 ]; do
 		fi
 	done
 	QUEUE=("${rest[@]}")
-	if [ ${#PIDS[@]} -eq 0 ] && [ ${#QUEUE[@]} -gt 0 ] && [ -z "$IMAGE_PID" ]; then
+	if [ ${#PIDS[@]} -eq 0 ] && [ ${#QUEUE[@]} -gt 0 ] && [ ${#JOB_PID[@]} -eq 0 ]; then
 		run_fail scheduler "nothing can start: ${QUEUE[*]}"
 		break
 	fi
@@ -386,10 +403,13 @@ while [ ${#QUEUE[@]} -gt 0 ] || [ ${#PIDS[@]} -gt 0 ]; do
 	wait -n -p done_pid
 	rc=$?
 	[ -z "$done_pid" ] && continue
-	if [ "$done_pid" = "$IMAGE_PID" ]; then
-		IMAGE_PID= IMAGE_READY=1
-		[ "$rc" = 0 ] && grep '^# ' "$LOGDIR/default-image.log" ||
-			echo "# set-up: the default image's shared stores failed (the suites pull it themselves): $(tail -2 "$LOGDIR/default-image.log" | tr '\n' ' ')"
+	j=$(job_of "$done_pid")
+	if [ -n "$j" ]; then
+		# A failed job is no verdict: its suites run its script themselves
+		# and fail with their own message (or pull the image themselves).
+		unset "JOB_PID[$j]"
+		JOB_DONE[$j]=$rc
+		echo "# set-up $j: $([ "$rc" = 0 ] && echo done || echo "failed, status $rc") at $((SECONDS - T0)) s: $(grep -v '^$' "$LOGDIR/setup-$j.log" | tail -1 | cut -c1-200)"
 		continue
 	fi
 	n=${PIDS[$done_pid]:-}
@@ -402,7 +422,7 @@ while [ ${#QUEUE[@]} -gt 0 ] || [ ${#PIDS[@]} -gt 0 ]; do
 	judge "$n" "$rc"
 	show "$n"
 done
-[ -n "$IMAGE_PID" ] && wait "$IMAGE_PID"
+wait
 
 # Reports that arrived after their suite ended (a detached removal).
 for n in "${SELECTED[@]}"; do
@@ -436,3 +456,5 @@ echo
 grep '^FAIL: ' "$RESULTS"
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ] && [ "$passed" -gt 0 ]
+exit
+}

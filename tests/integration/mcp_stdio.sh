@@ -37,7 +37,7 @@ run_client() {
 	local name=$1 rc nfail
 	shift
 	env NSBOX="$NSBOX" NSBOX_STORE="$S" SUITE="$SUITE" MCP_LOG_DIR="$LOGS" "$@" \
-		2>"$LOGS/$name.stderr" | tee "$LOGS/$name.out" | grep -E --line-buffered '^(PASS: |FAIL: |# )'
+		2>"$LOGS/$name.stderr" | tee "$LOGS/$name.out" | grep -E --line-buffered '^(PASS: |FAIL: |SKIP: |# )'
 	rc=${PIPESTATUS[0]}
 	nfail=$(grep -c '^FAIL: ' "$LOGS/$name.out")
 	_failures=$((_failures + nfail))

@@ -92,8 +92,14 @@ assert r["stdout"] == "0\n1000:1000\n" and r["limits"].startswith("best-effort")
 	pass rootless_run_ids_mapped || fail rootless_run_ids_mapped "$j"
 
 # -- MCP over stdio: the official SDK client, as mcp_stdio runs it -------------------
+# (Its store holds what mcp_stdio's holds: the python and busybox fixtures,
+# named after their languages.)
+for img in python busybox; do
+	"$NSBOX" --store "$T/sdk" pull --quiet "oci:$F/oci/$img:latest" >/dev/null &&
+		"$NSBOX" --store "$T/sdk" tag "oci:$F/oci/$img:latest" "$img" || fail sdk_setup "cannot pull $img"
+done
 if out=$("$ROOT/tests/mcp/setup.sh" 2>&1); then
-	run_client sdk env NSBOX="$NSBOX" NSBOX_STORE="$S" SUITE="$SUITE/sdk" MCP_LOG_DIR="$LOGS" \
+	run_client sdk env NSBOX="$NSBOX" NSBOX_STORE="$T/sdk" SUITE="$SUITE/sdk" MCP_LOG_DIR="$LOGS" \
 		timeout 300 node "$ROOT/tests/mcp/stdio.test.mjs"
 else
 	fail sdk "tests/mcp/setup.sh failed: $(printf '%s' "$out" | tail -3 | tr '\n' ' ')"
