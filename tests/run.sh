@@ -71,7 +71,11 @@ declare -A PIDS=() # pid -> suite
 declare -A JOB_PID=() JOB_DONE=() # set-up job -> pid, -> its status once done
 cleanup() {
 	local p
-	for p in "${!PIDS[@]}" "${JOB_PID[@]}"; do kill -TERM "$p" 2>/dev/null; done
+	# (a suite's subshell, then its timeout, which signals the whole group)
+	for p in "${!PIDS[@]}" "${JOB_PID[@]}"; do
+		pkill -TERM -P "$p" 2>/dev/null
+		kill -TERM "$p" 2>/dev/null
+	done
 	[ -f "$RUN/registry/pid" ] && "$ROOT/tests/fixtures/registry.sh" stop "$RUN/registry" >/dev/null 2>&1
 	rm -rf "$RUN"
 }
@@ -122,7 +126,7 @@ fi
 suite_file() {
 	case $1 in
 	unit) ;;
-	hostile) echo "$TD/hostile/run.sh" ;;
+	hostile | harness) echo "$TD/$1/run.sh" ;;
 	*) if [ -f "$TD/integration/$1.sh" ]; then echo "$TD/integration/$1.sh"; else echo "$TD/harness/$1.sh"; fi ;;
 	esac
 }
@@ -272,7 +276,16 @@ start_suite() {
 	echo "-> $n ($m, budget ${budget} s)"
 	# timeout makes its own process group and signals all of it: a suite
 	# and whatever it started in the background end together.
-	(cd "$ROOT" && exec env "${env[@]}" timeout -k 20 "$budget" "${cmd[@]}") </dev/null >"$LOGDIR/$n.log" 2>&1 &
+	# The subshell notes the CPU time the suite's processes used (those it
+	# waited for), to tell waiting suites from busy ones.
+	(
+		cd "$ROOT" || exit 2
+		env "${env[@]}" timeout -k 20 "$budget" "${cmd[@]}"
+		rc=$?
+		read -r -a st </proc/$BASHPID/stat # cutime, cstime: clock ticks
+		echo $(((st[15] + st[16]) / $(getconf CLK_TCK))) >"$RUN/cpu.$n"
+		exit $rc
+	) </dev/null >"$LOGDIR/$n.log" 2>&1 &
 	PIDS[$!]=$n
 	STARTED[$n]=$SECONDS
 }
@@ -371,6 +384,13 @@ ready() {
 	done
 	return 0
 }
+setup_only() { # SUITE: it waits for a set-up job, and for no lock
+	local l h
+	for l in ${LOCKS[$1]//,/ }; do
+		for h in "${HELD[@]}"; do [ "${h%%=*}" = "$l" ] && return 1; done
+	done
+	return 0
+}
 take_locks() {
 	local l
 	for l in ${LOCKS[$1]//,/ }; do [ "$l" = - ] || HELD+=("$l=$1"); done
@@ -386,11 +406,16 @@ job_of() { # PID: the set-up job of that pid, if any
 }
 while [ ${#QUEUE[@]} -gt 0 ] || [ ${#PIDS[@]} -gt 0 ]; do
 	rest=()
+	free=$((JOBS - ${#PIDS[@]}))
 	for n in "${QUEUE[@]}"; do
-		if [ ${#PIDS[@]} -lt "$JOBS" ] && ready "$n"; then
+		if [ "$free" -gt 0 ] && ready "$n"; then
 			take_locks "$n"
 			start_suite "$n"
+			free=$((free - 1))
 		else
+			# The longest suite waiting only for a set-up job keeps a slot:
+			# handed to a short one, it would start late and end last.
+			[ ${#rest[@]} = 0 ] && [ "$n" = "${QUEUE[0]}" ] && setup_only "$n" && free=$((free - 1))
 			rest+=("$n")
 		fi
 	done
@@ -429,22 +454,28 @@ for n in "${SELECTED[@]}"; do
 	[ "${MODE_OF[$n]}" = asan ] && [ -n "${COUNTS[$n]:-}" ] && collect_reports "$n"
 done
 
+# cpu_of SUITE: user + system seconds of the suite's waited-for processes.
+cpu_of() {
+	cat "$RUN/cpu.$1" 2>/dev/null || echo -
+}
+
 # ---- the totals ---------------------------------------------------------------------------
 WALL=$((SECONDS - T0))
 {
 	printf '# %s mode %s, %s at once, wall %s s, load %s at the start, %s at most, %s at the end\n' \
 		"$(date -u +%Y-%m-%dT%H:%M:%SZ)" "$MODE" "$JOBS" "$WALL" "$LOAD_START" "$LOAD_MAX" "$(load1)"
-	printf 'suite\tmode\tseconds\tbudget\tran\texpected\tpassed\tfailed\tskipped\tverdict\n'
+	printf 'suite\tmode\tseconds\tbudget\tran\texpected\tpassed\tfailed\tskipped\tverdict\tcpu_s\n'
 	for n in "${SELECTED[@]}"; do
 		[ -n "${COUNTS[$n]:-}" ] || continue
 		read -r ran pass nfail nskip <<<"${COUNTS[$n]}"
-		printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$n" "${MODE_OF[$n]}" "${ELAPSED[$n]}" "${BUDGET[$n]}" \
-			"$ran" "${EXPECTED[$n]}" "$pass" "$(grep -c "^FAIL: $n/" "$RESULTS")" "$nskip" "${VERDICT[$n]}"
+		printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$n" "${MODE_OF[$n]}" "${ELAPSED[$n]}" "${BUDGET[$n]}" \
+			"$ran" "${EXPECTED[$n]}" "$pass" "$(grep -c "^FAIL: $n/" "$RESULTS")" "$nskip" "${VERDICT[$n]}" "$(cpu_of "$n")"
 	done
 } >"$TIMES"
 echo
 echo "# suite times (${TIMES#"$ROOT"/}), longest first:"
-tail -n +3 "$TIMES" | sort -t$'\t' -k3,3nr | awk -F'\t' '{ printf "#   %-16s %-5s %5d s (budget %4d)  %4d tests  %s\n", $1, $2, $3, $4, $5, $10 }'
+tail -n +3 "$TIMES" | sort -t$'\t' -k3,3nr |
+	awk -F'\t' '{ printf "#   %-16s %-5s %5d s (budget %4d, cpu %4d s)  %4d tests  %s\n", $1, $2, $3, $4, $11, $5, $10 }'
 echo "# $(head -1 "$TIMES" | cut -c3-)"
 if grep -q '^SKIP: ' "$RESULTS"; then
 	echo "# skipped (each allowed by tests/skips.allow):"

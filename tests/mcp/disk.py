@@ -123,10 +123,10 @@ if c.get("workspace_disk") == "measured":
     listed = {e.get("path") for e in sc(ls).get("entries", [])}
     r = s.tool("read_file", sandbox_id=wid, path="notes.txt")
     if os.environ.get("NSBOX_ASAN") and os.geteuid() != 0:
-        # tests/run-asan.sh: rootless with best-effort limits, init carries
+        # Under ASan: rootless with best-effort limits, init carries
         # RLIMIT_AS, which ASan's shadow mappings already exceed, so the file
-        # builtins (forked from init) cannot allocate there.  The
-        # uninstrumented run (make test) checks this case.
+        # builtins (forked from init) cannot allocate there: a SKIP that
+        # tests/skips.allow allows under ASan; make test-plain runs it.
         print(f"SKIP: {os.environ['SUITE']}/over_budget_reads_still_work: ASan's shadow memory exceeds"
               " best-effort's RLIMIT_AS", flush=True)
     else:
