@@ -34,6 +34,7 @@
 #   NSBOX_TEST_PREP=0     no shared set-up (fixtures, registry, users, npm
 #                  packages, VM kernels, default image, ASan canary)
 #   UNIT=PATH      another unit-test binary
+#   NSBOX_TEST_SHARED_IMAGE=0  no shared default image: its suites pull it
 # Every suite's log is kept in build/test-logs/NAME.log, the times in
 # build/test-times.tsv (also printed at the end).
 set -u
@@ -247,7 +248,11 @@ if [ "$PREP" != 0 ]; then
 	[[ $wanted == *" npm-clients "* ]] && bg_job npm-clients "$ROOT/tests/clients/setup.sh"
 	[[ $wanted == *" vm "* ]] && bg_job vm "$ROOT/tests/vm/setup.sh"
 	[[ $wanted == *" vm-kernels "* ]] && bg_job vm-kernels vm_kernels
-	[[ $wanted == *" image "* ]] && bg_job image default_image
+	if [ "${NSBOX_TEST_SHARED_IMAGE:-1}" = 0 ]; then
+		unset NSBOX_DEFAULT_STORE NSBOX_DEFAULT_STORE_RL # (each suite pulls it, to compare)
+	elif [[ $wanted == *" image "* ]]; then
+		bg_job image default_image
+	fi
 fi
 export NSBOX_PLAIN=$PLAIN_BUILD/nsbox
 echo "# set-up $((SECONDS - T0)) s; ${#SELECTED[@]} suites, mode $MODE, $JOBS at once, load $LOAD_START"
