@@ -28,7 +28,7 @@
 #                            ASan; a plain one only when TESTS names it
 # Environment:
 #   TESTS="a b"    only these suites (unit included only when named)
-#   JOBS=N         suites at once (default 3; 1 = one after another)
+#   JOBS=N         suites at once (default 4; 1 = one after another)
 #   NSBOX_TESTS_DIR=DIR   suites, table and allow-list from DIR instead of
 #                  tests/ (the harness's self-test plants suites there)
 #   NSBOX_TEST_PREP=0     no shared set-up (fixtures, registry, users, npm
@@ -47,7 +47,7 @@ TD=$(cd "${NSBOX_TESTS_DIR:-$ROOT/tests}" && pwd)
 TABLE=$TD/suites.tsv
 ALLOW=$TD/skips.allow
 MODE=${NSBOX_TEST_MODE:-table}
-JOBS=${JOBS:-3}
+JOBS=${JOBS:-4}
 PREP=${NSBOX_TEST_PREP:-1}
 PLAIN_BUILD=${NSBOX_PLAIN_BUILD:-$ROOT/build}
 ASAN_BUILD=${NSBOX_ASAN_BUILD:-$ROOT/build-asan}
