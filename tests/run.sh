@@ -4,9 +4,9 @@
 # Ends with "N passed, N failed" and exits non-zero on any FAIL or when
 # nothing passed.  docs/testing.md ("How a suite is judged") is the manual.
 #
-# A suite is a script (tests/integration/NAME.sh; tests/hostile/run.sh is
-# hostile, tests/harness/NAME.sh the harness's own) or the unit-test
-# binary (unit).  It prints PASS:/FAIL:/SKIP: lines named NAME/... and
+# A suite is a script (tests/integration/NAME.sh; hostile and harness are
+# tests/NAME/run.sh, the ASan canary asan is tests/harness/asan.sh) or the
+# unit-test binary (unit).  It prints PASS:/FAIL:/SKIP: lines named NAME/... and
 # ends with "# done NAME" (tests/lib.sh: finish).  The runner fails it as
 # FAIL: NAME/incomplete: REASON when it
 #   - runs past its budget (tests/suites.tsv; `timeout`, its whole process
@@ -31,8 +31,8 @@
 #   JOBS=N         suites at once (default 4; 1 = one after another)
 #   NSBOX_TESTS_DIR=DIR   suites, table and allow-list from DIR instead of
 #                  tests/ (the harness's self-test plants suites there)
-#   NSBOX_TEST_PREP=0     no shared set-up (fixtures, registry, users, npm
-#                  packages, VM kernels, default image, ASan canary)
+#   NSBOX_TEST_PREP=0     no shared set-up (users, fixtures, registry, npm
+#                  packages, VM kernels, default image)
 #   UNIT=PATH      another unit-test binary
 #   NSBOX_TEST_SHARED_IMAGE=0  no shared default image: its suites pull it
 # Every suite's log is kept in build/test-logs/NAME.log, the times in
@@ -81,7 +81,8 @@ cleanup() {
 	rm -rf "$RUN"
 }
 trap cleanup EXIT
-trap 'echo "tests/run.sh: interrupted"; exit 130' INT TERM
+trap 'echo "tests/run.sh: interrupted (SIGINT)"; exit 130' INT
+trap 'echo "tests/run.sh: terminated (SIGTERM)"; exit 143' TERM
 
 load1() { cut -d' ' -f1 /proc/loadavg; }
 LOAD_START=$(load1)
@@ -167,17 +168,6 @@ done
 for n in ${TESTS:-}; do
 	[ -n "${BUDGET[$n]:-}" ] || run_fail table "TESTS names $n, which $TABLE does not list"
 done
-uses() { # SUITE...: true when one of them is selected
-	local s
-	for s in "$@"; do [ -n "${MODE_OF[$s]:-}" ] && return 0; done
-	return 1
-}
-any_asan() {
-	local n
-	for n in "${SELECTED[@]}"; do [ "${MODE_OF[$n]}" = asan ] && return 0; done
-	return 1
-}
-
 # ---- shared set-up, once per run ----------------------------------------------------
 # The set-up jobs a suite waits for (they run in the background while other
 # suites start): npm packages, VM kernels, the default image.
