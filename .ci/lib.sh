@@ -29,8 +29,11 @@ step() {
 	local name=$1 start=$SECONDS rc total passed=0 failed=0 why=()
 	shift
 	echo "ci: == $name: $*"
-	"$@" 2>&1 | tee "$CI_LOGS/$name"
-	rc=${PIPESTATUS[0]}
+	# (On the left of ||, set -e of .ci/run does not end CI here.)
+	{
+		"$@" 2>&1 | tee "$CI_LOGS/$name"
+		rc=${PIPESTATUS[0]}
+	} || true
 	total=$(grep -E '^[0-9]+ passed, [0-9]+ failed$' "$CI_LOGS/$name" | tail -1 || true)
 	if [ -n "$total" ]; then
 		set -- $total

@@ -127,12 +127,15 @@ red suite_not_in_table good '^FAIL: run/table: .*stray.sh is not in'
 rm -f "$P/integration/stray.sh"
 
 # -- the CI steps (.ci/lib.sh) ------------------------------------------------------
-ci() { # the step function on planted commands; prints its summary
+ci() { # the step function on planted commands, under .ci/run's set -euo
+	# pipefail, then a second step that must still run; prints the summary
 	bash -c '
+set -euo pipefail
 CI_LOGS=$1 CI_TIMES=$1/times.tsv
 . "$2/.ci/lib.sh"
 shift 2
 step planted "$@"
+step after echo "1 passed, 0 failed"
 ci_summary' _ "$T/ci" "$ROOT" "$@" 2>&1
 }
 mkdir -p "$T/ci"
@@ -142,6 +145,7 @@ ci_red() { # NAME WHY CMD...: the step fails, saying WHY
 	out=$(ci "$@")
 	rc=$?
 	if [ "$rc" != 0 ] && printf '%s\n' "$out" | grep -q "^ci: FAILED STEP planted: .*$why" &&
+		printf '%s\n' "$out" | grep -q '^ci: after: 1 passed, 0 failed, status 0' &&
 		! printf '%s\n' "$out" | tail -1 | grep -q ' 0 failed$'; then
 		pass "$name"
 	else
@@ -149,7 +153,7 @@ ci_red() { # NAME WHY CMD...: the step fails, saying WHY
 	fi
 }
 out=$(ci sh -c 'echo "5 passed, 0 failed"')
-[ $? = 0 ] && printf '%s\n' "$out" | tail -1 | grep -qx '5 passed, 0 failed' && pass ci_green_control ||
+[ $? = 0 ] && printf '%s\n' "$out" | tail -1 | grep -qx '6 passed, 0 failed' && pass ci_green_control ||
 	fail ci_green_control "$(printf '%s' "$out" | tail -3 | tr '\n' ' ')"
 ci_red ci_step_with_no_tests '0 passed' sh -c 'echo "0 passed, 0 failed"'
 ci_red ci_step_status_counts 'exit status 3' sh -c 'echo "5 passed, 0 failed"; exit 3'
