@@ -34,7 +34,7 @@ LIB_OBJS  := $(LIB_SRCS:%.c=$(BUILD)/%.o)
 CLI_OBJS  := $(CLI_SRCS:%.c=$(BUILD)/%.o) $(BUILD)/cli/profile.o $(BUILD)/mcp/interp/embedded.o
 UNIT_OBJS := $(UNIT_SRCS:%.c=$(BUILD)/%.o)
 
-.PHONY: all test test-asan unit-test load bench deps fixtures default-image container-image asan asan-planted fuzz fuzz-build fuzz-long clean format format-check docs
+.PHONY: all test test-plain test-asan unit-test load bench deps fixtures default-image container-image asan asan-planted fuzz fuzz-build fuzz-long clean format format-check docs
 
 all: $(BUILD)/nsbox
 
@@ -111,16 +111,23 @@ fuzz-long: fuzz-build
 
 -include $(LIB_OBJS:.o=.d) $(CLI_OBJS:.o=.d) $(UNIT_OBJS:.o=.d)
 
-# Every test, C and shell; ends with "N passed, N failed".
-test: $(BUILD)/nsbox $(BUILD)/unit-tests
+# Every test once (tests/run.sh, the suites of tests/suites.tsv, side by
+# side): each suite under the ASan+UBSan build where it tolerates it,
+# uninstrumented where not, plus a smoke run of the production binary; ends
+# with "N passed, N failed".  test-plain: every suite uninstrumented;
+# test-asan: the ASan suites alone (docs/testing.md).
+test: $(BUILD)/nsbox $(BUILD)/unit-tests asan asan-planted
 	@tests/run.sh
+
+test-plain: $(BUILD)/nsbox $(BUILD)/unit-tests
+	@NSBOX_TEST_MODE=plain tests/run.sh
 
 unit-test: $(BUILD)/unit-tests
 	@$(BUILD)/unit-tests
 
 # The HTTP load suite for longer than `make test` runs it (45 s).
 LOAD_SECONDS ?= 300
-load: $(BUILD)/nsbox $(BUILD)/unit-tests
+load: $(BUILD)/nsbox
 	@LOAD_SECONDS=$(LOAD_SECONDS) TESTS=load_http tests/run.sh
 
 fixtures:
@@ -200,10 +207,11 @@ build-planted/nsbox: $(PLANT_OBJS) $(CLI_OBJS) $(BUILD)/libnsbox.a
 
 -include $(PLANT_OBJS:.o=.d)
 
-# Every test against that build; any sanitizer report, even from a child
-# whose exit status nobody reads, fails it (tests/run-asan.sh).
-test-asan: asan
-	@tests/run-asan.sh
+# Every suite whose mode is asan (tests/suites.tsv) against that build; any
+# sanitizer report, even from a child whose exit status nobody reads, fails
+# its suite (tests/run.sh).
+test-asan: $(BUILD)/nsbox asan asan-planted
+	@NSBOX_TEST_MODE=asan tests/run.sh
 
 clean:
 	rm -rf $(BUILD) build-asan build-planted build-fuzz

@@ -124,13 +124,13 @@ serve_http() {
 }
 
 # run_client NAME CMD...: runs a test program with SUITE set, passes its
-# PASS/FAIL/# lines through (all of its output in LOGS/NAME.client), and
+# PASS/FAIL/SKIP/# lines through (all of its output in LOGS/NAME.client), and
 # turns a crash without a FAIL line, or a run without a PASS, into a FAIL.
 run_client() {
 	local name=$1 rc nfail
 	shift
 	env SUITE="$SUITE" "$@" 2>"$LOGS/$name.stderr" | tee "$LOGS/$name.client" |
-		grep -E --line-buffered '^(PASS: |FAIL: |# )'
+		grep -E --line-buffered '^(PASS: |FAIL: |SKIP: |# )'
 	rc=${PIPESTATUS[0]}
 	nfail=$(grep -c '^FAIL: ' "$LOGS/$name.client")
 	_failures=$((_failures + nfail))
@@ -140,6 +140,31 @@ run_client() {
 		fail "$name" "ran no test: $(tail -3 "$LOGS/$name.stderr" | tr '\n' ' ')"
 	fi
 	return "$rc"
+}
+
+# seed_default_store DIR [USER]: when tests/run.sh pulled the default image
+# once for the run (NSBOX_DEFAULT_STORE, root's; NSBOX_DEFAULT_STORE_RL,
+# nsboxtest's), DIR (absent or empty) starts as a hard-link copy of that
+# store's images and blobs, owned by USER when given; the suite's own
+# `pull oci:LAYOUT:latest` then finds the image there and unpacks nothing.
+# Safe to share: nsbox never writes into a file of an unpacked tree or a
+# blob (images/linktree.c relies on the same), it replaces them; the image
+# records, leases and reference tables are copied, not linked.  Without
+# the runner's stores (a suite run alone) it does nothing.
+seed_default_store() {
+	local dir=$1 user=${2:-} src f
+	if [ -n "$user" ]; then src=${NSBOX_DEFAULT_STORE_RL:-}; else src=${NSBOX_DEFAULT_STORE:-}; fi
+	[ -n "$src" ] && [ -e "$src/.seed-ready" ] || return 0
+	[ -z "$(ls -A "$dir" 2>/dev/null)" ] || return 0
+	mkdir -p "$dir" && chmod 700 "$dir" && { [ -z "$user" ] || chown "$user": "$dir"; } || return 0
+	if ! cp -a --link "$src/images" "$src/blobs" "$dir/" 2>/dev/null; then
+		rm -rf "${dir:?}/images" "${dir:?}/blobs"
+		return 0
+	fi
+	for f in "$src"/images/*/image.json "$src"/images/*/lease "$src"/refs.json "$src"/refs-private.json; do
+		[ -e "$f" ] && cp -a --remove-destination "$f" "$dir/${f#"$src"/}"
+	done
+	echo "# the default image from the run's shared store (hard links of $src)"
 }
 
 # finish: the completion marker, then the suite's status (1: a FAIL).

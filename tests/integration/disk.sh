@@ -18,7 +18,7 @@ U=nsboxtest
 MiB=$((1 << 20))
 SLACK=$((4 * MiB)) # the upper layer's directories, the sandbox's state files
 
-PROBE=$ROOT/build/probe
+PROBE=$T/probe # (its own: suites run side by side)
 cc -static -O2 -Wall -Wextra -Werror -D_GNU_SOURCE -o "$PROBE" "$ROOT/tests/probe/probe.c" ||
 	{ fail setup "cannot build the probe"; finish; }
 python3 "$ROOT/tests/fixtures/add-layer.py" "$F/oci/busybox" "$T/bb" "$PROBE:/usr/local/bin/probe"

@@ -12,7 +12,7 @@ SUITE=egress_runtime
 "$ROOT/tests/setup-users.sh"
 
 LIBS=$(pkg-config --libs jansson libarchive libcrypto libseccomp libcap libmnl zlib libzstd inih)
-# The library beside the nsbox under test (build-asan/ under run-asan.sh).
+# The library beside the nsbox under test (build-asan/ in ASan mode, tests/run.sh).
 SAN= NCC=cc
 [ -n "${NSBOX_ASAN:-}" ] && SAN="-fsanitize=address,undefined -fno-sanitize-recover=undefined" NCC=clang
 # shellcheck disable=SC2086

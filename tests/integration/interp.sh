@@ -45,6 +45,7 @@ run_client() {
 
 # -- root --------------------------------------------------------------------
 S=$T/store
+seed_default_store "$S"
 if ! out=$("$NSBOX" --store "$S" pull --quiet "oci:$LAYOUT:latest" 2>&1) ||
 	! out=$("$NSBOX" --store "$S" tag "oci:$LAYOUT:latest" "$IMG" 2>&1); then
 	fail setup "cannot pull the default image: $(printf '%s' "$out" | tail -2 | tr '\n' ' ')"
@@ -62,6 +63,7 @@ as_user() {
 	runuser -u nsboxtest -- env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/home/nsboxtest \
 		NSBOX_LIMITS=best-effort NSBOX="$RL/nsbox" NSBOX_STORE="$RL/store" "$@"
 }
+seed_default_store "$RL/store" nsboxtest
 if out=$(as_user "$RL/nsbox" --store "$RL/store" pull --quiet "oci:$LAYOUT:latest" 2>&1) &&
 	out=$(as_user "$RL/nsbox" --store "$RL/store" tag "oci:$LAYOUT:latest" "$IMG" 2>&1); then
 	run_client sdk_rootless as_user SUITE="$SUITE/rootless" timeout 600 node "$MCP/interp.test.mjs"

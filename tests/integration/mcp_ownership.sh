@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Sandbox ownership in the server (issue #10): tools racing sandbox_stop on
 # one id, sessions ending while calls run, cancellation of a long copy_in;
-# over stdio and HTTP (tests/mcp/ownership.py).  Under `make test-asan` the
+# over stdio and HTTP (tests/mcp/ownership.py).  Under ASan (make test) the
 # same run is the ASan/UBSan check of the server's sandbox records.
 SUITE=mcp_ownership
 . "$(dirname "$0")/../lib.sh"

@@ -25,6 +25,7 @@ if ! LAYOUT=$("$ROOT/images/default/build.sh" 2>"$T/build.log"); then
 	fail build "images/default/build.sh failed: $(tail -5 "$T/build.log" | tr '\n' ' ')"
 	finish
 fi
+seed_default_store "$S"
 check pull nsbox pull --quiet "oci:$LAYOUT:latest"
 check tag nsbox tag "oci:$LAYOUT:latest" "$IMG"
 
@@ -147,6 +148,7 @@ fi
 install -m 755 "$NSBOX" "$T/nsbox"
 RS=/home/nsboxtest/nsbox-packages-test
 rm -rf "$RS"
+seed_default_store "$RS" nsboxtest
 as() { runuser -u nsboxtest -- env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/home/nsboxtest \
 	NSBOX_LIMITS=best-effort "$T/nsbox" --store "$RS" "$@"; }
 if out=$(as pull --quiet "oci:$LAYOUT:latest" 2>&1) && out=$(as tag "oci:$LAYOUT:latest" "$IMG" 2>&1); then

@@ -23,7 +23,7 @@ for rt in crun runc; do
 	command -v $rt >/dev/null || { fail setup "$rt is missing (make deps)"; finish; }
 done
 # -- the image: busybox + probe preloaded, so the suite stays fast ----------
-PROBE=$ROOT/build/probe
+PROBE=$T/probe # (its own: suites run side by side)
 cc -static -O2 -Wall -Wextra -Werror -D_GNU_SOURCE -o "$PROBE" "$ROOT/tests/probe/probe.c" ||
 	{ fail setup "cannot build the probe"; finish; }
 python3 "$ROOT/tests/fixtures/add-layer.py" "$F/oci/busybox" "$T/bb" "$PROBE:/usr/local/bin/probe"

@@ -13,7 +13,7 @@ S=$T/store
 # OpenSSL 3) links the provider machinery: 17,000 relocations, 0.15 ms.
 evp=$(nm "$NSBOX" | grep -c ' [TtDdRr] EVP_')
 [ "$evp" = 0 ] && pass binary_links_no_evp || fail binary_links_no_evp "$evp EVP_ symbols linked"
-PROBE=$ROOT/build/probe
+PROBE=$T/probe # (its own: suites run side by side)
 cc -static -O2 -Wall -Wextra -Werror -D_GNU_SOURCE -o "$PROBE" "$ROOT/tests/probe/probe.c" || {
 	fail setup "cannot build the probe"
 	finish

@@ -8,7 +8,7 @@
 SUITE=vm_landlock
 . "$(dirname "$0")/../lib.sh"
 
-PROBE=$ROOT/build/probe
+PROBE=$T/probe # (its own: suites run side by side)
 cc -static -O2 -Wall -Wextra -Werror -D_GNU_SOURCE -o "$PROBE" "$ROOT/tests/probe/probe.c" ||
 	{ fail setup "cannot build the probe"; finish; }
 

@@ -402,7 +402,6 @@ static void header_constraints(void)
 
 void suite_protocol(void)
 {
-    check_suite = "protocol";
     RUN_TEST(versions);
     RUN_TEST(era_legacy);
     RUN_TEST(era_legacy_session_ignores_modern_keys);
