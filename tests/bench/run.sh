@@ -22,18 +22,18 @@
 # every benchmark (the bash ones here, the Python and Node ones through
 # benchlib.py):
 #
-#   bench NAME FIGURE... [ratio=R] TARGET VERDICT n=N load=START/END
+#   bench NAME FIGURE... [ratio=R] TARGET VERDICT [n=N] load=START/END
 #
 # FIGURE is KEY=MIN/MEDIAN/MAX for a figure sampled N times (e.g.
 # nsbox_ms=13.0/13.4/14.1), KEY=VALUE for one measured once; ratio is of
 # the medians (nsbox/baseline); TARGET is target<=T (the highest acceptable
 # ratio), target<T (a bound on a figure that is not a ratio) or target=none
-# (context only); VERDICT is OK, MISSED or INFO (no target); load is the
-# 1-minute load average when the benchmark started and when the line was
-# written.  Figures taken under a load average near or above the core count
-# are worthless: rerun.  A missed target is reported, not fatal; a command
-# that fails, or an nsbox result that is not a sane rootfs, makes the script
-# exit non-zero.
+# (context only); VERDICT is OK, MISSED or INFO (no target); n is the
+# number of samples per side; load is the 1-minute load average when the
+# benchmark started and when the line was written.  Figures taken under a
+# load average near or above the core count are worthless: rerun.  A missed
+# target is reported, not fatal; a command that fails, or an nsbox result
+# that is not a sane rootfs, makes the script exit non-zero.
 #
 # Environment:
 #   BENCH_RUNS      timed rounds (samples per side; default 5)
@@ -41,7 +41,7 @@
 #   NSBOX           the binary to measure (default build/nsbox)
 #   NSBOX_FIXTURES  fixture directory (default /var/cache/nsbox/fixtures)
 #   TMPDIR          where the scratch directory goes (default /tmp); the
-#                   stores, layouts and bundles are written there
+#                   stores, layouts and rootfs trees are written there
 #
 # Adding a benchmark: write a function bench_NAME and add NAME to BENCHES
 # below.  It times commands with run_timed (or run_loop for millisecond
