@@ -814,6 +814,9 @@ printf 'host: %s cores, kernel %s; %s, umoci %s; nsbox %s\n' "$(nproc)" "$(uname
 printf 'scratch: %s (%s); %s timed rounds per benchmark, sides rotated, after 1 warm-up; %s commands per runtime sample\n' \
 	"$TMP" "$(df -T "$TMP" | awk 'NR == 2 {print $2}')" "$RUNS" "$REPEAT"
 printf 'load average (1, 5, 15 min) at start: %s\n' "$(cut -d' ' -f1-3 /proc/loadavg)"
+if awk -v l="$(load1)" -v c="$(nproc)" 'BEGIN { exit !(l >= c / 4) }'; then
+	printf 'note: the machine is not quiet (load average %s on %s cores): these figures are unreliable\n' "$(load1)" "$(nproc)"
+fi
 
 for b in "${selected[@]}"; do
 	l0=$(cut -d' ' -f1-3 /proc/loadavg)
