@@ -640,6 +640,8 @@ print(table_row("live sandbox (sandbox_id)", r["live_ms"]))
 print(table_row("one-shot (fresh sandbox)", r["oneshot_ms"]))
 print(table_row("baseline: chroot ROOTFS python3 -c 'print(1)'", r["chroot_ms"]))
 print(table_row("context: server busy after a one-shot batch", r["settle_ms"]))
+c = r["oneshot_call_ms"]
+print(f"  context: one-shot single calls, {len(c)}: min {min(c):.1f}, median {statistics.median(c):.1f}, max {max(c):.1f} ms")
 print(f"  server RSS: {r['connect_rss_kb']} KiB at connect, {r['idle_rss_kb']} KiB idle with its spare and a kept sandbox, "
       f"{r['busy_rss_kb']} KiB after the calls (target < 16 MiB idle)")
 chroot = statistics.median(r["chroot_ms"])
@@ -648,6 +650,7 @@ for name, key, t in (("mcp_execute_live", "live_ms", 1.15), ("mcp_execute_onesho
     print(line(name, [f"nsbox_ms={spread(r[key])}", f"baseline_ms={spread(r['chroot_ms'])}", f"ratio={ratio:.2f}"],
                f"target<={t:.2f}", "OK" if ratio <= t else "MISSED", n))
 print(line("mcp_execute_oneshot_settle", [f"settle_ms={spread(r['settle_ms'])}"], n=n))
+print(line("mcp_execute_oneshot_calls", [f"call_ms={spread(c)}"], n=len(c)))
 print(line("mcp_server_idle_rss", [f"rss_kib={r['idle_rss_kb']}", f"connect_rss_kib={r['connect_rss_kb']}"],
            "target<16384KiB", "OK" if r["idle_rss_kb"] < 16384 else "MISSED"))
 PYEOF
