@@ -78,13 +78,16 @@ $(BUILD)/mcp/interp/embedded.o: mcp/interp/embedded.S $(wildcard mcp/interp/driv
 	$(CC) -c -o $@ $<
 
 # libFuzzer targets (tests/fuzz/fuzz_NAME.c -> build-fuzz/fuzz-NAME), built
-# with clang, ASan and UBSan.  `make fuzz` runs each for FUZZ_SECONDS from
-# the seed corpus in tests/fuzz/corpus/NAME; `make fuzz-long` for 30 min.
+# with clang, ASan and UBSan.  `make fuzz` runs each for FUZZ_SECONDS,
+# FUZZ_JOBS targets at a time, after replaying its seed corpus
+# (tests/fuzz/corpus/NAME), against the floors in tests/fuzz/floors.tsv
+# (tests/fuzz/run.sh); `make fuzz-long` for 30 min each.
 FUZZ_TARGETS := $(patsubst tests/fuzz/fuzz_%.c,%,$(wildcard tests/fuzz/fuzz_*.c))
 FUZZ_CFLAGS  := -O1 -g -fsanitize=fuzzer-no-link,address,undefined \
                 -fno-sanitize-recover=undefined -fno-omit-frame-pointer \
                 -Wno-unknown-warning-option -Wno-format-nonliteral
 FUZZ_SECONDS ?= 60
+FUZZ_JOBS    ?= 2
 # The MCP objects but the transports and the server's construction:
 # fuzz_tools walks the tool table (mcp/tools/table.c), whose entries point
 # at every tool.  Of mcp/http/ only the pure parts (fuzz_http,
@@ -104,10 +107,10 @@ $(BUILD)/fuzz-%: $(BUILD)/tests/fuzz/fuzz_%.o $(FUZZ_OBJS) $(BUILD)/libnsbox.a
 .SECONDARY: $(FUZZ_TARGETS:%=$(BUILD)/tests/fuzz/fuzz_%.o)
 
 fuzz: fuzz-build
-	@tests/fuzz/run.sh $(FUZZ_SECONDS) $(FUZZ_TARGETS)
+	@FUZZ_JOBS=$(FUZZ_JOBS) tests/fuzz/run.sh $(FUZZ_SECONDS) $(FUZZ_TARGETS)
 
 fuzz-long: fuzz-build
-	@tests/fuzz/run.sh 1800 $(FUZZ_TARGETS)
+	@FUZZ_JOBS=$(FUZZ_JOBS) tests/fuzz/run.sh 1800 $(FUZZ_TARGETS)
 
 -include $(LIB_OBJS:.o=.d) $(CLI_OBJS:.o=.d) $(UNIT_OBJS:.o=.d)
 

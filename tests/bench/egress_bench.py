@@ -4,8 +4,11 @@
 usage: egress_bench.py NSBOX STORE IMAGE ROOTFS RUNS
 
 An HTTP/1.1 server on 127.0.0.1 (sendfile of a 256 MiB file, and a
-2-byte answer) and one client program, run side by side, alternating,
-RUNS times each after one untimed warm-up round:
+2-byte answer) and one client program, run side by side: one untimed
+warm-up round, then RUNS rounds running every side once, the order rotated
+from round to round; after each side the script waits for every process it
+left running (the sandbox's remover and broker: benchlib.reap_all), so no
+teardown runs during the next side:
   direct   chroot ROOTFS python3 -c CLIENT 127.0.0.1 PORT   (the image's
            own python on the host's loopback: no broker)
   name     nsbox run --net bench.test=127.0.0.1:PORT IMAGE -- python3 -c
@@ -20,10 +23,11 @@ The sandboxes get --cpus 2 (the chroot has no CPU limit either).
 The client times itself (sandbox start is not in these figures): one GET
 of the 256 MiB file (throughput), then SMALL GETs of the small file, each
 on a new connection (latency: connect, request, answer, close).
-Prints a table and RESULT lines:
-  the download through the broker at >= 0.8x the direct throughput
-  (ratio = time through the broker / direct time, target <= 1.25), and a
-  small GET adding < 0.5 ms (median through the broker - median direct)."""
+Prints a table (min, median, max per side) and result lines in
+benchlib.py's format: the download through the broker at >= 0.8x the
+direct throughput (ratio = time through the broker / direct time, target
+<= 1.25), and a small GET adding < 0.5 ms (the median of the runs' medians
+through the broker - the same direct)."""
 import json
 import os
 import socket
@@ -33,6 +37,10 @@ import subprocess
 import sys
 import tempfile
 import threading
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import benchlib  # noqa: E402
+from benchlib import line, spread  # noqa: E402
 
 BIG = 256 << 20
 SMALL = int(os.environ.get("BENCH_EGRESS_SMALL", "200"))
@@ -120,6 +128,7 @@ def serve(path, tls=None):
 
 def client(argv):
     p = subprocess.run(argv, capture_output=True, text=True, timeout=600)
+    benchlib.reap_all()
     try:
         r = json.loads(p.stdout.strip().splitlines()[-1])
     except (ValueError, IndexError):
@@ -132,6 +141,7 @@ def client(argv):
 def main():
     nsbox, store, image, rootfs, runs = sys.argv[1:6]
     runs = int(runs)
+    benchlib.become_subreaper()
     tmp = tempfile.mkdtemp(prefix="nsbox-egress-bench.")
     path = os.path.join(tmp, "big")
     with open(path, "wb") as f:
@@ -163,32 +173,41 @@ def main():
     res = {k: [] for k in sides}
     for i in range(runs):
         print(f"bench: egress: run {i + 1}/{runs}", file=sys.stderr, flush=True)
-        for k, argv in sides.items():
-            res[k].append(client(argv))
+        for k in benchlib.rotated(list(sides), i):
+            res[k].append(client(sides[k]))
     for f in (path, crt, key):
         os.unlink(f)
     os.rmdir(tmp)
 
-    secs = {k: statistics.median(r["big_s"] for r in v) for k, v in res.items()}
+    big_ms = {k: [r["big_s"] * 1000 for r in v] for k, v in res.items()}
+    small_ms = {k: [statistics.median(r["small_ms"]) for r in v] for k, v in res.items()}
+    secs = {k: statistics.median(v) / 1000 for k, v in big_ms.items()}
     gbps = {k: BIG * 8 / s / 1e9 for k, s in secs.items()}
-    lat = {k: statistics.median(x for r in v for x in r["small_ms"]) for k, v in res.items()}
+    lat = {k: statistics.median(v) for k, v in small_ms.items()}
     p90 = {k: sorted(x for r in v for x in r["small_ms"])[int(0.9 * SMALL * runs)] for k, v in res.items()}
-    print(f"\negress: through nsbox's broker vs direct on the host's loopback, {runs} runs each, alternating "
+    print(f"\negress: through nsbox's broker vs direct on the host's loopback, {runs} runs each, rotated "
           f"(the client times itself; sandbox start excluded)")
-    print(f"  {'':44} {'256 MiB GET':>12} {'Gb/s':>7} {'small GET median':>17} {'p90':>7}")
+    print(f"  {'':40} {'256 MiB GET, ms: min':>21} {'median':>7} {'max':>7} {'Gb/s':>6}"
+          f"   {'small GET, ms: min':>18} {'median':>7} {'max':>7} {'p90':>7}")
     for k, label in (("direct", "direct: chroot, 127.0.0.1"), ("name", "broker: name rule (Host checked)"),
                      ("addr", "broker: address rule (no inspection)"),
                      ("direct_tls", "HTTPS direct: chroot, 127.0.0.1"),
                      ("name_tls", "HTTPS broker: name rule (SNI checked)")):
-        print(f"  {label:44} {secs[k] * 1000:9.0f} ms {gbps[k]:7.2f} {lat[k]:14.3f} ms {p90[k]:7.3f}")
+        b, m = big_ms[k], small_ms[k]
+        print(f"  {label:40} {min(b):21.0f} {statistics.median(b):7.0f} {max(b):7.0f} {gbps[k]:6.2f}"
+              f"   {min(m):18.3f} {statistics.median(m):7.3f} {max(m):7.3f} {p90[k]:7.3f}")
+    print("  (small GET: the median of each run's GETs; p90 over all of them)")
     for k, base in (("name", "direct"), ("addr", "direct"), ("name_tls", "direct_tls")):
         ratio = secs[k] / secs[base]
-        ok = ratio <= 1.25
-        print(f"RESULT bench egress_download_256m_{k} nsbox_ms={secs[k] * 1000:.0f} baseline_ms={secs[base] * 1000:.0f} "
-              f"ratio={ratio:.2f} throughput={gbps[k] / gbps[base]:.2f}x target<=1.25 {'OK' if ok else 'MISSED'}")
+        print(line(f"egress_download_256m_{k}",
+                   [f"nsbox_ms={spread(big_ms[k], '{:.0f}')}", f"baseline_ms={spread(big_ms[base], '{:.0f}')}",
+                    f"ratio={ratio:.2f}", f"throughput={gbps[k] / gbps[base]:.2f}x"],
+                   "target<=1.25", "OK" if ratio <= 1.25 else "MISSED", runs))
         added = lat[k] - lat[base]
-        print(f"RESULT bench egress_small_get_{k} nsbox_ms={lat[k]:.3f} baseline_ms={lat[base]:.3f} "
-              f"added_ms={added:.3f} target<0.5ms {'OK' if added < 0.5 else 'MISSED'}")
+        print(line(f"egress_small_get_{k}",
+                   [f"nsbox_ms={spread(small_ms[k], '{:.3f}')}", f"baseline_ms={spread(small_ms[base], '{:.3f}')}",
+                    f"added_ms={added:.3f}"],
+                   "target<0.5ms", "OK" if added < 0.5 else "MISSED", runs))
 
 
 if __name__ == "__main__":

@@ -6,8 +6,8 @@ usage: file_urls_bench.py NSBOX STORE IMAGE RUNS
 One `nsbox serve --http` with a kept python sandbox holding a 64 MiB file of
 random bytes, and on the host's loopback a plain HTTP server (sendfile from
 a file on the same disk for GET, a write to a file for PUT): the best a
-server that is not a sandbox does.  RUNS rounds after one untimed warm-up,
-the sides alternating:
+server that is not a sandbox does.  RUNS rounds after one untimed warm-up
+round, each running every side once, the order rotated from round to round:
   url_get     GET the file's download_url (read_file {url: true})
   plain_get   GET the same bytes from the plain server
   read_file   the way a client gets it without URLs: read_file in pages of
@@ -15,8 +15,8 @@ the sides alternating:
   url_put     PUT 64 MiB to an upload_url
   plain_put   PUT 64 MiB to the plain server (written to disk, fsync'ed
               by neither)
-Prints a table and RESULT lines: the URL's GET and PUT as ratios of the
-plain server's time (what the sandbox's confinement costs: the file moves
+Prints a table (min, median, max per side) and result lines in
+benchlib.py's format: the URL's GET and PUT as ratios of the plain server's time (what the sandbox's confinement costs: the file moves
 in 4 MiB in-sandbox operations, copied through the sandbox's file channel,
 where the plain server sends from the page cache), and read_file's time
 over the URL's (what the URL saves a client)."""
@@ -36,6 +36,10 @@ import urllib.parse
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
 import mcphttp  # noqa: E402
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import benchlib  # noqa: E402
+from benchlib import line, spread  # noqa: E402
 
 BIG = 64 << 20
 INIT = {"protocolVersion": "2025-11-25", "capabilities": {},
@@ -206,8 +210,8 @@ def main():
     res = {k: [] for k in sides}
     for i in range(runs):
         print(f"bench: file_urls: run {i + 1}/{runs}", file=sys.stderr, flush=True)
-        for k, f in sides.items():
-            res[k].append(f())
+        for k in benchlib.rotated(list(sides), i):
+            res[k].append(sides[k]())
     # The upload arrived whole: code in the sandbox sees the bytes sent.
     want.update(body)
     got = s.tool("run_command", {"sandbox_id": box, "command": "sha256sum /tmp/up"})["stdout"].split()[0]
@@ -221,20 +225,21 @@ def main():
 
     med = {k: statistics.median(v) for k, v in res.items()}
     mbps = {k: BIG / (1 << 20) / t for k, t in med.items()}
+    ms = {k: [x * 1000 for x in v] for k, v in res.items()}
     print(f"\nfile_urls: 64 MiB by signed URL vs a plain loopback HTTP server and vs read_file, "
-          f"{runs} runs each, alternating; medians")
+          f"{runs} runs each, rotated")
+    print(f"  {'':44} {'min ms':>9} {'median':>9} {'max':>9} {'MiB/s (median)':>15}")
     for k, label in (("url_get", "GET download_url (nsbox serve --http)"),
                      ("plain_get", "baseline: GET, plain server (sendfile)"),
                      ("read_file", "read_file pages, base64 over MCP"),
                      ("url_put", "PUT upload_url (nsbox serve --http)"),
                      ("plain_put", "baseline: PUT, plain server (write)")):
-        print(f"  {label:44} {med[k] * 1000:9.0f} ms {mbps[k]:8.0f} MiB/s")
-    for k, base in (("url_get", "plain_get"), ("url_put", "plain_put")):
-        ratio = med[k] / med[base]
-        print(f"RESULT bench file_urls_{k} nsbox_ms={med[k] * 1000:.0f} baseline_ms={med[base] * 1000:.0f} "
-              f"ratio={ratio:.2f}")
-    print(f"RESULT bench file_urls_read_file_over_url read_file_ms={med['read_file'] * 1000:.0f} "
-          f"url_ms={med['url_get'] * 1000:.0f} ratio={med['read_file'] / med['url_get']:.2f}")
+        print(f"  {label:44} {min(ms[k]):9.0f} {statistics.median(ms[k]):9.0f} {max(ms[k]):9.0f} {mbps[k]:15.0f}")
+    for name, k, base, a, b in (("file_urls_url_get", "url_get", "plain_get", "nsbox_ms", "baseline_ms"),
+                                ("file_urls_url_put", "url_put", "plain_put", "nsbox_ms", "baseline_ms"),
+                                ("file_urls_read_file_over_url", "read_file", "url_get", "read_file_ms", "url_ms")):
+        print(line(name, [f"{a}={spread(ms[k], '{:.0f}')}", f"{b}={spread(ms[base], '{:.0f}')}",
+                          f"ratio={med[k] / med[base]:.2f}"], n=runs))
 
 
 if __name__ == "__main__":

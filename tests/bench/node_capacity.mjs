@@ -1,7 +1,8 @@
 // The capacity of one `nsbox serve --http` node (tests/bench/run.sh
 // node_capacity; figures in docs/deploy.md), through the official SDK client:
 //   calls/s   execute_code print(1) in kept sandboxes, C sessions at once,
-//             straight to the node and through HAProxy (deploy/haproxy), alternating
+//             straight to the node and through HAProxy (deploy/haproxy), RUNS
+//             rounds after a warm-up, which side goes first alternating
 //   one-shot  execute_code pass in a fresh sandbox each, C at once
 //   sessions  S idle sessions: the server's RSS per session
 //   sandboxes B kept sandboxes: MemAvailable drop and server RSS per sandbox
@@ -89,8 +90,9 @@ for (const [name, url] of [["direct", direct], ["router", router]]) {
 await throughput(direct, pools.direct); // warm-up
 await throughput(router, pools.router);
 for (let i = 0; i < RUNS; i++) {
-  out.direct_cps.push(await throughput(direct, pools.direct));
-  out.router_cps.push(await throughput(router, pools.router));
+  const sides = [["direct_cps", direct, pools.direct], ["router_cps", router, pools.router]];
+  if (i % 2) sides.reverse();
+  for (const [key, url, pool] of sides) out[key].push(await throughput(url, pool));
 }
 for (const s of [...pools.direct, ...pools.router]) await end(s);
 

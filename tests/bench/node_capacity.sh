@@ -9,6 +9,7 @@
 # usage: node_capacity.sh NSBOX STORE RUNS
 set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+export BENCH_DIR=$ROOT/tests/bench
 NSBOX=$1 STORE=$2 RUNS=${3:-3}
 D=$(mktemp -d /tmp/nsbox-capacity.XXXXXX)
 SRV= ; HAP=
@@ -43,20 +44,28 @@ python3 "$ROOT/tests/fleet/router.py" "$D/router.sock" wait nsbox-0 UP 60
 out=$(node "$ROOT/tests/bench/node_capacity.mjs" "http://127.0.0.1:$PORT/mcp" "http://127.0.0.2:$PORT/mcp" \
 	"$(cat "$D/token")" "$SRV" "$RUNS")
 python3 - "$out" <<'PYEOF'
-import json, statistics, sys
+import json, os, statistics, sys
+sys.path.insert(0, os.environ["BENCH_DIR"])
+from benchlib import line, spread
 r = json.loads(sys.argv[1])
 d, h = statistics.median(r["direct_cps"]), statistics.median(r["router_cps"])
-c = r["conc"]
-print(f"\nnode_capacity: one nsbox serve --http node, python fixture, {c} sessions at once, {r['calls_per_session']} calls each per run")
-print(f"  execute_code print(1), kept sandboxes, straight to the node   {d:7.1f} calls/s  runs {' '.join(f'{x:.1f}' for x in r['direct_cps'])}")
-print(f"  the same through HAProxy (deploy/haproxy/haproxy.cfg)         {h:7.1f} calls/s  runs {' '.join(f'{x:.1f}' for x in r['router_cps'])}")
-print(f"  execute_code pass, a fresh sandbox each (one-shot)           {r['oneshot_cps']:7.1f} calls/s")
+c, n = r["conc"], len(r["direct_cps"])
+print(f"\nnode_capacity: one nsbox serve --http node, python fixture, {c} sessions at once, {r['calls_per_session']} calls each per run, {n} runs")
+print(f"  {'':62} {'min':>7} {'median':>7} {'max':>7}   runs, in order")
+for label, k in (("calls/s, execute_code print(1), kept sandboxes, straight", "direct_cps"),
+                 ("calls/s, the same through HAProxy (deploy/haproxy)", "router_cps")):
+    v = r[k]
+    print(f"  {label:62} {min(v):7.1f} {statistics.median(v):7.1f} {max(v):7.1f}   {' '.join(f'{x:.1f}' for x in v)}")
+print(f"  execute_code pass, a fresh sandbox each (one-shot)           {r['oneshot_cps']:7.1f} calls/s (one run)")
 print(f"  {r['sessions']} idle sessions: {r['session_setup_ms']:.1f} ms each to open, server RSS {r['rss_per_session_kib']:.1f} KiB per session")
 print(f"  {r['sandboxes']} kept python sandboxes: {r['sandbox_create_ms']:.0f} ms each to create, "
       f"host MemAvailable drop {r['memavailable_per_sandbox_kib']:.0f} KiB and server RSS {r['rss_per_sandbox_kib']:.1f} KiB per sandbox")
 print(f"  server RSS at the end: {r['server_rss_kib']} KiB; POSTs re-sent after the node dropped a connection (--max-connections-per-ip): {r['retries']}")
 # context, no target: here the router takes its CPU from the node's two cores
-print(f"RESULT bench node_capacity_calls nsbox_ms={1000 / h:.2f} baseline_ms={1000 / d:.2f} ratio={d / h:.2f} target=none INFO")
-print(f"RESULT bench node_capacity cps_direct={d:.1f} cps_router={h:.1f} oneshot_cps={r['oneshot_cps']:.1f} "
-      f"session_kib={r['rss_per_session_kib']:.1f} sandbox_kib={r['memavailable_per_sandbox_kib']:.0f} target=none INFO")
+ms = lambda k: [1000 / x for x in r[k]]
+print(line("node_capacity_calls", [f"nsbox_ms={spread(ms('router_cps'))}", f"baseline_ms={spread(ms('direct_cps'))}",
+                                   f"ratio={d / h:.2f}"], n=n))
+print(line("node_capacity", [f"cps_direct={spread(r['direct_cps'], '{:.1f}')}", f"cps_router={spread(r['router_cps'], '{:.1f}')}",
+                             f"oneshot_cps={r['oneshot_cps']:.1f}", f"session_kib={r['rss_per_session_kib']:.1f}",
+                             f"sandbox_kib={r['memavailable_per_sandbox_kib']:.0f}"], n=n))
 PYEOF

@@ -4,31 +4,54 @@
 #   tests/bench/run.sh [NAME...]    run the named benchmarks (default: all)
 #   tests/bench/run.sh --list       list them
 #
-# Every benchmark times nsbox and a baseline side by side in one run,
-# alternating the two commands (A B A B ...) after one untimed warm-up round,
-# and reports the median and the minimum wall time of each side and the ratio
-# nsbox/baseline of the medians.  Besides the table, each benchmark prints one
-# line for machines:
+# Method.  Every benchmark times nsbox and a baseline side by side in one
+# run: one untimed warm-up round of every side, then BENCH_RUNS rounds, each
+# running every side once, the order rotated from round to round (A B, B A,
+# ...; A B C, B C A, C A B, ...) so that no side always runs right after the
+# same other one.  A sample is one command, or for the runtime benchmarks
+# (milliseconds each) the mean of BENCH_REPEAT commands in a row.  Nothing a
+# side leaves running lands in the next side's sample: the runtime samples
+# wait for every process a command left behind (runloop.py: `nsbox run`'s
+# detached remover, the egress broker) and count it in that command's time,
+# as teardown; the MCP benchmarks wait until the server's own background
+# work (its spare sandbox, removals) is done before the next side.
 #
-#   bench NAME nsbox_ms=N baseline_ms=N ratio=R target<=T OK|MISSED
+# Output.  Per benchmark a table (min, median and max of each side, the CPU
+# medians, every sample in the order taken) and its load average at start
+# and end; after all tables, one result line per figure, in one format for
+# every benchmark (the bash ones here, the Python and Node ones through
+# benchlib.py):
 #
-# (`target=none INFO` for figures that are only context).  A missed target is
-# reported, not fatal; a command that fails, or an nsbox result that is not a
-# sane rootfs, makes the script exit non-zero.
+#   bench NAME FIGURE... [ratio=R] TARGET VERDICT [n=N] load=START/END
+#
+# FIGURE is KEY=MIN/MEDIAN/MAX for a figure sampled N times (e.g.
+# nsbox_ms=13.0/13.4/14.1), KEY=VALUE for one measured once; ratio is of
+# the medians (nsbox/baseline); TARGET is target<=T (the highest acceptable
+# ratio), target<T (a bound on a figure that is not a ratio) or target=none
+# (context only); VERDICT is OK, MISSED or INFO (no target); n is the
+# number of samples per side; load is the 1-minute load average when the
+# benchmark started and when the line was written.  Figures taken under a
+# load average near or above the core count are worthless: rerun.  A missed
+# target is reported, not fatal; a command that fails, or an nsbox result
+# that is not a sane rootfs, makes the script exit non-zero.
 #
 # Environment:
-#   BENCH_RUNS      timed iterations per side (default 5)
+#   BENCH_RUNS      timed rounds (samples per side; default 5)
+#   BENCH_REPEAT    commands per sample in the runtime benchmarks (default 20)
 #   NSBOX           the binary to measure (default build/nsbox)
 #   NSBOX_FIXTURES  fixture directory (default /var/cache/nsbox/fixtures)
 #   TMPDIR          where the scratch directory goes (default /tmp); the
-#                   stores, layouts and bundles are written there
+#                   stores, layouts and rootfs trees are written there
 #
 # Adding a benchmark: write a function bench_NAME and add NAME to BENCHES
-# below.  It times commands with run_timed, files each sample under a series
-# name with `record SERIES`, and prints its table with header/row/report.
-# Shared pieces: need_registry (a local registry with the fixtures pushed),
-# iter_dir (a new empty directory for one iteration), settle (untimed sync
-# before a timed command), check_store (the nsbox result is a python rootfs).
+# below.  It times commands with run_timed (or run_loop for millisecond
+# commands), files each sample under a series name with `record SERIES`,
+# runs its sides in `rotated` order, and prints its table with
+# header/row/report.  Shared pieces: need_registry (a local registry with the
+# fixtures pushed), iter_dir (a new empty directory for one iteration),
+# settle (untimed sync before a timed command), check_store (the nsbox
+# result is a python rootfs), relay (a Python or Node benchmark's result
+# lines).
 #
 # Nothing is deleted before the script exits: every iteration writes into new
 # empty directories, and the whole scratch directory goes at the end.  On an
@@ -45,6 +68,8 @@ F=${NSBOX_FIXTURES:-/var/cache/nsbox/fixtures}
 F=${F%/}
 NSBOX=${NSBOX:-$ROOT/build/nsbox}
 RUNS=${BENCH_RUNS:-5}
+# benchlib.py, for the Python benchmarks and the tables written here in Python
+export PYTHONPATH=$ROOT/tests/bench${PYTHONPATH:+:$PYTHONPATH}
 
 BENCHES=(pull_unpack_python unpack_python sandbox_start exec_live idle_sandboxes mcp_execute mcp_interp egress file_urls node_capacity)
 
@@ -120,9 +145,9 @@ child_ticks() {
 }
 
 # run_timed LABEL CMD...: runs CMD with its output in $TMP/logs/LABEL.log.
-# Sets WALL_US to its wall time and USER_MS and SYS_MS to the CPU time it and
+# Sets WALL_US to its wall time and USER_US and SYS_US to the CPU time it and
 # its children used (10 ms resolution).  Exits (non-zero) if CMD fails.
-WALL_US=0 USER_MS=0 SYS_MS=0
+WALL_US=0 RET_US=0 USER_US=0 SYS_US=0
 run_timed() {
 	local label=$1 rc=0 t0 t1 u0 s0
 	shift
@@ -141,15 +166,47 @@ run_timed() {
 		exit 1
 	fi
 	WALL_US=$((${t1//[!0-9]/} - ${t0//[!0-9]/}))
-	USER_MS=$(((CHILD_UTICKS - u0) * 1000 / TICK))
-	SYS_MS=$(((CHILD_STICKS - s0) * 1000 / TICK))
+	RET_US=$WALL_US
+	USER_US=$(((CHILD_UTICKS - u0) * 1000000 / TICK))
+	SYS_US=$(((CHILD_STICKS - s0) * 1000000 / TICK))
 }
 
-# record SERIES: files the last run_timed's figures under SERIES (the arrays
-# SERIES_wall in us, SERIES_user and SERIES_sys in ms).
+# run_loop LABEL N CMD...: one sample of a millisecond command: CMD N times
+# in a row, each waited for together with every process it left running
+# (tests/bench/runloop.py, a child subreaper), its stderr in
+# $TMP/logs/LABEL.log.  Sets, per command: WALL_US from its start until all
+# it started had exited, RET_US until CMD itself returned, USER_US and
+# SYS_US the CPU time of CMD and all it started.  Exits if CMD fails.
+run_loop() {
+	local label=$1 n=$2 out f
+	shift 2
+	local log=$TMP/logs/$label.log
+	if ! out=$(python3 "$ROOT/tests/bench/runloop.py" "$n" "$@" 2>"$log"); then
+		printf 'bench: error: runloop.py %s' "$n" >&2
+		printf ' %q' "$@" >&2
+		printf '\n--- last lines of its output ---\n' >&2
+		tail -n 20 "$log" >&2
+		exit 1
+	fi
+	declare -A f
+	local kv
+	for kv in $out; do f[${kv%%=*}]=${kv#*=}; done
+	WALL_US=$((f[total_us] / n)) RET_US=$((f[returned_us] / n))
+	USER_US=$((f[user_us] / n)) SYS_US=$((f[sys_us] / n))
+}
+
+# record SERIES: files the last run_timed's or run_loop's figures under
+# SERIES (the arrays SERIES_wall, SERIES_user and SERIES_sys, in us).
 record() {
 	local -n w=${1}_wall u=${1}_user s=${1}_sys
-	w+=("$WALL_US") u+=("$USER_MS") s+=("$SYS_MS")
+	w+=("$WALL_US") u+=("$USER_US") s+=("$SYS_US")
+}
+
+# record_parts SERIES: the last run_loop's time until the command returned
+# under SERIES_ret, and the rest (its teardown) under SERIES_td; wall only.
+record_parts() {
+	local -n r=${1}_ret_wall t=${1}_td_wall
+	r+=("$RET_US") t+=("$((WALL_US - RET_US))")
 }
 
 # series_reset SERIES...: empties (and declares) the series.
@@ -160,49 +217,76 @@ series_reset() {
 	done
 }
 
-# stats VALUE...: prints "MEDIAN MIN" of the values.
+# rotated I SIDE...: sets ORDER to the sides in round I's order (each round
+# starts one side later: no side always runs right after the same other).
+ORDER=()
+rotated() {
+	local i=$1
+	shift
+	local k=$((i % $#))
+	ORDER=("${@:k+1}" "${@:1:k}")
+}
+
+# stats VALUE...: prints "MIN MEDIAN MAX" of the values.
 stats() {
 	printf '%s\n' "$@" | sort -n | awk '
 		{ v[NR] = $1 }
 		END {
 			m = NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2
-			printf "%.0f %d\n", m, v[1]
+			printf "%d %.0f %d\n", v[1], m, v[NR]
 		}'
 }
 
-# Milliseconds: one decimal below 100 ms (sandbox start and exec), whole above.
+# Milliseconds from microseconds: one decimal below 100 ms (sandbox start
+# and exec), whole above.
 ms() { awk -v us="$1" 'BEGIN { printf (us < 100000 ? "%.1f" : "%.0f"), us / 1000 }'; }
 
-# One table per benchmark: wall-time median and min, CPU-time medians, and
-# every wall-time sample in the order taken.
-cols() { printf '  %-46s %9s %7s %8s %7s   %s\n' "$@"; }
+# spread_ms SERIES: MIN/MEDIAN/MAX of its wall times, in ms.
+spread_ms() {
+	local -n w=${1}_wall
+	local lo med hi
+	read -r lo med hi < <(stats "${w[@]}")
+	printf '%s/%s/%s' "$(ms "$lo")" "$(ms "$med")" "$(ms "$hi")"
+}
+
+# One table per benchmark: wall-time min, median and max, CPU-time medians
+# (- where not measured), and every wall-time sample in the order taken.
+cols() { printf '  %-50s %8s %8s %8s %8s %8s   %s\n' "$@"; }
 header() {
 	printf '\n%s\n' "$1"
-	cols "" "median ms" "min ms" "user ms" "sys ms" "runs (ms, in order)"
+	cols "" "min ms" "median" "max" "user ms" "sys ms" "samples (ms, in order)"
 }
 
 # row LABEL SERIES
 row() {
 	# shellcheck disable=SC2178 # namerefs to arrays
 	local -n w=${2}_wall u=${2}_user s=${2}_sys
-	local med min umed smed runs='' x
-	read -r med min < <(stats "${w[@]}")
-	read -r umed _ < <(stats "${u[@]}")
-	read -r smed _ < <(stats "${s[@]}")
+	local lo med hi umed=- smed=- runs='' x
+	read -r lo med hi < <(stats "${w[@]}")
+	if [ ${#u[@]} -gt 0 ]; then
+		read -r _ umed _ < <(stats "${u[@]}")
+		read -r _ smed _ < <(stats "${s[@]}")
+		umed=$(ms "$umed") smed=$(ms "$smed")
+	fi
 	for x in "${w[@]}"; do runs+="$(ms "$x") "; done
-	cols "$1" "$(ms "$med")" "$(ms "$min")" "$umed" "$smed" "${runs% }"
+	cols "$1" "$(ms "$lo")" "$(ms "$med")" "$(ms "$hi")" "$umed" "$smed" "${runs% }"
 }
 
-# report NAME TARGET NSBOX_SERIES BASELINE_SERIES: prints the ratio line of
-# the table and queues the machine-readable line.  TARGET is the highest
-# acceptable ratio of the wall-time medians, or "none" for figures that are
-# only context.
+# The result lines, printed after all tables.  LOAD_START: the 1-minute load
+# average when the current benchmark started (exported for the Python and
+# Node ones as BENCH_LOAD_START).
 RESULTS=()
+load1() { cut -d' ' -f1 /proc/loadavg; }
+result() { RESULTS+=("bench $* load=$BENCH_LOAD_START/$(load1)"); }
+
+# report NAME TARGET NSBOX_SERIES BASELINE_SERIES: prints the ratio line of
+# the table and queues the result line.  TARGET is the highest acceptable
+# ratio of the wall-time medians, or "none" for figures that are only context.
 report() {
 	local name=$1 target=$2 n_med b_med ratio verdict tgt
 	local -n n=${3}_wall b=${4}_wall
-	read -r n_med _ < <(stats "${n[@]}")
-	read -r b_med _ < <(stats "${b[@]}")
+	read -r _ n_med _ < <(stats "${n[@]}")
+	read -r _ b_med _ < <(stats "${b[@]}")
 	ratio=$(awk -v a="$n_med" -v b="$b_med" 'BEGIN { printf "%.2f", a / b }')
 	if [ "$target" = none ]; then
 		tgt="target=none" verdict=INFO
@@ -210,8 +294,25 @@ report() {
 		tgt="target<=$target"
 		verdict=$(awk -v r="$ratio" -v t="$target" 'BEGIN { print (r <= t ? "OK" : "MISSED") }')
 	fi
-	printf '  ratio nsbox/baseline of the wall-time medians: %s  (%s %s)\n' "$ratio" "$tgt" "$verdict"
-	RESULTS+=("bench $name nsbox_ms=$(ms "$n_med") baseline_ms=$(ms "$b_med") ratio=$ratio $tgt $verdict")
+	printf '  %s: ratio of the medians %s  (%s %s)\n' "$name" "$ratio" "$tgt" "$verdict"
+	result "$name nsbox_ms=$(spread_ms "$3") baseline_ms=$(spread_ms "$4") ratio=$ratio $tgt $verdict n=${#n[@]}"
+}
+
+# report_one NAME KEY SERIES: a result line for one series, context only.
+report_one() {
+	local -n w=${3}_wall
+	result "$1 $2=$(spread_ms "$3") target=none INFO n=${#w[@]}"
+}
+
+# relay CMD...: runs a Python or Node benchmark (or a table written in
+# Python); its result lines ("bench ...") join RESULTS, the rest is printed.
+# Exits if it fails.
+relay() {
+	local out line
+	out=$("$@") || die "$(printf '%q ' "$@" | cut -c1-120)failed"
+	while IFS= read -r line; do
+		if [[ $line == "bench "* ]]; then RESULTS+=("$line"); else printf '%s\n' "$line"; fi
+	done <<<"$out"
 }
 
 # ---- sanity checks -----------------------------------------------------------
@@ -251,99 +352,107 @@ compare_trees() {
 
 # ---- benchmark: pull + unpack over docker:// ---------------------------------
 
+# The baseline's unpack is `umoci raw unpack`: the rootfs alone, as nsbox
+# makes it.  (`umoci unpack` also writes an mtree manifest with a digest of
+# every file of the rootfs, and a runtime config: work nsbox does not do;
+# docs/bench.md gives its measured cost.)
 bench_pull_unpack_python() {
 	need_registry
 	local src=127.0.0.1:$REG_PORT/python:latest
-	local store base bundle i rootfs_mb
+	local store base rootfs i s rootfs_mb
+	local sides=(nsbox baseline)
 
-	pull_nsbox() {
+	side_nsbox() {
 		store=$ITER_DIR/store
 		settle
 		run_timed nsbox-pull "$NSBOX" --store "$store" pull --quiet --tls-verify=false "$src"
 	}
-	# skopeo copy && umoci unpack, timed as one (their sum) and each
-	pull_baseline() {
-		base=$ITER_DIR/base bundle=$ITER_DIR/bundle
+	# skopeo copy && umoci raw unpack, timed as one (their sum) and each
+	side_baseline() {
+		base=$ITER_DIR/base rootfs=$ITER_DIR/rootfs
 		settle
 		run_timed skopeo-copy skopeo copy --quiet --src-tls-verify=false \
 			"docker://$src" "oci:$base:latest"
-		local cw=$WALL_US cu=$USER_MS cs=$SYS_MS
+		local cw=$WALL_US cu=$USER_US cs=$SYS_US
 		record copy
-		run_timed umoci-unpack umoci unpack --image "$base:latest" "$bundle"
+		run_timed umoci-unpack umoci raw unpack --image "$base:latest" "$rootfs"
 		record unpack
-		WALL_US=$((WALL_US + cw)) USER_MS=$((USER_MS + cu)) SYS_MS=$((SYS_MS + cs))
-		record baseline
+		WALL_US=$((WALL_US + cw)) USER_US=$((USER_US + cu)) SYS_US=$((SYS_US + cs))
 	}
 
 	say "pull_unpack_python: warm-up round (untimed) and tree check"
 	series_reset nsbox baseline copy unpack
 	iter_dir pull_unpack_python 0
-	pull_nsbox
-	pull_baseline
+	side_nsbox
+	side_baseline
 	check_store "$store"
-	check_python_rootfs "$bundle/rootfs"
-	compare_trees "$ROOTFS" "$bundle/rootfs"
-	rootfs_mb=$(du -sm "$bundle/rootfs" | cut -f1)
+	check_python_rootfs "$rootfs"
+	compare_trees "$ROOTFS" "$rootfs"
+	rootfs_mb=$(du -sm "$rootfs" | cut -f1)
 
 	series_reset nsbox baseline copy unpack
 	for ((i = 1; i <= RUNS; i++)); do
 		say "pull_unpack_python: run $i/$RUNS"
 		iter_dir pull_unpack_python "$i"
-		pull_nsbox
-		record nsbox
+		rotated "$i" "${sides[@]}"
+		for s in "${ORDER[@]}"; do
+			"side_$s"
+			record "$s"
+		done
 		check_store "$store"
-		pull_baseline
 	done
 
 	header "pull_unpack_python: pull the python fixture (${LAYER_MB} MB gzip layer, ${rootfs_mb} MB rootfs) from 127.0.0.1 into an empty store, $RUNS runs"
 	row "nsbox pull" nsbox
-	row "baseline: skopeo copy + umoci unpack" baseline
+	row "baseline: skopeo copy + umoci raw unpack" baseline
 	row "  of which skopeo copy (docker:// -> oci:)" copy
-	row "  of which umoci unpack" unpack
+	row "  of which umoci raw unpack" unpack
 	report pull_unpack_python 0.50 nsbox baseline
 }
 
 # ---- context: unpack from a local layout -------------------------------------
 
 bench_unpack_python() {
-	local layout=$TMP/unpack_python/layout store bundle i
+	local layout=$TMP/unpack_python/layout store rootfs i s
+	local sides=(nsbox baseline)
 
 	mkdir -p "$TMP/unpack_python"
 	skopeo --insecure-policy copy --quiet "oci:$F/oci/python:latest" "oci:$layout:latest" ||
 		die "cannot copy the python fixture to $layout"
 
-	unpack_nsbox() {
+	side_nsbox() {
 		store=$ITER_DIR/store
 		settle
 		run_timed nsbox-pull-oci "$NSBOX" --store "$store" pull --quiet "oci:$layout:latest"
 	}
-	unpack_baseline() {
-		bundle=$ITER_DIR/bundle
+	side_baseline() {
+		rootfs=$ITER_DIR/rootfs
 		settle
-		run_timed umoci-unpack umoci unpack --image "$layout:latest" "$bundle"
+		run_timed umoci-unpack umoci raw unpack --image "$layout:latest" "$rootfs"
 	}
 
 	say "unpack_python: warm-up round (untimed)"
 	iter_dir unpack_python 0
-	unpack_nsbox
-	unpack_baseline
+	side_nsbox
+	side_baseline
 	check_store "$store"
-	check_python_rootfs "$bundle/rootfs"
+	check_python_rootfs "$rootfs"
 
 	series_reset nsbox baseline
 	for ((i = 1; i <= RUNS; i++)); do
 		say "unpack_python: run $i/$RUNS"
 		iter_dir unpack_python "$i"
-		unpack_nsbox
-		record nsbox
+		rotated "$i" "${sides[@]}"
+		for s in "${ORDER[@]}"; do
+			"side_$s"
+			record "$s"
+		done
 		check_store "$store"
-		unpack_baseline
-		record baseline
 	done
 
 	header "unpack_python (context, no target): unpack from a local OCI layout into an empty store, $RUNS runs"
 	row "nsbox pull oci:LAYOUT (incl. its skopeo copy)" nsbox
-	row "baseline: umoci unpack" baseline
+	row "baseline: umoci raw unpack" baseline
 	report unpack_python none nsbox baseline
 }
 
@@ -361,52 +470,52 @@ need_runtime_store() {
 	RT_ROOTFS=$ROOTFS
 }
 
-# repeat N CMD...: CMD N times in a row (one timed sample), failing on the
-# first failure.  Both sides pay the same loop.
+# Commands per sample in the runtime benchmarks (run_loop); the tables and
+# result lines give milliseconds per command.
 REPEAT=${BENCH_REPEAT:-20}
-repeat() {
-	local n=$1 i
-	shift
-	for ((i = 0; i < n; i++)); do "$@" >/dev/null || return 1; done
-}
 
-# per-invocation series: divides the last run_timed figures by REPEAT.
-record_each() {
-	WALL_US=$((WALL_US / REPEAT)) USER_MS=$((USER_MS / REPEAT)) SYS_MS=$((SYS_MS / REPEAT))
-	record "$1"
-}
-
+# `nsbox run` returns before its sandbox is gone: a detached remover
+# (runtime/lifecycle.c) kills init and removes the state, cgroups and upper
+# layer after the command's status is back.  run_loop waits for it, so its
+# work is timed, as teardown, in nsbox's sample, and never runs during the
+# next side's.
 bench_sandbox_start() {
 	need_runtime_store
-	local img="oci:$F/oci/python:latest" i have_bwrap=0
-	command -v bwrap >/dev/null && have_bwrap=1
-	start_nsbox() { run_timed nsbox-run repeat "$REPEAT" "$NSBOX" --store "$RT_STORE" run "$img" -- python3 -c pass; }
-	start_chroot() { run_timed chroot repeat "$REPEAT" chroot "$RT_ROOTFS" python3 -c pass; }
+	local img="oci:$F/oci/python:latest" i s sides=(nsbox nodisk chroot)
+	command -v bwrap >/dev/null && sides+=(bwrap)
+	side_nsbox() { run_loop nsbox-run "$REPEAT" "$NSBOX" --store "$RT_STORE" run "$img" -- python3 -c pass; }
+	side_chroot() { run_loop chroot "$REPEAT" chroot "$RT_ROOTFS" python3 -c pass; }
 	# The disk layer's cost: the same run with no total disk bound (the
 	# upper layer on the store's filesystem, as before the disk layer).
-	start_nodisk() { run_timed nsbox-nodisk repeat "$REPEAT" "$NSBOX" --store "$RT_STORE" run --disk unlimited "$img" -- python3 -c pass; }
-	start_bwrap() {
-		run_timed bwrap repeat "$REPEAT" bwrap --unshare-all --die-with-parent --ro-bind "$RT_ROOTFS" / \
+	side_nodisk() { run_loop nsbox-nodisk "$REPEAT" "$NSBOX" --store "$RT_STORE" run --disk unlimited "$img" -- python3 -c pass; }
+	side_bwrap() {
+		run_loop bwrap "$REPEAT" bwrap --unshare-all --die-with-parent --ro-bind "$RT_ROOTFS" / \
 			--proc /proc --dev /dev --tmpfs /tmp python3 -c pass
 	}
 	say "sandbox_start: warm-up round (untimed)"
-	start_nsbox && start_chroot && start_nodisk
-	[ $have_bwrap = 1 ] && start_bwrap
-	series_reset nsbox chroot bwrap nodisk
+	for s in "${sides[@]}"; do "side_$s"; done
+	series_reset nsbox nsbox_ret nsbox_td nodisk nodisk_ret nodisk_td chroot bwrap
 	for ((i = 1; i <= RUNS; i++)); do
 		say "sandbox_start: run $i/$RUNS"
-		start_nsbox && record_each nsbox
-		start_nodisk && record_each nodisk
-		start_chroot && record_each chroot
-		if [ $have_bwrap = 1 ]; then start_bwrap && record_each bwrap; fi
+		rotated "$i" "${sides[@]}"
+		for s in "${ORDER[@]}"; do
+			"side_$s"
+			record "$s"
+			case $s in nsbox | nodisk) record_parts "$s" ;; esac
+		done
 	done
-	header "sandbox_start: python3 -c pass in a fresh sandbox (create, run, destroy), $RUNS x $REPEAT runs; ms per run"
+	header "sandbox_start: python3 -c pass in a fresh sandbox (create, run, destroy: until every process it started has exited), $RUNS x $REPEAT runs; ms per run"
 	row "nsbox run (all namespaces, seccomp, cgroup limits)" nsbox
+	row "  of which until nsbox run returned" nsbox_ret
+	row "  of which teardown after it returned (its remover)" nsbox_td
 	row "baseline: chroot ROOTFS" chroot
 	report sandbox_start_vs_chroot 1.25 nsbox chroot
+	report sandbox_start_returned_vs_chroot none nsbox_ret chroot
+	report_one sandbox_teardown teardown_ms nsbox_td
 	row "context: nsbox run --disk unlimited (no disk layer)" nodisk
+	row "  of which teardown after it returned (its remover)" nodisk_td
 	report disk_layer_start 1.05 nsbox nodisk
-	if [ $have_bwrap = 1 ]; then
+	if [[ " ${sides[*]} " == *" bwrap "* ]]; then
 		row "context: bwrap --unshare-all" bwrap
 		report sandbox_start_vs_bwrap 1.00 nsbox bwrap
 	fi
@@ -414,17 +523,20 @@ bench_sandbox_start() {
 
 bench_exec_live() {
 	need_runtime_store
-	local id i
+	local id i s sides=(nsbox chroot)
 	id=$("$NSBOX" --store "$RT_STORE" create "oci:$F/oci/python:latest") || die "nsbox create failed"
-	exec_nsbox() { run_timed nsbox-exec repeat "$REPEAT" "$NSBOX" --store "$RT_STORE" exec "$id" -- python3 -c pass; }
-	exec_chroot() { run_timed chroot repeat "$REPEAT" chroot "$RT_ROOTFS" python3 -c pass; }
+	side_nsbox() { run_loop nsbox-exec "$REPEAT" "$NSBOX" --store "$RT_STORE" exec "$id" -- python3 -c pass; }
+	side_chroot() { run_loop chroot "$REPEAT" chroot "$RT_ROOTFS" python3 -c pass; }
 	say "exec_live: warm-up round (untimed)"
-	exec_nsbox && exec_chroot
+	for s in "${sides[@]}"; do "side_$s"; done
 	series_reset nsbox chroot
 	for ((i = 1; i <= RUNS; i++)); do
 		say "exec_live: run $i/$RUNS"
-		exec_nsbox && record_each nsbox
-		exec_chroot && record_each chroot
+		rotated "$i" "${sides[@]}"
+		for s in "${ORDER[@]}"; do
+			"side_$s"
+			record "$s"
+		done
 	done
 	"$NSBOX" --store "$RT_STORE" rm "$id" >/dev/null
 	header "exec_live: python3 -c pass in a live sandbox (nsbox exec, a new nsbox process each time), $RUNS x $REPEAT runs; ms per run"
@@ -433,66 +545,114 @@ bench_exec_live() {
 	report exec_live 1.10 nsbox chroot
 }
 
+# mem_settled: waits (20 s at most) until the host's MemAvailable moves by
+# less than 256 KiB over half a second, after a sync, and sets MEM_KIB to it.
+MEM_KIB=0
+mem_available() { awk '/^MemAvailable/ {print $2}' /proc/meminfo; }
+mem_settled() {
+	local prev now k d
+	sync
+	prev=$(mem_available)
+	for ((k = 0; k < 40; k++)); do
+		sleep 0.5
+		now=$(mem_available)
+		d=$((now - prev))
+		[ "${d#-}" -lt 256 ] && break
+		prev=$now
+	done
+	MEM_KIB=$now
+}
+
 # Memory is not a ratio: 100 idle sandboxes, the host's MemAvailable before
-# and after, per sandbox.  Also proves 100 of them run side by side.
+# and after, per sandbox, in BENCH_RUNS rounds (each created, measured and
+# removed; `nsbox rm` waits for the removal).  Every reading is taken once
+# MemAvailable has stopped moving (mem_settled): nothing is left running by
+# the benchmarks before (run_loop waited for every remover), and a removal
+# or writeback still under way would otherwise count as sandboxes' memory
+# or hide it.  Also proves 100 of them run side by side and answer.
 bench_idle_sandboxes() {
 	need_runtime_store
-	local n=${BENCH_IDLE:-100} ids=() before after i ok=0 t0 t1
-	sync
-	before=$(awk '/^MemAvailable/ {print $2}' /proc/meminfo)
-	t0=$EPOCHREALTIME
-	for ((i = 0; i < n; i++)); do
-		ids+=("$("$NSBOX" --store "$RT_STORE" create "oci:$F/oci/python:latest")") || die "create $i failed"
+	local n=${BENCH_IDLE:-100} r i ids before after ok=0 asked=0 t0 t1 pss pid
+	series_reset idle_mem idle_pss idle_create
+	for ((r = 1; r <= RUNS; r++)); do
+		say "idle_sandboxes: round $r/$RUNS"
+		ids=()
+		mem_settled
+		before=$MEM_KIB
+		t0=$EPOCHREALTIME
+		for ((i = 0; i < n; i++)); do
+			ids+=("$("$NSBOX" --store "$RT_STORE" create "oci:$F/oci/python:latest")") || die "create $i failed"
+		done
+		t1=$EPOCHREALTIME
+		mem_settled
+		after=$MEM_KIB
+		for id in "${ids[@]}"; do
+			asked=$((asked + 1))
+			"$NSBOX" --store "$RT_STORE" exec "$id" -- true && ok=$((ok + 1))
+		done
+		pss=0
+		for pid in $("$NSBOX" --store "$RT_STORE" ps | awk 'NR > 1 && $3 == "running" {print $2}'); do
+			pss=$((pss + $(awk '/^Pss:/ {s += $2} END {print s + 0}' /proc/$pid/smaps_rollup 2>/dev/null || echo 0)))
+		done
+		"$NSBOX" --store "$RT_STORE" rm "${ids[@]}" >/dev/null
+		# KiB per sandbox, filed as "wall" so that the table helpers apply
+		idle_mem_wall+=($(((before - after) / n)))
+		idle_pss_wall+=($((pss / n)))
+		idle_create_wall+=($(((${t1//[!0-9]/} - ${t0//[!0-9]/}) / n)))
 	done
-	t1=$EPOCHREALTIME
-	sleep 1
-	after=$(awk '/^MemAvailable/ {print $2}' /proc/meminfo)
-	for id in "${ids[@]}"; do
-		"$NSBOX" --store "$RT_STORE" exec "$id" -- true && ok=$((ok + 1))
-	done
-	local init_rss=0 pid
-	for pid in $("$NSBOX" --store "$RT_STORE" ps | awk 'NR > 1 && $3 == "running" {print $2}'); do
-		init_rss=$((init_rss + $(awk '/^Pss:/ {s += $2} END {print s + 0}' /proc/$pid/smaps_rollup 2>/dev/null || echo 0)))
-	done
-	"$NSBOX" --store "$RT_STORE" rm "${ids[@]}" >/dev/null
-	local per_kb=$(((before - after) / n)) create_ms
-	create_ms=$(awk -v a="${t0//[!0-9]/}" -v b="${t1//[!0-9]/}" -v n="$n" 'BEGIN { printf "%.1f", (b - a) / 1000 / n }')
-	printf '\nidle_sandboxes: %d idle python sandboxes side by side\n' "$n"
-	printf '  created in %s ms each; %d of %d answered an exec afterwards\n' "$create_ms" "$ok" "$n"
-	printf '  host MemAvailable drop: %d KiB per sandbox (kernel objects, tmpfs, overlay, init)\n' "$per_kb"
-	printf '  init processes: %d KiB PSS per sandbox\n' "$((init_rss / n))"
+	local m_lo m_med m_hi p_lo p_med p_hi c
+	read -r m_lo m_med m_hi < <(stats "${idle_mem_wall[@]}")
+	read -r p_lo p_med p_hi < <(stats "${idle_pss_wall[@]}")
+	local pss_spread=$p_lo/$p_med/$p_hi
+	printf '\nidle_sandboxes: %d idle python sandboxes side by side, %d rounds\n' "$n" "$RUNS"
+	printf '  %-50s %8s %8s %8s   %s\n' "" min median max "rounds, in order"
+	printf '  %-50s %8s %8s %8s   %s\n' "host MemAvailable drop, KiB per sandbox" "$m_lo" "$m_med" "$m_hi" "${idle_mem_wall[*]}"
+	printf '  %-50s %8s %8s %8s   %s\n' "init processes, KiB PSS per sandbox" "$p_lo" "$p_med" "$p_hi" "${idle_pss_wall[*]}"
+	read -r p_lo p_med p_hi < <(stats "${idle_create_wall[@]}")
+	printf '  %-50s %8s %8s %8s   %s\n' "create, ms per sandbox" "$(ms "$p_lo")" "$(ms "$p_med")" "$(ms "$p_hi")" \
+		"$(for c in "${idle_create_wall[@]}"; do printf '%s ' "$(ms "$c")"; done)"
+	printf '  %d of %d answered an exec\n' "$ok" "$asked"
 	local verdict=MISSED
-	[ "$per_kb" -lt 2048 ] && [ "$ok" = "$n" ] && verdict=OK
-	RESULTS+=("bench idle_sandboxes per_sandbox_kib=$per_kb answered=$ok/$n target<2048KiB $verdict")
+	[ "$m_med" -lt 2048 ] && [ "$ok" = "$asked" ] && verdict=OK
+	result "idle_sandboxes per_sandbox_kib=$m_lo/$m_med/$m_hi init_pss_kib=$pss_spread create_ms=$(spread_ms idle_create) unanswered=$((asked - ok)) target<2048KiB $verdict n=$RUNS"
 }
 
 # ---- MCP: execute_code through the official client SDK --------------------------
 
+# tests/bench/mcp_bench.mjs: execute_code in a live sandbox and one-shot,
+# against chroot ROOTFS python3 -c 'print(1)' (run by runloop.py, as in
+# sandbox_start), interleaved round by round.
 bench_mcp_execute() {
 	need_runtime_store
 	"$ROOT/tests/mcp/setup.sh" >/dev/null || die "tests/mcp/setup.sh failed"
-	local k=$((REPEAT * RUNS)) out i
-	out=$(node "$ROOT/tests/bench/mcp_bench.mjs" "$NSBOX" "$RT_STORE" "$k") || die "mcp_bench.mjs failed"
-	series_reset chroot
-	for ((i = 1; i <= RUNS; i++)); do
-		run_timed chroot repeat "$REPEAT" chroot "$RT_ROOTFS" python3 -c 'print(1)'
-		record_each chroot
-	done
-	python3 - "$out" "${chroot_wall[@]}" <<'PYEOF'
+	local out
+	out=$(node "$ROOT/tests/bench/mcp_bench.mjs" "$NSBOX" "$RT_STORE" "$RT_ROOTFS" "$RUNS" "$REPEAT") ||
+		die "mcp_bench.mjs failed"
+	relay python3 - "$out" <<'PYEOF'
 import json, statistics, sys
+from benchlib import line, spread, table_header, table_row
 r = json.loads(sys.argv[1])
-chroot = statistics.median(int(x) for x in sys.argv[2:]) / 1000
-live, one = statistics.median(r["live_ms"]), statistics.median(r["oneshot_ms"])
-print(f"\nmcp_execute: execute_code {{code: print(1)}} through the MCP client SDK over stdio, {len(r['live_ms'])} calls each; ms per call")
-print(f"  live sandbox (sandbox_id)   median {live:6.2f} ms   min {min(r['live_ms']):6.2f}")
-print(f"  one-shot (fresh sandbox)    median {one:6.2f} ms   min {min(r['oneshot_ms']):6.2f}")
-print(f"  baseline: chroot ROOTFS python3 -c 'print(1)'   {chroot:6.2f} ms")
-print(f"  server RSS: {r['idle_rss_kb']} KiB idle, {r['busy_rss_kb']} KiB after the calls (target < 16 MiB idle)")
-for name, v, t in (("mcp_execute_live", live, 1.15), ("mcp_execute_oneshot", one, 1.40)):
-    ratio = v / chroot
-    print(f"RESULT bench {name} nsbox_ms={v:.0f} baseline_ms={chroot:.0f} ratio={ratio:.2f} target<={t:.2f} {'OK' if ratio <= t else 'MISSED'}")
-ok = r["idle_rss_kb"] < 16384
-print(f"RESULT bench mcp_server_idle_rss rss_kib={r['idle_rss_kb']} target<16384KiB {'OK' if ok else 'MISSED'}")
+n, k = len(r["live_ms"]), r["repeat"]
+print(f"\nmcp_execute: execute_code {{code: print(1)}} through the MCP client SDK over stdio, {n} x {k} calls per side, "
+      f"rotated; ms per call (mean of each {k})")
+print(table_header())
+print(table_row("live sandbox (sandbox_id)", r["live_ms"]))
+print(table_row("one-shot (fresh sandbox)", r["oneshot_ms"]))
+print(table_row("baseline: chroot ROOTFS python3 -c 'print(1)'", r["chroot_ms"]))
+print(table_row("context: server busy after a one-shot batch", r["settle_ms"]))
+c = r["oneshot_call_ms"]
+print(f"  context: one-shot single calls, {len(c)}: min {min(c):.1f}, median {statistics.median(c):.1f}, max {max(c):.1f} ms")
+print(f"  server RSS: {r['connect_rss_kb']} KiB at connect, {r['idle_rss_kb']} KiB idle with its spare and a kept sandbox, "
+      f"{r['busy_rss_kb']} KiB after the calls (target < 16 MiB idle)")
+chroot = statistics.median(r["chroot_ms"])
+for name, key, t in (("mcp_execute_live", "live_ms", 1.15), ("mcp_execute_oneshot", "oneshot_ms", 1.40)):
+    ratio = statistics.median(r[key]) / chroot
+    print(line(name, [f"nsbox_ms={spread(r[key])}", f"baseline_ms={spread(r['chroot_ms'])}", f"ratio={ratio:.2f}"],
+               f"target<={t:.2f}", "OK" if ratio <= t else "MISSED", n))
+print(line("mcp_execute_oneshot_settle", [f"settle_ms={spread(r['settle_ms'])}"], n=n))
+print(line("mcp_execute_oneshot_calls", [f"call_ms={spread(c)}"], n=len(c)))
+print(line("mcp_server_idle_rss", [f"rss_kib={r['idle_rss_kb']}", f"connect_rss_kib={r['connect_rss_kb']}"],
+           "target<16384KiB", "OK" if r["idle_rss_kb"] < 16384 else "MISSED"))
 PYEOF
 }
 
@@ -519,32 +679,43 @@ bench_mcp_interp() {
 	say "mcp_interp: $k calls per series, then $n sandboxes with pandas imported"
 	out=$(node "$ROOT/tests/bench/mcp_interp_bench.mjs" "$NSBOX" "$DEF_STORE" localhost/nsbox-default:latest \
 		"$k" "$k" "$n") || die "mcp_interp_bench.mjs failed"
-	python3 - "$out" <<'PYEOF'
+	relay python3 - "$out" <<'PYEOF'
 import json, statistics, sys
+from benchlib import line, spread, table_header, table_row
 r = json.loads(sys.argv[1])
 med = lambda k: statistics.median(r[k])
-py, fresh, pd = med("python_ms"), med("fresh_ms"), med("pandas_ms")
+py, fresh, pd, py2 = med("python_ms"), med("fresh_ms"), med("pandas_ms"), med("python_pandas_loaded_ms")
 js, ts = med("javascript_ms"), med("typescript_ms")
-print(f"\nmcp_interp: execute_code in a kept sandbox of the default image, through the MCP client SDK over stdio, {len(r['python_ms'])} calls each; ms per call")
-print(f"  python interpreter   x = x + 1; print(x)        median {py:6.2f} ms   min {min(r['python_ms']):6.2f}")
-print(f"  baseline: fresh: true  python3 -c 'print(1)'    median {fresh:6.2f} ms   min {min(r['fresh_ms']):6.2f}")
-print(f"  context: sandbox_list (a call that runs nothing) median {med('floor_ms'):6.2f} ms   min {min(r['floor_ms']):6.2f}")
-print(f"  python interpreter   df.sum() (pandas loaded)   median {pd:6.2f} ms   min {min(r['pandas_ms']):6.2f}   (import numpy, pandas once: {r['pandas_import_ms']:.0f} ms)")
-print(f"  javascript interpreter  x = x + 1; console.log  median {js:6.2f} ms   min {min(r['javascript_ms']):6.2f}")
-print(f"  typescript interpreter  x = x + 1; console.log  median {ts:6.2f} ms   min {min(r['typescript_ms']):6.2f}")
+n, n2 = len(r["python_ms"]), len(r["pandas_ms"])
+print(f"\nmcp_interp: execute_code in a kept sandbox of the default image, through the MCP client SDK over stdio; "
+      f"ms per call, {n} calls each, interleaved (rotated)")
+print(table_header())
+print(table_row("python interpreter  x = x + 1; print(x)", r["python_ms"]))
+print(table_row("baseline: fresh: true  python3 -c 'print(1)'", r["fresh_ms"]))
+print(table_row("context: sandbox_list (a call that runs nothing)", r["floor_ms"]))
+print(table_row("javascript interpreter  x = x + 1; console.log", r["javascript_ms"]))
+print(table_row("typescript interpreter  x = x + 1; console.log", r["typescript_ms"]))
+print(f"  then pandas loaded (import numpy, pandas once: {r['pandas_import_ms']:.0f} ms), {n2} calls each, interleaved:")
+print(table_row("python interpreter  df.sum()", r["pandas_ms"]))
+print(table_row("baseline: the same interpreter, x = x + 1", r["python_pandas_loaded_ms"]))
 print(f"  idle interpreter PSS: python {r['python_pss_kib']} KiB, python with numpy+pandas {r['python_pandas_pss_kib']} KiB, "
       f"node {r['javascript_pss_kib']} KiB, typescript {r['typescript_pss_kib']} KiB")
-n = r["fleet_n"]
-per = r["fleet_memavailable_drop_kib"] / n
-fpss = statistics.median(r["fleet_pss_kib"]) if r["fleet_pss_kib"] else 0
-print(f"  {n} kept sandboxes, each a python interpreter with numpy+pandas imported: set up in {r['fleet_setup_ms'] / n:.0f} ms each; "
-      f"{r['fleet_answered']} of {n} answered a call afterwards")
-print(f"  host MemAvailable drop: {per:.0f} KiB per sandbox; interpreter PSS median {fpss:.0f} KiB")
-print(f"RESULT bench mcp_interp_python nsbox_ms={py:.2f} baseline_ms={fresh:.2f} ratio={py / fresh:.2f} target<=2ms {'OK' if py <= 2 else 'MISSED'}")
-print(f"RESULT bench mcp_interp_pandas_call nsbox_ms={pd:.2f} baseline_ms={py:.2f} ratio={pd / py:.2f} target=none INFO")
-print(f"RESULT bench mcp_interp_javascript nsbox_ms={js:.2f} baseline_ms={fresh:.2f} ratio={js / fresh:.2f} target=none INFO")
-print(f"RESULT bench mcp_interp_typescript nsbox_ms={ts:.2f} baseline_ms={fresh:.2f} ratio={ts / fresh:.2f} target=none INFO")
-print(f"RESULT bench mcp_interp_fleet per_sandbox_kib={per:.0f} answered={r['fleet_answered']}/{n} target=none INFO")
+f = r["fleet_n"]
+per = r["fleet_memavailable_drop_kib"] / f
+print(f"  {f} kept sandboxes, each a python interpreter with numpy+pandas imported: set up in {r['fleet_setup_ms'] / f:.0f} ms each; "
+      f"{r['fleet_answered']} of {f} answered a call afterwards")
+print(f"  host MemAvailable drop: {per:.0f} KiB per sandbox; interpreter PSS min/median/max {spread(r['fleet_pss_kib'], '{:.0f}')} KiB")
+print(line("mcp_interp_python", [f"nsbox_ms={spread(r['python_ms'])}", f"baseline_ms={spread(r['fresh_ms'])}",
+                                 f"ratio={py / fresh:.2f}"], "target<=2ms", "OK" if py <= 2 else "MISSED", n))
+print(line("mcp_interp_pandas_call", [f"nsbox_ms={spread(r['pandas_ms'])}", f"baseline_ms={spread(r['python_pandas_loaded_ms'])}",
+                                      f"ratio={pd / py2:.2f}"], n=n2))
+print(line("mcp_interp_javascript", [f"nsbox_ms={spread(r['javascript_ms'])}", f"baseline_ms={spread(r['fresh_ms'])}",
+                                     f"ratio={js / fresh:.2f}"], n=n))
+print(line("mcp_interp_typescript", [f"nsbox_ms={spread(r['typescript_ms'])}", f"baseline_ms={spread(r['fresh_ms'])}",
+                                     f"ratio={ts / fresh:.2f}"], n=n))
+print(line("mcp_interp_floor", [f"floor_ms={spread(r['floor_ms'])}"], n=n))
+print(line("mcp_interp_fleet", [f"per_sandbox_kib={per:.0f}", f"pss_kib={spread(r['fleet_pss_kib'], '{:.0f}')}",
+                                f"unanswered={f - r['fleet_answered']}"], n=f))
 PYEOF
 }
 
@@ -556,26 +727,31 @@ PYEOF
 # the broker against the same client on the host's loopback.
 bench_egress() {
 	need_runtime_store
-	local img="oci:$F/oci/python:latest" i
-	start_plain() { run_timed nsbox-run repeat "$REPEAT" "$NSBOX" --store "$RT_STORE" run "$img" -- python3 -c pass; }
-	start_net() {
-		run_timed nsbox-run-net repeat "$REPEAT" "$NSBOX" --store "$RT_STORE" run \
+	local img="oci:$F/oci/python:latest" i s sides=(net plain)
+	side_plain() { run_loop nsbox-run "$REPEAT" "$NSBOX" --store "$RT_STORE" run "$img" -- python3 -c pass; }
+	side_net() {
+		run_loop nsbox-run-net "$REPEAT" "$NSBOX" --store "$RT_STORE" run \
 			--net "bench.test=127.0.0.1:9" --net pypi "$img" -- python3 -c pass
 	}
 	say "egress: warm-up round (untimed)"
-	start_net && start_plain
-	series_reset net plain
+	for s in "${sides[@]}"; do "side_$s"; done
+	series_reset net net_ret net_td plain plain_ret plain_td
 	for ((i = 1; i <= RUNS; i++)); do
 		say "egress: start run $i/$RUNS"
-		start_net && record_each net
-		start_plain && record_each plain
+		rotated "$i" "${sides[@]}"
+		for s in "${ORDER[@]}"; do
+			"side_$s"
+			record "$s"
+			record_parts "$s"
+		done
 	done
-	header "egress_start: python3 -c pass in a fresh sandbox with --net (listeners, broker) vs without, $RUNS x $REPEAT runs; ms per run"
+	header "egress_start: python3 -c pass in a fresh sandbox with --net (listeners, broker) vs without (create, run, destroy: until every process it started has exited), $RUNS x $REPEAT runs; ms per run"
 	row "nsbox run --net bench.test=127.0.0.1:9 --net pypi" net
+	row "  of which teardown after it returned" net_td
 	row "baseline: nsbox run (sealed)" plain
+	row "  of which teardown after it returned" plain_td
 	report egress_start none net plain
-	python3 "$ROOT/tests/bench/egress_bench.py" "$NSBOX" "$RT_STORE" "$img" "$RT_ROOTFS" "$RUNS" ||
-		die "egress_bench.py failed"
+	relay python3 "$ROOT/tests/bench/egress_bench.py" "$NSBOX" "$RT_STORE" "$img" "$RT_ROOTFS" "$RUNS"
 }
 
 # ---- file_urls: files by signed URL (docs/tools.md, "Files by URL") ----------
@@ -585,8 +761,7 @@ bench_egress() {
 # host's loopback, and against read_file's base64 pages over MCP.
 bench_file_urls() {
 	need_runtime_store
-	python3 "$ROOT/tests/bench/file_urls_bench.py" "$NSBOX" "$RT_STORE" "oci:$F/oci/python:latest" "$RUNS" ||
-		die "file_urls_bench.py failed"
+	relay python3 "$ROOT/tests/bench/file_urls_bench.py" "$NSBOX" "$RT_STORE" "oci:$F/oci/python:latest" "$RUNS"
 }
 
 # ---- node_capacity: one serve --http node, direct and through HAProxy ----------
@@ -594,7 +769,7 @@ bench_file_urls() {
 # tests/bench/node_capacity.sh (docs/deploy.md, "Capacity of one node").
 bench_node_capacity() {
 	need_runtime_store
-	"$ROOT/tests/bench/node_capacity.sh" "$NSBOX" "$RT_STORE" "$RUNS" || die "node_capacity.sh failed"
+	relay "$ROOT/tests/bench/node_capacity.sh" "$NSBOX" "$RT_STORE" "$RUNS"
 }
 
 # ---- main --------------------------------------------------------------------
@@ -621,7 +796,7 @@ done
 [ ${#selected[@]} -gt 0 ] || selected=("${BENCHES[@]}")
 
 [[ $RUNS =~ ^[1-9][0-9]*$ ]] || die "BENCH_RUNS must be a positive integer, not '$RUNS'"
-[ "$(id -u)" = 0 ] || die "run as root: the baseline is umoci unpack as root"
+[ "$(id -u)" = 0 ] || die "run as root: the baseline is umoci raw unpack as root"
 [ -x "$NSBOX" ] || die "$NSBOX is missing: run make first (or make bench)"
 for c in skopeo umoci python3 docker-registry; do
 	command -v "$c" >/dev/null 2>&1 || die "missing command '$c' (make deps)"
@@ -639,13 +814,19 @@ printf 'nsbox benchmarks, %s\n' "$(date -u '+%Y-%m-%d %H:%M UTC')"
 printf 'host: %s cores, kernel %s; %s, umoci %s; nsbox %s\n' "$(nproc)" "$(uname -r)" \
 	"$(skopeo --version)" "$(umoci --version | awk '{print $3}')" \
 	"$(git -C "$ROOT" describe --always --dirty 2>/dev/null || echo unknown)"
-printf 'scratch: %s (%s); %s timed runs per side, alternating, after 1 warm-up\n' \
-	"$TMP" "$(df -T "$TMP" | awk 'NR == 2 {print $2}')" "$RUNS"
-printf 'load average at start: %s\n' "$(cut -d' ' -f1-3 /proc/loadavg)"
+printf 'scratch: %s (%s); %s timed rounds per benchmark, sides rotated, after 1 warm-up; %s commands per runtime sample\n' \
+	"$TMP" "$(df -T "$TMP" | awk 'NR == 2 {print $2}')" "$RUNS" "$REPEAT"
+printf 'load average (1, 5, 15 min) at start: %s\n' "$(cut -d' ' -f1-3 /proc/loadavg)"
+if awk -v l="$(load1)" -v c="$(nproc)" 'BEGIN { exit !(l >= c / 4) }'; then
+	printf 'note: the machine is not quiet (load average %s on %s cores): these figures are unreliable\n' "$(load1)" "$(nproc)"
+fi
 
 for b in "${selected[@]}"; do
+	l0=$(cut -d' ' -f1-3 /proc/loadavg)
+	export BENCH_LOAD_START=${l0%% *}
 	"bench_$b"
+	printf '  %s: load average (1, 5, 15 min) %s at start, %s at end\n' "$b" "$l0" "$(cut -d' ' -f1-3 /proc/loadavg)"
 done
 
-printf '\nload average at end: %s\n' "$(cut -d' ' -f1-3 /proc/loadavg)"
+printf '\nload average (1, 5, 15 min) at end: %s\n\n' "$(cut -d' ' -f1-3 /proc/loadavg)"
 printf '%s\n' "${RESULTS[@]}"

@@ -113,6 +113,24 @@ static bool has_type(json_t *v, const char *type)
                                           : false;
 }
 
+/* A string map as accepted: pairs with a non-empty string name and a
+ * string value and nothing else, or an object of strings. */
+static void check_pairs(const char *key, json_t *v)
+{
+    json_t *e, *x;
+    const char *k;
+    size_t i;
+
+    json_array_foreach(v, i, e) {
+        x = json_object_get(e, "name");
+        must(json_is_object(e) && json_object_size(e) == 2 && json_is_string(x) &&
+                 json_string_length(x) > 0 && json_is_string(json_object_get(e, "value")),
+             "accepted %s[%zu] that is not a {name, value} pair of strings", key, i);
+    }
+    json_object_foreach(json_is_object(v) ? v : NULL, k, x)
+        must(json_is_string(x), "accepted %s.%s of the wrong type", key, k);
+}
+
 /* What was accepted satisfies the tool's inputSchema (the part of JSON
  * Schema the table uses). */
 static void check_schema(json_t *schema, json_t *args)
@@ -128,7 +146,13 @@ static void check_schema(json_t *schema, json_t *args)
         p = json_object_get(props, key);
         must(p != NULL, "accepted the unknown argument \"%s\"", key);
         const char *type = json_string_value(json_object_get(p, "type"));
-        must(has_type(v, type), "accepted %s of the wrong type (not %s)", key, type);
+        json_t *pairs = json_object_get(json_object_get(p, "items"), "properties");
+        bool map = json_object_get(pairs, "name") != NULL && json_object_get(pairs, "value") != NULL;
+        /* A string map (env) is declared as [{name, value}] pairs and also
+         * taken as an object of strings (mcp/tools/schema.c, docs/tools.md). */
+        must(has_type(v, type) || (map && json_is_object(v)), "accepted %s of the wrong type (not %s)",
+             key, type);
+        check_pairs(key, map ? v : NULL);
         json_t *en = json_object_get(p, "enum"), *e;
         bool found = en == NULL;
         json_array_foreach(en, i, e)
