@@ -178,16 +178,23 @@ format-check:
 	echo "format-check: $$total lines would change"; [ $$total = 0 ]
 
 # An ASan+UBSan build in build-asan/ (the test scripts take NSBOX=...).
-# clang, as for the fuzzers: its one runtime writes UBSan reports to
-# log_path too (GCC's separate libubsan ignores it), and the runtime is
-# linked in, so copies of the binary (rootless tests, the VM) need nothing.
-# UBSan reports are fatal even where UBSAN_OPTIONS does not reach (env -i).
+# clang: its one runtime writes UBSan reports to log_path too (GCC's
+# separate libubsan ignores it), and the runtime is linked in, so copies of
+# the binary (rootless tests, the VM) need nothing.  clang 19, not Debian
+# 12's default 14: from LLVM 18 on ASan locks its allocator around fork(),
+# as glibc's malloc does.  clang 14's does not, so a child forked from the
+# MCP server (the helper that clones a sandbox's init) could inherit an
+# allocator lock another thread held, and init waited on it forever at its
+# first allocation of that size (CI on 2026-11-29: sandbox_create never
+# answered, a drain never ended).  UBSan reports are fatal even where
+# UBSAN_OPTIONS does not reach (env -i).
+ASAN_CC ?= clang-19
 ASAN_CFLAGS := -O1 -g -fsanitize=address,undefined -fno-sanitize-recover=undefined \
                -fno-omit-frame-pointer -Wno-unknown-warning-option -Wno-format-nonliteral
 # runtime/sanitizer.c gives that build its default options (exit status 99
 # under `env -i` too) and the report fd of init and the file builtins.
 asan:
-	$(MAKE) BUILD=build-asan CC=clang CFLAGS="$(ASAN_CFLAGS)" \
+	$(MAKE) BUILD=build-asan CC=$(ASAN_CC) CFLAGS="$(ASAN_CFLAGS)" \
 		LDFLAGS="-fsanitize=address,undefined" build-asan/nsbox build-asan/unit-tests
 
 # build-planted/nsbox: that build with the bugs tests/integration/sanitizers.sh
@@ -197,7 +204,7 @@ asan:
 PLANT_SRCS := runtime/init.c runtime/files_builtin.c runtime/sanitizer.c cli/main.c
 PLANT_OBJS := $(PLANT_SRCS:%.c=build-planted/%.o)
 asan-planted: asan
-	$(MAKE) BUILD=build-asan CC=clang CFLAGS="$(ASAN_CFLAGS)" \
+	$(MAKE) BUILD=build-asan CC=$(ASAN_CC) CFLAGS="$(ASAN_CFLAGS)" \
 		LDFLAGS="-fsanitize=address,undefined" build-planted/nsbox
 
 build-planted/%.o: %.c

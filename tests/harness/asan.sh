@@ -36,7 +36,7 @@ int main(int argc, char **argv)
     return 0;
 }
 C
-if ! clang -O1 -g -fsanitize=address,undefined -fno-sanitize-recover=undefined \
+if ! ${ASAN_CC:-clang-19} -O1 -g -fsanitize=address,undefined -fno-sanitize-recover=undefined \
 	-o "$T/canary" "$T/canary.c" 2>"$T/cc.log"; then
 	fail reports_are_caught "cannot build the canary: $(head -3 "$T/cc.log" | tr '\n' ' ')"
 	finish

@@ -14,7 +14,7 @@ SUITE=egress_runtime
 LIBS=$(pkg-config --libs jansson libarchive libcrypto libseccomp libcap libmnl zlib libzstd inih)
 # The library beside the nsbox under test (build-asan/ in ASan mode, tests/run.sh).
 SAN= NCC=cc
-[ -n "${NSBOX_ASAN:-}" ] && SAN="-fsanitize=address,undefined -fno-sanitize-recover=undefined" NCC=clang
+[ -n "${NSBOX_ASAN:-}" ] && SAN="-fsanitize=address,undefined -fno-sanitize-recover=undefined" NCC=${ASAN_CC:-clang-19}
 # shellcheck disable=SC2086
 $NCC -std=gnu11 -D_GNU_SOURCE -O1 -g -Wall -Wextra -Werror -pthread $SAN -o "$T/netctl" \
 	"$ROOT/tests/egress/netctl.c" "$(dirname "$NSBOX")/libnsbox.a" $LIBS || {

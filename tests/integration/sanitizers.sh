@@ -16,7 +16,7 @@
 # Reports inside a sandbox are not symbolized (no symbolizer is started
 # from the sandbox's root): frames are module+offset, which
 # llvm-symbolizer turns into functions here to check the place.
-# Needs root, the fixtures, the VM kernel (tests/vm/setup.sh) and clang.
+# Needs root, the fixtures, the VM kernel (tests/vm/setup.sh) and clang-19.
 SUITE=sanitizers
 . "$(dirname "$0")/../lib.sh"
 "$ROOT/tests/setup-users.sh"
