@@ -514,7 +514,7 @@ def proc_self_exe_case(front):
             time.sleep(1)
             scan = front.exec(sid, "cat /tmp/scan.jsonl")
         got = probe_lines(scan.get("stdout", "")).get("exe_scan", {})
-        ok = got.get("escaped") == 0 and got.get("writable") == 0 and got.get("opened_inside", 0) > 0 and execs > 20
+        ok = got.get("escaped") == 0 and got.get("writable") == 0 and got.get("opened_inside", 0) > 0 and execs >= 10
         return ok, {"execs": execs, **got}
     finally:
         front.stop(sid)
