@@ -10,6 +10,7 @@
 
 #include "../../common/log.h"
 #include "../pool.h"
+#include "../protocol/dispatch.h"
 #include "streams.h"
 #include "tenants.h"
 
