@@ -12,11 +12,6 @@
 struct nsbox_exec_opts;
 struct nsbox_sandbox;
 
-/* A process's start time (field 22 of /proc/PID/stat), or 0 when it is
- * gone or a zombie: with the pid, it tells a sandbox's init from a recycled
- * pid. */
-unsigned long long nsbox_proc_starttime(pid_t pid);
-
 /* Sends an exec request for o on the control connection ctl, with the
  * command's stdin, stdout and stderr (exec.c); with o->tty, fds is unused
  * (init makes a terminal: proto.h).  Returns 0 or -1. */
