@@ -201,7 +201,7 @@ asan:
 # plants (NSBOX_PLANT=NAME fires one; runtime/sanitizer.h), never in any
 # other build.  Only the files with a plant are compiled again; the rest
 # are build-asan's objects.
-PLANT_SRCS := runtime/init.c runtime/files_builtin.c runtime/sanitizer.c cli/main.c
+PLANT_SRCS := runtime/init.c runtime/files_builtin.c runtime/sanitizer.c cli/util.c
 PLANT_OBJS := $(PLANT_SRCS:%.c=build-planted/%.o)
 asan-planted: asan
 	$(MAKE) BUILD=build-asan CC=$(ASAN_CC) CFLAGS="$(ASAN_CFLAGS)" \

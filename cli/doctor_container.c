@@ -71,7 +71,7 @@ int cli_doctor_container(char *what, size_t what_size, char *fix, size_t fix_siz
     if (!nsbox_userns_nested())
         return -1;
     /* A sandbox's init is cloned with CLONE_NEWUSER and the other
-     * namespace flags (sandbox.c); Docker's default profile refuses clone
+     * namespace flags (runtime/namespaces_spawn.c); Docker's default profile refuses clone
      * with any of them unless the container has CAP_SYS_ADMIN. */
     pid_t pid = nsbox_clone(CLONE_NEWUSER | SIGCHLD);
     if (pid == 0)

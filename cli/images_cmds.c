@@ -14,49 +14,6 @@
 #include "../oci/digest.h"
 #include "cli.h"
 
-int cli_parse_size(const char *s, uint64_t *out)
-{
-    char *end;
-    errno = 0;
-    unsigned long long v = strtoull(s, &end, 10);
-    uint64_t mult = 1;
-
-    if (errno != 0 || end == s || s[0] == '-')
-        return -1;
-    switch (*end) {
-    case '\0':
-        break;
-    case 'k':
-    case 'K':
-        mult = 1ull << 10;
-        end++;
-        break;
-    case 'm':
-    case 'M':
-        mult = 1ull << 20;
-        end++;
-        break;
-    case 'g':
-    case 'G':
-        mult = 1ull << 30;
-        end++;
-        break;
-    case 't':
-    case 'T':
-        mult = 1ull << 40;
-        end++;
-        break;
-    default:
-        return -1;
-    }
-    if ((*end == 'b' || *end == 'B') && end[1] == '\0')
-        end++;
-    if (*end != '\0' || (v != 0 && mult > UINT64_MAX / v))
-        return -1;
-    *out = v * mult;
-    return 0;
-}
-
 static int open_store(struct cli_globals *g, struct images_store *store)
 {
     struct nsbox_err err = {0};

@@ -15,27 +15,7 @@
 
 #include "../runtime/egress/egress.h"
 #include "../common/log.h"
-#include "../runtime/sanitizer.h"
 #include "cli.h"
-
-int cli_usage_error(const char *cmd, const char *fmt, ...)
-{
-    va_list ap;
-    fprintf(stderr, "nsbox %s: ", cmd);
-    va_start(ap, fmt);
-    vfprintf(stderr, fmt, ap);
-    va_end(ap);
-    fprintf(stderr, "\n");
-    return CLI_EXIT_USAGE;
-}
-
-int cli_fail(const struct nsbox_err *err)
-{
-    NSBOX_PLANT("cli_leak", nsbox_plant_leak(err->msg));
-    NSBOX_PLANT("cli_ubsan", int n = nsbox_plant_int_max() + (int)strlen(err->msg); (void)n);
-    fprintf(stderr, "nsbox: error: %s\n", err->msg);
-    return CLI_EXIT_FAILURE;
-}
 
 int main(int argc, char **argv)
 {

@@ -15,6 +15,7 @@
 #include "../common/log.h"
 #include "../mcp/config.h"
 #include "../mcp/http/transport.h"
+#include "../mcp/protocol/dispatch.h"
 #include "../mcp/tools/languages.h"
 #include "../mcp/transport_stdio.h"
 #include "cli.h"

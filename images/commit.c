@@ -16,7 +16,7 @@
  *      appended (every other field kept as it was);
  *   5. the image is unpacked: when the base is unpacked in this store, as
  *      a hard-link copy of its rootfs with only the new layer applied
- *      (pull.c: store_unpack_on_base); failing that (another store's base,
+ *      (unpack.c: store_unpack_on_base); failing that (another store's base,
  *      EXDEV, EMLINK, ...), like a pulled one (ensure_unpacked).  Either
  *      way the digests are checked again and the new layer is treated as
  *      hostile; then the reference points at it. */

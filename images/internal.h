@@ -53,7 +53,7 @@ char *blob_read_verified(struct images_store *store, const char *digest, size_t 
 /* An open fd for the blob, or -1. */
 int blob_open(struct images_store *store, const char *digest, struct nsbox_err *err);
 
-/* pull.c: unpacks the image digest (its manifest and config already in
+/* unpack.c: unpacks the image digest (its manifest and config already in
  * the store's blobs) into images/HEX unless present, as a pull does.
  * Returns 0 or -1. */
 int ensure_unpacked(struct images_store *store, const char *digest,
@@ -64,13 +64,13 @@ int ensure_unpacked(struct images_store *store, const char *digest,
 int update_ref(struct images_store *store, const char *name, const char *digest,
                struct nsbox_err *err);
 
-/* Unpacks the image whose blobs are in the store, unless present.  The
- * caller holds locks/HEX.  origin (may be NULL) is recorded in image.json.
+/* unpack.c: unpacks the image whose blobs are in the store, unless
+ * present.  The caller holds locks/HEX.  origin (may be NULL) is recorded in image.json.
  * Returns 0 or -1. */
 int store_unpack_locked(struct images_store *store, const char *digest, const char *origin,
                         const struct images_pull_opts *opts, struct nsbox_err *err);
 
-/* pull.c: unpacks digest, whose layers must be those of base (unpacked in
+/* unpack.c: unpacks digest, whose layers must be those of base (unpacked in
  * this store) plus one, as a hard-link copy of base's rootfs with the last
  * layer applied on top (hostile-checked like any).  Returns 0, or -1
  * with nothing left behind: the caller then unpacks in full. */
@@ -83,10 +83,11 @@ int store_unpack_on_base(struct images_store *store, const char *digest, const c
  * owner.  Returns 0 or -1 (dst_fd then partly filled). */
 int store_link_tree(int src_fd, int dst_fd, struct nsbox_err *err);
 
-/* Whether images/HEX is complete. */
+/* unpack.c: whether images/HEX is complete. */
 bool store_image_present(struct images_store *store, const char *digest);
 
-/* The store lock a pull (or an import) holds shared.  Returns the fd or -1. */
+/* unpack.c: the store lock a pull (or an import) holds shared.  Returns
+ * the fd or -1. */
 int store_lock_for_pull(struct images_store *store, struct nsbox_err *err);
 
 /* As root with sharing on: the store root and blobs/ 0711, refs.json and

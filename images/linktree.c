@@ -1,5 +1,5 @@
 /* A hard-link copy of an unpacked rootfs, the start of a committed image
- * whose layers are its base's plus one (pull.c: store_unpack_on_base).
+ * whose layers are its base's plus one (unpack.c: store_unpack_on_base).
  *
  * Directories are made anew (owner, mode, times and xattrs copied): a
  * layer applied on top sets directory metadata in place and adds or

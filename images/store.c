@@ -1,3 +1,8 @@
+/* The own store (store.h, internal.h): opened and closed, work run as its
+ * owner, staging cleaned, refs.json loaded and saved, blobs opened and
+ * checked, image.json read, leases; and its side of sharing: which shared
+ * stores it reads (shared.c reads and imports from them) and, as root,
+ * which of its files other users may read. */
 #include <errno.h>
 #include <fcntl.h>
 #include <jansson.h>
@@ -13,6 +18,8 @@
 #include "../common/cleanup.h"
 #include "../common/cleanup_json.h"
 #include "../common/fsutil.h"
+#include "../common/log.h"
+#include "../common/strset.h"
 #include "internal.h"
 #include "ref.h"
 
@@ -441,4 +448,116 @@ int images_lease(struct images_store *store, const char *digest, struct nsbox_er
     if (fstatat(store->root_fd, path, &st, AT_SYMLINK_NOFOLLOW) < 0)
         return nsbox_err_set(err, ENOENT, "image %s was removed", digest);
     return TAKE_FD(fd);
+}
+
+/* ---- which shared stores this one reads (shared.c reads them) ---- */
+
+#define ROOT_STORE "/var/lib/nsbox"
+
+void store_free_shared(struct images_store *store)
+{
+    for (size_t i = 0; i < store->n_shared; i++)
+        free(store->shared[i]);
+    store->n_shared = 0;
+}
+
+static int add_shared(struct images_store *store, const char *dir, struct nsbox_err *err)
+{
+    if (dir[0] != '/')
+        return nsbox_err_set(err, EINVAL, "image store %s: must be an absolute path", dir);
+    if (store->n_shared == IMAGES_MAX_SHARED)
+        return nsbox_err_set(err, E2BIG, "at most %d image stores", IMAGES_MAX_SHARED);
+    char *real = realpath(dir, NULL) ?: strdup(dir);
+    if (real == NULL)
+        return nsbox_err_set(err, ENOMEM, "out of memory");
+    if (store->root != NULL && strcmp(real, store->root) == 0) {
+        free(real); /* the own store is looked in first anyway */
+        return 0;
+    }
+    store->shared[store->n_shared++] = real;
+    return 0;
+}
+
+int store_default_shared(struct images_store *store, struct nsbox_err *err)
+{
+    store_free_shared(store);
+    if (!store->rootless)
+        return 0;
+    return add_shared(store, ROOT_STORE, err);
+}
+
+int images_store_configure(struct images_store *store, const struct images_store_config *cfg,
+                           struct nsbox_err *err)
+{
+    if (cfg == NULL)
+        return 0;
+    if (cfg->share_set)
+        store->share = cfg->share && !store->rootless;
+    if (!cfg->image_stores_set)
+        return 0;
+    store_free_shared(store);
+    for (size_t i = 0; i < cfg->n_image_stores; i++)
+        if (add_shared(store, cfg->image_stores[i], err) < 0)
+            return -1;
+    return 0;
+}
+
+/* ---- making root's store shareable ---- */
+
+static void chmod_at(int dirfd, const char *name, mode_t mode)
+{
+    if (fchmodat(dirfd, name, mode, 0) < 0 && errno != ENOENT)
+        nsbox_warn("cannot chmod %s: %s", name, strerror(errno));
+}
+
+/* Adds the blobs of the image digest (its manifest, config and layers, read
+ * from the manifest blob) to set.  An unreadable manifest adds only itself. */
+static void add_image_blobs(struct images_store *store, const char *digest,
+                            struct nsbox_strset *set)
+{
+    struct nsbox_err ignored;
+    struct oci_manifest m;
+    size_t len;
+    nsbox_strset_add(set, oci_digest_hex(digest));
+    _cleanup_free_ char *text = blob_read_verified(store, digest, OCI_MANIFEST_MAX, &len, &ignored);
+    if (text == NULL || oci_manifest_parse(text, len, &m, &ignored) < 0)
+        return;
+    nsbox_strset_add(set, oci_digest_hex(m.config.digest));
+    for (size_t i = 0; i < m.n_layers; i++)
+        nsbox_strset_add(set, oci_digest_hex(m.layers[i].digest));
+    oci_manifest_free(&m);
+}
+
+void store_apply_sharing(struct images_store *store, const struct ref_table *refs)
+{
+    if (store->rootless)
+        return;
+    /* Through /proc/self/fd: fchmodat cannot act on an O_PATH fd itself. */
+    char self[64];
+    snprintf(self, sizeof(self), "/proc/self/fd/%d", store->root_fd);
+    if (!store->share) {
+        chmod_at(AT_FDCWD, self, 0700);
+        return;
+    }
+    /* 0711: other users reach refs.json and blobs by name but cannot list
+     * the store; images/ (setuid binaries, whole trees), sandboxes/,
+     * locks/ and tmp/ stay 0700 (docs/store.md). */
+    chmod_at(AT_FDCWD, self, 0711);
+    chmod_at(store->root_fd, "blobs", 0711);
+    chmod_at(store->root_fd, "blobs/sha256", 0711);
+    chmod_at(store->root_fd, "refs.json", 0644);
+    /* Only the blobs of images with a public name are readable: a package
+     * cache's or a commit's own layers (what a session installed or wrote)
+     * stay root's (images_name_private). */
+    struct nsbox_strset public = {0};
+    for (size_t i = 0; i < refs->n; i++)
+        if (!images_name_private(refs->v[i].name))
+            add_image_blobs(store, refs->v[i].digest, &public);
+    struct nsbox_err err;
+    _cleanup_closedir_ DIR *d = nsbox_opendir_at(store->root_fd, "blobs/sha256", &err);
+    struct dirent *de;
+    while (d != NULL && (de = readdir(d)) != NULL)
+        if (de->d_name[0] != '.')
+            chmod_at(dirfd(d), de->d_name, nsbox_strset_has(&public, de->d_name) ? 0644 : 0600);
+    nsbox_strset_clear(&public);
 }

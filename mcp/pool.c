@@ -11,7 +11,6 @@
 
 #include "../common/cleanup.h"
 #include "../common/log.h"
-#include "sandboxes.h"
 
 /* A started sandbox, not yet in any session: boxes/ makes it. */
 static struct mcp_sandbox *build_counted(struct mcp_server *cfg, const char *image,

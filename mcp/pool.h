@@ -4,6 +4,7 @@
 #ifndef NSBOX_MCP_POOL_H
 #define NSBOX_MCP_POOL_H
 
+#include "sandbox.h"
 #include "server.h"
 
 /* A started sandbox in no session (boxes/ makes it), counted under

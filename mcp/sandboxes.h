@@ -17,7 +17,9 @@
 #ifndef NSBOX_MCP_SANDBOXES_H
 #define NSBOX_MCP_SANDBOXES_H
 
+#include "sandbox.h"
 #include "server.h"
+#include "session.h"
 
 /* The kept sandbox `id` of s, with a reference for the caller (drop it with
  * mcp_sandbox_put).  NULL with err when s has no such sandbox, or when it

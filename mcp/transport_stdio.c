@@ -12,6 +12,7 @@
 
 #include "../common/fsutil.h"
 #include "jsonrpc.h"
+#include "protocol/dispatch.h"
 
 static pthread_mutex_t out_lock = PTHREAD_MUTEX_INITIALIZER;
 

@@ -1,5 +1,5 @@
 /* The "none" cgroup backend: no usable cgroup on this host, and the
- * operator consented to best effort (sandbox.c refuses otherwise).  Every
+ * operator consented to best effort (namespaces_spawn.c refuses otherwise).  Every
  * operation succeeds and does nothing; stats stay zero.  The sandbox is
  * still bounded by its rlimits and its pid namespace, and reported as
  * running without cgroup limits. */

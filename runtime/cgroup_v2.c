@@ -3,7 +3,7 @@
  * a pure-v2 host, or a delegated user slice) and the memory, pids and cpu
  * controllers are enabled for children.  Limits: memory.max (and no swap),
  * pids.max, cpu.max.  Killing: cgroup.kill (Linux 5.14), else each listed
- * pid.  sandbox.c starts init directly in the group with
+ * pid.  namespaces_spawn.c starts init directly in the group with
  * clone3(CLONE_INTO_CGROUP); add() is the fallback. */
 #include <errno.h>
 #include <stdbool.h>

@@ -22,27 +22,19 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
-#include <sys/timerfd.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "../common/cleanup.h"
 #include "../common/fsutil.h"
+#include "../common/sink.h"
 #include "cancel.h"
 #include "internal.h"
 #include "proto.h"
 #include "sandbox.h"
 
 #define DRAIN_AFTER_EXIT_MS 200
-
-struct sink {
-    int fd;
-    int forward; /* streaming: the caller's fd we copy to, else -1 */
-    char *buf;
-    size_t len, cap, limit;
-    bool truncated;
-};
 
 /* Streaming stdin: the caller's fd is read only when the pipe to the
  * command has room, through a buffer of our own; the caller's file status
@@ -58,7 +50,7 @@ struct run {
     const struct nsbox_exec_opts *o;
     struct nsbox_exec_result *res;
     uint64_t id;
-    struct sink out, err;
+    struct nsbox_sink out, err; /* ../common/sink.h */
     int stdin_w;
     size_t stdin_off;
     struct relay in;
@@ -147,41 +139,6 @@ uint64_t nsbox_exec_new_id(void)
     if (getrandom(&id, sizeof(id), 0) != sizeof(id) || id == 0)
         id = now_us() | 1;
     return id;
-}
-
-/* Reads what is there; forwards it when streaming; keeps up to limit
- * bytes, discards the rest. */
-static void sink_read(struct sink *s)
-{
-    char tmp[65536];
-    ssize_t n = read(s->fd, tmp, sizeof(tmp));
-    if (n <= 0) {
-        if (n == 0 || (errno != EAGAIN && errno != EINTR)) {
-            close(s->fd);
-            s->fd = -1;
-        }
-        return;
-    }
-    if (s->forward >= 0 && nsbox_write_all(s->forward, tmp, (size_t)n) < 0)
-        s->forward = -1; /* the caller's reader is gone: keep draining */
-    size_t keep = s->len < s->limit ? s->limit - s->len : 0;
-    if ((size_t)n > keep)
-        s->truncated = true;
-    keep = keep < (size_t)n ? keep : (size_t)n;
-    if (s->len + keep + 1 > s->cap) {
-        size_t cap = s->cap ? s->cap : 65536;
-        while (cap < s->len + keep + 1)
-            cap *= 2;
-        char *b = realloc(s->buf, cap);
-        if (b == NULL) {
-            s->truncated = true;
-            return;
-        }
-        s->buf = b, s->cap = cap;
-    }
-    memcpy(s->buf + s->len, tmp, keep);
-    s->len += keep;
-    s->buf[s->len] = '\0';
 }
 
 static void feed_stdin(struct run *r)
@@ -344,9 +301,9 @@ static int event_loop(struct run *r, struct nsbox_err *err)
         if (p[0].revents && handle_status(r, err) < 0)
             return -1;
         if (p[1].revents)
-            sink_read(&r->out);
+            nsbox_sink_read(&r->out);
         if (p[2].revents)
-            sink_read(&r->err);
+            nsbox_sink_read(&r->err);
         if (relaying && (p[3].revents || p[5].revents))
             relay_stdin(r, p[5].revents, p[3].revents);
         else if (p[3].revents)
@@ -376,7 +333,7 @@ static int open_stdio(struct run *r, int fds[3], int close_after[3], struct nsbo
     } else {
         fds[0] = close_after[0] = open("/dev/null", O_RDONLY | O_CLOEXEC);
     }
-    struct sink *sinks[2] = {&r->out, &r->err};
+    struct nsbox_sink *sinks[2] = {&r->out, &r->err};
     int given[2] = {o->out_fd, o->err_fd};
     for (int i = 0; i < 2; i++) {
         if (pipe2(p, O_CLOEXEC) < 0)
@@ -388,20 +345,6 @@ static int open_stdio(struct run *r, int fds[3], int close_after[3], struct nsbo
         fds[i + 1] = close_after[i + 1] = p[1];
     }
     return fds[0] < 0 ? nsbox_err_sys(err, "/dev/null") : 0;
-}
-
-static int start_timer(struct run *r, struct nsbox_err *err)
-{
-    if (r->o->timeout_s <= 0)
-        return 0;
-    r->timer = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
-    if (r->timer < 0)
-        return nsbox_err_sys(err, "timerfd");
-    double t = r->o->timeout_s;
-    struct itimerspec its = {.it_value = {(time_t)t, (long)((t - (double)(time_t)t) * 1e9)}};
-    if (its.it_value.tv_sec == 0 && its.it_value.tv_nsec == 0)
-        its.it_value.tv_nsec = 1;
-    return timerfd_settime(r->timer, 0, &its, NULL) < 0 ? nsbox_err_sys(err, "timerfd") : 0;
 }
 
 static void finish(struct run *r, uint64_t oom_before)
@@ -449,7 +392,7 @@ int nsbox_sandbox_exec(struct nsbox_sandbox *sb, const struct nsbox_exec_opts *o
         if (close_after[i] >= 0)
             close(close_after[i]);
     if (rc == 0)
-        rc = start_timer(&r, err);
+        rc = nsbox_timer_start(o->timeout_s, &r.timer, err);
     if (rc == 0)
         rc = event_loop(&r, err);
     res->wall_us = now_us() - t0;

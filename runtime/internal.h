@@ -12,11 +12,6 @@
 struct nsbox_exec_opts;
 struct nsbox_sandbox;
 
-/* A process's start time (field 22 of /proc/PID/stat), or 0 when it is
- * gone or a zombie: with the pid, it tells a sandbox's init from a recycled
- * pid. */
-unsigned long long nsbox_proc_starttime(pid_t pid);
-
 /* Sends an exec request for o on the control connection ctl, with the
  * command's stdin, stdout and stderr (exec.c); with o->tty, fds is unused
  * (init makes a terminal: proto.h).  Returns 0 or -1. */
@@ -42,29 +37,6 @@ int nsbox_sandbox_net_listen(struct nsbox_sandbox *sb, const uint16_t *ports, si
  * zombies would pile up), waiting a moment for it to leave; else nothing
  * (egress/egress.c). */
 void nsbox_egress_reap(const char *state_dir);
-
-/* 32 random hex digits into out.  Returns 0 or -1 (sandbox.c). */
-int nsbox_sandbox_random_id(char out[33], struct nsbox_err *err);
-
-/* STATE_ROOT/ID with its subdirectories (upper, work, ...), locked in
- * *lock until the state is written; root: upper/ and work/ owned by base
- * and the state dir 0711.  Returns 0 or -1 (sandbox.c). */
-int nsbox_sandbox_make_state_dir(struct nsbox_sandbox *sb, const char *state_root, bool root,
-                                 uint32_t base, int *lock, struct nsbox_err *err);
-
-/* STATE_DIR/ctl.sock, listening.  Returns the fd or -1 (sandbox.c). */
-int nsbox_sandbox_listen_socket(const char *state_dir, struct nsbox_err *err);
-
-/* Closes every fd from 3 up but those in keep (-1s ignored; sorted in
- * place) (sandbox.c). */
-void nsbox_close_all_but(int *keep, size_t n);
-
-struct nsbox_sandbox_config;
-
-/* nsbox_sandbox_create for cfg->isolation == NSBOX_ISOLATION_LANDLOCK
- * (landlock_spawn.c).  Returns 0 or -1 with nothing left behind. */
-int nsbox_landlock_sandbox_create(const struct nsbox_sandbox_config *cfg, struct nsbox_sandbox *out,
-                                  struct nsbox_err *err);
 
 /* A random, nonzero exec id. */
 uint64_t nsbox_exec_new_id(void);

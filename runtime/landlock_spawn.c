@@ -1,4 +1,6 @@
-/* Starting a landlock-mode sandbox (landlock.h, docs/isolation.md).
+/* Starting a landlock-mode sandbox: the landlock backend of
+ * nsbox_sandbox_create (spawn.h; create.c picks it; landlock.h,
+ * docs/isolation.md).
  *
  * The same init as a namespaced sandbox (init.c), the same control socket
  * and state directory, but no clone flag, no mount and no id map:
@@ -39,6 +41,7 @@
 #include "sandbox.h"
 #include "sanitizer.h"
 #include "seccomp.h"
+#include "spawn.h"
 #include "state.h"
 
 /* Root's landlock sandboxes run as nobody: uid 0 without a capability
@@ -49,19 +52,12 @@
 struct ll_spawn {
     const struct nsbox_sandbox_config *cfg;
     struct nsbox_sandbox *sb;
-    int err_r, err_w, ctl_child, listen_fd, state_lock;
-    int own_fd; /* the child's: STATE/upper, kept by init */
+    struct spawn_fds fds; /* the error pipe, control socket, state lock (spawn.h) */
+    int own_fd;           /* the child's: STATE/upper, kept by init */
     /* The sanitizer build: where init reports (sanitizer.h). */
     NSBOX_SAN(int san_fd;)
     bool root;
 };
-
-static void close_fd(int *fd)
-{
-    if (*fd >= 0)
-        close(*fd);
-    *fd = -1;
-}
 
 static void set_rlimit(int resource, uint64_t value)
 {
@@ -139,21 +135,14 @@ static _Noreturn void child_main(struct ll_spawn *s)
     struct nsbox_err err = {0};
 
     NSBOX_SAN(nsbox_sanitizer_report_to(s->san_fd);)
-    close_fd(&s->err_r);
+    nsbox_spawn_close_fd(&s->fds.err_r);
     int r = child_setup(s, &err);
-    int keep[] = {s->err_w, s->ctl_child, s->listen_fd, s->cfg->keep_fd,
+    int keep[] = {s->fds.err_w, s->fds.ctl_child, s->fds.listen_fd, s->cfg->keep_fd,
                   s->own_fd NSBOX_SAN(, s->san_fd)};
     nsbox_close_all_but(keep, sizeof(keep) / sizeof(keep[0]));
-    if (write(s->err_w, &err, sizeof(err)) != (ssize_t)sizeof(err) || r < 0)
-        _exit(1);
-    close(s->err_w);
-    int nul = open("/dev/null", O_RDWR | O_CLOEXEC);
-    if (nul >= 0) {
-        dup2(nul, 0), dup2(nul, 1), dup2(nul, 2);
-        close(nul);
-    }
-    struct nsbox_init_config ic = {.ctl_fd = s->ctl_child,
-                                   .listen_fd = s->listen_fd,
+    nsbox_spawn_child_ready(s->fds.err_w, &err, r == 0);
+    struct nsbox_init_config ic = {.ctl_fd = s->fds.ctl_child,
+                                   .listen_fd = s->fds.listen_fd,
                                    .disk_fd = -1,
                                    .landlock = true,
                                    .home = s->sb->workdir,
@@ -165,16 +154,7 @@ static _Noreturn void child_main(struct ll_spawn *s)
 
 static int start_child(struct ll_spawn *s, struct nsbox_err *err)
 {
-    struct nsbox_err cerr = {0};
-    int p[2], sp[2];
-
-    if (pipe2(p, O_CLOEXEC) < 0)
-        return nsbox_err_sys(err, "pipe");
-    s->err_r = p[0], s->err_w = p[1];
-    if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sp) < 0)
-        return nsbox_err_sys(err, "socketpair");
-    s->sb->ctl = sp[0], s->ctl_child = sp[1];
-    if (s->cfg->detach && (s->listen_fd = nsbox_sandbox_listen_socket(s->sb->state_dir, err)) < 0)
+    if (nsbox_spawn_fds_open(&s->fds, s->sb, s->cfg->detach, err) < 0)
         return -1;
     NSBOX_SAN(s->san_fd = nsbox_sanitizer_report_fd(s->cfg->detach);)
     fflush(NULL);
@@ -185,16 +165,9 @@ static int start_child(struct ll_spawn *s, struct nsbox_err *err)
         child_main(s);
     s->sb->pid = pid;
     s->sb->pidfd = nsbox_pidfd_open(pid, 0);
-    close_fd(&s->err_w);
-    close_fd(&s->ctl_child);
-    ssize_t n = read(s->err_r, &cerr, sizeof(cerr));
-    if (n == (ssize_t)sizeof(cerr) && cerr.msg[0] == '\0')
-        return 0;
-    if (n == (ssize_t)sizeof(cerr))
-        *err = cerr;
-    else
-        nsbox_err_set(err, EIO, "the sandbox died during setup");
-    return -1;
+    nsbox_spawn_close_fd(&s->fds.err_w);
+    nsbox_spawn_close_fd(&s->fds.ctl_child);
+    return nsbox_spawn_await(s->fds.err_r, err);
 }
 
 /* What a config asks for that this mode cannot give: refused by name. */
@@ -220,18 +193,11 @@ static void note(struct nsbox_sandbox *sb, const struct nsbox_sandbox_config *cf
              cfg->disk_bytes ? "--disk bounds each file, not the total" : "no disk bound");
 }
 
-int nsbox_landlock_sandbox_create(const struct nsbox_sandbox_config *cfg, struct nsbox_sandbox *out,
-                                  struct nsbox_err *err)
+int nsbox_landlock_create(const struct nsbox_sandbox_config *cfg, struct nsbox_sandbox *out,
+                          struct nsbox_err *err)
 {
-    struct ll_spawn s = {.cfg = cfg,
-                         .sb = out,
-                         .err_r = -1,
-                         .err_w = -1,
-                         .ctl_child = -1,
-                         .listen_fd = -1,
-                         .state_lock = -1,
-                         .own_fd = -1,
-                         .root = geteuid() == 0};
+    struct ll_spawn s = {
+        .cfg = cfg, .sb = out, .fds = SPAWN_FDS_NONE, .own_fd = -1, .root = geteuid() == 0};
     const char *why = "";
 
     out->isolation = NSBOX_ISOLATION_LANDLOCK;
@@ -249,7 +215,8 @@ int nsbox_landlock_sandbox_create(const struct nsbox_sandbox_config *cfg, struct
      * bits; each state dir is 0711, each upper/ 0700). */
     if (s.root && chmod(cfg->state_root, 0711) < 0)
         return nsbox_err_sys(err, "cannot chmod %s", cfg->state_root);
-    int r = nsbox_sandbox_make_state_dir(out, cfg->state_root, s.root, NOBODY, &s.state_lock, err);
+    int r = nsbox_sandbox_make_state_dir(out, cfg->state_root, s.root, NOBODY, &s.fds.state_lock,
+                                         err);
     snprintf(out->workdir, sizeof(out->workdir), "%s/upper", out->state_dir);
     /* Its own, and no one else's: 0700 (owned by nobody as root). */
     if (r == 0 && chmod(out->workdir, 0700) < 0)
@@ -259,8 +226,7 @@ int nsbox_landlock_sandbox_create(const struct nsbox_sandbox_config *cfg, struct
         r = start_child(&s, err);
     if (r == 0)
         r = nsbox_state_write(out, err);
-    close_fd(&s.err_r), close_fd(&s.err_w), close_fd(&s.ctl_child), close_fd(&s.listen_fd);
-    close_fd(&s.state_lock);
+    nsbox_spawn_fds_close(&s.fds);
     if (r < 0) {
         struct nsbox_err ignored;
         if (out->state_dir[0] != '\0')

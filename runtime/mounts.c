@@ -10,7 +10,7 @@
  * Binds (sandbox.h, struct nsbox_bind: interpreter drivers, volumes) go
  * last, each on a mountpoint made the same way (an empty file for a file),
  * never recursive, remounted nosuid,nodev (ro, noexec) keeping the flags
- * the kernel locked.  Their sources are opened here too, for sandbox.c:
+ * the kernel locked.  Their sources are opened here too, for namespaces_spawn.c:
  * a host path is walked without symlinks (nsbox_bind_open).
  *
  * No host path in the sandbox's mountinfo (issue #24), but a volume's,
@@ -657,7 +657,7 @@ int nsbox_mounts_setup(const struct nsbox_mount_config *c, struct nsbox_err *err
     return enter_root(c->merged, err);
 }
 
-/* ---- the binds' sources (sandbox.c calls these) ---- */
+/* ---- the binds' sources (namespaces_spawn.c calls these) ---- */
 
 void nsbox_binds_point(const char *state_dir, size_t i, char *buf, size_t size)
 {
@@ -747,7 +747,7 @@ int nsbox_binds_make_points(const struct nsbox_sandbox_config *cfg, const char *
     return 0;
 }
 
-/* ---- the workspace's overlay (sandbox.c calls this) ---- */
+/* ---- the workspace's overlay (namespaces_spawn.c calls this) ---- */
 
 /* name below dfd as a directory of the caller's (made when missing, never
  * through a symlink).  Returns an O_PATH fd or -1. */

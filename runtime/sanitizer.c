@@ -317,7 +317,7 @@ static int clone_probe(void *arg)
 }
 
 /* LeakSanitizer's tracer is a clone sharing this process's memory
- * (CLONE_VM).  init made a time namespace for its children (sandbox.c),
+ * (CLONE_VM).  init made a time namespace for its children (namespaces_spawn.c),
  * and until 5.17 or so the kernel refuses such a clone while the two
  * differ (EINVAL: "Failed spawning a tracer thread", seen with Debian
  * 12's 6.1 in the VM); newer kernels keep the clone in the parent's. */

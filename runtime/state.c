@@ -180,3 +180,27 @@ int nsbox_state_read(struct nsbox_sandbox *sb, unsigned long long *start, struct
     sb->landlock_abi = (int)num(text, "landlock_abi");
     return 0;
 }
+
+unsigned long long nsbox_proc_starttime(pid_t pid)
+{
+    char path[64], buf[1024];
+    snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+    _cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC);
+    ssize_t n = fd < 0 ? -1 : read(fd, buf, sizeof(buf) - 1);
+    if (n <= 0)
+        return 0;
+    buf[n] = '\0';
+    char *p = strrchr(buf, ')');
+    unsigned long long start = 0;
+    char state;
+    if (p == NULL || sscanf(p + 2,
+                            "%c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d "
+                            "%*d %*d %*d %*d %*d %llu",
+                            &state, &start) != 2)
+        return 0;
+    /* A zombie is gone too: it only waits for its reaper (pid 1 or a
+     * subreaper), which may be slow or, under a pid 1 that is no init (a
+     * container's), never come.  Counted as running, a dead init kept its
+     * sandbox's state dir and cgroups until then. */
+    return state == 'Z' || state == 'X' ? 0 : start;
+}

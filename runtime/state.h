@@ -24,4 +24,9 @@ int nsbox_state_write(const struct nsbox_sandbox *sb, struct nsbox_err *err);
  * when there is no state file (a sandbox that died while being created). */
 int nsbox_state_read(struct nsbox_sandbox *sb, unsigned long long *start, struct nsbox_err *err);
 
+/* A process's start time (field 22 of /proc/PID/stat), or 0 when it is
+ * gone or a zombie: with the pid, it tells a sandbox's init from a recycled
+ * pid (the state file keeps init's, nsbox_state_read gives it back). */
+unsigned long long nsbox_proc_starttime(pid_t pid);
+
 #endif

@@ -18,7 +18,6 @@
 
 #include "../../common/log.h"
 #include "../jsonrpc.h"
-#include "tenants.h"
 
 _Static_assert(HTTP_NO == (int)MHD_NO && HTTP_YES == (int)MHD_YES, "MHD_Result values");
 _Static_assert(HTTP_READER_END == MHD_CONTENT_READER_END_OF_STREAM &&
@@ -93,7 +92,8 @@ struct http_server {
     uint16_t port;
     struct http_host_policy hosts; /* names point into names[] */
     char names[HTTP_MAX_HOST_NAMES][256];
-    struct http_tenants *tenants; /* who the bearer tokens are (tenants.h) */
+    http_auth_fn authenticate; /* who a bearer token is (http_listen_options) */
+    void *auth_ctx;
     bool has_token;
     unsigned max_connections, max_per_ip, idle_s, keepalive_s;
     const char *not_found;
@@ -283,7 +283,7 @@ static enum http_result check_request(struct http_server *srv, struct MHD_Connec
                            "(DNS rebinding protection)");
     if (origin != NULL && !http_origin_allowed(origin))
         return http_refuse(c, MHD_HTTP_FORBIDDEN, "forbidden: Origin is not a loopback page");
-    rq->tenant = http_tenants_find(srv->tenants,
+    rq->tenant = srv->authenticate(srv->auth_ctx,
                                    http_header_value(c, MHD_HTTP_HEADER_AUTHORIZATION));
     /* A route without bearer (a signed file URL is its own credential)
      * serves a request whose tenant is unknown (NULL). */
@@ -417,7 +417,7 @@ static int listen_on(struct http_server *srv, const struct http_listen_options *
     return 0;
 }
 
-/* The limits, the Host names and the tenants of opt, into srv. */
+/* The limits, the Host names and the authentication hook of opt, into srv. */
 static void configure(struct http_server *srv, const struct http_listen_options *opt)
 {
     srv->listen_fd = -1;
@@ -434,8 +434,9 @@ static void configure(struct http_server *srv, const struct http_listen_options 
                  i == 0 ? opt->host : opt->allowed_hosts[i - 1]);
         srv->hosts.names[srv->hosts.n_names++] = srv->names[i];
     }
-    srv->tenants = opt->tenants;
-    srv->has_token = http_tenants_need_token(opt->tenants);
+    srv->authenticate = opt->authenticate;
+    srv->auth_ctx = opt->auth_ctx;
+    srv->has_token = opt->need_token;
 }
 
 struct http_server *http_server_new(const struct http_listen_options *opt, struct nsbox_err *err)

@@ -31,8 +31,7 @@
 
 struct MHD_Connection; /* MHD's; opaque outside core.c */
 struct http_server;
-struct http_tenant;  /* tenants.h */
-struct http_tenants; /* tenants.h */
+struct http_tenant; /* tenants.h */
 
 /* What a route's callbacks return to MHD (HTTP_NO: hang up). */
 enum http_result { HTTP_NO = 0, HTTP_YES = 1, HTTP_READ_ON = 2 };
@@ -111,12 +110,21 @@ struct http_route {
 
 #define HTTP_MAX_ALLOWED_HOSTS 8
 
+/* The tenant a request's Authorization header (NULL when it has none)
+ * names, or NULL when it names none. */
+typedef struct http_tenant *(*http_auth_fn)(void *ctx, const char *authorization);
+
 struct http_listen_options {
     const char *host; /* bind address: numeric IPv4/IPv6 or a name */
     uint16_t port;    /* 0: any free port */
-    /* The bearer tokens and who they are (http_tenants_find); a table
-     * without tokens serves loopback binds only.  Must outlive the server. */
-    struct http_tenants *tenants;
+    /* Who a request is: authenticate(auth_ctx, its Authorization header
+     * or NULL) returns the tenant its bearer token names, or NULL for none
+     * (the transport's tenant table: tenants.h; the core knows no tokens).
+     * Without need_token (no tokens configured) only loopback binds are
+     * served.  auth_ctx must outlive the server. */
+    http_auth_fn authenticate;
+    void *auth_ctx;
+    bool need_token;
     const char *allowed_hosts[HTTP_MAX_ALLOWED_HOSTS]; /* more Host names */
     size_t n_allowed_hosts;
     unsigned max_connections; /* 0: 256 */

@@ -10,8 +10,10 @@
 
 #include "../../common/log.h"
 #include "../pool.h"
+#include "../protocol/dispatch.h"
 #include "streams.h"
 #include "tenants.h"
+#include "ticker.h"
 
 /* A full table makes room by ending a session its tenant abandoned: one
  * nobody holds (no request, no open stream), with no call running and no
@@ -25,10 +27,8 @@ struct http_sessions {
     struct mcp_server *cfg;
     size_t max;
     unsigned timeout_s;
-    pthread_t reaper;
-    bool has_reaper;
-    pthread_mutex_t lock; /* sessions, n, stopping */
-    pthread_cond_t stop;  /* wakes the reaper */
+    struct http_ticker reaper; /* ends unused sessions (reap) */
+    pthread_mutex_t lock;      /* sessions, n, stopping */
     struct http_session *sessions;
     size_t n;
     bool stopping;
@@ -314,38 +314,29 @@ static bool session_expired(struct http_sessions *t, struct http_session *hs, ti
 /* Ends abandoned sessions: most clients never send DELETE (the SDK's
  * close() does not), and their sandboxes would otherwise run, and their
  * slots stay taken, until the server stops. */
-static void *reaper_thread(void *arg)
+static void reap(void *arg)
 {
     struct http_sessions *t = arg;
-    unsigned tick = t->timeout_s < 5 ? 1 : 5;
 
     pthread_mutex_lock(&t->lock);
-    while (!t->stopping) {
-        struct timespec ts;
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        ts.tv_sec += tick;
-        pthread_cond_timedwait(&t->stop, &t->lock, &ts);
-        struct http_session *hs = t->sessions;
-        time_t now = now_s();
-        while (!t->stopping && hs && !session_expired(t, hs, now))
-            hs = hs->next;
-        if (t->stopping || hs == NULL)
-            continue;
-        http_session_ref(hs);
+    struct http_session *hs = t->sessions;
+    time_t now = now_s();
+    while (!t->stopping && hs && !session_expired(t, hs, now))
+        hs = hs->next;
+    if (t->stopping || hs == NULL) {
         pthread_mutex_unlock(&t->lock);
-        nsbox_info("MCP session %.8s... unused for %u s: ending it", hs->s.id, t->timeout_s);
-        http_session_end(hs);
-        http_session_unref(hs);
-        pthread_mutex_lock(&t->lock);
+        return;
     }
+    http_session_ref(hs);
     pthread_mutex_unlock(&t->lock);
-    return NULL;
+    nsbox_info("MCP session %.8s... unused for %u s: ending it", hs->s.id, t->timeout_s);
+    http_session_end(hs);
+    http_session_unref(hs);
 }
 
 struct http_sessions *http_sessions_new(struct mcp_server *cfg, size_t max, unsigned timeout_s)
 {
     struct http_sessions *t = calloc(1, sizeof(*t));
-    pthread_condattr_t attr;
 
     if (t == NULL)
         return NULL;
@@ -353,17 +344,12 @@ struct http_sessions *http_sessions_new(struct mcp_server *cfg, size_t max, unsi
     t->max = max;
     t->timeout_s = timeout_s;
     pthread_mutex_init(&t->lock, NULL);
-    pthread_condattr_init(&attr);
-    pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
-    pthread_cond_init(&t->stop, &attr);
-    pthread_condattr_destroy(&attr);
     return t;
 }
 
 void http_sessions_start_reaper(struct http_sessions *t)
 {
-    t->has_reaper = pthread_create(&t->reaper, NULL, reaper_thread, t) == 0;
-    if (!t->has_reaper)
+    if (!http_ticker_start(&t->reaper, t->timeout_s < 5 ? 1 : 5, reap, t))
         nsbox_warn("no thread to end unused MCP sessions: they last until the server stops");
 }
 
@@ -371,11 +357,8 @@ void http_sessions_stop(struct http_sessions *t)
 {
     pthread_mutex_lock(&t->lock);
     t->stopping = true;
-    pthread_cond_broadcast(&t->stop);
     pthread_mutex_unlock(&t->lock);
-    if (t->has_reaper)
-        pthread_join(t->reaper, NULL);
-    t->has_reaper = false;
+    http_ticker_stop(&t->reaper);
     for (;;) {
         pthread_mutex_lock(&t->lock);
         struct http_session *hs = t->sessions;
@@ -418,7 +401,6 @@ size_t http_session_running(struct http_session *hs)
 
 void http_sessions_free(struct http_sessions *t)
 {
-    pthread_cond_destroy(&t->stop);
     pthread_mutex_destroy(&t->lock);
     free(t);
 }

@@ -20,6 +20,7 @@
 #include <time.h>
 
 #include "../server.h"
+#include "../session.h"
 
 struct http_stream;
 struct http_sessions;

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "../jsonrpc.h"
+#include "../protocol/dispatch.h"
 #include "streams.h"
 #include "tenants.h"
 

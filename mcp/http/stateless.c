@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "../../common/cleanup_json.h"
+#include "../protocol/dispatch.h"
 #include "../protocol/request.h"
 #include "../tools/args.h"
 #include "../tools/schema.h"

@@ -7,6 +7,7 @@
 #include <time.h>
 
 #include "../../common/log.h"
+#include "../call.h"
 #include "../protocol/request.h"
 
 #define SSE_QUEUE_MAX (64u << 20) /* bytes of notifications waiting on one stream */

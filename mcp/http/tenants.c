@@ -14,16 +14,15 @@
 #include "../../common/log.h"
 #include "../sandboxes.h"
 #include "sessions.h"
+#include "ticker.h"
 
 struct http_tenants {
     struct mcp_server *cfg;
     size_t max_per_tenant; /* as configured; 0: none beyond the others */
     bool need_token;
     unsigned idle_s;
-    pthread_t reaper;
-    bool has_reaper;
-    pthread_mutex_t lock; /* stopping */
-    pthread_cond_t stop;  /* wakes the reaper */
+    struct http_ticker reaper; /* stops idle sandboxes (stop_idle) */
+    pthread_mutex_t lock;      /* stopping */
     bool stopping;
     size_t n;
     struct http_tenant tenants[];
@@ -90,11 +89,6 @@ struct http_tenants *http_tenants_new(struct mcp_server *cfg, const char *tokens
                                .need_token = n > 0,
                                .idle_s = idle_s,
                                .n = k};
-    pthread_condattr_t attr;
-    pthread_condattr_init(&attr);
-    pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
-    pthread_cond_init(&t->stop, &attr);
-    pthread_condattr_destroy(&attr);
     pthread_mutex_init(&t->lock, NULL);
     for (size_t i = 0; i < k; i++) {
         /* Unconfigured, a tenant is bounded only as before: each session
@@ -222,8 +216,14 @@ size_t http_tenants_running(struct http_tenants *t)
     return n;
 }
 
-static void stop_idle(struct http_tenants *t)
+static void stop_idle(void *arg)
 {
+    struct http_tenants *t = arg;
+    pthread_mutex_lock(&t->lock);
+    bool stopping = t->stopping; /* http_tenants_stop ends them all */
+    pthread_mutex_unlock(&t->lock);
+    if (stopping)
+        return;
     for (size_t i = 0; i < t->n; i++) {
         struct http_session *hs = existing_session(&t->tenants[i]);
         if (hs == NULL)
@@ -233,31 +233,9 @@ static void stop_idle(struct http_tenants *t)
     }
 }
 
-static void *reaper_thread(void *arg)
-{
-    struct http_tenants *t = arg;
-    unsigned tick = t->idle_s < 10 ? 1 : 5;
-
-    pthread_mutex_lock(&t->lock);
-    while (!t->stopping) {
-        struct timespec ts;
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        ts.tv_sec += tick;
-        pthread_cond_timedwait(&t->stop, &t->lock, &ts);
-        if (t->stopping)
-            break;
-        pthread_mutex_unlock(&t->lock);
-        stop_idle(t);
-        pthread_mutex_lock(&t->lock);
-    }
-    pthread_mutex_unlock(&t->lock);
-    return NULL;
-}
-
 void http_tenants_start_reaper(struct http_tenants *t)
 {
-    t->has_reaper = pthread_create(&t->reaper, NULL, reaper_thread, t) == 0;
-    if (!t->has_reaper)
+    if (!http_ticker_start(&t->reaper, t->idle_s < 10 ? 1 : 5, stop_idle, t))
         nsbox_warn("no thread to stop idle stateless sandboxes: they last until the server "
                    "stops");
 }
@@ -266,11 +244,8 @@ void http_tenants_stop(struct http_tenants *t)
 {
     pthread_mutex_lock(&t->lock);
     t->stopping = true;
-    pthread_cond_broadcast(&t->stop);
     pthread_mutex_unlock(&t->lock);
-    if (t->has_reaper)
-        pthread_join(t->reaper, NULL);
-    t->has_reaper = false;
+    http_ticker_stop(&t->reaper);
     for (size_t i = 0; i < t->n; i++) {
         struct http_tenant *tn = &t->tenants[i];
         pthread_mutex_lock(&tn->lock);
@@ -290,7 +265,6 @@ void http_tenants_free(struct http_tenants *t)
         pthread_mutex_destroy(&t->tenants[i].lock);
         pthread_mutex_destroy(&t->tenants[i].quota.lock);
     }
-    pthread_cond_destroy(&t->stop);
     pthread_mutex_destroy(&t->lock);
     explicit_bzero(t->tenants, t->n * sizeof(t->tenants[0]));
     free(t);

@@ -18,7 +18,7 @@
  * session that made them, so one tenant never reaches another's.
  *
  * Caps.  A tenant's sandboxes (its tenant session's and those of all its
- * legacy sessions) count against one struct mcp_quota (server.h) of
+ * legacy sessions) count against one struct mcp_quota (session.h) of
  * --max-sandboxes-per-tenant, checked by mcp_sandbox_new under the
  * quota's lock; the tenant session's own cap is the same number.  Without
  * that option nothing changes for legacy sessions (each has
@@ -40,6 +40,7 @@
 
 #include "../../common/err.h"
 #include "../server.h"
+#include "../session.h"
 #include "reqmeta.h"
 
 struct http_session;

@@ -46,6 +46,12 @@ int mcp_http_parse_address(const char *arg, char *buf, size_t buf_size,
     return 0;
 }
 
+/* The core's authentication hook: the tenant table's lookup. */
+static struct http_tenant *authenticate(void *ctx, const char *authorization)
+{
+    return http_tenants_find(ctx, authorization);
+}
+
 /* The core's share of opt. */
 static struct http_listen_options listen_options(const struct mcp_http_options *opt,
                                                  struct http_tenants *tenants)
@@ -53,7 +59,9 @@ static struct http_listen_options listen_options(const struct mcp_http_options *
     struct http_listen_options l = {
         .host = opt->host,
         .port = opt->port,
-        .tenants = tenants,
+        .authenticate = authenticate,
+        .auth_ctx = tenants,
+        .need_token = http_tenants_need_token(tenants),
         .n_allowed_hosts = opt->n_allowed_hosts,
         .max_connections = opt->max_connections,
         .max_per_ip = opt->max_per_ip,

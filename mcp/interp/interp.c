@@ -11,13 +11,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
-#include <sys/timerfd.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "../../common/cleanup.h"
 #include "../../common/cleanup_json.h"
+#include "../../common/sink.h"
 #include "../../runtime/cancel.h"
 
 #define READY_MS 30000      /* from start to "ready" */
@@ -37,21 +37,13 @@ struct mcp_interp {
     struct mcp_interp_lines lines; /* what came on the channel */
 };
 
-/* Output kept for the result, capped like a command's. */
-struct sink {
-    int fd;
-    char *buf;
-    size_t len, cap, limit;
-    bool truncated;
-};
-
 /* One call in flight. */
 struct call {
     struct mcp_interp *it;
     const struct nsbox_exec_opts *eo;
     struct nsbox_exec_result *res;
     struct mcp_interp_info *info;
-    struct sink out, err;
+    struct nsbox_sink out, err; /* output kept for the result, capped like a command's */
     uint64_t id;
     json_t *done; /* the driver's "done", once it came */
     bool exited;  /* the interpreter is gone (EOF, exit status) */
@@ -152,46 +144,6 @@ static int chan_write_all(struct mcp_interp *it, const char *s, size_t len,
 
 /* ---- output ---- */
 
-static void sink_read(struct sink *s)
-{
-    char tmp[65536];
-    ssize_t n = read(s->fd, tmp, sizeof(tmp));
-    if (n <= 0) {
-        if (n == 0 || (errno != EAGAIN && errno != EINTR))
-            s->fd = -1; /* the proc owns the fd; it is closed with it */
-        return;
-    }
-    size_t keep = s->len < s->limit ? s->limit - s->len : 0;
-    if ((size_t)n > keep)
-        s->truncated = true;
-    keep = keep < (size_t)n ? keep : (size_t)n;
-    if (s->len + keep + 1 > s->cap) {
-        size_t cap = s->cap ? s->cap : 65536;
-        while (cap < s->len + keep + 1)
-            cap *= 2;
-        char *b = realloc(s->buf, cap);
-        if (b == NULL) {
-            s->truncated = true;
-            return;
-        }
-        s->buf = b, s->cap = cap;
-    }
-    memcpy(s->buf + s->len, tmp, keep);
-    s->len += keep;
-    s->buf[s->len] = '\0';
-}
-
-/* Everything already in the pipes (the driver flushed before "done"). */
-static void sink_drain(struct sink *s)
-{
-    for (int i = 0; i < 4096 && s->fd >= 0; i++) {
-        struct pollfd p = {.fd = s->fd, .events = POLLIN};
-        if (poll(&p, 1, 0) != 1)
-            return;
-        sink_read(s);
-    }
-}
-
 /* ---- starting ---- */
 
 __attribute__((format(printf, 2, 3))) static void set_reason(struct mcp_interp_info *info,
@@ -209,7 +161,7 @@ __attribute__((format(printf, 2, 3))) static void set_reason(struct mcp_interp_i
 static int await_ready(struct mcp_interp *it, const struct nsbox_exec_opts *eo,
                        struct nsbox_err *err)
 {
-    struct sink e = {.fd = it->proc.err, .limit = 2048};
+    struct nsbox_sink e = {.fd = it->proc.err, .forward = -1, .borrowed = true, .limit = 2048};
     int64_t deadline = now_ms() + READY_MS;
     int r = -1;
 
@@ -246,9 +198,9 @@ static int await_ready(struct mcp_interp *it, const struct nsbox_exec_opts *eo,
             break;
         }
         if (p[1].revents)
-            sink_read(&e);
+            nsbox_sink_read(&e);
         if (p[0].revents && chan_read(it) <= 0) {
-            sink_drain(&e);
+            nsbox_sink_drain(&e);
             /* init could not start it at all (fork at the pids limit):
              * its own error, not "the image has no python3". */
             struct nsbox_err werr = {0};
@@ -453,9 +405,9 @@ static int loop(struct call *c, struct nsbox_err *err)
             return nsbox_err_sys(err, "poll");
         }
         if (p[1].revents)
-            sink_read(&c->out);
+            nsbox_sink_read(&c->out);
         if (p[2].revents)
-            sink_read(&c->err);
+            nsbox_sink_read(&c->err);
         if (p[0].revents)
             handle_chan(c);
         if (p[3].revents) {
@@ -473,21 +425,6 @@ static int loop(struct call *c, struct nsbox_err *err)
     return 0;
 }
 
-static int start_timer(struct call *c, struct nsbox_err *err)
-{
-    double t = c->eo->timeout_s;
-    c->timer = -1;
-    if (t <= 0)
-        return 0;
-    c->timer = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
-    if (c->timer < 0)
-        return nsbox_err_sys(err, "timerfd");
-    struct itimerspec its = {.it_value = {(time_t)t, (long)((t - (double)(time_t)t) * 1e9)}};
-    if (its.it_value.tv_sec == 0 && its.it_value.tv_nsec == 0)
-        its.it_value.tv_nsec = 1;
-    return timerfd_settime(c->timer, 0, &its, NULL) < 0 ? nsbox_err_sys(err, "timerfd") : 0;
-}
-
 /* The interpreter is gone or must go: why, into info and res. */
 static void lose(struct call *c, struct box *box, uint64_t oom_before)
 {
@@ -498,8 +435,8 @@ static void lose(struct call *c, struct box *box, uint64_t oom_before)
     if (killed)
         nsbox_proc_signal(p, SIGKILL, &ignored);
     nsbox_proc_wait(p, 2000, &ignored);
-    sink_drain(&c->out);
-    sink_drain(&c->err);
+    nsbox_sink_drain(&c->out);
+    nsbox_sink_drain(&c->err);
     uint64_t oom_after = 0;
     nsbox_cgroup_stats(&box->sb.cgroup, &oom_after, NULL);
     c->res->oom_killed = oom_after > oom_before;
@@ -592,14 +529,14 @@ static int run_cell(struct call *c, struct mcp_interp **slot, struct box *box, c
     nsbox_cgroup_stats(&box->sb.cgroup, &oom_before, NULL);
     int r = send_cell(c, code, err);
     if (r == 0)
-        r = start_timer(c, err);
+        r = nsbox_timer_start(c->eo->timeout_s, &c->timer, err);
     if (r == 0)
         r = loop(c, err);
     if (c->timer >= 0)
         close(c->timer);
     if (r == 0 && c->done != NULL && !c->protocol_error) {
-        sink_drain(&c->out);
-        sink_drain(&c->err);
+        nsbox_sink_drain(&c->out);
+        nsbox_sink_drain(&c->err);
         take_done(c);
         nsbox_cgroup_stats(&box->sb.cgroup, &(*slot)->ooms_seen, NULL);
     } else if (r == 0) {
@@ -626,8 +563,14 @@ int mcp_interp_run(struct mcp_interp **slot, struct box *box, enum mcp_interp_la
                      .eo = eo,
                      .res = res,
                      .info = info,
-                     .out = {.fd = (*slot)->proc.out, .limit = eo->output_cap ?: (1u << 20)},
-                     .err = {.fd = (*slot)->proc.err, .limit = eo->output_cap ?: (1u << 20)},
+                     .out = {.fd = (*slot)->proc.out,
+                             .forward = -1,
+                             .borrowed = true, /* the proc's: closed with it */
+                             .limit = eo->output_cap ?: (1u << 20)},
+                     .err = {.fd = (*slot)->proc.err,
+                             .forward = -1,
+                             .borrowed = true,
+                             .limit = eo->output_cap ?: (1u << 20)},
                      .id = (*slot)->next_id++,
                      .timer = -1};
     int r = run_cell(&c, slot, box, code, err);

@@ -1,30 +1,20 @@
-/* The protocol's entry: a session's life (init, drain, shutdown) and
- * mcp_session_handle, which parses a message, decides its era (era.c),
- * and hands it to its method (methods.c): a modern request to a method
- * of the modern era at once, a legacy one as its session's handshake
- * allows.  Protocol errors are JSON-RPC errors;
- * tool failures are isError results the model can act on. */
+/* The protocol's entry (dispatch.h): mcp_session_handle, which parses a
+ * message, decides its era (era.c), and hands it to its method
+ * (methods.c): a modern request to a method of the modern era at once, a
+ * legacy one as its session's handshake allows; and the session's end.
+ * Protocol errors are JSON-RPC errors; tool failures are isError results
+ * the model can act on. */
+#include "dispatch.h"
+
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
+#include "../call.h"
 #include "../jsonrpc.h"
 #include "../resources/resources.h"
 #include "../sandboxes.h"
 #include "../tasks/tasks.h"
 #include "request.h"
-
-void mcp_session_init(struct mcp_session *s, struct mcp_server *cfg)
-{
-    memset(s, 0, sizeof(*s));
-    s->cfg = cfg;
-    s->log_level = 3; /* warning */
-    for (size_t i = 0; i < MCP_MAX_CALLS; i++)
-        s->calls[i].cancel.fd = -1;
-    pthread_mutex_init(&s->lock, NULL);
-    pthread_cond_init(&s->idle, NULL);
-    pthread_cond_init(&s->released, NULL);
-}
 
 /* A modern request: stateless, served whatever the session's handshake. */
 static void dispatch_modern(struct mcp_req *rq, const struct mcp_method *m)
@@ -92,22 +82,6 @@ bool mcp_session_handle(struct mcp_session *s, const char *text, size_t len)
     dispatch(&rq);
     jsonrpc_msg_free(&m);
     return rq.id != NULL;
-}
-
-void mcp_session_drain(struct mcp_session *s, unsigned grace_ms)
-{
-    struct timespec until;
-    clock_gettime(CLOCK_REALTIME, &until);
-    until.tv_sec += grace_ms / 1000;
-    until.tv_nsec += (long)(grace_ms % 1000) * 1000000;
-    if (until.tv_nsec >= 1000000000) {
-        until.tv_sec++;
-        until.tv_nsec -= 1000000000;
-    }
-    pthread_mutex_lock(&s->lock);
-    while (s->n_running > 0 && pthread_cond_timedwait(&s->idle, &s->lock, &until) == 0)
-        ;
-    pthread_mutex_unlock(&s->lock);
 }
 
 void mcp_session_shutdown(struct mcp_session *s)

@@ -5,6 +5,7 @@
  * session.  Pure but for the session's lock (a legacy request's level). */
 #include <string.h>
 
+#include "../call.h"
 #include "../jsonrpc.h"
 #include "request.h"
 

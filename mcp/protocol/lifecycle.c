@@ -1,10 +1,9 @@
-/* The legacy lifecycle (initialize, ping, logging/setLevel), logging, and
- * the server's identity and capabilities (both eras). */
-#include <stdarg.h>
+/* The legacy lifecycle (initialize, ping, logging/setLevel) and the
+ * server's capabilities (both eras). */
 #include <stdio.h>
 #include <string.h>
 
-#include "../../common/log.h"
+#include "../call.h"
 #include "../jsonrpc.h"
 #include "../tasks/tasks.h"
 #include "request.h"
@@ -16,12 +15,6 @@ const char *const mcp_instructions =
     "calls, in /workspace). Results report exit status, output, "
     "time, memory, timeouts and out-of-memory kills.";
 
-json_t *mcp_server_info(void)
-{
-    return json_pack("{s:s,s:s,s:s}", "name", "nsbox", "title", "nsbox sandboxes", "version",
-                     "0.1.0");
-}
-
 json_t *mcp_server_capabilities(const struct mcp_req *rq)
 {
     /* tools never change while the server runs: no list_changed to send;
@@ -31,39 +24,6 @@ json_t *mcp_server_capabilities(const struct mcp_req *rq)
     /* Tasks: 2025-11-25's capabilities.tasks, 2026-07-28's extension. */
     mcp_tasks_capabilities(rq->era, rq->version, caps);
     return caps;
-}
-
-/* Sends notifications/message (via send_related when the request is
- * known, so HTTP puts it on that request's stream). */
-static void send_log(struct mcp_session *s, json_t *request_id, const char *level, const char *msg)
-{
-    json_t *n = jsonrpc_notification(
-        "notifications/message",
-        json_pack("{s:s,s:s,s:s}", "level", level, "logger", "nsbox", "data", msg));
-    if (request_id != NULL && s->send_related != NULL)
-        s->send_related(s, request_id, n);
-    else
-        s->send(s, n);
-}
-
-void mcp_call_log(struct mcp_session *s, const struct mcp_call *call, const char *level,
-                  const char *fmt, ...)
-{
-    char msg[1024];
-    va_list ap;
-    int idx = mcp_log_level_index(level);
-
-    va_start(ap, fmt);
-    vsnprintf(msg, sizeof(msg), fmt, ap);
-    va_end(ap);
-    nsbox_info("%s", msg);
-    /* A modern request without logLevel gets none (2026-07-28 "Logging":
-     * MUST NOT); a legacy call follows its session's logging/setLevel. */
-    bool wanted = call->log_level == MCP_LOG_SESSION
-                      ? s->initialized && idx >= s->log_level
-                      : call->log_level >= 0 && idx >= call->log_level;
-    if (wanted)
-        send_log(s, call->id, level, msg);
 }
 
 void mcp_handle_initialize(const struct mcp_req *rq)

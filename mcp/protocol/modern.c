@@ -10,11 +10,12 @@
  * session ends (mcp_listens_close: a completion result, the graceful
  * closure of "Subscriptions", then notifications/cancelled, which
  * "Cancellation" requires of a server that tears one down).  It needs the transport's send_related
- * (server.h), which puts the acknowledgment on the listen's own stream;
+ * (../session.h), which puts the acknowledgment on the listen's own stream;
  * without one listen is an unknown method, which "Subscriptions" allows a
  * server that declares no listChanged. */
 #include <string.h>
 
+#include "../call.h"
 #include "../jsonrpc.h"
 #include "request.h"
 

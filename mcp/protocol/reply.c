@@ -1,22 +1,21 @@
 /* Answering a request (request.h): responses shaped for the request's
  * era (resultType, serverInfo, caching hints), held copies of requests
- * for worker threads, the log levels. */
+ * for worker threads, the server's identity. */
 #include <stdlib.h>
 #include <string.h>
 
 #include "../jsonrpc.h"
 #include "request.h"
 
-const char *const mcp_log_levels[] = {"debug", "info",     "notice", "warning",
-                                      "error", "critical", "alert",  "emergency"};
-const size_t mcp_n_log_levels = sizeof(mcp_log_levels) / sizeof(mcp_log_levels[0]);
-
-int mcp_log_level_index(const char *name)
+json_t *mcp_server_info(void)
 {
-    for (size_t i = 0; name && i < mcp_n_log_levels; i++)
-        if (strcmp(mcp_log_levels[i], name) == 0)
-            return (int)i;
-    return -1;
+    return json_pack("{s:s,s:s,s:s}", "name", "nsbox", "title", "nsbox sandboxes", "version",
+                     "0.1.0");
+}
+
+int mcp_req_call_log_level(const struct mcp_req *rq)
+{
+    return rq->era == MCP_ERA_MODERN ? rq->log_level : MCP_LOG_SESSION;
 }
 
 /* A modern result: resultType (MCP 2026-07-28 "ResultType") and the

@@ -21,7 +21,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "../server.h"
+#include "../session.h"
 
 enum mcp_era {
     MCP_ERA_LEGACY, /* initialize-based: 2024-11-05 .. 2025-11-25 */
@@ -111,11 +111,13 @@ void mcp_req_release(struct mcp_req *rq);
  * revision has no such fields. */
 void mcp_cacheable(const struct mcp_req *rq, json_t *result, long ttl_ms, const char *scope);
 
-/* The syslog-style levels of notifications/message, lowest first. */
-extern const char *const mcp_log_levels[];
-extern const size_t mcp_n_log_levels;
-/* The index of a level name, or -1. */
-int mcp_log_level_index(const char *name);
+/* The level of notifications/message a call answering rq takes
+ * (struct mcp_call.log_level, ../call.h): a modern request's own, the
+ * session's (MCP_LOG_SESSION) for a legacy one. */
+int mcp_req_call_log_level(const struct mcp_req *rq);
+
+/* The server's identity, for initialize and modern results. */
+json_t *mcp_server_info(void);
 
 /* Which requests a method serves (mcp_method.flags). */
 enum {
@@ -146,24 +148,12 @@ void mcp_handle_tools_list(const struct mcp_req *rq);
 void mcp_handle_tools_call(const struct mcp_req *rq);
 /* notifications/cancelled (tools_call.c): cancels the call rq names. */
 void mcp_handle_cancelled(const struct mcp_req *rq);
-/* Marks c cancelled and fires its cancel: whatever it runs is killed, and
- * whatever it would start next refused; a subscriptions/listen ends at
- * once (its slot freed, no response).  s->lock held. */
-void mcp_call_cancel(struct mcp_call *c);
-/* Frees c's slot (s->lock held). */
-void mcp_call_release(struct mcp_call *c);
-/* Claims a free slot of rq's session for a call answering rq (s->lock
- * held): its id, progressToken, log level and a new cancel.  Returns the
- * slot, -1 when every slot is taken, -2 when out of file descriptors. */
-int mcp_call_claim(const struct mcp_req *rq);
 
 /* How long a client may keep tools/list and server/discover (ms): they
  * change only with the server's configuration, that is on a restart. */
 #define MCP_LIST_TTL_MS 300000L
 
-/* The server's identity (lifecycle.c), for initialize and modern results. */
-json_t *mcp_server_info(void);
-extern const char *const mcp_instructions;
+extern const char *const mcp_instructions; /* lifecycle.c */
 /* The ServerCapabilities nsbox declares to rq (new reference): the one
  * place both initialize and server/discover take them from (lifecycle.c).
  * A feature that adds a capability or an extension (capabilities.

@@ -1,6 +1,6 @@
 /* tools/list and tools/call: the tool table (../tools/tools.h) over the
  * protocol.  A call runs on a thread of its own, in a slot of the
- * session's calls (server.h) that cancellation finds it by.  A call that
+ * session's calls (../call.h) that cancellation finds it by.  A call that
  * runs as a task (../tasks/tasks.h) keeps its slot past its request; its
  * end goes to the task instead of a response. */
 #include <errno.h>
@@ -11,6 +11,7 @@
 #include "../../common/cleanup.h"
 #include "../../common/cleanup_json.h"
 #include "../../common/log.h"
+#include "../call.h"
 #include "../jsonrpc.h"
 #include "../resources/resources.h"
 #include "../tasks/tasks.h"
@@ -106,36 +107,6 @@ static json_t *tool_result(const struct mcp_req *rq, struct mcp_result *r)
     return res;
 }
 
-int mcp_call_claim(const struct mcp_req *rq)
-{
-    struct mcp_session *s = rq->s;
-    struct nsbox_err err;
-    struct nsbox_cancel cancel;
-    size_t slot = MCP_MAX_CALLS;
-
-    for (size_t i = 0; i < MCP_MAX_CALLS && slot == MCP_MAX_CALLS; i++)
-        if (s->calls[i].id == NULL)
-            slot = i;
-    if (slot == MCP_MAX_CALLS)
-        return -1;
-    if (nsbox_cancel_init(&cancel, &err) < 0)
-        return -2;
-    s->calls[slot] = (struct mcp_call){
-        .id = json_incref(rq->id),
-        .progress_token = json_incref(json_object_get(rq->meta, "progressToken")),
-        .cancel = cancel,
-        .log_level = rq->era == MCP_ERA_MODERN ? rq->log_level : MCP_LOG_SESSION};
-    return (int)slot;
-}
-
-void mcp_call_release(struct mcp_call *c)
-{
-    json_decref(c->id);
-    json_decref(c->progress_token);
-    nsbox_cancel_close(&c->cancel);
-    *c = (struct mcp_call){.cancel = {-1}};
-}
-
 static void job_free(struct call_job *job)
 {
     mcp_req_release(job->rq);
@@ -181,11 +152,7 @@ static void *call_thread(void *arg)
         mcp_reply(job->rq, res);
     } else
         json_decref(res);
-    pthread_mutex_lock(&s->lock);
-    mcp_call_release(&s->calls[job->slot]);
-    s->n_running--;
-    pthread_cond_broadcast(&s->idle);
-    pthread_mutex_unlock(&s->lock);
+    mcp_call_finish(s, c);
     job_free(job);
     return NULL;
 }
@@ -229,7 +196,7 @@ void mcp_handle_tools_call(const struct mcp_req *rq)
     }
     *job = (struct call_job){held, tool, args ? json_incref(args) : json_object(), 0, mode};
     pthread_mutex_lock(&s->lock);
-    int claimed = mcp_call_claim(rq);
+    int claimed = mcp_call_claim(s, rq->id, rq->meta, mcp_req_call_log_level(rq));
     if (claimed < 0) {
         pthread_mutex_unlock(&s->lock);
         job_free(job);
@@ -282,16 +249,6 @@ void mcp_handle_tools_call(const struct mcp_req *rq)
 static bool same_id(json_t *a, json_t *b)
 {
     return a != NULL && b != NULL && json_equal(a, b);
-}
-
-void mcp_call_cancel(struct mcp_call *c)
-{
-    if (c->listen) { /* no thread to come back: the subscription just ends */
-        mcp_call_release(c);
-        return;
-    }
-    c->cancelled = true;
-    nsbox_cancel_fire(&c->cancel);
 }
 
 void mcp_handle_cancelled(const struct mcp_req *rq)

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "../jsonrpc.h"
+#include "../sandbox.h"
 #include "resources.h"
 #include "uri.h"
 

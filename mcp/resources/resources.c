@@ -11,6 +11,7 @@
 #include "../../common/mime.h"
 #include "../../common/utf8.h"
 #include "../../runtime/files.h"
+#include "../call.h"
 #include "../jsonrpc.h"
 #include "../tools/args.h"
 #include "../tools/tools.h"
@@ -146,11 +147,7 @@ static void *read_thread(void *arg)
     pthread_mutex_unlock(&s->lock);
     if (!cancelled)
         answer(job, call);
-    pthread_mutex_lock(&s->lock);
-    mcp_call_release(call);
-    s->n_running--;
-    pthread_cond_broadcast(&s->idle);
-    pthread_mutex_unlock(&s->lock);
+    mcp_call_finish(s, call);
     mcp_req_release(job->rq);
     free(job);
     return NULL;
@@ -176,7 +173,8 @@ void mcp_handle_resources_read(const struct mcp_req *rq)
     }
     job->rq = mcp_req_hold(rq);
     pthread_mutex_lock(&s->lock);
-    int slot = job->rq != NULL ? mcp_call_claim(job->rq) : -1;
+    int slot = job->rq != NULL ? mcp_call_claim(s, rq->id, rq->meta, mcp_req_call_log_level(rq))
+                               : -1;
     if (slot >= 0) {
         job->slot = (size_t)slot;
         s->n_running++;

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <time.h>
 
+#include "../server.h"
 #include "internal.h"
 
 struct mcp_task_defer {

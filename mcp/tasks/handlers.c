@@ -4,7 +4,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../call.h"
 #include "../jsonrpc.h"
+#include "../server.h"
 #include "internal.h"
 
 static const char *const task_tools[] = {"execute_code", "run_command", "install_packages"};

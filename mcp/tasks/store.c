@@ -7,7 +7,9 @@
 #include <sys/random.h>
 #include <time.h>
 
+#include "../call.h"
 #include "../jsonrpc.h"
+#include "../server.h"
 #include "internal.h"
 
 static int64_t clock_ms(clockid_t id)

@@ -16,7 +16,9 @@
 #include <stddef.h>
 
 #include "../result.h"
+#include "../sandbox.h"
 #include "../server.h"
+#include "../session.h"
 
 #define MCP_OUTPUT_DIR "/tmp/nsbox-output"
 #define MCP_OUTPUT_KEEP 16

@@ -12,8 +12,11 @@
 #include <stdint.h>
 
 #include "../../common/err.h"
+#include "../call.h"
 #include "../result.h"
+#include "../sandbox.h"
 #include "../server.h"
+#include "../session.h"
 
 /* A tool: returns 0 with out filled (result.h), or -1 with err set to a
  * message the model can act on (it becomes the isError text). */

@@ -8,6 +8,7 @@
 
 #include "../../mcp/jsonrpc.h"
 #include "../../mcp/protocol/request.h"
+#include "../../mcp/server.h"
 
 static void drop(struct mcp_session *s, json_t *msg)
 {

@@ -1,7 +1,7 @@
 /* Unit tests for the protocol layer's pure parts (mcp/protocol/): the era
  * and per-request _meta checks of 2026-07-28 (era.c), the shaping of
  * results by era (reply.c: resultType, serverInfo, caching hints), the
- * per-call log level (lifecycle.c) and the x-mcp-header of the tool
+ * per-call log level (mcp/call.c) and the x-mcp-header of the tool
  * declarations (mcp/tools/schema.c).  Messages are caught by a send
  * callback instead of a transport. */
 #include "check.h"

@@ -1,4 +1,5 @@
-/* Creating, finding and destroying sandboxes (the host side).
+/* Creating a sandbox in namespaces: the namespaces backend of
+ * nsbox_sandbox_create (spawn.h; create.c picks it), the host side.
  *
  * From clone to exec, in order:
  *   parent: cgroup created with its limits; state dir (upper, work, merged)
@@ -14,8 +15,6 @@
  *           owner's control socket closes
  * Any failure in the child travels back over the CLOEXEC error pipe as a
  * struct nsbox_err, so the caller sees the real cause. */
-#include "sandbox.h"
-
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
@@ -29,11 +28,9 @@
 #include <sys/file.h>
 #include <sys/mount.h>
 #include <sys/prctl.h>
-#include <sys/random.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
-#include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -48,7 +45,9 @@
 #include "mounts.h"
 #include "net.h"
 #include "sanitizer.h"
+#include "sandbox.h"
 #include "seccomp.h"
+#include "spawn.h"
 #include "state.h"
 
 #ifndef CLONE_NEWTIME
@@ -64,13 +63,10 @@
 struct spawn {
     const struct nsbox_sandbox_config *cfg;
     struct nsbox_sandbox *sb;
-    int sync_r, sync_w; /* parent -> child: ids mapped, lower ready */
-    int err_r, err_w;   /* child -> parent: struct nsbox_err */
-    int ctl_child;      /* the child's end of the control socketpair */
-    int listen_fd;
-    int slot_fd;    /* root: holds the id range */
-    int disk_fd;    /* the child's: a tmpfs disk's root, kept by init */
-    int state_lock; /* the state directory, locked until its state is written */
+    struct spawn_fds fds; /* the error pipe, control socket, state lock (spawn.h) */
+    int sync_r, sync_w;   /* parent -> child: ids mapped, lower ready */
+    int slot_fd;          /* root: holds the id range */
+    int disk_fd;          /* the child's: a tmpfs disk's root, kept by init */
     /* The sanitizer build: where init reports (sanitizer.h). */
     NSBOX_SAN(int san_fd;)
     pid_t parent;
@@ -83,23 +79,6 @@ struct spawn {
     char ws_name[NAME_MAX + 1];
     char ws_base[PATH_MAX];
 };
-
-static void close_fd(int *fd)
-{
-    if (*fd >= 0)
-        close(*fd);
-    *fd = -1;
-}
-
-int nsbox_sandbox_random_id(char out[NSBOX_ID_LEN + 1], struct nsbox_err *err)
-{
-    unsigned char b[NSBOX_ID_LEN / 2];
-    if (getrandom(b, sizeof(b), 0) != (ssize_t)sizeof(b))
-        return nsbox_err_sys(err, "getrandom");
-    for (size_t i = 0; i < sizeof(b); i++)
-        snprintf(out + 2 * i, 3, "%02x", b[i]);
-    return 0;
-}
 
 _Static_assert(NSBOX_MAX_BINDS == NSBOX_MOUNT_MAX_BINDS, "one bound for binds");
 
@@ -284,26 +263,6 @@ static int child_setup(struct spawn *s, struct nsbox_err *err)
     return nsbox_seccomp_install(cfg->seccomp, err);
 }
 
-static int cmp_int(const void *a, const void *b)
-{
-    return *(const int *)a - *(const int *)b;
-}
-
-/* Closes every fd from 3 up except those in keep (-1 entries ignored). */
-void nsbox_close_all_but(int *keep, size_t n)
-{
-    unsigned int next = 3;
-    qsort(keep, n, sizeof(int), cmp_int);
-    for (size_t i = 0; i < n; i++) {
-        if (keep[i] < (int)next)
-            continue;
-        if ((unsigned int)keep[i] > next)
-            close_range(next, (unsigned int)keep[i] - 1, 0);
-        next = (unsigned int)keep[i] + 1;
-    }
-    close_range(next, ~0u, 0);
-}
-
 static _Noreturn void child_main(struct spawn *s)
 {
     struct nsbox_err err = {0};
@@ -314,25 +273,18 @@ static _Noreturn void child_main(struct spawn *s)
      * to its owner is the control socket: init leaves its loop when the
      * owner's end closes (the owner died, or let go), and a parent that
      * dies during setup shows up as EOF on the sync pipe. */
-    close_fd(&s->sync_w);
-    close_fd(&s->err_r);
+    nsbox_spawn_close_fd(&s->sync_w);
+    nsbox_spawn_close_fd(&s->fds.err_r);
     int r = child_setup(s, &err);
     /* Everything else nsbox had open stays outside: close_range over the
      * gaps between the few fds init keeps. */
-    int keep[] = {s->err_w,   s->ctl_child,    s->listen_fd,
-                  s->slot_fd, s->cfg->keep_fd, s->disk_fd NSBOX_SAN(, s->san_fd)};
+    int keep[] = {s->fds.err_w, s->fds.ctl_child, s->fds.listen_fd,
+                  s->slot_fd,   s->cfg->keep_fd,  s->disk_fd NSBOX_SAN(, s->san_fd)};
     nsbox_close_all_but(keep, sizeof(keep) / sizeof(keep[0]));
-    if (write(s->err_w, &err, sizeof(err)) != (ssize_t)sizeof(err) || r < 0)
-        _exit(1);
-    close(s->err_w);
-    int nul = open("/dev/null", O_RDWR | O_CLOEXEC);
-    if (nul >= 0) {
-        dup2(nul, 0), dup2(nul, 1), dup2(nul, 2);
-        close(nul);
-    }
+    nsbox_spawn_child_ready(s->fds.err_w, &err, r == 0);
     struct nsbox_init_config ic = {
-        .ctl_fd = s->ctl_child,
-        .listen_fd = s->listen_fd,
+        .ctl_fd = s->fds.ctl_child,
+        .listen_fd = s->fds.listen_fd,
         .disk_fd = s->disk_fd NSBOX_SAN(, .rlimit_as = s->sb->cgroup.kind == NSBOX_CGROUP_NONE
                                                            ? s->cfg->limits.memory_bytes
                                                            : 0)};
@@ -464,60 +416,6 @@ static int claim_range(const char *state_root, uint32_t *base, struct nsbox_err 
     return nsbox_err_set(err, EAGAIN, "no free id range for another sandbox");
 }
 
-/* The state directory appears under its id already locked (the lock that
- * removal takes, lifecycle.c): made under another name, locked, renamed.
- * Until the state is written, a sandbox looks dead to the gc of every
- * other nsbox on the store, which removed it mid-creation; now gc finds it
- * busy and leaves it.  *lock is held until then (spawn_close). */
-int nsbox_sandbox_make_state_dir(struct nsbox_sandbox *sb, const char *state_root, bool root,
-                                 uint32_t base, int *lock, struct nsbox_err *err)
-{
-    static const char *const subdirs[] = {"upper", "work", "merged", "lower", "ws", "disk", "etc"};
-    char path[PATH_MAX + 16];
-
-    snprintf(sb->state_dir, sizeof(sb->state_dir), "%s/%s", state_root, sb->id);
-    snprintf(path, sizeof(path), "%s/.new-%s", state_root, sb->id);
-    if (mkdir(path, 0700) < 0)
-        return nsbox_err_sys(err, "cannot create %s", path);
-    *lock = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-    if (*lock < 0 || flock(*lock, LOCK_EX) < 0 ||
-        renameat2(AT_FDCWD, path, AT_FDCWD, sb->state_dir, RENAME_NOREPLACE) < 0) {
-        nsbox_err_sys(err, "cannot create %s", sb->state_dir);
-        rmdir(path);
-        return -1;
-    }
-    for (size_t i = 0; i < sizeof(subdirs) / sizeof(subdirs[0]); i++) {
-        snprintf(path, sizeof(path), "%s/%s", sb->state_dir, subdirs[i]);
-        if (mkdir(path, 0755) < 0)
-            return nsbox_err_sys(err, "cannot create %s", path);
-        /* The sandbox's root owns its writable layer. */
-        if (root && i < 2 && chown(path, base, base) < 0)
-            return nsbox_err_sys(err, "cannot chown %s", path);
-    }
-    /* Reachable by the sandbox's root for the overlay's upper/work. */
-    if (root && chmod(sb->state_dir, 0711) < 0)
-        return nsbox_err_sys(err, "cannot chmod %s", sb->state_dir);
-    return 0;
-}
-
-int nsbox_sandbox_listen_socket(const char *state_dir, struct nsbox_err *err)
-{
-    struct sockaddr_un sa = {.sun_family = AF_UNIX};
-    /* Through a directory fd: state paths may exceed sun_path's 108 bytes. */
-    _cleanup_close_ int dfd = open(state_dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
-    if (dfd < 0)
-        return nsbox_err_sys(err, "cannot open %s", state_dir);
-    snprintf(sa.sun_path, sizeof(sa.sun_path), "/proc/self/fd/%d/ctl.sock", dfd);
-    int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
-    if (fd < 0)
-        return nsbox_err_sys(err, "socket");
-    if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 || listen(fd, 16) < 0) {
-        close(fd);
-        return nsbox_err_sys(err, "cannot listen on %s/ctl.sock", state_dir);
-    }
-    return fd;
-}
-
 static int limits_setup(const struct nsbox_sandbox_config *cfg, struct nsbox_sandbox *sb,
                         struct nsbox_err *err)
 {
@@ -551,28 +449,19 @@ static int limits_setup(const struct nsbox_sandbox_config *cfg, struct nsbox_san
 
 static void spawn_close(struct spawn *s)
 {
-    close_fd(&s->sync_r), close_fd(&s->sync_w), close_fd(&s->err_r), close_fd(&s->err_w);
-    close_fd(&s->ctl_child), close_fd(&s->listen_fd), close_fd(&s->slot_fd);
-    close_fd(&s->state_lock);
+    nsbox_spawn_close_fd(&s->sync_r), nsbox_spawn_close_fd(&s->sync_w);
+    nsbox_spawn_close_fd(&s->slot_fd);
+    nsbox_spawn_fds_close(&s->fds);
 }
 
 static int spawn_fds(struct spawn *s, struct nsbox_err *err)
 {
-    int p[2], sp[2];
+    int p[2];
 
     if (pipe2(p, O_CLOEXEC) < 0)
         return nsbox_err_sys(err, "pipe");
     s->sync_r = p[0], s->sync_w = p[1];
-    if (pipe2(p, O_CLOEXEC) < 0)
-        return nsbox_err_sys(err, "pipe");
-    s->err_r = p[0], s->err_w = p[1];
-    if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sp) < 0)
-        return nsbox_err_sys(err, "socketpair");
-    s->sb->ctl = sp[0];
-    s->ctl_child = sp[1];
-    if (s->cfg->detach && (s->listen_fd = nsbox_sandbox_listen_socket(s->sb->state_dir, err)) < 0)
-        return -1;
-    return 0;
+    return nsbox_spawn_fds_open(&s->fds, s->sb, s->cfg->detach, err);
 }
 
 /* Runs in the helper.  On cgroup v2, clone3(CLONE_INTO_CGROUP) (Linux 5.7)
@@ -661,7 +550,6 @@ static int start_child(struct spawn *s, uint32_t base, struct nsbox_err *err)
 {
     const int flags = CLONE_NEWUSER | CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS |
                       SIGCHLD;
-    struct nsbox_err cerr = {0};
     char go = 1;
 
     s->parent = getpid();
@@ -673,21 +561,15 @@ static int start_child(struct spawn *s, uint32_t base, struct nsbox_err *err)
         return nsbox_err_sys(err, "cannot create the sandbox's namespaces (see `nsbox doctor`)");
     s->sb->pid = pid;
     s->sb->pidfd = nsbox_pidfd_open(pid, 0);
-    close_fd(&s->err_w);
-    close_fd(&s->sync_r);
-    close_fd(&s->ctl_child);
+    nsbox_spawn_close_fd(&s->fds.err_w);
+    nsbox_spawn_close_fd(&s->sync_r);
+    nsbox_spawn_close_fd(&s->fds.ctl_child);
     int r = map_and_place(s, pid, base, placed, err);
     if (r == 0 && write(s->sync_w, &go, 1) != 1)
         r = nsbox_err_sys(err, "cannot signal the sandbox");
-    close_fd(&s->sync_w);
-    ssize_t n = r == 0 ? read(s->err_r, &cerr, sizeof(cerr)) : 0;
-    if (r == 0 && (n != (ssize_t)sizeof(cerr) || cerr.msg[0] != '\0')) {
-        if (n == (ssize_t)sizeof(cerr))
-            *err = cerr;
-        else
-            nsbox_err_set(err, EIO, "the sandbox died during setup");
-        r = -1;
-    }
+    nsbox_spawn_close_fd(&s->sync_w);
+    if (r == 0)
+        r = nsbox_spawn_await(s->fds.err_r, err);
     if (s->cfg->rootless_map == NULL)
         unmount_points(s);
     return r;
@@ -718,40 +600,24 @@ static void undo_create(struct nsbox_sandbox *sb, const struct nsbox_sandbox_con
         waitpid(sb->pid, NULL, 0);
     }
     nsbox_cgroup_destroy(&sb->cgroup, &ignored);
-    close_fd(&sb->ctl);
-    close_fd(&sb->pidfd);
+    nsbox_spawn_close_fd(&sb->ctl);
+    nsbox_spawn_close_fd(&sb->pidfd);
     if (sb->state_dir[0] != '\0')
         nsbox_sandbox_destroy(sb, &ignored);
 }
 
-int nsbox_sandbox_create(const struct nsbox_sandbox_config *cfg, struct nsbox_sandbox *out,
-                         struct nsbox_err *err)
+int nsbox_namespaces_create(const struct nsbox_sandbox_config *cfg, struct nsbox_sandbox *out,
+                            struct nsbox_err *err)
 {
     struct spawn s = {.cfg = cfg,
                       .sb = out,
+                      .fds = SPAWN_FDS_NONE,
                       .sync_r = -1,
                       .sync_w = -1,
-                      .err_r = -1,
-                      .err_w = -1,
-                      .ctl_child = -1,
-                      .listen_fd = -1,
                       .slot_fd = -1,
-                      .disk_fd = -1,
-                      .state_lock = -1 NSBOX_SAN(, .san_fd = -1)};
+                      .disk_fd = -1 NSBOX_SAN(, .san_fd = -1)};
     uint32_t base = 0;
 
-    memset(out, 0, sizeof(*out));
-    out->ctl = out->pidfd = out->disk.fd = -1;
-    out->rootless = cfg->rootless_map != NULL;
-    if (out->rootless)
-        out->idmap = *cfg->rootless_map;
-    /* For the state file: where a run's files live (nsbox_changes_take). */
-    snprintf(out->workdir, sizeof(out->workdir), "%s", cfg->workdir ? cfg->workdir : "");
-    snprintf(out->workspace, sizeof(out->workspace), "%s", cfg->workspace ? cfg->workspace : "");
-    if (cfg->seccomp == NULL)
-        return nsbox_err_set(err, EINVAL, "a sandbox needs a seccomp profile");
-    if (cfg->isolation == NSBOX_ISOLATION_LANDLOCK)
-        return nsbox_landlock_sandbox_create(cfg, out, err);
     if (nsbox_sandbox_random_id(out->id, err) < 0 || nsbox_mkdir_p(cfg->state_root, 0700, err) < 0)
         return -1;
     if (!out->rootless && (s.slot_fd = claim_range(cfg->state_root, &base, err)) < 0)
@@ -760,8 +626,8 @@ int nsbox_sandbox_create(const struct nsbox_sandbox_config *cfg, struct nsbox_sa
         snprintf(s.lower, sizeof(s.lower), "%s", cfg->rootfs);
     if (cfg->n_binds > NSBOX_MAX_BINDS)
         return nsbox_err_set(err, EINVAL, "at most %d binds", NSBOX_MAX_BINDS);
-    int r = nsbox_sandbox_make_state_dir(out, cfg->state_root, !out->rootless, base, &s.state_lock,
-                                         err);
+    int r = nsbox_sandbox_make_state_dir(out, cfg->state_root, !out->rootless, base,
+                                         &s.fds.state_lock, err);
     if (r == 0 && !out->rootless)
         r = nsbox_binds_make_points(cfg, out->state_dir, err);
     if (r == 0 && !out->rootless)

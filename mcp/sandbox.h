@@ -1,0 +1,34 @@
+/* The record of a sandbox the server made: the box (boxes/box.h: the
+ * runtime handle, image, env, user, lease, workspace, limits) and the
+ * server's own bookkeeping.  pool.c makes and frees records, sandboxes.h
+ * says who may use one and when; no functions live here. */
+#ifndef NSBOX_MCP_SANDBOX_H
+#define NSBOX_MCP_SANDBOX_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <time.h>
+
+#include "../boxes/box.h"
+#include "interp/interp.h"
+#include "node.h"
+
+/* A sandbox this session created (or the spare, in no session yet). */
+struct mcp_sandbox {
+    struct box box;
+    /* Its id as clients see it: "NODE.<hex>" with --node-id (node.h),
+     * else box.sb.id; the runtime's own id stays box.sb.id. */
+    char id[MCP_ID_MAX + 1];
+    bool one_shot;
+    /* Its persistent interpreters (mcp/interp/interp.h), by language;
+     * used under exec_lock. */
+    struct mcp_interp *interp[MCP_INTERP_N];
+    pthread_mutex_t exec_lock; /* one command at a time on its socket */
+    /* Ownership (sandboxes.h), under the session's lock. */
+    unsigned refs;    /* calls holding it */
+    bool stopping;    /* out of the list; freed once refs is 0 */
+    time_t last_used; /* CLOCK_MONOTONIC seconds: made, or last let go of */
+    struct mcp_sandbox *next;
+};
+
+#endif
