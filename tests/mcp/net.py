@@ -11,7 +11,9 @@ tools that can grant network only when there is a ceiling.  Run as root
 and rootless.  Environment: NSBOX, NSBOX_STORE, SUITE (default mcp_net)."""
 import http.server, os, threading
 
-from stdio_client import Server, finish, result
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+from nsbox_test import finish, result  # noqa: E402
+from stdio_client import Server  # noqa: E402
 
 STORE = os.environ["NSBOX_STORE"]
 os.environ.setdefault("SUITE", "mcp_net")

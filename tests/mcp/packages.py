@@ -15,7 +15,9 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(__file__))
-from stdio_client import Server, result, finish  # noqa: E402
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+from nsbox_test import finish, result  # noqa: E402
+from stdio_client import Server  # noqa: E402
 
 E = os.environ
 PRE = E.get("PREFIX", "")

@@ -27,7 +27,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(HERE, "..", "lib"))
 import mcphttp  # noqa: E402
-from stdio_client import Server, finish, result  # noqa: E402
+from nsbox_test import finish, result  # noqa: E402
+from stdio_client import Server  # noqa: E402
 
 E = os.environ
 IMAGE = E["IMAGE"]
