@@ -97,7 +97,9 @@ class Reporter:
         _print(f"SKIP: {self.name(name)}: {one_line(why, self.width)}")
 
     def note(self, text):
-        _print(f"# {one_line(text, 4 * self.width)}")
+        """A `# ` line: text with its newlines folded (its spacing kept:
+        notes align columns), never cut."""
+        _print("# " + " ".join(str(text).splitlines()))
 
     def result(self, name, ok, why=""):
         """PASS when ok, else FAIL with why."""
