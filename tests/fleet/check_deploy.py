@@ -27,9 +27,9 @@ import sys
 import yaml
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
-import nsbox_test as t  # noqa: E402
+import nsbox_test as nt  # noqa: E402
 
-t.configure(default_suite="fleet", prefix="deploy_")
+nt.configure(default_suite="fleet", prefix="deploy_")
 
 ROOT = sys.argv[1]
 
@@ -67,13 +67,13 @@ SERVERS = re.findall(r'^\s*server (\S+) "\$\{(NSBOX_\d+)-([^}]*)\}"', CFG, re.M)
 docs = {}
 
 
-@t.test("router_yaml_generated")
+@nt.test("router_yaml_generated")
 def _():
     if read("deploy/kubernetes/router.yaml") != router_yaml():
         return "router.yaml is stale: run tests/fleet/check_deploy.py . --write"
 
 
-@t.test("yaml_parses")
+@nt.test("yaml_parses")
 def _():
     for f in ("nsbox.yaml", "router.yaml"):
         docs[f] = [d for d in yaml.safe_load_all(read("deploy/kubernetes/" + f)) if d]
@@ -82,14 +82,14 @@ def _():
         return f"unexpected objects: {kinds}"
 
 
-@t.test("configmap_is_haproxy_cfg")
+@nt.test("configmap_is_haproxy_cfg")
 def _():
     cm = by_kind(docs["router.yaml"], "ConfigMap")
     if cm["data"]["haproxy.cfg"] != CFG:
         return "the ConfigMap's haproxy.cfg differs from deploy/haproxy/haproxy.cfg"
 
 
-@t.test("servers_are_the_pods")
+@nt.test("servers_are_the_pods")
 def _():
     sts = by_kind(docs["nsbox.yaml"], "StatefulSet")
     svc = by_kind(docs["nsbox.yaml"], "Service", sts["spec"]["serviceName"])
@@ -110,7 +110,7 @@ def _():
         return f"the pod does not listen on {port}: {ctr['ports']} {ctr['command']}"
 
 
-@t.test("pod_spec")
+@nt.test("pod_spec")
 def _():
     sts = by_kind(docs["nsbox.yaml"], "StatefulSet")
     pod = sts["spec"]["template"]["spec"]
@@ -139,7 +139,7 @@ def _():
         return f"seccomp profile {prof} is not in deploy/seccomp/"
 
 
-@t.test("haproxy_checks_readyz")
+@nt.test("haproxy_checks_readyz")
 def _():
     for f in ("haproxy.cfg", "haproxy-stick.cfg"):
         text = read("deploy/haproxy/" + f)
@@ -149,7 +149,7 @@ def _():
             return f"{f} does not name the server in X-Nsbox-Server (tests/fleet/ rely on it)"
 
 
-@t.test("systemd_units")
+@nt.test("systemd_units")
 def _():
     for f in ("nsbox.service", "nsbox-user.service"):
         text = read("deploy/systemd/" + f)
@@ -162,4 +162,4 @@ def _():
         return "nsbox-user.service lacks Delegate=yes"
 
 
-t.finish()
+nt.finish()

@@ -40,9 +40,9 @@ import sys
 # First: an exception from here on (an import too; setup's are a FAIL of
 # their own) is hostile/egress/harness, status 2.
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
-import nsbox_test as t  # noqa: E402
+import nsbox_test as nt  # noqa: E402
 
-t.configure(suite="hostile/egress", width=900)
+nt.configure(suite="hostile/egress", width=900)
 
 import json  # noqa: E402
 import re  # noqa: E402
@@ -790,7 +790,7 @@ def main():
     except Exception as e:  # noqa: BLE001
         import traceback
         traceback.print_exc()
-        t.fail("setup", repr(e))
+        nt.fail("setup", repr(e))
         sys.exit(1)
     print(f"# egress: ports {json.dumps(P)}", flush=True)
     # The positive control of no_broker_left: its pattern is seen to match
@@ -816,15 +816,15 @@ def main():
                 ok, why = fn(front)
             except Exception as e:  # noqa: BLE001
                 ok, why = False, f"raised {e!r}"
-            t.result(full, ok, why)
+            nt.result(full, ok, why)
         print(f"# egress/{mode}: {time.time() - t0:.1f} s", flush=True)
     gone, left = brokers_gone()
     if ONLY.pattern:
-        t.result("no_broker_left", gone, left)
+        nt.result("no_broker_left", gone, left)
     else:
-        t.result("no_broker_left", gone and len(seen) == 2,
+        nt.result("no_broker_left", gone and len(seen) == 2,
                  left or f"a broker was seen running for {len(seen)} of the 2 stores: the check matches nothing")
-    t.finish()
+    nt.finish()
 
 
 def brokers_gone():

@@ -28,9 +28,9 @@ import sys
 
 # First: an exception from here on (an import too) is hostile/harness.
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
-import nsbox_test as t  # noqa: E402
+import nsbox_test as nt  # noqa: E402
 
-t.configure(suite="hostile")
+nt.configure(suite="hostile")
 
 import hashlib  # noqa: E402
 import json  # noqa: E402
@@ -346,7 +346,7 @@ def case(front, name, fn):
     if ok and name in FIGURES:
         # the attacker's and the victim's counts, for docs and the log
         print(f"# {full}: {json.dumps(why)[:300]}", flush=True)
-    t.result(full, ok, why)
+    nt.result(full, ok, why)
 
 
 # Cases whose counts (iterations, exchanges, scans) are worth printing.
@@ -968,10 +968,10 @@ def main():
             "nsbox_binaries_unchanged": (all(sha256(p) == h for p, h in hashes.items()), "hash changed"),
         }
         for name in CANARIES:
-            t.result(f"canary/{name}", *canary[name])
+            nt.result(f"canary/{name}", *canary[name])
     left = sandboxed_processes()
-    t.result("canary/no_sandbox_process_left", not left, left)
-    t.finish()
+    nt.result("canary/no_sandbox_process_left", not left, left)
+    nt.finish()
 
 
 if __name__ == "__main__":

@@ -20,12 +20,15 @@ import sys
 import tempfile
 import time
 
-SUITE = os.environ.get("SUITE", "interp_drivers")
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+import nsbox_test as nt  # noqa: E402
+
+nt.configure(default_suite="interp_drivers")
+
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 DRIVERS = os.path.join(ROOT, "mcp", "interp", "drivers")
 PYTHON = os.environ.get("DRIVER_PYTHON") or ("/usr/bin/python3" if os.path.exists("/usr/bin/python3") else "python3")
 NODE = os.environ.get("DRIVER_NODE") or shutil.which("node") or "node"
-failures = 0
 py_prefix = "py"
 
 
@@ -38,14 +41,11 @@ def driver_env(**changes):
 
 
 def report(name, ok, reason=""):
-    global failures
-    if name.startswith("py/"):  # python_tests names its interpreter
+    """nt.result, with python_tests's py/NAME named after its interpreter
+    (py_prefix: py, py_extra1...)."""
+    if name.startswith("py/"):
         name = py_prefix + name[2:]
-    if ok:
-        print("PASS: %s/%s" % (SUITE, name), flush=True)
-    else:
-        failures += 1
-        print("FAIL: %s/%s: %s" % (SUITE, name, reason.replace("\n", "\\n")[:600]), flush=True)
+    nt.result(name, ok, reason)
 
 
 class Driver:
@@ -481,7 +481,7 @@ def main():
             measure(work)
     finally:
         shutil.rmtree(work, ignore_errors=True)
-    sys.exit(1 if failures else 0)
+    nt.finish()
 
 
 if __name__ == "__main__":

@@ -20,19 +20,19 @@ file:line in function)` and exit status 2, never a traceback that exits
 in silence.
 
     sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
-    import nsbox_test as t          # or: from nsbox_test import ...
+    import nsbox_test as nt   # (nt: tests use t for their own values)
 
-    t.configure(default_suite="mcp_http", prefix="sse_raw_")   # optional
-    t.pass_("name"); t.fail("name", why); t.skip("name", why); t.note(text)
-    t.result("name", ok, why)       # PASS when ok, else FAIL: why
-    t.report("name", why)           # PASS when why is None, else FAIL: why
+    nt.configure(default_suite="mcp_http", prefix="sse_raw_")   # optional
+    nt.pass_("name"); nt.fail("name", why); nt.skip("name", why); nt.note(text)
+    nt.result("name", ok, why)    # PASS when ok, else FAIL: why
+    nt.report("name", why)        # PASS when why is None, else FAIL: why
 
-    @t.test("name")                 # runs now: returns None (PASS) or a
-    def _(): ...                    # reason (FAIL); an exception is a FAIL
+    @nt.test("name")              # runs at once: returns None (PASS) or
+    def _(): ...                  # a reason (FAIL); an exception is a FAIL
 
-    t.run("name", fn)               # PASS unless fn raises (t.ok(cond, why)
-                                    # raises t.Check(why))
-    t.finish()
+    nt.run("name", fn)            # PASS unless fn raises (nt.ok(cond, why)
+                                  # raises nt.Check(why), the FAIL reason)
+    nt.finish()
 
 A program that reports under two prefixes makes a Reporter for each
 (Reporter(prefix=...)); every reporter counts into the same failures()."""

@@ -24,9 +24,9 @@ import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
 import mcphttp  # noqa: E402
-import nsbox_test as t  # noqa: E402
+import nsbox_test as nt  # noqa: E402
 
-t.configure(default_suite="mcp_ownership")
+nt.configure(default_suite="mcp_ownership")
 
 NSBOX = os.environ.get("NSBOX") or os.path.join(os.path.dirname(__file__), "..", "..", "build", "nsbox")
 ROUNDS = int(os.environ.get("OWNERSHIP_ROUNDS", "12"))
@@ -388,8 +388,8 @@ with open(os.path.join(HOSTDIR, "in.txt"), "w") as f:
 with open(os.path.join(HOSTDIR, "big.bin"), "wb") as f:
     f.write(os.urandom(1 << 20) * 15)
 
-t.test("stdio/stop_races_every_tool")(stdio_rounds)
-t.test("stdio/eof_while_calls_run")(stdio_eof)
-t.test("stdio/cancel_stops_copy_in")(cancel_copy_in)
-t.test("http/stop_races_every_tool_and_delete")(http_rounds)
-t.finish()
+nt.test("stdio/stop_races_every_tool")(stdio_rounds)
+nt.test("stdio/eof_while_calls_run")(stdio_eof)
+nt.test("stdio/cancel_stops_copy_in")(cancel_copy_in)
+nt.test("http/stop_races_every_tool_and_delete")(http_rounds)
+nt.finish()
