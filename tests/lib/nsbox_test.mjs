@@ -55,20 +55,25 @@ export class Reporter {
 		this.suite = suite || process.env.SUITE || defaultSuite;
 		this.prefix = prefix;
 		this.width = width;
+		/** The names this reporter printed a line for. */
+		this.seen = new Set();
 	}
 	name(name) {
 		return `${this.suite}/${this.prefix}${name}`;
 	}
 	pass(name) {
+		this.seen.add(name);
 		console.log(`PASS: ${this.name(name)}`);
 	}
 	fail(name, why) {
+		this.seen.add(name);
 		nfail++;
 		console.log(`FAIL: ${this.name(name)}: ${oneLine(why, this.width)}`);
 	}
 	/** A test that cannot run here: allowed only where tests/skips.allow
 	 *  lists SUITE/name (tests/run.sh fails it otherwise); never a PASS. */
 	skip(name, why) {
+		this.seen.add(name);
 		console.log(`SKIP: ${this.name(name)}: ${oneLine(why, this.width)}`);
 	}
 	/** A `# ` line: its newlines folded, its spacing kept, never cut. */
