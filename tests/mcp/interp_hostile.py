@@ -16,6 +16,7 @@ import os
 import re
 import queue
 import threading
+import sys
 import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))

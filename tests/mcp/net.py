@@ -9,7 +9,7 @@ sandbox with network carrying `network` (allowed and refused attempts),
 a one-shot sandbox given network never reused, and openWorldHint on the
 tools that can grant network only when there is a ceiling.  Run as root
 and rootless.  Environment: NSBOX, NSBOX_STORE, SUITE (default mcp_net)."""
-import http.server, os, threading
+import http.server, os, sys, threading
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
 from nsbox_test import finish, result  # noqa: E402
