@@ -28,14 +28,16 @@ rc=$?
 [ $rc -le 1 ] || fail py "exited $rc without finishing"
 finish'
 # The test libraries (tests/lib/nsbox_test.py, .mjs): an exception outside
-# any test is a FAIL named SUITE/harness and exit status 2.
+# any test is a FAIL named SUITE/harness and exit status 2.  (The planted
+# lib.sh's ROOT is the planted directory: the libraries' real path is
+# written into the suite.)
 plant pylib 'env SUITE="$SUITE" python3 -c "
 import sys
 sys.path.insert(0, sys.argv[1])
 import nsbox_test as nt
 nt.pass_(\"case1\")
 raise OSError(\"outside any case\")
-nt.pass_(\"case2\")" "$ROOT/tests/lib"
+nt.pass_(\"case2\")" '"'$ROOT/tests/lib'"'
 rc=$?
 [ $rc = 2 ] && pass status_2 || fail status_2 "python exited $rc"
 finish'
@@ -43,7 +45,7 @@ plant jslib 'env SUITE="$SUITE" node --input-type=module -e "
 const nt = await import(process.argv[1]);
 nt.pass(\"case1\");
 throw new Error(\"outside any case\");
-nt.pass(\"case2\");" "$ROOT/tests/lib/nsbox_test.mjs"
+nt.pass(\"case2\");" '"'$ROOT/tests/lib/nsbox_test.mjs'"'
 rc=$?
 [ $rc = 2 ] && pass status_2 || fail status_2 "node exited $rc"
 finish'
