@@ -21,7 +21,6 @@
 #include <sys/ptrace.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -354,7 +353,7 @@ static void leak_check(bool fatal)
     if (!tracer_can_start())
         return;
     /* pid 0 is no process: ESRCH once seccomp let the call through. */
-    if (syscall(SYS_ptrace, PTRACE_ATTACH, 0, 0, 0) == 0 || errno != ESRCH)
+    if (ptrace(PTRACE_ATTACH, 0, 0, 0) == 0 || errno != ESRCH)
         return;
     /* The tracer, a clone with this process's credentials, reads
      * /proc/PID/task (hidepid=invisible: a ptrace check with its

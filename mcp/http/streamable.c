@@ -60,7 +60,8 @@ static const char *id_running(struct http_session *hs, json_t *id)
     const char *why = NULL;
     pthread_mutex_lock(&hs->s.lock);
     for (size_t i = 0; i < MCP_MAX_CALLS; i++)
-        if (hs->s.calls[i].id != NULL && json_equal(hs->s.calls[i].id, id))
+        if (hs->s.calls[i].id != NULL && !hs->s.calls[i].answered &&
+            json_equal(hs->s.calls[i].id, id))
             why = "a request with this id is still running in this session";
     pthread_mutex_unlock(&hs->s.lock);
     return why;

@@ -375,7 +375,8 @@ static void cancel_call(struct http_stream *st)
     struct mcp_session *s = &st->hs->s;
     pthread_mutex_lock(&s->lock);
     for (size_t i = 0; i < MCP_MAX_CALLS; i++)
-        if (s->calls[i].id != NULL && json_equal(s->calls[i].id, st->request_id)) {
+        if (s->calls[i].id != NULL && !s->calls[i].answered &&
+            json_equal(s->calls[i].id, st->request_id)) {
             nsbox_info("MCP: the client closed the stream of a running call: cancelling it");
             mcp_call_cancel(&s->calls[i]);
         }

@@ -171,9 +171,15 @@ static void *call_thread(void *arg)
     json_t *res = r == 0 ? tool_result(job->rq, &out) : tool_error(err.msg);
     if (task != NULL)
         mcp_task_end(s, task, res, NULL);
-    else if (!cancelled)
+    else if (!cancelled) {
+        /* The id is free for the client's next request as soon as it can
+         * see this response (http/streamable.c, id_running): the slot
+         * stays taken until the release below. */
+        pthread_mutex_lock(&s->lock);
+        c->answered = true;
+        pthread_mutex_unlock(&s->lock);
         mcp_reply(job->rq, res);
-    else
+    } else
         json_decref(res);
     pthread_mutex_lock(&s->lock);
     mcp_call_release(&s->calls[job->slot]);

@@ -462,6 +462,20 @@ def cancel_tests():
         s.done.wait(10)
         return expect(r, 400, "a second request with a running id")
 
+    # The positive side: an id is the client's again once its response
+    # came.  A client that numbers every request 1 (the response read
+    # before the next request goes out) must never be told the id is still
+    # running: the server freed the id only after sending the response,
+    # and under load the next request came first (drain's
+    # wrong_prefix_sandbox_id_unknown, 2026-11-29).
+    @test("answered_id_reusable_at_once")
+    def _():
+        for i in range(300):
+            r, resp = rpc(sid, "tools/call", {"name": "sandbox_list", "arguments": {}}, rid=602)
+            if r.status != 200 or resp is None or "result" not in resp:
+                return f"call {i + 1} of 300 with id 602: {r}"
+        return None
+
     delete(sid)
 
 

@@ -181,8 +181,8 @@ fi
 
 # ---- the VM: sysctls on Debian 12's kernel, then Debian 11's 5.10 --------------
 mkdir -p "$T/disk"
-"$VMBIN" --store "$T/disk/root" pull --quiet "$BB" >/dev/null || { fail setup "pull"; finish; }
-img=$("$VMBIN" --store "$T/disk/root" images --json | python3 -c 'import json,sys; print(json.load(sys.stdin)[0]["digest"][7:19])')
+"$NSBOX" --store "$T/disk/root" pull --quiet "$BB" >/dev/null || { fail setup "pull"; finish; }
+img=$("$NSBOX" --store "$T/disk/root" images --json | python3 -c 'import json,sys; print(json.load(sys.stdin)[0]["digest"][7:19])')
 cp -a "$T/disk/root" "$T/disk/tester"
 rm -rf "$T/disk/tester/sandboxes" "$T/disk/tester/cache"
 chown -R 1000:1000 "$T/disk/tester"
