@@ -468,7 +468,7 @@ def cancel_tests():
     # running: the server freed the id only after sending the response,
     # and under load the next request came first (drain's
     # wrong_prefix_sandbox_id_unknown, 2026-11-29).
-    @test("answered_id_reusable_at_once")
+    @nt.test("answered_id_reusable_at_once")
     def _():
         for i in range(300):
             r, resp = rpc(sid, "tools/call", {"name": "sandbox_list", "arguments": {}}, rid=602)
