@@ -8,7 +8,7 @@
 // CLIENT names adapters/CLIENT.mjs; a CONFIG is one of its transports
 // (stdio, http, sse) or a variant of one (http-2025: the same transport with
 // an older protocol pinned).  For each config, cases in this order, one line
-// each (tests/lib/report.mjs), named clients/CLIENT-CONFIG/CASE:
+// each (tests/lib/nsbox_test.mjs), named clients/CLIENT-CONFIG/CASE:
 //   tools_list  the library lists exactly the server's tools (tools/list)
 //   schemas     the library converts every tool's schema without an error
 //               (a rejection names the tool and the library's message)
@@ -32,11 +32,12 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { SUITE, pass, fail, note } from '../lib/report.mjs';
+import { Check, fail, note, ok, pass, reporter } from '../lib/nsbox_test.mjs';
 import { eraOf } from './tap.mjs';
 import { errText, j } from './common.mjs';
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
+const SUITE = reporter().suite;
 const need = name => {
 	const v = process.env[name];
 	if (!v) {
@@ -60,10 +61,6 @@ const ENV = {
 const CALL_TIMEOUT_MS = 60000;
 const PNG = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
 
-class Check extends Error {}
-const ok = (cond, why) => {
-	if (!cond) throw new Check(typeof why === 'function' ? why() : why);
-};
 function withTimeout(promise, ms, what) {
 	let timer;
 	return Promise.race([

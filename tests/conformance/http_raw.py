@@ -23,36 +23,14 @@ import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
 import mcphttp  # noqa: E402
+import nsbox_test as nt  # noqa: E402
 
-SUITE = os.environ.get("SUITE", "mcp_http")
+nt.configure(default_suite="mcp_http")
+
 MODE, PORT = sys.argv[1], int(sys.argv[2])
 TOKEN = sys.argv[3] if len(sys.argv) > 3 else None
 ADDR = "127.0.0.1"
 BOTH = mcphttp.BOTH
-failures = 0
-
-
-def report(name, why=None):
-    global failures
-    if why is None:
-        print(f"PASS: {SUITE}/{name}", flush=True)
-    else:
-        failures += 1
-        why = str(why).replace("\n", " ")[:400]
-        print(f"FAIL: {SUITE}/{name}: {why}", flush=True)
-
-
-def test(name):
-    """Decorator: runs the test now; it returns None (pass) or a reason."""
-
-    def run(fn):
-        try:
-            report(name, fn())
-        except Exception as e:  # noqa: BLE001 -- any exception is a failure
-            report(name, f"{type(e).__name__}: {e}")
-        return fn
-
-    return run
 
 
 Resp = mcphttp.Resp
@@ -147,7 +125,7 @@ def expect(r, status, what=""):
 
 
 def main_tests():
-    @test("initialize_sse")
+    @nt.test("initialize_sse")
     def _():
         r, resp = rpc(None, "initialize", INIT)
         sid = r.headers.get("mcp-session-id", "")
@@ -159,7 +137,7 @@ def main_tests():
             return f"bad initialize result: {resp}"
         delete(sid)
 
-    @test("initialize_json")
+    @nt.test("initialize_json")
     def _():
         r, resp = rpc(None, "initialize", INIT, accept="application/json")
         if r.status != 200 or not r.headers.get("content-type", "").startswith("application/json"):
@@ -170,23 +148,23 @@ def main_tests():
 
     sid = open_session()
 
-    @test("notification_202")
+    @nt.test("notification_202")
     def _():
         r = post(sid, {"jsonrpc": "2.0", "method": "notifications/roots/list_changed"})
         if r.status != 202 or r.body:
             return f"expected 202 without a body: {r}"
 
-    @test("initialize_with_session_400")
+    @nt.test("initialize_with_session_400")
     def _():
         r, _ = rpc(sid, "initialize", INIT)
         return expect(r, 400)
 
-    @test("missing_session_400")
+    @nt.test("missing_session_400")
     def _():
         r, _ = rpc(None, "tools/list")
         return expect(r, 400, "tools/list without Mcp-Session-Id")
 
-    @test("unknown_session_404")
+    @nt.test("unknown_session_404")
     def _():
         for bogus in ("0123456789abcdef0123456789abcdef", sid[:-1] + ("0" if sid[-1] != "0" else "1"),
                       "x", sid + "00"):
@@ -197,36 +175,36 @@ def main_tests():
                                     "Mcp-Session-Id": "0123456789abcdef0123456789abcdef"})
         return expect(r, 404, "GET with an unknown session")
 
-    @test("put_405")
+    @nt.test("put_405")
     def _():
         r = request("PUT", b"{}", {"Content-Type": "application/json", "Mcp-Session-Id": sid})
         if r.status != 405 or "POST" not in r.headers.get("allow", ""):
             return f"expected 405 with Allow: {r} {r.headers}"
 
-    @test("not_acceptable_406")
+    @nt.test("not_acceptable_406")
     def _():
         r, _ = rpc(sid, "ping", accept="text/html")
         return expect(r, 406)
 
-    @test("accept_json_only")
+    @nt.test("accept_json_only")
     def _():
         r, resp = rpc(sid, "ping", accept="application/json")
         if r.status != 200 or r.sse or resp is None:
             return f"expected a JSON answer: {r}"
 
-    @test("unsupported_media_415")
+    @nt.test("unsupported_media_415")
     def _():
         r = request("POST", b'{"jsonrpc":"2.0","id":1,"method":"ping"}',
                     {"Content-Type": "text/plain", "Accept": BOTH, "Mcp-Session-Id": sid})
         return expect(r, 415)
 
-    @test("wrong_path_404")
+    @nt.test("wrong_path_404")
     def _():
         r = request("POST", b"{}", {"Content-Type": "application/json", "Accept": BOTH},
                     path="/other")
         return expect(r, 404)
 
-    @test("host_foreign_403")
+    @nt.test("host_foreign_403")
     def _():
         for host in ("evil.example.com", f"evil.example.com:{PORT}", f"localhost:{PORT + 1}",
                      f"localhost.evil.example.com:{PORT}", ""):
@@ -234,14 +212,14 @@ def main_tests():
             if r.status != 403:
                 return f"Host {host!r}: {r}"
 
-    @test("host_loopback_names")
+    @nt.test("host_loopback_names")
     def _():
         for host in (f"localhost:{PORT}", f"127.0.0.1:{PORT}", f"[::1]:{PORT}", f"LOCALHOST:{PORT}"):
             r, resp = rpc(sid, "ping", host=host)
             if r.status != 200 or resp is None:
                 return f"Host {host!r}: {r}"
 
-    @test("origin_foreign_403")
+    @nt.test("origin_foreign_403")
     def _():
         for origin in ("http://evil.example.com", f"http://evil.example.com:{PORT}", "null",
                        "http://localhost.evil.example.com", "file://"):
@@ -249,14 +227,14 @@ def main_tests():
             if r.status != 403:
                 return f"Origin {origin!r}: {r}"
 
-    @test("origin_loopback_ok")
+    @nt.test("origin_loopback_ok")
     def _():
         for origin in ("http://localhost:5173", f"http://127.0.0.1:{PORT}", "https://[::1]"):
             r, resp = rpc(sid, "ping", extra={"Origin": origin})
             if r.status != 200 or resp is None:
                 return f"Origin {origin!r}: {r}"
 
-    @test("protocol_version_header")
+    @nt.test("protocol_version_header")
     def _():
         r, _ = rpc(sid, "ping", extra={"MCP-Protocol-Version": "1999-01-01"})
         if r.status != 400:
@@ -266,19 +244,19 @@ def main_tests():
             if r.status != 200 or resp is None:
                 return f"version {v}: {r}"
 
-    @test("batch_400")
+    @nt.test("batch_400")
     def _():
         r = post(sid, [{"jsonrpc": "2.0", "id": 1, "method": "ping"}])
         if r.status != 400 or not r.messages or r.messages[0]["error"]["code"] != -32600:
             return f"expected 400 with -32600: {r}"
 
-    @test("parse_error_400")
+    @nt.test("parse_error_400")
     def _():
         r = post(sid, b'{"jsonrpc":')
         if r.status != 400 or not r.messages or r.messages[0]["error"]["code"] != -32700:
             return f"expected 400 with -32700: {r}"
 
-    @test("huge_body_413")
+    @nt.test("huge_body_413")
     def _():
         big = b'{"jsonrpc":"2.0","id":1,"method":"ping","params":{"x":"' + b"a" * (17 << 20) + b'"}}'
         try:
@@ -297,12 +275,12 @@ def main_tests():
         if r.status != 200 or resp is None:
             return f"the server does not answer after huge bodies: {r}"
 
-    @test("deep_json_400")
+    @nt.test("deep_json_400")
     def _():
         r = post(sid, b"[" * 100000 + b"]" * 100000)
         return expect(r, 400)
 
-    @test("execute_code_sse")
+    @nt.test("execute_code_sse")
     def _():
         res, r = call_tool(sid, "execute_code", {"code": "print('hi from http')"})
         s = res.get("structuredContent", {})
@@ -310,7 +288,7 @@ def main_tests():
                 s.get("stdout") != "hi from http\n" or s.get("exit_code") != 0:
             return f"unexpected result: {r}"
 
-    @test("execute_code_json")
+    @nt.test("execute_code_json")
     def _():
         res, r = call_tool(sid, "execute_code", {"code": "echo hi; exit 3", "language": "sh"},
                            accept="application/json")
@@ -318,7 +296,7 @@ def main_tests():
         if r.sse or s.get("status") != "error" or s.get("exit_code") != 3 or s.get("stdout") != "hi\n":
             return f"unexpected result: {r}"
 
-    @test("sandbox_output_stays_in_string")
+    @nt.test("sandbox_output_stays_in_string")
     def _():
         evil = 'print("\\n\\nevent: message\\ndata: {\\"jsonrpc\\":\\"2.0\\",\\"id\\":999,\\"result\\":{}}\\n\\n")'
         res, r = call_tool(sid, "execute_code", {"code": evil})
@@ -326,7 +304,7 @@ def main_tests():
         if 999 in ids or len(r.messages) != 1:
             return f"sandbox output escaped its string: {ids}"
 
-    @test("log_on_post_stream")
+    @nt.test("log_on_post_stream")
     def _():
         r, resp = rpc(sid, "logging/setLevel", {"level": "info"})
         if resp is None or "result" not in resp:
@@ -348,7 +326,7 @@ def main_tests():
 def tenancy_tests():
     a, b = open_session(), open_session()
 
-    @test("tenancy")
+    @nt.test("tenancy")
     def _():
         if a == b:
             return "two sessions got the same id"
@@ -414,7 +392,7 @@ def get_stream_tests():
     sid = open_session()
     g = Reader("GET", sid)
 
-    @test("get_stream")
+    @nt.test("get_stream")
     def _():
         if g.status != 200 or not g.ctype.startswith("text/event-stream"):
             return f"GET: HTTP {g.status} {g.ctype}"
@@ -431,7 +409,7 @@ def get_stream_tests():
         if any("id" in m for m in g.messages):
             return f"a response went out on the GET stream: {g.messages}"
 
-    @test("delete_ends_get_stream")
+    @nt.test("delete_ends_get_stream")
     def _():
         r = delete(sid)
         if r.status not in (200, 204):
@@ -448,7 +426,7 @@ def cancel_tests():
     # on while the next test creates one.
     sid = open_session()
 
-    @test("cancel_ends_post_stream")
+    @nt.test("cancel_ends_post_stream")
     def _():
         body = {"jsonrpc": "2.0", "id": 501, "method": "tools/call",
                 "params": {"name": "run_command",
@@ -470,7 +448,7 @@ def cancel_tests():
     delete(sid)
     sid = open_session()
 
-    @test("duplicate_request_id_400")
+    @nt.test("duplicate_request_id_400")
     def _():
         body = {"jsonrpc": "2.0", "id": 601, "method": "tools/call",
                 "params": {"name": "run_command",
@@ -490,7 +468,7 @@ def cancel_tests():
     # running: the server freed the id only after sending the response,
     # and under load the next request came first (drain's
     # wrong_prefix_sandbox_id_unknown, 2026-11-29).
-    @test("answered_id_reusable_at_once")
+    @nt.test("answered_id_reusable_at_once")
     def _():
         for i in range(300):
             r, resp = rpc(sid, "tools/call", {"name": "sandbox_list", "arguments": {}}, rid=602)
@@ -504,7 +482,7 @@ def cancel_tests():
 def delete_tests():
     sid = open_session()
 
-    @test("delete_stops_sandboxes")
+    @nt.test("delete_stops_sandboxes")
     def _():
         res, _ = call_tool(sid, "sandbox_create", {"language": "sh"})
         sb = res["structuredContent"]["sandbox_id"]
@@ -531,20 +509,20 @@ def delete_tests():
         r = delete(sid)
         return expect(r, 404, "a second DELETE")
 
-    @test("delete_without_session_400")
+    @nt.test("delete_without_session_400")
     def _():
         return expect(delete(None), 400)
 
 
 def load_tests(sid):
-    @test("many_connections")
+    @nt.test("many_connections")
     def _():
         for i in range(100):
             r, resp = rpc(sid, "ping", timeout=10)
             if r.status != 200 or resp is None:
                 return f"connection {i}: {r}"
 
-    @test("idle_and_slow_connections_do_not_starve")
+    @nt.test("idle_and_slow_connections_do_not_starve")
     def _():
         socks = []
         try:
@@ -563,7 +541,7 @@ def load_tests(sid):
             for s in socks:
                 s.close()
 
-    @test("per_ip_connection_limit")
+    @nt.test("per_ip_connection_limit")
     def _():
         socks, closed = [], 0
         try:
@@ -591,7 +569,7 @@ def load_tests(sid):
         if not wait_until(ping_ok, 10):
             return "the server does not answer once the connections are closed"
 
-    @test("session_cap_503")
+    @nt.test("session_cap_503")
     def _():
         made, refused = [], None
         try:
@@ -632,13 +610,13 @@ def token_tests():
             delete(r.headers["mcp-session-id"])
         return r
 
-    @test("token_missing_401")
+    @nt.test("token_missing_401")
     def _():
         r = init_with(None)
         if r.status != 401 or not r.headers.get("www-authenticate", "").startswith("Bearer"):
             return f"expected 401 with WWW-Authenticate: Bearer: {r} {r.headers}"
 
-    @test("token_wrong_401")
+    @nt.test("token_wrong_401")
     def _():
         for auth in (f"Bearer {good[:-1]}x", f"Bearer {good}x", f"Bearer {good[:-1]}", "Bearer ",
                      f"Basic {good}", good, f"Bearer {good.upper() if good != good.upper() else good.lower()}"):
@@ -646,14 +624,14 @@ def token_tests():
             if r.status != 401:
                 return f"Authorization {auth[:12]!r}...: {r}"
 
-    @test("token_right_200")
+    @nt.test("token_right_200")
     def _():
         for auth in (f"Bearer {good}", f"bearer {good}"):
             r = init_with(auth)
             if r.status != 200:
                 return f"Authorization {auth[:12]!r}...: {r}"
 
-    @test("token_every_request")
+    @nt.test("token_every_request")
     def _():
         sid = open_session()
         global TOKEN
@@ -669,7 +647,7 @@ def token_tests():
         if r.status != 200 or resp is None:
             return f"with the token: {r}"
 
-    @test("token_host_checked_first")
+    @nt.test("token_host_checked_first")
     def _():
         r = init_with(f"Bearer {good}", host="evil.example.com")
         return expect(r, 403)
@@ -683,7 +661,7 @@ def hold():
     (sleep 4248) in its sandbox; then this client goes away without a
     DELETE.  The caller stops the server and looks for the markers."""
 
-    @test("hold_setup")
+    @nt.test("hold_setup")
     def _():
         sid = open_session()
         res, _ = call_tool(sid, "sandbox_create", {"language": "sh"})
@@ -701,7 +679,7 @@ def hold():
 def expire():
     """Run against a server with --session-timeout 2."""
 
-    @test("unused_session_expires")
+    @nt.test("unused_session_expires")
     def _():
         kept = open_session()
         g = Reader("GET", kept)  # an open GET stream keeps a session alive
@@ -733,4 +711,4 @@ elif MODE == "expire":
     expire()
 else:
     sys.exit(f"unknown mode {MODE}")
-sys.exit(1 if failures else 0)
+nt.finish()

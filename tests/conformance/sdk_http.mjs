@@ -6,37 +6,10 @@
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { LoggingMessageNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
+import { configure, finish, report, test } from "../lib/nsbox_test.mjs";
 
-const SUITE = process.env.SUITE || "mcp_http";
+configure({ defaultSuite: "mcp_http", prefix: "sdk_" });
 const url = new URL(process.env.MCP_URL);
-let failures = 0;
-
-function report(name, why) {
-  if (why === undefined || why === null) {
-    console.log(`PASS: ${SUITE}/sdk_${name}`);
-  } else {
-    failures++;
-    console.log(`FAIL: ${SUITE}/sdk_${name}: ${String(why).replace(/\n/g, " ").slice(0, 400)}`);
-  }
-}
-
-// Runs fn (returns undefined to pass, or a reason) with a time limit.
-async function test(name, fn, seconds = 60) {
-  let timer;
-  try {
-    const why = await Promise.race([
-      fn(),
-      new Promise((_, reject) => {
-        timer = setTimeout(() => reject(new Error(`timed out after ${seconds} s`)), seconds * 1000);
-      }),
-    ]);
-    report(name, why);
-  } catch (e) {
-    report(name, e && e.stack ? e.stack.split("\n").slice(0, 2).join(" ") : e);
-  } finally {
-    clearTimeout(timer);
-  }
-}
 
 const client = new Client({ name: "nsbox-http-test", version: "1.0.0" });
 const transport = new StreamableHTTPClientTransport(url);
@@ -155,4 +128,4 @@ await test("reconnect", async () => {
   await c2.close();
 });
 
-process.exit(failures ? 1 : 0);
+finish();

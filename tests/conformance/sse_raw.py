@@ -30,34 +30,12 @@ import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
 import mcphttp  # noqa: E402
+import nsbox_test as nt  # noqa: E402
 
-SUITE = os.environ.get("SUITE", "mcp_http")
+nt.configure(default_suite="mcp_http", prefix="sse_raw_")
+
 MODE, PORT = sys.argv[1], int(sys.argv[2])
 TOKEN = sys.argv[3] if len(sys.argv) > 3 else None
-failures = 0
-
-
-def report(name, why=None):
-    global failures
-    if why is None:
-        print(f"PASS: {SUITE}/sse_raw_{name}", flush=True)
-    else:
-        failures += 1
-        why = str(why).replace("\n", " ")[:400]
-        print(f"FAIL: {SUITE}/sse_raw_{name}: {why}", flush=True)
-
-
-def test(name):
-    """Decorator: runs the test now; it returns None (pass) or a reason."""
-
-    def run(fn):
-        try:
-            report(name, fn())
-        except Exception as e:  # noqa: BLE001 -- any exception is a failure
-            report(name, f"{type(e).__name__}: {e}")
-        return fn
-
-    return run
 
 
 def headers(extra=None, auth=True):
@@ -205,7 +183,7 @@ def expect(r, status, code=None, what=""):
 
 
 def legacy_tests():
-    @test("endpoint_event")
+    @nt.test("endpoint_event")
     def _():
         s = Legacy(initialize=False)
         try:
@@ -214,7 +192,7 @@ def legacy_tests():
         finally:
             s.close()
 
-    @test("responses_on_stream")
+    @nt.test("responses_on_stream")
     def _():
         s = Legacy()
         try:
@@ -232,7 +210,7 @@ def legacy_tests():
 
     # Threat model: sandbox output that looks like SSE and JSON-RPC stays
     # inside its JSON string on the one stream every message shares.
-    @test("sandbox_output_stays_in_string")
+    @nt.test("sandbox_output_stays_in_string")
     def _():
         s = Legacy()
         try:
@@ -251,7 +229,7 @@ def legacy_tests():
         finally:
             s.close()
 
-    @test("refusals")
+    @nt.test("refusals")
     def _():
         s = Legacy()
         try:
@@ -292,7 +270,7 @@ def legacy_tests():
         finally:
             s.close()
 
-    @test("sessions_kept_apart")
+    @nt.test("sessions_kept_apart")
     def _():
         s = Legacy()
         try:
@@ -328,7 +306,7 @@ def legacy_tests():
         finally:
             s.close()
 
-    @test("close_ends_session")
+    @nt.test("close_ends_session")
     def _():
         s = Legacy()
         sb = s.call("sandbox_create", {"language": "sh"})["structuredContent"]["sandbox_id"]
@@ -341,7 +319,7 @@ def legacy_tests():
         r = post_messages(s.sid, {"jsonrpc": "2.0", "id": 1, "method": "ping"})
         return expect(r, 404, -32000, "POST after the stream closed")
 
-    @test("many_sessions_open_and_close")
+    @nt.test("many_sessions_open_and_close")
     def _():
         for _ in range(3):
             group = [Legacy(initialize=False) for _ in range(8)]
@@ -357,7 +335,7 @@ def legacy_tests():
     # full, GET /sse and a Streamable HTTP initialize both get 503, and a
     # closed stream makes room at once.  The streams come from several
     # loopback addresses: one address may hold only 64 connections.
-    @test("session_cap_shared")
+    @nt.test("session_cap_shared")
     def _():
         held = []
         try:
@@ -427,7 +405,7 @@ def priming_tests():
         e.done.wait(60)
         return e
 
-    @test("priming_2025_11_25")
+    @nt.test("priming_2025_11_25")
     def _():
         sid = session("2025-11-25")
         try:
@@ -451,7 +429,7 @@ def priming_tests():
         finally:
             request("DELETE", "/mcp", extra={"Mcp-Session-Id": sid})
 
-    @test("no_priming_before_2025_11_25")
+    @nt.test("no_priming_before_2025_11_25")
     def _():
         for version in ("2025-06-18", "2025-03-26"):
             sid = session(version)
@@ -466,7 +444,7 @@ def priming_tests():
             finally:
                 request("DELETE", "/mcp", extra={"Mcp-Session-Id": sid})
 
-    @test("initialize_primed")
+    @nt.test("initialize_primed")
     def _():
         e = Events("POST", "/mcp", json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize",
                                                "params": dict(INIT, protocolVersion="2025-11-25")}).encode(),
@@ -484,7 +462,7 @@ def priming_tests():
 
 
 def token_tests():
-    @test("token")
+    @nt.test("token")
     def _():
         s = Legacy()
         try:
@@ -510,7 +488,7 @@ def token_tests():
 def idle_tests():
     """Run against a server with --session-timeout 2 --idle-timeout 2."""
 
-    @test("stream_outlives_timeouts")
+    @nt.test("stream_outlives_timeouts")
     def _():
         s = Legacy()
         try:
@@ -534,4 +512,4 @@ elif MODE == "idle":
     idle_tests()
 else:
     sys.exit(f"unknown mode {MODE}")
-sys.exit(1 if failures else 0)
+nt.finish()

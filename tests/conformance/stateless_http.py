@@ -22,8 +22,10 @@ import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
 import mcphttp  # noqa: E402
+import nsbox_test as nt  # noqa: E402
 
-SUITE = os.environ.get("SUITE", "mcp_http")
+nt.configure(default_suite="mcp_http", prefix="stateless_")
+
 MODE, PORT = sys.argv[1], int(sys.argv[2])
 TOKENS = sys.argv[3:]
 A = TOKENS[0] if TOKENS else None
@@ -31,28 +33,6 @@ B = TOKENS[1] if len(TOKENS) > 1 else None
 V = "2026-07-28"
 BOTH = mcphttp.BOTH
 HEADER = "Mcp-Param-Sandbox-Id"  # sandbox_id's x-mcp-header (mcp/tools/args.c)
-failures = 0
-
-
-def report(name, why=None):
-    global failures
-    if why is None:
-        print(f"PASS: {SUITE}/stateless_{name}", flush=True)
-    else:
-        failures += 1
-        why = str(why).replace("\n", " ")[:500]
-        print(f"FAIL: {SUITE}/stateless_{name}: {why}", flush=True)
-
-
-def test(name):
-    def run(fn):
-        try:
-            report(name, fn())
-        except Exception as e:  # noqa: BLE001 -- any exception is a failure
-            report(name, f"{type(e).__name__}: {e}")
-        return fn
-
-    return run
 
 
 def meta(extra=None):
@@ -161,7 +141,7 @@ def legacy_call(sid, name, args, token):
 
 
 def workflow_tests():
-    @test("discover")
+    @nt.test("discover")
     def _():
         r, resp = rpc("server/discover")
         if r.status != 200 or resp is None or "result" not in resp:
@@ -172,7 +152,7 @@ def workflow_tests():
             return f"supportedVersions lacks {V}: {resp}"
         return None
 
-    @test("tools_list")
+    @nt.test("tools_list")
     def _():
         r, resp = rpc("tools/list", rid="list-1", accept="application/json")
         names = [t["name"] for t in (resp or {}).get("result", {}).get("tools", [])]
@@ -182,7 +162,7 @@ def workflow_tests():
             return "a stateless answer carries Mcp-Session-Id"
         return None
 
-    @test("workflow_without_initialize")
+    @nt.test("workflow_without_initialize")
     def _():
         sb = create()
         if len(sb) != 32 or any(ch not in "0123456789abcdef" for ch in sb):
@@ -204,23 +184,23 @@ def workflow_tests():
 
 
 def header_tests():
-    @test("version_header_missing")
+    @nt.test("version_header_missing")
     def _():
         r, resp = rpc("tools/list", rid=11, drop=("MCP-Protocol-Version",))
         return expect_error(r, resp, 400, -32020)
 
-    @test("version_header_mismatch")
+    @nt.test("version_header_mismatch")
     def _():
         r, resp = rpc("tools/list", rid=12, headers={"MCP-Protocol-Version": "2025-11-25"})
         return expect_error(r, resp, 400, -32020)
 
-    @test("version_meta_missing")
+    @nt.test("version_meta_missing")
     def _():
         h = headers_for("tools/list", {}, A)
         r = post_raw({"jsonrpc": "2.0", "id": 13, "method": "tools/list", "params": {}}, h)
         return expect_error(r, r.response(13), 400, -32602)
 
-    @test("version_unsupported")
+    @nt.test("version_unsupported")
     def _():
         r, resp = rpc("tools/list", rid=14, headers={"MCP-Protocol-Version": "2099-01-01"},
                       m={"io.modelcontextprotocol/protocolVersion": "2099-01-01"})
@@ -230,29 +210,29 @@ def header_tests():
             why = f"UnsupportedProtocolVersionError data: {data}"
         return why
 
-    @test("method_header_missing")
+    @nt.test("method_header_missing")
     def _():
         r, resp = rpc("tools/list", rid=15, drop=("Mcp-Method",))
         return expect_error(r, resp, 400, -32020)
 
-    @test("method_header_mismatch")
+    @nt.test("method_header_mismatch")
     def _():
         r, resp = rpc("tools/list", rid=16, headers={"Mcp-Method": "TOOLS/LIST"})
         return expect_error(r, resp, 400, -32020)
 
-    @test("name_header_missing")
+    @nt.test("name_header_missing")
     def _():
         r, resp = rpc("tools/call", {"name": "sandbox_list", "arguments": {}}, rid=17,
                       drop=("Mcp-Name",))
         return expect_error(r, resp, 400, -32020)
 
-    @test("name_header_mismatch")
+    @nt.test("name_header_mismatch")
     def _():
         r, resp = rpc("tools/call", {"name": "sandbox_list", "arguments": {}}, rid=18,
                       headers={"Mcp-Name": "sandbox_stop"})
         return expect_error(r, resp, 400, -32020)
 
-    @test("name_header_base64")
+    @nt.test("name_header_base64")
     def _():
         enc = "=?base64?" + base64.b64encode(b"sandbox_list").decode() + "?="
         r, resp = rpc("tools/call", {"name": "sandbox_list", "arguments": {}}, rid=19,
@@ -264,7 +244,7 @@ def header_tests():
                       headers={"Mcp-Name": bad})
         return expect_error(r, resp, 400, -32020)
 
-    @test("unknown_method_404")
+    @nt.test("unknown_method_404")
     def _():
         for i, method in enumerate(["unknown/method", "initialize", "ping", "logging/setLevel"]):
             r, resp = rpc(method, rid=30 + i)
@@ -273,7 +253,7 @@ def header_tests():
                 return f"{method}: {why}"
         return None
 
-    @test("param_header")
+    @nt.test("param_header")
     def _():
         r, resp = rpc("tools/list", rid=40)
         tools = {t["name"]: t for t in resp["result"]["tools"]}
@@ -317,7 +297,7 @@ def first_sse_event(method, params, rid, token=A, wait=5):
 
 
 def listen_tests():
-    @test("listen_ack_names_the_clients_id")
+    @nt.test("listen_ack_names_the_clients_id")
     def _():
         # Two listens of one tenant with the same id, one after the other:
         # the subscription is named by the client's id, not nsbox's own,
@@ -334,7 +314,7 @@ def listen_tests():
 def tenant_tests():
     state = {}
 
-    @test("tenant_b_cannot_use_a_handle")
+    @nt.test("tenant_b_cannot_use_a_handle")
     def _():
         sb = state["a_sb"] = create(A)
         res, _ = run_in(sb, "echo from-b", token=B)
@@ -349,7 +329,7 @@ def tenant_tests():
             return f"A's sandbox after B's attempts: {res}"
         return None
 
-    @test("tenant_b_legacy_cannot_use_a_handle")
+    @nt.test("tenant_b_legacy_cannot_use_a_handle")
     def _():
         sid = legacy_session(B)
         res = legacy_call(sid, "execute_code",
@@ -358,7 +338,7 @@ def tenant_tests():
             return f"tenant B's 2025-11-25 session ran code in A's sandbox: {res}"
         return None
 
-    @test("tenant_b_cannot_use_a_session")
+    @nt.test("tenant_b_cannot_use_a_session")
     def _():
         sid = state["a_sid"] = legacy_session(A)
         r, _ = legacy(sid, "tools/list", {}, B, rid=5)
@@ -369,7 +349,7 @@ def tenant_tests():
             return f"A's own session after that: {r}"
         return None
 
-    @test("tenant_cap")
+    @nt.test("tenant_cap")
     def _():
         # A has a stateless sandbox; one more in A's legacy session reaches 2.
         res = legacy_call(state["a_sid"], "sandbox_create", {"language": "sh"}, A)
@@ -389,7 +369,7 @@ def tenant_tests():
 
 
 def concurrency_tests():
-    @test("same_ids_two_clients")
+    @nt.test("same_ids_two_clients")
     def _():
         sb = create(A)
         out, errs = {}, []
@@ -434,7 +414,7 @@ def heartbeat(sb):
 
 def cancel_tests():
     for accept in ("text/event-stream", "application/json"):
-        @test(f"close_stream_cancels_{'sse' if 'event' in accept else 'json'}")
+        @nt.test(f"close_stream_cancels_{'sse' if 'event' in accept else 'json'}")
         def _(accept=accept):
             sb = create(A)
             try:
@@ -477,7 +457,7 @@ def hold_tests():
     """Leaves a stateless sandbox with a background process (sleep 4245):
     the caller stops the server and looks for the marker."""
 
-    @test("hold_setup")
+    @nt.test("hold_setup")
     def _():
         sb = create(A)
         run_in(sb, "sleep 4245 >/dev/null 2>&1 &")
@@ -487,7 +467,7 @@ def hold_tests():
 
 
 def idle_tests():
-    @test("idle_sandbox_stopped")
+    @nt.test("idle_sandbox_stopped")
     def _():
         sb = create(A)
         keep = create(A)
@@ -522,4 +502,4 @@ elif MODE == "idle":
     idle_tests()
 else:
     sys.exit(f"unknown mode {MODE}")
-sys.exit(1 if failures else 0)
+nt.finish()

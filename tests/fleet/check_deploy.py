@@ -26,18 +26,12 @@ import sys
 
 import yaml
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+import nsbox_test as nt  # noqa: E402
+
+nt.configure(default_suite="fleet", prefix="deploy_")
+
 ROOT = sys.argv[1]
-SUITE = os.environ.get("SUITE", "fleet")
-failures = 0
-
-
-def report(name, why=None):
-    global failures
-    if why is None:
-        print(f"PASS: {SUITE}/deploy_{name}", flush=True)
-    else:
-        failures += 1
-        print(f"FAIL: {SUITE}/deploy_{name}: {why}", flush=True)
 
 
 def read(rel):
@@ -62,16 +56,6 @@ def by_kind(docs, kind, name=None):
     raise KeyError(f"no {kind} {name or ''}")
 
 
-def check(name):
-    def run(fn):
-        try:
-            report(name, fn())
-        except Exception as e:  # noqa: BLE001 -- any exception is a failure
-            report(name, f"{type(e).__name__}: {e}")
-        return fn
-    return run
-
-
 if "--write" in sys.argv:
     with open(os.path.join(ROOT, "deploy/kubernetes/router.yaml"), "w", encoding="utf-8") as f:
         f.write(router_yaml())
@@ -83,13 +67,13 @@ SERVERS = re.findall(r'^\s*server (\S+) "\$\{(NSBOX_\d+)-([^}]*)\}"', CFG, re.M)
 docs = {}
 
 
-@check("router_yaml_generated")
+@nt.test("router_yaml_generated")
 def _():
     if read("deploy/kubernetes/router.yaml") != router_yaml():
         return "router.yaml is stale: run tests/fleet/check_deploy.py . --write"
 
 
-@check("yaml_parses")
+@nt.test("yaml_parses")
 def _():
     for f in ("nsbox.yaml", "router.yaml"):
         docs[f] = [d for d in yaml.safe_load_all(read("deploy/kubernetes/" + f)) if d]
@@ -98,14 +82,14 @@ def _():
         return f"unexpected objects: {kinds}"
 
 
-@check("configmap_is_haproxy_cfg")
+@nt.test("configmap_is_haproxy_cfg")
 def _():
     cm = by_kind(docs["router.yaml"], "ConfigMap")
     if cm["data"]["haproxy.cfg"] != CFG:
         return "the ConfigMap's haproxy.cfg differs from deploy/haproxy/haproxy.cfg"
 
 
-@check("servers_are_the_pods")
+@nt.test("servers_are_the_pods")
 def _():
     sts = by_kind(docs["nsbox.yaml"], "StatefulSet")
     svc = by_kind(docs["nsbox.yaml"], "Service", sts["spec"]["serviceName"])
@@ -126,7 +110,7 @@ def _():
         return f"the pod does not listen on {port}: {ctr['ports']} {ctr['command']}"
 
 
-@check("pod_spec")
+@nt.test("pod_spec")
 def _():
     sts = by_kind(docs["nsbox.yaml"], "StatefulSet")
     pod = sts["spec"]["template"]["spec"]
@@ -155,7 +139,7 @@ def _():
         return f"seccomp profile {prof} is not in deploy/seccomp/"
 
 
-@check("haproxy_checks_readyz")
+@nt.test("haproxy_checks_readyz")
 def _():
     for f in ("haproxy.cfg", "haproxy-stick.cfg"):
         text = read("deploy/haproxy/" + f)
@@ -165,7 +149,7 @@ def _():
             return f"{f} does not name the server in X-Nsbox-Server (tests/fleet/ rely on it)"
 
 
-@check("systemd_units")
+@nt.test("systemd_units")
 def _():
     for f in ("nsbox.service", "nsbox-user.service"):
         text = read("deploy/systemd/" + f)
@@ -178,4 +162,4 @@ def _():
         return "nsbox-user.service lacks Delegate=yes"
 
 
-sys.exit(1 if failures else 0)
+nt.finish()

@@ -1,8 +1,10 @@
-// Shared by tests/fleet/fleet.mjs and stick.mjs: PASS/FAIL lines, the
-// fleet control script, and Sess, one 2025-era SDK client that records
-// which server the router sent each of its POSTs to.
+// Shared by tests/fleet/fleet.mjs and stick.mjs (which report through
+// tests/lib/nsbox_test.mjs): the run's end, the fleet control script, and
+// Sess, one 2025-era SDK client that records which server the router sent
+// each of its POSTs to.
 import { execFileSync } from "node:child_process";
 import { createRequire } from "node:module";
+import { configure, finish, note, report } from "../lib/nsbox_test.mjs";
 // the SDK installed by tests/mcp/setup.sh
 const require = createRequire(new URL("../mcp/package.json", import.meta.url));
 const { Client } = await import(require.resolve("@modelcontextprotocol/sdk/client/index.js"));
@@ -10,46 +12,21 @@ const { StreamableHTTPClientTransport } = await import(
   require.resolve("@modelcontextprotocol/sdk/client/streamableHttp.js")
 );
 
-const SUITE = process.env.SUITE || "fleet";
+configure({ defaultSuite: "fleet" });
 export const url = new URL(process.env.FLEET_URL);
 export const TOKEN = process.env.FLEET_TOKEN;
 const CTL = process.env.FLEET_CTL;
 export const NODES = (process.env.FLEET_NODES || "nsbox-0,nsbox-1,nsbox-2").split(",");
 const ID_RE = /^([a-z0-9]([a-z0-9-]{0,30}[a-z0-9])?)\.[0-9a-f]{32}$/;
-export const state = { failures: 0, retries: 0 };
+export const state = { retries: 0 };
 
-export function report(name, why) {
-  if (why === undefined || why === null) console.log(`PASS: ${SUITE}/${name}`);
-  else {
-    state.failures++;
-    console.log(`FAIL: ${SUITE}/${name}: ${String(why).replace(/\n/g, " ").slice(0, 500)}`);
-  }
-}
-export const note = (s) => console.log(`# ${s}`);
 // A rejection nobody awaited (a dead node's stream...) is a failure with a
 // line, not a silent end of the run.
 process.on("unhandledRejection", (e) => report("unhandled_rejection", e?.stack || e));
 // The last line of a run that got to its end (fleet.sh checks it).
 export function done() {
-  console.log("# done");
-  process.exit(state.failures ? 1 : 0);
-}
-
-export async function test(name, fn, seconds = 60) {
-  let timer;
-  try {
-    const why = await Promise.race([
-      fn(),
-      new Promise((_, rej) => {
-        timer = setTimeout(() => rej(new Error(`timed out after ${seconds} s`)), seconds * 1000);
-      }),
-    ]);
-    report(name, why);
-  } catch (e) {
-    report(name, e && e.stack ? e.stack.split("\n").slice(0, 2).join(" ") : e);
-  } finally {
-    clearTimeout(timer);
-  }
+  note("done");
+  finish();
 }
 
 export const ctl = (...args) => execFileSync(CTL, args, { encoding: "utf8", timeout: 60000 }).trim();

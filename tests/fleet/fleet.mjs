@@ -14,7 +14,8 @@
 // the prefix of the session id and of the sandbox id (minted by the node),
 // and the router's X-Nsbox-Server response header (which server HAProxy
 // actually sent it to).  Prints PASS:/FAIL: lines and "# " notes.
-import { done, state, report, note, test, ctl, nodeOf, sleep, Sess, is404, pool, fetchRetry, url, TOKEN, NODES } from "./common.mjs";
+import { note, report, test } from "../lib/nsbox_test.mjs";
+import { done, state, ctl, nodeOf, sleep, Sess, is404, pool, fetchRetry, url, TOKEN, NODES } from "./common.mjs";
 
 const N_SESSIONS = Number(process.env.FLEET_SESSIONS || 50);
 

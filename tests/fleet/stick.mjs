@@ -5,7 +5,8 @@
 // elsewhere get 404 and must re-initialize (the weakness docs/deploy.md
 // names; haproxy.cfg's prefix routing loses none: fleet.mjs).
 // usage: as fleet.mjs, plus argv[2] = the stick config (for ctl.sh).
-import { done, state, note, test, ctl, Sess, is404, pool, NODES } from "./common.mjs";
+import { note, test } from "../lib/nsbox_test.mjs";
+import { done, state, ctl, Sess, is404, pool, NODES } from "./common.mjs";
 
 const CFG = process.argv[2];
 const N = 12;

@@ -27,6 +27,28 @@ print(\"PASS: pyharness/case2\")"
 rc=$?
 [ $rc -le 1 ] || fail py "exited $rc without finishing"
 finish'
+# The test libraries (tests/lib/nsbox_test.py, .mjs): an exception outside
+# any test is a FAIL named SUITE/harness and exit status 2.  (The planted
+# lib.sh's ROOT is the planted directory: the libraries' real path is
+# written into the suite.)
+plant pylib 'env SUITE="$SUITE" python3 -c "
+import sys
+sys.path.insert(0, sys.argv[1])
+import nsbox_test as nt
+nt.pass_(\"case1\")
+raise OSError(\"outside any case\")
+nt.pass_(\"case2\")" '"'$ROOT/tests/lib'"'
+rc=$?
+[ $rc = 2 ] && pass status_2 || fail status_2 "python exited $rc"
+finish'
+plant jslib 'env SUITE="$SUITE" node --input-type=module -e "
+const nt = await import(process.argv[1]);
+nt.pass(\"case1\");
+throw new Error(\"outside any case\");
+nt.pass(\"case2\");" '"'$ROOT/tests/lib/nsbox_test.mjs'"'
+rc=$?
+[ $rc = 2 ] && pass status_2 || fail status_2 "node exited $rc"
+finish'
 plant empty 'finish'
 plant nothing 'finish'
 plant hangs '(sleep 7341 &); pass before; sleep 600; finish'
@@ -44,6 +66,8 @@ good	30	3	plain	-
 killed	30	4	plain	-
 unbound	30	3	plain	-
 pyharness	30	3	plain	-
+pylib	30	3	plain	-
+jslib	30	3	plain	-
 empty	30	2	plain	-
 nothing	30	0	plain	-
 hangs	3	1	plain	-
@@ -97,6 +121,15 @@ fi
 red killed_halfway killed '^FAIL: killed/incomplete: exited 137 without a FAIL line; ended without its marker .*; 2 of 4 tests ran \(2 missing\)'
 red set_u_abort unbound '^FAIL: unbound/incomplete: exited 1 without a FAIL line; .*1 of 3 tests ran \(2 missing\)'
 red python_harness_exception pyharness '^FAIL: pyharness/incomplete: 1 of 3 tests ran \(2 missing\)'
+for lang in py js; do
+	red "${lang}_library_exception" ${lang}lib "^FAIL: ${lang}lib/harness: (OSError: )?outside any case"
+	# (case1, harness and status_2: the table's 3, all there, status_2 passed)
+	if ! printf '%s\n' "$OUT" | grep -Eq "^FAIL: ${lang}lib/(status_2|incomplete|count)"; then
+		pass "${lang}_library_exception_status_2"
+	else
+		fail "${lang}_library_exception_status_2" "$(printf '%s\n' "$OUT" | grep "^[A-Z]*: ${lang}lib/" | tr '\n' ' ')"
+	fi
+done
 red suite_with_no_tests empty '^FAIL: empty/incomplete: 0 of 2 tests ran \(2 missing\)'
 # A run in which nothing passed is red by itself (a table saying 0 too).
 runner nothing

@@ -36,22 +36,13 @@ Invoked by tests/hostile/run.sh after hostile.py."""
 
 import os
 import sys
-import traceback
 
+# First: an exception from here on (an import too; setup's are a FAIL of
+# their own) is hostile/egress/harness, status 2.
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+import nsbox_test as nt  # noqa: E402
 
-def harness_failed(kind, value, tb):
-    """sys.excepthook: an exception outside a case (setup's are a FAIL of
-    their own) is `FAIL: hostile/egress/harness: ...` and status 2."""
-    last = traceback.format_exception_only(kind, value)[-1].strip()
-    where = traceback.extract_tb(tb)[-1] if tb else None
-    at = f" (at {os.path.basename(where.filename)}:{where.lineno} in {where.name})" if where else ""
-    print(f"FAIL: hostile/egress/harness: {' '.join(last.split())[:500]}{at}", flush=True)
-    traceback.print_exception(kind, value, tb)
-    sys.stderr.flush()
-    os._exit(2)
-
-
-sys.excepthook = harness_failed
+nt.configure(suite="hostile/egress", width=900)
 
 import json  # noqa: E402
 import re  # noqa: E402
@@ -71,19 +62,10 @@ from egress_servers import (EVENTS, canary_tcp, event, free_port, http_upstream,
 # =============================================================================
 
 E = os.environ
-SUITE = "hostile/egress"
 USER = E.get("ROOTLESS_USER", "nsboxtest")
 ONLY = re.compile(E.get("ONLY", ""))
-failures = 0
 P = {}                 # ports: web, tls, addr, canary, udp
 PATHS = {}             # files: hosts, resolv, sock
-
-
-def report(name, ok, why=""):
-    global failures
-    print(f"PASS: {SUITE}/{name}" if ok else f"FAIL: {SUITE}/{name}: {' '.join(str(why).split())[:900]}",
-          flush=True)
-    failures += not ok
 
 
 class Front:
@@ -808,7 +790,7 @@ def main():
     except Exception as e:  # noqa: BLE001
         import traceback
         traceback.print_exc()
-        report("setup", False, repr(e))
+        nt.fail("setup", repr(e))
         sys.exit(1)
     print(f"# egress: ports {json.dumps(P)}", flush=True)
     # The positive control of no_broker_left: its pattern is seen to match
@@ -834,15 +816,15 @@ def main():
                 ok, why = fn(front)
             except Exception as e:  # noqa: BLE001
                 ok, why = False, f"raised {e!r}"
-            report(full, ok, why)
+            nt.result(full, ok, why)
         print(f"# egress/{mode}: {time.time() - t0:.1f} s", flush=True)
     gone, left = brokers_gone()
     if ONLY.pattern:
-        report("no_broker_left", gone, left)
+        nt.result("no_broker_left", gone, left)
     else:
-        report("no_broker_left", gone and len(seen) == 2,
-               left or f"a broker was seen running for {len(seen)} of the 2 stores: the check matches nothing")
-    sys.exit(1 if failures else 0)
+        nt.result("no_broker_left", gone and len(seen) == 2,
+                 left or f"a broker was seen running for {len(seen)} of the 2 stores: the check matches nothing")
+    nt.finish()
 
 
 def brokers_gone():

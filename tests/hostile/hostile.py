@@ -25,23 +25,12 @@ with the traceback's last line, and exit status 2.  How many lines each
 front prints is tests/hostile/counts.py's, from the tables below."""
 import os
 import sys
-import traceback
 
+# First: an exception from here on (an import too) is hostile/harness.
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+import nsbox_test as nt  # noqa: E402
 
-def harness_failed(kind, value, tb):
-    """sys.excepthook: a harness error is a FAIL line and status 2, never a
-    run that lost its remaining fronts in silence (Python's own status for
-    it, 1, reads as "some case failed")."""
-    last = traceback.format_exception_only(kind, value)[-1].strip()
-    where = traceback.extract_tb(tb)[-1] if tb else None
-    at = f" (at {os.path.basename(where.filename)}:{where.lineno} in {where.name})" if where else ""
-    print(f"FAIL: hostile/harness: {' '.join(last.split())[:500]}{at}", flush=True)
-    traceback.print_exception(kind, value, tb)
-    sys.stderr.flush()
-    os._exit(2)
-
-
-sys.excepthook = harness_failed
+nt.configure(suite="hostile")
 
 import hashlib  # noqa: E402
 import json  # noqa: E402
@@ -73,16 +62,8 @@ RACE_SECONDS = float(E.get("RACE_SECONDS", "8"))
 # overlapped; its duration only measures this machine).  On 2026-11-29,
 # 8 s gave 39 and 85 calls under ASan.
 FILE_TOOLS_RACE_SECONDS = RACE_SECONDS * (3 if E.get("NSBOX_ASAN") == "1" else 1)
-SUITE = "hostile"
-failures = 0
 outputs = []          # every stdout/stderr/response seen, for the canary scan
 
-
-def report(name, ok, why=""):
-    global failures
-    print(f"PASS: {SUITE}/{name}" if ok else f"FAIL: {SUITE}/{name}: {' '.join(str(why).split())[:600]}",
-          flush=True)
-    failures += not ok
 
 
 def probe_lines(text):
@@ -365,7 +346,7 @@ def case(front, name, fn):
     if ok and name in FIGURES:
         # the attacker's and the victim's counts, for docs and the log
         print(f"# {full}: {json.dumps(why)[:300]}", flush=True)
-    report(full, ok, why)
+    nt.result(full, ok, why)
 
 
 # Cases whose counts (iterations, exchanges, scans) are worth printing.
@@ -987,10 +968,10 @@ def main():
             "nsbox_binaries_unchanged": (all(sha256(p) == h for p, h in hashes.items()), "hash changed"),
         }
         for name in CANARIES:
-            report(f"canary/{name}", *canary[name])
+            nt.result(f"canary/{name}", *canary[name])
     left = sandboxed_processes()
-    report("canary/no_sandbox_process_left", not left, left)
-    sys.exit(1 if failures else 0)
+    nt.result("canary/no_sandbox_process_left", not left, left)
+    nt.finish()
 
 
 if __name__ == "__main__":

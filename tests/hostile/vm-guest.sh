@@ -4,10 +4,10 @@
 # prefix in /store.img's root store).  busybox sh only: no python here.
 IMG=$1
 CG=/sys/fs/cgroup
-failures=0
+SUITE=hostile/vm
 # The case table: every name this guest prints, each once and in every run
 # (tests/hostile/counts.py reads it for the expected count; a name not in
-# it is refused).
+# it is refused: tests/lib/guest.sh).
 CASES="kernel_features_present_but_filtered sysrq_trigger_read_only kcore_masked
 proc_masked_files_empty kernel_surface_settled thread_bomb_pids_max thread_bomb_settled
 shm_fill_charged_to_sandbox_memory shm_fill_settled memory_balloon_oom_confined
@@ -15,18 +15,7 @@ memory_balloon_settled inode_exhaustion_tmp_capped inode_settled
 disk_fill_tmpfs_enospc_not_oom disk_fill_tmpfs_host_bound disk_tmpfs_memory_still_bounded
 disk_fill_settled outlive_timeout_cgroup_emptied rootless_delegated_fork_and_thread_bomb
 rootless_disk_fill_tmpfs_enospc_not_oom"
-listed() {
-	case " $(echo $CASES) " in *" $1 "*) return 0 ;; esac
-	echo "FAIL: hostile/vm/$1: not in vm-guest.sh's CASES"
-	failures=$((failures + 1))
-	return 1
-}
-pass() { listed "$1" && echo "PASS: hostile/vm/$1"; }
-fail() {
-	listed "$1" || return
-	echo "FAIL: hostile/vm/$1: $2"
-	failures=$((failures + 1))
-}
+. "${GUEST_LIB:-/usr/lib/nsbox-test/guest.sh}"
 # jf KEY [CHECK]: a JSON field from stdin (numbers, booleans, short strings),
 # from the line of CHECK when given.
 jf() {
@@ -36,7 +25,7 @@ jf() {
 
 modprobe loop 2>/dev/null
 mkdir -p /mnt/store
-mount -o loop /store.img /mnt/store || { echo "FAIL: hostile/vm/setup: cannot mount /store.img"; exit 1; }
+mount -o loop /store.img /mnt/store || { fail setup "cannot mount /store.img"; finish; }
 nsbox() { /usr/local/bin/nsbox --store /mnt/store/root "$@"; }
 # running ERE: a process whose command line matches (this guest's busybox
 # has no pgrep applet).
@@ -219,4 +208,4 @@ fi
 
 # (run removes its sandbox in a detached process: let the last one finish.)
 for _ in $(seq 50); do umount /mnt/store 2>/dev/null && break; sleep 0.1; done
-exit $((failures > 0))
+finish

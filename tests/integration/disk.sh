@@ -197,7 +197,7 @@ if ! mkfs.ext4 -q -F -O quota,project -E quotatype=prjquota -d "$T/qsrc" "$QIMG"
 	fail quota/setup "mkfs.ext4 with project quotas (e2fsprogs)"
 elif [ "$quota_here" = 1 ]; then
 	mount -o loop,prjquota "$QIMG" "$T/qfs" || fail quota/setup "mount prjquota"
-	out=$(sh "$ROOT/tests/vm/disk-quota-guest.sh" "$T/qfs" "$NSBOX" diskbb 2>&1)
+	out=$(GUEST_LIB=$ROOT/tests/lib/guest.sh sh "$ROOT/tests/vm/disk-quota-guest.sh" "$T/qfs" "$NSBOX" diskbb 2>&1)
 	rc=$?
 	umount "$T/qfs"
 else

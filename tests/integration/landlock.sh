@@ -262,12 +262,10 @@ if printf '%s' "$out" | python3 -c 'import json,sys; i = json.load(sys.stdin)["i
 # -- the MCP server in landlock mode -------------------------------------------------
 # With no image anywhere (no shared store either): this mode needs none.
 mkdir -p "$T/xdg/nsbox" && echo 'image-store =' >"$T/xdg/nsbox/nsbox.conf" && chmod -R a+rX "$T/xdg"
-if as_user env XDG_CONFIG_HOME="$T/xdg" python3 "$ROOT/tests/integration/landlock_mcp.py" "$T/nsbox" >"$T/mcp.out" 2>&1; then
-	grep '^PASS\|^FAIL' "$T/mcp.out" | sed "s|^PASS: |PASS: $SUITE/mcp_|; s|^FAIL: |FAIL: $SUITE/mcp_|"
-else
-	grep '^PASS\|^FAIL' "$T/mcp.out" | sed "s|^PASS: |PASS: $SUITE/mcp_|; s|^FAIL: |FAIL: $SUITE/mcp_|"
-	fail mcp_client "$(tail -3 "$T/mcp.out" | tr '\n' ' ')"
-fi
+as_user env XDG_CONFIG_HOME="$T/xdg" SUITE="$SUITE" python3 "$ROOT/tests/integration/landlock_mcp.py" "$T/nsbox" >"$T/mcp.out" 2>&1
+rc=$?
+grep '^PASS\|^FAIL' "$T/mcp.out"
+[ $rc = 0 ] || fail mcp_client "exited $rc: $(tail -3 "$T/mcp.out" | tr '\n' ' ')"
 
 rm -f "/home/$U/.landlock-canary"
 finish

@@ -31,7 +31,9 @@ import subprocess
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "mcp"))
-from stdio_client import Server, finish, result  # noqa: E402
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+from nsbox_test import configure, finish, result  # noqa: E402
+from stdio_client import Server  # noqa: E402
 
 NSBOX = os.environ["NSBOX"]
 STORE = os.environ["NSBOX_STORE"]
@@ -40,12 +42,9 @@ VOLUME = os.environ["MI_VOLUME"]
 TMP = os.environ["MI_TMP"]
 PORT = os.environ["MI_PORT"]
 MODE = os.environ["MI_MODE"]
+configure(prefix=f"{MODE}/")  # every name: MODE/name
 REPO = os.path.realpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
 READ = "cat /proc/self/mountinfo"
-
-
-def check(name, ok, why=""):
-    result(f"{MODE}/{name}", ok, why)
 
 
 def nsbox(*args, timeout=120):
@@ -158,11 +157,11 @@ def assert_clean(name, text, forb, want_points, allowed=()):
         points = {fields(line)[4][1] for line in lines}
         problems = scan(text, forb, allowed)
     except (ValueError, IndexError) as e:
-        check(name, False, f"not a mountinfo ({e}): {text[:300]!r}")
+        result(name, False, f"not a mountinfo ({e}): {text[:300]!r}")
         return
     lacking = set(want_points) - points
     if len(lines) < 12 or lacking:
-        check(name, False, f"{len(lines)} lines, lacking {sorted(lacking)}: {text[:300]!r}")
+        result(name, False, f"{len(lines)} lines, lacking {sorted(lacking)}: {text[:300]!r}")
         return
     # Every field in full on a '# ' line; the FAIL line says where.
     where = {}
@@ -173,7 +172,7 @@ def assert_clean(name, text, forb, want_points, allowed=()):
             print(f"# {MODE}/{name}: {point}: {field} {value!r} names {', '.join(labels)}", flush=True)
     why = "host paths in " + "; ".join(f"{p} ({', '.join(sorted({f for f, _ in found}))})"
                                        for p, found in where.items())
-    check(name, not problems, why)
+    result(name, not problems, why)
 
 
 BASE = ("/", "/proc", "/dev", "/dev/null", "/tmp", "/sys")
@@ -188,7 +187,7 @@ def volume_control(name, text, forb):
     device = within_fs(os.path.realpath(VOLUME), host_mounts())[1]
     if any(t == device for _, t, _ in forb):
         want.add(("source", device))
-    check(name, want <= seen, f"wanted {sorted(want)}, the scan found at /v: {sorted(seen)}; "
+    result(name, want <= seen, f"wanted {sorted(want)}, the scan found at /v: {sorted(seen)}; "
                               f"mountinfo: {text[:400]!r}")
 
 
@@ -208,7 +207,7 @@ def kept(forb):
     r = nsbox("create", "-v", f"{VOLUME}:/v", IMAGE)
     sid = r.stdout.strip()
     if r.returncode != 0:
-        check("kept_no_host_path", False, f"create: {r.stderr}")
+        result("kept_no_host_path", False, f"create: {r.stderr}")
         return
     e = nsbox("exec", sid, "--", "sh", "-c", READ)
     assert_clean("kept_no_host_path", e.stdout, forb, BASE + ("/v",), allowed=("/v",))
@@ -220,7 +219,7 @@ def networked(forb):
     r = nsbox("create", "--net", f"127.0.0.1:{PORT}", IMAGE)
     sid = r.stdout.strip()
     if r.returncode != 0:
-        check("net_no_host_path", False, f"create --net: {r.stderr}")
+        result("net_no_host_path", False, f"create --net: {r.stderr}")
         return
     e = nsbox("exec", sid, "--", "sh", "-c", READ)
     assert_clean("net_no_host_path", e.stdout, forb, BASE + ("/etc/resolv.conf", "/etc/hosts"))
@@ -235,7 +234,7 @@ def workspace(forb):
             kept_text = f.read()
     except OSError as e:
         kept_text = str(e)
-    check("workspace_writes_reach_the_host", kept_text == "kept\n", kept_text)
+    result("workspace_writes_reach_the_host", kept_text == "kept\n", kept_text)
 
 
 def mcp(forb):
@@ -244,14 +243,14 @@ def mcp(forb):
         r = s.tool("sandbox_create", image=IMAGE, workspace="mcp")
         sid = r.get("structuredContent", {}).get("sandbox_id")
         if sid is None:
-            check("mcp_cell_no_host_path", False, f"sandbox_create: {r}")
+            result("mcp_cell_no_host_path", False, f"sandbox_create: {r}")
             return
         code = "print(open('/proc/self/mountinfo').read(), end='')"
         r = s.tool("execute_code", sandbox_id=sid, language="python", code=code)
         out = r.get("structuredContent", {})
         # A cell, not a fresh process: the drivers were mounted and used.
         if out.get("interpreter") != "persistent":
-            check("mcp_cell_no_host_path", False, f"not a persistent interpreter: {out}")
+            result("mcp_cell_no_host_path", False, f"not a persistent interpreter: {out}")
         else:
             assert_clean("mcp_cell_no_host_path", out.get("stdout", ""), forb,
                          BASE + ("/workspace", "/.nsbox/drivers"))
@@ -273,7 +272,7 @@ def main():
     # Checked last: the cases above made the state, workspace and drivers
     # directories.  A path that does not exist would make its scan vacuous.
     missing = [f"{k} ({v})" for k, v in made.items() if not os.path.isdir(v)]
-    check("forbidden_paths_exist", not missing, f"missing: {missing}")
+    result("forbidden_paths_exist", not missing, f"missing: {missing}")
     print(f"# {MODE}: {len(forb)} forbidden paths: " + ", ".join(sorted({t for _, t, _ in forb})), flush=True)
     finish()
 

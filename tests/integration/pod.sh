@@ -62,6 +62,7 @@ umoci unpack --uid-map 0:200000:65536 --gid-map 0:200000:65536 --image "$T/oci:l
 	{ fail setup "umoci unpack"; finish; }
 chmod 755 "$D/bundle"
 install -m 0755 "$ROOT/tests/vm/pod-inside.sh" "$D/pod/pod-inside.sh"
+install -m 0644 "$ROOT/tests/lib/guest.sh" "$D/pod/guest.sh"
 P=$ROOT/deploy/seccomp/nsbox-pod.json
 DEFAULT=$T/runtime-default.json
 # The runtime default the profile was derived from: the pod profile less

@@ -20,12 +20,15 @@ import sys
 import tempfile
 import time
 
-SUITE = os.environ.get("SUITE", "interp_drivers")
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+import nsbox_test as nt  # noqa: E402
+
+nt.configure(default_suite="interp_drivers")
+
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 DRIVERS = os.path.join(ROOT, "mcp", "interp", "drivers")
 PYTHON = os.environ.get("DRIVER_PYTHON") or ("/usr/bin/python3" if os.path.exists("/usr/bin/python3") else "python3")
 NODE = os.environ.get("DRIVER_NODE") or shutil.which("node") or "node"
-failures = 0
 py_prefix = "py"
 
 
@@ -37,15 +40,12 @@ def driver_env(**changes):
     return env
 
 
-def report(name, ok, reason=""):
-    global failures
-    if name.startswith("py/"):  # python_tests names its interpreter
+def py_result(name, ok, reason=""):
+    """nt.result, with python_tests's py/NAME named after its interpreter
+    (py_prefix: py, py_extra1...)."""
+    if name.startswith("py/"):
         name = py_prefix + name[2:]
-    if ok:
-        print("PASS: %s/%s" % (SUITE, name), flush=True)
-    else:
-        failures += 1
-        print("FAIL: %s/%s: %s" % (SUITE, name, reason.replace("\n", "\\n")[:600]), flush=True)
+    nt.result(name, ok, reason)
 
 
 class Driver:
@@ -169,13 +169,13 @@ def expect(name, ran, ok_fn):
     or None."""
     done, out, err = ran
     if done is None:
-        report(name, False, "no done; stderr: %s" % err[-300:])
+        py_result(name, False, "no done; stderr: %s" % err[-300:])
         return False
     try:
         reason = ok_fn(done)
     except Exception as exc:  # a malformed done is a failure, not a crash
         reason = "%s: %s" % (type(exc).__name__, exc)
-    report(name, reason is None, "%s; done=%s; stdout=%r; stderr=%r" % (reason, json.dumps(done)[:300], out[-200:], err[-300:]))
+    py_result(name, reason is None, "%s; done=%s; stdout=%r; stderr=%r" % (reason, json.dumps(done)[:300], out[-200:], err[-300:]))
     return reason is None
 
 
@@ -198,7 +198,7 @@ def exit_test(prefix, argv, cwd, code, want_rc, want_out):
     rc = d.wait_exit()
     line = d.next_line(0.2)
     ok = rc == want_rc and line is None and want_out in d.out.decode()
-    report(prefix + "exit_ends_process", ok, "rc=%s (want %s), line=%s, stdout=%r" % (rc, want_rc, line, bytes(d.out[-200:])))
+    py_result(prefix + "exit_ends_process", ok, "rc=%s (want %s), line=%s, stdout=%r" % (rc, want_rc, line, bytes(d.out[-200:])))
     d.close()
 
 
@@ -215,7 +215,7 @@ def python_tests(work, python=PYTHON, prefix="py", libs=True):
     # set: figure.show() on Agg warns then (it is silent on a headless host).
     d = Driver(argv, cwd, env=driver_env(HOME="/proc", DISPLAY=":0"))
     r = d.ready
-    report("py/ready", bool(r) and r.get("op") == "ready" and r.get("language") == "python" and r.get("version"), "ready=%s" % r)
+    py_result("py/ready", bool(r) and r.get("op") == "ready" and r.get("language") == "python" and r.get("version"), "ready=%s" % r)
 
     d.run("a = 1")
     d.run("b = a + 1\ndef f():\n    return a + b")
@@ -303,7 +303,7 @@ def channel_framing(d, prefix):
     d.chan.sendall(b'"code":"3"}\nnot json\n{"op":"run","id":"p4","code":"4"}\n')
     got = [d.next_line(10) for _ in range(4)]
     ids = [g and (g.get("id"), g.get("result")) for g in got]
-    report(prefix + "/channel_framing", ids == [("p1", "1"), ("p2", "2"), ("p3", "3"), ("p4", "4")], "got %s" % ids)
+    py_result(prefix + "/channel_framing", ids == [("p1", "1"), ("p2", "2"), ("p3", "3"), ("p4", "4")], "got %s" % ids)
 
 
 def figure_tests(d, cwd):
@@ -320,7 +320,7 @@ def figure_tests(d, cwd):
             return None if f.read(8) == b"\x89PNG\r\n\x1a\n" else "not a PNG"
 
     expect("py/figure_saved", (done, out, err), figure_ok)
-    report("py/show_and_config_quiet", "Warning" not in err and "MPLCONFIGDIR" not in err, err[-300:])
+    py_result("py/show_and_config_quiet", "Warning" not in err and "MPLCONFIGDIR" not in err, err[-300:])
     expect("py/figure_closed", d.run("len(plt.get_fignums())"), lambda x: None if x["result"] == "0" and x["figures"] == [] else "figures left")
     # After a chdir the figure still lands where the interpreter started
     # (the host returns new images from the working directory).
@@ -337,7 +337,7 @@ def node_tests(work):
     os.mkdir(cwd)
     d = Driver(argv, cwd)
     r = d.ready
-    report("js/ready", bool(r) and r.get("language") == "javascript" and r.get("version"), "ready=%s" % r)
+    py_result("js/ready", bool(r) and r.get("language") == "javascript" and r.get("version"), "ready=%s" % r)
     d.run("let a = 1")
     d.run("const b = a + 1; function f() { return a + b }")
     expect("js/state_persists", d.run("class K { v() { return f() } }\nnew K().v()"), result_is("3"))
@@ -392,7 +392,7 @@ def ts_tests(work):
     d = Driver(argv, cwd)
     r = d.ready
     ok = bool(r) and r.get("language") == "typescript" and not r.get("error") and r.get("typescript")
-    report("ts/ready", ok, "ready=%s" % r)
+    py_result("ts/ready", ok, "ready=%s" % r)
     if not ok:
         d.close()
         return
@@ -419,7 +419,7 @@ def ts_missing_test(work):
     """No typescript module anywhere the driver looks: `ready` says so and
     every cell is an error (needs root, to hide /usr/share/nodejs)."""
     if os.geteuid() != 0 or not shutil.which("unshare"):
-        report("ts/missing_module_reported", False, "needs root and unshare(1)")
+        py_result("ts/missing_module_reported", False, "needs root and unshare(1)")
         return
     hide = "for d in /usr/share/nodejs /usr/lib/nodejs /usr/local/lib/node_modules /usr/lib/node_modules; do [ -d $d ] && mount -t tmpfs none $d; done; exec \"$0\" \"$@\""
     argv = ["unshare", "-m", "--propagation", "private", "sh", "-c", hide, NODE, os.path.join(DRIVERS, "node.js"), "--typescript"]
@@ -427,7 +427,7 @@ def ts_missing_test(work):
     r = d.ready or {}
     done = d.run("const x: number = 1")[0] or {}
     ok = (r.get("error") or {}).get("type") == "TypeScriptUnavailable" and (done.get("error") or {}).get("type") == "TypeScriptUnavailable"
-    report("ts/missing_module_reported", ok, "ready=%s done=%s" % (r, done))
+    py_result("ts/missing_module_reported", ok, "ready=%s done=%s" % (r, done))
     d.close()
 
 
@@ -474,14 +474,14 @@ def main():
             try:
                 group(work, *args)
             except Exception as exc:
-                report(name, False, "crashed: %s: %s" % (type(exc).__name__, exc))
+                py_result(name, False, "crashed: %s: %s" % (type(exc).__name__, exc))
             global py_prefix
             py_prefix = "py"
         if os.environ.get("DRIVERS_MEASURE", "1") != "0":
             measure(work)
     finally:
         shutil.rmtree(work, ignore_errors=True)
-    sys.exit(1 if failures else 0)
+    nt.finish()
 
 
 if __name__ == "__main__":

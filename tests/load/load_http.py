@@ -42,8 +42,10 @@ import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
 import mcphttp  # noqa: E402
+import nsbox_test as nt  # noqa: E402
 
-SUITE = os.environ.get("SUITE", "load_http")
+nt.configure(default_suite="load_http")
+
 BOTH = mcphttp.BOTH
 INIT = {"protocolVersion": "2025-11-25", "capabilities": {},
         "clientInfo": {"name": "load_http.py", "version": "1"}}
@@ -61,21 +63,6 @@ STARVATION_BOUND_S = 15.0
 # a session's state) passes it within the ~7,000 calls of a 45 s run.
 RSS_BOUND_KB = 8 * 1024
 
-failures = 0
-
-
-def report(name, why=None):
-    global failures
-    if why is None:
-        print(f"PASS: {SUITE}/{name}", flush=True)
-    else:
-        failures += 1
-        why = str(why).replace("\n", " ")[:600]
-        print(f"FAIL: {SUITE}/{name}: {why}", flush=True)
-
-
-def note(text):
-    print(f"# {text}", flush=True)
 
 
 class Unexpected(Exception):
@@ -553,19 +540,19 @@ def check_sessions(name, reports):
     """The assertions every phase of sessions shares."""
     crashed = [r["crashed"] for r in reports if "crashed" in r]
     if crashed:
-        report(f"{name}_sessions", f"{len(crashed)} session processes crashed: {crashed[0]}")
+        nt.report(f"{name}_sessions", f"{len(crashed)} session processes crashed: {crashed[0]}")
         return False
     bad = [r for r in reports if r["rounds"] < 1 or not r["deleted"]]
-    report(f"{name}_sessions_complete",
+    nt.report(f"{name}_sessions_complete",
            None if not bad else f"{len(bad)} sessions did not complete a round and DELETE: "
                                 f"{bad[0]['unexpected'][:1]}")
     n = sum(r["n_unexpected"] for r in reports)
     first = [u for r in reports for u in r["unexpected"]][:3]
-    report(f"{name}_no_errors_but_caps",
+    nt.report(f"{name}_no_errors_but_caps",
            None if n == 0 else f"{n} errors other than the caps' refusals, e.g. {first}")
     n = sum(r["n_wrong"] for r in reports)
     first = [u for r in reports for u in r["wrong"]][:3]
-    report(f"{name}_outputs_exact", None if n == 0 else f"{n} wrong results, e.g. {first}")
+    nt.report(f"{name}_outputs_exact", None if n == 0 else f"{n} wrong results, e.g. {first}")
     return True
 
 
@@ -589,24 +576,24 @@ def phase_load(a, srv, roles):
         return sampler
     calls = sum(r["calls"] for r in reports)
     refused = {k: sum(r["refused"][k] for r in reports) for k in ("session", "total")}
-    note(f"load: {len(roles)} sessions ({roles.count('greedy')} greedy) for {elapsed:.0f} s: "
+    nt.note(f"load: {len(roles)} sessions ({roles.count('greedy')} greedy) for {elapsed:.0f} s: "
          f"{calls} calls, {calls / elapsed:.0f} calls/s, "
          f"{sum(r['rounds'] for r in reports)} rounds, {sum(r['logs'] for r in reports)} "
          f"log notifications")
-    note(f"load: refused by the caps: {refused['session']} by the session's "
+    nt.note(f"load: refused by the caps: {refused['session']} by the session's "
          f"(--max-sandboxes {a.max_sandboxes}), {refused['total']} by the server's "
          f"(--max-total-sandboxes {a.max_total})")
     lat = merge_lat(reports)
     for k in sorted(lat):
-        note(f"load: {k:24s} {len(lat[k]):6d} calls, {fmt_lat(lat[k])}")
-    note(f"load: peak live sandboxes {sampler.peak_children} (state directories "
+        nt.note(f"load: {k:24s} {len(lat[k]):6d} calls, {fmt_lat(lat[k])}")
+    nt.note(f"load: peak live sandboxes {sampler.peak_children} (state directories "
          f"{sampler.peak_dirs}); server peak {sampler.peak_threads} threads, "
          f"{sampler.peak_fds} fds")
     checks = sum(r["cap_checks"] for r in reports)
-    report("session_cap_exact",
+    nt.report("session_cap_exact",
            None if checks > 0 else "no greedy session ever reached --max-sandboxes")
     # A sandbox counts until its init is reaped and its state removed.
-    report("total_cap_held",
+    nt.report("total_cap_held",
            None if max(sampler.peak_children, sampler.peak_dirs) <= a.max_total else
            f"{sampler.peak_children} sandbox inits and {sampler.peak_dirs} state directories "
            f"at once, cap {a.max_total}")
@@ -630,17 +617,17 @@ def phase_leaks(a, srv, base, sampler, when):
     try:
         normalize_spare(a, srv)
     except (Unexpected, WrongOutput) as e:
-        report(f"{when}_one_shot", e)
+        nt.report(f"{when}_one_shot", e)
     snap = settle(srv, base)
     kids, extra = lone_inits(srv)
-    note(f"{when}: server fds {base['fds']} -> {snap['fds']}, threads {base['threads']} -> "
+    nt.note(f"{when}: server fds {base['fds']} -> {snap['fds']}, threads {base['threads']} -> "
          f"{snap['threads']}, children {base['children']} -> {snap['children']}, VmRSS "
          f"{base['rss_kb']} -> {snap['rss_kb']} kB (RssAnon {base['anon_kb']} -> "
          f"{snap['anon_kb']} kB)")
-    report(f"{when}_no_leaked_fds",
+    nt.report(f"{when}_no_leaked_fds",
            None if snap["fds"] == base["fds"] else
            f"{snap['fds']} fds, {base['fds']} after the warm-up: {srv.fd_kinds()}")
-    report(f"{when}_no_leaked_threads",
+    nt.report(f"{when}_no_leaked_threads",
            None if snap["threads"] == base["threads"] else
            f"{snap['threads']} threads, {base['threads']} after the warm-up")
     # What may remain is the spare sandbox for one-shot runs, alone in its
@@ -654,7 +641,7 @@ def phase_leaks(a, srv, base, sampler, when):
         why = f"processes beside the sandboxes' inits: {extra[:10]}"
     elif left:
         why = f"processes in the cgroups of ended sandboxes: {left[:10]}"
-    report(f"{when}_no_leaked_processes", why)
+    nt.report(f"{when}_no_leaked_processes", why)
     return snap
 
 
@@ -689,7 +676,7 @@ def phase_total_cap(a, srv):
         elif live != a.max_total:
             why = f"refused with {live} live sandboxes, cap {a.max_total}"
         else:
-            note(f"server cap: {len(held)} kept sandboxes in {len(sessions)} sessions + "
+            nt.note(f"server cap: {len(held)} kept sandboxes in {len(sessions)} sessions + "
                  f"{live - len(held)} spare, then refused")
             # Refused in a fresh session too; room again once one stops.
             other = new_session()
@@ -708,7 +695,7 @@ def phase_total_cap(a, srv):
             s.delete()
         except Unexpected as e:
             why = why or str(e)
-    report("total_cap_exact", why)
+    nt.report("total_cap_exact", why)
 
 
 def phase_long_calls(a):
@@ -759,11 +746,11 @@ def phase_long_calls(a):
     for t in threads:
         t.join()
     for accept in ("text/event-stream", "application/json"):
-        report(f"call_outlives_idle_timeout_{accept.split('/')[1].replace('-', '_')}",
+        nt.report(f"call_outlives_idle_timeout_{accept.split('/')[1].replace('-', '_')}",
                None if got.get(accept) == "late\n" else
                f"a {secs} s call answered as {accept} (--idle-timeout {a.idle_timeout}): "
                f"{got.get(accept)!r}")
-    report("quiet_get_stream_kept_open", why)
+    nt.report("quiet_get_stream_kept_open", why)
 
 
 def last_json(proc):
@@ -812,7 +799,7 @@ def phase_flood(a, srv):
         sb = s.tool("sandbox_create", {"language": "sh"})["sandbox_id"]
         alone = wb_loop(s, sb, 6, "a")
     except (Unexpected, WrongOutput) as e:
-        report("flood_baseline", e)
+        nt.report("flood_baseline", e)
         return
     flood_s, dribble_s = 14, 14
     slow = spawn("slowloris", {"port": a.port, "source": "127.0.0.3", "n": 72,
@@ -829,41 +816,41 @@ def phase_flood(a, srv):
         s.delete()
     except Unexpected as e:
         why = why or str(e)
-    note(f"flood: a well-behaved session alone: {len(alone)} calls, {fmt_lat(alone)}")
+    nt.note(f"flood: a well-behaved session alone: {len(alone)} calls, {fmt_lat(alone)}")
     if under:
-        note(f"flood: the same beside {rf['kept']} flooding and {rs['kept']} slowloris "
+        nt.note(f"flood: the same beside {rf['kept']} flooding and {rs['kept']} slowloris "
              f"connections: {len(under)} calls, {fmt_lat(under)} "
              f"(p99 x{percentile(under, .99) / max(percentile(alone, .99), 1):.1f})")
-    note(f"flood: the flooder got {fr.get('answered', 0)} answers "
+    nt.note(f"flood: the flooder got {fr.get('answered', 0)} answers "
          f"({fr.get('answered', 0) / flood_s:.0f}/s) on its connections, "
          f"{fr.get('errors', 0)} errors; {fr.get('churn', 0)} more connections attempted, "
          f"{fr.get('churn_closed', 0)} closed at once")
     if why is None and under and max(under) > STARVATION_BOUND_S * 1000:
         why = f"a call took {max(under) / 1000:.1f} s under the flood (bound {STARVATION_BOUND_S} s)"
-    report("no_starvation_by_flood_and_slowloris", why)
+    nt.report("no_starvation_by_flood_and_slowloris", why)
     # Exactly the documented per-address cap: of 72 connections from one
     # address, the 8 past 64 are closed at once; the rest are served.
     for who, r in (("flood", rf), ("slowloris", rs)):
-        report(f"per_address_cap_{who}",
+        nt.report(f"per_address_cap_{who}",
                None if (r["kept"], r["closed"]) == (64, 8) else
                f"of 72 connections from one address {r['kept']} kept, {r['closed']} closed "
                f"(expected 64 and 8)")
-    report("flooder_was_served",
+    nt.report("flooder_was_served",
            None if fr.get("answered", 0) > 0 and fr.get("errors", 1) == 0 else
            f"the flood's own connections: {fr}")
-    report("churn_refused_at_once",
+    nt.report("churn_refused_at_once",
            None if fr.get("churn", 0) > 0 and fr["churn_closed"] == fr["churn"] else
            f"connections past the cap: {fr.get('churn_closed')} of {fr.get('churn')} closed")
     # MHD times silence, not slowness: connections that dribble a byte
     # every half second stay (the per-address cap is what bounds them);
     # once silent they are closed after --idle-timeout.
-    report("slowloris_dribbling_held",
+    nt.report("slowloris_dribbling_held",
            None if sr.get("open_after_dribble") == 64 else
            f"{sr.get('open_after_dribble')} of 64 dribbling connections open after "
            f"{dribble_s} s")
-    note(f"slowloris: silent connections closed {sr.get('closed_after_s', -1):.1f} s after "
+    nt.note(f"slowloris: silent connections closed {sr.get('closed_after_s', -1):.1f} s after "
          f"going silent (--idle-timeout {a.idle_timeout})")
-    report("slowloris_silent_closed",
+    nt.report("slowloris_silent_closed",
            None if sr.get("all_closed") and sr["closed_after_s"] <= a.idle_timeout + 10 else
            f"silent connections: {sr}")
 
@@ -934,13 +921,13 @@ def phase_connection_cap(a, srv, base):
             time.sleep(0.2)
     if why is None and not ok:
         why = "the server does not answer 20 s after the connections closed"
-    report("total_connection_cap", why)
+    nt.report("total_connection_cap", why)
 
 
 def main_run(a):
     srv = Server(a.pid, a.store)
     if not srv.alive():
-        report("setup", f"no server process {a.pid}")
+        nt.report("setup", f"no server process {a.pid}")
         return
     n_greedy = max(2, a.sessions // 5)
     roles = ["normal"] * (a.sessions - n_greedy) + ["greedy"] * n_greedy
@@ -952,17 +939,17 @@ def main_run(a):
     try:
         base = normalize_spare(a, srv)
     except (Unexpected, WrongOutput) as e:
-        report("baseline", e)
+        nt.report("baseline", e)
         return
-    note(f"baseline after the warm-up: {base}")
+    nt.note(f"baseline after the warm-up: {base}")
     # 2. Load, 3. leaks.
     sampler = phase_load(a, srv, roles)
     after = phase_leaks(a, srv, base, sampler, "load")
     growth = after["rss_kb"] - base["rss_kb"]
-    report("load_memory_bounded",
+    nt.report("load_memory_bounded",
            None if growth <= RSS_BOUND_KB else
            f"VmRSS grew {growth} kB over the load (bound {RSS_BOUND_KB} kB)")
-    note(f"load: {len(sampler.ids)} sandboxes seen")
+    nt.note(f"load: {len(sampler.ids)} sandboxes seen")
     with open(a.ids, "w") as f:
         f.write("".join(i + "\n" for i in sorted(sampler.ids)))
     # 4. The server's cap, 5. long calls, 6. slow and flooding clients,
@@ -972,16 +959,16 @@ def main_run(a):
     phase_flood(a, srv)
     phase_connection_cap(a, srv, base)
     final = phase_leaks(a, srv, base, None, "final")
-    note(f"final VmRSS {final['rss_kb']} kB ({final['rss_kb'] - base['rss_kb']:+d} kB since "
+    nt.note(f"final VmRSS {final['rss_kb']} kB ({final['rss_kb'] - base['rss_kb']:+d} kB since "
          f"the warm-up, after the flood's threads and connections; not bounded here)")
     try:
         s = Session(Client(a.port, timeout=30))
         s.initialize()
         s.ping()
         s.delete()
-        report("server_still_answers", None if srv.alive() else "the server died")
+        nt.report("server_still_answers", None if srv.alive() else "the server died")
     except Unexpected as e:
-        report("server_still_answers", e)
+        nt.report("server_still_answers", e)
 
 
 # ------------------------------------------------------ flood and slowloris
@@ -1126,7 +1113,7 @@ def main():
     p.add_argument("--store", required=True)
     p.add_argument("--ids", required=True)
     main_run(p.parse_args())
-    return 1 if failures else 0
+    return nt.status()
 
 
 if __name__ == "__main__":

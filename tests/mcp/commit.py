@@ -8,8 +8,11 @@ sandboxes are refused with a clear error, --max-commits caps the images
 (0: no such tool), and the server stays up.  Run as root and rootless.
 Environment: NSBOX, NSBOX_STORE, SUITE (default mcp_commit)."""
 import os
+import sys
 
-from stdio_client import Server, finish, result
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+from nsbox_test import finish, result  # noqa: E402
+from stdio_client import Server  # noqa: E402
 
 STORE = os.environ["NSBOX_STORE"]
 os.environ.setdefault("SUITE", "mcp_commit")

@@ -6,7 +6,9 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(__file__))
-from stdio_client import Server, result, finish  # noqa: E402
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+from nsbox_test import finish, result  # noqa: E402
+from stdio_client import Server  # noqa: E402
 
 s = Server(store=os.environ["NSBOX_STORE"])
 

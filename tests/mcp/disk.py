@@ -12,10 +12,13 @@ back.  Run as root and (NSBOX_TEST_AS=user style, through runuser)
 rootless.  Environment: NSBOX, NSBOX_STORE, SUITE (default mcp_disk)."""
 import json
 import os
+import sys
 import shutil
 import tempfile
 
-from stdio_client import Server, finish, result
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+from nsbox_test import finish, result  # noqa: E402
+from stdio_client import Server  # noqa: E402
 
 STORE = os.environ["NSBOX_STORE"]
 os.environ.setdefault("SUITE", "mcp_disk")

@@ -30,34 +30,16 @@ import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
 import mcphttp  # noqa: E402
+import nsbox_test as nt  # noqa: E402
+
+nt.configure(default_suite="file_urls")
 
 NSBOX = os.environ.get("NSBOX") or os.path.join(os.path.dirname(__file__), "..", "..", "build", "nsbox")
-SUITE = os.environ.get("SUITE", "file_urls")
 STORE = sys.argv[1]
 BIG = 64 << 20
 TOKEN = "file-urls-test-token-0123456789abcdef"
-failures = 0
 INIT = {"protocolVersion": "2025-11-25", "capabilities": {},
         "clientInfo": {"name": "file_urls.py", "version": "1"}}
-
-
-def report(name, why=None):
-    global failures
-    if why is None:
-        print(f"PASS: {SUITE}/{name}", flush=True)
-    else:
-        failures += 1
-        print(f"FAIL: {SUITE}/{name}: {' '.join(str(why).split())[:400]}", flush=True)
-
-
-def test(name):
-    def run(fn):
-        try:
-            report(name, fn())
-        except Exception as e:  # noqa: BLE001 -- any exception is a failure
-            report(name, f"{type(e).__name__}: {e}")
-        return fn
-    return run
 
 
 class Server:
@@ -217,7 +199,7 @@ def main():
     box = srv.create(sid)
     state = {}
 
-    @test("tools_list_over_http_and_not_stdio")
+    @nt.test("tools_list_over_http_and_not_stdio")
     def _():
         r, _ = srv.rpc(sid, "tools/list", {})
         names = [t["name"] for t in r["result"]["tools"]]
@@ -240,7 +222,7 @@ def main():
             return f"read_file url over stdio: {res}"
         return None
 
-    @test("download_64mib_byte_exact")
+    @nt.test("download_64mib_byte_exact")
     def _():
         rec = srv.run(sid, box, "python3 -c \"import os,hashlib; d=os.urandom(%d); "
                       "open('/workspace/big.bin','wb').write(d); print(hashlib.sha256(d).hexdigest())\"" % BIG)
@@ -265,7 +247,7 @@ def main():
         st, hd, got, n = get_sha(srv, rf["download_url"])
         return None if st == 200 and got == want else f"read_file's URL: {st}, sha {got}"
 
-    @test("upload_64mib_byte_exact")
+    @nt.test("upload_64mib_byte_exact")
     def _():
         u = srv.tool(sid, "upload_url", {"sandbox_id": box, "path": "up/big.in"})["structuredContent"]
         if u["method"] != "PUT" or u["path"] != "/workspace/up/big.in" or u["max_bytes"] != 100 << 20:
@@ -280,7 +262,7 @@ def main():
         left = srv.run(sid, box, "ls -a /workspace/up")["stdout"].split()
         return f"files left beside it: {left}" if sorted(left) != [".", "..", "big.in"] else None
 
-    @test("upload_chunked_without_length")
+    @nt.test("upload_chunked_without_length")
     def _():
         u = srv.tool(sid, "upload_url", {"sandbox_id": box, "path": "/workspace/chunked.txt"})["structuredContent"]
         parts = [b"x" * 3000000, b"y" * 3000000, b"end\n"]
@@ -295,7 +277,7 @@ def main():
         got = sha_in(srv, sid, box, "/workspace/chunked.txt")
         return None if got == hashlib.sha256(b"".join(parts)).hexdigest() else "content differs"
 
-    @test("expired_and_public_url")
+    @nt.test("expired_and_public_url")
     def _():
         s2 = Server("--file-url-ttl", "1", "--public-url", "https://files.example:8443/nsbox/")
         try:
@@ -315,7 +297,7 @@ def main():
         finally:
             s2.close()
 
-    @test("concurrent_downloads_while_a_command_runs")
+    @nt.test("concurrent_downloads_while_a_command_runs")
     def _():
         results = []
 
@@ -333,7 +315,7 @@ def main():
             return f"{len(results)} downloads, bad: {bad}, command: {out['stdout']!r}"
         return None
 
-    @test("tampered_mac_and_payload")
+    @nt.test("tampered_mac_and_payload")
     def _():
         url = state["big_url"]
         tok = url.rsplit("/", 1)[1]
@@ -346,7 +328,7 @@ def main():
         st, _, body = http_req(srv, "GET", base + tok + "A")
         return refused(st, body, 400, "malformed") if st != 403 else None
 
-    @test("spliced_onto_another_sandbox_and_session")
+    @nt.test("spliced_onto_another_sandbox_and_session")
     def _():
         sid_b = srv.session()
         box_b = srv.create(sid_b)
@@ -370,7 +352,7 @@ def main():
         state["sid_b"], state["box_b"] = sid_b, box_b
         return None
 
-    @test("path_traversal")
+    @nt.test("path_traversal")
     def _():
         raw = b64d(state["big_url"].rsplit("/", 1)[1])
         f = fields(raw)
@@ -386,7 +368,7 @@ def main():
                 return f"upload_url {p}: {res}"
         return None
 
-    @test("symlink_fifo_directory_refused")
+    @nt.test("symlink_fifo_directory_refused")
     def _():
         host_passwd = hashlib.sha256(open("/etc/passwd", "rb").read()).hexdigest()
         rec = srv.run(sid, box, "for f in l1 l2 fifo dir; do echo data > /workspace/$f; done")
@@ -416,7 +398,7 @@ def main():
         out = srv.run(sid, box, "ls -a /workspace; readlink /workspace/l1")["stdout"]
         return f"hidden upload left: {out}" if ".nsbox-upload" in out else None
 
-    @test("too_large_put_413_old_file_intact")
+    @nt.test("too_large_put_413_old_file_intact")
     def _():
         srv.tool(sid, "write_file", {"sandbox_id": box, "path": "keep.txt", "content": "original\n"})
         u = srv.tool(sid, "upload_url", {"sandbox_id": box, "path": "keep.txt", "size_mb": 1})["structuredContent"]
@@ -445,7 +427,7 @@ def main():
             return f"after the refusal: {out[:300]!r}"
         return None
 
-    @test("cut_off_upload_leaves_nothing")
+    @nt.test("cut_off_upload_leaves_nothing")
     def _():
         u = srv.tool(sid, "upload_url", {"sandbox_id": box, "path": "keep.txt"})["structuredContent"]
         s = socket.create_connection(("127.0.0.1", srv.port), timeout=30)
@@ -462,7 +444,7 @@ def main():
             return f"after the cut: {out[:300]!r}"
         return None
 
-    @test("host_checked_no_bearer_needed")
+    @nt.test("host_checked_no_bearer_needed")
     def _():
         s3 = Server(token=TOKEN)
         try:
@@ -484,7 +466,7 @@ def main():
         finally:
             s3.close()
 
-    @test("after_stop_and_session_end_404")
+    @nt.test("after_stop_and_session_end_404")
     def _():
         sid_b, box_b = state["sid_b"], state["box_b"]
         u_b = srv.tool(sid_b, "upload_url", {"sandbox_id": box_b, "path": "late"})["structuredContent"]["url"]
@@ -502,7 +484,7 @@ def main():
         st, _, body = http_req(srv, "PUT", u_b, b"x")
         return refused(st, body, 404, "session")
 
-    @test("server_still_up")
+    @nt.test("server_still_up")
     def _():
         r, _ = srv.rpc(sid, "ping", {})
         return None if r and "result" in r and srv.p.poll() is None else f"ping: {r}"
@@ -511,4 +493,4 @@ def main():
 
 
 main()
-sys.exit(1 if failures else 0)
+nt.finish()

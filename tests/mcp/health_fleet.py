@@ -26,34 +26,16 @@ import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
 import mcphttp  # noqa: E402
+import nsbox_test as nt  # noqa: E402
 
-SUITE = os.environ.get("SUITE", "drain")
+nt.configure(default_suite="drain")
+
 MODE, PORT = sys.argv[1], int(sys.argv[2])
 ARGS = sys.argv[3:]
 LEGACY, MODERN = "2025-11-25", "2026-07-28"
 HEX32 = "[0-9a-f]{32}"
 DRAINING = "this node is draining"
-failures = 0
 TOKEN = None
-
-
-def report(name, why=None):
-    global failures
-    if why is None:
-        print(f"PASS: {SUITE}/{name}", flush=True)
-    else:
-        failures += 1
-        print(f"FAIL: {SUITE}/{name}: {str(why).replace(chr(10), ' ')[:600]}", flush=True)
-
-
-def test(name):
-    def run(fn):
-        try:
-            report(name, fn())
-        except Exception as e:  # noqa: BLE001 -- any exception is a failure
-            report(name, f"{type(e).__name__}: {e}")
-        return fn
-    return run
 
 
 def auth():
@@ -188,11 +170,11 @@ def ids_tests(node):
     sid = initialize()
     state = {}
 
-    @test("session_id_has_node_prefix")
+    @nt.test("session_id_has_node_prefix")
     def _():
         return None if prefix.match(sid) else f"Mcp-Session-Id {sid!r}"
 
-    @test("sandbox_id_has_node_prefix")
+    @nt.test("sandbox_id_has_node_prefix")
     def _():
         sb = state["sb"] = create(sid)
         if not prefix.match(sb):
@@ -205,7 +187,7 @@ def ids_tests(node):
             return f"sandbox_list: {listed}"
         return None
 
-    @test("resource_uri_has_node_prefix")
+    @nt.test("resource_uri_has_node_prefix")
     def _():
         sb = state["sb"]
         uri = f"nsbox://sandboxes/{sb}/files/tmp/f.txt"
@@ -219,7 +201,7 @@ def ids_tests(node):
             return f"another node's URI was read: {r}"
         return None
 
-    @test("file_url_with_node_prefix")
+    @nt.test("file_url_with_node_prefix")
     def _():
         sb = state["sb"]
         res = call(sid, "upload_url", {"sandbox_id": sb, "path": "/tmp/up.txt"})
@@ -236,7 +218,7 @@ def ids_tests(node):
             return f"the upload did not land: {res}"
         return None
 
-    @test("wrong_prefix_sandbox_id_unknown")
+    @nt.test("wrong_prefix_sandbox_id_unknown")
     def _():
         sb = state["sb"]
         hexpart = sb.split(".", 1)[1]
@@ -252,7 +234,7 @@ def ids_tests(node):
             return f"the sandbox suffered from the attempts: {res}"
         return None
 
-    @test("wrong_prefix_session_id_404")
+    @nt.test("wrong_prefix_session_id_404")
     def _():
         hexpart = sid.split(".", 1)[1]
         for wrong in (f"other-9.{hexpart}", hexpart, sid + "0", sid[:-1]):
@@ -262,7 +244,7 @@ def ids_tests(node):
         r, _ = rpc(sid, "tools/list", {})
         return None if r.status == 200 else f"the real session: {r}"
 
-    @test("task_id_has_node_prefix")
+    @nt.test("task_id_has_node_prefix")
     def _():
         r, resp = rpc(sid, "tools/call", {"name": "execute_code", "task": {"ttl": 60000},
                                           "arguments": {"language": "sh", "code": "echo t"}},
@@ -282,7 +264,7 @@ def ids_tests(node):
             return f"another node's task id was found: {r}"
         return None
 
-    @test("stateless_sandbox_id_has_node_prefix")
+    @nt.test("stateless_sandbox_id_has_node_prefix")
     def _():
         res = modern("sandbox_create", {"language": "sh"})
         sb = res.get("structuredContent", {}).get("sandbox_id", "")
@@ -301,7 +283,7 @@ def ids_tests(node):
 
 
 def probes_tests(node, log):
-    @test("healthz_ok_body")
+    @nt.test("healthz_ok_body")
     def _():
         r, b = probe("/healthz")
         if r.status != 200 or body_shape(b, node) or b["status"] != "ok" or \
@@ -309,14 +291,14 @@ def probes_tests(node, log):
             return f"{r} {body_shape(b, node)}"
         return None
 
-    @test("readyz_ok_body")
+    @nt.test("readyz_ok_body")
     def _():
         r, b = probe("/readyz")
         if r.status != 200 or body_shape(b, node) or b["status"] != "ok":
             return f"{r}"
         return None
 
-    @test("probe_counts_sessions_and_sandboxes")
+    @nt.test("probe_counts_sessions_and_sandboxes")
     def _():
         _, before = probe("/readyz")
         sid = initialize()
@@ -327,7 +309,7 @@ def probes_tests(node, log):
             return f"before {before}, after a session and a sandbox {after}"
         return None
 
-    @test("probe_head_and_methods")
+    @nt.test("probe_head_and_methods")
     def _():
         r = mcphttp.request(PORT, "HEAD", "/healthz")
         if r.status != 200 or r.body:
@@ -338,7 +320,7 @@ def probes_tests(node, log):
                 return f"{m} /readyz: {r}"
         return None
 
-    @test("probe_needs_no_token_and_any_host")
+    @nt.test("probe_needs_no_token_and_any_host")
     def _():
         # The server has a token: /mcp without it is 401, the probes are not.
         r = mcphttp.request(PORT, "GET", "/mcp", headers={"Accept": "text/event-stream"})
@@ -357,7 +339,7 @@ def probes_tests(node, log):
         with open(log, encoding="utf-8", errors="replace") as f:
             return f.read().count("health: the sandbox check passed")
 
-    @test("probe_flood_makes_at_most_one_sandbox_per_30s")
+    @nt.test("probe_flood_makes_at_most_one_sandbox_per_30s")
     def _():
         # The probes above ran the check once; a flood within 30 s of it
         # makes no sandbox, however many probes, in parallel or not.
@@ -385,12 +367,12 @@ def probes_tests(node, log):
 def broken_tests(store):
     refs = os.path.join(store, "refs.json")
 
-    @test("healthz_ok_before")
+    @nt.test("healthz_ok_before")
     def _():
         r, b = probe("/healthz")
         return None if r.status == 200 and b["status"] == "ok" and b["node"] is None else f"{r}"
 
-    @test("healthz_fails_on_a_broken_store")
+    @nt.test("healthz_fails_on_a_broken_store")
     def _():
         with open(refs, "rb") as f:
             saved = f.read()
@@ -409,7 +391,7 @@ def broken_tests(store):
         r, b = probe("/healthz")
         return None if r.status == 200 and b["checks"]["store"] == "ok" else f"after repair: {r}"
 
-    @test("healthz_fails_when_the_store_is_gone")
+    @nt.test("healthz_fails_when_the_store_is_gone")
     def _():
         moved = store + ".moved"
         os.rename(store, moved)
@@ -426,7 +408,7 @@ def broken_tests(store):
 
 
 def noimage_tests():
-    @test("healthz_fails_without_an_image")
+    @nt.test("healthz_fails_without_an_image")
     def _():
         r, b = probe("/healthz")
         if r.status != 503 or body_shape(b, None) or b["status"] != "fail" or \
@@ -437,7 +419,7 @@ def noimage_tests():
 
 
 def cap_tests():
-    @test("healthz_ok_at_the_sandbox_cap")
+    @nt.test("healthz_ok_at_the_sandbox_cap")
     def _():
         sid = initialize()
         create(sid)  # the only one --max-total-sandboxes 1 allows
@@ -469,19 +451,19 @@ def drain_tests(pid, node):
     os.kill(pid, signal.SIGTERM)
     wait_for(draining, 10)
 
-    @test("readyz_503_draining")
+    @nt.test("readyz_503_draining")
     def _():
         r, b = probe("/readyz")
         if r.status != 503 or body_shape(b, node) or b["status"] != "draining" or not b["draining"]:
             return f"{r}"
         return None
 
-    @test("healthz_200_while_draining")
+    @nt.test("healthz_200_while_draining")
     def _():
         r, b = probe("/healthz")
         return None if r.status == 200 and b["draining"] else f"{r}"
 
-    @test("new_sandbox_refused_while_draining")
+    @nt.test("new_sandbox_refused_while_draining")
     def _():
         res = call(sid, "sandbox_create", {"language": "sh"}, rid=3)
         if not res.get("isError") or DRAINING not in text_of(res):
@@ -494,7 +476,7 @@ def drain_tests(pid, node):
             return f"stateless one-shot: {res}"
         return None
 
-    @test("new_session_503_while_draining")
+    @nt.test("new_session_503_while_draining")
     def _():
         try:
             initialize()
@@ -502,14 +484,14 @@ def drain_tests(pid, node):
             return None if "503" in str(e) and DRAINING in str(e) else str(e)
         return "initialize succeeded"
 
-    @test("existing_sandbox_served_while_draining")
+    @nt.test("existing_sandbox_served_while_draining")
     def _():
         res = run_in(sid, idle, "echo served", rid=5)
         return None if res.get("structuredContent", {}).get("stdout") == "served\n" else f"{res}"
 
     t.join(60)
 
-    @test("running_call_finishes_with_its_result")
+    @nt.test("running_call_finishes_with_its_result")
     def _():
         if not started:
             return "the call's sleep 4 was never seen running before SIGTERM"
@@ -536,7 +518,7 @@ def grace_tests(pid, marker):
     os.kill(pid, signal.SIGTERM)
     t.join(60)
 
-    @test("grace_cancels_a_call_that_outlives_it")
+    @nt.test("grace_cancels_a_call_that_outlives_it")
     def _():
         if not started:
             return f"the call's sleep {marker} was never seen running"
@@ -557,7 +539,7 @@ def second_tests(pid, marker):
     wait_for(draining, 10)
     r, b = probe("/readyz")
 
-    @test("first_signal_drains")
+    @nt.test("first_signal_drains")
     def _():
         if not started:
             return f"the call's sleep {marker} was never seen running"
@@ -587,4 +569,4 @@ if __name__ == "__main__":
         second_tests(int(ARGS[0]), ARGS[1])
     else:
         sys.exit(f"unknown mode {MODE}")
-    sys.exit(1 if failures else 0)
+    nt.finish()

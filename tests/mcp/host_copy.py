@@ -6,8 +6,11 @@ symlink are refused in both directions (CVE-2018-15664 class), and host
 files outside the allowed directory never change.  PASS/FAIL lines like
 tests/lib.sh.  Environment: NSBOX, NSBOX_STORE, SUITE (default mcp_host)."""
 import os, shutil, tempfile
+import sys
 
-from stdio_client import Server as _Server, finish, result
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+from nsbox_test import finish, result  # noqa: E402
+from stdio_client import Server as _Server  # noqa: E402
 
 STORE = os.environ.get("NSBOX_STORE", "")
 os.environ.setdefault("SUITE", "mcp_host")

@@ -19,51 +19,24 @@ import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { setTimeout as sleep } from 'node:timers/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import * as nt from '../lib/nsbox_test.mjs';
+import { fail, note, ok } from '../lib/nsbox_test.mjs';
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 const NSBOX = process.env.NSBOX || path.join(HERE, '../../build/nsbox');
 const STORE = process.env.NSBOX_STORE;
-const SUITE = process.env.SUITE || 'interp';
+nt.configure({ defaultSuite: 'interp' });
 const IMAGE = 'localhost/nsbox-default:latest';
 const PNG = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
 
-let failures = 0;
-function pass(name) {
-	console.log(`PASS: ${SUITE}/${name}`);
-}
-function fail(name, why) {
-	failures++;
-	const line = String(why).replace(/\s+/g, ' ').trim();
-	console.log(`FAIL: ${SUITE}/${name}: ${line.length > 600 ? line.slice(0, 600) + '...' : line}`);
-}
-const note = s => console.log(`# ${s}`);
-
-class Check extends Error {}
-function ok(cond, why) {
-	if (!cond) throw new Check(typeof why === 'function' ? why() : why);
-}
 const j = v => {
 	const s = JSON.stringify(v);
 	return s === undefined ? String(v) : s.length > 400 ? s.slice(0, 400) + '...' : s;
 };
 const errText = e => (e instanceof Error ? e.message : String(e));
 
-async function test(name, fn, timeoutMs = 90000) {
-	let timer;
-	try {
-		await Promise.race([
-			fn(),
-			new Promise((_, rej) => {
-				timer = setTimeout(() => rej(new Error(`test timed out after ${timeoutMs / 1000} s`)), timeoutMs);
-			}),
-		]);
-		pass(name);
-	} catch (e) {
-		fail(name, errText(e));
-	} finally {
-		clearTimeout(timer);
-	}
-}
+// Runs one test with a deadline; any exception is its FAIL reason.
+const test = (name, fn, timeoutMs = 90000) => nt.test(name, fn, { seconds: timeoutMs / 1000, throws: true, why: errText });
 
 async function connect() {
 	const stdio = new StdioClientTransport({
@@ -414,4 +387,4 @@ try {
 } catch (e) {
 	fail('harness', errText(e));
 }
-process.exit(failures ? 1 : 0);
+nt.finish();

@@ -16,17 +16,16 @@ import os
 import re
 import queue
 import threading
+import sys
 import time
 
-from stdio_client import Server as _Server, finish, result
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+from nsbox_test import finish, note, result  # noqa: E402
+from stdio_client import Server as _Server  # noqa: E402
 
 STORE = os.environ["NSBOX_STORE"]
 os.environ.setdefault("SUITE", "interp_hostile")
 IMAGE = "localhost/nsbox-default:latest"
-
-
-def note(s):
-    print("# " + " ".join(str(s).split()), flush=True)
 
 
 class Server(_Server):

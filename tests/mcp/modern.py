@@ -24,26 +24,14 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import raw_protocol as rp  # noqa: E402  (the Server harness)
-from raw_protocol import Check, Server, error_of, ok, pgrep, short, wait_for  # noqa: E402
+from raw_protocol import Server, error_of, pgrep, short, wait_for  # noqa: E402
+import nsbox_test as nt  # noqa: E402  (on the path raw_protocol set)
+from nsbox_test import Check, ok  # noqa: E402
 
-SUITE = rp.SUITE + "/modern"
+nt.configure(default_suite="mcp_stdio", prefix="modern/")
 MODERN = "2026-07-28"
 LEGACY = ["2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"]
 TOKEN = re.compile(r"^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$")
-
-failures = 0
-
-
-def pass_(name):
-    print(f"PASS: {SUITE}/{name}", flush=True)
-
-
-def fail(name, why):
-    global failures
-    failures += 1
-    why = " ".join(str(why).split())
-    print(f"FAIL: {SUITE}/{name}: {why[:600]}", flush=True)
-
 
 def meta(version=MODERN, caps=True, level=None, **extra):
     m = {"io.modelcontextprotocol/protocolVersion": version,
@@ -403,23 +391,17 @@ def stdout_is_only_jsonrpc():
 
 def main():
     if not rp.STORE:
-        print(f"FAIL: {SUITE}/setup: NSBOX_STORE is not set (run through tests/integration/mcp_stdio.sh)")
+        nt.fail("setup", "NSBOX_STORE is not set (run through tests/integration/mcp_stdio.sh)")
         return 1
     for marker in ("sleep 3136", "sleep 3137"):
         if pgrep(marker):
-            print(f'FAIL: {SUITE}/setup: a "{marker}" process already runs on this host')
+            nt.fail("setup", f'a "{marker}" process already runs on this host')
             return 1
     for fn in TESTS:
-        try:
-            fn()
-            pass_(fn.__name__)
-        except Check as e:
-            fail(fn.__name__, e)
-        except Exception as e:  # a harness bug or an unexpected answer shape
-            fail(fn.__name__, f"{type(e).__name__}: {e}")
+        nt.run(fn.__name__, fn)
     if SRV is not None and SRV.alive():
         SRV.close()
-    return 1 if failures else 0
+    return nt.status()
 
 
 if __name__ == "__main__":

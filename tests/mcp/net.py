@@ -9,9 +9,11 @@ sandbox with network carrying `network` (allowed and refused attempts),
 a one-shot sandbox given network never reused, and openWorldHint on the
 tools that can grant network only when there is a ceiling.  Run as root
 and rootless.  Environment: NSBOX, NSBOX_STORE, SUITE (default mcp_net)."""
-import http.server, os, threading
+import http.server, os, sys, threading
 
-from stdio_client import Server, finish, result
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+from nsbox_test import finish, result  # noqa: E402
+from stdio_client import Server  # noqa: E402
 
 STORE = os.environ["NSBOX_STORE"]
 os.environ.setdefault("SUITE", "mcp_net")

@@ -24,12 +24,13 @@ import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
 import mcphttp  # noqa: E402
+import nsbox_test as nt  # noqa: E402
+
+nt.configure(default_suite="mcp_ownership")
 
 NSBOX = os.environ.get("NSBOX") or os.path.join(os.path.dirname(__file__), "..", "..", "build", "nsbox")
-SUITE = os.environ.get("SUITE", "mcp_ownership")
 ROUNDS = int(os.environ.get("OWNERSHIP_ROUNDS", "12"))
 STORE, HOSTDIR = sys.argv[1], sys.argv[2]
-failures = 0
 
 INIT = {"protocolVersion": "2025-11-25", "capabilities": {},
         "clientInfo": {"name": "ownership.py", "version": "1"}}
@@ -40,25 +41,6 @@ INIT = {"protocolVersion": "2025-11-25", "capabilities": {},
 # an answer: the server said those before it owned its sandboxes.
 UNCLEAR = re.compile(r"^\s*$|broken pipe|bad file descriptor|not connected|sandbox died|"
                      r"cannot send|out of memory|internal", re.I)
-
-
-def report(name, why=None):
-    global failures
-    if why is None:
-        print(f"PASS: {SUITE}/{name}", flush=True)
-    else:
-        failures += 1
-        print(f"FAIL: {SUITE}/{name}: {' '.join(str(why).split())[:400]}", flush=True)
-
-
-def test(name):
-    def run(fn):
-        try:
-            report(name, fn())
-        except Exception as e:  # noqa: BLE001 -- any exception is a failure
-            report(name, f"{type(e).__name__}: {e}")
-        return fn
-    return run
 
 
 def calls_on(sid):
@@ -406,8 +388,8 @@ with open(os.path.join(HOSTDIR, "in.txt"), "w") as f:
 with open(os.path.join(HOSTDIR, "big.bin"), "wb") as f:
     f.write(os.urandom(1 << 20) * 15)
 
-test("stdio/stop_races_every_tool")(stdio_rounds)
-test("stdio/eof_while_calls_run")(stdio_eof)
-test("stdio/cancel_stops_copy_in")(cancel_copy_in)
-test("http/stop_races_every_tool_and_delete")(http_rounds)
-sys.exit(1 if failures else 0)
+nt.test("stdio/stop_races_every_tool")(stdio_rounds)
+nt.test("stdio/eof_while_calls_run")(stdio_eof)
+nt.test("stdio/cancel_stops_copy_in")(cancel_copy_in)
+nt.test("http/stop_races_every_tool_and_delete")(http_rounds)
+nt.finish()

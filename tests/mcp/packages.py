@@ -15,10 +15,13 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(__file__))
-from stdio_client import Server, result, finish  # noqa: E402
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+from nsbox_test import configure, finish, result  # noqa: E402
+from stdio_client import Server  # noqa: E402
 
 E = os.environ
 PRE = E.get("PREFIX", "")
+configure(prefix=PRE)  # every name: PREFIX + name
 IMAGE = E["IMAGE"]
 argv_prefix = ["runuser", "-u", E["AS_USER"], "--", "env", "NSBOX_LIMITS=best-effort"] if E.get("AS_USER") else []
 REG = ["--pip-index", E["PYPI_URL"], "--npm-registry", E["NPM_URL"], "--apt-mirror", E["APT_URL"],
@@ -31,10 +34,6 @@ def log_lines(kind):
             return sum(1 for _ in f)
     except FileNotFoundError:
         return 0
-
-
-def check(name, ok, why=""):
-    result(PRE + name, ok, why)
 
 
 def sc(r):
@@ -55,15 +54,15 @@ s = Server(extra=REG, store=E["NSBOX_STORE"], argv_prefix=argv_prefix)
 # -- the tool is offered, open world --------------------------------------------
 tools = {t["name"]: t for t in s.req("tools/list", {})["result"]["tools"]}
 t = tools.get("install_packages", {})
-check("listed_open_world", t.get("annotations", {}).get("openWorldHint") is True, t.get("annotations"))
-check("create_open_world", tools["sandbox_create"].get("annotations", {}).get("openWorldHint") is True)
+result("listed_open_world", t.get("annotations", {}).get("openWorldHint") is True, t.get("annotations"))
+result("create_open_world", tools["sandbox_create"].get("annotations", {}).get("openWorldHint") is True)
 
 # -- options are refused ----------------------------------------------------------
 sid = sc(s.tool("sandbox_create", image=IMAGE, memory_mb=MEM))["sandbox_id"]
 r = s.tool("install_packages", sandbox_id=sid, manager="pip", packages=["--index-url=http://203.0.113.1/"])
-check("option_refused", r.get("isError") and "options are not taken" in json.dumps(r), r)
+result("option_refused", r.get("isError") and "options are not taken" in json.dumps(r), r)
 r = s.tool("install_packages", sandbox_id=sid, packages=["x"])
-check("manager_required", r.get("isError") and "manager" in json.dumps(r), r)
+result("manager_required", r.get("isError") and "manager" in json.dumps(r), r)
 s.tool("sandbox_stop", sandbox_id=sid)
 
 MANAGERS = [
@@ -100,17 +99,17 @@ for mgr, pkgs, cmd, want, log in MANAGERS:
     r = s.tool("install_packages", sandbox_id=sid, manager=mgr, packages=pkgs)
     first_s = time.time() - t0
     st = sc(r)
-    check(f"{mgr}_install_ok", st.get("status") == "ok" and st.get("exit_code") == 0,
+    result(f"{mgr}_install_ok", st.get("status") == "ok" and st.get("exit_code") == 0,
           f"{st.get('status')} {st.get('exit_code')} {st.get('output', '')[-600:]} {r if not st else ''}")
-    check(f"{mgr}_registry_reached", log_lines(log) > before, "the registry saw no request")
+    result(f"{mgr}_registry_reached", log_lines(log) > before, "the registry saw no request")
     net = st.get("network", [])
-    check(f"{mgr}_network_recorded", any(e.get("verdict") == "allowed" for e in net), net)
-    check(f"{mgr}_cached", st.get("cached") is True and st.get("cache_image", "").startswith(
+    result(f"{mgr}_network_recorded", any(e.get("verdict") == "allowed" for e in net), net)
+    result(f"{mgr}_cached", st.get("cached") is True and st.get("cache_image", "").startswith(
         "localhost/nsbox-cache/packages:"), st)
     out = run(s, sid, cmd)
-    check(f"{mgr}_present", out.get("stdout") == want, out)
+    result(f"{mgr}_present", out.get("stdout") == want, out)
     probe = run(s, sid, PROBE[mgr])
-    check(f"{mgr}_sealed_after", sealed(mgr, probe), probe)
+    result(f"{mgr}_sealed_after", sealed(mgr, probe), probe)
     print(f"# {PRE}{mgr}: first install {first_s * 1000:.0f} ms (manager {st.get('install_ms')} ms, "
           f"commit {st.get('commit_ms')} ms)", flush=True)
     s.tool("sandbox_stop", sandbox_id=sid)
@@ -122,14 +121,14 @@ for mgr, pkgs, cmd, want, log in MANAGERS:
     hit_s = time.time() - t0
     st = sc(r)
     pk = st.get("packages", {})
-    check(f"{mgr}_cache_hit", pk.get("cached") is True and pk.get("network") == [], r)
-    check(f"{mgr}_cache_hit_no_request", log_lines(log) == before, f"{log_lines(log) - before} requests")
+    result(f"{mgr}_cache_hit", pk.get("cached") is True and pk.get("network") == [], r)
+    result(f"{mgr}_cache_hit_no_request", log_lines(log) == before, f"{log_lines(log) - before} requests")
     sid = st.get("sandbox_id")
     if sid:
         out = run(s, sid, cmd)
-        check(f"{mgr}_cache_hit_present", out.get("stdout") == want, out)
+        result(f"{mgr}_cache_hit_present", out.get("stdout") == want, out)
         probe = run(s, sid, PROBE[mgr])
-        check(f"{mgr}_cache_hit_sealed", sealed(mgr, probe), probe)
+        result(f"{mgr}_cache_hit_sealed", sealed(mgr, probe), probe)
         s.tool("sandbox_stop", sandbox_id=sid)
     print(f"# {PRE}{mgr}: sandbox_create from the cache {hit_s * 1000:.0f} ms", flush=True)
 
@@ -155,11 +154,11 @@ for th in ts:
 pks = [sc(both[n]).get("packages", {}) for n in ("a", "b")]
 installed = [p for p in pks if p.get("network")]
 hits = [p for p in pks if p.get("cached") and p.get("network") == []]
-check("concurrent_one_install", len(installed) == 1 and len(hits) == 1, both)
-check("concurrent_same_image", pks[0].get("cache_image") == pks[1].get("cache_image"), pks)
+result("concurrent_one_install", len(installed) == 1 and len(hits) == 1, both)
+result("concurrent_same_image", pks[0].get("cache_image") == pks[1].get("cache_image"), pks)
 # The hello wheel's index and file, once: nsbox-dep's were fetched before.
 fetched = log_lines("pypi") - before
-check("concurrent_registry_once", 0 < fetched <= 4, f"{fetched} requests")
+result("concurrent_registry_once", 0 < fetched <= 4, f"{fetched} requests")
 for n, srv in (("a", s), ("b", s2)):
     if sc(both[n]).get("sandbox_id"):
         srv.tool("sandbox_stop", sandbox_id=sc(both[n])["sandbox_id"])
@@ -169,21 +168,21 @@ s2.close()
 sid = sc(s.tool("sandbox_create", image=IMAGE, memory_mb=MEM))["sandbox_id"]
 run(s, sid, "true")
 st = sc(s.tool("install_packages", sandbox_id=sid, manager="pip", packages=["nsbox-dep"]))
-check("used_not_cached", st.get("status") == "ok" and st.get("cached") is False
+result("used_not_cached", st.get("status") == "ok" and st.get("cached") is False
       and "used before" in st.get("not_cached", ""), st)
 s.tool("sandbox_stop", sandbox_id=sid)
 
 # -- sandbox_create {packages} on a miss: installs, caches -------------------------
 r = s.tool("sandbox_create", image=IMAGE, memory_mb=MEM, packages={"manager": "pip", "packages": ["nsbox-dep"]})
 pk = sc(r).get("packages", {})
-check("create_miss_installs", pk.get("status") == "ok" and pk.get("cached") is True, r)
+result("create_miss_installs", pk.get("status") == "ok" and pk.get("cached") is True, r)
 if sc(r).get("sandbox_id"):
     s.tool("sandbox_stop", sandbox_id=sc(r)["sandbox_id"])
 
 # -- a failing install is the tool's result, and the sandbox sealed ------------------
 sid = sc(s.tool("sandbox_create", image=IMAGE, memory_mb=MEM))["sandbox_id"]
 st = sc(s.tool("install_packages", sandbox_id=sid, manager="pip", packages=["nsbox-missing"]))
-check("missing_package_error", st.get("status") == "error" and st.get("cached") is False, st)
+result("missing_package_error", st.get("status") == "error" and st.get("cached") is False, st)
 s.tool("sandbox_stop", sandbox_id=sid)
 s.close()
 
@@ -192,7 +191,7 @@ s.close()
 s = Server(extra=REG[:6], store=E["NSBOX_STORE"], argv_prefix=argv_prefix)
 sid = sc(s.tool("sandbox_create", image=IMAGE, memory_mb=MEM))["sandbox_id"]
 st = sc(s.tool("install_packages", sandbox_id=sid, manager="apt", packages=["hello"]))
-check("apt_unsigned_refused", st.get("status") == "error" and "NO_PUBKEY" in st.get("output", "")
+result("apt_unsigned_refused", st.get("status") == "error" and "NO_PUBKEY" in st.get("output", "")
       and run(s, sid, "command -v hello").get("exit_code") != 0, st)
 s.close()
 
@@ -203,18 +202,18 @@ s = Server(extra=REG + ["--install", "pip", "--max-package-caches", "0"], store=
 before = log_lines("pypi")
 pk = sc(s.tool("sandbox_create", image=IMAGE, memory_mb=MEM,
                packages={"manager": "pip", "packages": ["nsbox-hello"]})).get("packages", {})
-check("cache_survives_restart", pk.get("cached") is True and pk.get("network") == []
+result("cache_survives_restart", pk.get("cached") is True and pk.get("network") == []
       and log_lines("pypi") == before, pk)
 sid = sc(s.tool("sandbox_create", image=IMAGE, memory_mb=MEM))["sandbox_id"]
 r = s.tool("install_packages", sandbox_id=sid, manager="npm", packages=["nsbox-left"])
-check("install_npm_off", r.get("isError") and "turned off" in json.dumps(r), r)
+result("install_npm_off", r.get("isError") and "turned off" in json.dumps(r), r)
 sid = sc(s.tool("sandbox_create", image=IMAGE, memory_mb=MEM))["sandbox_id"]
 st = sc(s.tool("install_packages", sandbox_id=sid, manager="pip", packages=["nsbox-dep==1.0"]))
-check("cache_cap_not_cached", st.get("status") == "ok" and st.get("cached") is False
+result("cache_cap_not_cached", st.get("status") == "ok" and st.get("cached") is False
       and "full" in st.get("not_cached", ""), st)
 s.close()
 s = Server(extra=REG + ["--install", "none"], store=E["NSBOX_STORE"], argv_prefix=argv_prefix)
 names = [t["name"] for t in s.req("tools/list", {})["result"]["tools"]]
-check("install_none_unlisted", "install_packages" not in names, names)
+result("install_none_unlisted", "install_packages" not in names, names)
 s.close()
 finish()

@@ -27,7 +27,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(HERE, "..", "lib"))
 import mcphttp  # noqa: E402
-from stdio_client import Server, finish, result  # noqa: E402
+from nsbox_test import finish, result  # noqa: E402
+from stdio_client import Server  # noqa: E402
 
 E = os.environ
 IMAGE = E["IMAGE"]
@@ -38,10 +39,6 @@ PRIVATE = re.compile(r"localhost/nsbox-(cache|commit)/")
 # One-shot python in whatever image serves python: 42, and whether the
 # package root's (or another tenant's) session installed is absent.
 PROBE = 'import importlib.util; print(6 * 7, importlib.util.find_spec("nsbox_hello") is None)'
-
-
-def check(name, ok, why=""):
-    result(name, ok, why)
 
 
 def sc(r):
@@ -71,10 +68,10 @@ def install_and_commit(call, name, commit_name):
     sid = sc(call("sandbox_create", {"image": IMAGE, "memory_mb": MEM})).get("sandbox_id")
     st = sc(call("install_packages", {"sandbox_id": sid, "manager": "pip", "packages": ["nsbox-hello"]}))
     cache = st.get("cache_image", "")
-    check(f"{name}_install_cached", st.get("status") == "ok" and st.get("cached") is True and
+    result(f"{name}_install_cached", st.get("status") == "ok" and st.get("cached") is True and
           cache.startswith("localhost/nsbox-cache/packages:"), st)
     c = call("sandbox_commit", {"sandbox_id": sid, "name": commit_name})
-    check(f"{name}_committed", not c.get("isError") and sc(c).get("image", "").startswith(
+    result(f"{name}_committed", not c.get("isError") and sc(c).get("image", "").startswith(
         "localhost/nsbox-commit/"), c)
     call("sandbox_stop", {"sandbox_id": sid})
     return cache, sc(c).get("image", ""), sc(c).get("digest", "")
@@ -101,10 +98,10 @@ def shared():
     try:
         # Root's own session: the cache never serves python; its commit is
         # its own to list (stdio is one tenant), the cache is nobody's.
-        check("root_languages_default", python_image(root.tool("list_languages")) == IMAGE,
+        result("root_languages_default", python_image(root.tool("list_languages")) == IMAGE,
               root.tool("list_languages"))
         listed = names_of(root.tool("list_images"))
-        check("root_lists_own_commit_not_cache", commit in listed and cache not in listed, listed)
+        result("root_lists_own_commit_not_cache", commit in listed and cache not in listed, listed)
         root.close()
 
         # The store's files: the private names apart, 0600; the cache's own
@@ -113,20 +110,20 @@ def shared():
             public = json.load(f)["refs"]
         with open(os.path.join(store, "refs-private.json")) as f:
             private = json.load(f)["refs"]
-        check("refs_json_public_only", not any(PRIVATE.match(n) for n in public) and IMAGE in public,
+        result("refs_json_public_only", not any(PRIVATE.match(n) for n in public) and IMAGE in public,
               sorted(public))
-        check("refs_private_json_0600", cache in private and commit in private and
+        result("refs_private_json_0600", cache in private and commit in private and
               stat.S_IMODE(os.stat(os.path.join(store, "refs-private.json")).st_mode) == 0o600,
               sorted(private))
         # The cache's digest from whichever file has it (an old store's
         # refs.json held every name).
         cache_digest = (private.get(cache) or public.get(cache) or {}).get("digest")
         if cache_digest is None:
-            check("cache_layer_0600_base_0644", False, f"{cache} is in neither refs file")
+            result("cache_layer_0600_base_0644", False, f"{cache} is in neither refs file")
         else:
             top = manifest_layers(store, cache_digest)[-1]
             base = manifest_layers(store, public[IMAGE]["digest"])
-            check("cache_layer_0600_base_0644", top not in base and blob_mode(store, top) == 0o600 and
+            result("cache_layer_0600_base_0644", top not in base and blob_mode(store, top) == 0o600 and
                   blob_mode(store, cache_digest) == 0o600 and all(blob_mode(store, d) == 0o644 for d in base),
                   f"top {oct(blob_mode(store, top))}, manifest {oct(blob_mode(store, cache_digest))}")
 
@@ -138,27 +135,27 @@ def shared():
         user = Server(argv_prefix=as_user, nsbox=E["USER_NSBOX"])
         langs = user.tool("list_languages")
         entries = json.dumps(sc(langs))
-        check("user_languages_default_only", python_image(langs) == IMAGE and not PRIVATE.search(entries),
+        result("user_languages_default_only", python_image(langs) == IMAGE and not PRIVATE.search(entries),
               entries[:600])
         r = user.tool("execute_code", language="python", code=PROBE)
-        check("user_first_execute_code_default_image", sc(r).get("stdout") == "42 True\n",
+        result("user_first_execute_code_default_image", sc(r).get("stdout") == "42 True\n",
               f"{sc(r).get('stdout')!r} {text(r)[:400]}")
         listed = names_of(user.tool("list_images"))
-        check("user_lists_no_private", not any(PRIVATE.match(n) for n in listed), listed)
+        result("user_lists_no_private", not any(PRIVATE.match(n) for n in listed), listed)
         user.close()
         for ref in (cache, commit, cache_digest or "sha256:" + "0" * 64):
             p = subprocess.run(as_user + [E["USER_NSBOX"], "inspect", ref], capture_output=True, text=True)
-            check(f"user_cannot_import_{'digest' if ref.startswith('sha256') else ref.split('/')[1]}",
+            result(f"user_cannot_import_{'digest' if ref.startswith('sha256') else ref.split('/')[1]}",
                   p.returncode == 1 and "no image" in p.stderr, f"{p.returncode} {p.stderr[-300:]}")
         p = subprocess.run(as_user + [E["USER_NSBOX"], "images", "--names"], capture_output=True, text=True)
-        check("user_images_shows_no_private", p.returncode == 0 and IMAGE in p.stdout.split() and
+        result("user_images_shows_no_private", p.returncode == 0 and IMAGE in p.stdout.split() and
               not PRIVATE.search(p.stdout), p.stdout[-600:])
     finally:
         # Root's store goes back to what it held.
         p = subprocess.run(["env", "-u", "NSBOX_STORE", E["NSBOX"], "rmi", cache, commit], capture_output=True, text=True)
         with open(os.path.join(store, "refs-private.json")) as f:
             left = json.load(f)["refs"]
-        check("root_store_restored", p.returncode == 0 and cache not in left and commit not in left,
+        result("root_store_restored", p.returncode == 0 and cache not in left and commit not in left,
               f"{p.returncode} {p.stderr[-300:]} {sorted(left)}")
 
 
@@ -210,39 +207,39 @@ def tenants():
     env = f"env{os.getpid()}"  # a store kept between runs has the last run's
     try:
         cache, a_commit, a_digest = install_and_commit(alice, "alice", env)
-        check("alice_commit_in_own_scope", re.match(rf"^localhost/nsbox-commit/alice-t[0-9a-f]{{8}}/{env}:latest$",
+        result("alice_commit_in_own_scope", re.match(rf"^localhost/nsbox-commit/alice-t[0-9a-f]{{8}}/{env}:latest$",
                                                     a_commit) is not None, a_commit)
         listed = names_of(alice("list_images", {}))
-        check("alice_lists_own_commit_not_cache", a_commit in listed and cache not in listed, listed)
+        result("alice_lists_own_commit_not_cache", a_commit in listed and cache not in listed, listed)
 
         listed = names_of(bob("list_images", {}))
-        check("bob_lists_no_cache_nor_alice", not any(n.startswith("localhost/nsbox-cache/") or "/alice-t" in n
+        result("bob_lists_no_cache_nor_alice", not any(n.startswith("localhost/nsbox-cache/") or "/alice-t" in n
                                                       for n in listed) and IMAGE in listed, listed)
-        check("bob_languages_default", python_image(bob("list_languages", {})) == IMAGE)
+        result("bob_languages_default", python_image(bob("list_languages", {})) == IMAGE)
         r = bob("execute_code", {"language": "python", "code": PROBE})
-        check("bob_one_shot_default_image", sc(r).get("stdout") == "42 True\n", r)
+        result("bob_one_shot_default_image", sc(r).get("stdout") == "42 True\n", r)
         # Hidden exactly as a missing image is: the same words.
         missing = {"name": a_commit.replace(f"/{env}:", "/nope:"), "digest": "sha256:" + "0" * 64,
                    "cache": cache[:-8] + "00000000"}
         for what, ref in (("name", a_commit), ("digest", a_digest), ("cache", cache)):
             want = text(bob("sandbox_create", {"image": missing[what]})).replace(missing[what], "REF")
             r = bob("sandbox_create", {"image": ref})
-            check(f"bob_cannot_use_alice_{what}", r.get("isError") is True and
+            result(f"bob_cannot_use_alice_{what}", r.get("isError") is True and
                   text(r).replace(ref, "REF") == want and "no image REF" in want, f"{text(r)} / {want}")
         # bob's own commit of that name is bob's: no "exists already".
         sid = sc(bob("sandbox_create", {"image": IMAGE})).get("sandbox_id")
         c = bob("sandbox_commit", {"sandbox_id": sid, "name": env})
         b_commit = sc(c).get("image", "")
-        check("bob_commits_same_name_apart", not c.get("isError") and b_commit != a_commit and
+        result("bob_commits_same_name_apart", not c.get("isError") and b_commit != a_commit and
               re.match(rf"^localhost/nsbox-commit/bob-t[0-9a-f]{{8}}/{env}:latest$", b_commit), c)
         bob("sandbox_stop", {"sandbox_id": sid})
-        check("alice_does_not_see_bob", b_commit not in names_of(alice("list_images", {})))
+        result("alice_does_not_see_bob", b_commit not in names_of(alice("list_images", {})))
         # alice starts from her commit: the package is there.
         r = alice("sandbox_create", {"image": a_commit, "memory_mb": MEM})
         sid = sc(r).get("sandbox_id")
         out = sc(alice("run_command", {"sandbox_id": sid, "command": "python3 -c 'import nsbox_hello; "
                                                                      "print(nsbox_hello.GREETING)'"})) if sid else r
-        check("alice_uses_own_commit", out.get("stdout") == "hello from nsbox\n", out)
+        result("alice_uses_own_commit", out.get("stdout") == "hello from nsbox\n", out)
         if sid:
             alice("sandbox_stop", {"sandbox_id": sid})
     finally:

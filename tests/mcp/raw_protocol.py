@@ -22,10 +22,15 @@ import tempfile
 import threading
 import time
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+import nsbox_test as nt  # noqa: E402
+from nsbox_test import Check, note, ok  # noqa: E402
+
+nt.configure(default_suite="mcp_stdio")
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 NSBOX = os.environ.get("NSBOX") or os.path.join(HERE, "..", "..", "build", "nsbox")
 STORE = os.environ.get("NSBOX_STORE", "")
-SUITE = os.environ.get("SUITE", "mcp_stdio")
 LOGDIR = os.environ.get("MCP_LOG_DIR") or tempfile.mkdtemp(prefix="nsbox-mcp-raw.")
 VERSIONS = ["2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"]
 NEWEST = VERSIONS[0]
@@ -35,38 +40,6 @@ MiB = 1 << 20
 # Process markers (tests/markers.md): mcp_stdio's are sleep 3134 and 3135;
 # the hostile suite runs this client too, with its own (RAW_MARKERS).
 MARK_PRE_INIT, MARK_EOF = (f"sleep {n}" for n in os.environ.get("RAW_MARKERS", "3134 3135").split())
-
-failures = 0
-done = set()
-
-
-def pass_(name):
-    done.add(name)
-    print(f"PASS: {SUITE}/{name}", flush=True)
-
-
-def fail(name, why):
-    global failures
-    done.add(name)
-    failures += 1
-    why = " ".join(str(why).split())
-    if len(why) > 600:
-        why = why[:600] + "..."
-    print(f"FAIL: {SUITE}/{name}: {why}", flush=True)
-
-
-def note(s):
-    print(f"# {s}", flush=True)
-
-
-class Check(Exception):
-    pass
-
-
-def ok(cond, why):
-    if not cond:
-        raise Check(why() if callable(why) else why)
-
 
 def short(v, n=300):
     s = v if isinstance(v, str) else json.dumps(v)
@@ -604,25 +577,18 @@ def eof_exits_and_kills_sandboxes():
 
 def main():
     if not STORE:
-        print(f"FAIL: {SUITE}/raw_setup: NSBOX_STORE is not set (run through tests/integration/mcp_stdio.sh)")
+        nt.fail("raw_setup", "NSBOX_STORE is not set (run through tests/integration/mcp_stdio.sh)")
         return 1
     for marker in (MARK_PRE_INIT, MARK_EOF):
         if pgrep(marker):
-            print(f'FAIL: {SUITE}/raw_setup: a "{marker}" process already runs on this host')
+            nt.fail("raw_setup", f'a "{marker}" process already runs on this host')
             return 1
     for fn in TESTS:
-        name = fn.__name__
-        try:
-            fn()
-            pass_(name)
-        except Check as e:
-            fail(name, e)
-        except Exception as e:  # a harness bug or an unexpected answer shape
-            fail(name, f"{type(e).__name__}: {e}")
+        nt.run(fn.__name__, fn)
     for s in servers:
         if s.alive():
             s.close()
-    return 1 if failures else 0
+    return nt.status()
 
 
 if __name__ == "__main__":

@@ -23,32 +23,14 @@ import stdio_client  # noqa: E402
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
 import mcphttp  # noqa: E402
+import nsbox_test as nt  # noqa: E402
 
-SUITE = os.environ.get("SUITE", "mcp")
+nt.configure(default_suite="mcp", prefix="resources/")
+
 MODE = sys.argv[1] if len(sys.argv) > 1 else "stdio"
-failures = 0
 PREFIX = "nsbox://sandboxes/"
 NOT_FOUND_LEGACY = -32002
 INLINE_DEFAULT = 32 << 10
-
-
-def report(name, why=None):
-    global failures
-    if why is None:
-        print(f"PASS: {SUITE}/resources/{name}", flush=True)
-    else:
-        failures += 1
-        print(f"FAIL: {SUITE}/resources/{name}: {' '.join(str(why).split())[:400]}", flush=True)
-
-
-def test(name):
-    def run(fn):
-        try:
-            report(name, fn())
-        except Exception as e:  # noqa: BLE001 -- any exception is a failure
-            report(name, f"{type(e).__name__}: {e}")
-        return fn
-    return run
 
 
 def png_bytes():
@@ -134,7 +116,7 @@ def stdio_tests():
     s = stdio_client.Server(store=os.environ.get("NSBOX_STORE", ""))
     state = {}
 
-    @test("capability_declared")
+    @nt.test("capability_declared")
     def _():
         r = stdio_client.Server(store=os.environ.get("NSBOX_STORE", ""))
         try:
@@ -145,12 +127,12 @@ def stdio_tests():
             r.close()
         return None if "resources" in caps else f"capabilities: {caps}"
 
-    @test("empty_session_lists_nothing")
+    @nt.test("empty_session_lists_nothing")
     def _():
         r = s.req("resources/list", {})
         return None if r.get("result", {}).get("resources") == [] else f"{r}"
 
-    @test("templates_list")
+    @nt.test("templates_list")
     def _():
         t = s.req("resources/templates/list", {})["result"]["resourceTemplates"]
         if [x["uriTemplate"] for x in t] != ["nsbox://sandboxes/{sandbox_id}/files/{+path}"]:
@@ -160,7 +142,7 @@ def stdio_tests():
     sid = s.tool("sandbox_create", language="python")["structuredContent"]["sandbox_id"]
     state["sid"] = sid
 
-    @test("run_files_become_resource_links")
+    @nt.test("run_files_become_resource_links")
     def _():
         r = s.tool("execute_code", sandbox_id=sid, code=make_files_code())
         state["run"] = r
@@ -188,37 +170,37 @@ def stdio_tests():
             return "test bug: the odd name's encoding"
         return None
 
-    @test("read_text_csv")
+    @nt.test("read_text_csv")
     def _():
         uri = uri_of(sid, "/workspace/out.csv")
         c = read(s, uri)["result"]["contents"]
         if len(c) != 1 or c[0] != {"uri": uri, "mimeType": "text/csv", "text": CSV}:
             return f"{c}"
 
-    @test("read_blob_png_exact")
+    @nt.test("read_blob_png_exact")
     def _():
         c = read(s, uri_of(sid, "/workspace/plot.png"))["result"]["contents"][0]
         if c.get("mimeType") != "image/png" or "text" in c or base64.b64decode(c["blob"]) != PNG:
             return f"{str(c)[:200]}"
 
-    @test("read_blob_binary_exact")
+    @nt.test("read_blob_binary_exact")
     def _():
         c = read(s, uri_of(sid, "/workspace/data.bin"))["result"]["contents"][0]
         if c.get("mimeType") != "application/octet-stream" or base64.b64decode(c["blob"]) != BIN:
             return f"{str(c)[:200]}"
 
-    @test("read_percent_encoded_name")
+    @nt.test("read_percent_encoded_name")
     def _():
         c = read(s, uri_of(sid, "/workspace/" + ODD_NAME))["result"]["contents"][0]
         return None if c.get("text") == "odd" else f"{c}"
 
-    @test("read_any_file_of_own_sandbox")
+    @nt.test("read_any_file_of_own_sandbox")
     def _():
         # Not only what a run reported: the template names every file.
         c = read(s, uri_of(sid, "/etc/os-release"))
         return None if "text" in c.get("result", {}).get("contents", [{}])[0] else f"{str(c)[:200]}"
 
-    @test("list_newest_first")
+    @nt.test("list_newest_first")
     def _():
         s.tool("run_command", sandbox_id=sid, command="echo new > /workspace/newer.txt")
         res = s.req("resources/list", {})["result"]["resources"]
@@ -231,12 +213,12 @@ def stdio_tests():
         if any(not (x.get("name") and x.get("mimeType")) for x in res):
             return f"an entry without name or mimeType: {res}"
 
-    @test("list_cursor")
+    @nt.test("list_cursor")
     def _():
         r = s.req("resources/list", {"cursor": "not-a-cursor"})
         return None if r.get("error", {}).get("code") == -32602 else f"{r}"
 
-    @test("not_found_legacy_code")
+    @nt.test("not_found_legacy_code")
     def _():
         for uri in ["test://nonexistent-resource-for-conformance-testing",
                     uri_of(sid, "/workspace/missing.txt"),
@@ -245,12 +227,12 @@ def stdio_tests():
             if why:
                 return f"{uri}: {why}"
 
-    @test("missing_uri_is_invalid_params")
+    @nt.test("missing_uri_is_invalid_params")
     def _():
         r = s.req("resources/read", {})
         return None if r.get("error", {}).get("code") == -32602 else f"{r}"
 
-    @test("not_found_2026_07_28_code")
+    @nt.test("not_found_2026_07_28_code")
     def _():
         probe = s.req("server/discover", {"_meta": {
             "io.modelcontextprotocol/protocolVersion": "2026-07-28",
@@ -264,7 +246,7 @@ def stdio_tests():
                                               "io.modelcontextprotocol/clientCapabilities": {}}),
                                 uri, -32602)
 
-    @test("no_links_before_2025_06_18")
+    @nt.test("no_links_before_2025_06_18")
     def _():
         # resource_link came with 2025-06-18: an older client's schema
         # would refuse the whole result.  Its URIs stay in files[].uri.
@@ -285,7 +267,7 @@ def stdio_tests():
     hostile_tests(s, sid)
     output_tests(s, sid)
 
-    @test("stopped_sandbox_gone")
+    @nt.test("stopped_sandbox_gone")
     def _():
         s.tool("sandbox_stop", sandbox_id=sid)
         uri = uri_of(sid, "/workspace/out.csv")
@@ -310,7 +292,7 @@ def hostile_tests(s, sid):
         "ln -s /proc/1/root/etc/hostname link_proc && mkfifo fifo && mkdir adir && "
         "head -c 9437184 /dev/zero > huge && echo inside > plain"))
     try:
-        @test("hostile/traversal_uris_refused")
+        @nt.test("hostile/traversal_uris_refused")
         def _():
             for uri in [f"{PREFIX}{sid}/files/../../etc/passwd",
                         f"{PREFIX}{sid}/files/workspace/../../etc/passwd",
@@ -330,7 +312,7 @@ def hostile_tests(s, sid):
             c = read(s, uri_of(sid, "/workspace/plain"))["result"]["contents"][0]
             return None if c.get("text") == "inside\n" else f"plain: {c}"
 
-        @test("hostile/symlink_out_stays_inside")
+        @nt.test("hostile/symlink_out_stays_inside")
         def _():
             for name in ("link_abs", "link_rel"):
                 uri = uri_of(sid, "/workspace/" + name)
@@ -341,12 +323,12 @@ def hostile_tests(s, sid):
                 if why:
                     return f"{name}: {why}"
 
-        @test("hostile/magic_link_refused")
+        @nt.test("hostile/magic_link_refused")
         def _():
             uri = uri_of(sid, "/workspace/link_proc")
             return expect_not_found(read(s, uri), uri)
 
-        @test("hostile/fifo_directory_refused")
+        @nt.test("hostile/fifo_directory_refused")
         def _():
             for name in ("fifo", "adir"):
                 uri = uri_of(sid, "/workspace/" + name)
@@ -354,7 +336,7 @@ def hostile_tests(s, sid):
                 if why:
                     return f"{name}: {why}"
 
-        @test("hostile/huge_file_capped")
+        @nt.test("hostile/huge_file_capped")
         def _():
             uri = uri_of(sid, "/workspace/huge")
             r = read(s, uri)
@@ -375,7 +357,7 @@ def output_tests(s, sid):
             "sys.stderr.write('E' * 60000)\n"
             "open('/workspace/made.txt','w').write('x')\n")
 
-    @test("output/inline_capped_and_kept")
+    @nt.test("output/inline_capped_and_kept")
     def _():
         r = s.tool("execute_code", sandbox_id=sid, code=code)
         sc = r["structuredContent"]
@@ -404,7 +386,7 @@ def output_tests(s, sid):
         if uri_of(sid, "/workspace/made.txt") not in ls:
             return "the run's file lost its link"
 
-    @test("output/max_inline_kb")
+    @nt.test("output/max_inline_kb")
     def _():
         r = s.tool("execute_code", sandbox_id=sid, code=code, max_inline_kb=1)
         sc = r["structuredContent"]
@@ -415,13 +397,13 @@ def output_tests(s, sid):
         if sc["stdout"] != big_out or sc.get("stdout_uri") is not None:
             return "max_inline_kb=1024 still cut"
 
-    @test("output/max_inline_kb_over_ceiling")
+    @nt.test("output/max_inline_kb_over_ceiling")
     def _():
         r = s.tool("execute_code", sandbox_id=sid, code="print(1)", max_inline_kb=4096)
         t = r["content"][0]["text"]
         return None if r.get("isError") and "max-inline-kb" in t else f"{r}"
 
-    @test("output/one_shot_not_kept")
+    @nt.test("output/one_shot_not_kept")
     def _():
         r = s.tool("execute_code", code=code)
         sc = r["structuredContent"]
@@ -431,7 +413,7 @@ def output_tests(s, sid):
             return f"a one-shot run linked {links(r)} / {sc.get('stdout_uri')}: its sandbox is gone"
         return None if sc.get("stdout_cut") is True else f"{ {k: v for k, v in sc.items() if 'std' in k and k not in ('stdout', 'stderr')} }"
 
-    @test("output/small_output_untouched")
+    @nt.test("output/small_output_untouched")
     def _():
         sc = s.tool("execute_code", sandbox_id=sid, code="print('hi')")["structuredContent"]
         return None if sc["stdout"] == "hi\n" and "stdout_cut" not in sc else f"{sc}"
@@ -440,7 +422,7 @@ def output_tests(s, sid):
 def http_tests(port):
     a, b = Http(port), Http(port)
 
-    @test("http/capability_declared")
+    @nt.test("http/capability_declared")
     def _():
         return None if "resources" in a.init["result"]["capabilities"] else f"{a.init}"
 
@@ -448,14 +430,14 @@ def http_tests(port):
     r = a.tool("execute_code", sandbox_id=sid, code=make_files_code())
     uri = uri_of(sid, "/workspace/out.csv")
 
-    @test("http/owner_reads")
+    @nt.test("http/owner_reads")
     def _():
         if uri not in [ln["uri"] for ln in links(r)]:
             return f"no link: {links(r)}"
         c = read(a, uri)["result"]["contents"][0]
         return None if c.get("text") == CSV else f"{c}"
 
-    @test("http/other_session_cannot_read")
+    @nt.test("http/other_session_cannot_read")
     def _():
         for u in (uri, uri_of(sid, "/etc/os-release")):
             got = read(b, u)
@@ -467,7 +449,7 @@ def http_tests(port):
         other = b.req("resources/list", {})["result"]["resources"]
         return None if other == [] else f"B lists A's files: {other}"
 
-    @test("http/other_session_read_file_refused")
+    @nt.test("http/other_session_read_file_refused")
     def _():
         # A's sandbox id in B's tools is as unknown as in B's resources.
         t = b.tool("read_file", sandbox_id=sid, path="/workspace/out.csv")
@@ -483,4 +465,4 @@ if __name__ == "__main__":
         http_tests(int(sys.argv[2]))
     else:
         stdio_tests()
-    sys.exit(1 if failures else 0)
+    nt.finish()

@@ -8,29 +8,15 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import * as nt from '../lib/nsbox_test.mjs';
+import { finish, harness, ok } from '../lib/nsbox_test.mjs';
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 const NSBOX = process.env.NSBOX || path.join(HERE, '../../build/nsbox');
 const STORE = process.env.NSBOX_STORE;
-const SUITE = (process.env.SUITE || 'mcp_stdio') + '/resources_sdk';
-
-let failures = 0;
-const pass = name => console.log(`PASS: ${SUITE}/${name}`);
-function fail(name, why) {
-	failures++;
-	console.log(`FAIL: ${SUITE}/${name}: ${String(why).replace(/\s+/g, ' ').slice(0, 500)}`);
-}
-function ok(cond, why) {
-	if (!cond) throw new Error(typeof why === 'function' ? why() : why);
-}
-async function test(name, fn) {
-	try {
-		await fn();
-		pass(name);
-	} catch (e) {
-		fail(name, e instanceof Error ? e.message : String(e));
-	}
-}
+nt.configure({ defaultSuite: 'mcp_stdio', prefix: 'resources_sdk/' });
+// A test passes unless it throws; the error's message is the FAIL reason.
+const test = (name, fn) => nt.test(name, fn, { seconds: 120, throws: true, why: e => (e instanceof Error ? e.message : String(e)) });
 
 const CSV = 'a,b\n1,2\n';
 const BIN = Buffer.from([0, 1, 2, 255, 254, 0, 10, 13]);
@@ -93,10 +79,7 @@ async function main() {
 
 	await client.callTool({ name: 'sandbox_stop', arguments: { sandbox_id: sid } }).catch(() => {});
 	await client.close();
-	process.exit(failures ? 1 : 0);
+	finish();
 }
 
-main().catch(e => {
-	console.log(`FAIL: ${SUITE}/harness: ${e instanceof Error ? e.message : e}`);
-	process.exit(1);
-});
+main().catch(harness);

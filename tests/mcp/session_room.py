@@ -13,19 +13,13 @@ import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
 import mcphttp  # noqa: E402
+import nsbox_test as nt  # noqa: E402
 
-SUITE = os.environ.get("SUITE", "drain")
+nt.configure(default_suite="drain")
+
 PORT = int(sys.argv[1])
 TOKENS = dict(line.split() for line in open(sys.argv[2]) if line.strip())
 V = "2025-11-25"
-failures = 0
-
-
-def check(name, ok, why=""):
-    global failures
-    print(f"PASS: {SUITE}/{name}" if ok else f"FAIL: {SUITE}/{name}: {' '.join(str(why).split())[:400]}",
-          flush=True)
-    failures += not ok
 
 
 def auth(who):
@@ -57,20 +51,20 @@ _, a2 = initialize("alice")
 st, res = call("alice", a2, "sandbox_create", {"language": "sh"})
 box = ((res or {}).get("structuredContent") or {}).get("sandbox_id")
 _, b1 = initialize("bob")  # abandoned too, but bob's
-check("room_table_full", a1 and a2 and b1 and box, f"sessions {a1} {a2} {b1}, sandbox {res}")
+nt.result("room_table_full", a1 and a2 and b1 and box, f"sessions {a1} {a2} {b1}, sandbox {res}")
 status, _ = initialize("alice")
-check("room_not_before_10s", status == 503, f"initialize with every session just used: {status}")
+nt.result("room_not_before_10s", status == 503, f"initialize with every session just used: {status}")
 time.sleep(10.5)
 status, a3 = initialize("alice")
-check("room_made_from_own_abandoned", status == 200 and a3, status)
+nt.result("room_made_from_own_abandoned", status == 200 and a3, status)
 st, _ = call("alice", a1, "sandbox_list", {})
-check("room_abandoned_session_ended", st == 404, f"the abandoned session answered {st}")
+nt.result("room_abandoned_session_ended", st == 404, f"the abandoned session answered {st}")
 st, res = call("alice", a2, "run_command", {"sandbox_id": box, "command": "echo kept"})
-check("room_session_with_sandbox_kept", st == 200 and ((res or {}).get("structuredContent") or {}).get(
+nt.result("room_session_with_sandbox_kept", st == 200 and ((res or {}).get("structuredContent") or {}).get(
     "stdout") == "kept\n", f"{st} {json.dumps(res)[:300]}")
 status, _ = initialize("alice")
-check("room_never_from_another_tenant", status == 503,
+nt.result("room_never_from_another_tenant", status == 503,
       f"alice's fourth session got {status}: bob's idle session was taken")
 st, _ = call("bob", b1, "sandbox_list", {})
-check("room_other_tenant_session_kept", st == 200, f"bob's session answered {st}")
-sys.exit(1 if failures else 0)
+nt.result("room_other_tenant_session_kept", st == 200, f"bob's session answered {st}")
+nt.finish()

@@ -10,38 +10,11 @@
 import { execFileSync } from "node:child_process";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { SSEClientTransport } from "@modelcontextprotocol/sdk/client/sse.js";
+import { configure, finish, report, test } from "../lib/nsbox_test.mjs";
 
-const SUITE = process.env.SUITE || "mcp_http";
+configure({ defaultSuite: "mcp_http", prefix: "sse_" });
 const url = new URL(process.env.MCP_SSE_URL);
 const token = process.env.MCP_TOKEN;
-let failures = 0;
-
-function report(name, why) {
-  if (why === undefined || why === null) {
-    console.log(`PASS: ${SUITE}/sse_${name}`);
-  } else {
-    failures++;
-    console.log(`FAIL: ${SUITE}/sse_${name}: ${String(why).replace(/\n/g, " ").slice(0, 400)}`);
-  }
-}
-
-// Runs fn (returns undefined to pass, or a reason) with a time limit.
-async function test(name, fn, seconds = 60) {
-  let timer;
-  try {
-    const why = await Promise.race([
-      fn(),
-      new Promise((_, reject) => {
-        timer = setTimeout(() => reject(new Error(`timed out after ${seconds} s`)), seconds * 1000);
-      }),
-    ]);
-    report(name, why);
-  } catch (e) {
-    report(name, e && e.stack ? e.stack.split("\n").slice(0, 2).join(" ") : e);
-  } finally {
-    clearTimeout(timer);
-  }
-}
 
 const auth = token ? { Authorization: `Bearer ${token}` } : {};
 
@@ -226,4 +199,4 @@ await test("other_session_lives", async () => {
   await a.client.close();
 });
 
-process.exit(failures ? 1 : 0);
+finish();

@@ -14,33 +14,15 @@ import { isDeepStrictEqual } from 'node:util';
 import { setTimeout as sleep } from 'node:timers/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import * as nt from '../lib/nsbox_test.mjs';
+import { Check, fail, harness, note, ok, reporter } from '../lib/nsbox_test.mjs';
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 const NSBOX = process.env.NSBOX || path.join(HERE, '../../build/nsbox');
 const STORE = process.env.NSBOX_STORE;
-const SUITE = process.env.SUITE || 'mcp_stdio';
+nt.configure({ defaultSuite: 'mcp_stdio' });
 const MiB = 1 << 20;
 
-let failures = 0;
-const done = new Set();
-function pass(name) {
-	done.add(name);
-	console.log(`PASS: ${SUITE}/${name}`);
-}
-function fail(name, why) {
-	done.add(name);
-	failures++;
-	const line = String(why).replace(/\s+/g, ' ').trim();
-	console.log(`FAIL: ${SUITE}/${name}: ${line.length > 600 ? line.slice(0, 600) + '...' : line}`);
-}
-function note(s) {
-	console.log(`# ${s}`);
-}
-
-class Check extends Error {}
-function ok(cond, why) {
-	if (!cond) throw new Check(typeof why === 'function' ? why() : why);
-}
 const j = v => {
 	const s = JSON.stringify(v);
 	return s === undefined ? String(v) : s.length > 300 ? s.slice(0, 300) + '...' : s;
@@ -52,22 +34,7 @@ function errText(e) {
 }
 
 // Runs one test with a deadline; any exception is its FAIL reason.
-async function test(name, fn, timeoutMs = 60000) {
-	let timer;
-	try {
-		await Promise.race([
-			fn(),
-			new Promise((_, rej) => {
-				timer = setTimeout(() => rej(new Error(`test timed out after ${timeoutMs / 1000} s`)), timeoutMs);
-			}),
-		]);
-		pass(name);
-	} catch (e) {
-		fail(name, errText(e));
-	} finally {
-		clearTimeout(timer);
-	}
-}
+const test = (name, fn, timeoutMs = 60000) => nt.test(name, fn, { seconds: timeoutMs / 1000, throws: true, why: errText });
 
 // A transport wrapper that records every message in both directions, so the
 // tests can look at the raw JSON-RPC traffic the SDK hides.
@@ -241,12 +208,12 @@ const OPEN_WORLD = ['install_packages', 'sandbox_create'];
 
 async function main() {
 	if (!STORE) {
-		console.log(`FAIL: ${SUITE}/setup: NSBOX_STORE is not set (run through tests/integration/mcp_stdio.sh)`);
+		fail('setup', 'NSBOX_STORE is not set (run through tests/integration/mcp_stdio.sh)');
 		process.exit(1);
 	}
 	for (const m of ['3131', '3132', '3133']) {
 		if (pgrep(`sleep ${m}`).length) {
-			console.log(`FAIL: ${SUITE}/setup: a "sleep ${m}" process already runs on this host; the process checks would be meaningless`);
+			fail('setup', `a "sleep ${m}" process already runs on this host; the process checks would be meaningless`);
 			process.exit(1);
 		}
 	}
@@ -654,11 +621,8 @@ async function main() {
 	});
 
 	await client.close().catch(() => {});
-	for (const t of TESTS) if (!done.has(t)) fail(t, 'not run');
-	process.exit(failures > 0 ? 1 : 0);
+	for (const t of TESTS) if (!reporter().seen.has(t)) fail(t, 'not run');
+	nt.finish();
 }
 
-main().catch(e => {
-	console.log(`FAIL: ${SUITE}/harness: ${errText(e)}`);
-	process.exit(1);
-});
+main().catch(e => harness(new Error(errText(e))));

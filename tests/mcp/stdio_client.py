@@ -1,29 +1,11 @@
-"""The small stdio MCP client and PASS/FAIL reporting that the Python
-suites of tests/integration/mcp_stdio.sh share (raw_protocol.py and
-file_tools.py keep their own: they send malformed bytes and time out
-reads).  Environment: NSBOX (default build/nsbox), SUITE."""
-import json, os, subprocess, sys
+"""The small stdio MCP client that the Python suites of
+tests/integration/mcp_stdio.sh share (raw_protocol.py and file_tools.py
+keep their own: they send malformed bytes and time out reads); they
+report through tests/lib/nsbox_test.py.  Environment: NSBOX (default
+build/nsbox)."""
+import json, os, subprocess
 
 NSBOX = os.environ.get("NSBOX") or os.path.join(os.path.dirname(__file__), "..", "..", "build", "nsbox")
-failures = 0
-
-
-def result(name, ok, why=""):
-    """One PASS/FAIL line like tests/lib.sh, under $SUITE."""
-    global failures
-    suite = os.environ.get("SUITE", "mcp")
-    print(f"PASS: {suite}/{name}" if ok else f"FAIL: {suite}/{name}: {' '.join(str(why).split())[:400]}", flush=True)
-    failures += not ok
-
-
-def skip(name, why):
-    """A SKIP line (allowed only where tests/skips.allow lists SUITE/name):
-    a test that cannot run here, never a PASS."""
-    print(f"SKIP: {os.environ.get('SUITE', 'mcp')}/{name}: {' '.join(str(why).split())[:400]}", flush=True)
-
-
-def finish():
-    sys.exit(1 if failures else 0)
 
 
 class Server:

@@ -34,11 +34,14 @@ import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
 import mcphttp  # noqa: E402
+import nsbox_test as nt  # noqa: E402
+from nsbox_test import Check, ok  # noqa: E402
+
+nt.configure(default_suite="mcp_stdio", prefix="tasks/")
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 NSBOX = os.environ.get("NSBOX") or os.path.join(HERE, "..", "..", "build", "nsbox")
 STORE = os.environ.get("NSBOX_STORE", "")
-SUITE = os.environ.get("SUITE", "mcp_stdio")
 LOGDIR = os.environ.get("MCP_LOG_DIR") or tempfile.mkdtemp(prefix="nsbox-tasks.")
 EXT = "io.modelcontextprotocol/tasks"
 RELATED = "io.modelcontextprotocol/related-task"
@@ -50,32 +53,9 @@ LONG_S = 70
 # as whole command lines.
 MARK_CANCEL, MARK_MODERN = "sleep 3138", "sleep 3139"
 
-failures = 0
-
-
-class Check(Exception):
-    pass
-
-
-def ok(cond, why):
-    if not cond:
-        raise Check(why() if callable(why) else why)
-
-
 def short(v, n=400):
     s = v if isinstance(v, str) else json.dumps(v)
     return s if len(s) <= n else s[:n] + "..."
-
-
-def report(name, fn):
-    global failures
-    try:
-        fn()
-        print(f"PASS: {SUITE}/tasks/{name}", flush=True)
-    except Exception as e:  # Check, or an unexpected answer shape
-        failures += 1
-        why = " ".join(str(e).split()) if isinstance(e, Check) else f"{type(e).__name__}: {e}"
-        print(f"FAIL: {SUITE}/tasks/{name}: {why[:700]}", flush=True)
 
 
 def pgrep(cmdline):
@@ -539,38 +519,38 @@ def http_isolation():
 
 def main():
     if not STORE:
-        print(f"FAIL: {SUITE}/tasks/setup: NSBOX_STORE is not set")
+        nt.fail("setup", "NSBOX_STORE is not set")
         return 1
     for mark in (MARK_CANCEL, MARK_MODERN):
         if pgrep(mark):
-            print(f'FAIL: {SUITE}/tasks/setup: a "{mark}" process already runs here')
+            nt.fail("setup", f'a "{mark}" process already runs here')
             return 1
     a = Stdio("2025-11-25", "--max-task-ttl", "900")
     b = Stdio("2026-07-28", "--task-after", "2", "--max-task-ttl", "900")
     tid = [None]
-    report("legacy_create_at_once", lambda: tid.__setitem__(0, legacy_start(a)))
+    nt.run("legacy_create_at_once", lambda: tid.__setitem__(0, legacy_start(a)))
     if tid[0] is None:
         a.close(), b.close()
         return 1
     t_asked = time.monotonic()
     waiting = a.send("tasks/result", {"taskId": tid[0]})
-    report("legacy_working_tail_progress", lambda: legacy_working(a, tid[0]))
-    report("legacy_cancel_kills", lambda: legacy_cancel(a, tid[0]))
-    report("legacy_errors", lambda: legacy_errors(a))
-    report("legacy_ttl_expiry_and_cap", lambda: legacy_ttl(a))
-    report("legacy_tool_error_failed", lambda: legacy_failed(a))
-    report("legacy_session_cap", lambda: legacy_cap(a))
-    report("modern_task_after", lambda: modern_flow(b))
-    report("modern_gates_and_sync", lambda: modern_gates(b))
-    report("modern_cancel_kills", lambda: modern_cancel(b))
-    report("http_sessions_isolated", http_isolation)
-    report("legacy_70s_result", lambda: legacy_result(a, tid[0], waiting, t_asked))
+    nt.run("legacy_working_tail_progress", lambda: legacy_working(a, tid[0]))
+    nt.run("legacy_cancel_kills", lambda: legacy_cancel(a, tid[0]))
+    nt.run("legacy_errors", lambda: legacy_errors(a))
+    nt.run("legacy_ttl_expiry_and_cap", lambda: legacy_ttl(a))
+    nt.run("legacy_tool_error_failed", lambda: legacy_failed(a))
+    nt.run("legacy_session_cap", lambda: legacy_cap(a))
+    nt.run("modern_task_after", lambda: modern_flow(b))
+    nt.run("modern_gates_and_sync", lambda: modern_gates(b))
+    nt.run("modern_cancel_kills", lambda: modern_cancel(b))
+    nt.run("http_sessions_isolated", http_isolation)
+    nt.run("legacy_70s_result", lambda: legacy_result(a, tid[0], waiting, t_asked))
     b.close()
     a.close()
     for s, label in ((a, "2025_11_25"), (b, "2026_07_28")):
-        report(f"exit_{label}", lambda: ok(s.proc.returncode == 0,
+        nt.run(f"exit_{label}", lambda: ok(s.proc.returncode == 0,
                                            f"the server exited {s.proc.returncode}"))
-    return 1 if failures else 0
+    return nt.status()
 
 
 if __name__ == "__main__":

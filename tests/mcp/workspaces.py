@@ -7,8 +7,11 @@ working directory below the mount.  Run as root and
 (with NSBOX_TEST_AS=user) rootless.  PASS/FAIL lines like tests/lib.sh.
 Environment: NSBOX, NSBOX_STORE, SUITE (default mcp_workspaces)."""
 import os
+import sys
 
-from stdio_client import Server as _Server, finish, result
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+from nsbox_test import finish, result  # noqa: E402
+from stdio_client import Server as _Server  # noqa: E402
 
 STORE = os.environ["NSBOX_STORE"]
 os.environ.setdefault("SUITE", "mcp_workspaces")

@@ -9,12 +9,8 @@
 SRC=$1
 NSBOX_BIN=$2
 IMG=$3
-failures=0
-pass() { echo "PASS: disk/quota/$1"; }
-fail() {
-	echo "FAIL: disk/quota/$1: $2"
-	failures=$((failures + 1))
-}
+SUITE=disk/quota
+. "${GUEST_LIB:-/usr/lib/nsbox-test/guest.sh}"
 MiB=1048576
 SLACK=$((4 * MiB))
 if [ -f "$SRC" ]; then
@@ -22,7 +18,7 @@ if [ -f "$SRC" ]; then
 	modprobe quota_v2 2>/dev/null
 	M=/mnt/q
 	mkdir -p $M
-	mount -o loop,prjquota "$SRC" $M || { echo "FAIL: disk/quota/setup: cannot mount $SRC with prjquota"; exit 1; }
+	mount -o loop,prjquota "$SRC" $M || { fail setup "cannot mount $SRC with prjquota"; finish; }
 else
 	M=$SRC
 fi
@@ -166,4 +162,4 @@ if [ -f "$SRC" ]; then
 		fail nothing_left_store_unmounts "$(cat /tmp/umount.err)$again; sandboxes left: $left; mounts below: $mnts; $(ps -o pid,args | grep -v ']$' | tail -5 | tr '\n' ';')"
 	fi
 fi
-exit $((failures > 0))
+finish

@@ -3,12 +3,8 @@
 # namespaces mode and a confined one with --isolation=landlock.  Argument:
 # IMAGE (a digest prefix in the tester's store on /store.img).
 IMG=$1
-failures=0
-pass() { echo "PASS: vm_landlock/$1"; }
-fail() {
-	echo "FAIL: vm_landlock/$1: $2"
-	failures=$((failures + 1))
-}
+SUITE=vm_landlock
+. "${GUEST_LIB:-/usr/lib/nsbox-test/guest.sh}"
 jf() { sed -n "s/.*\"$1\": *\"\{0,1\}\([^,\"}]*\).*/\1/p" | head -1; }
 # until_ok SECONDS CMD...: CMD every 0.1 s until it succeeds (0) or
 # SECONDS pass (1): waits on the condition, never a fixed sleep.
@@ -28,7 +24,7 @@ nprocs() { [ "$(procs "$2")" = "$1" ]; }
 
 modprobe loop 2>/dev/null
 mkdir -p /mnt/store
-mount -o loop /store.img /mnt/store || { echo "FAIL: vm_landlock/setup: cannot mount /store.img"; exit 1; }
+mount -o loop /store.img /mnt/store || { fail setup "cannot mount /store.img"; finish; }
 S=/mnt/store/tester
 t() { as-tester /usr/local/bin/nsbox --store "$S" "$@"; }
 ll() { t run --isolation=landlock "$@"; }
@@ -140,4 +136,4 @@ kill "$hp" 2>/dev/null
 # root still works with namespaces (the sysctl only binds users).
 out=$(/usr/local/bin/nsbox --store /tmp/rootstore run --isolation=landlock x -- id -u 2>/dev/null)
 if [ "$out" = 65534 ]; then pass root_landlock_runs_as_nobody; else fail root_landlock_runs_as_nobody "$out"; fi
-exit $((failures > 0))
+finish

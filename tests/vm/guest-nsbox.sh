@@ -5,20 +5,16 @@
 # tester user's store, single-id rootless layout).
 IMG=$1
 CG=/sys/fs/cgroup
-failures=0
-pass() { echo "PASS: vm_cgroup_v2/$1"; }
-fail() {
-	echo "FAIL: vm_cgroup_v2/$1: $2"
-	failures=$((failures + 1))
-}
+SUITE=vm_cgroup_v2
+. "${GUEST_LIB:-/usr/lib/nsbox-test/guest.sh}"
 # jq-less JSON field: "key": value (numbers, booleans, short strings)
 jf() { sed -n "s/.*\"$1\": *\"\{0,1\}\([^,\"}]*\).*/\1/p" | head -1; }
 
 modprobe loop 2>/dev/null
 mkdir -p /mnt/store
 if ! mount -o loop /store.img /mnt/store; then
-	echo "FAIL: vm_cgroup_v2/setup: cannot mount /store.img"
-	exit 1
+	fail setup "cannot mount /store.img"
+	finish
 fi
 S=/mnt/store/root
 nsbox() { /usr/local/bin/nsbox --store "$S" "$@"; }
@@ -143,4 +139,4 @@ j=$(tnsbox run --json --pids 16 "$IMG" -- probe fork 500 2>&1)
 if echo "$j" | grep -q EAGAIN; then pass rootless_delegated_pids_limit; else fail rootless_delegated_pids_limit "$(echo "$j" | cut -c1-300)"; fi
 
 umount /mnt/store
-exit $((failures > 0))
+finish

@@ -4,12 +4,13 @@
 # deploy/container/pod-config.py), each running /pod/pod-inside.sh VARIANT.
 # /pod.img: ext4 with the container's rootfs (/bundle/rootfs, ids shifted
 # to 200000..265535 as a user-namespaced pod's are) and the configs.
-failures=0
+SUITE=pod
+. "${GUEST_LIB:-/usr/lib/nsbox-test/guest.sh}"
 modprobe loop 2>/dev/null
 mkdir -p /disk
 if ! mount -o loop /pod.img /disk; then
-	echo "FAIL: pod/setup: cannot mount /pod.img"
-	exit 1
+	fail setup "cannot mount /pod.img"
+	finish
 fi
 # The store volume, owned by the pod's root; one for every variant (the
 # first imports the preloaded image).
@@ -20,8 +21,8 @@ for v in $(cat /disk/variants); do
 	rc=$?
 	echo "$out" | grep -E '^(PASS|FAIL)'
 	if ! echo "$out" | grep -qE '^(PASS|FAIL)'; then
-		echo "FAIL: pod/$v/container_ran: crun exit $rc: $(echo "$out" | tail -5 | tr '\n' ' ')"
+		fail "$v/container_ran" "crun exit $rc: $(echo "$out" | tail -5)"
 	fi
 	crun delete -f "pod-$v" >/dev/null 2>&1
 done
-exit 0
+finish

@@ -15,20 +15,15 @@
 # cgroups are vm_cgroup_v2's subject, not this one's.
 MODE=$1
 IMG=$2
-P=host_profiles/vm
-failures=0
-pass() { echo "PASS: $P/$1"; }
-fail() {
-	echo "FAIL: $P/$1: $2"
-	failures=$((failures + 1))
-}
+SUITE=host_profiles/vm
+. "${GUEST_LIB:-/usr/lib/nsbox-test/guest.sh}"
 one() { tr '\n' ' ' | cut -c1-600; }
 
 modprobe loop 2>/dev/null
 mkdir -p /mnt/store
 if ! mount -o loop /store.img /mnt/store; then
-	echo "FAIL: $P/setup: cannot mount /store.img"
-	exit 1
+	fail setup "cannot mount /store.img"
+	finish
 fi
 chown -R tester:tester /mnt/store/tester
 R() { /usr/local/bin/nsbox --store /mnt/store/root "$@"; }
@@ -230,4 +225,4 @@ apparmor) apparmor ;;
 *) fail setup "unknown mode $MODE" ;;
 esac
 umount /mnt/store 2>/dev/null || umount -l /mnt/store
-exit $((failures > 0))
+finish

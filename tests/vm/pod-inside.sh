@@ -6,8 +6,9 @@ V=$1
 # The sandbox image: the entrypoint imports the preloaded layout into the
 # store on first start (the first variant, "full").
 IMG=localhost/nsbox-default
-pass() { echo "PASS: pod/$V/$1"; }
-fail() { echo "FAIL: pod/$V/$1: $(printf '%s' "$2" | tr '\n' ' ' | cut -c1-500)"; }
+SUITE=pod/$V
+# tests/lib/guest.sh, which tests/integration/pod.sh puts beside this script.
+. "${GUEST_LIB:-/pod/guest.sh}"
 # expect NAME TEXT ERE
 expect() { if printf '%s\n' "$2" | grep -qE -- "$3"; then pass "$1"; else fail "$1" "$2"; fi; }
 jf() { sed -n "s/.*\"$1\": *\"\{0,1\}\([^,\"}]*\).*/\1/p" | head -1; }
@@ -100,3 +101,4 @@ drop-pivot_root) refused run_refused 'pivot_root: Operation not permitted' ;;
 drop-sethostname) refused run_refused 'cannot set the hostname' ;;
 *) fail unknown_variant "$V" ;;
 esac
+finish

@@ -39,7 +39,9 @@
 # nsbox-vm; user tester (uid/gid 1000, home /home/tester) with
 # tester:100000:65536 in /etc/subuid and /etc/subgid; `as-tester CMD ARGS`
 # runs a command as tester.  / is a bind mount over the initramfs, so
-# pivot_root works as on a real system.  NSBOX_VM=1 is set.
+# pivot_root works as on a real system.  NSBOX_VM=1 is set.  The test
+# reporter tests/lib/guest.sh is /usr/lib/nsbox-test/guest.sh: SCRIPT sets
+# SUITE and sources it (pass NAME, fail NAME REASON, finish).
 # SCRIPT runs as `/bin/sh /test.sh ARGS` in /, as root, stdin /dev/null, its
 # stdout and stderr on the second serial port, which run.sh streams to its
 # stdout, followed by the marker line NSBOX_VM_EXIT=<status>.  Kernel
@@ -326,6 +328,10 @@ fi
 # ---- script, arguments, environment ---------------------------------------------
 cp "$SCRIPT" test.sh || die "cannot copy $SCRIPT"
 chmod 755 test.sh
+# The guests' reporter (pass, fail, finish: tests/lib/guest.sh), for SCRIPT
+# to source.
+mkdir -p usr/lib/nsbox-test && cp "$HERE/../lib/guest.sh" usr/lib/nsbox-test/guest.sh ||
+	die "cannot copy tests/lib/guest.sh"
 squote() { printf "'%s'" "${1//\'/\'\\\'\'}"; }
 {
 	for arg in "$@"; do

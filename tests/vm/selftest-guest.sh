@@ -5,12 +5,8 @@
 # Needs /usr/local/bin/hog (tests/vm/hog.c, static) and, for vm/dynamic-elf,
 # /usr/local/bin/hog-dyn (the same, dynamically linked).
 CG=/sys/fs/cgroup
-failures=0
-pass() { echo "PASS: vm/$1"; }
-fail() {
-	echo "FAIL: vm/$1: $2"
-	failures=$((failures + 1))
-}
+SUITE=vm
+. "${GUEST_LIB:-/usr/lib/nsbox-test/guest.sh}"
 # field FILE KEY: the value of KEY in a flat-keyed cgroup file.
 field() { awk -v k="$2" '$1 == k { print $2 }' "$1"; }
 one_line() { tr '\n' ' ' | cut -c1-200; }
@@ -186,4 +182,4 @@ if [ -x /usr/local/bin/nsbox ]; then
 fi
 
 echo "# guest: kernel $(uname -r), $(nproc) CPUs, $(awk '/MemTotal/ { print $2 " kB" }' /proc/meminfo) RAM, uptime $(cut -d' ' -f1 /proc/uptime) s"
-[ "$failures" -eq 0 ]
+finish

@@ -6,21 +6,12 @@
 # run.sh's own protocol: the script's exit status, the timeout (124) and a
 # guest that dies without a status (125).
 # Prints PASS: vm/<name> / FAIL: vm/<name>: <reason> lines and "# " notes
-# (timings); exits 1 if anything failed.
+# (timings), tests/lib.sh's; exits 1 if anything failed.
 # NSBOX_VM_SELFTEST_NSBOX=0 leaves build/nsbox out of the guest.
-set -u
-HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-ROOT=$(cd "$HERE/../.." && pwd)
+SUITE=vm
+. "$(dirname "$0")/../lib.sh"
+HERE=$ROOT/tests/vm
 RUN=$HERE/run.sh
-
-T=$(mktemp -d /tmp/nsbox-vm-selftest.XXXXXX)
-trap 'rm -rf "$T"' EXIT
-failures=0
-pass() { echo "PASS: vm/$1"; }
-fail() {
-	echo "FAIL: vm/$1: $2"
-	failures=$((failures + 1))
-}
 now() { date +%s.%N; }
 elapsed() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", b - a }'; }
 oneline() { tr -d '\r' | tail -n "${1:-3}" | tr '\n' ' ' | cut -c1-300; }
@@ -29,7 +20,7 @@ t0=$(now)
 # ---- setup, helpers ------------------------------------------------------------
 if ! "$HERE/setup.sh" >"$T/setup.log" 2>&1; then
 	fail setup "tests/vm/setup.sh failed: $(oneline 3 <"$T/setup.log")"
-	exit 1
+	finish
 fi
 # shellcheck disable=SC1091
 . "${NSBOX_VM_CACHE:-/var/cache/nsbox/vm}/vm.env"
@@ -37,7 +28,7 @@ echo "# kernel $NSBOX_VM_KPKG $NSBOX_VM_KVERSION"
 if ! cc -static -O2 -Wall -Wextra -o "$T/hog" "$HERE/hog.c" 2>"$T/cc.log" ||
 	! cc -O2 -Wall -Wextra -o "$T/hog-dyn" "$HERE/hog.c" 2>>"$T/cc.log"; then
 	fail build-hog "$(oneline 3 <"$T/cc.log")"
-	exit 1
+	finish
 fi
 adds=(--add "$T/hog:/usr/local/bin/hog" --add "$T/hog-dyn:/usr/local/bin/hog-dyn")
 if [ "${NSBOX_VM_SELFTEST_NSBOX:-1}" = 1 ] && [ -x "$ROOT/build/nsbox" ]; then
@@ -52,7 +43,7 @@ rc=${PIPESTATUS[0]}
 t2=$(now)
 guest_fails=$(grep -c '^FAIL: ' "$T/guest.out")
 guest_passes=$(grep -c '^PASS: ' "$T/guest.out")
-failures=$((failures + guest_fails))
+_failures=$((_failures + guest_fails))
 if [ "$rc" -eq 0 ] && [ "$guest_passes" -gt 0 ] && grep -qx 'NSBOX_VM_EXIT=0' "$T/guest.out"; then
 	pass boot
 elif [ "$rc" -ne 0 ] && [ "$guest_fails" -gt 0 ] && grep -qx "NSBOX_VM_EXIT=$rc" "$T/guest.out"; then
@@ -108,4 +99,4 @@ else
 fi
 
 echo "# vm selftest total: $(elapsed "$t0" "$(now)") s"
-[ "$failures" -eq 0 ]
+finish
