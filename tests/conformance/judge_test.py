@@ -57,7 +57,7 @@ for r in judge.APPLIES:
     rc, lines = run(r, all_pass(r))
     passes = [l for l in lines if l.startswith("PASS: ")]
     nt.result("all_pass_" + r, rc == 0 and len(passes) == len(judge.APPLIES[r]),
-          "rc %d, %d PASS lines of %d: %s" % (rc, len(passes), len(judge.APPLIES[r]), lines[:3]))
+              "rc %d, %d PASS lines of %d: %s" % (rc, len(passes), len(judge.APPLIES[r]), lines[:3]))
 
 # A warning fails the scenario.
 s = all_pass("stable")
@@ -73,7 +73,7 @@ s["server-stateless"] = [ok(), bad("sep-2575-server-no-log-without-loglevel", ms
     "so the no-log-without-logLevel requirement could not be exercised"))]
 rc, lines = run("2026-07-28", s)
 nt.result("excused_passes", rc == 0 and "PASS: conformance/2026-07-28/server-stateless" in lines,
-      "rc %d: %s" % (rc, line_for(lines, "2026-07-28", "server-stateless")))
+          "rc %d: %s" % (rc, line_for(lines, "2026-07-28", "server-stateless")))
 
 # ... but the same check failing for another reason fails.
 s["server-stateless"] = [ok(), bad("sep-2575-server-no-log-without-loglevel", msg=(
@@ -112,9 +112,9 @@ del s["resources-list"]
 s["tools-list"] = None
 rc, lines = run("2025-11-25", s)
 nt.result("missing_and_thrown_fail", rc == 1 and
-      any(l.startswith("FAIL: conformance/2025-11-25/resources-list: did not run") for l in lines) and
-      any(l.startswith("FAIL: conformance/2025-11-25/tools-list: the scenario threw") for l in lines),
-      "rc %d: %s" % (rc, lines))
+          any(l.startswith("FAIL: conformance/2025-11-25/resources-list: did not run") for l in lines) and
+          any(l.startswith("FAIL: conformance/2025-11-25/tools-list: the scenario threw") for l in lines),
+          "rc %d: %s" % (rc, lines))
 
 # A scenario not classified fails; one that does not apply is a comment.
 s = all_pass("stable")

@@ -823,7 +823,7 @@ def main():
         nt.result("no_broker_left", gone, left)
     else:
         nt.result("no_broker_left", gone and len(seen) == 2,
-                 left or f"a broker was seen running for {len(seen)} of the 2 stores: the check matches nothing")
+                  left or f"a broker was seen running for {len(seen)} of the 2 stores: the check matches nothing")
     nt.finish()
 
 

@@ -48,7 +48,7 @@ nt.result("execute_code_one_shot", out.get("status") == "ok" and out.get("stdout
 r = call(3, "sandbox_create")
 sid = r.get("structuredContent", {}).get("sandbox_id")
 nt.result("sandbox_create_says_landlock", sid is not None and landlock_record(r) and
-       r["structuredContent"].get("image") == "host", r)
+          r["structuredContent"].get("image") == "host", r)
 r = call(4, "execute_code", sandbox_id=sid, language="python", code="print(6*7)")
 out = r.get("structuredContent", {})
 nt.result("kept_execute_code_in_process", out.get("stdout") == "42\n" and out.get("interpreter") == "process", r)

@@ -544,12 +544,12 @@ def check_sessions(name, reports):
         return False
     bad = [r for r in reports if r["rounds"] < 1 or not r["deleted"]]
     nt.report(f"{name}_sessions_complete",
-           None if not bad else f"{len(bad)} sessions did not complete a round and DELETE: "
+              None if not bad else f"{len(bad)} sessions did not complete a round and DELETE: "
                                 f"{bad[0]['unexpected'][:1]}")
     n = sum(r["n_unexpected"] for r in reports)
     first = [u for r in reports for u in r["unexpected"]][:3]
     nt.report(f"{name}_no_errors_but_caps",
-           None if n == 0 else f"{n} errors other than the caps' refusals, e.g. {first}")
+              None if n == 0 else f"{n} errors other than the caps' refusals, e.g. {first}")
     n = sum(r["n_wrong"] for r in reports)
     first = [u for r in reports for u in r["wrong"]][:3]
     nt.report(f"{name}_outputs_exact", None if n == 0 else f"{n} wrong results, e.g. {first}")
@@ -591,12 +591,12 @@ def phase_load(a, srv, roles):
          f"{sampler.peak_fds} fds")
     checks = sum(r["cap_checks"] for r in reports)
     nt.report("session_cap_exact",
-           None if checks > 0 else "no greedy session ever reached --max-sandboxes")
+              None if checks > 0 else "no greedy session ever reached --max-sandboxes")
     # A sandbox counts until its init is reaped and its state removed.
     nt.report("total_cap_held",
-           None if max(sampler.peak_children, sampler.peak_dirs) <= a.max_total else
-           f"{sampler.peak_children} sandbox inits and {sampler.peak_dirs} state directories "
-           f"at once, cap {a.max_total}")
+              None if max(sampler.peak_children, sampler.peak_dirs) <= a.max_total else
+              f"{sampler.peak_children} sandbox inits and {sampler.peak_dirs} state directories "
+              f"at once, cap {a.max_total}")
     return sampler
 
 
@@ -625,11 +625,11 @@ def phase_leaks(a, srv, base, sampler, when):
          f"{base['rss_kb']} -> {snap['rss_kb']} kB (RssAnon {base['anon_kb']} -> "
          f"{snap['anon_kb']} kB)")
     nt.report(f"{when}_no_leaked_fds",
-           None if snap["fds"] == base["fds"] else
-           f"{snap['fds']} fds, {base['fds']} after the warm-up: {srv.fd_kinds()}")
+              None if snap["fds"] == base["fds"] else
+              f"{snap['fds']} fds, {base['fds']} after the warm-up: {srv.fd_kinds()}")
     nt.report(f"{when}_no_leaked_threads",
-           None if snap["threads"] == base["threads"] else
-           f"{snap['threads']} threads, {base['threads']} after the warm-up")
+              None if snap["threads"] == base["threads"] else
+              f"{snap['threads']} threads, {base['threads']} after the warm-up")
     # What may remain is the spare sandbox for one-shot runs, alone in its
     # namespace; no other sandbox seen during the load has a process.
     spare = {sandbox_of(k) for k in kids}
@@ -747,9 +747,9 @@ def phase_long_calls(a):
         t.join()
     for accept in ("text/event-stream", "application/json"):
         nt.report(f"call_outlives_idle_timeout_{accept.split('/')[1].replace('-', '_')}",
-               None if got.get(accept) == "late\n" else
-               f"a {secs} s call answered as {accept} (--idle-timeout {a.idle_timeout}): "
-               f"{got.get(accept)!r}")
+                  None if got.get(accept) == "late\n" else
+                  f"a {secs} s call answered as {accept} (--idle-timeout {a.idle_timeout}): "
+                  f"{got.get(accept)!r}")
     nt.report("quiet_get_stream_kept_open", why)
 
 
@@ -832,27 +832,27 @@ def phase_flood(a, srv):
     # address, the 8 past 64 are closed at once; the rest are served.
     for who, r in (("flood", rf), ("slowloris", rs)):
         nt.report(f"per_address_cap_{who}",
-               None if (r["kept"], r["closed"]) == (64, 8) else
-               f"of 72 connections from one address {r['kept']} kept, {r['closed']} closed "
-               f"(expected 64 and 8)")
+                  None if (r["kept"], r["closed"]) == (64, 8) else
+                  f"of 72 connections from one address {r['kept']} kept, {r['closed']} closed "
+                  f"(expected 64 and 8)")
     nt.report("flooder_was_served",
-           None if fr.get("answered", 0) > 0 and fr.get("errors", 1) == 0 else
-           f"the flood's own connections: {fr}")
+              None if fr.get("answered", 0) > 0 and fr.get("errors", 1) == 0 else
+              f"the flood's own connections: {fr}")
     nt.report("churn_refused_at_once",
-           None if fr.get("churn", 0) > 0 and fr["churn_closed"] == fr["churn"] else
-           f"connections past the cap: {fr.get('churn_closed')} of {fr.get('churn')} closed")
+              None if fr.get("churn", 0) > 0 and fr["churn_closed"] == fr["churn"] else
+              f"connections past the cap: {fr.get('churn_closed')} of {fr.get('churn')} closed")
     # MHD times silence, not slowness: connections that dribble a byte
     # every half second stay (the per-address cap is what bounds them);
     # once silent they are closed after --idle-timeout.
     nt.report("slowloris_dribbling_held",
-           None if sr.get("open_after_dribble") == 64 else
-           f"{sr.get('open_after_dribble')} of 64 dribbling connections open after "
-           f"{dribble_s} s")
+              None if sr.get("open_after_dribble") == 64 else
+              f"{sr.get('open_after_dribble')} of 64 dribbling connections open after "
+              f"{dribble_s} s")
     nt.note(f"slowloris: silent connections closed {sr.get('closed_after_s', -1):.1f} s after "
          f"going silent (--idle-timeout {a.idle_timeout})")
     nt.report("slowloris_silent_closed",
-           None if sr.get("all_closed") and sr["closed_after_s"] <= a.idle_timeout + 10 else
-           f"silent connections: {sr}")
+              None if sr.get("all_closed") and sr["closed_after_s"] <= a.idle_timeout + 10 else
+              f"silent connections: {sr}")
 
 
 def open_from(port, source, n):
@@ -947,8 +947,8 @@ def main_run(a):
     after = phase_leaks(a, srv, base, sampler, "load")
     growth = after["rss_kb"] - base["rss_kb"]
     nt.report("load_memory_bounded",
-           None if growth <= RSS_BOUND_KB else
-           f"VmRSS grew {growth} kB over the load (bound {RSS_BOUND_KB} kB)")
+              None if growth <= RSS_BOUND_KB else
+              f"VmRSS grew {growth} kB over the load (bound {RSS_BOUND_KB} kB)")
     nt.note(f"load: {len(sampler.ids)} sandboxes seen")
     with open(a.ids, "w") as f:
         f.write("".join(i + "\n" for i in sorted(sampler.ids)))

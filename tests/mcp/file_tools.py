@@ -98,7 +98,7 @@ def main():
         r = s.call("read_file", sandbox_id=sid, path=f"u-{name}")
         sc = r.get("structuredContent") or {}
         nt.result(f"read_not_utf8_{name}_as_base64", not r.get("isError") and sc.get("encoding") == "base64"
-               and base64.b64decode(sc.get("content", "")) == raw, r)
+                  and base64.b64decode(sc.get("content", "")) == raw, r)
     r = s.call("read_file", sandbox_id=sid, path="b.bin", offset=1000, length=10)["structuredContent"]
     nt.result("read_offset_length", base64.b64decode(r["content"]) == blob[1000:1010] and r["size"] == len(blob), r)
     st = sh("python3 hello.py")
@@ -125,8 +125,8 @@ def main():
     nt.result("symlink_never_written_through", w.get("isError") and after == "root:", (w, after))
     r = s.call("read_file", sandbox_id=sid, path="rel_link")
     nt.result("symlink_relative_confined", ok_result(r) and
-           r["structuredContent"]["content"] == "only-inside\n" and
-           not os.path.exists("/etc/nsbox-rel-target"), r)
+              r["structuredContent"]["content"] == "only-inside\n" and
+              not os.path.exists("/etc/nsbox-rel-target"), r)
     r = s.call("read_file", sandbox_id=sid, path="dangling")
     nt.result("symlink_dangling_clear_error", r.get("isError") and "No such file" in r["content"][0]["text"], r)
     # write_file makes missing parents (issue #11), as the sandbox's user,
@@ -136,24 +136,24 @@ def main():
     r = s.call("read_file", sandbox_id=sid, path="src/app/main.py")
     owner = sh("stat -c %U:%a src src/app; id -un")["stdout"].split()
     nt.result("write_makes_parents", ok_result(w) and ok_result(r) and r["structuredContent"]["content"] == "print(1)\n"
-           and owner == [owner[-1] + ":755"] * 2 + [owner[-1]], (w, r.get("isError"), owner))
+              and owner == [owner[-1] + ":755"] * 2 + [owner[-1]], (w, r.get("isError"), owner))
     w = s.call("write_file", sandbox_id=sid, path="dangling/sub/x.txt", content="x")
     gone = sh("test -e /nonexistent && echo made || echo none")["stdout"].strip()
     nt.result("write_parents_not_through_dangling_symlink", w.get("isError") and gone == "none"
-           and not os.path.exists("/nonexistent"), (w, gone))
+              and not os.path.exists("/nonexistent"), (w, gone))
     sh("mkdir -p /tmp/victim2 && ln -s /tmp/victim2 vlink2")
     w = s.call("write_file", sandbox_id=sid, path="vlink2/new/f.txt", content="x")
     nt.result("write_parents_through_symlink_stay_inside", ok_result(w) and not os.path.exists("/tmp/victim2")
-           and sh("cat /tmp/victim2/new/f.txt")["stdout"] == "x", w)
+              and sh("cat /tmp/victim2/new/f.txt")["stdout"] == "x", w)
     # proc_link -> /proc/1/root resolves inside the sandbox's root, where
     # /proc/1/root/etc/hostname does not exist (never the host's /proc).
     r = s.call("read_file", sandbox_id=sid, path="proc_link/etc/hostname")
     nt.result("symlink_into_proc_refused",
-           refused_with(r, "cannot read proc_link/etc/hostname: No such file or directory"), r)
+              refused_with(r, "cannot read proc_link/etc/hostname: No such file or directory"), r)
     # A magic link is refused as such (RESOLVE_NO_MAGICLINKS: ELOOP).
     r = s.call("read_file", sandbox_id=sid, path="/proc/self/root/etc/hostname")
     nt.result("proc_magic_link_refused",
-           refused_with(r, "cannot read /proc/self/root/etc/hostname: Too many levels of symbolic links"), r)
+              refused_with(r, "cannot read /proc/self/root/etc/hostname: Too many levels of symbolic links"), r)
     sh("mkdir -p /tmp/victim && echo keep > /tmp/victim/f && ln -s /tmp/victim vlink")
     r = s.call("delete_path", sandbox_id=sid, path="vlink", recursive=True)
     kept = sh("cat /tmp/victim/f; test -e vlink || echo gone")["stdout"]
@@ -169,7 +169,7 @@ def main():
     t0 = time.time()
     r = s.call("read_file", sandbox_id=sid, path="fifo")
     nt.result("fifo_refused_without_hanging", refused_with(r, "fifo is a fifo, not a regular file")
-           and time.time() - t0 < 10, r)
+              and time.time() - t0 < 10, r)
     r = s.call("read_file", sandbox_id=sid, path="sock")
     nt.result("socket_refused", refused_with(r, "cannot read sock: No such device or address"), r)
     r = s.call("read_file", sandbox_id=sid, path="/dev/zero")
@@ -181,7 +181,7 @@ def main():
     r = s.call("read_file", sandbox_id=sid, path="sparse", encoding="base64")
     sc = r.get("structuredContent", {})
     nt.result("sparse_file_read_capped", ok_result(r) and sc["truncated"] and sc["size"] == 900 << 20
-           and len(base64.b64decode(sc["content"])) == 1 << 20 and time.time() - t0 < 20, sc.get("size"))
+              and len(base64.b64decode(sc["content"])) == 1 << 20 and time.time() - t0 < 20, sc.get("size"))
 
     # Huge listings and odd names.
     sh("mkdir many && cd many && python3 -c \"[open(str(i),'w').close() for i in range(12000)]\"")
@@ -192,7 +192,7 @@ def main():
     r = s.call("list_directory", sandbox_id=sid, path="odd")
     names = sorted(e["path"] for e in r.get("structuredContent", {}).get("entries", []))
     nt.result("odd_names_listed_as_valid_json", ok_result(r) and "new\nline" in names and "ütf-8 ☃" in names
-           and any(n.startswith("bad-") for n in names) and len(names) == 5, names)
+              and any(n.startswith("bad-") for n in names) and len(names) == 5, names)
 
     # base64 bombs: a body over the 16 MiB message cap is refused before
     # parsing (JSON-RPC -32600, id null: the id was never read), and the
@@ -207,11 +207,11 @@ def main():
     reply = json.loads(s.p.stdout.readline())
     pong = s.request("ping", {})
     nt.result("base64_bomb_refused", reply.get("error", {}).get("code") == -32600
-           and "result" in pong and time.time() - t0 < 30
-           and s.call("read_file", sandbox_id=sid, path="bomb").get("isError"), reply)
+              and "result" in pong and time.time() - t0 < 30
+              and s.call("read_file", sandbox_id=sid, path="bomb").get("isError"), reply)
     r = s.call("write_file", sandbox_id=sid, path="bad", content="!!not base64!!", encoding="base64")
     nt.result("invalid_base64_refused", refused_with(r, "content is not valid base64")
-           and s.call("read_file", sandbox_id=sid, path="bad").get("isError"), r)
+              and s.call("read_file", sandbox_id=sid, path="bad").get("isError"), r)
 
     # files in results, and images as image content.
     r = s.call("execute_code", sandbox_id=sid, code=(
@@ -223,12 +223,12 @@ def main():
     files = {f.get("path"): f for f in r["structuredContent"]["files"]}
     kinds = [c["type"] for c in r["content"]]
     nt.result("files_created_and_modified", files.get("plot.png", {}).get("change") == "created"
-           and files.get("hello.py", {}).get("change") == "modified", files)
+              and files.get("hello.py", {}).get("change") == "modified", files)
     nt.result("images_come_back_as_image_content", "image" in kinds and any(
         c.get("mimeType") == "image/png" for c in r["content"] if c["type"] == "image"), kinds)
     r = s.call("execute_code", sandbox_id=sid, code="import os\nos.symlink('/etc/passwd', 'evil.png')\n")
     nt.result("symlinked_image_not_read", "image" not in [c["type"] for c in r["content"]]
-           and not any(f.get("path") == "evil.png" for f in r["structuredContent"]["files"]), r["structuredContent"]["files"])
+              and not any(f.get("path") == "evil.png" for f in r["structuredContent"]["files"]), r["structuredContent"]["files"])
 
     # Other tools and errors.
     r = s.call("project_structure", sandbox_id=sid, depth=1)["structuredContent"]

@@ -100,7 +100,7 @@ for mgr, pkgs, cmd, want, log in MANAGERS:
     first_s = time.time() - t0
     st = sc(r)
     result(f"{mgr}_install_ok", st.get("status") == "ok" and st.get("exit_code") == 0,
-          f"{st.get('status')} {st.get('exit_code')} {st.get('output', '')[-600:]} {r if not st else ''}")
+           f"{st.get('status')} {st.get('exit_code')} {st.get('output', '')[-600:]} {r if not st else ''}")
     result(f"{mgr}_registry_reached", log_lines(log) > before, "the registry saw no request")
     net = st.get("network", [])
     result(f"{mgr}_network_recorded", any(e.get("verdict") == "allowed" for e in net), net)
@@ -169,7 +169,7 @@ sid = sc(s.tool("sandbox_create", image=IMAGE, memory_mb=MEM))["sandbox_id"]
 run(s, sid, "true")
 st = sc(s.tool("install_packages", sandbox_id=sid, manager="pip", packages=["nsbox-dep"]))
 result("used_not_cached", st.get("status") == "ok" and st.get("cached") is False
-      and "used before" in st.get("not_cached", ""), st)
+       and "used before" in st.get("not_cached", ""), st)
 s.tool("sandbox_stop", sandbox_id=sid)
 
 # -- sandbox_create {packages} on a miss: installs, caches -------------------------
@@ -192,7 +192,7 @@ s = Server(extra=REG[:6], store=E["NSBOX_STORE"], argv_prefix=argv_prefix)
 sid = sc(s.tool("sandbox_create", image=IMAGE, memory_mb=MEM))["sandbox_id"]
 st = sc(s.tool("install_packages", sandbox_id=sid, manager="apt", packages=["hello"]))
 result("apt_unsigned_refused", st.get("status") == "error" and "NO_PUBKEY" in st.get("output", "")
-      and run(s, sid, "command -v hello").get("exit_code") != 0, st)
+       and run(s, sid, "command -v hello").get("exit_code") != 0, st)
 s.close()
 
 # -- the operator turns managers off ---------------------------------------------------
@@ -203,14 +203,14 @@ before = log_lines("pypi")
 pk = sc(s.tool("sandbox_create", image=IMAGE, memory_mb=MEM,
                packages={"manager": "pip", "packages": ["nsbox-hello"]})).get("packages", {})
 result("cache_survives_restart", pk.get("cached") is True and pk.get("network") == []
-      and log_lines("pypi") == before, pk)
+       and log_lines("pypi") == before, pk)
 sid = sc(s.tool("sandbox_create", image=IMAGE, memory_mb=MEM))["sandbox_id"]
 r = s.tool("install_packages", sandbox_id=sid, manager="npm", packages=["nsbox-left"])
 result("install_npm_off", r.get("isError") and "turned off" in json.dumps(r), r)
 sid = sc(s.tool("sandbox_create", image=IMAGE, memory_mb=MEM))["sandbox_id"]
 st = sc(s.tool("install_packages", sandbox_id=sid, manager="pip", packages=["nsbox-dep==1.0"]))
 result("cache_cap_not_cached", st.get("status") == "ok" and st.get("cached") is False
-      and "full" in st.get("not_cached", ""), st)
+       and "full" in st.get("not_cached", ""), st)
 s.close()
 s = Server(extra=REG + ["--install", "none"], store=E["NSBOX_STORE"], argv_prefix=argv_prefix)
 names = [t["name"] for t in s.req("tools/list", {})["result"]["tools"]]

@@ -69,7 +69,7 @@ def install_and_commit(call, name, commit_name):
     st = sc(call("install_packages", {"sandbox_id": sid, "manager": "pip", "packages": ["nsbox-hello"]}))
     cache = st.get("cache_image", "")
     result(f"{name}_install_cached", st.get("status") == "ok" and st.get("cached") is True and
-          cache.startswith("localhost/nsbox-cache/packages:"), st)
+           cache.startswith("localhost/nsbox-cache/packages:"), st)
     c = call("sandbox_commit", {"sandbox_id": sid, "name": commit_name})
     result(f"{name}_committed", not c.get("isError") and sc(c).get("image", "").startswith(
         "localhost/nsbox-commit/"), c)
@@ -99,7 +99,7 @@ def shared():
         # Root's own session: the cache never serves python; its commit is
         # its own to list (stdio is one tenant), the cache is nobody's.
         result("root_languages_default", python_image(root.tool("list_languages")) == IMAGE,
-              root.tool("list_languages"))
+               root.tool("list_languages"))
         listed = names_of(root.tool("list_images"))
         result("root_lists_own_commit_not_cache", commit in listed and cache not in listed, listed)
         root.close()
@@ -111,10 +111,10 @@ def shared():
         with open(os.path.join(store, "refs-private.json")) as f:
             private = json.load(f)["refs"]
         result("refs_json_public_only", not any(PRIVATE.match(n) for n in public) and IMAGE in public,
-              sorted(public))
+               sorted(public))
         result("refs_private_json_0600", cache in private and commit in private and
-              stat.S_IMODE(os.stat(os.path.join(store, "refs-private.json")).st_mode) == 0o600,
-              sorted(private))
+               stat.S_IMODE(os.stat(os.path.join(store, "refs-private.json")).st_mode) == 0o600,
+               sorted(private))
         # The cache's digest from whichever file has it (an old store's
         # refs.json held every name).
         cache_digest = (private.get(cache) or public.get(cache) or {}).get("digest")
@@ -124,8 +124,8 @@ def shared():
             top = manifest_layers(store, cache_digest)[-1]
             base = manifest_layers(store, public[IMAGE]["digest"])
             result("cache_layer_0600_base_0644", top not in base and blob_mode(store, top) == 0o600 and
-                  blob_mode(store, cache_digest) == 0o600 and all(blob_mode(store, d) == 0o644 for d in base),
-                  f"top {oct(blob_mode(store, top))}, manifest {oct(blob_mode(store, cache_digest))}")
+                   blob_mode(store, cache_digest) == 0o600 and all(blob_mode(store, d) == 0o644 for d in base),
+                   f"top {oct(blob_mode(store, top))}, manifest {oct(blob_mode(store, cache_digest))}")
 
         # A desktop user's first run, from a fresh home.
         h = E["USER_HOME"]
@@ -136,27 +136,27 @@ def shared():
         langs = user.tool("list_languages")
         entries = json.dumps(sc(langs))
         result("user_languages_default_only", python_image(langs) == IMAGE and not PRIVATE.search(entries),
-              entries[:600])
+               entries[:600])
         r = user.tool("execute_code", language="python", code=PROBE)
         result("user_first_execute_code_default_image", sc(r).get("stdout") == "42 True\n",
-              f"{sc(r).get('stdout')!r} {text(r)[:400]}")
+               f"{sc(r).get('stdout')!r} {text(r)[:400]}")
         listed = names_of(user.tool("list_images"))
         result("user_lists_no_private", not any(PRIVATE.match(n) for n in listed), listed)
         user.close()
         for ref in (cache, commit, cache_digest or "sha256:" + "0" * 64):
             p = subprocess.run(as_user + [E["USER_NSBOX"], "inspect", ref], capture_output=True, text=True)
             result(f"user_cannot_import_{'digest' if ref.startswith('sha256') else ref.split('/')[1]}",
-                  p.returncode == 1 and "no image" in p.stderr, f"{p.returncode} {p.stderr[-300:]}")
+                   p.returncode == 1 and "no image" in p.stderr, f"{p.returncode} {p.stderr[-300:]}")
         p = subprocess.run(as_user + [E["USER_NSBOX"], "images", "--names"], capture_output=True, text=True)
         result("user_images_shows_no_private", p.returncode == 0 and IMAGE in p.stdout.split() and
-              not PRIVATE.search(p.stdout), p.stdout[-600:])
+               not PRIVATE.search(p.stdout), p.stdout[-600:])
     finally:
         # Root's store goes back to what it held.
         p = subprocess.run(["env", "-u", "NSBOX_STORE", E["NSBOX"], "rmi", cache, commit], capture_output=True, text=True)
         with open(os.path.join(store, "refs-private.json")) as f:
             left = json.load(f)["refs"]
         result("root_store_restored", p.returncode == 0 and cache not in left and commit not in left,
-              f"{p.returncode} {p.stderr[-300:]} {sorted(left)}")
+               f"{p.returncode} {p.stderr[-300:]} {sorted(left)}")
 
 
 # ---- two tenants over HTTP -------------------------------------------------------
@@ -225,13 +225,13 @@ def tenants():
             want = text(bob("sandbox_create", {"image": missing[what]})).replace(missing[what], "REF")
             r = bob("sandbox_create", {"image": ref})
             result(f"bob_cannot_use_alice_{what}", r.get("isError") is True and
-                  text(r).replace(ref, "REF") == want and "no image REF" in want, f"{text(r)} / {want}")
+                   text(r).replace(ref, "REF") == want and "no image REF" in want, f"{text(r)} / {want}")
         # bob's own commit of that name is bob's: no "exists already".
         sid = sc(bob("sandbox_create", {"image": IMAGE})).get("sandbox_id")
         c = bob("sandbox_commit", {"sandbox_id": sid, "name": env})
         b_commit = sc(c).get("image", "")
         result("bob_commits_same_name_apart", not c.get("isError") and b_commit != a_commit and
-              re.match(rf"^localhost/nsbox-commit/bob-t[0-9a-f]{{8}}/{env}:latest$", b_commit), c)
+               re.match(rf"^localhost/nsbox-commit/bob-t[0-9a-f]{{8}}/{env}:latest$", b_commit), c)
         bob("sandbox_stop", {"sandbox_id": sid})
         result("alice_does_not_see_bob", b_commit not in names_of(alice("list_images", {})))
         # alice starts from her commit: the package is there.

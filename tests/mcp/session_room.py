@@ -64,7 +64,7 @@ nt.result("room_session_with_sandbox_kept", st == 200 and ((res or {}).get("stru
     "stdout") == "kept\n", f"{st} {json.dumps(res)[:300]}")
 status, _ = initialize("alice")
 nt.result("room_never_from_another_tenant", status == 503,
-      f"alice's fourth session got {status}: bob's idle session was taken")
+          f"alice's fourth session got {status}: bob's idle session was taken")
 st, _ = call("bob", b1, "sandbox_list", {})
 nt.result("room_other_tenant_session_kept", st == 200, f"bob's session answered {st}")
 nt.finish()
