@@ -58,7 +58,7 @@ extern char check_skip_reason[256];
         else if (check_skipped_now) {                                                              \
             check_skip++;                                                                          \
             printf("SKIP: %s/%s: %s\n", check_suite, #fn, check_skip_reason);                      \
-        } else {                                                                                     \
+        } else {                                                                                   \
             check_pass++;                                                                          \
             printf("PASS: %s/%s\n", check_suite, #fn);                                             \
         }                                                                                          \
