@@ -104,11 +104,6 @@ struct egress_policy;
 int mcp_network_request(const struct mcp_server *cfg, json_t *network, struct egress_policy **out,
                         struct nsbox_err *err);
 
-/* What box tried on the network since the last call, for a result's
- * `network`: NULL for a box that never had rules (the result has no such
- * field), else an array (empty when it could not be read: logged). */
-json_t *mcp_network_audit(struct box *box);
-
 /* path (absolute, or relative to workdir) as an absolute path with no
  * empty or "." component, into buf, for a file URL (urls.c); ".." is
  * refused.  Returns 0 or -1 with err. */
