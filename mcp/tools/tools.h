@@ -57,36 +57,30 @@ struct mcp_tool {
 extern const struct mcp_tool mcp_tools[];
 extern const size_t mcp_n_tools;
 
-struct nsbox_file_ctx;
+struct box_files;
+struct box_file_opts;
+enum box_file_kind;
 
-/* What a file operation does to the sandbox's disk (mcp_file_op_begin). */
-enum mcp_file_op_kind {
-    MCP_FILE_READS,   /* reads only */
-    MCP_FILE_WRITES,  /* adds: refused while a measured workspace is over its
-                         budget (boxes/box.h box_workspace_check); measured after */
-    MCP_FILE_REMOVES, /* may bring usage down: measured after, never refused */
-};
-
-/* The session's sandbox id, held and locked for one file operation of
- * call (../sandboxes.h: a cancellation or a stop kills it), with ctx set
- * for runtime/files.h (the sandbox's env, workdir and user; timeout_s;
- * writes up to write_max bytes).  NULL with err set (a write refused
- * over budget too).  End it with mcp_file_op_end (the same kind), which
- * measures the disk after a write or removal and returns r, the
- * operation's result. */
+/* The session's sandbox id, held and locked for one series of file
+ * operations of kind by call (../sandboxes.h: a cancellation or a stop
+ * kills it), opened with boxes/files.h (the sandbox's env, workdir and
+ * user; o's timeout, write_max and measure_later, the call's cancel;
+ * refused over the workspace budget).  NULL with err set.  End it with mcp_file_op_end,
+ * which ends the series (measured after writes and removals) and returns
+ * r, the operations' result. */
 struct mcp_sandbox *mcp_file_op_begin(struct mcp_session *s, struct mcp_call *call,
-                                      const char *sandbox_id, enum mcp_file_op_kind kind,
-                                      double timeout_s, uint64_t write_max,
-                                      struct nsbox_file_ctx *ctx, struct nsbox_err *err);
+                                      const char *sandbox_id, enum box_file_kind kind,
+                                      const struct box_file_opts *o, struct box_files *f,
+                                      struct nsbox_err *err);
 int mcp_file_op_end(struct mcp_session *s, struct mcp_call *call, struct mcp_sandbox *m,
-                    enum mcp_file_op_kind kind, int r);
+                    struct box_files *f, int r);
 
 struct nsbox_file_data;
 
 /* read_file's read, shared with resources/read: at most length bytes of
  * the regular file path from offset, in the session's sandbox sandbox_id
  * and confined to it (read inside the sandbox as its user, symlinks
- * resolved there: runtime/files.h; 30 s at most).  Returns 0 with d
+ * resolved there: boxes/files.h; 30 s at most).  Returns 0 with d
  * filled (free with nsbox_file_data_free), or -1 with err set. */
 int mcp_file_read(struct mcp_session *s, struct mcp_call *call, const char *sandbox_id,
                   const char *path, int64_t offset, size_t length, struct nsbox_file_data *d,

@@ -10,7 +10,7 @@
 
 #include "../../common/cleanup.h"
 #include "../../common/mime.h"
-#include "../../runtime/files.h"
+#include "../../boxes/files.h"
 #include "../files/urls.h"
 #include "../sandboxes.h"
 #include "../server.h"
