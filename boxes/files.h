@@ -21,7 +21,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "../runtime/cancel.h"
+#include "../common/cancel.h"
 #include "../runtime/files.h"
 #include "box.h"
 

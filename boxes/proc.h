@@ -12,7 +12,7 @@
 
 #include <stdint.h>
 
-#include "../runtime/cancel.h"
+#include "../common/cancel.h"
 #include "../runtime/proc.h"
 #include "box.h"
 

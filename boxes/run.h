@@ -22,7 +22,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "../runtime/cancel.h"
+#include "../common/cancel.h"
 #include "../runtime/changes.h"
 #include "box.h"
 

@@ -15,7 +15,6 @@
 
 #include "../boxes/box.h"
 #include "../common/cleanup.h"
-#include "../oci/digest.h"
 #include "cli.h"
 
 extern const char nsbox_default_profile[];

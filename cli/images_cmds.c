@@ -11,7 +11,6 @@
 
 #include "../common/cleanup.h"
 #include "../boxes/packages.h"
-#include "../oci/digest.h"
 #include "cli.h"
 
 int cli_parse_size(const char *s, uint64_t *out)

@@ -13,9 +13,9 @@
 #include <sys/random.h>
 #include <unistd.h>
 
-#include "../runtime/egress/egress.h"
+#include "../boxes/host.h"
 #include "../common/log.h"
-#include "../runtime/sanitizer.h"
+#include "../common/plant.h"
 #include "cli.h"
 
 int cli_usage_error(const char *cmd, const char *fmt, ...)
@@ -50,8 +50,8 @@ int main(int argc, char **argv)
     static struct cli_globals g; /* static: what the config files keep stays reachable */
     int c;
 
-    /* First: a sandbox's egress broker is this binary (egress.h). */
-    nsbox_egress_main_hook(argc, argv);
+    /* First: a sandbox's egress broker is this binary (boxes/host.h). */
+    box_main_hook(argc, argv);
 
     /* A sandbox that dies mid-conversation must surface as an error, not
      * kill nsbox with SIGPIPE. */

@@ -24,7 +24,6 @@
 #include "../common/cleanup_json.h"
 #include "../common/fsutil.h"
 #include "../common/log.h"
-#include "../runtime/seccomp.h"
 #include "cli.h"
 
 /* The default profile, linked into the binary (cli/profile.S). */
@@ -300,7 +299,7 @@ static int create_box(struct box_ctx *ctx, const char *ref, struct run_opts *o, 
     if (ctx->isolation != NSBOX_ISOLATION_LANDLOCK && nsbox_host_refuse(err, false) < 0)
         return -1;
     if (o->profile != NULL) {
-        profile = nsbox_read_file_at(AT_FDCWD, o->profile, NSBOX_SECCOMP_MAX_PROFILE_BYTES,
+        profile = nsbox_read_file_at(AT_FDCWD, o->profile, BOX_SECCOMP_PROFILE_MAX,
                                      &o->spec.seccomp_profile_len, err);
         if (profile == NULL)
             return nsbox_err_prefix(err, "seccomp profile");

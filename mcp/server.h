@@ -16,7 +16,7 @@
 #include "../boxes/packages.h"
 #include "interp/interp.h"
 #include "node.h"
-#include "../runtime/cancel.h"
+#include "../common/cancel.h"
 #include "result.h"
 
 #define MCP_MAX_LANGS 32

@@ -29,7 +29,7 @@
 
 #include "../common/cleanup.h"
 #include "../common/fsutil.h"
-#include "cancel.h"
+#include "../common/cancel.h"
 #include "internal.h"
 #include "proto.h"
 #include "sandbox.h"

@@ -5,7 +5,7 @@
 
 #include <jansson.h>
 
-#include "../../runtime/changes.h"
+#include "../../boxes/run.h"
 #include "../result.h"
 
 struct mcp_file_urls;
