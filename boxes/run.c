@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../common/base64.h"
 #include "../common/cleanup.h"
 #include "../common/log.h"
 #include "net.h"
@@ -122,6 +123,7 @@ int box_run(struct box *box, const struct box_run *rq, struct box_run_result *ou
             struct nsbox_err *err)
 {
     struct watch w = {0};
+    struct nsbox_err merr;
 
     memset(out, 0, sizeof(*out));
     /* A measured workspace over its budget takes no more commands. */
@@ -131,9 +133,11 @@ int box_run(struct box *box, const struct box_run *rq, struct box_run_result *ou
         box_run_result_free(out);
         return -1;
     }
-    if (rq->changes)
+    if (rq->changes) {
         nsbox_changes_take(&box->sb, rq->exec.cwd, out->after);
-    struct nsbox_err merr;
+        if (nsbox_changes_diff(out->before, out->after, &out->changes, &merr) < 0)
+            nsbox_warn("sandbox %s: the files it changed: %s", box->sb.id, merr.msg);
+    }
     if (box_measure(box, &merr) < 0)
         nsbox_warn("sandbox %s: %s", box->sb.id, merr.msg);
     out->network = take_audit(box);
@@ -146,6 +150,7 @@ int box_run(struct box *box, const struct box_run *rq, struct box_run_result *ou
 void box_run_result_free(struct box_run_result *r)
 {
     nsbox_exec_result_free(&r->exec);
+    nsbox_changes_free(&r->changes);
     if (r->before != NULL)
         nsbox_snapshot_free(r->before);
     if (r->after != NULL)
@@ -155,6 +160,20 @@ void box_run_result_free(struct box_run_result *r)
     json_decref(r->network);
     r->before = r->after = NULL;
     r->network = NULL;
+}
+
+static json_t *change_json(const struct nsbox_change *c)
+{
+    const char *kind = nsbox_change_kind_name(c->kind);
+    json_t *f = json_pack("{s:s,s:s,s:I,s:s?}", "path", c->path, "change", kind, "size",
+                          (json_int_t)c->size, "mime_type", c->mime);
+    if (f != NULL)
+        return f;
+    /* A name that is not UTF-8 cannot be a JSON string: listed
+     * base64-encoded instead. */
+    _cleanup_free_ char *enc = nsbox_base64_encode((const unsigned char *)c->path, strlen(c->path));
+    return json_pack("{s:s?,s:s,s:I}", "path_base64", enc, "change", kind, "size",
+                     (json_int_t)c->size);
 }
 
 json_t *box_run_json(const struct box *box, const struct box_run_result *r)
@@ -167,5 +186,13 @@ json_t *box_run_json(const struct box *box, const struct box_run_result *r)
         json_object_set(j, "network", r->network);
     if (r->over_budget)
         json_object_set_new(j, "workspace_over_budget", json_true());
+    if (r->before == NULL)
+        return j;
+    json_t *files = json_array();
+    for (size_t i = 0; files != NULL && i < r->changes.n; i++)
+        json_array_append_new(files, change_json(&r->changes.v[i]));
+    json_object_set_new(j, "files", files ? files : json_array());
+    if (r->before->truncated || r->after->truncated)
+        json_object_set_new(j, "files_truncated", json_true());
     return j;
 }

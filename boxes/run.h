@@ -47,8 +47,11 @@ struct box_run {
 
 struct box_run_result {
     struct nsbox_exec_result exec;
-    /* With rq->changes: the working directory before and after (owned). */
+    /* With rq->changes: the working directory before and after (owned),
+     * and the files the run created or modified (owned; empty when the
+     * diff ran out of memory). */
     struct nsbox_snapshot *before, *after;
+    struct nsbox_changes changes;
     /* What the command tried on the network (a box that ever had rules),
      * or NULL; owned.  An audit that cannot be read is an empty array
      * (logged). */
@@ -66,8 +69,11 @@ int box_run(struct box *box, const struct box_run *rq, struct box_run_result *ou
 void box_run_result_free(struct box_run_result *r);
 
 /* The result record both front ends print (box_result_json), with the
- * box's disk usage (box_usage_json), "network" when there is an audit and
- * "workspace_over_budget": true when the watch stopped the command.  A
+ * box's disk usage (box_usage_json), "network" when there is an audit,
+ * "workspace_over_budget": true when the watch stopped the command, and
+ * with rq->changes "files": [{path, change: created|modified, size,
+ * mime_type?}] in the order of r->changes (a name that is not UTF-8 as
+ * path_base64) and "files_truncated": true when a snapshot was cut.  A
  * new reference, or NULL without memory. */
 struct json_t *box_run_json(const struct box *box, const struct box_run_result *r);
 

@@ -362,7 +362,8 @@ static int run_command(struct box *box, struct nsbox_exec_opts *eo, const struct
 {
     struct nsbox_err err = {0};
     bool interactive = o->interactive;
-    struct box_run rq = {.exec = *eo};
+    /* --json reports the files the command changed, as the server does. */
+    struct box_run rq = {.exec = *eo, .changes = o->json};
     _cleanup_(box_run_result_free) struct box_run_result res = {0};
 
     rq.exec.timeout_s = o->spec.limits.timeout_s;

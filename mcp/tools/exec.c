@@ -103,10 +103,7 @@ static void record(const struct box_run_result *res, const struct mcp_interp_inf
     /* Links and download URLs for a kept sandbox's files (a one-shot
      * one is gone when the client would follow them). */
     struct mcp_file_links links = {f->urls, f->owner, id, f->cwd};
-    json_t *files = mcp_changes_json(res->before, res->after, &links, out);
-    json_object_set_new(rec, "files", files ? files : json_array());
-    if (res->before->truncated || res->after->truncated)
-        json_object_set_new(rec, "files_truncated", json_true());
+    mcp_changes_link(json_object_get(rec, "files"), res, &links, out);
     out->structured = rec;
 }
 

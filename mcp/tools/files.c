@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../../common/base64.h"
 #include "../../common/cleanup.h"
 #include "../../common/log.h"
 #include "../../common/mime.h"
@@ -18,23 +19,9 @@
 
 #define IMAGE_MAX (4u << 20)
 
-static const char b64[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-
 char *mcp_base64_encode(const unsigned char *in, size_t len)
 {
-    char *out = malloc(4 * ((len + 2) / 3) + 1), *p = out;
-    if (out == NULL)
-        return NULL;
-    for (size_t i = 0; i < len; i += 3) {
-        unsigned v = (unsigned)in[i] << 16 | (i + 1 < len ? (unsigned)in[i + 1] << 8 : 0) |
-                     (i + 2 < len ? in[i + 2] : 0);
-        *p++ = b64[v >> 18];
-        *p++ = b64[(v >> 12) & 63];
-        *p++ = i + 1 < len ? b64[(v >> 6) & 63] : '=';
-        *p++ = i + 2 < len ? b64[v & 63] : '=';
-    }
-    *p = '\0';
-    return out;
+    return nsbox_base64_encode(in, len);
 }
 
 /* Text when the bytes are strict UTF-8 without NUL (what jansson takes
