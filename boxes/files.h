@@ -24,6 +24,7 @@
 #include "../common/cancel.h"
 #include "../runtime/files.h"
 #include "box.h"
+#include "usage.h"
 
 /* What a series does to the box's disk. */
 enum box_file_kind {

@@ -25,6 +25,8 @@
 #include "../common/cancel.h"
 #include "../runtime/changes.h"
 #include "box.h"
+#include "result.h"
+#include "usage.h"
 
 /* A front end's own way of running the command (a pty relay, a persistent
  * interpreter).  It gets the options box_run prepared, whose progress and

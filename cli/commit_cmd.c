@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "../boxes/box.h"
+#include "../boxes/commit.h"
 #include "../common/cleanup.h"
 #include "cli.h"
 

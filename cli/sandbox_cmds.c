@@ -18,6 +18,7 @@
 #include "../boxes/box.h"
 #include "../boxes/net.h"
 #include "../boxes/run.h"
+#include "../boxes/volume.h"
 #include "../boxes/spec.h"
 #include "../common/hostcheck.h"
 #include "../common/cleanup.h"

@@ -23,6 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../../boxes/commit.h"
 #include "../../images/ref.h"
 #include "../sandboxes.h"
 #include "../server.h"

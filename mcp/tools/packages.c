@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "../../boxes/packages.h"
+#include "../../boxes/usage.h"
 #include "../../common/cleanup.h"
 #include "../../common/log.h"
 #include "../pool.h"

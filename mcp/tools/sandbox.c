@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "../../boxes/net.h"
+#include "../../boxes/usage.h"
 #include "../../common/cleanup.h"
 #include "../../common/cleanup_json.h"
 #include "../../common/log.h"
