@@ -265,7 +265,8 @@ static int run(struct mcp_session *s, struct mcp_call *call, const struct mcp_ru
     return r;
 }
 
-MCP_TOOL_FN(execute_code)
+int mcp_tool_execute_code(struct mcp_session *s, struct mcp_call *call, json_t *args,
+                          struct mcp_result *out, struct nsbox_err *err)
 {
     struct mcp_run_args rq;
 
@@ -274,7 +275,8 @@ MCP_TOOL_FN(execute_code)
     return run(s, call, &rq, out, err);
 }
 
-MCP_TOOL_FN(run_command)
+int mcp_tool_run_command(struct mcp_session *s, struct mcp_call *call, json_t *args,
+                         struct mcp_result *out, struct nsbox_err *err)
 {
     struct mcp_run_args rq;
 

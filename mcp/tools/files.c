@@ -42,7 +42,8 @@ static struct mcp_sandbox *op_begin(struct mcp_session *s, struct mcp_call *call
     return mcp_file_op_begin(s, call, sandbox_id, kind, &o, f, err);
 }
 
-MCP_TOOL_FN(write_file)
+int mcp_tool_write_file(struct mcp_session *s, struct mcp_call *call, json_t *args,
+                        struct mcp_result *out, struct nsbox_err *err)
 {
     _cleanup_(mcp_write_args_free) struct mcp_write_args a = {0};
     struct box_files f;
@@ -85,7 +86,8 @@ int mcp_file_read(struct mcp_session *s, struct mcp_call *call, const char *sand
     return mcp_file_op_end(s, call, m, &f, r);
 }
 
-MCP_TOOL_FN(read_file)
+int mcp_tool_read_file(struct mcp_session *s, struct mcp_call *call, json_t *args,
+                       struct mcp_result *out, struct nsbox_err *err)
 {
     struct mcp_read_args a;
     struct box_files f;
@@ -154,7 +156,8 @@ static int list(struct mcp_session *s, struct mcp_call *call, const char *id, co
     return 0;
 }
 
-MCP_TOOL_FN(list_directory)
+int mcp_tool_list_directory(struct mcp_session *s, struct mcp_call *call, json_t *args,
+                            struct mcp_result *out, struct nsbox_err *err)
 {
     struct mcp_list_args a;
 
@@ -193,7 +196,8 @@ static char *tree_text(const char *root, json_t *j)
     return tree;
 }
 
-MCP_TOOL_FN(project_structure)
+int mcp_tool_project_structure(struct mcp_session *s, struct mcp_call *call, json_t *args,
+                               struct mcp_result *out, struct nsbox_err *err)
 {
     struct mcp_list_args a;
 
@@ -205,7 +209,8 @@ MCP_TOOL_FN(project_structure)
     return 0;
 }
 
-MCP_TOOL_FN(create_directory)
+int mcp_tool_create_directory(struct mcp_session *s, struct mcp_call *call, json_t *args,
+                              struct mcp_result *out, struct nsbox_err *err)
 {
     struct mcp_path_args a;
     struct box_files f;
@@ -222,7 +227,8 @@ MCP_TOOL_FN(create_directory)
     return 0;
 }
 
-MCP_TOOL_FN(delete_path)
+int mcp_tool_delete_path(struct mcp_session *s, struct mcp_call *call, json_t *args,
+                         struct mcp_result *out, struct nsbox_err *err)
 {
     struct mcp_path_args a;
     struct box_files f;

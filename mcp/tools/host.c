@@ -49,7 +49,8 @@ static int copy(struct mcp_session *s, struct mcp_call *call, const struct mcp_c
     return r;
 }
 
-MCP_TOOL_FN(copy_in)
+int mcp_tool_copy_in(struct mcp_session *s, struct mcp_call *call, json_t *args,
+                     struct mcp_result *out, struct nsbox_err *err)
 {
     struct mcp_copy_args a;
     uint64_t n = 0;
@@ -61,7 +62,8 @@ MCP_TOOL_FN(copy_in)
     return 0;
 }
 
-MCP_TOOL_FN(copy_out)
+int mcp_tool_copy_out(struct mcp_session *s, struct mcp_call *call, json_t *args,
+                      struct mcp_result *out, struct nsbox_err *err)
 {
     struct mcp_copy_args a;
     uint64_t n = 0;

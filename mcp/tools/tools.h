@@ -123,29 +123,48 @@ bool mcp_image_name_visible(const struct mcp_session *s, const char *name);
 /* Whether image is one the session may see: public, or one of its names
  * is visible (mcp_image_name_visible). */
 bool mcp_image_visible(const struct mcp_session *s, const struct images_image *image);
+
 /* Standard base64 (malloc'ed), or NULL when out of memory. */
 char *mcp_base64_encode(const unsigned char *in, size_t len);
 
-#define MCP_TOOL_FN(name)                                                                          \
-    int mcp_tool_##name(struct mcp_session *s, struct mcp_call *call, json_t *args,                \
-                        struct mcp_result *out, struct nsbox_err *err)
-MCP_TOOL_FN(sandbox_create);
-MCP_TOOL_FN(sandbox_commit);
-MCP_TOOL_FN(sandbox_list);
-MCP_TOOL_FN(sandbox_stop);
-MCP_TOOL_FN(list_languages);
-MCP_TOOL_FN(list_images);
-MCP_TOOL_FN(execute_code);
-MCP_TOOL_FN(run_command);
-MCP_TOOL_FN(write_file);
-MCP_TOOL_FN(read_file);
-MCP_TOOL_FN(list_directory);
-MCP_TOOL_FN(create_directory);
-MCP_TOOL_FN(delete_path);
-MCP_TOOL_FN(project_structure);
-MCP_TOOL_FN(copy_in);
-MCP_TOOL_FN(copy_out);
-MCP_TOOL_FN(install_packages);
-MCP_TOOL_FN(upload_url);
+/* The tools, one function each (the table in table.c points at them):
+ * args are the call's arguments (decoded with args.h), the result goes
+ * into out.  Returns 0, or -1 with err (a tool error for the client). */
+int mcp_tool_sandbox_create(struct mcp_session *s, struct mcp_call *call, json_t *args,
+                            struct mcp_result *out, struct nsbox_err *err);
+int mcp_tool_sandbox_commit(struct mcp_session *s, struct mcp_call *call, json_t *args,
+                            struct mcp_result *out, struct nsbox_err *err);
+int mcp_tool_sandbox_list(struct mcp_session *s, struct mcp_call *call, json_t *args,
+                          struct mcp_result *out, struct nsbox_err *err);
+int mcp_tool_sandbox_stop(struct mcp_session *s, struct mcp_call *call, json_t *args,
+                          struct mcp_result *out, struct nsbox_err *err);
+int mcp_tool_list_languages(struct mcp_session *s, struct mcp_call *call, json_t *args,
+                            struct mcp_result *out, struct nsbox_err *err);
+int mcp_tool_list_images(struct mcp_session *s, struct mcp_call *call, json_t *args,
+                         struct mcp_result *out, struct nsbox_err *err);
+int mcp_tool_execute_code(struct mcp_session *s, struct mcp_call *call, json_t *args,
+                          struct mcp_result *out, struct nsbox_err *err);
+int mcp_tool_run_command(struct mcp_session *s, struct mcp_call *call, json_t *args,
+                         struct mcp_result *out, struct nsbox_err *err);
+int mcp_tool_write_file(struct mcp_session *s, struct mcp_call *call, json_t *args,
+                        struct mcp_result *out, struct nsbox_err *err);
+int mcp_tool_read_file(struct mcp_session *s, struct mcp_call *call, json_t *args,
+                       struct mcp_result *out, struct nsbox_err *err);
+int mcp_tool_list_directory(struct mcp_session *s, struct mcp_call *call, json_t *args,
+                            struct mcp_result *out, struct nsbox_err *err);
+int mcp_tool_create_directory(struct mcp_session *s, struct mcp_call *call, json_t *args,
+                              struct mcp_result *out, struct nsbox_err *err);
+int mcp_tool_delete_path(struct mcp_session *s, struct mcp_call *call, json_t *args,
+                         struct mcp_result *out, struct nsbox_err *err);
+int mcp_tool_project_structure(struct mcp_session *s, struct mcp_call *call, json_t *args,
+                               struct mcp_result *out, struct nsbox_err *err);
+int mcp_tool_copy_in(struct mcp_session *s, struct mcp_call *call, json_t *args,
+                     struct mcp_result *out, struct nsbox_err *err);
+int mcp_tool_copy_out(struct mcp_session *s, struct mcp_call *call, json_t *args,
+                      struct mcp_result *out, struct nsbox_err *err);
+int mcp_tool_install_packages(struct mcp_session *s, struct mcp_call *call, json_t *args,
+                              struct mcp_result *out, struct nsbox_err *err);
+int mcp_tool_upload_url(struct mcp_session *s, struct mcp_call *call, json_t *args,
+                        struct mcp_result *out, struct nsbox_err *err);
 
 #endif
