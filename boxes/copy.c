@@ -157,7 +157,7 @@ static int put_file(struct copy *c, int fd, const char *host, const char *dst)
  * image's own chmod, so an image without one keeps 0644/0755. */
 static void set_mode(struct copy *c, const char *path, mode_t mode)
 {
-    if (!c->p->keep_modes || (mode & 07777) == 0644)
+    if (!c->p->keep_modes)
         return;
     char m[16];
     snprintf(m, sizeof(m), "%o", (unsigned)(mode & MODE_KEEP));
@@ -207,7 +207,8 @@ static int put_entry(struct copy *c, int dfd, const char *name, const char *host
         return nsbox_err_sys(c->err, "cannot open %s", host);
     if (put_file(c, f, host, dst) < 0)
         return -1;
-    set_mode(c, dst, st.st_mode);
+    if ((st.st_mode & 07777) != 0644)
+        set_mode(c, dst, st.st_mode);
     return 0;
 }
 
@@ -285,7 +286,8 @@ static int copy_in(struct copy *c, const char *src, const char *dst)
         return nsbox_err_sys(c->err, "cannot open %s", name);
     if (put_file(c, f, name, target) < 0)
         return -1;
-    set_mode(c, target, st.st_mode);
+    if ((st.st_mode & 07777) != 0644)
+        set_mode(c, target, st.st_mode);
     return 0;
 }
 
