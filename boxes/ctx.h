@@ -70,6 +70,13 @@ enum nsbox_limits_mode box_limits_mode_from_env(void);
  * -1 for anything else. */
 int box_parse_limits_mode(const char *s, enum nsbox_limits_mode *mode);
 
+/* "namespaces" or "landlock" (an --isolation option) into *mode.  Returns
+ * 0, or -1 with err. */
+int box_parse_isolation(const char *s, enum nsbox_isolation *mode, struct nsbox_err *err);
+
+/* "namespaces" or "landlock". */
+const char *box_isolation_name(enum nsbox_isolation mode);
+
 /* Opened once per CLI command, once per server. */
 struct box_ctx {
     struct images_store store;

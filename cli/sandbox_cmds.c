@@ -261,7 +261,7 @@ static const char *parse_run_option(struct run_opts *o, int c, const char *arg)
     case OPT_ISOLATION: {
         struct nsbox_err e;
         o->sandbox_only = true;
-        return nsbox_isolation_parse(arg, &o->isolation, &e) < 0
+        return box_parse_isolation(arg, &o->isolation, &e) < 0
                    ? "--isolation takes namespaces or landlock"
                    : NULL;
     }
