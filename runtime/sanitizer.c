@@ -29,6 +29,7 @@
 #include <sanitizer/lsan_interface.h>
 
 #include "../common/err.h"
+#include "../common/syscalls.h"
 #include "caps.h"
 #include "files_wire.h"
 
@@ -354,7 +355,7 @@ static void leak_check(bool fatal)
     if (!tracer_can_start())
         return;
     /* pid 0 is no process: ESRCH once seccomp let the call through. */
-    if (syscall(SYS_ptrace, PTRACE_ATTACH, 0, 0, 0) == 0 || errno != ESRCH)
+    if (nsbox_sys_ptrace(PTRACE_ATTACH, 0) == 0 || errno != ESRCH)
         return;
     /* The tracer, a clone with this process's credentials, reads
      * /proc/PID/task (hidepid=invisible: a ptrace check with its
