@@ -129,7 +129,17 @@ int box_run(struct box *box, const struct box_run *rq, struct box_run_result *ou
     /* A measured workspace over its budget takes no more commands. */
     if (box_workspace_check(box, err) < 0)
         return -1;
-    if (snapshots(box, rq, out, err) < 0 || execute(box, rq, &w, &out->exec, err) < 0) {
+    if (snapshots(box, rq, out, err) < 0) {
+        box_run_result_free(out);
+        return -1;
+    }
+    if (execute(box, rq, &w, &out->exec, err) < 0) {
+        /* Measured and audited all the same: the command may have
+         * written before the sandbox failed under it, and the next run's
+         * audit starts after this one's attempts. */
+        if (box_measure(box, &merr) < 0)
+            nsbox_warn("sandbox %s: %s", box->sb.id, merr.msg);
+        json_decref(take_audit(box));
         box_run_result_free(out);
         return -1;
     }
