@@ -198,10 +198,10 @@ asan:
 		LDFLAGS="-fsanitize=address,undefined" build-asan/nsbox build-asan/unit-tests
 
 # build-planted/nsbox: that build with the bugs tests/integration/sanitizers.sh
-# plants (NSBOX_PLANT=NAME fires one; runtime/sanitizer.h), never in any
+# plants (NSBOX_PLANT=NAME fires one; common/plant.h), never in any
 # other build.  Only the files with a plant are compiled again; the rest
 # are build-asan's objects.
-PLANT_SRCS := runtime/init.c runtime/files_builtin.c runtime/sanitizer.c cli/util.c
+PLANT_SRCS := runtime/init.c runtime/files_builtin.c common/plant.c cli/util.c
 PLANT_OBJS := $(PLANT_SRCS:%.c=build-planted/%.o)
 asan-planted: asan
 	$(MAKE) BUILD=build-asan CC=$(ASAN_CC) CFLAGS="$(ASAN_CFLAGS)" \

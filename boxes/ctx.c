@@ -61,6 +61,16 @@ int box_parse_limits_mode(const char *s, enum nsbox_limits_mode *mode)
     return 0;
 }
 
+int box_parse_isolation(const char *s, enum nsbox_isolation *mode, struct nsbox_err *err)
+{
+    return nsbox_isolation_parse(s, mode, err);
+}
+
+const char *box_isolation_name(enum nsbox_isolation mode)
+{
+    return nsbox_isolation_name(mode);
+}
+
 int box_ctx_open(struct box_ctx *ctx, const struct box_ctx_opts *opts, struct nsbox_err *err)
 {
     memset(ctx, 0, sizeof(*ctx));

@@ -3,6 +3,10 @@
 #define NSBOX_BOXES_INTERNAL_H
 
 #include "box.h"
+#include "commit.h"
+#include "result.h"
+#include "usage.h"
+#include "volume.h"
 
 /* Compiles the profile (len bytes of Docker JSON) through the cache in
  * STORE/cache; name is for errors.  On success *out owns a new filter.

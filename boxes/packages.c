@@ -26,6 +26,8 @@
 #include "../oci/digest.h"
 #include "../runtime/files.h"
 #include "box.h"
+#include "commit.h"
+#include "result.h"
 #include "net.h"
 #include "spec.h"
 

@@ -6,6 +6,11 @@
 #include <stdint.h>
 
 #include "../common/err.h"
+#include "../runtime/seccomp.h"
+
+/* The largest seccomp profile (Docker JSON) a box takes: read no more of a
+ * --seccomp-profile file. */
+#define BOX_SECCOMP_PROFILE_MAX NSBOX_SECCOMP_MAX_PROFILE_BYTES
 
 /* The image's environment with extra "K=V" entries overriding by key, and
  * a default PATH when neither has one.  Returns a malloc'ed NULL-terminated

@@ -80,6 +80,11 @@ int box_workspace_check(struct box *box, struct nsbox_err *err)
         return 0;
     if (!LOAD(ws->measured) && measure_workspace(box, err) < 0)
         return -1;
+    /* Over when last measured: measured again before refusing, so that
+     * files deleted on the host (as the message says) count at once, in a
+     * server that keeps the box as in a CLI that opens it anew. */
+    if (LOAD(ws->over) && measure_workspace(box, err) < 0)
+        return -1;
     if (!LOAD(ws->over))
         return 0;
     char dir[PATH_MAX];

@@ -162,12 +162,14 @@ int cli_parse_size(const char *s, uint64_t *out);
 struct box;
 struct nsbox_exec_opts;
 struct nsbox_exec_result;
-/* Runs eo->argv in box with a terminal in the sandbox's own devpts,
- * relayed to our stdout (and from stdin when interactive, in raw mode when
- * stdin is a terminal, restored on every way out); eo's stdio fields are
- * ignored, its timeout kept (cli/tty.c).  Returns 0 with *res filled
- * (exit_code/signal, timed_out, oom_killed), or -1 when nsbox failed. */
-int cli_tty_exec(struct box *box, const struct nsbox_exec_opts *eo, bool interactive,
+/* box_run's executor for -t (boxes/run.h box_exec_fn; interactive points
+ * to a bool): runs eo->argv in box with a terminal in the sandbox's own
+ * devpts, relayed to our stdout (and from stdin when *interactive, in raw
+ * mode when stdin is a terminal, restored on every way out); eo's stdio
+ * fields are ignored, its timeout, progress and cancel kept (cli/tty.c).
+ * Returns 0 with *res filled (exit_code/signal, timed_out, cancelled,
+ * oom_killed), or -1 when nsbox failed. */
+int cli_tty_exec(void *interactive, struct box *box, const struct nsbox_exec_opts *eo,
                  struct nsbox_exec_result *res, struct nsbox_err *err);
 
 #endif

@@ -83,7 +83,8 @@ static const struct cli_option prune_options[] = {
          0,                                                                                        \
          "SIZE|unlimited",                                                                         \
          "the workspace's budget (1g): a quota as root where the store's filesystem has project "  \
-         "quotas, else measured after each command, which are refused once it is over",            \
+         "quotas, else measured: watched while a command runs (stopped once over it, exit 137), "  \
+         "and commands and copies in are refused while it is over",                                \
          0,                                                                                        \
          flags},                                                                                   \
         {"seccomp-profile", 0,    "FILE", "a Docker-format seccomp profile instead of nsbox's",    \
@@ -118,8 +119,8 @@ static const struct cli_option prune_options[] = {
          0,      0},                                                                               \
     {                                                                                              \
         "json", 0, NULL,                                                                           \
-            "print a result record (status, exit code, output, disk used and its limit, ...) "     \
-            "instead of passing output on",                                                        \
+            "print a result record (status, exit code, output, disk used and its limit, the "      \
+            "files it changed, ...) instead of passing output on",                                 \
             0, 0                                                                                   \
     }
 
@@ -248,7 +249,9 @@ const struct cli_command cli_commands[] = {
      "paths are resolved inside it, as its user; on the host no symlink is ever followed (a "
      "symlink DST is refused).  Only regular files and directories are copied (symlinks and "
      "special files in a tree are skipped with a warning), modes without setuid and setgid, at "
-     "most 1 GiB a file.",
+     "most 1 GiB a file.  A copy in honours the workspace budget as commands do: refused while "
+     "the workspace is over it, stopped once it goes over.  The copy is the one the server's "
+     "copy_in and copy_out use (boxes/copy.h).",
      none_options, CLI_COMPLETE_SANDBOX, CLI_COMPLETE_FILE, false, NULL, NULL},
     {"commit", cmd_commit, "[OPTIONS] ID NAME", "save a sandbox's changes as a new image",
      "Saves the changes of the live sandbox ID (made by `nsbox create`: its whole writable layer) "

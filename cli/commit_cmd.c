@@ -14,8 +14,8 @@
 #include <string.h>
 
 #include "../boxes/box.h"
+#include "../boxes/commit.h"
 #include "../common/cleanup.h"
-#include "../oci/digest.h"
 #include "cli.h"
 
 extern const char nsbox_default_profile[];

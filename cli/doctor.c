@@ -10,12 +10,10 @@
 #include <sys/utsname.h>
 #include <unistd.h>
 
+#include "../boxes/host.h"
 #include "../common/hostcheck.h"
 #include "../common/userns.h"
 #include "../images/store.h"
-#include "../runtime/cgroup.h"
-#include "../runtime/disk.h"
-#include "../runtime/seccomp.h"
 #include "cli.h"
 
 extern const char nsbox_default_profile[];
@@ -124,7 +122,7 @@ static void check_cgroups(struct verdict *v)
     char base[PATH_MAX], why[768];
     struct nsbox_err err = {0};
 
-    if (nsbox_cgroup_probe(&kind, base, why, sizeof(why), &err) < 0) {
+    if (box_host_cgroups(&kind, base, why, sizeof(why), &err) < 0) {
         report(v, "FAIL", "cgroups", NULL, "%s", err.msg);
         return;
     }
@@ -156,20 +154,18 @@ static void check_container(struct verdict *v)
 
 static void check_seccomp(struct verdict *v)
 {
-    struct nsbox_seccomp *f = NULL;
+    size_t instructions = 0;
     struct nsbox_err err = {0};
     int mode = prctl(PR_GET_SECCOMP, 0, 0, 0, 0);
-    int r = nsbox_seccomp_compile(nsbox_default_profile,
-                                  (size_t)(nsbox_default_profile_end - nsbox_default_profile), NULL,
-                                  &f, &err);
+    int r = box_host_seccomp(nsbox_default_profile,
+                             (size_t)(nsbox_default_profile_end - nsbox_default_profile),
+                             &instructions, &err);
     if (mode < 0 || r < 0)
         report(v, "FAIL", "seccomp", "a kernel with CONFIG_SECCOMP_FILTER", "%s",
                r < 0 ? err.msg : strerror(errno));
     else
         report(v, "ok", "seccomp", NULL, "default profile compiles to %zu instructions",
-               nsbox_seccomp_instructions(f));
-    if (f)
-        nsbox_seccomp_free(f);
+               instructions);
 }
 
 static void check_skopeo(struct verdict *v)
@@ -191,7 +187,7 @@ static void check_disk(struct verdict *v, const char *store_dir)
         report(v, "warn", "disk layer", NULL, "cannot open the store: %s", err.msg);
         return;
     }
-    if (geteuid() == 0 && nsbox_quota_usable(st.root, why, sizeof(why)))
+    if (geteuid() == 0 && box_host_quota_usable(st.root, why, sizeof(why)))
         report(v, "ok", "disk layer", NULL,
                "project quotas on the store's filesystem: each sandbox's writable layer is "
                "bounded on disk (--disk, default 1 GiB)");

@@ -11,7 +11,6 @@
 
 #include "../common/cleanup.h"
 #include "../boxes/packages.h"
-#include "../oci/digest.h"
 #include "cli.h"
 
 static int open_store(struct cli_globals *g, struct images_store *store)

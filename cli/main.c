@@ -13,7 +13,7 @@
 #include <sys/random.h>
 #include <unistd.h>
 
-#include "../runtime/egress/egress.h"
+#include "../boxes/host.h"
 #include "../common/log.h"
 #include "cli.h"
 
@@ -30,8 +30,8 @@ int main(int argc, char **argv)
     static struct cli_globals g; /* static: what the config files keep stays reachable */
     int c;
 
-    /* First: a sandbox's egress broker is this binary (egress.h). */
-    nsbox_egress_main_hook(argc, argv);
+    /* First: a sandbox's egress broker is this binary (boxes/host.h). */
+    box_main_hook(argc, argv);
 
     /* A sandbox that dies mid-conversation must surface as an error, not
      * kill nsbox with SIGPIPE. */

@@ -17,13 +17,14 @@
 
 #include "../boxes/box.h"
 #include "../boxes/net.h"
+#include "../boxes/run.h"
+#include "../boxes/volume.h"
 #include "../boxes/spec.h"
 #include "../common/hostcheck.h"
 #include "../common/cleanup.h"
 #include "../common/cleanup_json.h"
 #include "../common/fsutil.h"
 #include "../common/log.h"
-#include "../runtime/seccomp.h"
 #include "cli.h"
 
 /* The default profile, linked into the binary (cli/profile.S). */
@@ -260,7 +261,7 @@ static const char *parse_run_option(struct run_opts *o, int c, const char *arg)
     case OPT_ISOLATION: {
         struct nsbox_err e;
         o->sandbox_only = true;
-        return nsbox_isolation_parse(arg, &o->isolation, &e) < 0
+        return box_parse_isolation(arg, &o->isolation, &e) < 0
                    ? "--isolation takes namespaces or landlock"
                    : NULL;
     }
@@ -299,7 +300,7 @@ static int create_box(struct box_ctx *ctx, const char *ref, struct run_opts *o, 
     if (ctx->isolation != NSBOX_ISOLATION_LANDLOCK && nsbox_host_refuse(err, false) < 0)
         return -1;
     if (o->profile != NULL) {
-        profile = nsbox_read_file_at(AT_FDCWD, o->profile, NSBOX_SECCOMP_MAX_PROFILE_BYTES,
+        profile = nsbox_read_file_at(AT_FDCWD, o->profile, BOX_SECCOMP_PROFILE_MAX,
                                      &o->spec.seccomp_profile_len, err);
         if (profile == NULL)
             return nsbox_err_prefix(err, "seccomp profile");
@@ -328,30 +329,12 @@ static int create_box(struct box_ctx *ctx, const char *ref, struct run_opts *o, 
     return r;
 }
 
-static json_t *result_json(const struct nsbox_exec_result *r, const struct box *box,
-                           json_t *network)
+static json_t *result_json(const struct box_run_result *r, const struct box *box)
 {
-    json_t *j = box_result_json(r);
-    if (j != NULL) {
+    json_t *j = box_run_json(box, r);
+    if (j != NULL)
         json_object_set_new(j, "limits", json_string(box->sb.limits_note));
-        box_usage_json(box, j);
-        if (network != NULL)
-            json_object_set(j, "network", network);
-    }
     return j;
-}
-
-/* What the command tried on the network (a box with rules, or that had
- * them), or NULL: a failure to read it is a warning, not the command's. */
-static json_t *take_network(struct box *box)
-{
-    struct nsbox_err err = {0};
-    if (!box->net_ever)
-        return NULL;
-    json_t *a = box_net_take_audit(box, &err);
-    if (a == NULL)
-        nsbox_warn("cannot read the sandbox's network audit: %s", err.msg);
-    return a;
 }
 
 /* One line on stderr per refused attempt, so that a failed download says
@@ -374,44 +357,48 @@ static void print_refused(json_t *network)
     }
 }
 
-/* Runs argv in box (env and user from eo) and reports the way docker does. */
+/* Runs argv in box (env and user from eo) through box_run (the budget
+ * watched, the network audited) and reports the way docker does. */
 static int run_command(struct box *box, struct nsbox_exec_opts *eo, const struct run_opts *o)
 {
-    struct nsbox_exec_result res;
     struct nsbox_err err = {0};
+    bool interactive = o->interactive;
+    /* --json reports the files the command changed, as the server does. */
+    struct box_run rq = {.exec = *eo, .changes = o->json};
+    _cleanup_(box_run_result_free) struct box_run_result res = {0};
 
-    eo->timeout_s = o->spec.limits.timeout_s;
+    rq.exec.timeout_s = o->spec.limits.timeout_s;
     /* Without -t stdin is relayed with or without -i (nsbox always did). */
-    eo->stdin_fd = o->json ? -1 : 0;
-    eo->capture = o->json;
-    eo->out_fd = 1;
-    eo->err_fd = 2;
-    /* A measured workspace over its budget takes no more commands. */
-    if (box_workspace_check(box, &err) < 0 ||
-        (o->tty ? cli_tty_exec(box, eo, o->interactive, &res, &err)
-                : nsbox_sandbox_exec(&box->sb, eo, &res, &err)) < 0) {
+    rq.exec.stdin_fd = o->json ? -1 : 0;
+    rq.exec.capture = o->json;
+    rq.exec.out_fd = 1;
+    rq.exec.err_fd = 2;
+    if (o->tty) {
+        rq.exec_fn = cli_tty_exec;
+        rq.exec_ctx = &interactive;
+    }
+    if (box_run(box, &rq, &res, &err) < 0) {
         cli_fail(&err);
         return BOX_EXIT_NSBOX;
     }
-    if (box_measure(box, &err) < 0)
-        nsbox_warn("%s", err.msg);
-    _cleanup_json_ json_t *network = take_network(box);
     if (!o->json)
-        print_refused(network);
+        print_refused(res.network);
     if (o->json) {
-        json_t *j = result_json(&res, box, network);
+        json_t *j = result_json(&res, box);
         json_dumpf(j, stdout, JSON_COMPACT);
         putchar('\n');
         json_decref(j);
-    } else if (res.timed_out) {
+    } else if (res.over_budget) {
+        /* Streamed: stderr went to ours, and the note box_run added to
+         * the (empty) captured stderr is said here. */
+        fprintf(stderr, "%.*s", (int)res.exec.err_len, res.exec.err ? res.exec.err : "");
+    } else if (res.exec.timed_out) {
         fprintf(stderr, "nsbox: the command timed out after %.1f s and was killed\n",
-                eo->timeout_s);
-    } else if (res.oom_killed) {
+                rq.exec.timeout_s);
+    } else if (res.exec.oom_killed) {
         fprintf(stderr, "nsbox: the command ran out of memory and was killed\n");
     }
-    int status = box_result_exit_code(&res);
-    nsbox_exec_result_free(&res);
-    return status;
+    return box_result_exit_code(&res.exec);
 }
 
 /* run's, create's and exec's --help (main.c answers it first; kept for an

@@ -1,7 +1,7 @@
 /* -t: a command with a terminal, relayed (run -t, exec -t).
  *
  * The terminal is a pty in the sandbox's own devpts, opened by its init
- * (runtime/proc.h, o->tty); we hold only its master.  The caller's terminal
+ * (boxes/proc.h, o->tty); we hold only its master.  The caller's terminal
  * never reaches the sandbox as a descriptor: we copy bytes between the two,
  * so TIOCSTI and every other ioctl in the sandbox act on its own pty.
  *
@@ -25,9 +25,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "../boxes/box.h"
+#include "../boxes/proc.h"
 #include "../common/fsutil.h"
-#include "../runtime/proc.h"
 #include "cli.h"
 
 /* After the command exits, what it (or a background process still holding
@@ -47,6 +46,11 @@ struct relay {
     int64_t deadline_ms;
     bool timed_out;
     int stop_signal; /* SIGTERM or SIGHUP to nsbox */
+    /* box_run's: its budget watch, called every progress_ms, and the
+     * cancel that watch fires (then every process but init is killed). */
+    const struct nsbox_exec_opts *eo;
+    int64_t started_ms, last_progress_ms;
+    bool cancelled;
 };
 
 static int64_t now_ms(void)
@@ -109,7 +113,7 @@ static void on_signal(struct relay *r)
         if (si.ssi_signo == SIGWINCH && r->p.pty >= 0 && caller_size(&ws))
             ioctl(r->p.pty, TIOCSWINSZ, &ws); /* the kernel signals the sandbox */
         else if (si.ssi_signo == SIGINT)
-            nsbox_proc_signal(&r->p, SIGINT, &ignored);
+            box_proc_signal(&r->p, SIGINT, &ignored);
         else if (si.ssi_signo == SIGTERM || si.ssi_signo == SIGHUP)
             r->stop_signal = (int)si.ssi_signo;
     }
@@ -154,10 +158,33 @@ static int poll_timeout(const struct relay *r)
 {
     if (r->p.exited)
         return DRAIN_MS;
+    int tick = r->eo->progress ? (int)(r->eo->progress_ms ? r->eo->progress_ms : 1000) : -1;
     if (r->deadline_ms == 0 || r->timed_out)
-        return -1;
+        return tick;
     int64_t left = r->deadline_ms - now_ms();
-    return left < 0 ? 0 : (int)left;
+    int until = left < 0 ? 0 : (int)left;
+    return tick >= 0 && tick < until ? tick : until;
+}
+
+/* box_run's watch, at its pace: no output is captured (the pty's goes to
+ * the caller as it comes). */
+static void on_tick(struct relay *r)
+{
+    const struct nsbox_exec_opts *eo = r->eo;
+    int64_t now = now_ms();
+    if (eo->progress == NULL || r->p.exited || now - r->last_progress_ms < (int64_t)eo->progress_ms)
+        return;
+    r->last_progress_ms = now;
+    eo->progress(eo->progress_ctx, (uint64_t)(now - r->started_ms), "", 0, "", 0);
+}
+
+/* The cancel fired: as a timeout, every process but init. */
+static void on_cancel(struct relay *r, struct box *box)
+{
+    if (r->cancelled || r->p.exited)
+        return;
+    r->cancelled = true;
+    box_kill_all(box);
 }
 
 static void on_deadline(struct relay *r, struct box *box)
@@ -166,7 +193,7 @@ static void on_deadline(struct relay *r, struct box *box)
         return;
     r->timed_out = true;
     /* As a timeout without a terminal: every process but init. */
-    nsbox_sandbox_kill_all(&box->sb);
+    box_kill_all(box);
 }
 
 /* Until the command has exited and its output is drained, or a stop
@@ -175,31 +202,37 @@ static int relay_loop(struct relay *r, struct box *box, struct nsbox_err *err)
 {
     while (r->stop_signal == 0 && !(r->p.exited && r->master_done)) {
         bool pending = r->off < r->len;
-        struct pollfd p[4] = {
+        const struct nsbox_cancel *c = r->eo->cancel;
+        struct pollfd p[5] = {
             {.fd = r->sigfd, .events = POLLIN},
             {.fd = r->p.exited ? -1 : r->p.ctl, .events = POLLIN},
             {.fd = r->master_done ? -1 : r->p.pty,
              .events = (short)(POLLIN | (pending ? POLLOUT : 0))},
             {.fd = pending || r->master_done ? -1 : r->in, .events = POLLIN},
+            {.fd = c != NULL && !r->cancelled ? c->fd : -1, .events = POLLIN},
         };
-        int n = poll(p, 4, poll_timeout(r));
+        int n = poll(p, 5, poll_timeout(r));
         if (n < 0 && errno != EINTR)
             return nsbox_err_sys(err, "poll");
         if (n == 0 && r->p.exited)
             break; /* quiet since the exit: a background process may hold the pty */
         if (n <= 0) {
             on_deadline(r, box);
+            on_tick(r);
             continue;
         }
         if (p[0].revents)
             on_signal(r);
-        if (p[1].revents && nsbox_proc_wait(&r->p, 0, err) < 0)
+        if (p[1].revents && box_proc_wait(&r->p, 0, err) < 0)
             return -1;
         if (p[2].revents & (POLLIN | POLLHUP | POLLERR))
             read_master(r);
         if ((p[2].revents & POLLOUT) || (p[3].revents && !pending))
             relay_input(r, p[3].revents != 0, (p[2].revents & POLLOUT) != 0);
+        if (p[4].revents)
+            on_cancel(r, box);
         on_deadline(r, box);
+        on_tick(r);
     }
     return 0;
 }
@@ -208,6 +241,7 @@ static void fill_result(const struct relay *r, struct nsbox_exec_result *res)
 {
     memset(res, 0, sizeof(*res));
     res->timed_out = r->timed_out;
+    res->cancelled = r->cancelled;
     if (r->stop_signal != 0) { /* nsbox was told to stop: as docker, 128+N */
         res->exit_code = -1;
         res->signal = r->stop_signal;
@@ -221,10 +255,11 @@ static void fill_result(const struct relay *r, struct nsbox_exec_result *res)
     res->maxrss_bytes = r->p.maxrss_bytes;
 }
 
-int cli_tty_exec(struct box *box, const struct nsbox_exec_opts *eo, bool interactive,
+int cli_tty_exec(void *interactive_, struct box *box, const struct nsbox_exec_opts *eo,
                  struct nsbox_exec_result *res, struct nsbox_err *err)
 {
-    struct relay r = {.sigfd = -1, .in = -1, .out = 1};
+    bool interactive = *(const bool *)interactive_;
+    struct relay r = {.sigfd = -1, .in = -1, .out = 1, .eo = eo};
     struct nsbox_exec_opts o = *eo;
     struct winsize ws;
     uint64_t oom_before, oom_after;
@@ -238,8 +273,9 @@ int cli_tty_exec(struct box *box, const struct nsbox_exec_opts *eo, bool interac
     if (r.sigfd < 0)
         return -1;
     signal(SIGPIPE, SIG_IGN);
-    nsbox_cgroup_stats(&box->sb.cgroup, &oom_before, NULL);
-    int rc = nsbox_proc_start(&box->sb, &o, &r.p, err);
+    box_stats(box, &oom_before, NULL);
+    int rc = box_proc_start(box, &o, &r.p, err);
+    r.started_ms = r.last_progress_ms = now_ms();
     if (rc == 0 && interactive) {
         r.in = 0;
         if (isatty(0))
@@ -252,10 +288,10 @@ int cli_tty_exec(struct box *box, const struct nsbox_exec_opts *eo, bool interac
     restore_terminal(&r);
     if (rc == 0) {
         fill_result(&r, res);
-        nsbox_cgroup_stats(&box->sb.cgroup, &oom_after, NULL);
+        box_stats(box, &oom_after, NULL);
         res->oom_killed = oom_after > oom_before;
     }
-    nsbox_proc_close(&r.p); /* kills it if it still runs (a stop signal) */
+    box_proc_close(&r.p); /* kills it if it still runs (a stop signal) */
     close(r.sigfd);
     return rc;
 }

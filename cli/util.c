@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../runtime/sanitizer.h"
+#include "../common/plant.h"
 #include "cli.h"
 
 int cli_usage_error(const char *cmd, const char *fmt, ...)

@@ -84,6 +84,14 @@ static inline int nsbox_pivot_root(const char *new_root, const char *put_old)
     return (int)syscall(SYS_pivot_root, new_root, put_old);
 }
 
+/* ptrace(request, pid, 0, 0) straight to the kernel, past libc's wrapper
+ * and a sanitizer's interceptor (runtime/sanitizer.c asks whether seccomp
+ * lets the call through at all). */
+static inline long nsbox_sys_ptrace(long request, pid_t pid)
+{
+    return syscall(SYS_ptrace, request, pid, 0, 0);
+}
+
 /* pidfd_open(2), Linux 5.3+: a descriptor that names pid itself, immune to
  * pid reuse.  Returns the fd or -1; ENOSYS before 5.3, and then callers
  * keep pidfd == -1 and fall back to kill(pid)/waitpid(pid). */

@@ -112,7 +112,7 @@ static int set_limits(struct mcp_config *c, const struct opt *o, const char *arg
 static int set_isolation(struct mcp_config *c, const struct opt *o, const char *arg,
                          struct nsbox_err *err)
 {
-    return nsbox_isolation_parse(arg, &c->isolation, err);
+    return box_parse_isolation(arg, &c->isolation, err);
 }
 
 static int set_image(struct mcp_config *c, const struct opt *o, const char *arg,
@@ -497,7 +497,7 @@ static void print_opt(FILE *f, const struct mcp_config *c, const struct opt *o)
     } else if (o->set == set_limits) {
         fprintf(f, "limits = %s\n", c->mode == NSBOX_LIMITS_BEST_EFFORT ? "best-effort" : "strict");
     } else if (o->set == set_isolation) {
-        fprintf(f, "isolation = %s\n", nsbox_isolation_name(c->isolation));
+        fprintf(f, "isolation = %s\n", box_isolation_name(c->isolation));
     } else if (o->set == set_image) {
         for (size_t i = 0; i < c->n_langs; i++)
             fprintf(f, "image = %s=%s\n", c->langs[i].language, c->langs[i].ref);

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../boxes/proc.h"
 #include "../common/cleanup.h"
 #include "../common/log.h"
 
@@ -197,7 +198,7 @@ void mcp_pool_drain(struct mcp_server *cfg)
 void mcp_sandbox_free(struct mcp_server *cfg, struct mcp_sandbox *m)
 {
     struct nsbox_err err;
-    if (nsbox_sandbox_destroy(&m->box.sb, &err) < 0)
+    if (box_destroy(&m->box, &err) < 0)
         nsbox_warn("stopping sandbox %s: %s", m->box.sb.id, err.msg);
     /* The slot frees once init is reaped and the state removed, not
      * before: removals run on threads of their own, and on a busy host
@@ -236,7 +237,7 @@ void mcp_sandbox_free_detached(struct mcp_server *cfg, struct mcp_sandbox *m)
     pthread_attr_t attr;
 
     /* Everything in it dies now; the removal happens on another thread. */
-    nsbox_sandbox_kill_all(&m->box.sb);
+    box_kill_all(&m->box);
     if (job == NULL) {
         mcp_sandbox_free(cfg, m);
         return;

@@ -10,7 +10,7 @@
  * then frees it.  So no record is freed while in use, and of two stops at
  * once exactly one stops the sandbox; the other answers "no sandbox".
  *
- * Cancellation: every tools/call has a cancel (runtime/cancel.h) that
+ * Cancellation: every tools/call has a cancel (common/cancel.h) that
  * every exec of the call takes; notifications/cancelled, the session's end
  * and a stop of the sandbox the call works in fire it.  One-shot
  * sandboxes are never in the list: the call that made one owns it. */

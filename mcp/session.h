@@ -16,7 +16,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "../runtime/cancel.h"
+#include "../common/cancel.h"
 #include "node.h"
 
 #define MCP_MAX_CALLS 64

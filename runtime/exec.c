@@ -28,8 +28,8 @@
 
 #include "../common/cleanup.h"
 #include "../common/fsutil.h"
+#include "../common/cancel.h"
 #include "../common/sink.h"
-#include "cancel.h"
 #include "internal.h"
 #include "proto.h"
 #include "sandbox.h"

@@ -28,6 +28,7 @@
 #include <sanitizer/lsan_interface.h>
 
 #include "../common/err.h"
+#include "../common/syscalls.h"
 #include "caps.h"
 #include "files_wire.h"
 
@@ -353,7 +354,7 @@ static void leak_check(bool fatal)
     if (!tracer_can_start())
         return;
     /* pid 0 is no process: ESRCH once seccomp let the call through. */
-    if (ptrace(PTRACE_ATTACH, 0, 0, 0) == 0 || errno != ESRCH)
+    if (nsbox_sys_ptrace(PTRACE_ATTACH, 0) == 0 || errno != ESRCH)
         return;
     /* The tracer, a clone with this process's credentials, reads
      * /proc/PID/task (hidepid=invisible: a ptrace check with its
@@ -407,27 +408,5 @@ void nsbox_sanitizer_init_idle(bool landlock)
     if (!landlock && kill(-1, 0) < 0 && errno == ESRCH)
         leak_check(false);
 }
-
-#ifdef NSBOX_SANITIZER_PLANT
-bool nsbox_plant(const char *name)
-{
-    const char *p = getenv("NSBOX_PLANT");
-    return p != NULL && strcmp(p, name) == 0;
-}
-
-/* Where the leaked copy passes: a global, cleared at once. */
-char *volatile nsbox_plant_sink;
-__attribute__((noinline)) void nsbox_plant_leak(const char *s)
-{
-    nsbox_plant_sink = strdup(s);
-    nsbox_plant_sink = NULL;
-}
-
-__attribute__((noinline)) int nsbox_plant_int_max(void)
-{
-    static volatile int max = INT_MAX;
-    return max;
-}
-#endif
 
 #endif

@@ -15,6 +15,9 @@
 #ifndef NSBOX_RUNTIME_SANITIZER_H
 #define NSBOX_RUNTIME_SANITIZER_H
 
+/* NSBOX_PLANT: the planted bugs of make asan-planted. */
+#include "../common/plant.h"
+
 #if defined(__SANITIZE_ADDRESS__)
 #define NSBOX_SANITIZER 1
 #elif defined(__has_feature)
@@ -85,30 +88,9 @@ void nsbox_sanitizer_init_idle(bool landlock);
 /* NSBOX_SAN_ELSE(a, b): a in the sanitizer build, b in any other. */
 #define NSBOX_SAN_ELSE(san, plain) san
 
-/* A planted bug (make asan-planted only, tests/integration/sanitizers.sh):
- * true when NSBOX_PLANT names it. */
-#ifdef NSBOX_SANITIZER_PLANT
-bool nsbox_plant(const char *name);
-/* A copy of s, forgotten: a leak whose allocation names the caller. */
-void nsbox_plant_leak(const char *s);
-/* Where planted code puts a pointer so that the compiler keeps it. */
-extern char *volatile nsbox_plant_sink;
-/* INT_MAX, unknown to the compiler: for an overflow it cannot see. */
-int nsbox_plant_int_max(void);
-#define NSBOX_PLANT(name, ...)                                                                     \
-    do {                                                                                           \
-        if (nsbox_plant(name)) {                                                                   \
-            __VA_ARGS__;                                                                           \
-        }                                                                                          \
-    } while (0)
-#else
-#define NSBOX_PLANT(name, ...) ((void)0)
-#endif
-
 #else
 #define NSBOX_SAN(...)
 #define NSBOX_SAN_ELSE(san, plain) plain
-#define NSBOX_PLANT(name, ...) ((void)0)
 #endif
 
 #endif

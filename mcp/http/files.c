@@ -10,8 +10,7 @@
 
 #include "../../common/log.h"
 #include "../../common/mime.h"
-#include "../../runtime/cancel.h"
-#include "../../runtime/files.h"
+#include "../../boxes/files.h"
 #include "../sandboxes.h"
 #include "../tools/tools.h"
 #include "tenants.h"
@@ -20,6 +19,9 @@
 #define BLOCK (64u << 10)       /* MHD's reads of a download */
 #define OP_TIMEOUT_S 60         /* one piece */
 #define DRAIN_MAX (16ull << 20) /* past an upload's cap, bytes read before hanging up */
+
+/* A piece's operation, but a write's (its token's max_bytes). */
+static const struct box_file_opts piece_opts = {.timeout_s = OP_TIMEOUT_S};
 
 /* ---- replies ---- */
 
@@ -57,8 +59,7 @@ struct hold {
     struct http_session *hs;
     struct mcp_sandbox *m;
     struct mcp_call call; /* not in the session's calls: only the piece's cancel */
-    struct nsbox_file_ctx ctx;
-    enum mcp_file_op_kind kind;
+    struct box_files f;
 };
 
 /* THE place that maps a token's owner to a sandbox.  An owner is the id
@@ -71,11 +72,10 @@ struct hold {
  * held for one operation of kind (release with let_go); else NULL with
  * *status and err set. */
 static struct mcp_sandbox *take(struct http_files *ep, const struct mcp_file_token *t,
-                                enum mcp_file_op_kind kind, uint64_t write_max, struct hold *h,
-                                unsigned *status, struct nsbox_err *err)
+                                enum box_file_kind kind, const struct box_file_opts *o,
+                                struct hold *h, unsigned *status, struct nsbox_err *err)
 {
     memset(h, 0, sizeof(*h));
-    h->kind = kind;
     /* A session of the table (initialize, /sse), or a tenant's session
      * (2026-07-28 clients without one: tenants.h). */
     h->hs = t->owner[0] ? http_session_get(ep->sessions, t->owner) : NULL;
@@ -91,21 +91,20 @@ static struct mcp_sandbox *take(struct http_files *ep, const struct mcp_file_tok
         *status = HTTP_SERVICE_UNAVAILABLE;
         return NULL;
     }
-    h->m = mcp_file_op_begin(&h->hs->s, &h->call, t->sandbox_id, kind, OP_TIMEOUT_S, write_max,
-                             &h->ctx, err);
+    h->m = mcp_file_op_begin(&h->hs->s, &h->call, t->sandbox_id, kind, o, &h->f, err);
     if (h->m == NULL) { /* no such sandbox (ENOENT), stopped (ESRCH), over its budget */
         nsbox_cancel_close(&h->call.cancel);
         http_session_unref(h->hs);
         *status = err->code == ENOENT || err->code == ESRCH ? HTTP_NOT_FOUND : op_status(err->code);
         return NULL;
     }
-    h->ctx.no_follow = true;
+    h->f.ctx.no_follow = true;
     return h->m;
 }
 
 static int let_go(struct hold *h, int r)
 {
-    r = mcp_file_op_end(&h->hs->s, &h->call, h->m, h->kind, r);
+    r = mcp_file_op_end(&h->hs->s, &h->call, h->m, &h->f, r);
     nsbox_cancel_close(&h->call.cancel);
     http_session_unref(h->hs);
     return r;
@@ -140,9 +139,9 @@ static int read_piece(struct http_files *ep, const struct mcp_file_token *t, int
                       struct nsbox_file_data *d, unsigned *status, struct nsbox_err *err)
 {
     struct hold h;
-    if (take(ep, t, MCP_FILE_READS, 0, &h, status, err) == NULL)
+    if (take(ep, t, BOX_FILE_READS, &piece_opts, &h, status, err) == NULL)
         return -1;
-    if (let_go(&h, nsbox_file_read(&h.m->box.sb, &h.ctx, t->path, offset, PIECE, d, err)) == 0)
+    if (let_go(&h, box_file_read(&h.f, t->path, offset, PIECE, d, err)) == 0)
         return 0;
     *status = op_status(err->code);
     return -2;
@@ -270,16 +269,17 @@ struct upload {
 };
 
 /* Writes buf into tmp: the first piece creates it (and the parents),
- * the next append.  Appends are not measured (kind READS: du after every
- * few MiB would cost more than the upload); the rename is. */
+ * the next append.  Appends are not measured (boxes/files.h
+ * measure_later: du after every few MiB would cost more than the
+ * upload); the first piece and the rename are. */
 static int flush(struct http_files *ep, struct upload *u)
 {
     struct hold h;
-    enum mcp_file_op_kind kind = u->started ? MCP_FILE_READS : MCP_FILE_WRITES;
-    if (take(ep, u->t, kind, u->t->max_bytes, &h, &u->status, &u->err) == NULL)
+    struct box_file_opts o = {
+        .timeout_s = OP_TIMEOUT_S, .write_max = u->t->max_bytes, .measure_later = u->started};
+    if (take(ep, u->t, BOX_FILE_WRITES, &o, &h, &u->status, &u->err) == NULL)
         return -1;
-    int r = let_go(&h, nsbox_file_write(&h.m->box.sb, &h.ctx, u->tmp, u->buf, u->len, u->started,
-                                        NULL, &u->err));
+    int r = let_go(&h, box_file_write(&h.f, u->tmp, u->buf, u->len, u->started, NULL, &u->err));
     if (r < 0) {
         u->status = op_status(u->err.code);
         return -1;
@@ -296,9 +296,9 @@ static void discard(struct http_files *ep, struct upload *u)
     struct hold h;
     struct nsbox_err err;
     unsigned status;
-    if (!u->started || take(ep, u->t, MCP_FILE_REMOVES, 0, &h, &status, &err) == NULL)
+    if (!u->started || take(ep, u->t, BOX_FILE_REMOVES, &piece_opts, &h, &status, &err) == NULL)
         return;
-    let_go(&h, nsbox_file_remove(&h.m->box.sb, &h.ctx, u->tmp, false, &err));
+    let_go(&h, box_file_remove(&h.f, u->tmp, false, &err));
     u->started = false;
 }
 
@@ -413,8 +413,9 @@ static enum http_result handle_put(struct http_files *ep, struct MHD_Connection 
         return refuse(c, HTTP_BAD_REQUEST, "no upload");
     if (u->status == 0 && (u->len > 0 || !u->started))
         flush(ep, u);
-    if (u->status == 0 && take(ep, u->t, MCP_FILE_WRITES, 0, &h, &u->status, &u->err) != NULL &&
-        let_go(&h, nsbox_file_rename(&h.m->box.sb, &h.ctx, u->tmp, u->t->path, &u->err)) < 0)
+    if (u->status == 0 &&
+        take(ep, u->t, BOX_FILE_WRITES, &piece_opts, &h, &u->status, &u->err) != NULL &&
+        let_go(&h, box_file_rename(&h.f, u->tmp, u->t->path, &u->err)) < 0)
         u->status = op_status(u->err.code);
     if (u->status != 0) {
         discard(ep, u);

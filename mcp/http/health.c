@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "../../boxes/run.h"
 #include "../../common/cleanup.h"
 #include "../../common/log.h"
 #include "../pool.h"
@@ -71,19 +72,19 @@ static int check_sandbox(struct mcp_server *cfg, struct nsbox_err *err)
     if (m == NULL)
         return nsbox_err_prefix(err, "making a sandbox of %s", image);
     char *argv[] = {"true", NULL};
-    struct nsbox_exec_opts eo;
-    struct nsbox_exec_result res = {0};
-    box_exec_defaults(&m->box, &eo);
-    eo.argv = argv;
-    eo.capture = true;
-    eo.timeout_s = CHECK_RUN_TIMEOUT_S;
-    int r = nsbox_sandbox_exec(&m->box.sb, &eo, &res, err);
-    if (r == 0 && box_result_exit_code(&res) != 0)
+    struct box_run rq = {0};
+    struct box_run_result res = {0};
+    box_exec_defaults(&m->box, &rq.exec);
+    rq.exec.argv = argv;
+    rq.exec.capture = true;
+    rq.exec.timeout_s = CHECK_RUN_TIMEOUT_S;
+    int r = box_run(&m->box, &rq, &res, err);
+    if (r == 0 && box_result_exit_code(&res.exec) != 0)
         r = nsbox_err_set(err, EIO, "`true` in a sandbox of %s ended %s (exit code %d)", image,
-                          box_result_status(&res), box_result_exit_code(&res));
+                          box_result_status(&res.exec), box_result_exit_code(&res.exec));
     else if (r < 0)
         nsbox_err_prefix(err, "running `true` in a sandbox of %s", image);
-    nsbox_exec_result_free(&res);
+    box_run_result_free(&res);
     mcp_sandbox_free(cfg, m);
     return r;
 }

@@ -18,7 +18,6 @@
 #include "../../common/cleanup.h"
 #include "../../common/cleanup_json.h"
 #include "../../common/sink.h"
-#include "../../runtime/cancel.h"
 
 #define READY_MS 30000      /* from start to "ready" */
 #define START_RETRY_MS 2000 /* a start refused with EAGAIN: retried this long */
@@ -75,7 +74,7 @@ void mcp_interp_free(struct mcp_interp *it)
 {
     if (it == NULL)
         return;
-    nsbox_proc_close(&it->proc);
+    box_proc_close(&it->proc);
     mcp_interp_lines_free(&it->lines);
     free(it);
 }
@@ -204,7 +203,7 @@ static int await_ready(struct mcp_interp *it, const struct nsbox_exec_opts *eo,
             /* init could not start it at all (fork at the pids limit):
              * its own error, not "the image has no python3". */
             struct nsbox_err werr = {0};
-            if (nsbox_proc_wait(&it->proc, 1000, &werr) < 0 && werr.code != EPIPE) {
+            if (box_proc_wait(&it->proc, 1000, &werr) < 0 && werr.code != EPIPE) {
                 nsbox_err_set(err, werr.code, "the %s interpreter cannot start: %s",
                               drivers[it->lang][0], werr.msg);
                 break;
@@ -261,7 +260,7 @@ static struct mcp_interp *start_once(struct box *box, enum mcp_interp_lang lang,
     o.argv = (char *const *)drivers[lang];
     _cleanup_free_ char **env = interp_env(eo->env);
     o.env = env ? env : eo->env;
-    if (nsbox_proc_start(&box->sb, &o, &it->proc, err) < 0) {
+    if (box_proc_start(box, &o, &it->proc, err) < 0) {
         free(it);
         return NULL;
     }
@@ -297,7 +296,7 @@ static struct mcp_interp *start(struct box *box, enum mcp_interp_lang lang,
 static void death_words(const struct mcp_interp *it, struct box *box, char *buf, size_t size)
 {
     uint64_t ooms = 0;
-    nsbox_cgroup_stats(&box->sb.cgroup, &ooms, NULL);
+    box_stats(box, &ooms, NULL);
     const struct nsbox_proc *p = &it->proc;
     if (ooms > it->ooms_seen)
         snprintf(buf, size, "oom");
@@ -317,14 +316,14 @@ static void death_words(const struct mcp_interp *it, struct box *box, char *buf,
 static bool gone_since_last_call(struct mcp_interp *it, struct box *box, char *why, size_t size)
 {
     struct nsbox_err ignored;
-    bool gone = it->proc.exited || nsbox_proc_wait(&it->proc, 0, &ignored) != 0;
+    bool gone = it->proc.exited || box_proc_wait(&it->proc, 0, &ignored) != 0;
     if (!gone) {
         char c;
         struct pollfd p = {.fd = it->proc.chan, .events = POLLIN};
         gone = poll(&p, 1, 0) == 1 && (p.revents & (POLLHUP | POLLERR) ||
                                        recv(it->proc.chan, &c, 1, MSG_PEEK | MSG_DONTWAIT) == 0);
         if (gone)
-            nsbox_proc_wait(&it->proc, 2000, &ignored);
+            box_proc_wait(&it->proc, 2000, &ignored);
     }
     if (gone)
         death_words(it, box, why, size);
@@ -363,7 +362,7 @@ static void handle_chan(struct call *c)
 static void interrupt(struct call *c)
 {
     struct nsbox_err ignored;
-    nsbox_proc_signal(&c->it->proc, SIGINT, &ignored);
+    box_proc_signal(&c->it->proc, SIGINT, &ignored);
     c->grace_until_ms = now_ms() + MCP_INTERP_GRACE_MS;
 }
 
@@ -433,12 +432,12 @@ static void lose(struct call *c, struct box *box, uint64_t oom_before)
     bool killed = !c->exited;
 
     if (killed)
-        nsbox_proc_signal(p, SIGKILL, &ignored);
-    nsbox_proc_wait(p, 2000, &ignored);
+        box_proc_signal(p, SIGKILL, &ignored);
+    box_proc_wait(p, 2000, &ignored);
     nsbox_sink_drain(&c->out);
     nsbox_sink_drain(&c->err);
     uint64_t oom_after = 0;
-    nsbox_cgroup_stats(&box->sb.cgroup, &oom_after, NULL);
+    box_stats(box, &oom_after, NULL);
     c->res->oom_killed = oom_after > oom_before;
     if (p->exited && WIFEXITED(p->wait_status)) {
         c->res->exit_code = WEXITSTATUS(p->wait_status);
@@ -501,7 +500,7 @@ static struct mcp_interp *interp_for_call(struct mcp_interp **slot, struct box *
     if (*slot == NULL)
         *slot = start(box, lang, eo, err);
     if (*slot != NULL)
-        nsbox_cgroup_stats(&box->sb.cgroup, &(*slot)->ooms_seen, NULL);
+        box_stats(box, &(*slot)->ooms_seen, NULL);
     return *slot;
 }
 
@@ -526,7 +525,7 @@ static int run_cell(struct call *c, struct mcp_interp **slot, struct box *box, c
                     struct nsbox_err *err)
 {
     uint64_t oom_before = 0;
-    nsbox_cgroup_stats(&box->sb.cgroup, &oom_before, NULL);
+    box_stats(box, &oom_before, NULL);
     int r = send_cell(c, code, err);
     if (r == 0)
         r = nsbox_timer_start(c->eo->timeout_s, &c->timer, err);
@@ -538,7 +537,7 @@ static int run_cell(struct call *c, struct mcp_interp **slot, struct box *box, c
         nsbox_sink_drain(&c->out);
         nsbox_sink_drain(&c->err);
         take_done(c);
-        nsbox_cgroup_stats(&box->sb.cgroup, &(*slot)->ooms_seen, NULL);
+        box_stats(box, &(*slot)->ooms_seen, NULL);
     } else if (r == 0) {
         lose(c, box, oom_before);
         mcp_interp_free(*slot);
@@ -580,7 +579,7 @@ int mcp_interp_run(struct mcp_interp **slot, struct box *box, enum mcp_interp_la
     clock_gettime(CLOCK_MONOTONIC, &t1);
     res->wall_us = (uint64_t)((t1.tv_sec - t0.tv_sec) * 1000000 + (t1.tv_nsec - t0.tv_nsec) / 1000);
     uint64_t ooms = 0, peak = 0;
-    nsbox_cgroup_stats(&box->sb.cgroup, &ooms, &peak);
+    box_stats(box, &ooms, &peak);
     res->memory_peak_bytes = peak;
     res->out = c.out.buf ? c.out.buf : strdup("");
     res->err = c.err.buf ? c.err.buf : strdup("");

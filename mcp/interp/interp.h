@@ -1,7 +1,7 @@
 /* Stateful interpreters in kept sandboxes (docs/interpreters.md).
  *
  * One interpreter per sandbox and language, started on first use through
- * runtime/proc.h, running nsbox's driver (mounted read-only at
+ * boxes/proc.h, running nsbox's driver (mounted read-only at
  * MCP_DRIVERS_DIR) with the image's python3 or node.  A call sends the
  * code as one cell and waits for the driver's "done" while it relays the
  * code's output (capped as for commands), fires progress, and enforces
@@ -16,8 +16,7 @@
 
 #include <stdbool.h>
 
-#include "../../boxes/box.h"
-#include "../../runtime/proc.h"
+#include "../../boxes/proc.h"
 
 #define MCP_DRIVERS_DIR "/.nsbox/drivers"
 #define MCP_INTERP_GRACE_MS 2000

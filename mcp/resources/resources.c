@@ -10,7 +10,7 @@
 #include "../../common/log.h"
 #include "../../common/mime.h"
 #include "../../common/utf8.h"
-#include "../../runtime/files.h"
+#include "../../boxes/files.h"
 #include "../call.h"
 #include "../jsonrpc.h"
 #include "../tools/args.h"

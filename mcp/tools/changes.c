@@ -1,5 +1,6 @@
-/* The files a run changed, shaped for the result record; each also as a
- * resource link (a kept sandbox's), images also as MCP image content. */
+/* The files a run changed (listed by boxes/run.c's box_run_json), each
+ * also as a resource link (a kept sandbox's), images also as MCP image
+ * content. */
 #include "changes.h"
 
 #include <stdio.h>
@@ -15,22 +16,6 @@
 
 #define IMAGE_MAX (4u << 20)
 #define IMAGES_TOTAL (8u << 20)
-
-static json_t *entry_json(const struct nsbox_change *c)
-{
-    const char *kind = nsbox_change_kind_name(c->kind);
-    json_t *f = json_pack("{s:s,s:s,s:I,s:s?}", "path", c->path, "change", kind, "size",
-                          (json_int_t)c->size, "mime_type", c->mime);
-    if (f != NULL)
-        return f;
-    /* A name that is not UTF-8 cannot be a JSON string: listed
-     * base64-encoded instead. */
-    char *enc = mcp_base64_encode((const unsigned char *)c->path, strlen(c->path));
-    f = json_pack("{s:s?,s:s,s:I}", "path_base64", enc, "change", kind, "size",
-                  (json_int_t)c->size);
-    free(enc);
-    return f;
-}
 
 /* Adds the image's contents to out as an image block; false when it could
  * not be read (or stored).  *len: its size. */
@@ -71,30 +56,22 @@ static void add_links(struct mcp_result *out, json_t *f, const struct mcp_file_l
     free(url);
 }
 
-json_t *mcp_changes_json(const struct nsbox_snapshot *before, const struct nsbox_snapshot *after,
-                         const struct mcp_file_links *links, struct mcp_result *out)
+void mcp_changes_link(json_t *files, const struct box_run_result *res,
+                      const struct mcp_file_links *links, struct mcp_result *out)
 {
-    struct nsbox_changes ch;
-    struct nsbox_err err;
     size_t image_bytes = 0;
 
-    if (nsbox_changes_diff(before, after, &ch, &err) < 0)
-        return NULL;
-    json_t *files = json_array();
-    for (size_t i = 0; i < ch.n; i++) {
-        const struct nsbox_change *c = &ch.v[i];
-        json_t *f = entry_json(c);
-        bool named = f != NULL && json_object_get(f, "path") != NULL;
+    for (size_t i = 0; i < res->changes.n && i < json_array_size(files); i++) {
+        const struct nsbox_change *c = &res->changes.v[i];
+        json_t *f = json_array_get(files, i);
+        bool named = json_object_get(f, "path") != NULL;
         if (named && links != NULL && links->sandbox_id != NULL)
             add_links(out, f, links, c);
-        json_array_append_new(files, f);
         if (!named || c->mime == NULL || c->size > IMAGE_MAX ||
             image_bytes + (size_t)c->size > IMAGES_TOTAL)
             continue;
         size_t len;
-        if (add_image(out, after, c, &len))
+        if (add_image(out, res->after, c, &len))
             image_bytes += len;
     }
-    nsbox_changes_free(&ch);
-    return files;
 }

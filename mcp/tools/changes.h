@@ -1,11 +1,11 @@
-/* The files a run changed, as the result record's JSON (the walk and the
- * diff are the runtime's: runtime/changes.h). */
+/* The files a run changed, as MCP gives them: links, URLs, images (the
+ * list itself is box_run_json's, boxes/run.h). */
 #ifndef NSBOX_MCP_TOOLS_CHANGES_H
 #define NSBOX_MCP_TOOLS_CHANGES_H
 
 #include <jansson.h>
 
-#include "../../runtime/changes.h"
+#include "../../boxes/run.h"
 #include "../result.h"
 
 struct mcp_file_urls;
@@ -20,15 +20,14 @@ struct mcp_file_links {
     const char *cwd; /* the directory the snapshots' paths are relative to */
 };
 
-/* [{path, change: created|modified, size, mime_type?, uri?, download_url?,
- * download_expires_at?}] (a name that is not UTF-8 as path_base64).  In a
- * kept sandbox each file also becomes a resource_link block in out, its
- * URI the entry's uri (resources/resources.h), and over HTTP it gets a
- * download URL (files/urls.h).  The changed images' contents, size-capped,
- * are added to out as image blocks.  Links, URLs and images are best
- * effort: one that cannot be made or read is left out.  Returns the list,
- * or NULL (out of memory). */
-json_t *mcp_changes_json(const struct nsbox_snapshot *before, const struct nsbox_snapshot *after,
-                         const struct mcp_file_links *links, struct mcp_result *out);
+/* Adds to files, the record's "files" from box_run_json (one entry per
+ * res->changes entry, in order), what MCP gives each: in a kept sandbox a
+ * resource_link block in out whose URI is the entry's "uri"
+ * (resources/resources.h), and over HTTP a download URL (files/urls.h,
+ * "download_url", "download_expires_at").  The changed images' contents,
+ * size-capped, are added to out as image blocks.  Links, URLs and images
+ * are best effort: one that cannot be made or read is left out. */
+void mcp_changes_link(json_t *files, const struct box_run_result *res,
+                      const struct mcp_file_links *links, struct mcp_result *out);
 
 #endif

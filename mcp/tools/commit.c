@@ -23,6 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../../boxes/commit.h"
 #include "../../images/ref.h"
 #include "../sandboxes.h"
 #include "../server.h"
@@ -130,7 +131,8 @@ static int commit_locked(struct mcp_session *s, struct mcp_sandbox *m, const cha
     return box_commit(&m->box, ref, message, digest, err);
 }
 
-MCP_TOOL_FN(sandbox_commit)
+int mcp_tool_sandbox_commit(struct mcp_session *s, struct mcp_call *call, json_t *args,
+                            struct mcp_result *out, struct nsbox_err *err)
 {
     struct mcp_commit_args a;
     struct image_ref parsed = {0};

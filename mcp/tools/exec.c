@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "../../boxes/net.h"
+#include "../../boxes/run.h"
 #include "../../common/cleanup.h"
 #include "../../common/cleanup_json.h"
 #include "../../common/log.h"
@@ -20,14 +21,6 @@
 #include "output.h"
 #include "tools.h"
 
-static json_t *result_record(const struct nsbox_exec_result *r)
-{
-    json_t *j = box_result_json(r);
-    if (j != NULL)
-        json_object_set_new(j, "files", json_array());
-    return j;
-}
-
 static bool stopped(struct mcp_session *s, const struct mcp_sandbox *m)
 {
     pthread_mutex_lock(&s->lock);
@@ -36,17 +29,11 @@ static bool stopped(struct mcp_session *s, const struct mcp_sandbox *m)
     return stopping;
 }
 
-/* Called while a command runs: progress for the client (with a
- * progressToken) or the call's task, and the watch over a measured
- * workspace, which stops the command once the workspace is over its
- * budget. */
+/* Progress for the client (with a progressToken) or the call's task,
+ * while a command runs (box_run calls it once a second). */
 struct progress_ctx {
     struct mcp_session *s;
     struct mcp_call *call;
-    struct box *box;
-    struct box_ws_watch watch;
-    struct nsbox_cancel *cancel;
-    uint64_t last_sent_ms;
 };
 
 /* The newest lines of output, for a human watching a long run. */
@@ -67,44 +54,8 @@ static void send_progress(void *arg, uint64_t elapsed_ms, const char *out, size_
     struct progress_ctx *p = arg;
     char msg[512];
 
-    if (box_workspace_watch_over(p->box, &p->watch))
-        nsbox_cancel_fire(p->cancel);
-    if ((p->call->progress_token == NULL && !p->call->taskable) ||
-        (p->last_sent_ms && elapsed_ms - p->last_sent_ms < 1000))
-        return;
-    p->last_sent_ms = elapsed_ms;
     tail_lines(out_len ? out : err, out_len ? out_len : err_len, msg, sizeof(msg));
     mcp_call_progress(p->s, p->call, elapsed_ms, msg);
-}
-
-/* A command stopped by the watch: the cancel killed it (not the client),
- * and stderr says why. */
-static void over_budget(struct nsbox_exec_result *res, const struct box *box)
-{
-    char note[512];
-    int n = snprintf(note, sizeof(note),
-                     "%snsbox: stopped: workspace \"%s\" went over its budget of %.0f MiB; "
-                     "commands and writes are refused until files are deleted from it "
-                     "(delete_path)\n",
-                     res->err_len && res->err[res->err_len - 1] != '\n' ? "\n" : "", box->workspace,
-                     (double)box->ws.limit_bytes / (1 << 20));
-    char *e = realloc(res->err, res->err_len + (size_t)n + 1);
-    if (e != NULL) {
-        memcpy(e + res->err_len, note, (size_t)n + 1);
-        res->err = e;
-        res->err_len += (size_t)n;
-    }
-    res->cancelled = false;
-}
-
-/* The snapshots of one run, freed on every path. */
-static void snapshots_free(struct nsbox_snapshot **snaps)
-{
-    if (*snaps == NULL)
-        return;
-    nsbox_snapshot_free(&(*snaps)[0]);
-    nsbox_snapshot_free(&(*snaps)[1]);
-    free(*snaps);
 }
 
 /* What a persistent interpreter adds to the record (docs/interpreters.md):
@@ -134,35 +85,25 @@ static void interp_fields(json_t *rec, const struct mcp_interp_info *info, bool 
 struct run_facts {
     const struct mcp_sandbox *m;
     const char *cwd; /* the snapshots' directory */
-    const struct nsbox_snapshot *before, *after;
-    json_t *network;
     const struct mcp_output_kept *kept;
     const struct mcp_file_urls *urls; /* HTTP: download URLs for owner */
     const char *owner;
 };
 
-/* Fills out with the run's result record (with the disk as measured
- * after it), the images it made, and links to its files and kept
- * output (a kept sandbox's: a one-shot one is gone after the call). */
-static void record(const struct nsbox_exec_result *res, const struct mcp_interp_info *info,
+/* Fills out with the run's result record (box_run_json: with the disk as
+ * measured after it), the images it made, and links to its files and
+ * kept output (a kept sandbox's: a one-shot one is gone after the call). */
+static void record(const struct box_run_result *res, const struct mcp_interp_info *info,
                    bool interp, const struct run_facts *f, struct mcp_result *out)
 {
-    const struct box *box = &f->m->box;
     const char *id = f->m->one_shot ? NULL : f->m->id;
-    const struct nsbox_snapshot *before = f->before, *after = f->after;
-    json_t *rec = result_record(res);
+    json_t *rec = box_run_json(&f->m->box, res);
     interp_fields(rec, info, interp);
-    box_usage_json(box, rec);
-    if (f->network != NULL)
-        json_object_set(rec, "network", f->network);
     mcp_output_json(rec, f->kept, id, out);
     /* Links and download URLs for a kept sandbox's files (a one-shot
      * one is gone when the client would follow them). */
     struct mcp_file_links links = {f->urls, f->owner, id, f->cwd};
-    json_t *files = mcp_changes_json(before, after, &links, out);
-    json_object_set_new(rec, "files", files ? files : json_array());
-    if (before->truncated || after->truncated)
-        json_object_set_new(rec, "files_truncated", json_true());
+    mcp_changes_link(json_object_get(rec, "files"), res, &links, out);
     out->structured = rec;
 }
 
@@ -180,93 +121,85 @@ static int interpreted(const struct mcp_session *s, const struct mcp_sandbox *m,
     return mcp_interp_lang(rq->language);
 }
 
+/* box_run's executor for a persistent interpreter (interp.h). */
+struct interp_exec {
+    struct mcp_sandbox *m;
+    enum mcp_interp_lang lang;
+    const char *code;
+    bool restart; /* a fresh interpreter first */
+    struct mcp_interp_info *info;
+};
+
+static int interp_exec(void *arg, struct box *box, const struct nsbox_exec_opts *eo,
+                       struct nsbox_exec_result *res, struct nsbox_err *err)
+{
+    struct interp_exec *x = arg;
+    if (x->restart) {
+        mcp_interp_free(x->m->interp[x->lang]);
+        x->m->interp[x->lang] = NULL;
+    }
+    return mcp_interp_run(&x->m->interp[x->lang], box, x->lang, x->code, eo, res, x->info, err);
+}
+
+/* The request as box_run takes it: progress only where the client asked
+ * for it (a progressToken) or the call may be a task. */
+static void run_request(struct mcp_session *s, struct mcp_call *call, struct mcp_sandbox *m,
+                        const struct mcp_run_args *rq, double timeout, struct progress_ctx *pc,
+                        struct box_run *br)
+{
+    *br = (struct box_run){.changes = true};
+    struct nsbox_exec_opts *eo = &br->exec;
+    box_exec_defaults(&m->box, eo);
+    eo->argv = rq->argv;
+    eo->cwd = rq->workdir ? rq->workdir : m->box.workdir;
+    eo->timeout_s = timeout;
+    eo->stdin_data = rq->stdin_data;
+    eo->stdin_len = rq->stdin_data ? strlen(rq->stdin_data) : 0;
+    eo->capture = true;
+    eo->output_cap = s->cfg->output_cap;
+    eo->cancel = &call->cancel;
+    if (call->progress_token != NULL || call->taskable) {
+        eo->progress = send_progress;
+        eo->progress_ctx = pc;
+        eo->progress_ms = 1000;
+    }
+}
+
 static int exec_in(struct mcp_session *s, struct mcp_call *call, struct mcp_sandbox *m,
                    const struct mcp_run_args *rq, double timeout, struct mcp_result *out,
                    struct nsbox_err *err)
 {
-    struct nsbox_exec_result res;
-    struct nsbox_exec_opts eo = {.argv = rq->argv,
-                                 .env = m->box.env,
-                                 .cwd = rq->workdir ? rq->workdir : m->box.workdir,
-                                 .uid = m->box.uid,
-                                 .gid = m->box.gid,
-                                 .timeout_s = timeout,
-                                 .stdin_fd = -1,
-                                 .stdin_data = rq->stdin_data,
-                                 .stdin_len = rq->stdin_data ? strlen(rq->stdin_data) : 0,
-                                 .capture = true,
-                                 .output_cap = s->cfg->output_cap,
-                                 .cancel = &call->cancel};
-    struct progress_ctx pc = {s, call, &m->box, {0}, &call->cancel, 0};
-    /* Progress only where the client asked for it (a progressToken) or
-     * the call may be a task; a measured workspace is watched every 50 ms
-     * (statvfs: cheap). */
-    box_workspace_watch_begin(&m->box, &pc.watch);
-    if (call->progress_token != NULL || call->taskable || pc.watch.active) {
-        eo.progress = send_progress;
-        eo.progress_ctx = &pc;
-        eo.progress_ms = pc.watch.active ? 50 : 1000;
+    struct progress_ctx pc = {s, call};
+    struct mcp_interp_info info = {0};
+    struct box_run br;
+    _cleanup_(box_run_result_free) struct box_run_result res = {0};
+    run_request(s, call, m, rq, timeout, &pc, &br);
+    int lang = interpreted(s, m, rq);
+    struct interp_exec x = {m, (enum mcp_interp_lang)lang, rq->code, rq->restart, &info};
+    if (lang >= 0) {
+        br.exec_fn = interp_exec;
+        br.exec_ctx = &x;
     }
-
-    /* Two snapshots of a few KiB of paths each: off the thread's stack. */
-    _cleanup_(snapshots_free) struct nsbox_snapshot *snaps = calloc(2, sizeof(*snaps));
-    if (snaps == NULL)
-        return nsbox_err_set(err, ENOMEM, "out of memory");
-    struct nsbox_snapshot *before = &snaps[0], *after = &snaps[1];
 
     /* A one-shot sandbox is the call's alone: nothing else can stop it. */
     if (!m->one_shot && mcp_op_begin(s, call, m, err) < 0)
         return -1;
-    /* A measured workspace over its budget takes no more commands. */
-    if (box_workspace_check(&m->box, err) < 0) {
-        if (!m->one_shot)
-            mcp_op_end(s, call, m);
-        return -1;
-    }
-    nsbox_changes_take(&m->box.sb, eo.cwd, before);
-    struct mcp_interp_info info = {0};
-    int lang = interpreted(s, m, rq);
-    int r;
-    if (lang >= 0) {
-        if (rq->restart) {
-            mcp_interp_free(m->interp[lang]);
-            m->interp[lang] = NULL;
-        }
-        r = mcp_interp_run(&m->interp[lang], &m->box, (enum mcp_interp_lang)lang, rq->code, &eo,
-                           &res, &info, err);
-    } else {
-        r = nsbox_sandbox_exec(&m->box.sb, &eo, &res, err);
-    }
-    nsbox_changes_take(&m->box.sb, eo.cwd, after);
-    struct nsbox_err merr;
-    if (box_measure(&m->box, &merr) < 0)
-        nsbox_warn("sandbox %s: %s", m->box.sb.id, merr.msg);
-    /* Read under the operation: the audit's cursor is the sandbox's. */
-    _cleanup_json_ json_t *network = mcp_network_audit(&m->box);
+    int r = box_run(&m->box, &br, &res, err);
     /* Cut to the inline budget, the whole kept, while the operation is
      * still this call's. */
     struct mcp_output_kept kept = {0};
     if (r == 0)
-        mcp_output_cut(s, call, m, &res, rq->inline_max, &kept);
+        mcp_output_cut(s, call, m, &res.exec, rq->inline_max, &kept);
     if (!m->one_shot)
         mcp_op_end(s, call, m);
-    if (r == 0 && res.cancelled && stopped(s, m)) {
-        nsbox_exec_result_free(&res);
+    if (r == 0 && res.exec.cancelled && stopped(s, m))
         r = nsbox_err_set(err, ESRCH, "sandbox \"%s\" was stopped while this ran", m->id);
+    if (r == 0) {
+        struct run_facts facts = {m, br.exec.cwd, &kept, s->cfg->file_urls, s->id};
+        record(&res, &info, lang >= 0, &facts, out);
     }
-    if (r < 0) {
-        mcp_interp_info_free(&info);
-        return -1;
-    }
-    if (pc.watch.tripped)
-        over_budget(&res, &m->box);
-    struct run_facts facts = {m, eo.cwd, before, after, network, &kept, s->cfg->file_urls, s->id};
-    record(&res, &info, lang >= 0, &facts, out);
-    if (pc.watch.tripped)
-        json_object_set_new(out->structured, "workspace_over_budget", json_true());
-    nsbox_exec_result_free(&res);
     mcp_interp_info_free(&info);
-    return 0;
+    return r;
 }
 
 /* An image only a shared store has is imported before its sandbox is made
@@ -332,7 +265,8 @@ static int run(struct mcp_session *s, struct mcp_call *call, const struct mcp_ru
     return r;
 }
 
-MCP_TOOL_FN(execute_code)
+int mcp_tool_execute_code(struct mcp_session *s, struct mcp_call *call, json_t *args,
+                          struct mcp_result *out, struct nsbox_err *err)
 {
     struct mcp_run_args rq;
 
@@ -341,7 +275,8 @@ MCP_TOOL_FN(execute_code)
     return run(s, call, &rq, out, err);
 }
 
-MCP_TOOL_FN(run_command)
+int mcp_tool_run_command(struct mcp_session *s, struct mcp_call *call, json_t *args,
+                         struct mcp_result *out, struct nsbox_err *err)
 {
     struct mcp_run_args rq;
 

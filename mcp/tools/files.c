@@ -6,11 +6,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../../common/base64.h"
 #include "../../common/cleanup.h"
 #include "../../common/log.h"
 #include "../../common/mime.h"
 #include "../../common/utf8.h"
-#include "../../runtime/files.h"
+#include "../../boxes/files.h"
 #include "../sandboxes.h"
 #include "../server.h"
 #include "args.h"
@@ -18,23 +19,9 @@
 
 #define IMAGE_MAX (4u << 20)
 
-static const char b64[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-
 char *mcp_base64_encode(const unsigned char *in, size_t len)
 {
-    char *out = malloc(4 * ((len + 2) / 3) + 1), *p = out;
-    if (out == NULL)
-        return NULL;
-    for (size_t i = 0; i < len; i += 3) {
-        unsigned v = (unsigned)in[i] << 16 | (i + 1 < len ? (unsigned)in[i + 1] << 8 : 0) |
-                     (i + 2 < len ? in[i + 2] : 0);
-        *p++ = b64[v >> 18];
-        *p++ = b64[(v >> 12) & 63];
-        *p++ = i + 1 < len ? b64[(v >> 6) & 63] : '=';
-        *p++ = i + 2 < len ? b64[v & 63] : '=';
-    }
-    *p = '\0';
-    return out;
+    return nsbox_base64_encode(in, len);
 }
 
 /* Text when the bytes are strict UTF-8 without NUL (what jansson takes
@@ -48,24 +35,26 @@ static bool valid_utf8(const unsigned char *s, size_t n)
 
 /* File operations here run 30 s at most and write at most MCP_WRITE_MAX. */
 static struct mcp_sandbox *op_begin(struct mcp_session *s, struct mcp_call *call,
-                                    const char *sandbox_id, enum mcp_file_op_kind kind,
-                                    struct nsbox_file_ctx *ctx, struct nsbox_err *err)
+                                    const char *sandbox_id, enum box_file_kind kind,
+                                    struct box_files *f, struct nsbox_err *err)
 {
-    return mcp_file_op_begin(s, call, sandbox_id, kind, 30, MCP_WRITE_MAX, ctx, err);
+    struct box_file_opts o = {.timeout_s = 30, .write_max = MCP_WRITE_MAX};
+    return mcp_file_op_begin(s, call, sandbox_id, kind, &o, f, err);
 }
 
-MCP_TOOL_FN(write_file)
+int mcp_tool_write_file(struct mcp_session *s, struct mcp_call *call, json_t *args,
+                        struct mcp_result *out, struct nsbox_err *err)
 {
     _cleanup_(mcp_write_args_free) struct mcp_write_args a = {0};
-    struct nsbox_file_ctx ctx;
+    struct box_files f;
 
     if (mcp_args_write_file(args, &a, err) < 0)
         return -1;
-    struct mcp_sandbox *m = op_begin(s, call, a.sandbox_id, MCP_FILE_WRITES, &ctx, err);
+    struct mcp_sandbox *m = op_begin(s, call, a.sandbox_id, BOX_FILE_WRITES, &f, err);
     if (m == NULL)
         return -1;
-    int r = nsbox_file_write(&m->box.sb, &ctx, a.path, a.content, a.len, a.append, NULL, err);
-    if (mcp_file_op_end(s, call, m, MCP_FILE_WRITES, r) < 0)
+    int r = box_file_write(&f, a.path, a.content, a.len, a.append, NULL, err);
+    if (mcp_file_op_end(s, call, m, &f, r) < 0)
         return -1;
     out->structured = json_pack("{s:s,s:I,s:b}", "path", a.path, "bytes_written", (json_int_t)a.len,
                                 "appended", a.append);
@@ -89,35 +78,35 @@ int mcp_file_read(struct mcp_session *s, struct mcp_call *call, const char *sand
                   const char *path, int64_t offset, size_t length, struct nsbox_file_data *d,
                   struct nsbox_err *err)
 {
-    struct nsbox_file_ctx ctx;
-    struct mcp_sandbox *m = op_begin(s, call, sandbox_id, MCP_FILE_READS, &ctx, err);
+    struct box_files f;
+    struct mcp_sandbox *m = op_begin(s, call, sandbox_id, BOX_FILE_READS, &f, err);
     if (m == NULL)
         return -1;
-    int r = nsbox_file_read(&m->box.sb, &ctx, path, offset, length, d, err);
-    return mcp_file_op_end(s, call, m, MCP_FILE_READS, r);
+    int r = box_file_read(&f, path, offset, length, d, err);
+    return mcp_file_op_end(s, call, m, &f, r);
 }
 
-MCP_TOOL_FN(read_file)
+int mcp_tool_read_file(struct mcp_session *s, struct mcp_call *call, json_t *args,
+                       struct mcp_result *out, struct nsbox_err *err)
 {
     struct mcp_read_args a;
-    struct nsbox_file_ctx ctx;
+    struct box_files f;
     _cleanup_(nsbox_file_data_free) struct nsbox_file_data d = {0};
 
     if (mcp_args_read_file(args, &a, err) < 0)
         return -1;
     if (a.url && s->cfg->file_urls == NULL)
         return nsbox_err_set(err, ENOTSUP, "url: true needs the HTTP transport (serve --http)");
-    struct mcp_sandbox *m = op_begin(s, call, a.sandbox_id, MCP_FILE_READS, &ctx, err);
+    struct mcp_sandbox *m = op_begin(s, call, a.sandbox_id, BOX_FILE_READS, &f, err);
     if (m == NULL)
         return -1;
     /* With url, only what a URL will serve: a regular file at the path
      * itself, its first bytes for the type (mcp/http/files.c). */
-    ctx.no_follow = a.url;
-    int r = nsbox_file_read(&m->box.sb, &ctx, a.path, a.url ? 0 : a.offset, a.url ? 512 : a.length,
-                            &d, err);
+    f.ctx.no_follow = a.url;
+    int r = box_file_read(&f, a.path, a.url ? 0 : a.offset, a.url ? 512 : a.length, &d, err);
     if (r == 0 && a.url)
         r = mcp_read_file_url(s, m, a.path, &d, out, err);
-    if (mcp_file_op_end(s, call, m, MCP_FILE_READS, r) < 0 || a.url)
+    if (mcp_file_op_end(s, call, m, &f, r) < 0 || a.url)
         return r;
     bool base64 = a.base64 || !valid_utf8(d.data, d.len);
     const char *mime = nsbox_mime_sniff(d.data, d.len, a.path);
@@ -153,21 +142,22 @@ static json_t *listing_json(const struct nsbox_file_list *l, const char *path)
 static int list(struct mcp_session *s, struct mcp_call *call, const char *id, const char *path,
                 int depth, struct mcp_result *out, struct nsbox_err *err)
 {
-    struct nsbox_file_ctx ctx;
+    struct box_files f;
     struct nsbox_file_list l;
 
-    struct mcp_sandbox *m = op_begin(s, call, id, MCP_FILE_READS, &ctx, err);
+    struct mcp_sandbox *m = op_begin(s, call, id, BOX_FILE_READS, &f, err);
     if (m == NULL)
         return -1;
-    int r = nsbox_file_list(&m->box.sb, &ctx, path, depth, &l, err);
-    if (mcp_file_op_end(s, call, m, MCP_FILE_READS, r) < 0)
+    int r = box_file_list(&f, path, depth, &l, err);
+    if (mcp_file_op_end(s, call, m, &f, r) < 0)
         return -1;
     out->structured = listing_json(&l, path);
     nsbox_file_list_free(&l);
     return 0;
 }
 
-MCP_TOOL_FN(list_directory)
+int mcp_tool_list_directory(struct mcp_session *s, struct mcp_call *call, json_t *args,
+                            struct mcp_result *out, struct nsbox_err *err)
 {
     struct mcp_list_args a;
 
@@ -206,7 +196,8 @@ static char *tree_text(const char *root, json_t *j)
     return tree;
 }
 
-MCP_TOOL_FN(project_structure)
+int mcp_tool_project_structure(struct mcp_session *s, struct mcp_call *call, json_t *args,
+                               struct mcp_result *out, struct nsbox_err *err)
 {
     struct mcp_list_args a;
 
@@ -218,73 +209,68 @@ MCP_TOOL_FN(project_structure)
     return 0;
 }
 
-MCP_TOOL_FN(create_directory)
+int mcp_tool_create_directory(struct mcp_session *s, struct mcp_call *call, json_t *args,
+                              struct mcp_result *out, struct nsbox_err *err)
 {
     struct mcp_path_args a;
-    struct nsbox_file_ctx ctx;
+    struct box_files f;
 
     if (mcp_args_create_directory(args, &a, err) < 0)
         return -1;
-    struct mcp_sandbox *m = op_begin(s, call, a.sandbox_id, MCP_FILE_WRITES, &ctx, err);
+    struct mcp_sandbox *m = op_begin(s, call, a.sandbox_id, BOX_FILE_WRITES, &f, err);
     if (m == NULL)
         return -1;
-    int r = nsbox_file_mkdir(&m->box.sb, &ctx, a.path, err);
-    if (mcp_file_op_end(s, call, m, MCP_FILE_WRITES, r) < 0)
+    int r = box_file_mkdir(&f, a.path, err);
+    if (mcp_file_op_end(s, call, m, &f, r) < 0)
         return -1;
     out->structured = json_pack("{s:s,s:b}", "path", a.path, "created", 1);
     return 0;
 }
 
-MCP_TOOL_FN(delete_path)
+int mcp_tool_delete_path(struct mcp_session *s, struct mcp_call *call, json_t *args,
+                         struct mcp_result *out, struct nsbox_err *err)
 {
     struct mcp_path_args a;
-    struct nsbox_file_ctx ctx;
+    struct box_files f;
 
     if (mcp_args_delete_path(args, &a, err) < 0)
         return -1;
-    struct mcp_sandbox *m = op_begin(s, call, a.sandbox_id, MCP_FILE_REMOVES, &ctx, err);
+    struct mcp_sandbox *m = op_begin(s, call, a.sandbox_id, BOX_FILE_REMOVES, &f, err);
     if (m == NULL)
         return -1;
-    int r = nsbox_file_remove(&m->box.sb, &ctx, a.path, a.recursive, err);
-    if (mcp_file_op_end(s, call, m, MCP_FILE_REMOVES, r) < 0)
+    int r = box_file_remove(&f, a.path, a.recursive, err);
+    if (mcp_file_op_end(s, call, m, &f, r) < 0)
         return -1;
     out->structured = json_pack("{s:s,s:b}", "path", a.path, "deleted", 1);
     return 0;
 }
 
 struct mcp_sandbox *mcp_file_op_begin(struct mcp_session *s, struct mcp_call *call,
-                                      const char *sandbox_id, enum mcp_file_op_kind kind,
-                                      double timeout_s, uint64_t write_max,
-                                      struct nsbox_file_ctx *ctx, struct nsbox_err *err)
+                                      const char *sandbox_id, enum box_file_kind kind,
+                                      const struct box_file_opts *opts, struct box_files *f,
+                                      struct nsbox_err *err)
 {
     struct mcp_sandbox *m = mcp_sandbox_get(s, sandbox_id, err);
     if (m == NULL)
         return NULL;
-    *ctx = (struct nsbox_file_ctx){.env = m->box.env,
-                                   .cwd = m->box.workdir,
-                                   .uid = m->box.uid,
-                                   .gid = m->box.gid,
-                                   .timeout_s = timeout_s,
-                                   .write_max = write_max,
-                                   .cancel = &call->cancel};
+    struct box_file_opts o = *opts;
+    o.cancel = &call->cancel;
     if (mcp_op_begin(s, call, m, err) < 0) {
         mcp_sandbox_put(s, m);
         return NULL;
     }
-    if (kind == MCP_FILE_WRITES && box_workspace_check(&m->box, err) < 0) {
-        mcp_file_op_end(s, call, m, MCP_FILE_READS, -1);
+    if (box_files_begin(&m->box, kind, &o, f, err) < 0) {
+        mcp_op_end(s, call, m);
+        mcp_sandbox_put(s, m);
         return NULL;
     }
     return m;
 }
 
 int mcp_file_op_end(struct mcp_session *s, struct mcp_call *call, struct mcp_sandbox *m,
-                    enum mcp_file_op_kind kind, int r)
+                    struct box_files *f, int r)
 {
-    struct nsbox_err merr;
-    /* Measured even when the operation failed: it may have written part. */
-    if (kind != MCP_FILE_READS && box_measure(&m->box, &merr) < 0)
-        nsbox_warn("sandbox %s: %s", m->box.sb.id, merr.msg);
+    r = box_files_end(f, r);
     mcp_op_end(s, call, m);
     mcp_sandbox_put(s, m);
     return r;

@@ -68,16 +68,3 @@ int mcp_network_request(const struct mcp_server *cfg, json_t *network, struct eg
     *out = TAKE_PTR(p);
     return 0;
 }
-
-json_t *mcp_network_audit(struct box *box)
-{
-    struct nsbox_err err;
-    if (!box->net_ever)
-        return NULL;
-    json_t *a = box_net_take_audit(box, &err);
-    if (a == NULL) {
-        nsbox_warn("sandbox %s: cannot read its network audit: %s", box->sb.id, err.msg);
-        a = json_array();
-    }
-    return a;
-}

@@ -9,7 +9,7 @@
 #include <time.h>
 
 #include "../../common/log.h"
-#include "../../runtime/files.h"
+#include "../../boxes/files.h"
 #include "../resources/resources.h"
 #include "../resources/uri.h"
 
@@ -28,20 +28,6 @@ static void shares(size_t out_len, size_t err_len, size_t max, size_t *out_max, 
     }
 }
 
-/* The file's context: the sandbox's user and env, 30 s, up to the
- * server's output cap. */
-static struct nsbox_file_ctx file_ctx(struct mcp_session *s, struct mcp_call *call,
-                                      struct mcp_sandbox *m)
-{
-    return (struct nsbox_file_ctx){.env = m->box.env,
-                                   .cwd = m->box.workdir,
-                                   .uid = m->box.uid,
-                                   .gid = m->box.gid,
-                                   .timeout_s = 30,
-                                   .write_max = s->cfg->output_cap + 1,
-                                   .cancel = &call->cancel};
-}
-
 static int by_name(const void *a, const void *b)
 {
     return strcmp(((const struct nsbox_file_entry *)a)->path,
@@ -50,11 +36,11 @@ static int by_name(const void *a, const void *b)
 
 /* Deletes the oldest kept outputs beyond MCP_OUTPUT_KEEP - room (names
  * sort by time: run-MS-N). */
-static void prune(struct mcp_sandbox *m, const struct nsbox_file_ctx *ctx, size_t room)
+static void prune(struct box_files *f, size_t room)
 {
     struct nsbox_file_list l;
     struct nsbox_err err;
-    if (nsbox_file_list(&m->box.sb, ctx, MCP_OUTPUT_DIR, 1, &l, &err) < 0)
+    if (box_file_list(f, MCP_OUTPUT_DIR, 1, &l, &err) < 0)
         return;
     qsort(l.v, l.n, sizeof(l.v[0]), by_name);
     size_t n = 0;
@@ -65,7 +51,7 @@ static void prune(struct mcp_sandbox *m, const struct nsbox_file_ctx *ctx, size_
             continue;
         char p[PATH_MAX];
         snprintf(p, sizeof(p), MCP_OUTPUT_DIR "/%s", l.v[i].path);
-        if (nsbox_file_remove(&m->box.sb, ctx, p, false, &err) == 0)
+        if (box_file_remove(f, p, false, &err) == 0)
             n--;
     }
     nsbox_file_list_free(&l);
@@ -76,7 +62,10 @@ static void keep(struct mcp_session *s, struct mcp_call *call, struct mcp_sandbo
                  const struct nsbox_exec_result *res, struct mcp_output_kept *k)
 {
     static atomic_uint counter;
-    struct nsbox_file_ctx ctx = file_ctx(s, call, m);
+    /* The sandbox's user and env, 30 s, up to the server's output cap. */
+    struct box_file_opts o = {
+        .timeout_s = 30, .write_max = s->cfg->output_cap + 1, .cancel = &call->cancel};
+    struct box_files f;
     struct nsbox_err err;
     struct timespec now;
     clock_gettime(CLOCK_REALTIME, &now);
@@ -84,11 +73,12 @@ static void keep(struct mcp_session *s, struct mcp_call *call, struct mcp_sandbo
                             (unsigned long long)now.tv_nsec / 1000000;
     unsigned n = atomic_fetch_add(&counter, 1);
 
-    if (nsbox_file_mkdir(&m->box.sb, &ctx, MCP_OUTPUT_DIR, &err) < 0) {
+    if (box_files_begin(&m->box, BOX_FILE_SCRATCH, &o, &f, &err) < 0 ||
+        box_file_mkdir(&f, MCP_OUTPUT_DIR, &err) < 0) {
         nsbox_warn("sandbox %s: keeping the output: %s", m->box.sb.id, err.msg);
         return;
     }
-    prune(m, &ctx, (size_t)k->out.cut + (size_t)k->err.cut);
+    prune(&f, (size_t)k->out.cut + (size_t)k->err.cut);
     struct {
         struct mcp_output_stream *st;
         const char *data, *ext;
@@ -98,11 +88,12 @@ static void keep(struct mcp_session *s, struct mcp_call *call, struct mcp_sandbo
             continue;
         char p[sizeof(v[i].st->path)];
         snprintf(p, sizeof(p), MCP_OUTPUT_DIR "/run-%013llu-%u.%s", ms, n, v[i].ext);
-        if (nsbox_file_write(&m->box.sb, &ctx, p, v[i].data, v[i].st->bytes, false, NULL, &err) < 0)
+        if (box_file_write(&f, p, v[i].data, v[i].st->bytes, false, NULL, &err) < 0)
             nsbox_warn("sandbox %s: keeping the output: %s", m->box.sb.id, err.msg);
         else
             memcpy(v[i].st->path, p, sizeof(p));
     }
+    box_files_end(&f, 0);
 }
 
 /* The start of a UTF-8 character at or after i (at most 3 bytes on). */

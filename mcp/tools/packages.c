@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "../../boxes/packages.h"
+#include "../../boxes/usage.h"
 #include "../../common/cleanup.h"
 #include "../../common/log.h"
 #include "../pool.h"
@@ -70,7 +71,8 @@ static json_t *result_json(const struct mcp_pkg_args *a, struct box_pkg_result *
     return j;
 }
 
-MCP_TOOL_FN(install_packages)
+int mcp_tool_install_packages(struct mcp_session *s, struct mcp_call *call, json_t *args,
+                              struct mcp_result *out, struct nsbox_err *err)
 {
     struct mcp_install_args a;
     struct box_pkg_request rq;

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "../../boxes/net.h"
+#include "../../boxes/usage.h"
 #include "../../common/cleanup.h"
 #include "../../common/cleanup_json.h"
 #include "../../common/log.h"
@@ -111,7 +112,8 @@ static int open_network(struct mcp_session *s, struct mcp_call *call, struct mcp
     return -1;
 }
 
-MCP_TOOL_FN(sandbox_create)
+int mcp_tool_sandbox_create(struct mcp_session *s, struct mcp_call *call, json_t *args,
+                            struct mcp_result *out, struct nsbox_err *err)
 {
     _cleanup_(mcp_create_args_free) struct mcp_create_args a = {0};
     _cleanup_free_ struct egress_policy *net = NULL;
@@ -145,7 +147,8 @@ MCP_TOOL_FN(sandbox_create)
     return 0;
 }
 
-MCP_TOOL_FN(sandbox_list)
+int mcp_tool_sandbox_list(struct mcp_session *s, struct mcp_call *call, json_t *args,
+                          struct mcp_result *out, struct nsbox_err *err)
 {
     if (mcp_args_none(args, err) < 0)
         return -1;
@@ -160,7 +163,8 @@ MCP_TOOL_FN(sandbox_list)
     return 0;
 }
 
-MCP_TOOL_FN(sandbox_stop)
+int mcp_tool_sandbox_stop(struct mcp_session *s, struct mcp_call *call, json_t *args,
+                          struct mcp_result *out, struct nsbox_err *err)
 {
     struct mcp_stop_args a;
 
@@ -220,7 +224,8 @@ static void append_languages(json_t *langs, struct images_image *v, size_t n)
     free(v);
 }
 
-MCP_TOOL_FN(list_languages)
+int mcp_tool_list_languages(struct mcp_session *s, struct mcp_call *call, json_t *args,
+                            struct mcp_result *out, struct nsbox_err *err)
 {
     struct images_image *v;
     size_t n;
@@ -243,7 +248,8 @@ MCP_TOOL_FN(list_languages)
     return 0;
 }
 
-MCP_TOOL_FN(list_images)
+int mcp_tool_list_images(struct mcp_session *s, struct mcp_call *call, json_t *args,
+                         struct mcp_result *out, struct nsbox_err *err)
 {
     struct images_image *v;
     size_t n;

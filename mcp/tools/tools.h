@@ -60,36 +60,30 @@ struct mcp_tool {
 extern const struct mcp_tool mcp_tools[];
 extern const size_t mcp_n_tools;
 
-struct nsbox_file_ctx;
+struct box_files;
+struct box_file_opts;
+enum box_file_kind;
 
-/* What a file operation does to the sandbox's disk (mcp_file_op_begin). */
-enum mcp_file_op_kind {
-    MCP_FILE_READS,   /* reads only */
-    MCP_FILE_WRITES,  /* adds: refused while a measured workspace is over its
-                         budget (boxes/box.h box_workspace_check); measured after */
-    MCP_FILE_REMOVES, /* may bring usage down: measured after, never refused */
-};
-
-/* The session's sandbox id, held and locked for one file operation of
- * call (../sandboxes.h: a cancellation or a stop kills it), with ctx set
- * for runtime/files.h (the sandbox's env, workdir and user; timeout_s;
- * writes up to write_max bytes).  NULL with err set (a write refused
- * over budget too).  End it with mcp_file_op_end (the same kind), which
- * measures the disk after a write or removal and returns r, the
- * operation's result. */
+/* The session's sandbox id, held and locked for one series of file
+ * operations of kind by call (../sandboxes.h: a cancellation or a stop
+ * kills it), opened with boxes/files.h (the sandbox's env, workdir and
+ * user; o's timeout, write_max and measure_later, the call's cancel;
+ * refused over the workspace budget).  NULL with err set.  End it with mcp_file_op_end,
+ * which ends the series (measured after writes and removals) and returns
+ * r, the operations' result. */
 struct mcp_sandbox *mcp_file_op_begin(struct mcp_session *s, struct mcp_call *call,
-                                      const char *sandbox_id, enum mcp_file_op_kind kind,
-                                      double timeout_s, uint64_t write_max,
-                                      struct nsbox_file_ctx *ctx, struct nsbox_err *err);
+                                      const char *sandbox_id, enum box_file_kind kind,
+                                      const struct box_file_opts *o, struct box_files *f,
+                                      struct nsbox_err *err);
 int mcp_file_op_end(struct mcp_session *s, struct mcp_call *call, struct mcp_sandbox *m,
-                    enum mcp_file_op_kind kind, int r);
+                    struct box_files *f, int r);
 
 struct nsbox_file_data;
 
 /* read_file's read, shared with resources/read: at most length bytes of
  * the regular file path from offset, in the session's sandbox sandbox_id
  * and confined to it (read inside the sandbox as its user, symlinks
- * resolved there: runtime/files.h; 30 s at most).  Returns 0 with d
+ * resolved there: boxes/files.h; 30 s at most).  Returns 0 with d
  * filled (free with nsbox_file_data_free), or -1 with err set. */
 int mcp_file_read(struct mcp_session *s, struct mcp_call *call, const char *sandbox_id,
                   const char *path, int64_t offset, size_t length, struct nsbox_file_data *d,
@@ -106,11 +100,6 @@ struct egress_policy;
  * malloc'ed.  Returns 0, or -1 with err naming the rule and the ceiling. */
 int mcp_network_request(const struct mcp_server *cfg, json_t *network, struct egress_policy **out,
                         struct nsbox_err *err);
-
-/* What box tried on the network since the last call, for a result's
- * `network`: NULL for a box that never had rules (the result has no such
- * field), else an array (empty when it could not be read: logged). */
-json_t *mcp_network_audit(struct box *box);
 
 /* path (absolute, or relative to workdir) as an absolute path with no
  * empty or "." component, into buf, for a file URL (urls.c); ".." is
@@ -137,29 +126,48 @@ bool mcp_image_name_visible(const struct mcp_session *s, const char *name);
 /* Whether image is one the session may see: public, or one of its names
  * is visible (mcp_image_name_visible). */
 bool mcp_image_visible(const struct mcp_session *s, const struct images_image *image);
+
 /* Standard base64 (malloc'ed), or NULL when out of memory. */
 char *mcp_base64_encode(const unsigned char *in, size_t len);
 
-#define MCP_TOOL_FN(name)                                                                          \
-    int mcp_tool_##name(struct mcp_session *s, struct mcp_call *call, json_t *args,                \
-                        struct mcp_result *out, struct nsbox_err *err)
-MCP_TOOL_FN(sandbox_create);
-MCP_TOOL_FN(sandbox_commit);
-MCP_TOOL_FN(sandbox_list);
-MCP_TOOL_FN(sandbox_stop);
-MCP_TOOL_FN(list_languages);
-MCP_TOOL_FN(list_images);
-MCP_TOOL_FN(execute_code);
-MCP_TOOL_FN(run_command);
-MCP_TOOL_FN(write_file);
-MCP_TOOL_FN(read_file);
-MCP_TOOL_FN(list_directory);
-MCP_TOOL_FN(create_directory);
-MCP_TOOL_FN(delete_path);
-MCP_TOOL_FN(project_structure);
-MCP_TOOL_FN(copy_in);
-MCP_TOOL_FN(copy_out);
-MCP_TOOL_FN(install_packages);
-MCP_TOOL_FN(upload_url);
+/* The tools, one function each (the table in table.c points at them):
+ * args are the call's arguments (decoded with args.h), the result goes
+ * into out.  Returns 0, or -1 with err (a tool error for the client). */
+int mcp_tool_sandbox_create(struct mcp_session *s, struct mcp_call *call, json_t *args,
+                            struct mcp_result *out, struct nsbox_err *err);
+int mcp_tool_sandbox_commit(struct mcp_session *s, struct mcp_call *call, json_t *args,
+                            struct mcp_result *out, struct nsbox_err *err);
+int mcp_tool_sandbox_list(struct mcp_session *s, struct mcp_call *call, json_t *args,
+                          struct mcp_result *out, struct nsbox_err *err);
+int mcp_tool_sandbox_stop(struct mcp_session *s, struct mcp_call *call, json_t *args,
+                          struct mcp_result *out, struct nsbox_err *err);
+int mcp_tool_list_languages(struct mcp_session *s, struct mcp_call *call, json_t *args,
+                            struct mcp_result *out, struct nsbox_err *err);
+int mcp_tool_list_images(struct mcp_session *s, struct mcp_call *call, json_t *args,
+                         struct mcp_result *out, struct nsbox_err *err);
+int mcp_tool_execute_code(struct mcp_session *s, struct mcp_call *call, json_t *args,
+                          struct mcp_result *out, struct nsbox_err *err);
+int mcp_tool_run_command(struct mcp_session *s, struct mcp_call *call, json_t *args,
+                         struct mcp_result *out, struct nsbox_err *err);
+int mcp_tool_write_file(struct mcp_session *s, struct mcp_call *call, json_t *args,
+                        struct mcp_result *out, struct nsbox_err *err);
+int mcp_tool_read_file(struct mcp_session *s, struct mcp_call *call, json_t *args,
+                       struct mcp_result *out, struct nsbox_err *err);
+int mcp_tool_list_directory(struct mcp_session *s, struct mcp_call *call, json_t *args,
+                            struct mcp_result *out, struct nsbox_err *err);
+int mcp_tool_create_directory(struct mcp_session *s, struct mcp_call *call, json_t *args,
+                              struct mcp_result *out, struct nsbox_err *err);
+int mcp_tool_delete_path(struct mcp_session *s, struct mcp_call *call, json_t *args,
+                         struct mcp_result *out, struct nsbox_err *err);
+int mcp_tool_project_structure(struct mcp_session *s, struct mcp_call *call, json_t *args,
+                               struct mcp_result *out, struct nsbox_err *err);
+int mcp_tool_copy_in(struct mcp_session *s, struct mcp_call *call, json_t *args,
+                     struct mcp_result *out, struct nsbox_err *err);
+int mcp_tool_copy_out(struct mcp_session *s, struct mcp_call *call, json_t *args,
+                      struct mcp_result *out, struct nsbox_err *err);
+int mcp_tool_install_packages(struct mcp_session *s, struct mcp_call *call, json_t *args,
+                              struct mcp_result *out, struct nsbox_err *err);
+int mcp_tool_upload_url(struct mcp_session *s, struct mcp_call *call, json_t *args,
+                        struct mcp_result *out, struct nsbox_err *err);
 
 #endif

@@ -10,7 +10,7 @@
 
 #include "../../common/cleanup.h"
 #include "../../common/mime.h"
-#include "../../runtime/files.h"
+#include "../../boxes/files.h"
 #include "../files/urls.h"
 #include "../sandboxes.h"
 #include "../server.h"
@@ -46,7 +46,8 @@ int mcp_url_path(const char *workdir, const char *path, char *buf, size_t size,
     return 0;
 }
 
-MCP_TOOL_FN(upload_url)
+int mcp_tool_upload_url(struct mcp_session *s, struct mcp_call *call, json_t *args,
+                        struct mcp_result *out, struct nsbox_err *err)
 {
     const struct mcp_file_urls *u = s->cfg->file_urls;
     struct mcp_upload_args a;

@@ -11,6 +11,10 @@ SUITE=layers
 cd "$ROOT" || exit 1
 
 # may_use DIR: the directories DIR's files may include from (besides its own).
+# boxes/ is the one door from the front ends to the runtime (issue #26):
+# mcp/ and cli/ reach runtime/ (and oci/) only through boxes/ (and images/
+# for the image verbs), so what a sandbox does is written once; cli/ also
+# starts the server (serve).
 may_use() {
 	case $1 in
 	common) echo "" ;;
@@ -18,8 +22,8 @@ may_use() {
 	images) echo "oci common" ;;
 	runtime) echo "common" ;;
 	boxes) echo "images runtime oci common" ;;
-	mcp) echo "boxes images runtime oci common" ;;
-	cli) echo "mcp boxes images runtime oci common" ;;
+	mcp) echo "boxes images common" ;;
+	cli) echo "mcp boxes images common" ;;
 	*) echo "?" ;;
 	esac
 }
@@ -42,12 +46,17 @@ includes_of() {
 	done < <(find "$dir" -name '*.[ch]')
 }
 
-for dir in $LIB_DIRS $FRONT_DIRS; do
-	allowed=" $(may_use "$dir") "
-	bad=$(includes_of "$dir" | while IFS= read -r l; do
+# violations DIR: each include of DIR's that may_use does not allow.
+violations() {
+	local allowed=" $(may_use "$1") "
+	includes_of "$1" | while IFS= read -r l; do
 		t=${l##*: }
 		[[ "$allowed" == *" $t "* ]] || echo "$l"
-	done)
+	done
+}
+
+for dir in $LIB_DIRS $FRONT_DIRS; do
+	bad=$(violations "$dir")
 	if [ -z "$bad" ]; then
 		pass "$dir/includes_point_down"
 	else
@@ -109,5 +118,22 @@ if printf '%s\n' "$planted" | grep -q 'runtime/x.c: boxes' &&
 	pass "checks_catch_planted_violations"
 else
 	fail "checks_catch_planted_violations" "found: $(printf '%s' "$planted" | tr '\n' ' ')"
+fi
+
+# The door: a front end that goes around boxes/ to the runtime (or to
+# oci/) is caught, however deep the file; through boxes/, images/ and
+# common/ it is not.
+mkdir -p "$tmp/cli" "$tmp/mcp/tools" "$tmp/boxes" "$tmp/images"
+printf '#include "../runtime/proc.h"\n#include "../boxes/run.h"\n' >"$tmp/cli/a.c"
+printf '#include "../../runtime/files.h"\n#include "../../boxes/files.h"\n' >"$tmp/mcp/tools/b.c"
+printf '#include "../oci/digest.h"\n#include "../images/store.h"\n#include "../common/err.h"\n' >"$tmp/mcp/c.h"
+door=$(cd "$tmp" && violations cli; violations mcp)
+if [ "$(printf '%s\n' "$door" | grep -c .)" = 3 ] &&
+	printf '%s\n' "$door" | grep -qx 'cli/a.c: runtime' &&
+	printf '%s\n' "$door" | grep -qx 'mcp/tools/b.c: runtime' &&
+	printf '%s\n' "$door" | grep -qx 'mcp/c.h: oci'; then
+	pass "front_ends_only_through_boxes_planted"
+else
+	fail "front_ends_only_through_boxes_planted" "found: $(printf '%s' "$door" | tr '\n' ' ')"
 fi
 finish

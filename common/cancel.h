@@ -7,12 +7,12 @@
  * meant for it (a bare nsbox_sandbox_kill_all() sent between "about to
  * exec" and the exec request would miss it).  It stays fired: an exec that
  * starts with a fired cancel is killed at once. */
-#ifndef NSBOX_RUNTIME_CANCEL_H
-#define NSBOX_RUNTIME_CANCEL_H
+#ifndef NSBOX_COMMON_CANCEL_H
+#define NSBOX_COMMON_CANCEL_H
 
 #include <stdbool.h>
 
-#include "../common/err.h"
+#include "err.h"
 
 struct nsbox_cancel {
     int fd; /* an eventfd; -1 when not made */
