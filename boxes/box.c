@@ -176,16 +176,6 @@ static int create(struct box_ctx *ctx, const struct box_spec *spec, struct box *
     return r;
 }
 
-int box_require_namespaces(const struct box *box, const char *what, struct nsbox_err *err)
-{
-    if (box->sb.isolation != NSBOX_ISOLATION_LANDLOCK)
-        return 0;
-    return nsbox_err_set(err, ENOTSUP,
-                         "%s is not available in a sandbox with landlock isolation: it has no "
-                         "image, overlay or network namespace (use --isolation=namespaces)",
-                         what);
-}
-
 /* Landlock mode: what it cannot give is refused by name, before anything
  * starts (runtime/landlock.h). */
 static int landlock_refusals(const struct box_spec *spec, struct nsbox_err *err)

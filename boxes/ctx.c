@@ -190,3 +190,13 @@ int box_image_for_language(struct box_ctx *ctx, const char *language, const char
         return 0;
     return nsbox_err_set(err, ENOENT, "no image for language \"%s\"", language);
 }
+
+int box_require_namespaces(const struct box *box, const char *what, struct nsbox_err *err)
+{
+    if (box->sb.isolation != NSBOX_ISOLATION_LANDLOCK)
+        return 0;
+    return nsbox_err_set(err, ENOTSUP,
+                         "%s is not available in a sandbox with landlock isolation: it has no "
+                         "image, overlay or network namespace (use --isolation=namespaces)",
+                         what);
+}

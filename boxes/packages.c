@@ -171,11 +171,6 @@ void box_pkg_key(const char *base_digest, const char *workdir, enum box_pkg_mana
     snprintf(key, BOX_PKG_KEY_LEN + 1, "%s", oci_digest_hex(digest));
 }
 
-void box_pkg_cache_ref(const char *key, char *buf, size_t size)
-{
-    snprintf(buf, size, "%s:%s", BOX_PKG_CACHE_REPO, key);
-}
-
 static double now_s(void)
 {
     struct timespec ts;

@@ -26,6 +26,11 @@ static const char *cache_key(const char *name)
     return name + n + 1;
 }
 
+void box_pkg_cache_ref(const char *key, char *buf, size_t size)
+{
+    snprintf(buf, size, "%s:%s", BOX_PKG_CACHE_REPO, key);
+}
+
 /* What STORE/cache/packages/KEY.json says, into e (left as "?" when it
  * cannot be read: the image is listed all the same). */
 static void read_note(struct images_store *store, struct box_pkg_cache_entry *e)

@@ -4,7 +4,7 @@
  * commands in the sandbox as box_create set it up (image, digest, env,
  * workdir, user, workspace, created, limits and the note on which are in
  * force, the disk bound asked for and the workspace's budget, the network
- * allow-list in force, boxes/net.c); box_record_load() reads it back into
+ * allow-list in force, as boxes/net.c kept it); box_record_load() reads it back into
  * a struct box.  The file
  * lives and dies with the state directory (the runtime removes the
  * directory with the sandbox), so it needs no fsync.  JSON stays in here. */
@@ -18,7 +18,50 @@
 
 #include "../common/cleanup.h"
 #include "../common/fsutil.h"
+#include "../runtime/egress/egress.h"
 #include "internal.h"
+
+/* ---- the network's part: the rules box_net_set kept ----
+ * The record's "net": {"rules": [{"rule", "allow_private"}], "ever"}, a
+ * new reference or NULL; read back into box->net and box->net_ever. */
+
+static json_t *net_json(const struct box *box)
+{
+    char text[EGRESS_NAME_MAX + 128];
+    json_t *rules = json_array();
+    for (size_t i = 0; rules != NULL && box->net != NULL && i < box->net->n; i++) {
+        const struct egress_rule *r = &box->net->rules[i];
+        egress_rule_format(r, text, sizeof(text));
+        json_array_append_new(
+            rules, json_pack("{s:s,s:b}", "rule", text, "allow_private", r->allow_private));
+    }
+    return json_pack("{s:o*,s:b}", "rules", rules, "ever", box->net_ever);
+}
+
+/* Rules box_net_set once accepted: parsed as the operator's (the record
+ * is nsbox's own, in the state directory). */
+static int net_load(struct box *box, json_t *j, struct nsbox_err *err)
+{
+    json_t *rules = json_object_get(j, "rules"), *e;
+    size_t i;
+    box->net_ever = json_is_true(json_object_get(j, "ever"));
+    if (json_array_size(rules) == 0)
+        return 0;
+    _cleanup_free_ struct egress_policy *p = calloc(1, sizeof(*p));
+    if (p == NULL)
+        return nsbox_err_set(err, ENOMEM, "out of memory");
+    json_array_foreach (rules, i, e) {
+        const char *text = json_string_value(json_object_get(e, "rule"));
+        size_t before = p->n;
+        if (text == NULL || egress_policy_add(p, text, err) < 0)
+            return nsbox_err_set(err, EINVAL, "the record's network rule %zu is damaged", i);
+        for (size_t k = before; k < p->n; k++)
+            p->rules[k].allow_private = json_is_true(json_object_get(e, "allow_private"));
+    }
+    box->net = TAKE_PTR(p);
+    box->net_ever = true;
+    return 0;
+}
 
 #define RECORD "box.json"
 
@@ -45,7 +88,7 @@ static json_t *record_json(const struct box *b)
     if (j != NULL)
         json_object_set_new(j, "disk", disk_json(b));
     if (j != NULL && b->net_ever)
-        json_object_set_new(j, "net", box_net_record_json(b));
+        json_object_set_new(j, "net", net_json(b));
     return j;
 }
 
@@ -128,7 +171,7 @@ int box_record_load(const char *state_dir, struct box *box, struct nsbox_err *er
     box->created = (time_t)json_integer_value(json_object_get(j, "created"));
     limits_of(json_object_get(j, "limits"), &box->limits);
     disk_of(json_object_get(j, "disk"), box);
-    int net = box_net_record_load(box, json_object_get(j, "net"), err);
+    int net = net_load(box, json_object_get(j, "net"), err);
     if (box->sb.limits_note[0] == '\0')
         snprintf(box->sb.limits_note, sizeof(box->sb.limits_note), "%s",
                  json_string_value(json_object_get(j, "limits_note")) ?: "");
