@@ -24,7 +24,9 @@ import threading
 import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "mcp"))
-from stdio_client import Server, finish, result  # noqa: E402
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+from nsbox_test import finish, result  # noqa: E402
+from stdio_client import Server  # noqa: E402
 
 STORE = os.environ["NSBOX_STORE"]
 NSBOX = os.environ["NSBOX"]

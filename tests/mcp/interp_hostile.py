@@ -447,8 +447,12 @@ n
 """, timeout_s=20)
     # init reaps the killed interpreter and may fork the new one before the
     # watcher gets the pid: then the next restart tries again.
+    # Rootless, the pid limit is RLIMIT_NPROC, counted over all of the
+    # user's processes on the host: other suites' processes of that user
+    # come and go, and a restart may win a pid one of them freed before the
+    # watcher takes it.  So more tries than as root.
     texts, ms = [], 0
-    for _ in range(6):
+    for _ in range(20):
         t = time.monotonic()
         rs = s.tool("execute_code", sandbox_id=sid, language="python", code="1", restart=True)
         ms = (time.monotonic() - t) * 1000
