@@ -45,4 +45,12 @@ int box_volumes_open(struct box_ctx *ctx, const struct box_spec *spec, struct ns
 /* Closes the fds box_volumes_open opened. */
 void box_volumes_close(struct nsbox_bind *all, size_t n);
 
+/* The record's "net": {"rules": [{"rule", "allow_private"}], "ever"}
+ * (boxes/record.c), a new reference or NULL. */
+struct json_t *box_net_record_json(const struct box *box);
+
+/* Reads that object (NULL: none) back into box->net and box->net_ever.
+ * Returns 0 or -1. */
+int box_net_record_load(struct box *box, struct json_t *j, struct nsbox_err *err);
+
 #endif

@@ -25,7 +25,7 @@
  * The record's "net": {"rules": [{"rule", "allow_private"}], "ever"}, a
  * new reference or NULL; read back into box->net and box->net_ever. */
 
-static json_t *net_json(const struct box *box)
+json_t *box_net_record_json(const struct box *box)
 {
     char text[EGRESS_NAME_MAX + 128];
     json_t *rules = json_array();
@@ -40,7 +40,7 @@ static json_t *net_json(const struct box *box)
 
 /* Rules box_net_set once accepted: parsed as the operator's (the record
  * is nsbox's own, in the state directory). */
-static int net_load(struct box *box, json_t *j, struct nsbox_err *err)
+int box_net_record_load(struct box *box, json_t *j, struct nsbox_err *err)
 {
     json_t *rules = json_object_get(j, "rules"), *e;
     size_t i;
@@ -88,7 +88,7 @@ static json_t *record_json(const struct box *b)
     if (j != NULL)
         json_object_set_new(j, "disk", disk_json(b));
     if (j != NULL && b->net_ever)
-        json_object_set_new(j, "net", net_json(b));
+        json_object_set_new(j, "net", box_net_record_json(b));
     return j;
 }
 
@@ -171,7 +171,7 @@ int box_record_load(const char *state_dir, struct box *box, struct nsbox_err *er
     box->created = (time_t)json_integer_value(json_object_get(j, "created"));
     limits_of(json_object_get(j, "limits"), &box->limits);
     disk_of(json_object_get(j, "disk"), box);
-    int net = net_load(box, json_object_get(j, "net"), err);
+    int net = box_net_record_load(box, json_object_get(j, "net"), err);
     if (box->sb.limits_note[0] == '\0')
         snprintf(box->sb.limits_note, sizeof(box->sb.limits_note), "%s",
                  json_string_value(json_object_get(j, "limits_note")) ?: "");
