@@ -553,7 +553,7 @@ def memory_balloon_case(front):
         return got.get("errname") == "ENOMEM" and not r.get("oom_killed") and \
             r["limits"].startswith("best-effort"), (got, r.get("limits"))
     return r.get("oom_killed") is True and r.get("status") == "oom" and r.get("signal") == 9, \
-        {k: r.get(k) for k in ("status", "oom_killed", "signal", "memory_peak_bytes")}
+        {k: r.get(k) for k in ("status", "oom_killed", "signal", "memory_peak_bytes", "nsbox_error")}
 
 
 def fill_case(path, mb, cap):
