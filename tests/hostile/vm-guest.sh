@@ -30,23 +30,12 @@ nsbox() { /usr/local/bin/nsbox --store /mnt/store/root "$@"; }
 # running ERE: a process whose command line matches (this guest's busybox
 # has no pgrep applet).
 running() { ps -o args | grep -v -e grep -e '^ps ' | grep -qE -- "$1"; }
-# until_ok SECONDS CMD...: CMD every 0.1 s until it succeeds (0) or SECONDS
-# pass (1): a wait on the condition, not a fixed sleep.
-until_ok() {
-	n=$(($1 * 10))
-	shift
-	while ! "$@"; do
-		n=$((n - 1))
-		[ $n -gt 0 ] || return 1
-		sleep 0.1
-	done
-}
 # After every case: nothing of the sandbox left (cgroup gone, no process).
 # (`run` removes its cgroup in a detached process: give it up to 10 s.)
 clean() { [ -z "$(ls "$CG/nsbox" 2>/dev/null | grep -E '^[0-9a-f]{32}$')" ] && ! running '(^|/)probe '; }
 # settled NAME: a test of its own (one line, PASS or FAIL, every run).
 settled() {
-	if until_ok 10 clean; then
+	if wait_until 10 clean; then
 		pass "$1"
 	else
 		fail "$1" "left behind: $(ls "$CG/nsbox" 2>/dev/null | tr '\n' ' ') $(ps -o pid,args | grep -E '(^| |/)probe ' | grep -v grep | tr '\n' ';')"
@@ -166,7 +155,7 @@ id=$(nsbox create "$IMG")
 nsbox exec --timeout 5 "$id" -- sh -c 'setsid sleep 3146 & (trap "" HUP; exec sleep 3147) >/dev/null 2>&1 & probe daemon 3149 >/dev/null; sleep 3148' >/dev/null &
 ex=$!
 four() { [ "$(ps -o args | grep -cxE 'sleep 314[678]|probe daemon 3149')" = 4 ]; }
-until_ok 30 four
+wait_until 30 four
 seen=$(ps -o args | grep -cxE 'sleep 314[678]|probe daemon 3149')
 wait $ex
 procs=$(wc -l <"$CG/nsbox/$id/cgroup.procs")

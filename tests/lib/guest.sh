@@ -39,6 +39,17 @@ fail() {
 }
 skip() { _listed "$1" && echo "SKIP: $SUITE/$1: $(_one_line "$2")"; }
 note() { echo "# $*"; }
+# wait_until SECONDS CMD...: CMD every 0.1 s until it succeeds (0) or
+# SECONDS pass (1), as tests/lib.sh's (busybox sh has no EPOCHREALTIME).
+wait_until() {
+	_n=$(($1 * 10))
+	shift
+	while ! "$@"; do
+		_n=$((_n - 1))
+		[ $_n -gt 0 ] || return 1
+		sleep 0.1
+	done
+}
 
 # failures: the number of FAIL lines so far.
 failures() { echo "$_failures"; }

@@ -6,17 +6,6 @@ IMG=$1
 SUITE=vm_landlock
 . "${GUEST_LIB:-/usr/lib/nsbox-test/guest.sh}"
 jf() { sed -n "s/.*\"$1\": *\"\{0,1\}\([^,\"}]*\).*/\1/p" | head -1; }
-# until_ok SECONDS CMD...: CMD every 0.1 s until it succeeds (0) or
-# SECONDS pass (1): waits on the condition, never a fixed sleep.
-until_ok() {
-	n=$(($1 * 10))
-	shift
-	while ! "$@"; do
-		n=$((n - 1))
-		[ $n -gt 0 ] || return 1
-		sleep 0.1
-	done
-}
 # Process markers (tests/markers.md: vm_landlock's are 4280-4289), whole
 # command lines: procs ERE counts them, nprocs N ERE holds when N run.
 procs() { ps -o args | grep -cxE "$1"; }
@@ -86,10 +75,10 @@ if [ "$(echo "$out" | grep -c '"errname":"EACCES"')" = 2 ]; then pass sockets_re
 # Both are seen running before the timeout, none after it.
 ll --timeout 5 x -- sh -c 'setsid sleep 4281 & sleep 4282' >/dev/null 2>&1 &
 run=$!
-until_ok 30 nprocs 2 'sleep 428[12]'
+wait_until 30 nprocs 2 'sleep 428[12]'
 seen=$(procs 'sleep 428[12]')
 wait $run
-until_ok 10 nprocs 0 'sleep 428[12]'
+wait_until 10 nprocs 0 'sleep 428[12]'
 left=$(ps -o pid,args | grep -xE ' *[0-9]+ sleep 428[12]')
 if [ "$seen" = 2 ] && [ -z "$left" ]; then pass setsid_child_killed_by_timeout; else fail setsid_child_killed_by_timeout "seen $seen of 2; left: $left"; fi
 
@@ -97,10 +86,10 @@ if [ "$seen" = 2 ] && [ -z "$left" ]; then pass setsid_child_killed_by_timeout; 
 # busybox has no nohup applet: SIGHUP ignored, then exec, is what it does.)
 ll --timeout 5 x -- sh -c '(sleep 4283 &); (trap "" HUP; exec sleep 4284) >/dev/null 2>&1 & sleep 4285' >/dev/null 2>&1 &
 run=$!
-until_ok 30 nprocs 3 'sleep 428[345]'
+wait_until 30 nprocs 3 'sleep 428[345]'
 seen=$(procs 'sleep 428[345]')
 wait $run
-until_ok 10 nprocs 0 'sleep 428[345]'
+wait_until 10 nprocs 0 'sleep 428[345]'
 left=$(ps -o pid,args | grep -xE ' *[0-9]+ sleep 428[345]')
 if [ "$seen" = 3 ] && [ -z "$left" ]; then pass timeout_kills_everything; else fail timeout_kills_everything "seen $seen of 3; left: $left"; fi
 # ABI 2 has no signal scoping: a command can SIGSTOP the sandbox's init
@@ -109,11 +98,11 @@ if [ "$seen" = 3 ] && [ -z "$left" ]; then pass timeout_kills_everything; else f
 start=$(date +%s)
 ll --json --timeout 3 x -- sh -c 'kill -STOP $PPID; sleep 4286' >/tmp/stopped.json 2>&1 &
 run=$!
-until_ok 30 nprocs 1 'sleep 4286'
+wait_until 30 nprocs 1 'sleep 4286'
 seen=$(procs 'sleep 4286')
 wait $run
 j=$(cat /tmp/stopped.json)
-until_ok 10 nprocs 0 'sleep 4286'
+wait_until 10 nprocs 0 'sleep 4286'
 left=$(ps -o pid,args | grep -xE ' *[0-9]+ sleep 4286')
 if [ "$seen" = 1 ] && [ "$(echo "$j" | jf status)" = timeout ] && [ -z "$left" ] && [ $(($(date +%s) - start)) -lt 30 ]; then
 	pass stopped_init_timeout_still_kills
@@ -127,7 +116,7 @@ if echo "$out" | grep -q 'allocation failed'; then pass memory_rlimit_holds; els
 # The gap the result names is real at ABI 2: the sandbox can signal the
 # user's other processes (said, not hidden).
 as-tester sleep 4287 &
-until_ok 30 nprocs 1 'sleep 4287'
+wait_until 30 nprocs 1 'sleep 4287'
 hp=$(ps -o pid,args | grep -xE ' *[0-9]+ sleep 4287' | awk '{print $1}' | head -1)
 out=$(ll x -- kill -0 "$hp" 2>&1)
 if [ $? = 0 ]; then pass abi2_signal_gap_is_real_and_reported; else fail abi2_signal_gap_is_real_and_reported "$out"; fi

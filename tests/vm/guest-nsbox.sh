@@ -53,17 +53,6 @@ if [ -n "$pm" ] && [ "$pm" -le 400 ]; then pass cpu_max_throttles; else fail cpu
 # running ERE: a process whose command line matches (this guest's busybox
 # has no pgrep applet).
 running() { ps -o args | grep -v -e grep -e '^ps ' | grep -qE -- "$1"; }
-# until_ok SECONDS CMD...: CMD every 0.1 s until it succeeds (0) or SECONDS
-# pass (1): a wait on the condition, not a fixed sleep (TCG is slow).
-until_ok() {
-	n=$(($1 * 10))
-	shift
-	while ! "$@"; do
-		n=$((n - 1))
-		[ $n -gt 0 ] || return 1
-		sleep 0.1
-	done
-}
 procs_at_least() { [ "$(wc -l <"$CG/nsbox/$2/cgroup.procs")" -ge "$1" ]; }
 # Process markers (tests/markers.md: this guest's are 4290-4299).
 # A timeout kills everything in the sandbox, daemons included; rm kills
@@ -72,7 +61,7 @@ procs_at_least() { [ "$(wc -l <"$CG/nsbox/$2/cgroup.procs")" -ge "$1" ]; }
 id=$(nsbox create "$IMG")
 nsbox exec "$id" -- probe daemon 4290 >/dev/null
 nsbox exec "$id" -- sh -c 'setsid sleep 4291 & sleep 4292 & wait' >/dev/null &
-until_ok 30 procs_at_least 5 "$id"
+wait_until 30 procs_at_least 5 "$id"
 before=$(wc -l <"$CG/nsbox/$id/cgroup.procs")
 nsbox exec --timeout 1 "$id" -- sleep 4293 >/dev/null
 # The kill is sent when the timeout fires; a process may take a moment to
@@ -84,7 +73,7 @@ for _ in $(seq 20); do
 done
 if [ "$before" -ge 5 ] && [ "$after" = 1 ]; then pass timeout_kills_everything_but_init; else fail timeout_kills_everything_but_init "before=$before after=$after"; fi
 nsbox exec "$id" -- probe daemon 4290 >/dev/null
-until_ok 30 running '^probe daemon 4290$'
+wait_until 30 running '^probe daemon 4290$'
 seen=$(ps -o args | grep -cx 'probe daemon 4290')
 nsbox rm "$id" >/dev/null
 if [ "$seen" = 1 ] && [ ! -d "$CG/nsbox/$id" ] && ! running '^sleep 429[0-3]$' && ! running '^probe daemon'; then
@@ -100,7 +89,7 @@ out=$(nsbox run "$IMG" -- sh -c 'probe daemon 4290; setsid sleep 4294 & echo sta
 left_none() {
 	! running '^probe daemon' && ! running '^sleep 4294$' && [ -z "$(ls "$CG/nsbox" | grep -E '^[0-9a-f]{32}$')" ]
 }
-if echo "$out" | grep -q '"daemon_pid": *[1-9]' && echo "$out" | grep -qx started && until_ok 10 left_none; then
+if echo "$out" | grep -q '"daemon_pid": *[1-9]' && echo "$out" | grep -qx started && wait_until 10 left_none; then
 	pass run_leaves_no_process_or_cgroup
 else
 	fail run_leaves_no_process_or_cgroup "$(echo "$out" | tr '\n' ' ' | cut -c1-200); $(ls "$CG/nsbox" | tr '\n' ' ')"
