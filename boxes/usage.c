@@ -108,6 +108,18 @@ static int64_t now_ms(void)
     return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
+/* Notes the filesystem's free space and the budget's room left, as of the
+ * last measurement. */
+static void watch_base(const struct box *box, struct box_ws_watch *w, const struct statvfs *sv)
+{
+    const struct box_workspace_budget *ws = &box->ws;
+    uint64_t used = LOAD(ws->used_bytes), iused = LOAD(ws->used_inodes);
+    w->free_bytes = (uint64_t)sv->f_bavail * sv->f_frsize;
+    w->free_inodes = sv->f_favail;
+    w->room_bytes = used < ws->limit_bytes ? ws->limit_bytes - used : 0;
+    w->room_inodes = iused < ws->limit_inodes ? ws->limit_inodes - iused : 0;
+}
+
 void box_workspace_watch_begin(struct box *box, struct box_ws_watch *w)
 {
     const struct box_workspace_budget *ws = &box->ws;
@@ -120,12 +132,8 @@ void box_workspace_watch_begin(struct box *box, struct box_ws_watch *w)
     box_workspace_dir(box, dir, sizeof(dir));
     if (statvfs(dir, &sv) < 0)
         return;
-    uint64_t used = LOAD(ws->used_bytes), iused = LOAD(ws->used_inodes);
     w->active = true;
-    w->free_bytes = (uint64_t)sv.f_bavail * sv.f_frsize;
-    w->free_inodes = sv.f_favail;
-    w->room_bytes = used < ws->limit_bytes ? ws->limit_bytes - used : 0;
-    w->room_inodes = iused < ws->limit_inodes ? ws->limit_inodes - iused : 0;
+    watch_base(box, w, &sv);
 }
 
 bool box_workspace_watch_over(struct box *box, struct box_ws_watch *w)
@@ -140,16 +148,27 @@ bool box_workspace_watch_over(struct box *box, struct box_ws_watch *w)
     if (statvfs(dir, &sv) < 0)
         return false;
     uint64_t fb = (uint64_t)sv.f_bavail * sv.f_frsize, fi = sv.f_favail;
+    /* The filesystem is shared: what others free on it (an image unpack
+     * removed beside it) hides what the command writes, so a rise in free
+     * space proves nothing and takes a walk, as a loss past the room does.
+     * Only a loss within the room, and no rise, shows nobody can be over
+     * (whoever wrote it).  A walk at most once a second. */
+    bool blind = fb > w->free_bytes || fi > w->free_inodes;
     uint64_t lost_b = w->free_bytes > fb ? w->free_bytes - fb : 0;
     uint64_t lost_i = w->free_inodes > fi ? w->free_inodes - fi : 0;
-    /* The filesystem lost no more than the workspace had room for: nobody
-     * can be over (whoever wrote it).  Else walk, at most once a second. */
-    if ((lost_b <= w->room_bytes && lost_i <= w->room_inodes) || now_ms() - w->last_walk_ms < 1000)
+    if (!blind && lost_b <= w->room_bytes && lost_i <= w->room_inodes)
+        return false;
+    if (now_ms() - w->last_walk_ms < 1000)
         return false;
     w->last_walk_ms = now_ms();
     if (measure_workspace(box, &ignored) < 0)
         return false;
     w->tripped = LOAD(box->ws.over);
+    /* Not over: counted afresh from this walk, against the free space seen
+     * before it (what was written during the walk counts twice: a walk
+     * sooner, never one missed). */
+    if (!w->tripped)
+        watch_base(box, w, &sv);
     return w->tripped;
 }
 

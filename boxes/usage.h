@@ -44,7 +44,9 @@ void box_workspace_watch_begin(struct box *box, struct box_ws_watch *w);
 
 /* While it runs (call every few hundred ms): true once the workspace is
  * over its budget.  Cheap (statvfs) until the filesystem has lost more
- * than the room left; then the tree is measured, at most once a second. */
+ * than the room left, or gained free space (others on it freed some,
+ * which hides the command's writes); then the tree is measured, at most
+ * once a second, and counted afresh from there. */
 bool box_workspace_watch_over(struct box *box, struct box_ws_watch *w);
 
 /* Adds the last measurement (box_measure) to a result record j: disk,

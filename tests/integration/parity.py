@@ -272,6 +272,46 @@ try:
     rc, out, err = cli("exec", "-t", cid, "--", "sh", "-c", fill)
     result("budget_stops_tty_command", rc == 137 and "finished" not in out
            and "went over its budget of 2 MiB" in err, f"exit {rc}: {out[-200:]} {err[-300:]}")
+
+    # -- the watch when others free space on the same filesystem -----------
+    # The watch is cheap while the filesystem's free space falls by no more
+    # than the budget's room; space others free beside it (a rootfs
+    # removed) hides the command's writes from that count.  40 files of
+    # 4 MiB on the workspace's filesystem, one removed every 0.1 s while
+    # the command fills 256 KiB every 0.1 s: free space only rises, and
+    # both fronts must still stop it.
+    def freeing(d, stop):
+        for i in range(40):
+            if stop.is_set():
+                return
+            os.unlink(os.path.join(d, f"g{i}"))
+            time.sleep(0.1)
+
+    def under_freeing(run):
+        d = tempfile.mkdtemp(prefix="free.", dir=os.path.dirname(ws_dir("pcli")))
+        for i in range(40):
+            with open(os.path.join(d, f"g{i}"), "wb") as f:
+                f.write(b"\0" * (4 * MiB))
+                f.flush()
+                os.fsync(f.fileno())
+        stop = threading.Event()
+        t = threading.Thread(target=freeing, args=(d, stop))
+        try:
+            t.start()
+            return run()
+        finally:
+            stop.set()
+            t.join()
+            shutil.rmtree(d, ignore_errors=True)
+
+    empty_workspace("pcli")
+    empty_workspace("pmcp")
+    rc, c, cerr = under_freeing(lambda: cli_record(cid, "--", "sh", "-c", fill))
+    m = sc(under_freeing(lambda: s.tool("run_command", sandbox_id=sid, command=fill)))
+    ok = all(r.get("workspace_over_budget") is True and "finished" not in r.get("stdout", "")
+             and "went over its budget of 2 MiB" in r.get("stderr", "") for r in (c, m))
+    alike("budget_stops_command_while_others_free_space", (rc, pick(c)), pick(m),
+          ok and rc == 137 and m.get("status") == "signaled")
 finally:
     s.tool("sandbox_stop", sandbox_id=sid) if "sid" in dir() and sid else None
     s.close()
