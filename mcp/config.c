@@ -8,6 +8,7 @@
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -657,7 +658,11 @@ int mcp_server_open(struct mcp_server *s, const struct mcp_config *c, const stru
     if (c->address != NULL && c->node_id != NULL) /* ids over stdio name nothing to route */
         snprintf(s->node_id, sizeof(s->node_id), "%s", c->node_id);
     pthread_mutex_init(&s->pool_lock, NULL);
-    pthread_cond_init(&s->pool_idle, NULL);
+    pthread_condattr_t ca; /* pool.c's waits are timed on the monotonic clock */
+    pthread_condattr_init(&ca);
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+    pthread_cond_init(&s->pool_idle, &ca);
+    pthread_condattr_destroy(&ca);
     if (open_host_dirs(s, c, err) < 0 || open_net_ceiling(s, c, err) < 0 ||
         open_registries(s, c, err) < 0) {
         mcp_server_close(s);

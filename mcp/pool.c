@@ -8,10 +8,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "../boxes/proc.h"
 #include "../common/cleanup.h"
 #include "../common/log.h"
+
+/* How long a call at the cap waits for sandboxes being stopped. */
+#define REMOVAL_WAIT_S 60
 
 /* A started sandbox, not yet in any session: boxes/ makes it. */
 static struct mcp_sandbox *build_counted(struct mcp_server *cfg, const char *image,
@@ -56,19 +60,52 @@ static struct mcp_sandbox *build_counted(struct mcp_server *cfg, const char *ima
     return TAKE_PTR(m);
 }
 
-struct mcp_sandbox *mcp_sandbox_build(struct mcp_server *cfg, const char *image,
-                                      const struct mcp_limits *limits, char **env,
-                                      const char *workdir, const char *workspace, bool one_shot,
-                                      struct nsbox_err *err)
+/* Takes a slot under --max-total-sandboxes, or says why not (pool_lock
+ * held).  A call at the cap while sandboxes are being stopped (a session
+ * just ended takes its sandboxes with it; a one-shot's is removed off its
+ * response's path) waits for their slots rather than being refused for a
+ * removal the client cannot see; an idle spare is removed for it.  It is
+ * refused at once when nothing is on its way out, and never waits past
+ * REMOVAL_WAIT_S.  The spare's refill never takes the last slot (it stays
+ * for calls) and never waits. */
+static bool take_slot(struct mcp_server *cfg, bool for_spare)
+{
+    if (for_spare) {
+        if (cfg->n_live + 1 >= cfg->max_total)
+            return false;
+        cfg->n_live++;
+        return true;
+    }
+    if (cfg->n_live >= cfg->max_total && cfg->spare != NULL) {
+        struct mcp_sandbox *spare = cfg->spare;
+        cfg->spare = NULL;
+        pthread_mutex_unlock(&cfg->pool_lock);
+        mcp_sandbox_free_detached(cfg, spare); /* counted in n_removing now */
+        pthread_mutex_lock(&cfg->pool_lock);
+    }
+    struct timespec until;
+    clock_gettime(CLOCK_MONOTONIC, &until);
+    until.tv_sec += REMOVAL_WAIT_S;
+    while (cfg->n_live >= cfg->max_total && cfg->n_removing > 0 &&
+           pthread_cond_timedwait(&cfg->pool_idle, &cfg->pool_lock, &until) != ETIMEDOUT)
+        ;
+    if (cfg->n_live >= cfg->max_total)
+        return false;
+    cfg->n_live++;
+    return true;
+}
+
+static struct mcp_sandbox *build(struct mcp_server *cfg, const char *image,
+                                 const struct mcp_limits *limits, char **env, const char *workdir,
+                                 const char *workspace, bool one_shot, bool for_spare,
+                                 struct nsbox_err *err)
 {
     /* Server-wide: sessions times their caps would be too many for one
      * host; every sandbox, kept, one-shot or spare, counts here. */
     pthread_mutex_lock(&cfg->pool_lock);
-    bool full = cfg->n_live >= cfg->max_total;
-    if (!full)
-        cfg->n_live++;
+    bool got = take_slot(cfg, for_spare);
     pthread_mutex_unlock(&cfg->pool_lock);
-    if (full) {
+    if (!got) {
         nsbox_err_set(err, EAGAIN,
                       "the server runs %zu sandboxes, its limit; try again when "
                       "some have finished",
@@ -80,9 +117,18 @@ struct mcp_sandbox *mcp_sandbox_build(struct mcp_server *cfg, const char *image,
     if (m == NULL) {
         pthread_mutex_lock(&cfg->pool_lock);
         cfg->n_live--;
+        pthread_cond_broadcast(&cfg->pool_idle);
         pthread_mutex_unlock(&cfg->pool_lock);
     }
     return m;
+}
+
+struct mcp_sandbox *mcp_sandbox_build(struct mcp_server *cfg, const char *image,
+                                      const struct mcp_limits *limits, char **env,
+                                      const char *workdir, const char *workspace, bool one_shot,
+                                      struct nsbox_err *err)
+{
+    return build(cfg, image, limits, env, workdir, workspace, one_shot, false, err);
 }
 
 /* Frees a sandbox record and what it owns besides the sandbox itself: the
@@ -113,9 +159,8 @@ static void *refill_thread(void *arg)
     pthread_mutex_lock(&cfg->pool_lock);
     snprintf(image, sizeof(image), "%s", cfg->spare_image);
     pthread_mutex_unlock(&cfg->pool_lock);
-    struct mcp_sandbox *m = image[0] ? mcp_sandbox_build(cfg, image, &cfg->defaults, NULL, NULL,
-                                                         NULL, true, &err)
-                                     : NULL;
+    struct mcp_sandbox *m =
+        image[0] ? build(cfg, image, &cfg->defaults, NULL, NULL, NULL, true, true, &err) : NULL;
     pthread_mutex_lock(&cfg->pool_lock);
     cfg->refilling = false;
     if (m != NULL && cfg->spare == NULL && !cfg->draining && strcmp(image, cfg->spare_image) == 0) {
@@ -195,7 +240,8 @@ void mcp_pool_drain(struct mcp_server *cfg)
         mcp_sandbox_free(cfg, m);
 }
 
-void mcp_sandbox_free(struct mcp_server *cfg, struct mcp_sandbox *m)
+/* Stops a sandbox counted in n_removing, and frees its slot. */
+static void remove_counted(struct mcp_server *cfg, struct mcp_sandbox *m)
 {
     struct nsbox_err err;
     if (box_destroy(&m->box, &err) < 0)
@@ -207,9 +253,18 @@ void mcp_sandbox_free(struct mcp_server *cfg, struct mcp_sandbox *m)
      * tests/load/load_http.py). */
     pthread_mutex_lock(&cfg->pool_lock);
     cfg->n_live--;
+    cfg->n_removing--;
     pthread_cond_broadcast(&cfg->pool_idle);
     pthread_mutex_unlock(&cfg->pool_lock);
     mcp_sandbox_free_record(m);
+}
+
+void mcp_sandbox_free(struct mcp_server *cfg, struct mcp_sandbox *m)
+{
+    pthread_mutex_lock(&cfg->pool_lock);
+    cfg->n_removing++;
+    pthread_mutex_unlock(&cfg->pool_lock);
+    remove_counted(cfg, m);
 }
 
 struct free_job {
@@ -221,7 +276,7 @@ static void *free_thread(void *arg)
 {
     struct free_job *job = arg;
     struct mcp_server *cfg = job->cfg;
-    mcp_sandbox_free(cfg, job->m);
+    remove_counted(cfg, job->m);
     free(job);
     pthread_mutex_lock(&cfg->pool_lock);
     cfg->n_freeing--;
@@ -245,6 +300,7 @@ void mcp_sandbox_free_detached(struct mcp_server *cfg, struct mcp_sandbox *m)
     *job = (struct free_job){cfg, m};
     pthread_mutex_lock(&cfg->pool_lock);
     cfg->n_freeing++;
+    cfg->n_removing++; /* from now: a call at the cap waits for this slot */
     pthread_mutex_unlock(&cfg->pool_lock);
     pthread_attr_init(&attr);
     pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);

@@ -84,7 +84,8 @@ struct mcp_server {
      * new sandbox for a call.  Read and set with __atomic builtins. */
     bool node_draining;
     size_t n_freeing;
-    size_t n_live; /* under pool_lock */
+    size_t n_live;     /* under pool_lock */
+    size_t n_removing; /* of n_live: being stopped now (pool.c), under pool_lock */
 };
 
 /* Bits of mcp_server.installs: a manager install_packages may run. */

@@ -8,6 +8,7 @@ working directory below the mount.  Run as root and
 Environment: NSBOX, NSBOX_STORE, SUITE (default mcp_workspaces)."""
 import os
 import sys
+import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
 from nsbox_test import finish, result  # noqa: E402
@@ -65,6 +66,29 @@ s.tool("sandbox_stop", sandbox_id=a["structuredContent"]["sandbox_id"])
 e = s.tool("sandbox_create")
 result("server_wide_sandbox_cap", not a.get("isError") and not b.get("isError") and c.get("isError")
        and "limit" in c["content"][0]["text"] and d.get("isError") and not e.get("isError"), (c, d, e))
+s.p.stdin.close()
+s.p.wait(timeout=30)
+# At that cap, one-shot runs one after another beside a kept sandbox: each
+# one's sandbox is removed off its response's path, so the next call may
+# find the cap reached by a removal still under way; it waits for that
+# slot instead of being refused (pool.c).  And an idle spare gives its
+# slot to a call: after a one-shot (which leaves a spare ready when there
+# is room), two kept sandboxes still fit under a cap of 2.
+s = Server(["--max-total-sandboxes", "2"])
+kept = s.tool("sandbox_create")
+runs = [s.tool("execute_code", code=f"print({i} * 2)", language="python") for i in range(12)]
+bad = [(i, r) for i, r in enumerate(runs)
+       if r.get("isError") or r["structuredContent"].get("stdout") != f"{i * 2}\n"]
+result("one_shots_at_the_cap_wait_for_removals", not kept.get("isError") and not bad, bad[:2])
+s.tool("sandbox_stop", sandbox_id=kept["structuredContent"]["sandbox_id"])
+one = s.tool("execute_code", code="print('spare next')", language="python")
+time.sleep(1)  # the refill, if it is to happen, has happened
+a = s.tool("sandbox_create")
+b = s.tool("sandbox_create")
+c = s.tool("sandbox_create")
+result("spare_yields_its_slot_to_a_call",
+       not one.get("isError") and not a.get("isError") and not b.get("isError")
+       and c.get("isError") and "its limit" in c["content"][0]["text"], (a, b, c))
 s.p.stdin.close()
 s.p.wait(timeout=30)
 finish()
