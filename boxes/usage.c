@@ -12,6 +12,7 @@
 #include <sys/statvfs.h>
 #include <time.h>
 
+#include "../common/clock.h"
 #include "../runtime/du.h"
 #include "internal.h"
 
@@ -101,13 +102,6 @@ int box_workspace_check(struct box *box, struct nsbox_err *err)
 
 /* ---- one command's writes, watched ---- */
 
-static int64_t now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 /* Notes the filesystem's free space and the budget's room left, as of the
  * last measurement. */
 static void watch_base(const struct box *box, struct box_ws_watch *w, const struct statvfs *sv)
@@ -158,9 +152,9 @@ bool box_workspace_watch_over(struct box *box, struct box_ws_watch *w)
     uint64_t lost_i = w->free_inodes > fi ? w->free_inodes - fi : 0;
     if (!blind && lost_b <= w->room_bytes && lost_i <= w->room_inodes)
         return false;
-    if (now_ms() - w->last_walk_ms < 1000)
+    if (nsbox_now_ms() - w->last_walk_ms < 1000)
         return false;
-    w->last_walk_ms = now_ms();
+    w->last_walk_ms = nsbox_now_ms();
     if (measure_workspace(box, &ignored) < 0)
         return false;
     w->tripped = LOAD(box->ws.over);

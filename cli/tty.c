@@ -25,6 +25,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../common/clock.h"
 #include "../boxes/proc.h"
 #include "../common/fsutil.h"
 #include "cli.h"
@@ -52,13 +53,6 @@ struct relay {
     int64_t started_ms, last_progress_ms;
     bool cancelled;
 };
-
-static int64_t now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 /* The caller's size: from whichever of stdin and stdout is a terminal. */
 static bool caller_size(struct winsize *ws)
@@ -161,7 +155,7 @@ static int poll_timeout(const struct relay *r)
     int tick = r->eo->progress ? (int)(r->eo->progress_ms ? r->eo->progress_ms : 1000) : -1;
     if (r->deadline_ms == 0 || r->timed_out)
         return tick;
-    int64_t left = r->deadline_ms - now_ms();
+    int64_t left = r->deadline_ms - nsbox_now_ms();
     int until = left < 0 ? 0 : (int)left;
     return tick >= 0 && tick < until ? tick : until;
 }
@@ -171,7 +165,7 @@ static int poll_timeout(const struct relay *r)
 static void on_tick(struct relay *r)
 {
     const struct nsbox_exec_opts *eo = r->eo;
-    int64_t now = now_ms();
+    int64_t now = nsbox_now_ms();
     if (eo->progress == NULL || r->p.exited || now - r->last_progress_ms < (int64_t)eo->progress_ms)
         return;
     r->last_progress_ms = now;
@@ -189,7 +183,7 @@ static void on_cancel(struct relay *r, struct box *box)
 
 static void on_deadline(struct relay *r, struct box *box)
 {
-    if (r->p.exited || r->timed_out || r->deadline_ms == 0 || now_ms() < r->deadline_ms)
+    if (r->p.exited || r->timed_out || r->deadline_ms == 0 || nsbox_now_ms() < r->deadline_ms)
         return;
     r->timed_out = true;
     /* As a timeout without a terminal: every process but init. */
@@ -275,14 +269,14 @@ int cli_tty_exec(void *interactive_, struct box *box, const struct nsbox_exec_op
     signal(SIGPIPE, SIG_IGN);
     box_stats(box, &oom_before, NULL);
     int rc = box_proc_start(box, &o, &r.p, err);
-    r.started_ms = r.last_progress_ms = now_ms();
+    r.started_ms = r.last_progress_ms = nsbox_now_ms();
     if (rc == 0 && interactive) {
         r.in = 0;
         if (isatty(0))
             rc = make_raw(&r, err);
     }
     if (rc == 0 && o.timeout_s > 0)
-        r.deadline_ms = now_ms() + (int64_t)(o.timeout_s * 1000);
+        r.deadline_ms = nsbox_now_ms() + (int64_t)(o.timeout_s * 1000);
     if (rc == 0)
         rc = relay_loop(&r, box, err);
     restore_terminal(&r);

@@ -26,6 +26,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../common/clock.h"
 #include "../common/cleanup.h"
 #include "../common/fsutil.h"
 #include "../common/cancel.h"
@@ -60,13 +61,6 @@ struct run {
     int64_t exited_at_ms;
     int64_t started_ms, last_progress_ms;
 };
-
-static int64_t now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 static uint64_t now_us(void)
 {
@@ -218,7 +212,7 @@ static int handle_status(struct run *r, struct nsbox_err *err)
     if (m.type != NSBOX_MSG_EXITED)
         return 0;
     r->exited = true;
-    r->exited_at_ms = now_ms();
+    r->exited_at_ms = nsbox_now_ms();
     if (WIFEXITED(m.wait_status)) {
         r->res->exit_code = WEXITSTATUS(m.wait_status);
     } else {
@@ -260,13 +254,13 @@ static bool done(const struct run *r)
     if (r->out.fd < 0 && r->err.fd < 0)
         return true;
     /* A background process may hold the pipes open forever. */
-    return now_ms() - r->exited_at_ms >= DRAIN_AFTER_EXIT_MS;
+    return nsbox_now_ms() - r->exited_at_ms >= DRAIN_AFTER_EXIT_MS;
 }
 
 static void maybe_progress(struct run *r)
 {
     const struct nsbox_exec_opts *o = r->o;
-    int64_t now = now_ms();
+    int64_t now = nsbox_now_ms();
     if (o->progress == NULL || r->exited || now - r->last_progress_ms < (int64_t)o->progress_ms)
         return;
     r->last_progress_ms = now;
@@ -276,7 +270,7 @@ static void maybe_progress(struct run *r)
 
 static int event_loop(struct run *r, struct nsbox_err *err)
 {
-    r->started_ms = r->last_progress_ms = now_ms();
+    r->started_ms = r->last_progress_ms = nsbox_now_ms();
     while (!done(r)) {
         struct pollfd p[7];
         int n = 0;

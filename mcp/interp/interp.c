@@ -1,4 +1,5 @@
 /* Stateful interpreters (see interp.h and docs/interpreters.md). */
+#include "../../common/clock.h"
 #include "interp.h"
 #include "protocol.h"
 
@@ -61,13 +62,6 @@ int mcp_interp_lang(const char *language)
     if (strcmp(language, "typescript") == 0)
         return MCP_INTERP_TYPESCRIPT;
     return -1;
-}
-
-static int64_t now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
 void mcp_interp_free(struct mcp_interp *it)
@@ -161,7 +155,7 @@ static int await_ready(struct mcp_interp *it, const struct nsbox_exec_opts *eo,
                        struct nsbox_err *err)
 {
     struct nsbox_sink e = {.fd = it->proc.err, .forward = -1, .borrowed = true, .limit = 2048};
-    int64_t deadline = now_ms() + READY_MS;
+    int64_t deadline = nsbox_now_ms() + READY_MS;
     int r = -1;
 
     for (;;) {
@@ -183,7 +177,7 @@ static int await_ready(struct mcp_interp *it, const struct nsbox_exec_opts *eo,
         }
         if (j != NULL)
             continue;
-        int left = (int)(deadline - now_ms());
+        int left = (int)(deadline - nsbox_now_ms());
         struct pollfd p[3] = {{.fd = it->proc.chan, .events = POLLIN},
                               {.fd = e.fd, .events = POLLIN},
                               {.fd = eo->cancel ? eo->cancel->fd : -1, .events = POLLIN}};
@@ -279,10 +273,10 @@ static struct mcp_interp *start_once(struct box *box, enum mcp_interp_lang lang,
 static struct mcp_interp *start(struct box *box, enum mcp_interp_lang lang,
                                 const struct nsbox_exec_opts *eo, struct nsbox_err *err)
 {
-    int64_t until = now_ms() + START_RETRY_MS;
+    int64_t until = nsbox_now_ms() + START_RETRY_MS;
     for (;;) {
         struct mcp_interp *it = start_once(box, lang, eo, err);
-        if (it != NULL || err->code != EAGAIN || now_ms() >= until ||
+        if (it != NULL || err->code != EAGAIN || nsbox_now_ms() >= until ||
             (eo->cancel && nsbox_cancel_fired(eo->cancel)))
             return it;
         nanosleep(&(struct timespec){.tv_nsec = 50 * 1000000}, NULL);
@@ -363,13 +357,13 @@ static void interrupt(struct call *c)
 {
     struct nsbox_err ignored;
     box_proc_signal(&c->it->proc, SIGINT, &ignored);
-    c->grace_until_ms = now_ms() + MCP_INTERP_GRACE_MS;
+    c->grace_until_ms = nsbox_now_ms() + MCP_INTERP_GRACE_MS;
 }
 
 static void progress(struct call *c)
 {
     const struct nsbox_exec_opts *eo = c->eo;
-    int64_t now = now_ms();
+    int64_t now = nsbox_now_ms();
     if (eo->progress == NULL || now - c->last_progress_ms < (int64_t)eo->progress_ms)
         return;
     c->last_progress_ms = now;
@@ -380,9 +374,9 @@ static void progress(struct call *c)
 static int loop(struct call *c, struct nsbox_err *err)
 {
     const struct nsbox_exec_opts *eo = c->eo;
-    c->started_ms = c->last_progress_ms = now_ms();
+    c->started_ms = c->last_progress_ms = nsbox_now_ms();
     while (c->done == NULL && !c->exited && !c->protocol_error) {
-        int64_t now = now_ms();
+        int64_t now = nsbox_now_ms();
         if (c->grace_until_ms && now >= c->grace_until_ms)
             return 0; /* the caller kills it */
         int timeout = c->grace_until_ms ? (int)(c->grace_until_ms - now) : -1;

@@ -7,7 +7,9 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
+#include "../../common/clock.h"
 #include "../../common/cleanup.h"
 #include "../../common/cleanup_json.h"
 #include "../../common/log.h"
@@ -77,6 +79,26 @@ void mcp_handle_tools_list(const struct mcp_req *rq)
 }
 
 /* ---- tools/call, on a thread of its own ---- */
+
+/* The TypeScript SDK (1.x; typescript-sdk issue #2580) handles a
+ * notification a microtask after the response read with it, so progress
+ * sent just before the response reaches a client whose handler the
+ * response already removed: "Received a progress notification for an
+ * unknown token", an error to onerror, on which Claude Code closes the
+ * transport.  A response goes out at least PROGRESS_GAP_MS after the
+ * call's last progress, so that the two arrive apart (only calls that
+ * ran for a second or more send progress at all). */
+#define PROGRESS_GAP_MS 50
+
+static void apart_from_progress(int64_t last_progress_ms)
+{
+    int64_t since = nsbox_now_ms() - last_progress_ms;
+    if (last_progress_ms == 0 || since >= PROGRESS_GAP_MS)
+        return;
+    struct timespec ts = {0, (long)(PROGRESS_GAP_MS - since) * 1000000};
+    while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
+        ;
+}
 
 struct call_job {
     struct mcp_req *rq; /* held */
@@ -148,7 +170,9 @@ static void *call_thread(void *arg)
          * stays taken until the release below. */
         pthread_mutex_lock(&s->lock);
         c->answered = true;
+        int64_t last_progress = c->last_progress_ms;
         pthread_mutex_unlock(&s->lock);
+        apart_from_progress(last_progress);
         mcp_reply(job->rq, res);
     } else
         json_decref(res);

@@ -7,6 +7,7 @@
 #include <sys/random.h>
 #include <time.h>
 
+#include "../../common/clock.h"
 #include "../call.h"
 #include "../jsonrpc.h"
 #include "../server.h"
@@ -265,6 +266,7 @@ void mcp_call_progress(struct mcp_session *s, struct mcp_call *c, uint64_t elaps
      * progress on tasks (SEP-2663): tasks/get's statusMessage carries it. */
     if (c->progress_token != NULL && (t == NULL || t->era == MCP_ERA_LEGACY)) {
         token = json_incref(c->progress_token);
+        c->last_progress_ms = nsbox_now_ms();
         if (t != NULL)
             meta = json_pack("{s:{s:s}}", "io.modelcontextprotocol/related-task", "taskId", t->id);
     }
