@@ -443,10 +443,12 @@ static void handle_exec(struct init_state *st, int client, size_t len, int fds[3
      * reaping, no KILL for a timeout, every later exec stuck.  vfork saved
      * 0.23-0.38 ms per exec; an init the sandbox cannot wedge is worth
      * more (sandbox/init_not_wedged_by_sigstop). */
+    nsbox_oom_adj_for_child(&st->cfg->oom);
     pid_t pid = fork();
     if (pid == 0)
         child_exec(st->cfg, m, argv, env, cwd, fds, tty);
     int saved = errno;
+    nsbox_oom_adj_restore(&st->cfg->oom);
     free(argv);
     free(env);
     if (tty && pid > 0)

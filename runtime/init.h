@@ -6,6 +6,8 @@
 
 #include "../common/err.h"
 
+#include "oom_adj.h"
+
 struct nsbox_init_config {
     int ctl_fd;    /* connected control socket of the owner, or -1 */
     int listen_fd; /* listening socket for later clients, or -1 */
@@ -18,6 +20,7 @@ struct nsbox_init_config {
     const char *home;
     int own_fd;         /* O_PATH fd of home: each command's nested domain */
     int landlock_abi;   /* the kernel's */
+    struct nsbox_oom_adj oom; /* commands before init for the OOM killer */
     uint64_t rlimit_as; /* each command's RLIMIT_AS (--memory), or 0; in
                          * namespaces mode only in the sanitizer build, where
                          * init does not carry it (sanitizer.h) */

@@ -54,6 +54,7 @@ struct ll_spawn {
     struct nsbox_sandbox *sb;
     struct spawn_fds fds; /* the error pipe, control socket, state lock (spawn.h) */
     int own_fd;           /* the child's: STATE/upper, kept by init */
+    struct nsbox_oom_adj oom; /* the child's: init's oom_score_adj (oom_adj.h) */
     /* The sanitizer build: where init reports (sanitizer.h). */
     NSBOX_SAN(int san_fd;)
     bool root;
@@ -136,9 +137,12 @@ static _Noreturn void child_main(struct ll_spawn *s)
 
     NSBOX_SAN(nsbox_sanitizer_report_to(s->san_fd);)
     nsbox_spawn_close_fd(&s->fds.err_r);
+    /* First, with nsbox's own credentials: any change of them makes the
+     * process undumpable and its /proc files root's (oom_adj.h). */
+    nsbox_oom_adj_open(&s->oom);
     int r = child_setup(s, &err);
     int keep[] = {s->fds.err_w, s->fds.ctl_child, s->fds.listen_fd, s->cfg->keep_fd,
-                  s->own_fd NSBOX_SAN(, s->san_fd)};
+                  s->own_fd,    s->oom.fd NSBOX_SAN(, s->san_fd)};
     nsbox_close_all_but(keep, sizeof(keep) / sizeof(keep[0]));
     nsbox_spawn_child_ready(s->fds.err_w, &err, r == 0);
     struct nsbox_init_config ic = {.ctl_fd = s->fds.ctl_child,
@@ -148,6 +152,7 @@ static _Noreturn void child_main(struct ll_spawn *s)
                                    .home = s->sb->workdir,
                                    .own_fd = s->own_fd,
                                    .landlock_abi = s->sb->landlock_abi,
+                                   .oom = s->oom,
                                    .rlimit_as = s->cfg->limits.memory_bytes};
     nsbox_init_main(&ic);
 }
@@ -197,7 +202,8 @@ int nsbox_landlock_create(const struct nsbox_sandbox_config *cfg, struct nsbox_s
                           struct nsbox_err *err)
 {
     struct ll_spawn s = {
-        .cfg = cfg, .sb = out, .fds = SPAWN_FDS_NONE, .own_fd = -1, .root = geteuid() == 0};
+        .cfg = cfg, .sb = out, .fds = SPAWN_FDS_NONE, .own_fd = -1, .oom = {.fd = -1},
+        .root = geteuid() == 0};
     const char *why = "";
 
     out->isolation = NSBOX_ISOLATION_LANDLOCK;

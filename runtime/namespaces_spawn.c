@@ -67,6 +67,7 @@ struct spawn {
     int sync_r, sync_w;   /* parent -> child: ids mapped, lower ready */
     int slot_fd;          /* root: holds the id range */
     int disk_fd;          /* the child's: a tmpfs disk's root, kept by init */
+    struct nsbox_oom_adj oom; /* the child's: init's oom_score_adj (oom_adj.h) */
     /* The sanitizer build: where init reports (sanitizer.h). */
     NSBOX_SAN(int san_fd;)
     pid_t parent;
@@ -275,17 +276,21 @@ static _Noreturn void child_main(struct spawn *s)
      * dies during setup shows up as EOF on the sync pipe. */
     nsbox_spawn_close_fd(&s->sync_w);
     nsbox_spawn_close_fd(&s->fds.err_r);
+    /* First, with nsbox's own credentials: any change of them makes the
+     * process undumpable and its /proc files root's (oom_adj.h). */
+    nsbox_oom_adj_open(&s->oom);
     int r = child_setup(s, &err);
     /* Everything else nsbox had open stays outside: close_range over the
      * gaps between the few fds init keeps. */
-    int keep[] = {s->fds.err_w, s->fds.ctl_child, s->fds.listen_fd,
-                  s->slot_fd,   s->cfg->keep_fd,  s->disk_fd NSBOX_SAN(, s->san_fd)};
+    int keep[] = {s->fds.err_w, s->fds.ctl_child, s->fds.listen_fd, s->slot_fd,
+                  s->cfg->keep_fd, s->disk_fd, s->oom.fd NSBOX_SAN(, s->san_fd)};
     nsbox_close_all_but(keep, sizeof(keep) / sizeof(keep[0]));
     nsbox_spawn_child_ready(s->fds.err_w, &err, r == 0);
     struct nsbox_init_config ic = {
         .ctl_fd = s->fds.ctl_child,
         .listen_fd = s->fds.listen_fd,
-        .disk_fd = s->disk_fd NSBOX_SAN(, .rlimit_as = s->sb->cgroup.kind == NSBOX_CGROUP_NONE
+        .disk_fd = s->disk_fd,
+        .oom = s->oom NSBOX_SAN(, .rlimit_as = s->sb->cgroup.kind == NSBOX_CGROUP_NONE
                                                            ? s->cfg->limits.memory_bytes
                                                            : 0)};
     nsbox_init_main(&ic);
@@ -615,7 +620,8 @@ int nsbox_namespaces_create(const struct nsbox_sandbox_config *cfg, struct nsbox
                       .sync_r = -1,
                       .sync_w = -1,
                       .slot_fd = -1,
-                      .disk_fd = -1 NSBOX_SAN(, .san_fd = -1)};
+                      .disk_fd = -1,
+                      .oom = {.fd = -1} NSBOX_SAN(, .san_fd = -1)};
     uint32_t base = 0;
 
     if (nsbox_sandbox_random_id(out->id, err) < 0 || nsbox_mkdir_p(cfg->state_root, 0700, err) < 0)

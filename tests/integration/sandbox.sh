@@ -67,6 +67,16 @@ paths=$(for c in true noexec nowhere; do nsbox exec -e PATH=/opt/a:/opt/b:/bin "
 # An empty PATH element is the working directory.
 nsbox exec "$pid_sb" -- sh -c 'mkdir -p /opt/c; printf "#!/bin/sh\necho here\n" >/opt/c/mine; chmod +x /opt/c/mine'
 paths="$paths$(nsbox exec --workdir /opt/c -e PATH=/nowhere: "$pid_sb" -- mine 2>&1)"
+# The OOM killer picks a command before init (runtime/oom_adj.h): every
+# command starts at oom_score_adj 500 and may not go below init's 0; init,
+# which raises its own value for each fork, is back at 0 after them.
+# (hostile's memory_balloon is the case it is for: through the MCP server,
+# whose pages init shares, in the ASan build's hundreds of MiB.)
+init_pid=$(sed -n 's/^pid=//p' "$S/sandboxes/$pid_sb/state")
+oom="$(nsbox exec "$pid_sb" -- cat /proc/self/oom_score_adj) $(cat "/proc/$init_pid/oom_score_adj")"
+oom="$oom $(nsbox exec "$pid_sb" -- sh -c 'echo -1 >/proc/self/oom_score_adj 2>/dev/null && echo lowered || echo refused')"
+[ "$oom" = "500 0 refused" ] && pass commands_before_init_for_the_oom_killer ||
+	fail commands_before_init_for_the_oom_killer "command, init, lowering below init: $oom"
 nsbox rm "$pid_sb" >/dev/null
 [ "$paths" = "0 126 127 here" ] && pass path_search_like_execvp || fail path_search_like_execvp "got $paths"
 out=$(echo "from stdin" | nsbox run "$BB" -- cat)
