@@ -18,10 +18,10 @@ struct nsbox_init_config {
      * HOME and TMPDIR set to home (the sandbox's own directory). */
     bool landlock;
     const char *home;
-    int own_fd;         /* O_PATH fd of home: each command's nested domain */
-    int landlock_abi;   /* the kernel's */
+    int own_fd;               /* O_PATH fd of home: each command's nested domain */
+    int landlock_abi;         /* the kernel's */
     struct nsbox_oom_adj oom; /* commands before init for the OOM killer */
-    uint64_t rlimit_as; /* each command's RLIMIT_AS (--memory), or 0; in
+    uint64_t rlimit_as;       /* each command's RLIMIT_AS (--memory), or 0; in
                          * namespaces mode only in the sanitizer build, where
                          * init does not carry it (sanitizer.h) */
 };

@@ -52,8 +52,8 @@
 struct ll_spawn {
     const struct nsbox_sandbox_config *cfg;
     struct nsbox_sandbox *sb;
-    struct spawn_fds fds; /* the error pipe, control socket, state lock (spawn.h) */
-    int own_fd;           /* the child's: STATE/upper, kept by init */
+    struct spawn_fds fds;     /* the error pipe, control socket, state lock (spawn.h) */
+    int own_fd;               /* the child's: STATE/upper, kept by init */
     struct nsbox_oom_adj oom; /* the child's: init's oom_score_adj (oom_adj.h) */
     /* The sanitizer build: where init reports (sanitizer.h). */
     NSBOX_SAN(int san_fd;)
@@ -141,8 +141,8 @@ static _Noreturn void child_main(struct ll_spawn *s)
      * process undumpable and its /proc files root's (oom_adj.h). */
     nsbox_oom_adj_open(&s->oom);
     int r = child_setup(s, &err);
-    int keep[] = {s->fds.err_w, s->fds.ctl_child, s->fds.listen_fd, s->cfg->keep_fd,
-                  s->own_fd,    s->oom.fd NSBOX_SAN(, s->san_fd)};
+    int keep[] = {s->fds.err_w,    s->fds.ctl_child, s->fds.listen_fd,
+                  s->cfg->keep_fd, s->own_fd,        s->oom.fd NSBOX_SAN(, s->san_fd)};
     nsbox_close_all_but(keep, sizeof(keep) / sizeof(keep[0]));
     nsbox_spawn_child_ready(s->fds.err_w, &err, r == 0);
     struct nsbox_init_config ic = {.ctl_fd = s->fds.ctl_child,
@@ -201,9 +201,12 @@ static void note(struct nsbox_sandbox *sb, const struct nsbox_sandbox_config *cf
 int nsbox_landlock_create(const struct nsbox_sandbox_config *cfg, struct nsbox_sandbox *out,
                           struct nsbox_err *err)
 {
-    struct ll_spawn s = {
-        .cfg = cfg, .sb = out, .fds = SPAWN_FDS_NONE, .own_fd = -1, .oom = {.fd = -1},
-        .root = geteuid() == 0};
+    struct ll_spawn s = {.cfg = cfg,
+                         .sb = out,
+                         .fds = SPAWN_FDS_NONE,
+                         .own_fd = -1,
+                         .oom = {.fd = -1},
+                         .root = geteuid() == 0};
     const char *why = "";
 
     out->isolation = NSBOX_ISOLATION_LANDLOCK;

@@ -63,10 +63,10 @@
 struct spawn {
     const struct nsbox_sandbox_config *cfg;
     struct nsbox_sandbox *sb;
-    struct spawn_fds fds; /* the error pipe, control socket, state lock (spawn.h) */
-    int sync_r, sync_w;   /* parent -> child: ids mapped, lower ready */
-    int slot_fd;          /* root: holds the id range */
-    int disk_fd;          /* the child's: a tmpfs disk's root, kept by init */
+    struct spawn_fds fds;     /* the error pipe, control socket, state lock (spawn.h) */
+    int sync_r, sync_w;       /* parent -> child: ids mapped, lower ready */
+    int slot_fd;              /* root: holds the id range */
+    int disk_fd;              /* the child's: a tmpfs disk's root, kept by init */
     struct nsbox_oom_adj oom; /* the child's: init's oom_score_adj (oom_adj.h) */
     /* The sanitizer build: where init reports (sanitizer.h). */
     NSBOX_SAN(int san_fd;)
@@ -282,8 +282,13 @@ static _Noreturn void child_main(struct spawn *s)
     int r = child_setup(s, &err);
     /* Everything else nsbox had open stays outside: close_range over the
      * gaps between the few fds init keeps. */
-    int keep[] = {s->fds.err_w, s->fds.ctl_child, s->fds.listen_fd, s->slot_fd,
-                  s->cfg->keep_fd, s->disk_fd, s->oom.fd NSBOX_SAN(, s->san_fd)};
+    int keep[] = {s->fds.err_w,
+                  s->fds.ctl_child,
+                  s->fds.listen_fd,
+                  s->slot_fd,
+                  s->cfg->keep_fd,
+                  s->disk_fd,
+                  s->oom.fd NSBOX_SAN(, s->san_fd)};
     nsbox_close_all_but(keep, sizeof(keep) / sizeof(keep[0]));
     nsbox_spawn_child_ready(s->fds.err_w, &err, r == 0);
     struct nsbox_init_config ic = {
@@ -291,8 +296,8 @@ static _Noreturn void child_main(struct spawn *s)
         .listen_fd = s->fds.listen_fd,
         .disk_fd = s->disk_fd,
         .oom = s->oom NSBOX_SAN(, .rlimit_as = s->sb->cgroup.kind == NSBOX_CGROUP_NONE
-                                                           ? s->cfg->limits.memory_bytes
-                                                           : 0)};
+                                                   ? s->cfg->limits.memory_bytes
+                                                   : 0)};
     nsbox_init_main(&ic);
 }
 

@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <openssl/crypto.h>
 #include <openssl/sha.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -92,9 +93,11 @@ struct http_tenants *http_tenants_new(struct mcp_server *cfg, const char *tokens
     pthread_mutex_init(&t->lock, NULL);
     for (size_t i = 0; i < k; i++) {
         /* Unconfigured, a tenant is bounded only as before: each session
-         * by --max-sandboxes, all by --max-total-sandboxes. */
+         * by --max-sandboxes, all by --max-total-sandboxes (pool.c, whose
+         * refusal names it; a tenant quota equal to it would be met first,
+         * the spare not counting there, and name an option nobody set). */
         tenant_init(t, &t->tenants[i], n > 0 ? e[i].name : "default",
-                    max_per_tenant ? max_per_tenant : cfg->max_total);
+                    max_per_tenant ? max_per_tenant : SIZE_MAX);
         if (n > 0)
             sha256(e[i].token, strlen(e[i].token), t->tenants[i].token_hash);
         if (k > 1)

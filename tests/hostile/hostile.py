@@ -845,11 +845,15 @@ def mount_race_case(front):
         return False, why
     bad, made = [], 0
     try:
+        # At least RACE_SECONDS and at least 6 sandboxes (a loaded host
+        # makes fewer in that time; once 5 of 8 s under ASan with load 11),
+        # within 3 x RACE_SECONDS, which the swappers outlast; the stop
+        # ends them.
         front.exec(a, "cd /workspace && mkdir -p d tmp proc && for n in l workspace dev sys; do ln -sfn / $n; done; "
-                      f"(probe exchange d l {int(RACE_SECONDS) + 2} >/dev/null 2>&1 &); "
-                      f"(probe exchange tmp workspace {int(RACE_SECONDS) + 2} >/dev/null 2>&1 &); echo started")
-        end = time.time() + RACE_SECONDS
-        while time.time() < end:
+                      f"(probe exchange d l {int(RACE_SECONDS) * 3 + 2} >/dev/null 2>&1 &); "
+                      f"(probe exchange tmp workspace {int(RACE_SECONDS) * 3 + 2} >/dev/null 2>&1 &); echo started")
+        start = time.time()
+        while time.time() < start + RACE_SECONDS or (made < 6 and time.time() < start + 3 * RACE_SECONDS):
             made += 1
             r = front.run("probe mountinfo")
             lines = probe_lines(r.get("stdout", "")).get("mountinfo", {}).get("lines", [])

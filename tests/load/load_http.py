@@ -647,9 +647,9 @@ def phase_leaks(a, srv, base, sampler, when):
 
 def phase_total_cap(a, srv):
     """Fills the server to --max-total-sandboxes with kept sandboxes from
-    as many sessions as that takes; the next sandbox_create is refused
-    with exactly the cap's message, while the live sandboxes (the spare
-    included) number exactly the cap."""
+    as many sessions as that takes (the spare gives its slot to the last
+    of them: pool.c); the next sandbox_create is refused with exactly the
+    cap's message, while the live sandboxes number exactly the cap."""
     total = (f"the server runs {a.max_total} sandboxes, its limit; try again when some "
              f"have finished")
     sessions, held, why, cur = [], [], None, None
