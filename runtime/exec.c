@@ -60,6 +60,7 @@ struct run {
     bool exited;
     int64_t exited_at_ms;
     int64_t started_ms, last_progress_ms;
+    size_t told_out, told_err; /* the lengths progress last saw */
 };
 
 static uint64_t now_us(void)
@@ -257,13 +258,18 @@ static bool done(const struct run *r)
     return nsbox_now_ms() - r->exited_at_ms >= DRAIN_AFTER_EXIT_MS;
 }
 
+/* Progress as soon as output came (its caller streams it), else every
+ * progress_ms. */
 static void maybe_progress(struct run *r)
 {
     const struct nsbox_exec_opts *o = r->o;
     int64_t now = nsbox_now_ms();
-    if (o->progress == NULL || r->exited || now - r->last_progress_ms < (int64_t)o->progress_ms)
+    bool news = r->out.len != r->told_out || r->err.len != r->told_err;
+    if (o->progress == NULL || r->exited ||
+        (!news && now - r->last_progress_ms < (int64_t)o->progress_ms))
         return;
     r->last_progress_ms = now;
+    r->told_out = r->out.len, r->told_err = r->err.len;
     o->progress(o->progress_ctx, (uint64_t)(now - r->started_ms), r->out.buf ? r->out.buf : "",
                 r->out.len, r->err.buf ? r->err.buf : "", r->err.len);
 }

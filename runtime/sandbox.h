@@ -192,8 +192,10 @@ struct nsbox_exec_opts {
     size_t output_cap;
     int out_fd, err_fd;
     uint64_t rlimit_nofile, rlimit_fsize, rlimit_nproc;
-    /* Capture only: called about every progress_ms while the command runs
-     * with what was captured so far (NUL-terminated), for live progress. */
+    /* Capture only: called while the command runs with what was captured
+     * so far (NUL-terminated), for live progress: as soon as new output
+     * was captured, and at least every progress_ms (0: 1000) in between.
+     * Not called once the command exited: the result has the rest. */
     void (*progress)(void *ctx, uint64_t elapsed_ms, const char *out, size_t out_len,
                      const char *err, size_t err_len);
     void *progress_ctx;

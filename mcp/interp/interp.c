@@ -51,6 +51,7 @@ struct call {
     int timer;
     int64_t grace_until_ms; /* SIGINT sent: SIGKILL at this time; 0 none */
     int64_t started_ms, last_progress_ms;
+    size_t told_out, told_err; /* the lengths progress last saw */
 };
 
 int mcp_interp_lang(const char *language)
@@ -360,13 +361,17 @@ static void interrupt(struct call *c)
     c->grace_until_ms = nsbox_now_ms() + MCP_INTERP_GRACE_MS;
 }
 
+/* As runtime/exec.c's: as soon as output came, else every progress_ms. */
 static void progress(struct call *c)
 {
     const struct nsbox_exec_opts *eo = c->eo;
     int64_t now = nsbox_now_ms();
-    if (eo->progress == NULL || now - c->last_progress_ms < (int64_t)eo->progress_ms)
+    bool news = c->out.len != c->told_out || c->err.len != c->told_err;
+    if (eo->progress == NULL ||
+        (!news && now - c->last_progress_ms < (int64_t)eo->progress_ms))
         return;
     c->last_progress_ms = now;
+    c->told_out = c->out.len, c->told_err = c->err.len;
     eo->progress(eo->progress_ctx, (uint64_t)(now - c->started_ms), c->out.buf ? c->out.buf : "",
                  c->out.len, c->err.buf ? c->err.buf : "", c->err.len);
 }
