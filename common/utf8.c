@@ -75,7 +75,11 @@ size_t nsbox_utf8_whole(const char *s, size_t n)
         unsigned c = u[n - back];
         if ((c & 0xc0) == 0x80)
             continue; /* a continuation byte: its lead is further back */
-        size_t need = c >= 0xf0 ? 4 : c >= 0xe0 ? 3 : c >= 0xc0 ? 2 : 1;
+        /* As sequence(): a byte that can start no sequence waits for none. */
+        size_t need = c >= 0xc2 && c <= 0xdf   ? 2
+                      : c >= 0xe0 && c <= 0xef ? 3
+                      : c >= 0xf0 && c <= 0xf4 ? 4
+                                               : 1;
         return need > back ? n - back : n;
     }
     return n;

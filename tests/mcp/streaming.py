@@ -218,14 +218,16 @@ def _():
 
 
 # Each character's bytes in separate writes, 120 ms apart (more than a
-# coalescing tick), then a byte that is no UTF-8 at all.
+# coalescing tick), then a byte that is no UTF-8 at all: sent at once as
+# '?' (it starts no character to wait for).
 SPLIT = ("import sys, time\n"
          "w = sys.stdout.buffer\n"
          "for ch in ('\\u20ac', '\\U0001f600', '\\u00e9', 'z'):\n"
          "    b = ch.encode()\n"
          "    for k in range(len(b)):\n"
          "        w.write(b[k:k + 1]); w.flush(); time.sleep(0.12)\n"
-         "w.write(b'[\\xff]'); w.flush()\n")
+         "w.write(b'[\\xff'); w.flush(); time.sleep(0.2)\n"
+         "w.write(b']'); w.flush()\n")
 
 
 @nt.test("utf8_never_cut")
@@ -234,10 +236,12 @@ def _():
     rec = m["result"]["structuredContent"]
     ok(rec.get("stdout") == "\u20ac\U0001f600\u00e9z[?]", lambda: f"record {short(rec)}")
     parts = check_stream(prog, rec, "stdout")
-    bad = [p["message"] for p in parts if "?" in p["message"] and p["message"] != "[?]"
-           and not p["message"].endswith("[?]")]
-    ok(not bad, lambda: f"a character was cut: {bad}")
-    ok(len(parts) >= 4, lambda: f"only {len(parts)} notifications: {[p['message'] for p in parts]}")
+    msgs = [p["message"] for p in parts]
+    bad = [t for t in msgs if "?" in t and not t.endswith("[?")]
+    ok(not bad, lambda: f"a character was cut: {msgs}")
+    ok(msgs[:4] == ["\u20ac", "\U0001f600", "\u00e9", "z"], lambda: f"one character a notification: {msgs}")
+    ok(any(t.endswith("[?") for t in msgs) and msgs[-1] == "]",
+       lambda: f"the invalid byte waited for more: {msgs}")
     note(f"utf8: texts {[p['message'] for p in parts]}")
 
 
