@@ -367,8 +367,7 @@ static void progress(struct call *c)
     const struct nsbox_exec_opts *eo = c->eo;
     int64_t now = nsbox_now_ms();
     bool news = c->out.len != c->told_out || c->err.len != c->told_err;
-    if (eo->progress == NULL ||
-        (!news && now - c->last_progress_ms < (int64_t)eo->progress_ms))
+    if (eo->progress == NULL || (!news && now - c->last_progress_ms < (int64_t)eo->progress_ms))
         return;
     c->last_progress_ms = now;
     c->told_out = c->out.len, c->told_err = c->err.len;

@@ -74,8 +74,9 @@ static bool send_new(struct mcp_stream *st, const char *const buf[2], const size
     for (int i = 0; i < 2; i++) {
         if (buf[i] == NULL || len[i] <= st->sent[i])
             continue;
-        size_t upto = finish ? len[i] : st->sent[i] + nsbox_utf8_whole(buf[i] + st->sent[i],
-                                                                       len[i] - st->sent[i]);
+        size_t upto = finish ? len[i]
+                             : st->sent[i] +
+                                   nsbox_utf8_whole(buf[i] + st->sent[i], len[i] - st->sent[i]);
         if (upto > st->sent[i]) {
             send_text(st, i, buf[i], upto, status);
             sent = true;

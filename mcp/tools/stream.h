@@ -31,11 +31,11 @@
 struct mcp_stream {
     struct mcp_session *s;
     struct mcp_call *call;
-    size_t sent[2];          /* stdout, stderr: the bytes sent so far */
-    int64_t started_ms;      /* CLOCK_MONOTONIC */
-    int64_t last_send_ms;    /* of the last notification; 0: none yet */
-    bool any_output;         /* some output was sent */
-    uint64_t last_progress;  /* the last progress value sent */
+    size_t sent[2];         /* stdout, stderr: the bytes sent so far */
+    int64_t started_ms;     /* CLOCK_MONOTONIC */
+    int64_t last_send_ms;   /* of the last notification; 0: none yet */
+    bool any_output;        /* some output was sent */
+    uint64_t last_progress; /* the last progress value sent */
 };
 
 void mcp_stream_init(struct mcp_stream *st, struct mcp_session *s, struct mcp_call *call);
