@@ -234,6 +234,26 @@ int nsbox_sandbox_exec(struct nsbox_sandbox *sb, const struct nsbox_exec_opts *o
 
 void nsbox_exec_result_free(struct nsbox_exec_result *res);
 
+/* The pace of nsbox_exec_opts.progress, for an event loop that captures
+ * a command's output (nsbox_sandbox_exec's, the server's interpreter):
+ * ticks every progress_ms (0: 1000) from begin, whatever the output did in
+ * between, and a call as soon as the captured lengths grew. */
+struct nsbox_progress_pace {
+    int64_t started_ms, last_tick_ms;
+    size_t told_out, told_err; /* the lengths the last call saw */
+};
+
+void nsbox_progress_begin(struct nsbox_progress_pace *pp);
+
+/* The poll timeout until the next tick (0 when due), or -1 without
+ * progress. */
+int nsbox_progress_timeout(const struct nsbox_progress_pace *pp, const struct nsbox_exec_opts *o);
+
+/* Calls o->progress with out[0..out_len) and err[0..err_len) when a tick
+ * is due or the lengths grew. */
+void nsbox_progress_maybe(struct nsbox_progress_pace *pp, const struct nsbox_exec_opts *o,
+                          const char *out, size_t out_len, const char *err, size_t err_len);
+
 /* Kills every process in the sandbox but its init, now (a running
  * nsbox_sandbox_exec then returns).  Safe to call from another thread. */
 void nsbox_sandbox_kill_all(struct nsbox_sandbox *sb);
