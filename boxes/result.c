@@ -13,6 +13,10 @@
 #include "box.h"
 
 #include <jansson.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../common/utf8.h"
 
 const char *box_result_status(const struct nsbox_exec_result *r)
 {
@@ -37,11 +41,32 @@ uint64_t box_result_memory_peak(const struct nsbox_exec_result *r)
     return r->memory_peak_bytes ? r->memory_peak_bytes : r->maxrss_bytes;
 }
 
+/* n bytes of a command's output as a JSON string: each byte of an
+ * invalid UTF-8 sequence as '?' (jansson refuses invalid UTF-8, and the
+ * whole record with it), so the text keeps its length and byte offsets
+ * (the server's streamed progress counts in them: mcp/tools/stream.h). */
+static json_t *output_text(const char *s, size_t n)
+{
+    if (s == NULL)
+        return json_string("");
+    json_t *j = json_stringn(s, n);
+    if (j != NULL)
+        return j;
+    char *copy = malloc(n + 1);
+    if (copy == NULL)
+        return NULL;
+    memcpy(copy, s, n);
+    nsbox_utf8_repair(copy, n);
+    j = json_stringn(copy, n);
+    free(copy);
+    return j;
+}
+
 json_t *box_result_json(const struct nsbox_exec_result *r)
 {
-    return json_pack("{s:s,s:i,s:i,s:s%,s:s%,s:b,s:b,s:b,s:b,s:I,s:I,s:I}", "status",
+    return json_pack("{s:s,s:i,s:i,s:o,s:o,s:b,s:b,s:b,s:b,s:I,s:I,s:I}", "status",
                      box_result_status(r), "exit_code", r->exit_code, "signal", r->signal, "stdout",
-                     r->out ? r->out : "", r->out_len, "stderr", r->err ? r->err : "", r->err_len,
+                     output_text(r->out, r->out_len), "stderr", output_text(r->err, r->err_len),
                      "stdout_truncated", r->out_truncated, "stderr_truncated", r->err_truncated,
                      "timed_out", r->timed_out, "oom_killed", r->oom_killed, "wall_ms",
                      (json_int_t)(r->wall_us / 1000), "cpu_ms", (json_int_t)(r->cpu_us / 1000),

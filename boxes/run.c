@@ -21,23 +21,27 @@ struct watch {
     struct box_ws_watch ws;
     struct nsbox_cancel *cancel; /* fired once over budget */
     const struct nsbox_exec_opts *caller;
-    uint64_t last_ms; /* the caller's progress, last called */
+    bool watched;
+    uint64_t watched_ms; /* the budget, last looked at */
 };
 
-/* Every tick: the budget first, then the caller's progress at its own
- * pace. */
+/* Called as the command's progress: when output came and every tick.  The
+ * budget at most every WATCH_MS; the caller's progress every time (it
+ * streams the output: mcp/tools/stream.h). */
 static void on_progress(void *arg, uint64_t elapsed_ms, const char *out, size_t out_len,
                         const char *err, size_t err_len)
 {
     struct watch *w = arg;
     const struct nsbox_exec_opts *c = w->caller;
 
-    if (w->ws.active && box_workspace_watch_over(w->box, &w->ws))
-        nsbox_cancel_fire(w->cancel);
-    if (c->progress == NULL || (w->last_ms && elapsed_ms - w->last_ms < c->progress_ms))
-        return;
-    w->last_ms = elapsed_ms;
-    c->progress(c->progress_ctx, elapsed_ms, out, out_len, err, err_len);
+    if (w->ws.active && (!w->watched || elapsed_ms - w->watched_ms >= WATCH_MS)) {
+        w->watched = true;
+        w->watched_ms = elapsed_ms;
+        if (box_workspace_watch_over(w->box, &w->ws))
+            nsbox_cancel_fire(w->cancel);
+    }
+    if (c->progress != NULL)
+        c->progress(c->progress_ctx, elapsed_ms, out, out_len, err, err_len);
 }
 
 /* A command stopped by the watch: the cancel killed it (not the caller),
@@ -113,7 +117,8 @@ static int execute(struct box *box, const struct box_run *rq, struct watch *w,
     if (w->ws.active || rq->exec.progress != NULL) {
         eo.progress = on_progress;
         eo.progress_ctx = w;
-        eo.progress_ms = w->ws.active ? WATCH_MS : rq->exec.progress_ms;
+        unsigned pm = rq->exec.progress ? (rq->exec.progress_ms ?: 1000) : WATCH_MS;
+        eo.progress_ms = w->ws.active && pm > WATCH_MS ? WATCH_MS : pm;
     }
     return rq->exec_fn ? rq->exec_fn(rq->exec_ctx, box, &eo, res, err)
                        : nsbox_sandbox_exec(&box->sb, &eo, res, err);

@@ -30,15 +30,17 @@
 
 /* A front end's own way of running the command (a pty relay, a persistent
  * interpreter).  It gets the options box_run prepared, whose progress and
- * cancel carry the workspace watch: it must call progress every
- * progress_ms while the command runs and stop it once cancel fires.
+ * cancel carry the workspace watch: it must call progress as
+ * nsbox_exec_opts says (when output came, and every progress_ms) while
+ * the command runs and stop it once cancel fires.
  * Returns as nsbox_sandbox_exec does. */
 typedef int (*box_exec_fn)(void *ctx, struct box *box, const struct nsbox_exec_opts *eo,
                            struct nsbox_exec_result *res, struct nsbox_err *err);
 
 /* What a front end asks.  exec starts from box_exec_defaults; the caller
- * sets argv, input, output, timeout, and may set progress (called at its
- * own progress_ms, however often box_run polls the watch) and cancel
+ * sets argv, input, output, timeout, and may set progress (called as
+ * nsbox_exec_opts says: when output came, and at least every
+ * progress_ms; box_run polls the watch every 50 ms at most) and cancel
  * (fired by box_run too when the workspace goes over its budget). */
 struct box_run {
     struct nsbox_exec_opts exec;

@@ -67,3 +67,36 @@ bool nsbox_utf8_valid(const char *s, size_t n)
     }
     return true;
 }
+
+size_t nsbox_utf8_whole(const char *s, size_t n)
+{
+    const unsigned char *u = (const unsigned char *)s;
+    for (size_t back = 1; back <= 3 && back <= n; back++) {
+        unsigned c = u[n - back];
+        if ((c & 0xc0) == 0x80)
+            continue; /* a continuation byte: its lead is further back */
+        /* As sequence(): a byte that can start no sequence waits for none. */
+        size_t need = c >= 0xc2 && c <= 0xdf   ? 2
+                      : c >= 0xe0 && c <= 0xef ? 3
+                      : c >= 0xf0 && c <= 0xf4 ? 4
+                                               : 1;
+        return need > back ? n - back : n;
+    }
+    return n;
+}
+
+bool nsbox_utf8_repair(char *s, size_t n)
+{
+    unsigned char *u = (unsigned char *)s;
+    bool changed = false;
+    for (size_t i = 0; i < n;) {
+        size_t k = sequence(u + i, n - i);
+        if (k == 0) {
+            u[i++] = '?';
+            changed = true;
+            continue;
+        }
+        i += k;
+    }
+    return changed;
+}

@@ -17,4 +17,15 @@ bool nsbox_utf8_valid(const char *s, size_t n);
  * true when something was replaced. */
 bool nsbox_utf8_sanitize(const char *in, char *out, size_t size);
 
+/* The length of s[0..n) without an unfinished character at its end (a
+ * lead byte whose sequence needs more bytes than there are): where text
+ * read so far can be cut without splitting a character. */
+size_t nsbox_utf8_whole(const char *s, size_t n);
+
+/* Replaces, in place, each byte of s[0..n) that is not part of a valid
+ * sequence by '?' (NUL bytes stay: jansson takes them with a length), so
+ * the text keeps its length and byte offsets.  Returns true when
+ * something was replaced. */
+bool nsbox_utf8_repair(char *s, size_t n);
+
 #endif

@@ -59,7 +59,7 @@ struct run {
     bool cancel_sent; /* opts->cancel fired and acted on */
     bool exited;
     int64_t exited_at_ms;
-    int64_t started_ms, last_progress_ms;
+    struct nsbox_progress_pace pace;
 };
 
 static uint64_t now_us(void)
@@ -259,18 +259,14 @@ static bool done(const struct run *r)
 
 static void maybe_progress(struct run *r)
 {
-    const struct nsbox_exec_opts *o = r->o;
-    int64_t now = nsbox_now_ms();
-    if (o->progress == NULL || r->exited || now - r->last_progress_ms < (int64_t)o->progress_ms)
-        return;
-    r->last_progress_ms = now;
-    o->progress(o->progress_ctx, (uint64_t)(now - r->started_ms), r->out.buf ? r->out.buf : "",
-                r->out.len, r->err.buf ? r->err.buf : "", r->err.len);
+    /* Not once it exited: the result has the rest. */
+    if (!r->exited)
+        nsbox_progress_maybe(&r->pace, r->o, r->out.buf, r->out.len, r->err.buf, r->err.len);
 }
 
 static int event_loop(struct run *r, struct nsbox_err *err)
 {
-    r->started_ms = r->last_progress_ms = nsbox_now_ms();
+    nsbox_progress_begin(&r->pace);
     while (!done(r)) {
         struct pollfd p[7];
         int n = 0;
@@ -284,9 +280,7 @@ static int event_loop(struct run *r, struct nsbox_err *err)
         p[n++] = (struct pollfd){.fd = relaying && !buffered ? r->in.from : -1, .events = POLLIN};
         p[n++] = (struct pollfd){.fd = r->o->cancel && !r->cancel_sent ? r->o->cancel->fd : -1,
                                  .events = POLLIN};
-        int timeout = r->exited        ? DRAIN_AFTER_EXIT_MS
-                      : r->o->progress ? (int)(r->o->progress_ms ? r->o->progress_ms : 1000)
-                                       : -1;
+        int timeout = r->exited ? DRAIN_AFTER_EXIT_MS : nsbox_progress_timeout(&r->pace, r->o);
         if (poll(p, (nfds_t)n, timeout) < 0) {
             if (errno == EINTR)
                 continue;

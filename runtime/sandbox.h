@@ -192,8 +192,10 @@ struct nsbox_exec_opts {
     size_t output_cap;
     int out_fd, err_fd;
     uint64_t rlimit_nofile, rlimit_fsize, rlimit_nproc;
-    /* Capture only: called about every progress_ms while the command runs
-     * with what was captured so far (NUL-terminated), for live progress. */
+    /* Capture only: called while the command runs with what was captured
+     * so far (NUL-terminated), for live progress: as soon as new output
+     * was captured, and at least every progress_ms (0: 1000) in between.
+     * Not called once the command exited: the result has the rest. */
     void (*progress)(void *ctx, uint64_t elapsed_ms, const char *out, size_t out_len,
                      const char *err, size_t err_len);
     void *progress_ctx;
@@ -231,6 +233,26 @@ int nsbox_sandbox_exec(struct nsbox_sandbox *sb, const struct nsbox_exec_opts *o
                        struct nsbox_exec_result *res, struct nsbox_err *err);
 
 void nsbox_exec_result_free(struct nsbox_exec_result *res);
+
+/* The pace of nsbox_exec_opts.progress, for an event loop that captures
+ * a command's output (nsbox_sandbox_exec's, the server's interpreter):
+ * ticks every progress_ms (0: 1000) from begin, whatever the output did in
+ * between, and a call as soon as the captured lengths grew. */
+struct nsbox_progress_pace {
+    int64_t started_ms, last_tick_ms;
+    size_t told_out, told_err; /* the lengths the last call saw */
+};
+
+void nsbox_progress_begin(struct nsbox_progress_pace *pp);
+
+/* The poll timeout until the next tick (0 when due), or -1 without
+ * progress. */
+int nsbox_progress_timeout(const struct nsbox_progress_pace *pp, const struct nsbox_exec_opts *o);
+
+/* Calls o->progress with out[0..out_len) and err[0..err_len) when a tick
+ * is due or the lengths grew. */
+void nsbox_progress_maybe(struct nsbox_progress_pace *pp, const struct nsbox_exec_opts *o,
+                          const char *out, size_t out_len, const char *err, size_t err_len);
 
 /* Kills every process in the sandbox but its init, now (a running
  * nsbox_sandbox_exec then returns).  Safe to call from another thread. */

@@ -49,8 +49,8 @@ struct call {
     bool exited;  /* the interpreter is gone (EOF, exit status) */
     bool protocol_error;
     int timer;
-    int64_t grace_until_ms; /* SIGINT sent: SIGKILL at this time; 0 none */
-    int64_t started_ms, last_progress_ms;
+    int64_t grace_until_ms;          /* SIGINT sent: SIGKILL at this time; 0 none */
+    struct nsbox_progress_pace pace; /* of eo->progress */
 };
 
 int mcp_interp_lang(const char *language)
@@ -362,28 +362,21 @@ static void interrupt(struct call *c)
 
 static void progress(struct call *c)
 {
-    const struct nsbox_exec_opts *eo = c->eo;
-    int64_t now = nsbox_now_ms();
-    if (eo->progress == NULL || now - c->last_progress_ms < (int64_t)eo->progress_ms)
-        return;
-    c->last_progress_ms = now;
-    eo->progress(eo->progress_ctx, (uint64_t)(now - c->started_ms), c->out.buf ? c->out.buf : "",
-                 c->out.len, c->err.buf ? c->err.buf : "", c->err.len);
+    nsbox_progress_maybe(&c->pace, c->eo, c->out.buf, c->out.len, c->err.buf, c->err.len);
 }
 
 static int loop(struct call *c, struct nsbox_err *err)
 {
     const struct nsbox_exec_opts *eo = c->eo;
-    c->started_ms = c->last_progress_ms = nsbox_now_ms();
+    nsbox_progress_begin(&c->pace);
     while (c->done == NULL && !c->exited && !c->protocol_error) {
         int64_t now = nsbox_now_ms();
         if (c->grace_until_ms && now >= c->grace_until_ms)
             return 0; /* the caller kills it */
         int timeout = c->grace_until_ms ? (int)(c->grace_until_ms - now) : -1;
-        if (eo->progress != NULL) {
-            int pm = (int)(eo->progress_ms ? eo->progress_ms : 1000);
-            timeout = timeout < 0 || timeout > pm ? pm : timeout;
-        }
+        int tick = nsbox_progress_timeout(&c->pace, eo);
+        if (tick >= 0 && (timeout < 0 || timeout > tick))
+            timeout = tick;
         bool cancel_armed = eo->cancel != NULL && !c->res->cancelled && !c->res->timed_out;
         struct pollfd p[5] = {
             {.fd = c->it->proc.chan, .events = POLLIN},

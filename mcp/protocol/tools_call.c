@@ -86,8 +86,9 @@ void mcp_handle_tools_list(const struct mcp_req *rq)
  * response already removed: "Received a progress notification for an
  * unknown token", an error to onerror, on which Claude Code closes the
  * transport.  A response goes out at least PROGRESS_GAP_MS after the
- * call's last progress, so that the two arrive apart (only calls that
- * ran for a second or more send progress at all). */
+ * call's last progress, so that the two arrive apart.  A run streams
+ * its output as progress (tools/stream.h) and sends the rest just before
+ * its response: every call that printed anything waits here. */
 #define PROGRESS_GAP_MS 50
 
 static void apart_from_progress(int64_t last_progress_ms)

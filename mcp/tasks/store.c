@@ -253,28 +253,46 @@ void mcp_task_end(struct mcp_session *s, struct mcp_task *t, json_t *result, jso
     }
 }
 
-void mcp_call_progress(struct mcp_session *s, struct mcp_call *c, uint64_t elapsed_ms,
-                       const char *tail)
+/* The _meta of a progress notification, or NULL for none. */
+static json_t *progress_meta(const struct mcp_progress *p, const char *task_id)
+{
+    json_t *meta = json_object();
+    if (task_id != NULL)
+        json_object_set_new(meta, "io.modelcontextprotocol/related-task",
+                            json_pack("{s:s}", "taskId", task_id));
+    if (p->stream != NULL) {
+        json_object_set_new(meta, "io.nsbox/stream", json_string(p->stream));
+        json_object_set_new(meta, "io.nsbox/offset", json_integer((json_int_t)p->offset));
+    }
+    if (meta != NULL && json_object_size(meta) == 0) {
+        json_decref(meta);
+        meta = NULL;
+    }
+    return meta;
+}
+
+void mcp_call_progress(struct mcp_session *s, struct mcp_call *c, const struct mcp_progress *p)
 {
     json_t *token = NULL, *meta = NULL;
     pthread_mutex_lock(&s->lock);
     struct mcp_task *t = c->task;
-    if (t != NULL && t->status == MCP_TASK_WORKING)
-        snprintf(t->message, sizeof(t->message), "%s", tail);
+    if (t != NULL && t->status == MCP_TASK_WORKING && p->status != NULL)
+        snprintf(t->message, sizeof(t->message), "%s", p->status);
     /* 2025-11-25: "The progressToken provided in the initial request
      * remains valid throughout the task lifetime"; the extension has no
-     * progress on tasks (SEP-2663): tasks/get's statusMessage carries it. */
-    if (c->progress_token != NULL && (t == NULL || t->era == MCP_ERA_LEGACY)) {
+     * progress on tasks (SEP-2663): tasks/get's statusMessage carries it.
+     * A cancelled call's client has forgotten its token. */
+    if (c->progress_token != NULL && (t == NULL || t->era == MCP_ERA_LEGACY) &&
+        (t != NULL || !c->cancelled)) {
         token = json_incref(c->progress_token);
         c->last_progress_ms = nsbox_now_ms();
-        if (t != NULL)
-            meta = json_pack("{s:{s:s}}", "io.modelcontextprotocol/related-task", "taskId", t->id);
+        meta = progress_meta(p, t != NULL ? t->id : NULL);
     }
     pthread_mutex_unlock(&s->lock);
     if (token == NULL)
         return;
-    json_t *params = json_pack("{s:o,s:I,s:s}", "progressToken", token, "progress",
-                               (json_int_t)elapsed_ms, "message", tail);
+    json_t *params = json_pack("{s:o,s:I,s:s%}", "progressToken", token, "progress",
+                               (json_int_t)p->progress, "message", p->message, p->message_len);
     if (params != NULL && meta != NULL)
         json_object_set_new(params, "_meta", meta);
     else

@@ -105,12 +105,22 @@ json_t *mcp_task_create_result(const struct mcp_task *t, enum mcp_era era);
  * task.  Takes and releases the lock itself. */
 void mcp_task_end(struct mcp_session *s, struct mcp_task *t, json_t *result, json_t *error);
 
-/* A running call's newest output lines: into its task's statusMessage,
- * and a notifications/progress to a client that gave a progressToken
- * (not for a 2026-07-28 task: the extension has no progress on tasks).
- * Takes the lock itself. */
-void mcp_call_progress(struct mcp_session *s, struct mcp_call *c, uint64_t elapsed_ms,
-                       const char *tail);
+/* One notifications/progress of a running call (tools/stream.h). */
+struct mcp_progress {
+    uint64_t progress;   /* strictly increasing within the call */
+    const char *message; /* valid UTF-8 (NUL bytes allowed), message_len bytes */
+    size_t message_len;
+    const char *stream; /* "stdout", "stderr", or NULL (a heartbeat: no output) */
+    uint64_t offset;    /* with stream: the message's byte offset in it */
+    const char *status; /* the task's new statusMessage (the newest lines), or NULL */
+};
+
+/* A running call's progress: status into its task's statusMessage, and a
+ * notifications/progress to a client that gave a progressToken (not for
+ * a 2026-07-28 task: the extension has no progress on tasks; not once the
+ * call was cancelled), its _meta with io.nsbox/stream and io.nsbox/offset
+ * (and a legacy task's related-task).  Takes the lock itself. */
+void mcp_call_progress(struct mcp_session *s, struct mcp_call *c, const struct mcp_progress *p);
 
 /* Drops every task of s (the session ends; its calls have ended). */
 void mcp_tasks_free(struct mcp_session *s);

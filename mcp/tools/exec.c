@@ -19,6 +19,7 @@
 #include "changes.h"
 #include "languages.h"
 #include "output.h"
+#include "stream.h"
 #include "tools.h"
 
 static bool stopped(struct mcp_session *s, const struct mcp_sandbox *m)
@@ -27,35 +28,6 @@ static bool stopped(struct mcp_session *s, const struct mcp_sandbox *m)
     bool stopping = m->stopping;
     pthread_mutex_unlock(&s->lock);
     return stopping;
-}
-
-/* Progress for the client (with a progressToken) or the call's task,
- * while a command runs (box_run calls it once a second). */
-struct progress_ctx {
-    struct mcp_session *s;
-    struct mcp_call *call;
-};
-
-/* The newest lines of output, for a human watching a long run. */
-static void tail_lines(const char *buf, size_t len, char *out, size_t size)
-{
-    size_t start = len, lines = 0;
-    while (start > 0 && lines < 3 && len - start < size - 1)
-        if (buf[--start] == '\n' && start != len - 1)
-            lines++;
-    if (buf[start] == '\n')
-        start++;
-    snprintf(out, size, "%.*s", (int)(len - start), buf + start);
-}
-
-static void send_progress(void *arg, uint64_t elapsed_ms, const char *out, size_t out_len,
-                          const char *err, size_t err_len)
-{
-    struct progress_ctx *p = arg;
-    char msg[512];
-
-    tail_lines(out_len ? out : err, out_len ? out_len : err_len, msg, sizeof(msg));
-    mcp_call_progress(p->s, p->call, elapsed_ms, msg);
 }
 
 /* What a persistent interpreter adds to the record (docs/interpreters.md):
@@ -144,7 +116,7 @@ static int interp_exec(void *arg, struct box *box, const struct nsbox_exec_opts 
 /* The request as box_run takes it: progress only where the client asked
  * for it (a progressToken) or the call may be a task. */
 static void run_request(struct mcp_session *s, struct mcp_call *call, struct mcp_sandbox *m,
-                        const struct mcp_run_args *rq, double timeout, struct progress_ctx *pc,
+                        const struct mcp_run_args *rq, double timeout, struct mcp_stream *st,
                         struct box_run *br)
 {
     *br = (struct box_run){.changes = true};
@@ -159,9 +131,9 @@ static void run_request(struct mcp_session *s, struct mcp_call *call, struct mcp
     eo->output_cap = s->cfg->output_cap;
     eo->cancel = &call->cancel;
     if (call->progress_token != NULL || call->taskable) {
-        eo->progress = send_progress;
-        eo->progress_ctx = pc;
-        eo->progress_ms = 1000;
+        eo->progress = mcp_stream_progress;
+        eo->progress_ctx = st;
+        eo->progress_ms = MCP_STREAM_TICK_MS;
     }
 }
 
@@ -169,11 +141,12 @@ static int exec_in(struct mcp_session *s, struct mcp_call *call, struct mcp_sand
                    const struct mcp_run_args *rq, double timeout, struct mcp_result *out,
                    struct nsbox_err *err)
 {
-    struct progress_ctx pc = {s, call};
+    struct mcp_stream st;
     struct mcp_interp_info info = {0};
     struct box_run br;
     _cleanup_(box_run_result_free) struct box_run_result res = {0};
-    run_request(s, call, m, rq, timeout, &pc, &br);
+    mcp_stream_init(&st, s, call);
+    run_request(s, call, m, rq, timeout, &st, &br);
     int lang = interpreted(s, m, rq);
     struct interp_exec x = {m, (enum mcp_interp_lang)lang, rq->code, rq->restart, &info};
     if (lang >= 0) {
@@ -188,6 +161,9 @@ static int exec_in(struct mcp_session *s, struct mcp_call *call, struct mcp_sand
     /* Cut to the inline budget, the whole kept, while the operation is
      * still this call's. */
     struct mcp_output_kept kept = {0};
+    /* The rest of the streamed output, before the record cuts it. */
+    if (r == 0 && br.exec.progress != NULL)
+        mcp_stream_finish(&st, &res.exec);
     if (r == 0)
         mcp_output_cut(s, call, m, &res.exec, rq->inline_max, &kept);
     if (!m->one_shot)

@@ -531,8 +531,9 @@ def progress_string_token():
     before = len(s.notes)
     s.send({"jsonrpc": "2.0", "id": i, "method": "tools/call", "params": {
         "name": "execute_code",
-        # 3 s: progress comes once a second (mcp/tools/exec.c), so at least
-        # one notification is due however slowly the sandbox starts.
+        # 3 s: output streams as progress, and a silent run gets a heartbeat
+        # once a second (mcp/tools/stream.c), so at least one notification
+        # is due however slowly the sandbox starts.
         "arguments": {"code": "import time\nfor i in range(3):\n    print(i, flush=True)\n    time.sleep(1)"},
         "_meta": {"progressToken": "tok-7"},
     }})
@@ -554,8 +555,9 @@ def progress_apart_from_response():
     # the progress as "for an unknown token"; Claude Code then closes the
     # transport.  So the response leaves at least 50 ms after the call's
     # last progress (mcp/protocol/tools_call.c).  Commands that end right
-    # at a progress tick (once a second from their start) make the two
-    # close; the gap seen here, on the client's side, must stay >= 40 ms.
+    # at a heartbeat (once a second from their start) make the two close;
+    # the gap seen here, on the client's side, must stay >= 40 ms (a run
+    # with output: streaming.py's stdout_and_stderr_named_and_whole).
     s = main_server()
     gaps = []
     for secs in ("0.99", "0.995", "1", "1.005", "1.01", "1.02"):
