@@ -138,6 +138,12 @@ void mcp_sandbox_free_record(struct mcp_sandbox *m)
 {
     for (size_t i = 0; i < MCP_INTERP_N; i++)
         mcp_interp_free(m->interp[i]);
+    while (m->contexts != NULL) {
+        struct mcp_context *c = m->contexts;
+        m->contexts = c->next;
+        mcp_interp_free(c->interp);
+        free(c);
+    }
     box_free(&m->box);
     pthread_mutex_destroy(&m->exec_lock);
     free(m);

@@ -13,6 +13,16 @@
 #include "interp/interp.h"
 #include "node.h"
 
+/* A code context of a kept sandbox: an interpreter of its own, with its
+ * own working directory, sharing the sandbox's files and limits. */
+struct mcp_context {
+    char id[24]; /* "ctx-" and 16 hex digits */
+    enum mcp_interp_lang lang;
+    char cwd[4096];            /* absolute */
+    struct mcp_interp *interp; /* NULL until its first use or a restart */
+    struct mcp_context *next;
+};
+
 /* A sandbox this session created (or the spare, in no session yet). */
 struct mcp_sandbox {
     struct box box;
@@ -23,6 +33,11 @@ struct mcp_sandbox {
     /* Its persistent interpreters (mcp/interp/interp.h), by language;
      * used under exec_lock. */
     struct mcp_interp *interp[MCP_INTERP_N];
+    /* The code contexts made with context_create (tools/contexts.c), in
+     * the order made: more interpreters in the same sandbox.  Used and
+     * changed under exec_lock. */
+    struct mcp_context *contexts;
+    size_t n_contexts;
     pthread_mutex_t exec_lock; /* one command at a time on its socket */
     /* Ownership (sandboxes.h), under the session's lock. */
     unsigned refs;    /* calls holding it */

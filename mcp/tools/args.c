@@ -139,6 +139,9 @@ static const struct mcp_arg execute_fields[] = {
     ARG("restart", BOOLEAN, 0,
         .description = "with sandbox_id: restart the persistent interpreter first (its "
                        "variables are gone)"),
+    ARG("context", STRING, NONEMPTY,
+        .description = "with sandbox_id: the code context to run in (context_create; "
+                       "\"python\", \"javascript\" and \"typescript\" are the default ones)"),
     LIMITS,
     NETWORK,
     INLINE_KB,
@@ -197,6 +200,19 @@ static const struct mcp_arg upload_fields[] = {
                        "server's --max-upload-mb)"),
 };
 
+static const char *const interp_languages[] = {"python", "python3",    "javascript",
+                                               "node",   "typescript", NULL};
+static const struct mcp_arg context_create_fields[] = {
+    SANDBOX_ID,
+    ARG("language", STRING, 0, .dflt = "python", .choices = interp_languages),
+    ARG("cwd", STRING, 0,
+        .description = "absolute path inside the sandbox (default: its working directory)"),
+};
+static const struct mcp_arg context_fields[] = {
+    SANDBOX_ID,
+    ARG("context_id", STRING, REQUIRED | NONEMPTY),
+};
+
 /* The decoders below name their tool's declaration by these. */
 
 const struct mcp_tool_args mcp_arg_decls[N_TOOLS] = {
@@ -218,6 +234,10 @@ const struct mcp_tool_args mcp_arg_decls[N_TOOLS] = {
     [LIST_IMAGES] = NO_ARGS("list_images"),
     [INSTALL_PACKAGES] = DECL("install_packages", install_fields),
     [UPLOAD_URL] = DECL("upload_url", upload_fields),
+    [CONTEXT_CREATE] = DECL("context_create", context_create_fields),
+    [CONTEXT_LIST] = DECL("context_list", stop_fields),
+    [CONTEXT_RESTART] = DECL("context_restart", context_fields),
+    [CONTEXT_REMOVE] = DECL("context_remove", context_fields),
 };
 
 const struct mcp_tool_args *mcp_tool_args_find(const char *tool)
@@ -405,6 +425,47 @@ int mcp_args_sandbox_stop(json_t *args, struct mcp_stop_args *out, struct nsbox_
     return 0;
 }
 
+/* ---- code contexts (tools/contexts.c) ---- */
+
+static int context_args(int tool, json_t *args, struct mcp_context_args *out, struct nsbox_err *err)
+{
+    *out = (struct mcp_context_args){0};
+    if (mcp_schema_check(&mcp_arg_decls[tool], args, err) < 0)
+        return -1;
+    out->sandbox_id = str(tool, args, "sandbox_id");
+    if (tool == CONTEXT_CREATE) {
+        out->language = str(tool, args, "language");
+        out->cwd = str(tool, args, "cwd");
+        if (out->cwd != NULL && (out->cwd[0] != '/' || strlen(out->cwd) >= 4096)) {
+            *out = (struct mcp_context_args){0};
+            return nsbox_err_set(err, 0, "cwd must be an absolute path inside the sandbox");
+        }
+    } else if (tool != CONTEXT_LIST) {
+        out->context_id = str(tool, args, "context_id");
+    }
+    return 0;
+}
+
+int mcp_args_context_create(json_t *args, struct mcp_context_args *out, struct nsbox_err *err)
+{
+    return context_args(CONTEXT_CREATE, args, out, err);
+}
+
+int mcp_args_context_list(json_t *args, struct mcp_context_args *out, struct nsbox_err *err)
+{
+    return context_args(CONTEXT_LIST, args, out, err);
+}
+
+int mcp_args_context_restart(json_t *args, struct mcp_context_args *out, struct nsbox_err *err)
+{
+    return context_args(CONTEXT_RESTART, args, out, err);
+}
+
+int mcp_args_context_remove(json_t *args, struct mcp_context_args *out, struct nsbox_err *err)
+{
+    return context_args(CONTEXT_REMOVE, args, out, err);
+}
+
 int mcp_args_sandbox_commit(json_t *args, struct mcp_commit_args *out, struct nsbox_err *err)
 {
     *out = (struct mcp_commit_args){0};
@@ -577,6 +638,12 @@ int mcp_args_execute_code(const struct mcp_server *cfg, json_t *args, struct mcp
     out->code = out->argv[2];
     out->fresh = mcp_arg_bool(args, "fresh");
     out->restart = mcp_arg_bool(args, "restart");
+    out->context = str(EXECUTE_CODE, args, "context");
+    out->language_given = json_object_get(args, "language") != NULL;
+    if (out->context != NULL && (out->sandbox_id == NULL || out->fresh)) {
+        *out = (struct mcp_run_args){0};
+        return nsbox_err_set(err, 0, "context needs a sandbox_id (and no fresh)");
+    }
     /* Known: the schema check looked it up (MCP_ARG_LANGUAGE). */
     const struct mcp_language *lang = mcp_language_find(out->language);
     out->argv[0] = (char *)lang->argv[0];

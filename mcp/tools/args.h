@@ -85,6 +85,15 @@ struct mcp_stop_args {
     const char *sandbox_id;
 };
 
+/* context_create, context_list, context_restart, context_remove (strings
+ * borrowed from args; each tool fills what it takes) */
+struct mcp_context_args {
+    const char *sandbox_id;
+    const char *language;   /* context_create: an interpreter language ("python" unless given) */
+    const char *cwd;        /* context_create: absolute, or NULL for the sandbox's */
+    const char *context_id; /* context_restart, context_remove */
+};
+
 /* sandbox_commit (strings borrowed from args) */
 struct mcp_commit_args {
     const char *sandbox_id;
@@ -106,8 +115,10 @@ struct mcp_run_args {
      * fresh; restart starts a new one first. */
     const char *code;
     bool fresh, restart;
-    json_t *network;   /* a one-shot run's rules (borrowed array), or NULL */
-    size_t inline_max; /* bytes of stdout + stderr inline (max_inline_kb) */
+    const char *context; /* execute_code: a code context's id (tools/contexts.c), or NULL */
+    bool language_given; /* execute_code: language was in the call (not the default) */
+    json_t *network;     /* a one-shot run's rules (borrowed array), or NULL */
+    size_t inline_max;   /* bytes of stdout + stderr inline (max_inline_kb) */
 };
 
 /* write_file */
@@ -165,6 +176,10 @@ int mcp_args_sandbox_create(const struct mcp_server *cfg, json_t *args, struct m
                             struct nsbox_err *err);
 int mcp_args_install_packages(const struct mcp_server *cfg, json_t *args,
                               struct mcp_install_args *out, struct nsbox_err *err);
+int mcp_args_context_create(json_t *args, struct mcp_context_args *out, struct nsbox_err *err);
+int mcp_args_context_list(json_t *args, struct mcp_context_args *out, struct nsbox_err *err);
+int mcp_args_context_restart(json_t *args, struct mcp_context_args *out, struct nsbox_err *err);
+int mcp_args_context_remove(json_t *args, struct mcp_context_args *out, struct nsbox_err *err);
 int mcp_args_sandbox_stop(json_t *args, struct mcp_stop_args *out, struct nsbox_err *err);
 int mcp_args_sandbox_commit(json_t *args, struct mcp_commit_args *out, struct nsbox_err *err);
 int mcp_args_execute_code(const struct mcp_server *cfg, json_t *args, struct mcp_run_args *out,

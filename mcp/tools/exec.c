@@ -17,6 +17,7 @@
 #include "../tasks/tasks.h"
 #include "args.h"
 #include "changes.h"
+#include "contexts.h"
 #include "languages.h"
 #include "output.h"
 #include "stream.h"
@@ -90,13 +91,17 @@ static int interpreted(const struct mcp_session *s, const struct mcp_sandbox *m,
         rq->language == NULL || s->cfg->drivers_dir[0] == '\0' ||
         m->box.sb.isolation == NSBOX_ISOLATION_LANDLOCK) /* no drivers mounted (pool.c) */
         return -1;
-    return mcp_interp_lang(rq->language);
+    /* A context's own language is found under the operation lock
+     * (interp_exec); any interpreter language stands for it here. */
+    return rq->context != NULL ? MCP_INTERP_PYTHON : mcp_interp_lang(rq->language);
 }
 
 /* box_run's executor for a persistent interpreter (interp.h). */
 struct interp_exec {
     struct mcp_sandbox *m;
     enum mcp_interp_lang lang;
+    const char *context;  /* a code context's id (contexts.h), or NULL: lang's default */
+    const char *language; /* the language the call named, or NULL */
     const char *code;
     bool restart; /* a fresh interpreter first */
     struct mcp_interp_info *info;
@@ -106,11 +111,24 @@ static int interp_exec(void *arg, struct box *box, const struct nsbox_exec_opts 
                        struct nsbox_exec_result *res, struct nsbox_err *err)
 {
     struct interp_exec *x = arg;
-    if (x->restart) {
-        mcp_interp_free(x->m->interp[x->lang]);
-        x->m->interp[x->lang] = NULL;
+    struct mcp_context_slot slot = {&x->m->interp[x->lang], x->lang, NULL};
+    struct nsbox_exec_opts o = *eo;
+
+    /* Found under the operation lock, which the list is under too. */
+    if (x->context != NULL) {
+        if (mcp_context_slot(x->m, x->context, &slot, err) < 0)
+            return -1;
+        if (x->language != NULL && mcp_interp_lang(x->language) != (int)slot.lang)
+            return nsbox_err_set(err, EINVAL, "code context \"%s\" runs %s, not %s", x->context,
+                                 mcp_context_language(slot.lang), x->language);
+        if (slot.cwd != NULL)
+            o.cwd = slot.cwd;
     }
-    return mcp_interp_run(&x->m->interp[x->lang], box, x->lang, x->code, eo, res, x->info, err);
+    if (x->restart) {
+        mcp_interp_free(*slot.interp);
+        *slot.interp = NULL;
+    }
+    return mcp_interp_run(slot.interp, box, slot.lang, x->code, &o, res, x->info, err);
 }
 
 /* The request as box_run takes it: progress only where the client asked
@@ -148,7 +166,14 @@ static int exec_in(struct mcp_session *s, struct mcp_call *call, struct mcp_sand
     mcp_stream_init(&st, s, call);
     run_request(s, call, m, rq, timeout, &st, &br);
     int lang = interpreted(s, m, rq);
-    struct interp_exec x = {m, (enum mcp_interp_lang)lang, rq->code, rq->restart, &info};
+    if (rq->context != NULL && lang < 0)
+        return nsbox_err_set(err, ENOTSUP,
+                             "code contexts are persistent interpreters, which this sandbox "
+                             "cannot run (its isolation mode mounts no drivers)");
+    struct interp_exec x = {m,           (enum mcp_interp_lang)(lang >= 0 ? lang : 0),
+                            rq->context, rq->language_given ? rq->language : NULL,
+                            rq->code,    rq->restart,
+                            &info};
     if (lang >= 0) {
         br.exec_fn = interp_exec;
         br.exec_ctx = &x;

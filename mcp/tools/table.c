@@ -22,6 +22,12 @@
     "\"workspace_limit_bytes\":{\"type\":[\"integer\",\"null\"]},"
 #define DISK_REQUIRED "\"disk\",\"disk_used_bytes\",\"disk_limit_bytes\""
 
+/* A code context (contexts.c). */
+#define CONTEXT_PROPS                                                                              \
+    "\"context_id\":{\"type\":\"string\"},"                                                        \
+    "\"language\":{\"type\":\"string\",\"enum\":[\"python\",\"javascript\",\"typescript\"]},"      \
+    "\"cwd\":{\"type\":\"string\"},\"default\":{\"type\":\"boolean\"}"
+
 /* execute_code in a kept sandbox's persistent interpreter
  * (docs/interpreters.md). */
 #define INTERP_PROPS                                                                               \
@@ -108,6 +114,36 @@ const struct mcp_tool mcp_tools[] = {
      "{\"type\":\"object\",\"properties\":{\"sandbox_id\":{\"type\":\"string\"},"
      "\"stopped\":{\"type\":\"boolean\"}},\"required\":[\"sandbox_id\",\"stopped\"]}",
      mcp_tool_sandbox_stop, 0, MCP_HINT_DESTRUCTIVE | MCP_HINT_IDEMPOTENT},
+    {"context_create", "Create a code context",
+     "Start another persistent interpreter (python, javascript or typescript) in a sandbox made "
+     "by sandbox_create, with a working directory of its own (default: the sandbox's): its "
+     "variables are its own, the sandbox's files, limits and network are shared. Run code in it "
+     "with execute_code {sandbox_id, context}.",
+     "{\"type\":\"object\",\"properties\":{" CONTEXT_PROPS ",\"sandbox_id\":{\"type\":\"string\"}},"
+     "\"required\":[\"context_id\",\"language\",\"cwd\",\"sandbox_id\"]}",
+     mcp_tool_context_create, 0, 0},
+    {"context_list", "List code contexts",
+     "The code contexts of a sandbox: the default ones (python, javascript, typescript: what "
+     "execute_code without a context uses), then those made with context_create, oldest first.",
+     "{\"type\":\"object\",\"properties\":{\"sandbox_id\":{\"type\":\"string\"},"
+     "\"contexts\":{\"type\":\"array\",\"items\":{\"type\":\"object\",\"properties\":{" CONTEXT_PROPS
+     "},\"required\":[\"context_id\",\"language\",\"cwd\"]}}},"
+     "\"required\":[\"sandbox_id\",\"contexts\"]}",
+     mcp_tool_context_list, 0, MCP_HINT_READ_ONLY},
+    {"context_restart", "Restart a code context",
+     "Start a code context's interpreter anew: its variables and imports are gone, its files "
+     "stay.",
+     "{\"type\":\"object\",\"properties\":{\"sandbox_id\":{\"type\":\"string\"},"
+     "\"context_id\":{\"type\":\"string\"},\"restarted\":{\"type\":\"boolean\"}},"
+     "\"required\":[\"sandbox_id\",\"context_id\",\"restarted\"]}",
+     mcp_tool_context_restart, 0, MCP_HINT_DESTRUCTIVE | MCP_HINT_IDEMPOTENT},
+    {"context_remove", "Remove a code context",
+     "Kill a code context made with context_create and forget it (the default ones cannot be "
+     "removed).",
+     "{\"type\":\"object\",\"properties\":{\"sandbox_id\":{\"type\":\"string\"},"
+     "\"context_id\":{\"type\":\"string\"},\"removed\":{\"type\":\"boolean\"}},"
+     "\"required\":[\"sandbox_id\",\"context_id\",\"removed\"]}",
+     mcp_tool_context_remove, 0, MCP_HINT_DESTRUCTIVE | MCP_HINT_IDEMPOTENT},
     {"sandbox_commit", "Save a sandbox as an image",
      "Save a sandbox's files (everything it installed or changed, but not /tmp) as a new image "
      "localhost/nsbox-commit/NAME[:TAG], to start later sandboxes from with sandbox_create "

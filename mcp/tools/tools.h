@@ -145,6 +145,15 @@ int mcp_tool_list_languages(struct mcp_session *s, struct mcp_call *call, json_t
                             struct mcp_result *out, struct nsbox_err *err);
 int mcp_tool_list_images(struct mcp_session *s, struct mcp_call *call, json_t *args,
                          struct mcp_result *out, struct nsbox_err *err);
+/* contexts.c */
+int mcp_tool_context_create(struct mcp_session *s, struct mcp_call *call, json_t *args,
+                            struct mcp_result *out, struct nsbox_err *err);
+int mcp_tool_context_list(struct mcp_session *s, struct mcp_call *call, json_t *args,
+                          struct mcp_result *out, struct nsbox_err *err);
+int mcp_tool_context_restart(struct mcp_session *s, struct mcp_call *call, json_t *args,
+                             struct mcp_result *out, struct nsbox_err *err);
+int mcp_tool_context_remove(struct mcp_session *s, struct mcp_call *call, json_t *args,
+                            struct mcp_result *out, struct nsbox_err *err);
 int mcp_tool_execute_code(struct mcp_session *s, struct mcp_call *call, json_t *args,
                           struct mcp_result *out, struct nsbox_err *err);
 int mcp_tool_run_command(struct mcp_session *s, struct mcp_call *call, json_t *args,

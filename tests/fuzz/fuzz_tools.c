@@ -318,6 +318,41 @@ static void check_run(json_t *args, const struct mcp_run_args *a, const char *ke
     check_limits(args, &a->limits);
 }
 
+/* The code context tools: a failure fills nothing; a success has its
+ * sandbox id whole, and what the tool takes. */
+static int context_check(int (*dec)(json_t *, struct mcp_context_args *, struct nsbox_err *),
+                         json_t *args, struct nsbox_err *err)
+{
+    struct mcp_context_args a;
+    if (dec(args, &a, err) < 0)
+        return must(a.sandbox_id == NULL && a.context_id == NULL, "failed but filled"), -1;
+    whole_string(args, "sandbox_id", a.sandbox_id);
+    if (a.cwd != NULL)
+        must(a.cwd[0] == '/', "cwd %s is not absolute", a.cwd);
+    return 0;
+}
+
+static int context_create(json_t *args, struct nsbox_err *err)
+{
+    return context_check(mcp_args_context_create, args, err);
+}
+
+static int context_list(json_t *args, struct nsbox_err *err)
+{
+    return context_check(mcp_args_context_list, args, err);
+}
+
+static int context_restart(json_t *args, struct nsbox_err *err)
+{
+    int r = context_check(mcp_args_context_restart, args, err);
+    return r;
+}
+
+static int context_remove(json_t *args, struct nsbox_err *err)
+{
+    return context_check(mcp_args_context_remove, args, err);
+}
+
 static int execute_code(json_t *args, struct nsbox_err *err)
 {
     struct mcp_run_args a;
@@ -530,6 +565,8 @@ static const struct {
     {"copy_out", copy_out},             {"list_languages", none},
     {"list_images", none},              {"sandbox_commit", sandbox_commit},
     {"install_packages", install_packages}, {"upload_url", upload_url},
+    {"context_create", context_create},     {"context_list", context_list},
+    {"context_restart", context_restart},   {"context_remove", context_remove},
 };
 #define N_CHECKS (sizeof(checks) / sizeof(checks[0]))
 

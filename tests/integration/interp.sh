@@ -54,6 +54,7 @@ fi
 root_env=(env NSBOX="$NSBOX" NSBOX_STORE="$S")
 run_client sdk "${root_env[@]}" SUITE="$SUITE" timeout 600 node "$MCP/interp.test.mjs"
 run_client hostile "${root_env[@]}" SUITE="$SUITE/hostile" timeout 600 python3 "$MCP/interp_hostile.py"
+run_client contexts "${root_env[@]}" SUITE="$SUITE/contexts" timeout 300 python3 "$MCP/contexts.py"
 
 # -- rootless ------------------------------------------------------------------
 "$ROOT/tests/setup-users.sh"

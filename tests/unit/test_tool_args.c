@@ -73,6 +73,12 @@ static int decode(const char *tool, json_t *args, struct nsbox_err *err)
         struct mcp_copy_args a;
         r = strcmp(tool, "copy_in") == 0 ? mcp_args_copy_in(&cfg, args, &a, err)
                                          : mcp_args_copy_out(&cfg, args, &a, err);
+    } else if (strncmp(tool, "context_", 8) == 0) {
+        struct mcp_context_args a;
+        r = strcmp(tool, "context_create") == 0    ? mcp_args_context_create(args, &a, err)
+            : strcmp(tool, "context_list") == 0    ? mcp_args_context_list(args, &a, err)
+            : strcmp(tool, "context_restart") == 0 ? mcp_args_context_restart(args, &a, err)
+                                                   : mcp_args_context_remove(args, &a, err);
     } else if (strcmp(tool, "upload_url") == 0) {
         struct mcp_upload_args a;
         r = mcp_args_upload_url(64ull << 20, args, &a, err);
@@ -110,6 +116,9 @@ static json_t *valid_value(const char *key)
         {"code", "\"print(1)\""},
         {"command", "\"ls\""},
         {"language", "\"python\""},
+        {"context_id", "\"ctx-0123456789abcdef\""},
+        {"cwd", "\"/tmp\""},
+        {"context", "\"python\""},
         {"stdin", "\"in\""},
         {"image", "\"busybox\""},
         {"workdir", "\"/w\""},
@@ -203,7 +212,7 @@ static void every_schema_is_closed_json(void)
 {
     size_t n;
     const struct mcp_tool_args *all = mcp_tool_args_all(&n);
-    CHECK(n == 18);
+    CHECK(n == 22);
     for (size_t t = 0; t < n; t++) {
         char text[4096];
         CHECK(mcp_schema_text(&all[t], text, sizeof(text)) < sizeof(text));
@@ -257,6 +266,9 @@ static void decoder_takes_every_listed_field(void)
             /* A workspace's budget goes with a workspace (refused alone). */
             if (strcmp(key, "workspace_mb") == 0)
                 json_object_set_new(args, "workspace", valid_value("workspace"));
+            /* A code context goes with a sandbox (refused alone). */
+            if (strcmp(key, "context") == 0)
+                json_object_set_new(args, "sandbox_id", valid_value("sandbox_id"));
             if (try(all[t].tool, args, &err) != 0)
                 printf("# %s with %s: %s\n", all[t].tool, key, err.msg);
             CHECK(err.msg[0] == '\0');
