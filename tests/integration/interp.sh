@@ -55,6 +55,7 @@ root_env=(env NSBOX="$NSBOX" NSBOX_STORE="$S")
 run_client sdk "${root_env[@]}" SUITE="$SUITE" timeout 600 node "$MCP/interp.test.mjs"
 run_client hostile "${root_env[@]}" SUITE="$SUITE/hostile" timeout 600 python3 "$MCP/interp_hostile.py"
 run_client contexts "${root_env[@]}" SUITE="$SUITE/contexts" timeout 300 python3 "$MCP/contexts.py"
+run_client streaming "${root_env[@]}" SUITE="$SUITE/streaming" timeout 300 python3 "$MCP/streaming.py"
 
 # -- rootless ------------------------------------------------------------------
 "$ROOT/tests/setup-users.sh"
