@@ -78,6 +78,13 @@ static const char *const managers[] = {"pip", "npm", "apt", NULL};
                        "what was tried, allowed or refused, in network",                           \
         .max_len = 64)
 
+/* A run's own environment (execute_code, run_command), for that run only. */
+#define RUN_ENV                                                                                    \
+    ARG("env", STRING_MAP, 0,                                                                      \
+        .description = "environment variables for this run only, on top of the sandbox's (in an "  \
+                       "interpreter: set for the cell, then restored); values are never logged "   \
+                       "or returned")
+
 static const struct mcp_arg create_fields[] = {
     ARG("image", STRING, 0, .description = "image reference (see list_images)"),
     /* Any sandbox.language label, not only the languages execute_code runs. */
@@ -139,6 +146,7 @@ static const struct mcp_arg execute_fields[] = {
     ARG("restart", BOOLEAN, 0,
         .description = "with sandbox_id: restart the persistent interpreter first (its "
                        "variables are gone)"),
+    RUN_ENV,
     LIMITS,
     NETWORK,
     INLINE_KB,
@@ -148,6 +156,7 @@ static const struct mcp_arg run_fields[] = {
     SANDBOX_ID_OPTIONAL,
     ARG("stdin", STRING, 0),
     ARG("workdir", STRING, 0, .description = "absolute path inside the sandbox"),
+    RUN_ENV,
     LIMITS,
     NETWORK,
     INLINE_KB,
@@ -327,6 +336,89 @@ static int env_strings(json_t *env, char ***out, struct nsbox_err *err)
             return -1;
     *out = TAKE_PTR(v);
     return 0;
+}
+
+/* One name/value pair of env in either form, by index; false past the
+ * end.  *nlen: the name's length (a key may hold a NUL). */
+static bool env_pair(json_t *env, size_t i, const char **name, size_t *nlen, const char **value)
+{
+    if (json_is_array(env)) {
+        json_t *e = json_array_get(env, i);
+        if (e == NULL)
+            return false;
+        *name = json_string_value(json_object_get(e, "name"));
+        *nlen = json_string_length(json_object_get(e, "name"));
+        *value = json_string_value(json_object_get(e, "value"));
+        return true;
+    }
+    void *it = json_object_iter(env);
+    for (size_t k = 0; it != NULL && k < i; k++)
+        it = json_object_iter_next(env, it);
+    if (it == NULL)
+        return false;
+    *name = json_object_iter_key(it);
+    *nlen = json_object_iter_key_len(it);
+    *value = json_string_value(json_object_iter_value(it));
+    return true;
+}
+
+/* A run's env (checked by mcp_schema_check: strings without NUL): names
+ * non-empty, without '=' or NUL, within MCP_RUN_ENV_NAME_MAX; at most
+ * MCP_RUN_ENV_MAX entries of MCP_RUN_ENV_BYTES in all.  Errors name the
+ * variable, never its value. */
+static int run_env_check(json_t *env, struct nsbox_err *err)
+{
+    const char *name, *value;
+    size_t nlen, total = 0, n = json_is_array(env) ? json_array_size(env) : json_object_size(env);
+    if (n > MCP_RUN_ENV_MAX)
+        return nsbox_err_set(err, 0, "env has more than %d variables", MCP_RUN_ENV_MAX);
+    json_t *seen = json_object();
+    for (size_t i = 0; seen != NULL && env_pair(env, i, &name, &nlen, &value); i++) {
+        int bad = name == NULL || value == NULL                                    ? 1
+                  : nlen == 0 || nlen != strlen(name) || strchr(name, '=') != NULL ? 2
+                  : nlen > MCP_RUN_ENV_NAME_MAX                                    ? 3
+                  : json_object_get(seen, name) != NULL                            ? 4
+                                                                                   : 0;
+        total += nlen + strlen(value ? value : "") + 2;
+        if (bad == 0)
+            json_object_set_new(seen, name, json_true());
+        if (bad == 0 && total <= MCP_RUN_ENV_BYTES)
+            continue;
+        json_decref(seen);
+        if (bad == 1)
+            return nsbox_err_set(err, 0, "env[%zu] must be a name with a string value", i);
+        if (bad == 2 || bad == 3)
+            return nsbox_err_set(err, 0,
+                                 "env: \"%.64s\" must be a name of 1 to %d bytes, without '=' "
+                                 "or NUL",
+                                 name, MCP_RUN_ENV_NAME_MAX);
+        if (bad == 4)
+            return nsbox_err_set(err, 0, "env names \"%.64s\" twice", name);
+        return nsbox_err_set(err, 0, "env holds more than %d bytes of names and values",
+                             MCP_RUN_ENV_BYTES);
+    }
+    json_decref(seen);
+    return seen == NULL ? nsbox_err_set(err, 0, "out of memory") : 0;
+}
+
+char **mcp_args_env_strings(json_t *env)
+{
+    char **v = NULL;
+    struct nsbox_err ignored;
+    return env_strings(env, &v, &ignored) == 0 ? v : NULL;
+}
+
+json_t *mcp_args_env_object(json_t *env)
+{
+    const char *name, *value;
+    size_t nlen;
+    json_t *o = json_object();
+    for (size_t i = 0; o != NULL && env_pair(env, i, &name, &nlen, &value); i++)
+        if (json_object_set_new(o, name, json_string(value)) < 0) {
+            json_decref(o);
+            return NULL;
+        }
+    return o;
 }
 
 /* ---- sandbox tools ---- */
@@ -559,6 +651,11 @@ static int run_args(const struct mcp_server *cfg, int tool, json_t *args, const 
     out->stdin_data = str(tool, args, "stdin");
     out->argv[2] = (char *)str(tool, args, key);
     out->network = json_object_get(args, "network");
+    out->env = json_object_get(args, "env");
+    if (out->env != NULL && run_env_check(out->env, err) < 0) {
+        *out = (struct mcp_run_args){0};
+        return -1;
+    }
     if (out->network != NULL && out->sandbox_id != NULL) {
         *out = (struct mcp_run_args){0};
         return nsbox_err_set(err, 0,
