@@ -159,9 +159,8 @@ static void *refill_thread(void *arg)
     pthread_mutex_lock(&cfg->pool_lock);
     snprintf(image, sizeof(image), "%s", cfg->spare_image);
     pthread_mutex_unlock(&cfg->pool_lock);
-    struct mcp_sandbox *m = image[0] ? build(cfg, image, &cfg->defaults, NULL, NULL, NULL, true,
-                                             true, &err)
-                                     : NULL;
+    struct mcp_sandbox *m =
+        image[0] ? build(cfg, image, &cfg->defaults, NULL, NULL, NULL, true, true, &err) : NULL;
     pthread_mutex_lock(&cfg->pool_lock);
     cfg->refilling = false;
     if (m != NULL && cfg->spare == NULL && !cfg->draining && strcmp(image, cfg->spare_image) == 0) {

@@ -45,8 +45,8 @@ struct mcp_call {
      * none (a modern request without one), MCP_LOG_SESSION for a legacy
      * call. */
     int log_level;
-    bool listen;              /* a subscriptions/listen, not a call: no thread, no cancel fd */
-    bool answered;            /* its response is on its way: the id is the client's again */
+    bool listen;   /* a subscriptions/listen, not a call: no thread, no cancel fd */
+    bool answered; /* its response is on its way: the id is the client's again */
     int64_t last_progress_ms; /* CLOCK_MONOTONIC of its last notifications/progress, or 0 */
 };
 
