@@ -171,7 +171,11 @@ static void take_key(struct build *bd, const struct key *k, json_t *v)
             json_object_set(f, k->name, v);
         return;
     case TEXT:
-        if (json_is_string(v) && fits(bd, k->name, json_string_length(v), MCP_BUNDLE_TEXT_MAX))
+        /* The line parser refuses invalid UTF-8 and NUL; checked again for
+         * a message made otherwise. */
+        if (json_is_string(v) && nsbox_utf8_valid(json_string_value(v), json_string_length(v)) &&
+            strlen(json_string_value(v)) == json_string_length(v) &&
+            fits(bd, k->name, json_string_length(v), MCP_BUNDLE_TEXT_MAX))
             json_object_set(f, k->name, v);
         return;
     case OBJECT:
