@@ -323,6 +323,12 @@ def env_not_logged(log):
            " | ".join(line for line in text.splitlines() if SECRET in line)[:300])
     nt.run("env_not_logged", _)
 
+    def _():
+        with open(log, errors="replace") as f:
+            bad = [line for line in f if "Sanitizer" in line or "runtime error:" in line]
+        ok(not bad, "the server's log: " + " | ".join(bad)[:500])
+    nt.run("server_log_clean", _)
+
 
 def main():
     log = tempfile.NamedTemporaryFile(prefix="nsbox-i27-", suffix=".log", delete=False).name
