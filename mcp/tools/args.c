@@ -366,39 +366,43 @@ static bool env_pair(json_t *env, size_t i, const char **name, size_t *nlen, con
  * non-empty, without '=' or NUL, within MCP_RUN_ENV_NAME_MAX; at most
  * MCP_RUN_ENV_MAX entries of MCP_RUN_ENV_BYTES in all.  Errors name the
  * variable, never its value. */
+/* One variable of a run's env (seen: the names so far).  Returns 0, or -1
+ * with err naming the variable, never its value. */
+static int run_env_one(json_t *seen, size_t i, const char *name, size_t nlen, const char *value,
+                       struct nsbox_err *err)
+{
+    if (name == NULL || value == NULL)
+        return nsbox_err_set(err, 0, "env[%zu] must be a name with a string value", i);
+    if (nlen == 0 || nlen != strlen(name) || nlen > MCP_RUN_ENV_NAME_MAX ||
+        strchr(name, '=') != NULL)
+        return nsbox_err_set(err, 0,
+                             "env: \"%.64s\" must be a name of 1 to %d bytes, without '=' or NUL",
+                             name, MCP_RUN_ENV_NAME_MAX);
+    if (json_object_get(seen, name) != NULL)
+        return nsbox_err_set(err, 0, "env names \"%.64s\" twice", name);
+    if (json_object_set_new(seen, name, json_true()) < 0)
+        return nsbox_err_set(err, 0, "out of memory");
+    return 0;
+}
+
 static int run_env_check(json_t *env, struct nsbox_err *err)
 {
     const char *name, *value;
     size_t nlen, total = 0, n = json_is_array(env) ? json_array_size(env) : json_object_size(env);
     if (n > MCP_RUN_ENV_MAX)
         return nsbox_err_set(err, 0, "env has more than %d variables", MCP_RUN_ENV_MAX);
-    json_t *seen = json_object();
-    for (size_t i = 0; seen != NULL && env_pair(env, i, &name, &nlen, &value); i++) {
-        int bad = name == NULL || value == NULL                                    ? 1
-                  : nlen == 0 || nlen != strlen(name) || strchr(name, '=') != NULL ? 2
-                  : nlen > MCP_RUN_ENV_NAME_MAX                                    ? 3
-                  : json_object_get(seen, name) != NULL                            ? 4
-                                                                                   : 0;
-        total += nlen + strlen(value ? value : "") + 2;
-        if (bad == 0)
-            json_object_set_new(seen, name, json_true());
-        if (bad == 0 && total <= MCP_RUN_ENV_BYTES)
-            continue;
-        json_decref(seen);
-        if (bad == 1)
-            return nsbox_err_set(err, 0, "env[%zu] must be a name with a string value", i);
-        if (bad == 2 || bad == 3)
-            return nsbox_err_set(err, 0,
-                                 "env: \"%.64s\" must be a name of 1 to %d bytes, without '=' "
-                                 "or NUL",
-                                 name, MCP_RUN_ENV_NAME_MAX);
-        if (bad == 4)
-            return nsbox_err_set(err, 0, "env names \"%.64s\" twice", name);
-        return nsbox_err_set(err, 0, "env holds more than %d bytes of names and values",
-                             MCP_RUN_ENV_BYTES);
+    _cleanup_(json_decrefp) json_t *seen = json_object();
+    if (seen == NULL)
+        return nsbox_err_set(err, 0, "out of memory");
+    for (size_t i = 0; env_pair(env, i, &name, &nlen, &value); i++) {
+        if (run_env_one(seen, i, name, nlen, value, err) < 0)
+            return -1;
+        total += nlen + strlen(value) + 2; /* "NAME=VALUE" and its NUL */
+        if (total > MCP_RUN_ENV_BYTES)
+            return nsbox_err_set(err, 0, "env holds more than %d bytes of names and values",
+                                 MCP_RUN_ENV_BYTES);
     }
-    json_decref(seen);
-    return seen == NULL ? nsbox_err_set(err, 0, "out of memory") : 0;
+    return 0;
 }
 
 char **mcp_args_env_strings(json_t *env)
