@@ -123,8 +123,13 @@ static void record(const struct box_run_result *res, const struct mcp_interp_inf
     /* Links and download URLs for a kept sandbox's files (a one-shot
      * one is gone when the client would follow them). */
     struct mcp_file_links links = {
-        f->urls, f->owner,    id,
-        f->cwd,  image_bytes, interp && results_have_png(info) ? info->figures : NULL};
+        .urls = f->urls,
+        .owner = f->owner,
+        .sandbox_id = id,
+        .cwd = f->cwd,
+        .image_bytes = image_bytes,
+        .no_image = interp && results_have_png(info) ? info->figures : NULL,
+    };
     mcp_changes_link(json_object_get(rec, "files"), res, &links, out);
     out->structured = rec;
 }
@@ -190,21 +195,20 @@ static void run_request(struct mcp_session *s, struct mcp_call *call, struct mcp
 }
 
 /* The call's env (rq->env) where it goes: in an interpreter, the cell's
- * message (x->env); for a new process, on top of the sandbox's (eo->env,
- * its strings in *strings and the array in *merged, for the caller to
- * free).  Never logged.  Returns 0, or -1 out of memory. */
-static int run_env(const struct mcp_run_args *rq, struct interp_exec *x, bool interp,
-                   struct nsbox_exec_opts *eo, char ***strings, char ***merged,
-                   struct nsbox_err *err)
+ * message (*cell, {NAME: VALUE}); for a new process, on top of the
+ * sandbox's (eo->env: the array *merged of the strings *strings).  The
+ * caller frees the three.  Never logged.  Returns 0, or -1 out of memory. */
+static int run_env(const struct mcp_run_args *rq, bool interp, struct nsbox_exec_opts *eo,
+                   json_t **cell, char ***strings, char ***merged, struct nsbox_err *err)
 {
     if (rq->env == NULL)
         return 0;
     if (interp)
-        x->env = mcp_args_env_object(rq->env);
+        *cell = mcp_args_env_object(rq->env);
     else if ((*strings = mcp_args_env_strings(rq->env)) != NULL &&
              (*merged = box_merge_env((char **)eo->env, *strings)) != NULL)
         eo->env = *merged;
-    if (interp ? x->env == NULL : *merged == NULL)
+    if (interp ? *cell == NULL : *merged == NULL)
         return nsbox_err_set(err, ENOMEM, "out of memory");
     return 0;
 }
@@ -222,15 +226,13 @@ static int exec_in(struct mcp_session *s, struct mcp_call *call, struct mcp_sand
     _cleanup_(json_decrefp) json_t *cell_env = NULL;
     run_request(s, call, m, rq, timeout, &pc, &br);
     int lang = interpreted(s, m, rq);
-    struct interp_exec x = {m, (enum mcp_interp_lang)lang, rq->code, rq->restart, &info, NULL};
+    if (run_env(rq, lang >= 0, &br.exec, &cell_env, &env_strings, &env, err) < 0)
+        return -1;
+    struct interp_exec x = {m, (enum mcp_interp_lang)lang, rq->code, rq->restart, &info, cell_env};
     if (lang >= 0) {
         br.exec_fn = interp_exec;
         br.exec_ctx = &x;
     }
-    int re = run_env(rq, &x, lang >= 0, &br.exec, &env_strings, &env, err);
-    cell_env = x.env;
-    if (re < 0)
-        return -1;
 
     /* A one-shot sandbox is the call's alone: nothing else can stop it. */
     if (!m->one_shot && mcp_op_begin(s, call, m, err) < 0)
