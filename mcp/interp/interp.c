@@ -78,6 +78,10 @@ void mcp_interp_info_free(struct mcp_interp_info *info)
     free(info->result);
     free(info->error_type);
     free(info->error_value);
+    free(info->error_traceback);
+    for (size_t i = 0; i < info->n_results; i++)
+        mcp_bundle_free(&info->results[i]);
+    free(info->results);
     for (size_t i = 0; info->figures && info->figures[i]; i++)
         free(info->figures[i]);
     free(info->figures);
@@ -446,12 +450,15 @@ static void lose(struct call *c, struct box *box, uint64_t oom_before)
         set_reason(c->info, "crash (signal %d)", c->res->signal);
 }
 
-/* Sends the cell.  Returns 0 (c->exited when the interpreter proved gone:
- * EPIPE), or -1 (cancelled, out of memory). */
-static int send_cell(struct call *c, const char *code, struct nsbox_err *err)
+/* Sends the cell (with env, the cell's own environment, when not NULL).
+ * Returns 0 (c->exited when the interpreter proved gone: EPIPE), or -1
+ * (cancelled, out of memory). */
+static int send_cell(struct call *c, const char *code, const json_t *env, struct nsbox_err *err)
 {
     _cleanup_json_ json_t *req = json_pack("{s:s,s:I,s:s}", "op", "run", "id", (json_int_t)c->id,
                                            "code", code);
+    if (req != NULL && env != NULL && json_object_set(req, "env", (json_t *)env) < 0)
+        return nsbox_err_set(err, ENOMEM, "out of memory");
     _cleanup_free_ char *line = req ? json_dumps(req, JSON_COMPACT) : NULL;
     if (line == NULL)
         return nsbox_err_set(err, ENOMEM, "out of memory");
@@ -509,11 +516,11 @@ static void note_earlier_loss(struct mcp_interp_info *info, const char *earlier)
 /* Waits for the cell's "done", or the interpreter's end (lose()).  Returns
  * 0, or -1 (the sandbox is gone, poll failed). */
 static int run_cell(struct call *c, struct mcp_interp **slot, struct box *box, const char *code,
-                    struct nsbox_err *err)
+                    const json_t *env, struct nsbox_err *err)
 {
     uint64_t oom_before = 0;
     box_stats(box, &oom_before, NULL);
-    int r = send_cell(c, code, err);
+    int r = send_cell(c, code, env, err);
     if (r == 0)
         r = nsbox_timer_start(c->eo->timeout_s, &c->timer, err);
     if (r == 0)
@@ -534,7 +541,7 @@ static int run_cell(struct call *c, struct mcp_interp **slot, struct box *box, c
 }
 
 int mcp_interp_run(struct mcp_interp **slot, struct box *box, enum mcp_interp_lang lang,
-                   const char *code, const struct nsbox_exec_opts *eo,
+                   const char *code, const json_t *env, const struct nsbox_exec_opts *eo,
                    struct nsbox_exec_result *res, struct mcp_interp_info *info,
                    struct nsbox_err *err)
 {
@@ -559,7 +566,7 @@ int mcp_interp_run(struct mcp_interp **slot, struct box *box, enum mcp_interp_la
                              .limit = eo->output_cap ?: (1u << 20)},
                      .id = (*slot)->next_id++,
                      .timer = -1};
-    int r = run_cell(&c, slot, box, code, err);
+    int r = run_cell(&c, slot, box, code, env, err);
     note_earlier_loss(info, earlier);
     json_decref(c.done);
     struct timespec t1;

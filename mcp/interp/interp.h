@@ -14,9 +14,11 @@
 #ifndef NSBOX_MCP_INTERP_H
 #define NSBOX_MCP_INTERP_H
 
+#include <jansson.h>
 #include <stdbool.h>
 
 #include "../../boxes/proc.h"
+#include "bundle.h"
 
 #define MCP_DRIVERS_DIR "/.nsbox/drivers"
 #define MCP_INTERP_GRACE_MS 2000
@@ -37,11 +39,16 @@ struct mcp_interp;
 
 /* What a call adds to a command's result record. */
 struct mcp_interp_info {
-    char *result;      /* the last expression's value as text, or NULL */
-    char *error_type;  /* an uncaught exception's type, or NULL */
-    char *error_value; /* its message (str(e), e.message), with error_type only, or NULL */
-    bool interrupted;  /* SIGINT stopped the cell; the state is kept */
-    bool state_lost;   /* the interpreter died (or was killed) in this call */
+    char *result;               /* the last expression's value as text, or NULL */
+    char *error_type;           /* an uncaught exception's type, or NULL */
+    char *error_value;          /* its message (str(e), e.message), with error_type only, or NULL */
+    char *error_traceback;      /* its traceback as printed, with error_type only, or NULL */
+    long long execution_count;  /* the driver's cell counter (from 1), or 0: none sent */
+    struct mcp_bundle *results; /* what the cell displayed, then its value (n_results) */
+    size_t n_results;
+    bool results_truncated;      /* bundles past MCP_INTERP_RESULTS_MAX were dropped */
+    bool interrupted;            /* SIGINT stopped the cell; the state is kept */
+    bool state_lost;             /* the interpreter died (or was killed) in this call */
     char state_lost_reason[112]; /* "timeout", "oom", ...; "between calls: ..." (interp.c) */
     char **figures;              /* paths of the figures the cell made, NULL-terminated (or NULL) */
 };
@@ -50,13 +57,14 @@ void mcp_interp_info_free(struct mcp_interp_info *info);
 
 /* Runs code as one cell in box's interpreter for lang (*slot: NULL, or the
  * interpreter kept from earlier calls; replaced when it had to start a new
- * one).  eo gives env, cwd, uid/gid, timeout, cancel, progress and the
+ * one), with env ({NAME: VALUE}, or NULL) set for that cell only (the run
+ * message's "env").  eo gives the interpreter's env (when it starts), cwd, uid/gid, timeout, cancel, progress and the
  * output cap; its argv is ignored.  res is filled like nsbox_sandbox_exec's
  * (exit_code 0 for a cell that ran, 1 for one that raised; timed_out;
  * cancelled; oom_killed).  Returns 0, or -1 when the interpreter could not
  * be started or the sandbox is gone. */
 int mcp_interp_run(struct mcp_interp **slot, struct box *box, enum mcp_interp_lang lang,
-                   const char *code, const struct nsbox_exec_opts *eo,
+                   const char *code, const json_t *env, const struct nsbox_exec_opts *eo,
                    struct nsbox_exec_result *res, struct mcp_interp_info *info,
                    struct nsbox_err *err);
 

@@ -132,13 +132,40 @@ static char **take_figures(const json_t *figs)
     return out;
 }
 
+/* The bundles of "results", checked; at most MCP_INTERP_RESULTS_MAX. */
+static void take_results(const json_t *results, struct mcp_interp_info *info)
+{
+    size_t n = json_is_array(results) ? json_array_size(results) : 0;
+    size_t most = n > MCP_INTERP_RESULTS_MAX ? MCP_INTERP_RESULTS_MAX : n;
+    info->results = most ? calloc(most, sizeof(*info->results)) : NULL;
+    for (size_t i = 0; info->results && i < n; i++) {
+        if (!json_is_object(json_array_get(results, i)))
+            continue;
+        if (info->n_results == most) {
+            info->results_truncated = true;
+            break;
+        }
+        if (mcp_bundle_take(json_array_get(results, i), &info->results[info->n_results]) == 0)
+            info->n_results++;
+    }
+}
+
+/* A string member of error: the new name, else the older one. */
+static const char *error_text(const json_t *error, const char *key, const char *old)
+{
+    const char *s = json_string_value(json_object_get(error, key));
+    return s ? s : json_string_value(json_object_get(error, old));
+}
+
 void mcp_interp_take_done(const json_t *done, int *exit_code, struct mcp_interp_info *info)
 {
     const char *status = json_string_value(json_object_get(done, "status"));
     const char *result = json_string_value(json_object_get(done, "result"));
     json_t *error = json_object_get(done, "error");
-    const char *etype = json_string_value(json_object_get(error, "type"));
-    const char *evalue = json_string_value(json_object_get(error, "message"));
+    const char *etype = error_text(error, "name", "type");
+    const char *evalue = error_text(error, "value", "message");
+    const char *etrace = json_string_value(json_object_get(error, "traceback"));
+    json_t *count = json_object_get(done, "execution_count");
 
     *exit_code = status && strcmp(status, "ok") == 0 ? 0 : 1;
     info->interrupted = json_is_true(json_object_get(done, "interrupted"));
@@ -148,5 +175,10 @@ void mcp_interp_take_done(const json_t *done, int *exit_code, struct mcp_interp_
         info->error_type = dup_text(etype, MCP_INTERP_ERROR_TYPE_MAX);
     if (etype != NULL && evalue != NULL)
         info->error_value = dup_text(evalue, MCP_INTERP_ERROR_VALUE_MAX);
+    if (etype != NULL && etrace != NULL)
+        info->error_traceback = dup_text(etrace, MCP_INTERP_TRACEBACK_MAX);
+    if (json_is_integer(count) && json_integer_value(count) > 0)
+        info->execution_count = json_integer_value(count);
+    take_results(json_object_get(done, "results"), info);
     info->figures = take_figures(json_object_get(done, "figures"));
 }

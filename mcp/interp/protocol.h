@@ -7,7 +7,8 @@
  * duplicate keys, no NUL in strings) or it is garbage.  A "done" becomes
  * the result's fields one by one: a field of the wrong type is ignored,
  * texts are capped and valid UTF-8 (or replaced by a note), figures are at
- * most MCP_INTERP_FIGURES_MAX absolute paths.  Nothing here aborts,
+ * most MCP_INTERP_FIGURES_MAX absolute paths, results at most
+ * MCP_INTERP_RESULTS_MAX bundles, each checked key by key (bundle.h).  Nothing here aborts,
  * whatever the input; allocation failures lose a field, never memory. */
 #ifndef NSBOX_MCP_INTERP_PROTOCOL_H
 #define NSBOX_MCP_INTERP_PROTOCOL_H
@@ -23,8 +24,10 @@
 #define MCP_INTERP_RESULT_MAX (64u << 10)
 #define MCP_INTERP_ERROR_TYPE_MAX 256
 #define MCP_INTERP_ERROR_VALUE_MAX (16u << 10) /* the message, as str(exception) */
+#define MCP_INTERP_TRACEBACK_MAX (256u << 10)
 #define MCP_INTERP_PATH_MAX 4096
 #define MCP_INTERP_FIGURES_MAX 32
+#define MCP_INTERP_RESULTS_MAX 64 /* bundles of one "done" */
 
 /* What came on the channel and is not a whole line yet. */
 struct mcp_interp_lines {
@@ -61,9 +64,11 @@ const char *mcp_interp_msg_op(const json_t *msg);
 bool mcp_interp_is_done(const json_t *msg, uint64_t id);
 
 /* The result fields of a "done": *exit_code 0 for status "ok", else 1;
- * info's result, error_type, interrupted and figures (info's strings are
- * new, freed by mcp_interp_info_free; figures is NULL-terminated, or NULL
- * when out of memory). */
+ * info's result, error_type, error_value, error_traceback (the error's
+ * "name", "value", "traceback", else its older "type" and "message"),
+ * execution_count (a positive integer, else 0), interrupted, figures and
+ * results (info's memory is new, freed by mcp_interp_info_free; figures is
+ * NULL-terminated, or NULL when out of memory). */
 void mcp_interp_take_done(const json_t *done, int *exit_code, struct mcp_interp_info *info);
 
 #endif

@@ -78,6 +78,13 @@ static const char *const managers[] = {"pip", "npm", "apt", NULL};
                        "what was tried, allowed or refused, in network",                           \
         .max_len = 64)
 
+/* A run's own environment (execute_code, run_command), for that run only. */
+#define RUN_ENV                                                                                    \
+    ARG("env", STRING_MAP, 0,                                                                      \
+        .description = "environment variables for this run only, on top of the sandbox's (in an "  \
+                       "interpreter: set for the cell, then restored); values are never logged "   \
+                       "or returned")
+
 static const struct mcp_arg create_fields[] = {
     ARG("image", STRING, 0, .description = "image reference (see list_images)"),
     /* Any sandbox.language label, not only the languages execute_code runs. */
@@ -142,6 +149,7 @@ static const struct mcp_arg execute_fields[] = {
     ARG("context", STRING, NONEMPTY,
         .description = "with sandbox_id: the code context to run in (context_create; "
                        "\"python\", \"javascript\" and \"typescript\" are the default ones)"),
+    RUN_ENV,
     LIMITS,
     NETWORK,
     INLINE_KB,
@@ -151,6 +159,7 @@ static const struct mcp_arg run_fields[] = {
     SANDBOX_ID_OPTIONAL,
     ARG("stdin", STRING, 0),
     ARG("workdir", STRING, 0, .description = "absolute path inside the sandbox"),
+    RUN_ENV,
     LIMITS,
     NETWORK,
     INLINE_KB,
@@ -347,6 +356,93 @@ static int env_strings(json_t *env, char ***out, struct nsbox_err *err)
             return -1;
     *out = TAKE_PTR(v);
     return 0;
+}
+
+/* One name/value pair of env in either form, by index; false past the
+ * end.  *nlen: the name's length (a key may hold a NUL). */
+static bool env_pair(json_t *env, size_t i, const char **name, size_t *nlen, const char **value)
+{
+    if (json_is_array(env)) {
+        json_t *e = json_array_get(env, i);
+        if (e == NULL)
+            return false;
+        *name = json_string_value(json_object_get(e, "name"));
+        *nlen = json_string_length(json_object_get(e, "name"));
+        *value = json_string_value(json_object_get(e, "value"));
+        return true;
+    }
+    void *it = json_object_iter(env);
+    for (size_t k = 0; it != NULL && k < i; k++)
+        it = json_object_iter_next(env, it);
+    if (it == NULL)
+        return false;
+    *name = json_object_iter_key(it);
+    *nlen = json_object_iter_key_len(it);
+    *value = json_string_value(json_object_iter_value(it));
+    return true;
+}
+
+/* A run's env (checked by mcp_schema_check: strings without NUL): names
+ * non-empty, without '=' or NUL, within MCP_RUN_ENV_NAME_MAX; at most
+ * MCP_RUN_ENV_MAX entries of MCP_RUN_ENV_BYTES in all.  Errors name the
+ * variable, never its value. */
+/* One variable of a run's env (seen: the names so far).  Returns 0, or -1
+ * with err naming the variable, never its value. */
+static int run_env_one(json_t *seen, size_t i, const char *name, size_t nlen, const char *value,
+                       struct nsbox_err *err)
+{
+    if (name == NULL || value == NULL)
+        return nsbox_err_set(err, 0, "env[%zu] must be a name with a string value", i);
+    if (nlen == 0 || nlen != strlen(name) || nlen > MCP_RUN_ENV_NAME_MAX ||
+        strchr(name, '=') != NULL)
+        return nsbox_err_set(err, 0,
+                             "env: \"%.64s\" must be a name of 1 to %d bytes, without '=' or NUL",
+                             name, MCP_RUN_ENV_NAME_MAX);
+    if (json_object_get(seen, name) != NULL)
+        return nsbox_err_set(err, 0, "env names \"%.64s\" twice", name);
+    if (json_object_set_new(seen, name, json_true()) < 0)
+        return nsbox_err_set(err, 0, "out of memory");
+    return 0;
+}
+
+static int run_env_check(json_t *env, struct nsbox_err *err)
+{
+    const char *name, *value;
+    size_t nlen, total = 0, n = json_is_array(env) ? json_array_size(env) : json_object_size(env);
+    if (n > MCP_RUN_ENV_MAX)
+        return nsbox_err_set(err, 0, "env has more than %d variables", MCP_RUN_ENV_MAX);
+    _cleanup_(json_decrefp) json_t *seen = json_object();
+    if (seen == NULL)
+        return nsbox_err_set(err, 0, "out of memory");
+    for (size_t i = 0; env_pair(env, i, &name, &nlen, &value); i++) {
+        if (run_env_one(seen, i, name, nlen, value, err) < 0)
+            return -1;
+        total += nlen + strlen(value) + 2; /* "NAME=VALUE" and its NUL */
+        if (total > MCP_RUN_ENV_BYTES)
+            return nsbox_err_set(err, 0, "env holds more than %d bytes of names and values",
+                                 MCP_RUN_ENV_BYTES);
+    }
+    return 0;
+}
+
+char **mcp_args_env_strings(json_t *env)
+{
+    char **v = NULL;
+    struct nsbox_err ignored;
+    return env_strings(env, &v, &ignored) == 0 ? v : NULL;
+}
+
+json_t *mcp_args_env_object(json_t *env)
+{
+    const char *name, *value;
+    size_t nlen;
+    json_t *o = json_object();
+    for (size_t i = 0; o != NULL && env_pair(env, i, &name, &nlen, &value); i++)
+        if (json_object_set_new(o, name, json_string(value)) < 0) {
+            json_decref(o);
+            return NULL;
+        }
+    return o;
 }
 
 /* ---- sandbox tools ---- */
@@ -620,6 +716,11 @@ static int run_args(const struct mcp_server *cfg, int tool, json_t *args, const 
     out->stdin_data = str(tool, args, "stdin");
     out->argv[2] = (char *)str(tool, args, key);
     out->network = json_object_get(args, "network");
+    out->env = json_object_get(args, "env");
+    if (out->env != NULL && run_env_check(out->env, err) < 0) {
+        *out = (struct mcp_run_args){0};
+        return -1;
+    }
     if (out->network != NULL && out->sandbox_id != NULL) {
         *out = (struct mcp_run_args){0};
         return nsbox_err_set(err, 0,

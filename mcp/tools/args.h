@@ -119,7 +119,23 @@ struct mcp_run_args {
     bool language_given; /* execute_code: language was in the call (not the default) */
     json_t *network;     /* a one-shot run's rules (borrowed array), or NULL */
     size_t inline_max;   /* bytes of stdout + stderr inline (max_inline_kb) */
+    /* The run's own environment (borrowed: [{name, value}] or {NAME:
+     * VALUE}, checked: see MCP_RUN_ENV_*), or NULL.  Its values must
+     * never be logged or echoed. */
+    json_t *env;
 };
+
+#define MCP_RUN_ENV_MAX 256      /* variables of a run's env */
+#define MCP_RUN_ENV_NAME_MAX 256 /* bytes of one name */
+#define MCP_RUN_ENV_BYTES                                                                          \
+    (16u << 10) /* names and values in all (the exec
+                                          * message beside 96 KiB of code) */
+
+/* A run's checked env as "NAME=VALUE" strings (NULL-terminated, free with
+ * nsbox_strvfree), or as a new object {NAME: VALUE}; NULL when out of
+ * memory. */
+char **mcp_args_env_strings(json_t *env);
+json_t *mcp_args_env_object(json_t *env);
 
 /* write_file */
 struct mcp_write_args {

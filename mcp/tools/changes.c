@@ -56,10 +56,26 @@ static void add_links(struct mcp_result *out, json_t *f, const struct mcp_file_l
     free(url);
 }
 
+/* Whether the result has c's image already (a figure among the cell's
+ * results). */
+static bool has_image(const struct mcp_file_links *links, const struct nsbox_change *c)
+{
+    const char *cwd = links && links->cwd ? links->cwd : "/";
+    size_t n = strlen(cwd);
+    while (n > 0 && cwd[n - 1] == '/')
+        n--;
+    for (size_t i = 0; links && links->no_image && links->no_image[i]; i++) {
+        const char *p = links->no_image[i];
+        if (strncmp(p, cwd, n) == 0 && p[n] == '/' && strcmp(p + n + 1, c->path) == 0)
+            return true;
+    }
+    return false;
+}
+
 void mcp_changes_link(json_t *files, const struct box_run_result *res,
                       const struct mcp_file_links *links, struct mcp_result *out)
 {
-    size_t image_bytes = 0;
+    size_t image_bytes = links ? links->image_bytes : 0;
 
     for (size_t i = 0; i < res->changes.n && i < json_array_size(files); i++) {
         const struct nsbox_change *c = &res->changes.v[i];
@@ -68,7 +84,7 @@ void mcp_changes_link(json_t *files, const struct box_run_result *res,
         if (named && links != NULL && links->sandbox_id != NULL)
             add_links(out, f, links, c);
         if (!named || c->mime == NULL || c->size > IMAGE_MAX ||
-            image_bytes + (size_t)c->size > IMAGES_TOTAL)
+            image_bytes + (size_t)c->size > IMAGES_TOTAL || has_image(links, c))
             continue;
         size_t len;
         if (add_image(out, res->after, c, &len))

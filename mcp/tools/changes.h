@@ -4,6 +4,7 @@
 #define NSBOX_MCP_TOOLS_CHANGES_H
 
 #include <jansson.h>
+#include <stddef.h>
 
 #include "../../boxes/run.h"
 #include "../result.h"
@@ -17,7 +18,10 @@ struct mcp_file_urls;
 struct mcp_file_links {
     const struct mcp_file_urls *urls;
     const char *owner, *sandbox_id;
-    const char *cwd; /* the directory the snapshots' paths are relative to */
+    const char *cwd;       /* the directory the snapshots' paths are relative to */
+    size_t image_bytes;    /* inline image bytes the result already has */
+    char *const *no_image; /* absolute paths whose image the result already
+                               * has (NULL-terminated, or NULL) */
 };
 
 /* Adds to files, the record's "files" from box_run_json (one entry per

@@ -107,7 +107,7 @@ static int start(struct mcp_sandbox *m, struct mcp_context *c, struct nsbox_err 
     box_exec_defaults(&m->box, &eo);
     eo.cwd = c->cwd;
     eo.timeout_s = 60;
-    int r = mcp_interp_run(&c->interp, &m->box, c->lang, "", &eo, &res, &info, err);
+    int r = mcp_interp_run(&c->interp, &m->box, c->lang, "", NULL, &eo, &res, &info, err);
     if (r == 0 && (info.state_lost || res.exit_code != 0))
         r = nsbox_err_set(err, EINVAL, "the %s interpreter did not start in %s%s%.*s",
                           lang_names[c->lang], c->cwd, res.err_len ? ": " : "",

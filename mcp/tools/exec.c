@@ -7,6 +7,7 @@
 
 #include "../../boxes/net.h"
 #include "../../boxes/run.h"
+#include "../../boxes/spec.h"
 #include "../../common/cleanup.h"
 #include "../../common/cleanup_json.h"
 #include "../../common/log.h"
@@ -20,6 +21,7 @@
 #include "contexts.h"
 #include "languages.h"
 #include "output.h"
+#include "results.h"
 #include "stream.h"
 #include "tools.h"
 
@@ -32,10 +34,12 @@ static bool stopped(struct mcp_session *s, const struct mcp_sandbox *m)
 }
 
 /* What a persistent interpreter adds to the record (docs/interpreters.md):
- * the last expression's value, whether the state survived, the figures. */
+ * the last expression's value, whether the state survived, the figures;
+ * "error" is in every record (null without an interpreter). */
 static void interp_fields(json_t *rec, const struct mcp_interp_info *info, bool used)
 {
     json_object_set_new(rec, "interpreter", json_string(used ? "persistent" : "process"));
+    mcp_results_error(rec, used ? info : NULL);
     if (!used)
         return;
     json_object_set_new(rec, "result", info->result ? json_string(info->result) : json_null());
@@ -59,23 +63,46 @@ struct run_facts {
     const struct mcp_sandbox *m;
     const char *cwd; /* the snapshots' directory */
     const struct mcp_output_kept *kept;
-    const struct mcp_file_urls *urls; /* HTTP: download URLs for owner */
+    const struct mcp_results_plan *plan; /* the results' images (interpreters) */
+    const struct mcp_file_urls *urls;    /* HTTP: download URLs for owner */
     const char *owner;
 };
 
+/* Whether the cell's results carry a PNG: then its figures' files are
+ * not sent as images a second time. */
+static bool results_have_png(const struct mcp_interp_info *info)
+{
+    for (size_t b = 0; b < info->n_results; b++)
+        for (size_t i = 0; i < info->results[b].n_images; i++)
+            if (strcmp(info->results[b].images[i].key, "png") == 0)
+                return true;
+    return false;
+}
+
 /* Fills out with the run's result record (box_run_json: with the disk as
  * measured after it), the images it made, and links to its files and
- * kept output (a kept sandbox's: a one-shot one is gone after the call). */
+ * kept output (a kept sandbox's: a one-shot one is gone after the call).
+ * The results' images are the first content blocks (results.h). */
 static void record(const struct box_run_result *res, const struct mcp_interp_info *info,
                    bool interp, const struct run_facts *f, struct mcp_result *out)
 {
     const char *id = f->m->one_shot ? NULL : f->m->id;
     json_t *rec = box_run_json(&f->m->box, res);
+    size_t image_bytes = 0;
     interp_fields(rec, info, interp);
+    if (interp)
+        image_bytes = mcp_results_json(rec, info, f->plan, id, out);
     mcp_output_json(rec, f->kept, id, out);
     /* Links and download URLs for a kept sandbox's files (a one-shot
      * one is gone when the client would follow them). */
-    struct mcp_file_links links = {f->urls, f->owner, id, f->cwd};
+    struct mcp_file_links links = {
+        .urls = f->urls,
+        .owner = f->owner,
+        .sandbox_id = id,
+        .cwd = f->cwd,
+        .image_bytes = image_bytes,
+        .no_image = interp && results_have_png(info) ? info->figures : NULL,
+    };
     mcp_changes_link(json_object_get(rec, "files"), res, &links, out);
     out->structured = rec;
 }
@@ -105,6 +132,7 @@ struct interp_exec {
     const char *code;
     bool restart; /* a fresh interpreter first */
     struct mcp_interp_info *info;
+    json_t *env; /* the cell's own environment {NAME: VALUE}, or NULL */
 };
 
 static int interp_exec(void *arg, struct box *box, const struct nsbox_exec_opts *eo,
@@ -128,7 +156,7 @@ static int interp_exec(void *arg, struct box *box, const struct nsbox_exec_opts 
         mcp_interp_free(*slot.interp);
         *slot.interp = NULL;
     }
-    return mcp_interp_run(slot.interp, box, slot.lang, x->code, &o, res, x->info, err);
+    return mcp_interp_run(slot.interp, box, slot.lang, x->code, x->env, &o, res, x->info, err);
 }
 
 /* The request as box_run takes it: progress only where the client asked
@@ -155,6 +183,25 @@ static void run_request(struct mcp_session *s, struct mcp_call *call, struct mcp
     }
 }
 
+/* The call's env (rq->env) where it goes: in an interpreter, the cell's
+ * message (*cell, {NAME: VALUE}); for a new process, on top of the
+ * sandbox's (eo->env: the array *merged of the strings *strings).  The
+ * caller frees the three.  Never logged.  Returns 0, or -1 out of memory. */
+static int run_env(const struct mcp_run_args *rq, bool interp, struct nsbox_exec_opts *eo,
+                   json_t **cell, char ***strings, char ***merged, struct nsbox_err *err)
+{
+    if (rq->env == NULL)
+        return 0;
+    if (interp)
+        *cell = mcp_args_env_object(rq->env);
+    else if ((*strings = mcp_args_env_strings(rq->env)) != NULL &&
+             (*merged = box_merge_env((char **)eo->env, *strings)) != NULL)
+        eo->env = *merged;
+    if (interp ? *cell == NULL : *merged == NULL)
+        return nsbox_err_set(err, ENOMEM, "out of memory");
+    return 0;
+}
+
 static int exec_in(struct mcp_session *s, struct mcp_call *call, struct mcp_sandbox *m,
                    const struct mcp_run_args *rq, double timeout, struct mcp_result *out,
                    struct nsbox_err *err)
@@ -163,6 +210,9 @@ static int exec_in(struct mcp_session *s, struct mcp_call *call, struct mcp_sand
     struct mcp_interp_info info = {0};
     struct box_run br;
     _cleanup_(box_run_result_free) struct box_run_result res = {0};
+    _cleanup_strv_ char **env_strings = NULL;
+    _cleanup_free_ char **env = NULL;
+    _cleanup_(json_decrefp) json_t *cell_env = NULL;
     mcp_stream_init(&st, s, call);
     run_request(s, call, m, rq, timeout, &st, &br);
     int lang = interpreted(s, m, rq);
@@ -170,10 +220,16 @@ static int exec_in(struct mcp_session *s, struct mcp_call *call, struct mcp_sand
         return nsbox_err_set(err, ENOTSUP,
                              "code contexts are persistent interpreters, which this sandbox "
                              "cannot run (its isolation mode mounts no drivers)");
-    struct interp_exec x = {m,           (enum mcp_interp_lang)(lang >= 0 ? lang : 0),
-                            rq->context, rq->language_given ? rq->language : NULL,
-                            rq->code,    rq->restart,
-                            &info};
+    if (run_env(rq, lang >= 0, &br.exec, &cell_env, &env_strings, &env, err) < 0)
+        return -1;
+    struct interp_exec x = {.m = m,
+                            .lang = (enum mcp_interp_lang)(lang >= 0 ? lang : 0),
+                            .context = rq->context,
+                            .language = rq->language_given ? rq->language : NULL,
+                            .code = rq->code,
+                            .restart = rq->restart,
+                            .info = &info,
+                            .env = cell_env};
     if (lang >= 0) {
         br.exec_fn = interp_exec;
         br.exec_ctx = &x;
@@ -186,19 +242,23 @@ static int exec_in(struct mcp_session *s, struct mcp_call *call, struct mcp_sand
     /* Cut to the inline budget, the whole kept, while the operation is
      * still this call's. */
     struct mcp_output_kept kept = {0};
+    struct mcp_results_plan *plan = NULL;
     /* The rest of the streamed output, before the record cuts it. */
     if (r == 0 && br.exec.progress != NULL)
         mcp_stream_finish(&st, &res.exec);
     if (r == 0)
         mcp_output_cut(s, call, m, &res.exec, rq->inline_max, &kept);
+    if (r == 0 && lang >= 0)
+        plan = mcp_results_keep(s, call, m, &info);
     if (!m->one_shot)
         mcp_op_end(s, call, m);
     if (r == 0 && res.exec.cancelled && stopped(s, m))
         r = nsbox_err_set(err, ESRCH, "sandbox \"%s\" was stopped while this ran", m->id);
     if (r == 0) {
-        struct run_facts facts = {m, br.exec.cwd, &kept, s->cfg->file_urls, s->id};
+        struct run_facts facts = {m, br.exec.cwd, &kept, plan, s->cfg->file_urls, s->id};
         record(&res, &info, lang >= 0, &facts, out);
     }
+    mcp_results_plan_free(plan);
     mcp_interp_info_free(&info);
     return r;
 }

@@ -57,43 +57,60 @@ static void prune(struct box_files *f, size_t room)
     nsbox_file_list_free(&l);
 }
 
-/* Writes the cut streams of res whole into m; fills their paths. */
-static void keep(struct mcp_session *s, struct mcp_call *call, struct mcp_sandbox *m,
-                 const struct nsbox_exec_result *res, struct mcp_output_kept *k)
+void mcp_output_keep(struct mcp_session *s, struct mcp_call *call, struct mcp_sandbox *m,
+                     struct mcp_output_blob *v, size_t n)
 {
     static atomic_uint counter;
-    /* The sandbox's user and env, 30 s, up to the server's output cap. */
-    struct box_file_opts o = {
-        .timeout_s = 30, .write_max = s->cfg->output_cap + 1, .cancel = &call->cancel};
+    uint64_t most = s->cfg->output_cap + 1;
+    for (size_t i = 0; i < n; i++)
+        most = v[i].len + 1 > most ? v[i].len + 1 : most;
+    /* The sandbox's user and env, 30 s, up to the largest blob. */
+    struct box_file_opts o = {.timeout_s = 30, .write_max = most, .cancel = &call->cancel};
     struct box_files f;
     struct nsbox_err err;
     struct timespec now;
     clock_gettime(CLOCK_REALTIME, &now);
     unsigned long long ms = (unsigned long long)now.tv_sec * 1000 +
                             (unsigned long long)now.tv_nsec / 1000000;
-    unsigned n = atomic_fetch_add(&counter, 1);
+    unsigned k = atomic_fetch_add(&counter, 1);
 
+    for (size_t i = 0; i < n; i++)
+        v[i].path[0] = '\0';
+    if (n == 0)
+        return;
     if (box_files_begin(&m->box, BOX_FILE_SCRATCH, &o, &f, &err) < 0 ||
         box_file_mkdir(&f, MCP_OUTPUT_DIR, &err) < 0) {
         nsbox_warn("sandbox %s: keeping the output: %s", m->box.sb.id, err.msg);
         return;
     }
-    prune(&f, (size_t)k->out.cut + (size_t)k->err.cut);
-    struct {
-        struct mcp_output_stream *st;
-        const char *data, *ext;
-    } v[2] = {{&k->out, res->out, "stdout"}, {&k->err, res->err, "stderr"}};
-    for (size_t i = 0; i < 2; i++) {
-        if (!v[i].st->cut)
+    prune(&f, n);
+    for (size_t i = 0; i < n; i++) {
+        char p[sizeof(v[i].path)];
+        if ((size_t)snprintf(p, sizeof(p), MCP_OUTPUT_DIR "/run-%013llu-%u.%s", ms, k,
+                             v[i].suffix) >= sizeof(p))
             continue;
-        char p[sizeof(v[i].st->path)];
-        snprintf(p, sizeof(p), MCP_OUTPUT_DIR "/run-%013llu-%u.%s", ms, n, v[i].ext);
-        if (box_file_write(&f, p, v[i].data, v[i].st->bytes, false, NULL, &err) < 0)
+        if (box_file_write(&f, p, v[i].data, v[i].len, false, NULL, &err) < 0)
             nsbox_warn("sandbox %s: keeping the output: %s", m->box.sb.id, err.msg);
         else
-            memcpy(v[i].st->path, p, sizeof(p));
+            memcpy(v[i].path, p, sizeof(p));
     }
     box_files_end(&f, 0);
+}
+
+/* Writes the cut streams of res whole into m; fills their paths. */
+static void keep(struct mcp_session *s, struct mcp_call *call, struct mcp_sandbox *m,
+                 const struct nsbox_exec_result *res, struct mcp_output_kept *k)
+{
+    struct mcp_output_blob v[2];
+    struct mcp_output_stream *st[2];
+    size_t n = 0;
+    if (k->out.cut)
+        st[n] = &k->out, v[n++] = (struct mcp_output_blob){res->out, k->out.bytes, "stdout", ""};
+    if (k->err.cut)
+        st[n] = &k->err, v[n++] = (struct mcp_output_blob){res->err, k->err.bytes, "stderr", ""};
+    mcp_output_keep(s, call, m, v, n);
+    for (size_t i = 0; i < n; i++)
+        memcpy(st[i]->path, v[i].path, sizeof(st[i]->path));
 }
 
 /* The start of a UTF-8 character at or after i (at most 3 bytes on). */

@@ -42,6 +42,20 @@ struct mcp_output_kept {
 void mcp_output_cut(struct mcp_session *s, struct mcp_call *call, struct mcp_sandbox *m,
                     struct nsbox_exec_result *res, size_t inline_max, struct mcp_output_kept *k);
 
+/* One thing to keep whole in the sandbox. */
+struct mcp_output_blob {
+    const void *data;
+    size_t len;
+    const char *suffix; /* the file name's end: "stdout", "result-1.png" */
+    char path[96];      /* filled: where it was written, "" when it was not */
+};
+
+/* Writes v[0..n) into m as MCP_OUTPUT_DIR/run-MS-N.SUFFIX (call holds m's
+ * operation), first deleting the oldest kept files beyond MCP_OUTPUT_KEEP
+ * - n.  Best effort: a blob that could not be written keeps path "". */
+void mcp_output_keep(struct mcp_session *s, struct mcp_call *call, struct mcp_sandbox *m,
+                     struct mcp_output_blob *v, size_t n);
+
 /* Adds to the result record rec, for each cut stream: stdout_cut (true),
  * stdout_bytes, and when kept stdout_path and stdout_uri, with a
  * resource_link in out (the same for stderr).  sandbox_id: m's. */

@@ -28,14 +28,37 @@
     "\"language\":{\"type\":\"string\",\"enum\":[\"python\",\"javascript\",\"typescript\"]},"      \
     "\"cwd\":{\"type\":\"string\"},\"default\":{\"type\":\"boolean\"}"
 
+/* A result's image, PDF: its block in content (index), or a link (uri)
+ * (tools/results.h). */
+#define IMAGE_REF                                                                                  \
+    "{\"type\":\"object\",\"properties\":{\"mime_type\":{\"type\":\"string\"},"                    \
+    "\"bytes\":{\"type\":\"integer\"},\"content\":{\"type\":\"integer\"},"                         \
+    "\"uri\":{\"type\":\"string\"}},\"required\":[\"mime_type\",\"bytes\"]}"
+
+/* One display bundle of a cell (mcp/interp/bundle.h). */
+#define BUNDLE_SCHEMA                                                                              \
+    "{\"type\":\"object\",\"properties\":{\"is_main_result\":{\"type\":\"boolean\"},"              \
+    "\"text\":{\"type\":\"string\"},\"html\":{\"type\":\"string\"},"                               \
+    "\"markdown\":{\"type\":\"string\"},\"svg\":{\"type\":\"string\"},"                            \
+    "\"latex\":{\"type\":\"string\"},\"javascript\":{\"type\":\"string\"},\"json\":{},"            \
+    "\"data\":{\"type\":\"object\"},\"chart\":{\"type\":\"object\"},"                              \
+    "\"png\":" IMAGE_REF ",\"jpeg\":" IMAGE_REF ",\"pdf\":" IMAGE_REF ","                          \
+    "\"extra\":{\"type\":\"object\"}}}"
+
 /* execute_code in a kept sandbox's persistent interpreter
- * (docs/interpreters.md). */
+ * (docs/interpreters.md); "error" in every record. */
 #define INTERP_PROPS                                                                               \
     "\"interpreter\":{\"type\":\"string\",\"enum\":[\"persistent\",\"process\"]},"                 \
     "\"result\":{\"type\":[\"string\",\"null\"]},\"state_lost\":{\"type\":\"boolean\"},"           \
     "\"state_lost_reason\":{\"type\":\"string\"},\"interrupted\":{\"type\":\"boolean\"},"          \
     "\"error_type\":{\"type\":\"string\"},\"error_value\":{\"type\":\"string\"},"                  \
-    "\"figures\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},"
+    "\"figures\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},"                            \
+    "\"execution_count\":{\"type\":[\"integer\",\"null\"]},"                                       \
+    "\"results\":{\"type\":\"array\",\"items\":" BUNDLE_SCHEMA "},"                                \
+    "\"results_truncated\":{\"type\":\"boolean\"},"                                                \
+    "\"error\":{\"type\":[\"object\",\"null\"],\"properties\":{"                                   \
+    "\"name\":{\"type\":\"string\"},\"value\":{\"type\":\"string\"},"                              \
+    "\"traceback\":{\"type\":\"string\"}}},"
 
 /* What a sandbox with network tried during the command (boxes/net.h). */
 #define NETWORK_PROPS                                                                              \

@@ -30,6 +30,33 @@ static void check_text(const char *s, size_t max, const char *what)
         FAIL("%s is not valid UTF-8", what);
 }
 
+/* A bundle keeps the contract's promises (mcp/interp/bundle.h). */
+static void check_bundle(const struct mcp_bundle *b)
+{
+    static const char *const texts[] = {"text", "html", "markdown", "svg", "latex", "javascript"};
+    size_t total = 0;
+    for (size_t i = 0; i < sizeof(texts) / sizeof(texts[0]); i++) {
+        json_t *t = json_object_get(b->fields, texts[i]);
+        if (t == NULL)
+            continue;
+        if (!json_is_string(t))
+            FAIL("bundle %s is no string", texts[i]);
+        check_text(json_string_value(t), MCP_BUNDLE_TEXT_MAX, texts[i]);
+        total += json_string_length(t);
+    }
+    for (size_t i = 0; i < b->n_images; i++) {
+        const struct mcp_bundle_image *im = &b->images[i];
+        const char *magic = strcmp(im->key, "png") == 0    ? "\x89PNG\r\n\x1a\n"
+                            : strcmp(im->key, "jpeg") == 0 ? "\xff\xd8\xff"
+                                                           : "%PDF-";
+        if (im->len < strlen(magic) || memcmp(im->data, magic, strlen(magic)) != 0)
+            FAIL("a %s without its magic", im->key);
+        total += im->len;
+    }
+    if (total > MCP_BUNDLE_MAX)
+        FAIL("a bundle of %zu bytes", total);
+}
+
 static void check_done(const json_t *msg)
 {
     struct mcp_interp_info info = {0};
@@ -50,6 +77,11 @@ static void check_done(const json_t *msg)
     }
     if (k > MCP_INTERP_FIGURES_MAX)
         FAIL("%zu figures", k);
+    if (info.n_results > MCP_INTERP_RESULTS_MAX)
+        FAIL("%zu results", info.n_results);
+    for (size_t i = 0; i < info.n_results; i++)
+        check_bundle(&info.results[i]);
+    check_text(info.error_traceback, MCP_INTERP_TRACEBACK_MAX, "traceback");
     mcp_interp_info_free(&info);
 }
 

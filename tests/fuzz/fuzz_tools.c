@@ -308,6 +308,31 @@ static int sandbox_commit(json_t *args, struct nsbox_err *err)
     return 0;
 }
 
+/* A run's env as taken: the call's own, every name non-empty without '='
+ * or NUL, within the caps (args.h). */
+static void check_run_env(json_t *args, json_t *env)
+{
+    must(env == json_object_get(args, "env"), "env is not the call's");
+    if (env == NULL)
+        return;
+    char **v = mcp_args_env_strings(env);
+    size_t n = 0, bytes = 0;
+    for (; v && v[n]; n++) {
+        const char *eq = strchr(v[n], '=');
+        must(eq != NULL && eq > v[n], "env entry without a name");
+        must((size_t)(eq - v[n]) <= MCP_RUN_ENV_NAME_MAX, "env name too long");
+        bytes += strlen(v[n]) + 1;
+    }
+    must(v != NULL && n <= MCP_RUN_ENV_MAX && bytes <= MCP_RUN_ENV_BYTES,
+         "env of %zu variables, %zu bytes", n, bytes);
+    json_t *o = mcp_args_env_object(env);
+    must(o != NULL && json_object_size(o) == n, "env object of another size");
+    json_decref(o);
+    for (size_t i = 0; v && v[i]; i++)
+        free(v[i]);
+    free(v);
+}
+
 static void check_run(json_t *args, const struct mcp_run_args *a, const char *key)
 {
     whole_string(args, key, a->argv[2]);
@@ -316,6 +341,7 @@ static void check_run(json_t *args, const struct mcp_run_args *a, const char *ke
     optional_string(args, "sandbox_id", a->sandbox_id);
     optional_string(args, "stdin", a->stdin_data);
     check_limits(args, &a->limits);
+    check_run_env(args, a->env);
 }
 
 /* The code context tools: a failure fills nothing; a success has its

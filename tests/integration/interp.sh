@@ -56,6 +56,7 @@ run_client sdk "${root_env[@]}" SUITE="$SUITE" timeout 600 node "$MCP/interp.tes
 run_client hostile "${root_env[@]}" SUITE="$SUITE/hostile" timeout 600 python3 "$MCP/interp_hostile.py"
 run_client contexts "${root_env[@]}" SUITE="$SUITE/contexts" timeout 300 python3 "$MCP/contexts.py"
 run_client streaming "${root_env[@]}" SUITE="$SUITE/streaming" timeout 300 python3 "$MCP/streaming.py"
+run_client results "${root_env[@]}" SUITE="$SUITE/results" timeout 300 python3 "$MCP/interp_results.py"
 
 # -- rootless ------------------------------------------------------------------
 "$ROOT/tests/setup-users.sh"

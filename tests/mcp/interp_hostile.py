@@ -78,9 +78,9 @@ class Server(_Server):
 
 
 def sc(r):
-    """A tool result's record (or the error text as {"error": ...})."""
+    """A tool result's record (or the error text as {"tool_error": ...}: every record has "error", an exception or null)."""
     if r.get("isError"):
-        return {"error": r["content"][0]["text"]}
+        return {"tool_error": r["content"][0]["text"]}
     return r.get("structuredContent", {})
 
 
@@ -99,7 +99,7 @@ def cmd(s, sid, command, **kw):
 
 def short(r):
     keys = ("status", "exit_code", "result", "error_type", "state_lost", "state_lost_reason",
-            "interrupted", "stdout_truncated", "wall_ms", "error")
+            "interrupted", "stdout_truncated", "wall_ms", "tool_error")
     return {k: r.get(k) for k in keys if k in r}
 
 
@@ -279,7 +279,7 @@ def tamper_case(s, name, code, want):
     ms = (time.monotonic() - t) * 1000
     after = cell(s, sid, "globals().get('marker', 'fresh')")
     up = s.alive()
-    ok = up and "error" not in r and after.get("status") == "ok" and ms < 10000
+    ok = up and "tool_error" not in r and after.get("status") == "ok" and ms < 10000
     if want == "protocol":
         ok = ok and r.get("state_lost") is True and r.get("state_lost_reason") == "protocol" and after.get("result") == "'fresh'"
     elif want == "normal":
@@ -395,7 +395,7 @@ while True:
     rs = cell(s, sid, "'restarted'", restart=True, timeout_s=30)
     settle(lambda: len(sandboxed_under(s.p.pid)) <= 3, 10)
     c = cmd(s, sid, "echo up", timeout_s=30)
-    ok = s.alive() and "error" not in r and after.get("status") == "ok" and after.get("result") == "'yes'"
+    ok = s.alive() and "tool_error" not in r and after.get("status") == "ok" and after.get("result") == "'yes'"
     result("forkbomb_bounded_interpreter_back", ok and ms < 15000 and n <= 64 + 2,
            f"bomb {short(r)} in {ms:.0f} ms; {n} processes; next {short(after)}")
     result("forkbomb_restart_frees_sandbox", rs.get("result") == "'restarted'" and c.get("stdout") == "up\n",
@@ -490,7 +490,7 @@ def two_sessions_case():
         sid, _ = create(a)
         ra = cell(a, sid, "secret = 'A-only'\nimport os\nos.getpid()")
         rb = sc(b.tool("execute_code", sandbox_id=sid, language="python", code="secret"))
-        result("other_session_cannot_use_sandbox", "error" in rb and "secret" not in json.dumps(rb).replace('"code"', ""),
+        result("other_session_cannot_use_sandbox", "tool_error" in rb and "secret" not in json.dumps(rb).replace('"code"', ""),
                rb)
         sidb, _ = create(b)
         look = cell(b, sidb, FIND_CHAN + r"""

@@ -3,9 +3,11 @@
 #include "check.h"
 #include "suites.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "../../mcp/interp/bundle.h"
 #include "../../mcp/interp/protocol.h"
 
 /* Feeds s to lines as one read. */
@@ -268,6 +270,157 @@ static void figures_checked(void)
     json_decref(d);
 }
 
+/* The error's E2B names win over the older ones; a traceback goes with a
+ * name only; execution_count is a positive integer or nothing. */
+static void done_error_and_count(void)
+{
+    struct mcp_interp_info info = {0};
+    int code;
+    json_t *d = done_of("{\"status\":\"error\",\"execution_count\":7,\"error\":{\"type\":\"T\","
+                        "\"message\":\"m\",\"name\":\"KeyError\",\"value\":\"'k'\","
+                        "\"traceback\":\"Traceback\\nKeyError: 'k'\\n\"}}");
+    mcp_interp_take_done(d, &code, &info);
+    CHECK(code == 1 && info.execution_count == 7);
+    CHECK_STR(info.error_type, "KeyError");
+    CHECK_STR(info.error_value, "'k'");
+    CHECK_STR(info.error_traceback, "Traceback\nKeyError: 'k'\n");
+    mcp_interp_info_free(&info);
+    json_decref(d);
+
+    const char *bad[] = {"\"7\"", "-1", "0", "1.5", "true", "null"};
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        char text[128];
+        snprintf(text, sizeof(text), "{\"execution_count\":%s,\"error\":{\"traceback\":\"t\"}}",
+                 bad[i]);
+        d = done_of(text);
+        mcp_interp_take_done(d, &code, &info);
+        CHECK(info.execution_count == 0 && info.error_traceback == NULL);
+        mcp_interp_info_free(&info);
+        json_decref(d);
+    }
+}
+
+/* A PNG's, a JPEG's and a PDF's first bytes, as base64. */
+#define PNG_B64 "iVBORw0KGgoAAAAN" /* \x89PNG\r\n\x1a\n + 4 bytes */
+#define JPEG_B64 "/9j/4AAQ"        /* \xff\xd8\xff\xe0\x00\x10 */
+#define PDF_B64 "JVBERi0xLjQ="     /* %PDF-1.4 */
+
+static const struct mcp_bundle *bundle(const struct mcp_interp_info *info, size_t i)
+{
+    return i < info->n_results ? &info->results[i] : NULL;
+}
+
+/* Each key only with its type; images only as strict base64 with their
+ * magic; bundles that are no objects, and unknown keys, left out. */
+static void results_checked(void)
+{
+    json_t *d = done_of(
+        "{\"results\":[7,\"s\",null,"
+        "{\"is_main_result\":\"yes\",\"text\":5,\"html\":\"<b>x</b>\",\"markdown\":[],"
+        "\"json\":{\"a\":[1,null]},\"data\":[1],\"chart\":{\"type\":\"evil\"},\"extra\":\"x\","
+        "\"evil\":\"x\",\"png\":\"" JPEG_B64 "\",\"jpeg\":\"" JPEG_B64 "\",\"pdf\":\"%PDF\"},"
+        "{\"is_main_result\":true,\"chart\":{\"type\":\"pie\",\"elements\":[]},"
+        "\"png\":\"" PNG_B64 "\",\"pdf\":\"" PDF_B64 "\",\"data\":{\"a\":[1]}}]}");
+    struct mcp_interp_info info = {0};
+    int code;
+    mcp_interp_take_done(d, &code, &info);
+    CHECK(info.n_results == 2 && !info.results_truncated);
+    const struct mcp_bundle *a = bundle(&info, 0), *b = bundle(&info, 1);
+    char *fa = a ? json_dumps(a->fields, JSON_COMPACT) : NULL;
+    char *fb = b ? json_dumps(b->fields, JSON_COMPACT) : NULL;
+    CHECK_STR(fa, "{\"html\":\"<b>x</b>\",\"json\":{\"a\":[1,null]}}");
+    CHECK(a && a->n_images == 1 && strcmp(a->images[0].key, "jpeg") == 0 && a->images[0].len == 6);
+    CHECK(a && strcmp(a->images[0].mime, "image/jpeg") == 0);
+    CHECK_STR(fb, "{\"is_main_result\":true,\"data\":{\"a\":[1]},\"chart\":{\"type\":\"pie\","
+                  "\"elements\":[]}}");
+    CHECK(b && b->n_images == 2 && strcmp(b->images[0].key, "png") == 0 && b->images[0].len == 12);
+    CHECK(b && b->n_images == 2 && strcmp(b->images[1].mime, "application/pdf") == 0 &&
+          memcmp(b->images[1].data, "%PDF-1.4", 8) == 0);
+    free(fa);
+    free(fb);
+    mcp_interp_info_free(&info);
+    json_decref(d);
+
+    d = done_of("{\"results\":{\"text\":\"x\"}}"); /* not an array */
+    mcp_interp_take_done(d, &code, &info);
+    CHECK(info.n_results == 0 && info.results == NULL);
+    mcp_interp_info_free(&info);
+    json_decref(d);
+}
+
+/* At most MCP_INTERP_RESULTS_MAX bundles; a text over MCP_BUNDLE_TEXT_MAX
+ * and what passes MCP_BUNDLE_MAX in all are dropped, and named in extra's
+ * "nsbox/dropped" after the driver's own note. */
+static void results_capped(void)
+{
+    json_t *many = json_array();
+    for (int i = 0; i < MCP_INTERP_RESULTS_MAX + 6; i++)
+        json_array_append_new(many, json_pack("{s:i}", "json", i));
+    json_t *d = json_pack("{s:o}", "results", many);
+    struct mcp_interp_info info = {0};
+    int code;
+    mcp_interp_take_done(d, &code, &info);
+    CHECK(info.n_results == MCP_INTERP_RESULTS_MAX && info.results_truncated);
+    CHECK(info.n_results &&
+          json_integer_value(json_object_get(info.results[info.n_results - 1].fields, "json")) ==
+              MCP_INTERP_RESULTS_MAX - 1);
+    mcp_interp_info_free(&info);
+    json_decref(d);
+
+    size_t mib = 1u << 20;
+    char *big = malloc(mib + 2);
+    memset(big, 'x', mib + 1);
+    big[mib + 1] = '\0';
+    json_t *b = json_pack("{s:s,s:{s:s}}", "markdown", big, "extra", "nsbox/dropped", "drv");
+    big[mib] = '\0'; /* exactly the cap: kept */
+    const char *texts[] = {"text", "html", "svg", "latex", "javascript"};
+    for (size_t i = 0; i < 5; i++)
+        json_object_set_new(b, texts[i], json_string(big));
+    big[mib / 2] = '\0';
+    json_t *arr = json_array();
+    for (int i = 0; i < 8; i++)
+        json_array_append_new(arr, json_string(big)); /* 4 MiB as JSON: over the rest */
+    json_object_set_new(b, "json", arr);
+    d = json_pack("{s:[o]}", "results", b);
+    mcp_interp_take_done(d, &code, &info);
+    CHECK(info.n_results == 1);
+    if (info.n_results == 1) {
+        json_t *f = info.results[0].fields;
+        CHECK(json_object_get(f, "markdown") == NULL && json_object_get(f, "json") == NULL);
+        CHECK(json_string_length(json_object_get(f, "javascript")) == mib);
+        const char *note = json_string_value(
+            json_object_get(json_object_get(f, "extra"), "nsbox/dropped"));
+        CHECK(note && strncmp(note, "drv; markdown: 1048577 bytes over 1 MiB; json: ", 47) == 0);
+        CHECK(note && strstr(note, "over 8 MiB per bundle") != NULL);
+    }
+    mcp_interp_info_free(&info);
+    json_decref(d);
+    free(big);
+}
+
+/* Base64 as strict as write_file's, line breaks aside. */
+static void results_base64(void)
+{
+    size_t n = 0;
+    unsigned char *v;
+    const char *ok[][2] = {
+        {"QUJD", "ABC"}, {"QUI=", "AB"}, {"QUI", "AB"}, {"QUJD\nQUJD\n", "ABCABC"}, {"", ""}};
+    for (size_t i = 0; i < sizeof(ok) / sizeof(ok[0]); i++) {
+        v = mcp_bundle_base64_decode(ok[i][0], strlen(ok[i][0]), 64, &n);
+        CHECK(v != NULL && n == strlen(ok[i][1]) && memcmp(v, ok[i][1], n) == 0);
+        free(v);
+    }
+    const char *bad[] = {"QQ=====", "QUJDR", "QR==", "QU JD", "QUJ=D", "Q===", "QUJD\t", "-_8="};
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        v = mcp_bundle_base64_decode(bad[i], strlen(bad[i]), 64, &n);
+        CHECK(v == NULL);
+        free(v);
+    }
+    v = mcp_bundle_base64_decode("QUJD", 4, 2, &n); /* over max */
+    CHECK(v == NULL);
+    free(v);
+}
+
 void suite_interp_protocol(void)
 {
     RUN_TEST(lines_before_any_read);
@@ -280,4 +433,8 @@ void suite_interp_protocol(void)
     RUN_TEST(done_huge_result);
     RUN_TEST(invalid_utf8);
     RUN_TEST(figures_checked);
+    RUN_TEST(done_error_and_count);
+    RUN_TEST(results_checked);
+    RUN_TEST(results_capped);
+    RUN_TEST(results_base64);
 }

@@ -8,9 +8,11 @@
 #include "suites.h"
 
 #include <jansson.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "../../common/cleanup.h"
 #include "../../mcp/tools/languages.h"
 #include "../../mcp/tools/args.h"
 #include "../../mcp/tools/tools.h"
@@ -676,6 +678,68 @@ static void upload_url_sizes(void)
                  "size_mb") != NULL);
 }
 
+/* A run's env: either form, names without '=' or NUL, no name twice,
+ * within the caps; an error names the variable, never its value. */
+static void run_env_checked(void)
+{
+    CHECK(accepts("execute_code", "{\"code\":\"\",\"env\":{\"A\":\"1\",\"B_2\":\"\"}}"));
+    CHECK(accepts("run_command", "{\"command\":\"\",\"env\":[{\"name\":\"A\",\"value\":\"v\"}]}"));
+    CHECK_STR(fails("run_command", "{\"command\":\"\",\"env\":{\"A=B\":\"s3cret\"}}"),
+              "env: \"A=B\" must be a name of 1 to 256 bytes, without '=' or NUL");
+    CHECK(strstr(fails("execute_code", "{\"code\":\"\",\"env\":{\"\":\"s3cret\"}}"), "s3cret") ==
+          NULL);
+    CHECK_STR(fails("run_command", "{\"command\":\"\",\"env\":[{\"name\":\"A\",\"value\":\"1\"},"
+                                   "{\"name\":\"A\",\"value\":\"s3cret\"}]}"),
+              "env names \"A\" twice");
+    fails("run_command", "{\"command\":\"\",\"env\":\"A=1\"}");
+
+    json_t *args = parse("{\"command\":\"\"}");
+    json_t *env = json_object();
+    char name[16];
+    for (int i = 0; i <= MCP_RUN_ENV_MAX; i++) {
+        snprintf(name, sizeof(name), "V%d", i);
+        json_object_set_new(env, name, json_string("x"));
+    }
+    json_object_set(args, "env", env);
+    struct mcp_run_args a;
+    struct nsbox_err err;
+    json_t *nul = json_object(); /* NUL bytes, as a parser allowing them would give */
+    json_object_setn_new(nul, "A\0B", 3, json_string("x"));
+    json_object_set(args, "env", nul);
+    CHECK(mcp_args_run_command(&cfg, args, &a, &err) < 0);
+    json_object_clear(nul);
+    json_object_set_new(nul, "A", json_stringn("s3\0cret", 7));
+    CHECK(mcp_args_run_command(&cfg, args, &a, &err) < 0 && strstr(err.msg, "s3") == NULL);
+    json_decref(nul);
+    json_object_set(args, "env", env);
+    CHECK(mcp_args_run_command(&cfg, args, &a, &err) < 0);
+    CHECK_STR(err.msg, "env has more than 256 variables");
+    json_object_clear(env);
+    char *big = calloc(1, MCP_RUN_ENV_BYTES);
+    memset(big, 'v', MCP_RUN_ENV_BYTES - 8);
+    json_object_set_new(env, "AB", json_string(big));
+    CHECK(mcp_args_run_command(&cfg, args, &a, &err) == 0 && a.env == env);
+    json_object_set_new(env, "CDE", json_string("x"));
+    CHECK(mcp_args_run_command(&cfg, args, &a, &err) < 0);
+    CHECK_STR(err.msg, "env holds more than 16384 bytes of names and values");
+    free(big);
+    json_decref(env);
+    json_decref(args);
+
+    args = parse("{\"code\":\"\",\"env\":[{\"name\":\"A\",\"value\":\"1\"},"
+                 "{\"name\":\"B\",\"value\":\"2=3\"}]}");
+    CHECK(mcp_args_execute_code(&cfg, args, &a, &err) == 0);
+    char **v = mcp_args_env_strings(a.env);
+    CHECK(v && v[0] && v[1] && !v[2] && strcmp(v[0], "A=1") == 0 && strcmp(v[1], "B=2=3") == 0);
+    nsbox_strvfree(v);
+    json_t *o = mcp_args_env_object(a.env);
+    char *text = o ? json_dumps(o, JSON_COMPACT) : NULL;
+    CHECK_STR(text, "{\"A\":\"1\",\"B\":\"2=3\"}");
+    free(text);
+    json_decref(o);
+    json_decref(args);
+}
+
 void suite_tool_args(void)
 {
     RUN_TEST(every_schema_is_closed_json);
@@ -695,4 +759,5 @@ void suite_tool_args(void)
     RUN_TEST(every_tool_has_a_declaration);
     RUN_TEST(result_owns_its_images);
     RUN_TEST(upload_url_sizes);
+    RUN_TEST(run_env_checked);
 }
