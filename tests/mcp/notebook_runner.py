@@ -8,14 +8,21 @@ inside a sandbox (copied in with `nsbox cp`), usable on any host too:
 cells.json: [{"code": ..., "env": {...}?}, ...]; out.json: the `ready`
 message, then for each cell {"done": ..., "stdout": ..., "stderr": ...,
 "first_stdout_s": seconds from `run` to the cell's first stdout byte}.
+A cell with "interrupt_after": S gets SIGINT (to the driver's process
+group, as nsbox sends it) S seconds after its `run`.
 Standard library only."""
 import json
 import os
 import selectors
+import signal
 import socket
 import subprocess
 import sys
 import time
+
+
+def reject(name):
+    raise ValueError("not JSON: " + name)
 
 
 def main():
@@ -46,7 +53,10 @@ def main():
         if b"\n" not in bufs["chan"]:
             return None
         text, bufs["chan"] = bufs["chan"].split(b"\n", 1)
-        return json.loads(text)
+        try:  # as strictly as the host: no NaN/Infinity, valid UTF-8
+            return json.loads(text.decode("utf-8"), parse_constant=reject)
+        except ValueError as exc:
+            return {"invalid": "%s: %r" % (exc, text[:300])}
 
     out = [line(60)]
     for i, cell in enumerate(cells, 1):
@@ -57,6 +67,9 @@ def main():
         first[0] = None
         start = time.monotonic()
         chan.sendall((json.dumps(msg) + "\n").encode())
+        if "interrupt_after" in cell:  # SIGINT to the group, as the host does
+            line(cell["interrupt_after"], start)
+            os.killpg(proc.pid, signal.SIGINT)
         done = line(cell.get("timeout", 60), start)
         time.sleep(0.05)
         for key, _ in sel.select(0):

@@ -429,6 +429,14 @@ def send_done(chan, done):
     send_line(chan, done)
 
 
+def dedent(code):
+    """A cell indented as a whole, dedented (a blank first line aside); a
+    cell that starts at column 0 is left as it is (textwrap.dedent would
+    empty whitespace-only lines, also inside strings)."""
+    first = next((line for line in code.split("\n") if line.strip()), "")
+    return textwrap.dedent(code) if first[:1] in (" ", "\t") else code
+
+
 def check_env(env):
     """env of a `run`: None or an object of NAME -> VALUE strings."""
     if env is None:
@@ -473,7 +481,7 @@ def run_cell(code, env, cell, host, running, owner):
         if not isinstance(code, str):
             raise TypeError("run: code must be a string")
         saved = set_env(check_env(env))
-        code = textwrap.dedent(code)
+        code = dedent(code)
         linecache.cache[filename] = (len(code), None, code.splitlines(True), filename)
         plt = sys.modules.get("matplotlib.pyplot")
         if plt is not None and getattr(plt.show, "__wrapped__", None) is None:
