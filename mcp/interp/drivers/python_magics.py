@@ -83,13 +83,15 @@ def line_starts(code):
 
 def transform(code):
     """code with each magic line made a call of __nsbox__; returns (code,
-    cell magic or None) where a cell magic is (name, args, body)."""
+    cell magic or None) where a cell magic is (name, args, body, pad): pad
+    is the line number of the magic (the body's lines are numbered from
+    pad + 1 in tracebacks)."""
     first = code.lstrip("\n")
     if first.startswith("%%"):
         head, _, body = first.partition("\n")
         name, _, args = head[2:].partition(" ")
-        skipped = len(code) - len(first)
-        return code, (name.strip(), args.strip(), "\n" * (skipped + 1) + body)
+        pad = len(code) - len(first) + 1  # the lines above the body
+        return code, (name.strip(), args.strip(), body, pad)
     if not HAS_MAGIC.search(code):
         return code, None
     lines = code.split("\n")
@@ -304,7 +306,7 @@ class Shell:
 
         opts, stmt = timeit_options(args)
         timer = timeit.Timer(stmt, globals=self.host.ns)
-        number = opts.get("n")
+        number, t = opts.get("n"), 0.0
         if number is None:  # as timeit's autorange, at most ~0.2 s per run
             number = 1
             while True:
@@ -312,7 +314,8 @@ class Shell:
                 if t >= 0.2 or number >= 10 ** 9:
                     break
                 number *= 10
-        repeat = opts.get("r", 7)
+        # Short: a slow statement is not run 7 more times.
+        repeat = opts.get("r", 7 if t < 0.5 else 3 if t < 2 else 1)
         runs = [t / number for t in timer.repeat(repeat, number)]
         mean = sum(runs) / len(runs)
         dev = (sum((x - mean) ** 2 for x in runs) / len(runs)) ** 0.5
@@ -321,19 +324,24 @@ class Shell:
             "" if number == 1 else "s"))
 
     # ---- cell magics ----
-    def cell_magic(self, name, args, body):
+    def cell_magic(self, name, args, body, pad=0):
         """Runs a %%name cell; returns the value of its last expression
         (%%time) or None."""
         fn = getattr(self, "c_" + name, None) if re.match(r"^\w+$", name) else None
         if fn is None:
             raise UsageError("Cell magic `%%%%%s` not found." % name)
+        self.pad = pad
         return fn(args, body)
 
+    def python_body(self, body):
+        """body as Python with its lines numbered as in the cell."""
+        return "\n" * getattr(self, "pad", 0) + body
+
     def c_bash(self, args, body):
-        self.system(None, argv=["bash", "-c", body.lstrip("\n")] + shlex.split(args))
+        self.system(None, argv=["bash", "-c", body] + shlex.split(args))
 
     def c_sh(self, args, body):
-        self.system(None, argv=["/bin/sh", "-c", body.lstrip("\n")] + shlex.split(args))
+        self.system(None, argv=["/bin/sh", "-c", body] + shlex.split(args))
 
     def c_writefile(self, args, body):
         words = shlex.split(args)
@@ -345,13 +353,13 @@ class Shell:
         path = os.path.expanduser(words[0])
         exists = os.path.exists(path)
         with open(path, "a" if append else "w") as f:
-            f.write(body.lstrip("\n"))
+            f.write(body)
         print("%s %s" % ("Appending to" if append else ("Overwriting" if exists else "Writing"), words[0]))
 
     def c_time(self, args, body):
         before, wall = os.times(), time.perf_counter()
         try:
-            return self.host.run_code(body, self.host.filename)
+            return self.host.run_code(self.python_body(body), self.host.filename)
         finally:
             self.print_times(before, wall)
 
@@ -365,7 +373,7 @@ class Shell:
         sys.stdout, sys.stderr = out, err
         shown = self.host.start_capture()
         try:
-            self.host.run_code(body, self.host.filename)
+            self.host.run_code(self.python_body(body), self.host.filename)
         finally:
             sys.stdout, sys.stderr = saved
             outputs = self.host.end_capture(shown)
@@ -374,7 +382,7 @@ class Shell:
 
     def _display_cell(key):
         def show(self, args, body):
-            self.host.display_bundle({key: body.strip("\n") + ("\n" if key == "markdown" else "")})
+            self.host.display_bundle({key: body})
         return show
 
     c_html = _display_cell("html")
