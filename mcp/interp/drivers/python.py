@@ -21,7 +21,6 @@ import json  # noqa: E402
 import linecache  # noqa: E402
 import signal  # noqa: E402
 import sys  # noqa: E402
-import textwrap  # noqa: E402
 import traceback  # noqa: E402
 import types  # noqa: E402
 
@@ -434,7 +433,11 @@ def dedent(code):
     cell that starts at column 0 is left as it is (textwrap.dedent would
     empty whitespace-only lines, also inside strings)."""
     first = next((line for line in code.split("\n") if line.strip()), "")
-    return textwrap.dedent(code) if first[:1] in (" ", "\t") else code
+    if first[:1] not in (" ", "\t"):
+        return code
+    import textwrap
+
+    return textwrap.dedent(code)
 
 
 def check_env(env):
