@@ -197,6 +197,29 @@ ax.grid(True); plt.title('Two Concentric Circles'); plt.show()""", lambda d, o, 
 case("chart_categorical", PLT + "plt.figure(); plt.plot([1, 2, 3, 4, 5], ['A', 'B', 'C', 'D', 'E']); plt.show()",
      lambda d, o, e, r: want(chart_of(d)["x_scale"] == "linear" and chart_of(d)["y_scale"] == "categorical",
                              "chart %s" % str(chart_of(d))[:300]))
+case("chart_datetime_scale_indented", """
+    import numpy as np
+    import matplotlib.pyplot as plt
+    import datetime
+    dates = [datetime.date(2023, 9, 1) + datetime.timedelta(seconds=i) for i in range(100)]
+    y_sin = np.sin(np.linspace(0, 2*np.pi, 100))
+    plt.figure(figsize=(10, 6))
+    plt.plot(dates, y_sin, label='sin(x)')
+    plt.show()
+    """, lambda d, o, e, r: want(chart_of(d)["type"] == "line" and chart_of(d)["x_scale"] == "datetime"
+                               and chart_of(d)["y_scale"] == "linear"
+                               and chart_of(d)["elements"][0]["points"][0][0] == "2023-09-01", "chart %s" % str(chart_of(d))[:300]))
+case("chart_blank", PLT + "fig, ax = plt.subplots()",
+     lambda d, o, e, r: want(len(results(d)) == 1 and "chart" not in results(d)[0] and "png" in results(d)[0]
+                             and results(d)[0]["text"] == "<Figure size 640x480 with 1 Axes>", "results %s" % str(results(d))[:300]))
+case("chart_bar_groups", PLT + """
+fig, ax = plt.subplots()
+ax.bar([-0.2, 0.8], [3, 4], width=0.4, label='2023'); ax.bar([0.2, 1.2], [5, 6], width=0.4)
+ax.bar([5], [1], width=0.4, label='far')
+ax.set_xticks([0, 1], ['x', 'y'])
+plt.show()""", lambda d, o, e, r: want(
+    [(b["label"], b["group"], b["value"]) for b in chart_of(d)["elements"]]
+    == [("x", "2023", 3), ("y", "2023", 4), ("x", "Group 2", 5), ("y", "Group 2", 6), ("5", "far", 1)], "chart %s" % chart_of(d)))
 case("figure_order_and_file", PLT + "display('before')\nplt.plot([1, 2]); plt.show()\ndisplay('after')\nplt.plot([3, 1])\n'end'",
      lambda d, o, e, r: want([b.get("text", "")[:7] for b in results(d)] == ["'before", "<Figure", "'after'", "<Figure", "'end'"]
                              and [f["path"] for f in d["figures"]] == ["/workspace/figure-%d-1.png" % r["n"], "/workspace/figure-%d-2.png" % r["n"]],

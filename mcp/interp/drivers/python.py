@@ -420,12 +420,16 @@ def send_done(chan, done):
     """Sends done; should anything in it not be JSON the host takes (or the
     line be too long), it goes without its results."""
     try:
-        data = json.dumps(done, ensure_ascii=False, allow_nan=False)
+        data = json.dumps(done, ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode("utf-8")
         if len(data) > 15 << 20:
             raise ValueError("done: %d bytes" % len(data))
     except (TypeError, ValueError) as exc:
         done["results"] = [{"extra": {"nsbox/dropped": clean("results: %s" % str_of(exc), 1024)}}]
-    send_line(chan, done)
+        send_line(chan, done)
+        return
+    view = memoryview(data + b"\n")
+    while view:
+        view = view[os.write(chan, view) :]
 
 
 def dedent(code):

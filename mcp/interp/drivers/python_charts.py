@@ -229,12 +229,17 @@ def pie_elements(ax):
     return out
 
 
-def tick_label_at(axis, pos):
-    """The tick label at data position pos (categorical bars), else the
+def tick_label_at(axis, pos, width):
+    """The label of the tick nearest to a bar's centre pos, within a bar's
+    width of it (grouped bars sit beside their category's tick), else the
     position as text."""
+    best = None
     for loc, lab in zip(axis.get_ticklocs(), axis.get_ticklabels()):
-        if abs(float(loc) - pos) < 1e-9 and lab.get_text():
-            return lab.get_text()
+        dist = abs(float(loc) - pos)
+        if lab.get_text() and dist <= abs(width) + 1e-9 and (best is None or dist < best[0]):
+            best = (dist, lab.get_text())
+    if best is not None:
+        return best[1]
     if converter_kind(axis) == "datetime":
         return iso_of_num(pos)
     return "%g" % pos
@@ -253,10 +258,10 @@ def bar_chart(ax, chart):
         horizontal = getattr(container, "orientation", None) == "horizontal"
         for r in rects:
             if horizontal:
-                label = tick_label_at(ax.yaxis, r.get_y() + r.get_height() / 2)
+                label = tick_label_at(ax.yaxis, r.get_y() + r.get_height() / 2, r.get_height())
                 value = r.get_width()
             else:
-                label = tick_label_at(ax.xaxis, r.get_x() + r.get_width() / 2)
+                label = tick_label_at(ax.xaxis, r.get_x() + r.get_width() / 2, r.get_width())
                 value = r.get_height()
             elements.append({"label": label, "group": group, "value": float(value)})
     if horizontal:
