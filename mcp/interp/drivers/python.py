@@ -8,7 +8,10 @@
 #
 # The cell runs in this very process and can clobber anything it reaches
 # (sys.stdout, signal handlers, globals of __main__), so everything the driver
-# needs lives in main()'s locals and closures, never in the user namespace.
+# needs lives in main()'s locals and closures, never in the user namespace;
+# only display() (in the namespace) and __nsbox__ (in builtins, what magic
+# lines call) are put where the code sees them: replacing them loses only
+# those.
 import os
 
 # Before anything can import matplotlib: a headless backend, inherited by

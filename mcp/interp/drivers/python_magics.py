@@ -204,7 +204,9 @@ class Shell:
             raise
         finally:
             for t in copiers:
-                t.join()
+                # A background child (`!cmd &`) may keep the pipe open: its
+                # later output is still copied, without holding the cell.
+                t.join(1.0)
         self.host.ns["_exit_code"] = code
         return None
 
