@@ -261,7 +261,21 @@ case("user_module_not_shadowed", "open('python_magics.py', 'w').write('VALUE = 4
      lambda d, o, e, r: want(d["result"] == "42", "done %s" % d))
 case("interrupt_bang", "print('started', flush=True)\n!sleep 30",
      lambda d, o, e, r: want(d["status"] == "error" and d["interrupted"] is True and d["error"]["name"] == "KeyboardInterrupt", "done %s" % str(d)[:300]),
-     interrupt_after=1.5)
+     interrupt_after=0.5)
+case("interrupt_slow_repr", "class Slow:\n    def __repr__(self):\n        print('started', flush=True)\n        import time; time.sleep(30)\nSlow()",
+     lambda d, o, e, r: want(d["interrupted"] is True and d["error"]["name"] == "KeyboardInterrupt", "done %s" % str(d)[:300]),
+     interrupt_after=0.5)
+case("interrupt_slow_figure", PLT + """
+import time
+from matplotlib.artist import Artist
+class SlowArtist(Artist):
+    def draw(self, renderer):
+        print('started', flush=True)
+        time.sleep(30)
+plt.figure().add_artist(SlowArtist())""",
+     lambda d, o, e, r: want(d["interrupted"] is True and d["error"]["name"] == "KeyboardInterrupt", "done %s" % str(d)[:300]),
+     interrupt_after=0.5)
+case("slow_figure_not_again", "len(plt.get_fignums())", lambda d, o, e, r: want(d["result"] == "0" and results(d)[0]["text"] == "0", "done %s" % str(d)[:300]))
 case("after_interrupt", "keep", lambda d, o, e, r: want(d["result"] == "1", "done %s" % d))
 
 

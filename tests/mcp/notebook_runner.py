@@ -9,7 +9,7 @@ cells.json: [{"code": ..., "env": {...}?}, ...]; out.json: the `ready`
 message, then for each cell {"done": ..., "stdout": ..., "stderr": ...,
 "first_stdout_s": seconds from `run` to the cell's first stdout byte}.
 A cell with "interrupt_after": S gets SIGINT (to the driver's process
-group, as nsbox sends it) S seconds after its `run`.
+group, as nsbox sends it) S seconds after it printed "started\n".
 Standard library only."""
 import json
 import os
@@ -58,6 +58,19 @@ def main():
         except ValueError as exc:
             return {"invalid": "%s: %r" % (exc, text[:300])}
 
+    def wait_for(text, timeout):
+        """Until text is in the cell's stdout (SIGINT before the cell runs
+        is rightly ignored; a loaded machine may be slow to start it)."""
+        deadline = time.monotonic() + timeout
+        while text not in bufs["out"] and time.monotonic() < deadline:
+            for key, _ in sel.select(max(0, deadline - time.monotonic())):
+                data = os.read(key.fileobj.fileno(), 1 << 20)
+                if not data:
+                    sel.unregister(key.fileobj)
+                    if key.data == "chan":
+                        return
+                bufs[key.data] += data
+
     out = [line(60)]
     for i, cell in enumerate(cells, 1):
         msg = {"op": "run", "id": i, "code": cell["code"]}
@@ -68,6 +81,7 @@ def main():
         start = time.monotonic()
         chan.sendall((json.dumps(msg) + "\n").encode())
         if "interrupt_after" in cell:  # SIGINT to the group, as the host does
+            wait_for(b"started\n", 30)
             line(cell["interrupt_after"], start)
             os.killpg(proc.pid, signal.SIGINT)
         done = line(cell.get("timeout", 60), start)

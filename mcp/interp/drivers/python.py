@@ -355,10 +355,16 @@ class Host:
             return
         for num in nums:
             try:
-                bundle = self.figure_bundle(plt.figure(num))
+                fig = plt.figure(num)
+                bundle = self.figure_bundle(fig)
             except Exception as exc:
                 print_traceback(exc)
                 continue
+            finally:  # even when interrupted: shown once, never again
+                try:
+                    plt.close(num)
+                except Exception:
+                    pass
             self.display_bundle(bundle)
 
     def hook_pyplot(self, plt):
@@ -499,10 +505,11 @@ def run_cell(code, env, cell, host, running, owner):
         running[0] = True
         try:
             value = host.run_code(code, filename)
+            # A slow repr (or figure) can be interrupted too.
+            main = host.bundle_of(value) if value is not None else None
         finally:
             running[0] = False
-        if value is not None:
-            main = host.bundle_of(value)
+        if main is not None:
             main["is_main_result"] = True
             done["result"] = clean(main.get("text") or "", RESULT_CAP)
     except SystemExit:
@@ -510,13 +517,7 @@ def run_cell(code, env, cell, host, running, owner):
         raise
     except BaseException as exc:  # KeyboardInterrupt too: the state is kept
         running[0] = False
-        flush_output()
-        text = print_traceback(exc)
-        done["status"] = "error"
-        done["interrupted"] = isinstance(exc, KeyboardInterrupt)
-        etype, evalue = clean(error_type(exc), 1024), clean(str_of(exc), MESSAGE_CAP)
-        done["error"] = {"type": etype, "message": evalue, "name": etype, "value": evalue,
-                         "traceback": clean(text, MESSAGE_CAP)}
+        set_error(done, exc)
     finally:
         restore_env(saved)
     if os.getpid() != owner:
@@ -527,13 +528,33 @@ def run_cell(code, env, cell, host, running, owner):
         flush_output()
         os._exit(1 if done["status"] == "error" else 0)
     host.captures = []
-    host.flush_figures()
+    try:
+        running[0] = True  # rendering a big figure can be interrupted
+        try:
+            host.flush_figures()
+        finally:
+            running[0] = False
+    except KeyboardInterrupt as exc:
+        if done["error"] is None:
+            set_error(done, exc)
     if main is not None:
         host.display_bundle(main)
     done["figures"] = host.figures
     done["results"] = host.results
     flush_output()
     return done
+
+
+def set_error(done, exc):
+    """done made the answer to a cell that raised exc (its traceback goes to
+    stderr, and its text into done)."""
+    flush_output()
+    text = print_traceback(exc)
+    done["status"] = "error"
+    done["interrupted"] = isinstance(exc, KeyboardInterrupt)
+    etype, evalue = clean(error_type(exc), 1024), clean(str_of(exc), MESSAGE_CAP)
+    done["error"] = {"type": etype, "message": evalue, "name": etype, "value": evalue,
+                     "traceback": clean(text, MESSAGE_CAP)}
 
 
 def str_of(exc):
