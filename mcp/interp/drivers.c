@@ -13,6 +13,9 @@
 #include "interp.h"
 
 extern const char mcp_driver_python[], mcp_driver_python_end[];
+extern const char mcp_driver_python_rich[], mcp_driver_python_rich_end[];
+extern const char mcp_driver_python_charts[], mcp_driver_python_charts_end[];
+extern const char mcp_driver_python_magics[], mcp_driver_python_magics_end[];
 extern const char mcp_driver_node[], mcp_driver_node_end[];
 
 static const struct {
@@ -20,6 +23,9 @@ static const struct {
     const char *start, *end;
 } files[] = {
     {"python.py", mcp_driver_python, mcp_driver_python_end},
+    {"python_rich.py", mcp_driver_python_rich, mcp_driver_python_rich_end},
+    {"python_charts.py", mcp_driver_python_charts, mcp_driver_python_charts_end},
+    {"python_magics.py", mcp_driver_python_magics, mcp_driver_python_magics_end},
     {"node.js", mcp_driver_node, mcp_driver_node_end},
 };
 

@@ -4,11 +4,29 @@
     .section .rodata
     .global mcp_driver_python
     .global mcp_driver_python_end
+    .global mcp_driver_python_rich
+    .global mcp_driver_python_rich_end
+    .global mcp_driver_python_charts
+    .global mcp_driver_python_charts_end
+    .global mcp_driver_python_magics
+    .global mcp_driver_python_magics_end
     .global mcp_driver_node
     .global mcp_driver_node_end
 mcp_driver_python:
     .incbin "mcp/interp/drivers/python.py"
 mcp_driver_python_end:
+    .byte 0
+mcp_driver_python_rich:
+    .incbin "mcp/interp/drivers/python_rich.py"
+mcp_driver_python_rich_end:
+    .byte 0
+mcp_driver_python_charts:
+    .incbin "mcp/interp/drivers/python_charts.py"
+mcp_driver_python_charts_end:
+    .byte 0
+mcp_driver_python_magics:
+    .incbin "mcp/interp/drivers/python_magics.py"
+mcp_driver_python_magics_end:
     .byte 0
 mcp_driver_node:
     .incbin "mcp/interp/drivers/node.js"

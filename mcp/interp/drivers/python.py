@@ -2,10 +2,16 @@
 # sandbox.  Started as `python3 /.nsbox/drivers/python.py` with fd 0 = the
 # driver channel (a stream socket), fd 1/2 = the code's output pipes.
 # docs/interpreters.md is the contract.  Standard library only, Python >= 3.7.
+# Its helpers sit beside it and are loaded by path, lazily (never through
+# sys.path, which stays the user's): python_rich.py (display bundles),
+# python_charts.py (matplotlib figures), python_magics.py (!cmd, %magics).
 #
 # The cell runs in this very process and can clobber anything it reaches
 # (sys.stdout, signal handlers, globals of __main__), so everything the driver
-# needs lives in main()'s locals and closures, never in the user namespace.
+# needs lives in main()'s locals and closures, never in the user namespace;
+# only display() (in the namespace) and __nsbox__ (in builtins, what magic
+# lines call) are put where the code sees them: replacing them loses only
+# those.
 import os
 
 # Before anything can import matplotlib: a headless backend, inherited by
@@ -23,7 +29,8 @@ import types  # noqa: E402
 
 RESULT_CAP = 64 * 1024
 MESSAGE_CAP = 64 * 1024
-DRIVER_FILES = (__file__, os.path.abspath(__file__))
+RESULTS_BUDGET = 12 << 20  # all bundles of one `done` (a line is capped at 16 MiB)
+DRIVER_DIR = os.path.dirname(os.path.abspath(__file__))
 # `await` at the top of a cell, as in IPython (Python >= 3.8).
 TOP_LEVEL_AWAIT = getattr(ast, "PyCF_ALLOW_TOP_LEVEL_AWAIT", 0)
 CO_COROUTINE = 0x80
@@ -77,7 +84,7 @@ def take_channel():
 
 
 def send_line(chan, msg):
-    data = (json.dumps(msg, ensure_ascii=False, separators=(",", ":")) + "\n").encode("utf-8")
+    data = (json.dumps(msg, ensure_ascii=False, separators=(",", ":"), allow_nan=False) + "\n").encode("utf-8")
     view = memoryview(data)
     while view:
         view = view[os.write(chan, view) :]
@@ -115,6 +122,7 @@ def error_type(exc):
 
 
 def print_traceback(exc):
+    """Prints exc's traceback to stderr; returns its text."""
     # Without the driver's own frames (its SIGINT handler is the last frame
     # of an interrupt) and the event loop's above the cell: the traceback
     # starts at the cell, as the interpreter would print it.
@@ -122,15 +130,21 @@ def print_traceback(exc):
     tb = exc.__traceback__
     while tb is not None:
         name = tb.tb_frame.f_code.co_filename
-        if name not in DRIVER_FILES and (kept or "asyncio" not in name):
+        if os.path.dirname(os.path.abspath(name)) != DRIVER_DIR and (kept or "asyncio" not in name):
             kept.append(tb)
         tb = tb.tb_next
     for a, b in zip(kept, kept[1:] + [None]):
         a.tb_next = b  # writable since Python 3.7
     try:
-        traceback.print_exception(type(exc), exc, kept[0] if kept else None)
+        text = "".join(traceback.format_exception(type(exc), exc, kept[0] if kept else None))
+    except Exception:
+        text = "%s: %s\n" % (error_type(exc), str_of(exc))
+    try:
+        sys.stderr.write(text)
+        sys.stderr.flush()
     except Exception:
         pass
+    return text
 
 
 def compile_cell(code, filename):
@@ -164,32 +178,6 @@ def evaluate(code, ns, loop):
         raise
 
 
-def save_figures(cell, home):
-    """Saves, then closes, every open matplotlib figure under home (the
-    working directory the interpreter started in, whatever the cells
-    chdir'd to: the host returns new images from there); returns FIG list,
-    paths only (the host reads the files)."""
-    plt = sys.modules.get("matplotlib.pyplot")
-    if plt is None:
-        return []
-    figures = []
-    try:
-        nums = list(plt.get_fignums())
-    except Exception:
-        return []
-    for n, num in enumerate(nums, 1):
-        try:
-            fig = plt.figure(num)
-            path = os.path.join(home, "figure-%d-%d.png" % (cell, n))
-            fig.savefig(path, format="png")
-            plt.close(fig)
-        except Exception as exc:
-            print_traceback(exc)
-            continue
-        figures.append({"path": path})
-    return figures
-
-
 def silence_show():
     # plt.show() on Agg only warns that it cannot show anything; the figures
     # are collected after the cell instead.
@@ -197,6 +185,197 @@ def silence_show():
 
     warnings.filterwarnings("ignore", message=".*non-interactive.*cannot be shown")
     warnings.filterwarnings("ignore", message=".*non-GUI backend.*")
+
+
+
+def load_helper(name):
+    """A helper module beside this file, by its absolute path: sys.path is
+    the user's, and a module of theirs named like ours must win there."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("_nsbox_" + name, os.path.join(DRIVER_DIR, name + ".py"))
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+class PyplotHook:
+    """A meta path finder that only watches for matplotlib.pyplot being
+    imported, to make its show() display the open figures at that point
+    (the Agg backend's show() does nothing); matplotlib itself is never
+    imported by the driver."""
+
+    def __init__(self, on_import):
+        self.on_import = on_import
+
+    def find_spec(self, name, path, target=None):
+        if name != "matplotlib.pyplot":
+            return None
+        for finder in sys.meta_path:
+            if finder is self or not hasattr(finder, "find_spec"):
+                continue
+            spec = finder.find_spec(name, path, target)
+            if spec is not None and spec.loader is not None and hasattr(spec.loader, "exec_module"):
+                real, hook = spec.loader, self
+
+                class Loader:  # the real loader, then the hook
+                    def __getattr__(self, attr):
+                        return getattr(real, attr)
+
+                    def create_module(self, s):
+                        return real.create_module(s)
+
+                    def exec_module(self, module):
+                        real.exec_module(module)
+                        try:
+                            hook.on_import(module)
+                        except Exception:
+                            pass
+
+                spec.loader = Loader()
+                return spec
+            if spec is not None:
+                return spec
+        return None
+
+
+class Host:
+    """The driver's side of a cell, as python_magics.Shell and display()
+    see it: the namespace, the cell's display bundles, the figures."""
+
+    def __init__(self, ns, loop, home):
+        self.ns, self.loop, self.home = ns, loop, home
+        self.stdout, self.stderr = sys.stdout, sys.stderr
+        self.helpers = {}
+        self.cell, self.filename = 0, None
+        self.results, self.figures, self.captures = [], [], []
+        self.budget = RESULTS_BUDGET
+        self.initial = dict(ns)
+        self.hidden = set()
+
+    def helper(self, name):
+        mod = self.helpers.get(name)
+        if mod is None:
+            mod = self.helpers[name] = load_helper(name)
+            if name == "python_magics":
+                builtins.__nsbox__ = mod.Shell(self)
+        return mod
+
+    def install_display(self):
+        host = self
+
+        def display(*objs, raw=False, include=None, exclude=None, **kwargs):
+            """Shows each object as a rich output of the cell (IPython's
+            display): HTML, images, DataFrames, figures, ... raw=True: each
+            object is a dict of MIME type -> data."""
+            for obj in objs:
+                host.display_object(obj, raw)
+
+        self.ns["display"] = display
+        self.hidden.add("display")
+
+    def is_user_name(self, name):
+        return not name.startswith("_") and name not in self.hidden and name not in self.initial
+
+    def reset_namespace(self):
+        self.ns.clear()
+        self.ns.update(self.initial)
+        self.install_display()
+
+    def start_cell(self, cell):
+        self.cell, self.filename = cell, "<cell-%d>" % cell
+        self.results, self.figures, self.captures = [], [], []
+        self.budget = RESULTS_BUDGET
+
+    # ---- code ----
+    def run_code(self, code, filename):
+        """Runs code (notebook syntax too) in the namespace; returns the
+        value of its last expression."""
+        magic = None
+        if "%" in code or "!" in code:
+            code, magic = self.helper("python_magics").transform(code)
+        if magic is not None:
+            return builtins.__nsbox__.cell_magic(*magic)
+        body, last = compile_cell(code, filename)
+        evaluate(body, self.ns, self.loop)
+        return evaluate(last, self.ns, self.loop) if last is not None else None
+
+    # ---- display ----
+    def bundle_of(self, obj):
+        figure = self.figure_bundle if "matplotlib.figure" in sys.modules else None
+        return self.helper("python_rich").bundle_of(obj, figure)
+
+    def display_object(self, obj, raw=False):
+        rich = self.helper("python_rich")
+        self.display_bundle(rich.raw_bundle(obj) if raw else self.bundle_of(obj))
+
+    def display_bundle(self, bundle):
+        if self.captures:
+            self.captures[-1].append(bundle)
+            return
+        safe, size = self.helper("python_rich").capped(bundle, self.budget)
+        self.budget = max(0, self.budget - size)
+        self.results.append(safe)
+
+    def start_capture(self):
+        self.captures.append([])
+
+    def end_capture(self, _):
+        return self.captures.pop()
+
+    # ---- figures ----
+    def figure_bundle(self, fig):
+        """fig's bundle; fig is also saved as figure-CELL-N.png in the
+        starting directory (listed in `figures`) and closed if pyplot
+        holds it."""
+        bundle, png = self.helper("python_charts").figure_bundle(fig)
+        path = os.path.join(self.home, "figure-%d-%d.png" % (self.cell, len(self.figures) + 1))
+        try:
+            with open(path, "wb") as f:
+                f.write(png)
+            self.figures.append({"path": path})
+        except OSError:
+            pass
+        plt = sys.modules.get("matplotlib.pyplot")
+        if plt is not None:
+            try:
+                plt.close(fig)
+            except Exception:
+                pass
+        return bundle
+
+    def flush_figures(self):
+        """Every open pyplot figure becomes a display bundle, then closed."""
+        plt = sys.modules.get("matplotlib.pyplot")
+        if plt is None:
+            return
+        try:
+            nums = list(plt.get_fignums())
+        except Exception:
+            return
+        for num in nums:
+            try:
+                fig = plt.figure(num)
+                bundle = self.figure_bundle(fig)
+            except Exception as exc:
+                print_traceback(exc)
+                continue
+            finally:  # even when interrupted: shown once, never again
+                try:
+                    plt.close(num)
+                except Exception:
+                    pass
+            self.display_bundle(bundle)
+
+    def hook_pyplot(self, plt):
+        host, real = self, getattr(plt, "show", None)
+
+        def show(*args, **kwargs):
+            """Displays every open figure now (nsbox: the backend is Agg)."""
+            host.flush_figures()
+
+        show.__wrapped__ = real
+        plt.show = show
 
 
 def main():
@@ -216,7 +395,9 @@ def main():
     sys.modules["__main__"] = main_module  # pickle finds classes of the cells
     ns = main_module.__dict__
     running = [False]
-    loop = [None]
+    host = Host(ns, [None], os.getcwd())
+    host.install_display()
+    sys.meta_path.insert(0, PyplotHook(host.hook_pyplot))
 
     def on_sigint(signum, frame):
         # Only a cell is interrupted; a SIGINT that arrives between cells
@@ -228,7 +409,6 @@ def main():
     v = sys.version_info
     send_line(chan, {"op": "ready", "language": "python", "version": "%d.%d.%d" % (v[0], v[1], v[2])})
 
-    home = os.getcwd()
     owner = os.getpid()
     cell = 0
     for line in read_lines(chan):
@@ -239,42 +419,107 @@ def main():
         if not isinstance(msg, dict) or msg.get("op") != "run":
             continue
         cell += 1
-        done = run_cell(msg.get("code"), cell, ns, running, loop, home, owner)
+        done = run_cell(msg.get("code"), msg.get("env"), cell, host, running, owner)
         done["id"] = msg.get("id")
-        send_line(chan, done)
+        send_done(chan, done)
     flush_output()
 
 
-def run_cell(code, cell, ns, running, loop, home, owner):
-    """Runs one cell in ns; returns the `done` message (without id).
-    SystemExit propagates: the interpreter ends.  A process the cell forked
-    (os.fork) that comes to the end of the cell ends there (owner: the
-    driver's pid)."""
-    done = {"op": "done", "status": "ok", "result": None, "error": None, "interrupted": False, "figures": []}
-    filename = "<cell-%d>" % cell
+def send_done(chan, done):
+    """Sends done; should anything in it not be JSON the host takes (or the
+    line be too long), it goes without its results."""
+    try:
+        data = json.dumps(done, ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode("utf-8")
+        if len(data) > 15 << 20:
+            raise ValueError("done: %d bytes" % len(data))
+    except (TypeError, ValueError) as exc:
+        done["results"] = [{"extra": {"nsbox/dropped": clean("results: %s" % str_of(exc), 1024)}}]
+        send_line(chan, done)
+        return
+    view = memoryview(data + b"\n")
+    while view:
+        view = view[os.write(chan, view) :]
+
+
+def dedent(code):
+    """A cell indented as a whole, dedented (a blank first line aside); a
+    cell that starts at column 0 is left as it is (textwrap.dedent would
+    empty whitespace-only lines, also inside strings)."""
+    first = next((line for line in code.split("\n") if line.strip()), "")
+    if first[:1] not in (" ", "\t"):
+        return code
+    import textwrap
+
+    return textwrap.dedent(code)
+
+
+def check_env(env):
+    """env of a `run`: None or an object of NAME -> VALUE strings."""
+    if env is None:
+        return {}
+    ok = isinstance(env, dict) and all(
+        isinstance(k, str) and isinstance(v, str) and k and "=" not in k and "\0" not in k + v
+        for k, v in env.items())
+    if not ok:
+        raise TypeError("run: env must be an object of NAME -> VALUE strings")
+    return env
+
+
+def set_env(env):
+    """Sets env in os.environ; returns what to restore."""
+    saved = {}
+    for k, v in env.items():
+        saved[k] = os.environ.get(k)
+        os.environ[k] = v
+    return saved
+
+
+def restore_env(saved):
+    for k, v in saved.items():
+        if v is None:
+            os.environ.pop(k, None)
+        else:
+            os.environ[k] = v
+
+
+def run_cell(code, env, cell, host, running, owner):
+    """Runs one cell; returns the `done` message (without id).  SystemExit
+    propagates: the interpreter ends.  A process the cell forked (os.fork)
+    that comes to the end of the cell ends there (owner: the driver's
+    pid).  env is set for the cell only and restored after."""
+    done = {"op": "done", "status": "ok", "result": None, "error": None, "interrupted": False,
+            "figures": [], "execution_count": cell, "results": []}
+    host.start_cell(cell)
+    filename = host.filename
+    main = None
+    saved = {}
     try:
         if not isinstance(code, str):
             raise TypeError("run: code must be a string")
+        saved = set_env(check_env(env))
+        code = dedent(code)
         linecache.cache[filename] = (len(code), None, code.splitlines(True), filename)
-        body, last = compile_cell(code, filename)
+        plt = sys.modules.get("matplotlib.pyplot")
+        if plt is not None and getattr(plt.show, "__wrapped__", None) is None:
+            host.hook_pyplot(plt)  # imported before the hook was there
         running[0] = True
         try:
-            evaluate(body, ns, loop)
-            value = evaluate(last, ns, loop) if last is not None else None
+            value = host.run_code(code, filename)
+            # A slow repr (or figure) can be interrupted too.
+            main = host.bundle_of(value) if value is not None else None
         finally:
             running[0] = False
-        if value is not None:
-            done["result"] = clean(repr(value), RESULT_CAP)
+        if main is not None:
+            main["is_main_result"] = True
+            done["result"] = clean(main.get("text") or "", RESULT_CAP)
     except SystemExit:
         flush_output()
         raise
     except BaseException as exc:  # KeyboardInterrupt too: the state is kept
         running[0] = False
-        flush_output()
-        print_traceback(exc)
-        done["status"] = "error"
-        done["interrupted"] = isinstance(exc, KeyboardInterrupt)
-        done["error"] = {"type": clean(error_type(exc), 1024), "message": clean(str_of(exc), MESSAGE_CAP)}
+        set_error(done, exc)
+    finally:
+        restore_env(saved)
     if os.getpid() != owner:
         # A child of os.fork in the cell, as a script's child would at the
         # end of the script: back in the driver's loop it would send a
@@ -282,9 +527,34 @@ def run_cell(code, cell, ns, running, loop, home, owner):
         # it shares with the driver.
         flush_output()
         os._exit(1 if done["status"] == "error" else 0)
-    done["figures"] = save_figures(cell, home)
+    host.captures = []
+    try:
+        running[0] = True  # rendering a big figure can be interrupted
+        try:
+            host.flush_figures()
+        finally:
+            running[0] = False
+    except KeyboardInterrupt as exc:
+        if done["error"] is None:
+            set_error(done, exc)
+    if main is not None:
+        host.display_bundle(main)
+    done["figures"] = host.figures
+    done["results"] = host.results
     flush_output()
     return done
+
+
+def set_error(done, exc):
+    """done made the answer to a cell that raised exc (its traceback goes to
+    stderr, and its text into done)."""
+    flush_output()
+    text = print_traceback(exc)
+    done["status"] = "error"
+    done["interrupted"] = isinstance(exc, KeyboardInterrupt)
+    etype, evalue = clean(error_type(exc), 1024), clean(str_of(exc), MESSAGE_CAP)
+    done["error"] = {"type": etype, "message": evalue, "name": etype, "value": evalue,
+                     "traceback": clean(text, MESSAGE_CAP)}
 
 
 def str_of(exc):
