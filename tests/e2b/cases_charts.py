@@ -83,7 +83,7 @@ plt.show()
 """
 
 
-@case(JS + "bar.test.ts", PY + "test_bar.py::test_chart_bar")
+@case(JS + "bar.test.ts", PY + "test_bar.py")
 def bar(lab):
     c = chart_of(lab, BAR)
     eq("type", field(c, "type"), "bar")
@@ -127,7 +127,7 @@ plt.show()
 """
 
 
-@case(JS + "boxAndWhisker.test.ts", PY + "test_box_and_whiskers.py::test_box_and_whiskers")
+@case(JS + "boxAndWhisker.test.ts", PY + "test_box_and_whiskers.py")
 def box_and_whisker(lab):
     c = chart_of(lab, BOX)
     eq("type", field(c, "type"), "box_and_whisker")
@@ -199,7 +199,7 @@ def line(lab, js):
 
 
 case(JS + "line.test.ts")(lambda lab: line(lab, True))
-case(PY + "test_line.py::test_line_chart")(lambda lab: line(lab, False))
+case(PY + "test_line.py")(lambda lab: line(lab, False))
 
 LOG = """
 import numpy as np
@@ -228,7 +228,7 @@ plt.show()
 """
 
 
-@case(JS + "log.test.ts", PY + "test_log_chart.py::test_log_chart")
+@case(JS + "log.test.ts", PY + "test_log_chart.py")
 def log(lab):
     c = chart_of(lab, LOG)
     eq("type", field(c, "type"), "line")
@@ -272,7 +272,7 @@ plt.show()
 """  # noqa: W291,E501 -- E2B's code as it is
 
 
-@case(JS + "pie.test.ts", PY + "test_pie.py::test_pie_chart")
+@case(JS + "pie.test.ts", PY + "test_pie.py")
 def pie(lab):
     c = chart_of(lab, PIE)
     eq("type", field(c, "type"), "pie")
@@ -372,7 +372,7 @@ def scatter(lab, js):
 
 
 case(JS + "scatter.test.ts")(lambda lab: scatter(lab, True))
-case(PY + "test_scatter.py::test_scatter_chart")(lambda lab: scatter(lab, False))
+case(PY + "test_scatter.py")(lambda lab: scatter(lab, False))
 
 SCATTER_ONE = """
 import matplotlib.pyplot as plt
@@ -392,7 +392,7 @@ plt.show()
 
 
 # E2B's Execution.to_json(): the record serialized, read back.
-@case(PY + "test_json.py::test_scatter_chart")
+@case(PY + "test_json.py")
 def chart_json(lab):
     ex = lab.sandbox().run(SCATTER_ONE)
     ex.result(0)
@@ -432,7 +432,7 @@ plt.show()
 """
 
 
-@case(JS + "superchart.test.ts", PY + "test_superchart.py::test_super_chart")
+@case(JS + "superchart.test.ts", PY + "test_superchart.py")
 def superchart(lab):
     c = chart_of(lab, SUPER)
     eq("type", field(c, "type"), "superchart")
@@ -477,7 +477,7 @@ plt.show()
 """
 
 
-@case(JS + "unknown.test.ts", PY + "test_unknown.py::test_unknown_charts")
+@case(JS + "unknown.test.ts", PY + "test_unknown.py")
 def unknown(lab):
     c = chart_of(lab, UNKNOWN)
     eq("type", field(c, "type"), "unknown")

@@ -23,8 +23,8 @@ def secure_access(lab):
     eq("text", lab.sandbox().run("x =1; x").text, "1")
 
 
-@case(JS + "statefulness.test.ts", SY + "test_statefulness.py::test_stateful",
-      AS + "test_async_statefulness.py::test_stateful")
+@case(JS + "statefulness.test.ts", SY + "test_statefulness.py",
+      AS + "test_async_statefulness.py")
 def statefulness(lab):
     b = lab.sandbox()
     b.run("test_stateful = 1").need_ok()
@@ -107,7 +107,7 @@ def streaming_result(lab):
 
 
 # -- shell escapes, cwd, execution count --------------------------------------
-@case(JS + "bash.test.ts", SY + "test_bash.py::test_bash", AS + "test_async_bash.py::test_bash")
+@case(JS + "bash.test.ts", SY + "test_bash.py", AS + "test_async_bash.py")
 def bang_pwd(lab):
     eq("stdout", strip(lab.sandbox().run("!pwd").stdout), HOME)
 
@@ -145,8 +145,8 @@ def execution_count_js(lab):
 
 
 # The first cell is not Python (a SyntaxError): it still counts.
-@case(SY + "test_execution_count.py::test_execution_count",
-      AS + "test_async_execution_count.py::test_execution_count")
+@case(SY + "test_execution_count.py",
+      AS + "test_async_execution_count.py")
 def execution_count_py(lab):
     b = lab.sandbox()
     b.run("echo 'E2B is awesome!'").need_ok()
@@ -197,7 +197,7 @@ DATAFRAME = """
         """
 
 
-@case(JS + "data.test.ts", SY + "test_data.py::test_data", AS + "test_async_data.py::test_data")
+@case(JS + "data.test.ts", SY + "test_data.py", AS + "test_async_data.py")
 def data(lab):
     d = lab.sandbox().run(DATAFRAME).result(0).get("data")
     ok(d, lambda: f"results[0].data is {d!r}")
@@ -233,8 +233,8 @@ PLOT = """
         """
 
 
-@case(JS + "displayData.test.ts", SY + "test_display_data.py::test_display_data",
-      AS + "test_async_display_data.py::test_display_data")
+@case(JS + "displayData.test.ts", SY + "test_display_data.py",
+      AS + "test_async_display_data.py")
 def display_data(lab):
     ex = lab.sandbox().run(PLOT)
     r = ex.result(0)
@@ -282,7 +282,7 @@ display({'text/latex': r'\text{CustomReprObject}'}, raw=True)
 """
 
 
-@case(SY + "test_custom_repr_object.py::test_bash", AS + "test_async_custom_repr_object.py::test_bash")
+@case(SY + "test_custom_repr_object.py", AS + "test_async_custom_repr_object.py")
 def custom_repr(lab):
     r = lab.sandbox().run(CUSTOM).result(0)
     formats = [k for k in FORMATS if r.get(k)] + list(r.get("extra") or {})

@@ -188,8 +188,8 @@ case(SY + "test_kernels.py::test_pass_context_and_language",
 
 
 # -- interrupt, killed, systemd, reconnect ----------------------------------------
-@case(JS + "interrupt.test.ts", SY + "test_interrupt.py::test_subsequent_execution_works_after_client_timeout",
-      AS + "test_async_interrupt.py::test_subsequent_execution_works_after_client_timeout")
+@case(JS + "interrupt.test.ts", SY + "test_interrupt.py",
+      AS + "test_async_interrupt.py")
 def after_client_timeout(lab):
     """The client gives up on a cell after 3 s (notifications/cancelled):
     the next cell runs at once, not behind the sleep."""
@@ -210,8 +210,8 @@ KILLED = "runCode throws a descriptive error when the sandbox is killed during e
 
 
 @case(JS + "killedSandbox.test.ts",
-      SY + "test_killed.py::test_run_code_raises_when_sandbox_is_killed_during_execution",
-      AS + "test_async_killed.py::test_run_code_raises_when_sandbox_is_killed_during_execution")
+      SY + "test_killed.py",
+      AS + "test_async_killed.py")
 def killed_during_execution(lab):
     """sandbox_stop 2 s into a long cell: the cell's call ends at once with
     an error saying the sandbox was stopped while it ran."""
@@ -242,8 +242,8 @@ def interpreter_killed(lab):
     eq("text", b.run("x = 1; x").text, "1")
 
 
-@case(JS + "reconnect.test.ts", SY + "test_reconnect.py::test_reconnect",
-      AS + "test_async_reconnect.py::test_reconnect")
+@case(JS + "reconnect.test.ts", SY + "test_reconnect.py",
+      AS + "test_async_reconnect.py")
 def reconnect(lab):
     """Over HTTP: a second session of the same tenant (same token,
     2025-11-25) runs code in the sandbox the first one made."""
