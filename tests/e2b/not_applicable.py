@@ -19,9 +19,9 @@ def _r_java():
     for lang, word in (("r", "r"), ("java", "java")):
         out += [JS + "cwd.test.ts::cwd " + word, SY + "test_cwd.py::test_cwd_" + lang,
                 AS + "test_async_cwd.py::test_cwd_" + lang]
-        titles = ({"r": "R"}.get(lang, lang),)
-        out += [f"{JS}env_vars/{lang}.test.ts::env vars on sandbox ({titles[0]})",
-                f"{JS}env_vars/{lang}.test.ts::env vars per execution ({titles[0]})",
+        title = "R" if lang == "r" else lang  # (E2B's JS titles)
+        out += [f"{JS}env_vars/{lang}.test.ts::env vars on sandbox ({title})",
+                f"{JS}env_vars/{lang}.test.ts::env vars per execution ({title})",
                 f"{JS}env_vars/{lang}.test.ts::env vars overwrite"]
         for k in ("sync", "async"):
             out += [f"python/tests/{k}/env_vars/test_{lang}.py::test_env_vars_{t}"
