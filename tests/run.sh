@@ -4,7 +4,7 @@
 # Ends with "N passed, N failed" and exits non-zero on any FAIL or when
 # nothing passed.  docs/testing.md ("How a suite is judged") is the manual.
 #
-# A suite is a script (tests/integration/NAME.sh; hostile and harness are
+# A suite is a script (tests/integration/NAME.sh; hostile, harness and e2b are
 # tests/NAME/run.sh, the ASan canary asan is tests/harness/asan.sh) or the
 # unit-test binary (unit).  It prints PASS:/FAIL:/SKIP: lines named NAME/... and
 # ends with "# done NAME" (tests/lib.sh: finish).  The runner fails it as
@@ -128,7 +128,7 @@ fi
 suite_file() {
 	case $1 in
 	unit) ;;
-	hostile | harness) echo "$TD/$1/run.sh" ;;
+	hostile | harness | e2b) echo "$TD/$1/run.sh" ;;
 	*) if [ -f "$TD/integration/$1.sh" ]; then echo "$TD/integration/$1.sh"; else echo "$TD/harness/$1.sh"; fi ;;
 	esac
 }
