@@ -745,6 +745,13 @@ int mcp_args_execute_code(const struct mcp_server *cfg, json_t *args, struct mcp
         *out = (struct mcp_run_args){0};
         return nsbox_err_set(err, 0, "context needs a sandbox_id (and no fresh)");
     }
+    /* As E2B's runCode: a context has its language; both is a mistake. */
+    if (out->context != NULL && out->language_given) {
+        *out = (struct mcp_run_args){0};
+        return nsbox_err_set(err, 0,
+                             "give context or language, not both (a context runs its own "
+                             "language: context_list)");
+    }
     /* Known: the schema check looked it up (MCP_ARG_LANGUAGE). */
     const struct mcp_language *lang = mcp_language_find(out->language);
     out->argv[0] = (char *)lang->argv[0];

@@ -32,11 +32,6 @@
 
 static const char *const lang_names[MCP_INTERP_N] = {"python", "javascript", "typescript"};
 
-const char *mcp_context_language(enum mcp_interp_lang lang)
-{
-    return lang_names[lang];
-}
-
 /* The default context named id, or -1. */
 static int default_context(const char *id)
 {

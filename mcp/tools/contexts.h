@@ -19,7 +19,4 @@ struct mcp_context_slot {
 int mcp_context_slot(struct mcp_sandbox *m, const char *id, struct mcp_context_slot *out,
                      struct nsbox_err *err);
 
-/* "python", "javascript" or "typescript". */
-const char *mcp_context_language(enum mcp_interp_lang lang);
-
 #endif

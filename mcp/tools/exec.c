@@ -127,8 +127,7 @@ static int interpreted(const struct mcp_session *s, const struct mcp_sandbox *m,
 struct interp_exec {
     struct mcp_sandbox *m;
     enum mcp_interp_lang lang;
-    const char *context;  /* a code context's id (contexts.h), or NULL: lang's default */
-    const char *language; /* the language the call named, or NULL */
+    const char *context; /* a code context's id (contexts.h), or NULL: lang's default */
     const char *code;
     bool restart; /* a fresh interpreter first */
     struct mcp_interp_info *info;
@@ -146,9 +145,6 @@ static int interp_exec(void *arg, struct box *box, const struct nsbox_exec_opts 
     if (x->context != NULL) {
         if (mcp_context_slot(x->m, x->context, &slot, err) < 0)
             return -1;
-        if (x->language != NULL && mcp_interp_lang(x->language) != (int)slot.lang)
-            return nsbox_err_set(err, EINVAL, "code context \"%s\" runs %s, not %s", x->context,
-                                 mcp_context_language(slot.lang), x->language);
         if (slot.cwd != NULL)
             o.cwd = slot.cwd;
     }
@@ -225,7 +221,6 @@ static int exec_in(struct mcp_session *s, struct mcp_call *call, struct mcp_sand
     struct interp_exec x = {.m = m,
                             .lang = (enum mcp_interp_lang)(lang >= 0 ? lang : 0),
                             .context = rq->context,
-                            .language = rq->language_given ? rq->language : NULL,
                             .code = rq->code,
                             .restart = rq->restart,
                             .info = &info,

@@ -6,8 +6,8 @@ own variables beside the default interpreter, in the same files; restart
 empties one (E2B's NameError), remove forgets it; a made context's
 interpreter is a process of the sandbox (its limits are the sandbox's);
 JavaScript contexts; refusals (a bad cwd said at creation, an unknown id,
-a default removed, a language that is not the context's, a context
-without a sandbox, more than 16).  Environment: NSBOX, NSBOX_STORE, SUITE."""
+a default removed, a language beside a context (as E2B's runCode), a
+context without a sandbox, more than 16).  Environment: NSBOX, NSBOX_STORE, SUITE."""
 import os
 import sys
 
@@ -99,8 +99,8 @@ try:
         "relative_cwd": err(s.tool("context_create", sandbox_id=sb, cwd="tmp")),
         "unknown_id": err(s.tool("execute_code", sandbox_id=sb, context="ctx-nope", code="1")),
         "default_removed": err(s.tool("context_remove", sandbox_id=sb, context_id="python")),
-        "wrong_language": err(s.tool("execute_code", sandbox_id=sb, context=js.get("context_id"),
-                                     language="python", code="1")),
+        "with_language": err(s.tool("execute_code", sandbox_id=sb, context=js.get("context_id"),
+                                    language="javascript", code="1")),
         "no_sandbox": err(s.tool("execute_code", context="python", code="1")),
         "fresh": err(s.tool("execute_code", sandbox_id=sb, context="python", fresh=True,
                             code="1")),
@@ -108,7 +108,7 @@ try:
         "other_sandbox": err(s.tool("context_list", sandbox_id="0" * 32)),
     }
     want = {"bad_cwd": "/no/such/dir", "relative_cwd": "absolute", "unknown_id": "no code context",
-            "default_removed": "default context", "wrong_language": "runs javascript, not python",
+            "default_removed": "default context", "with_language": "not both",
             "no_sandbox": "needs a sandbox_id", "fresh": "no fresh", "sh_language": "language",
             "other_sandbox": "sandbox"}
     bad = {k: v for k, v in refusals.items() if v is None or want[k] not in v}
