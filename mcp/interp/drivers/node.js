@@ -453,7 +453,9 @@ function resolveImport(spec, cwd) {
 		if (!pkg || pkg.exports === undefined || pkg.exports === null) break;
 		const target = resolveExports(pkg.exports, '.' + (m[2] || ''));
 		if (!target) throw notFound(spec, cwd, 'ERR_PACKAGE_PATH_NOT_EXPORTED');
-		return url.pathToFileURL(path.join(pkgDir, target)).href;
+		const file = path.join(pkgDir, target);
+		if (!fs.existsSync(file)) throw notFound(spec, cwd, 'ERR_MODULE_NOT_FOUND');
+		return url.pathToFileURL(file).href;
 	}
 	return fromRequire(spec);
 }
