@@ -122,23 +122,10 @@ function collector() {
 	}
 }
 
-// Without REPL mode (no inspector): top-level let/const become var, so that
-// running a cell again (or an import in two cells: `const fs_1 =
-// require("fs")`) does not fail with "Identifier has already been declared".
-function topLevelVar(ts) {
-	return (context) => (file) => {
-		const f = context.factory;
-		const statements = file.statements.map((s) => {
-			if (!ts.isVariableStatement(s) || !(s.declarationList.flags & (ts.NodeFlags.Let | ts.NodeFlags.Const))) return s;
-			return f.updateVariableStatement(s, s.modifiers, f.createVariableDeclarationList(s.declarationList.declarations, ts.NodeFlags.None));
-		});
-		return f.updateSourceFile(file, statements);
-	};
-}
-
 // ES modules out (the import statements stay, for rewriteModuleSyntax),
 // every value import kept even if this cell does not use it (a later one
 // may): verbatimModuleSyntax from TypeScript 5, preserveValueImports before.
+// Without REPL mode (no inspector): CommonJS, for vm.runInThisContext.
 function transpile(ts, code, filename, replMode) {
 	const options = { target: ts.ScriptTarget.ES2020, esModuleInterop: true, sourceMap: false };
 	if (replMode) {
@@ -153,7 +140,6 @@ function transpile(ts, code, filename, replMode) {
 		fileName: filename + '.ts',
 		reportDiagnostics: true,
 		compilerOptions: options,
-		transformers: replMode ? {} : { after: [topLevelVar(ts)] },
 	});
 	const errors = (out.diagnostics || []).filter((d) => d.category === ts.DiagnosticCategory.Error);
 	if (errors.length) {
@@ -615,7 +601,7 @@ function plainJson(value) {
 	};
 	try {
 		const out = walk(value);
-		return out !== NOT_JSON && JSON.stringify(out).length <= JSON_CAP ? out : NOT_JSON;
+		return out !== NOT_JSON && Buffer.byteLength(JSON.stringify(out)) <= JSON_CAP ? out : NOT_JSON;
 	} catch {
 		return NOT_JSON;
 	}
