@@ -16,6 +16,10 @@
 // inspector (a Node built without one) a cell is vm.runInThisContext, as
 // before: no top-level await, no import statements.
 'use strict';
+// The globals the driver uses, as they are now: a cell's top-level
+// `const JSON = ...` is seen by every script, the driver's code too.
+const G = globalThis;
+const { Array, BigInt, Buffer, Error, JSON, Number, Object, Promise, Set, String, Symbol, SyntaxError, TypeError, process } = G;
 const childProcess = require('child_process');
 const fs = require('fs');
 const Module = require('module');
@@ -454,7 +458,7 @@ function defineImport() {
 			return Promise.reject(err);
 		}
 	};
-	Object.defineProperty(globalThis, IMPORT_FN, { value: importFor, writable: true, configurable: true, enumerable: false });
+	Object.defineProperty(G, IMPORT_FN, { value: importFor, writable: true, configurable: true, enumerable: false });
 }
 
 // ---- evaluation ----------------------------------------------------------
@@ -463,22 +467,32 @@ function defineImport() {
 // synchronous loop of the cell anywhere below it (vm then throws
 // ERR_SCRIPT_EXECUTION_INTERRUPTED).
 const sigintKey = `__nsbox_sigint_${process.pid}_${Math.random().toString(36).slice(2)}`;
-const sigintScript = new vm.Script(`globalThis[${JSON.stringify(sigintKey)}]()`, { filename: 'nsbox-driver' });
+const sigintScript = new vm.Script(`this[${JSON.stringify(sigintKey)}]()`, { filename: 'nsbox-driver' });
 function underSigint(fn) {
-	Object.defineProperty(globalThis, sigintKey, { value: fn, configurable: true });
+	Object.defineProperty(G, sigintKey, { value: fn, configurable: true });
 	try {
 		return sigintScript.runInThisContext({ breakOnSigint: true });
 	} finally {
-		delete globalThis[sigintKey];
+		delete G[sigintKey];
 	}
 }
 
+// The inspector session, and a handle to taker (a RemoteObject id), got
+// before any cell runs: valueOf calls it with the value, without looking
+// up a name a cell could have shadowed.
+let taken;
+const taker = (v) => (taken = v);
 function openSession() {
 	try {
 		const inspector = require('inspector');
 		const session = new inspector.Session();
 		session.connect();
-		return session;
+		const key = `${sigintKey}_taker`;
+		Object.defineProperty(G, key, { value: taker, configurable: true });
+		const res = post(session, 'Runtime.evaluate', { expression: `this[${JSON.stringify(key)}]`, objectGroup: 'nsbox-driver' });
+		delete G[key];
+		if (!res.result || !res.result.objectId) return null;
+		return { session, taker: res.result.objectId };
 	} catch {
 		return null;
 	}
@@ -494,21 +508,18 @@ function post(session, method, params) {
 }
 
 // The JavaScript value a RemoteObject stands for.
-function valueOf(session, remote) {
+function valueOf(repl, remote) {
 	if (!remote || remote.type === 'undefined') return undefined;
 	if (remote.objectId) {
-		let value;
-		const key = `${sigintKey}_take`;
-		Object.defineProperty(globalThis, key, { value: (v) => (value = v), configurable: true });
-		try {
-			post(session, 'Runtime.callFunctionOn', {
-				objectId: remote.objectId,
-				functionDeclaration: `function () { 'use strict'; globalThis[${JSON.stringify(key)}](this) }`,
-				silent: true,
-			});
-		} finally {
-			delete globalThis[key];
-		}
+		taken = undefined;
+		post(repl.session, 'Runtime.callFunctionOn', {
+			objectId: repl.taker,
+			functionDeclaration: 'function (v) { this(v) }',
+			arguments: [{ objectId: remote.objectId }],
+			silent: true,
+		});
+		const value = taken;
+		taken = undefined;
 		return value;
 	}
 	if ('unserializableValue' in remote) {
@@ -521,7 +532,7 @@ function valueOf(session, remote) {
 // Evaluates in REPL mode: {value} or {thrown}; rejects (interrupted) when a
 // SIGINT stops the synchronous part.  onPending gets a function that gives
 // up the wait (the evaluation goes on: an inspector call cannot be stopped).
-function replEvaluate(session, code, filename, onPending) {
+function replEvaluate(repl, code, filename, onPending) {
 	return new Promise((resolve, reject) => {
 		let settled = false;
 		const finish = (f) => (x) => {
@@ -532,15 +543,15 @@ function replEvaluate(session, code, filename, onPending) {
 		};
 		const answer = finish((res) => {
 			try {
-				if (res.exceptionDetails) resolve({ thrown: valueOf(session, res.exceptionDetails.exception), details: res.exceptionDetails });
-				else resolve({ value: valueOf(session, res.result) });
+				if (res.exceptionDetails) resolve({ thrown: valueOf(repl, res.exceptionDetails.exception), details: res.exceptionDetails });
+				else resolve({ value: valueOf(repl, res.result) });
 			} catch (err) {
 				reject(err);
 			}
 		});
 		const params = { expression: `${code}\n//# sourceURL=${filename}`, replMode: true, objectGroup: 'nsbox-cell', silent: false };
 		try {
-			underSigint(() => session.post('Runtime.evaluate', params, (err, res) => (err ? finish(reject)(err) : answer(res))));
+			underSigint(() => repl.session.post('Runtime.evaluate', params, (err, res) => (err ? finish(reject)(err) : answer(res))));
 		} catch (err) {
 			finish(reject)(err);
 		}
@@ -679,12 +690,12 @@ function setModuleGlobals(cwd) {
 	const mod = new Module(filename, null);
 	mod.filename = filename;
 	mod.paths = Module._nodeModulePaths(cwd);
-	globalThis.require = Module.createRequire(filename);
-	globalThis.module = mod;
-	globalThis.exports = mod.exports;
-	globalThis.__dirname = cwd;
-	globalThis.__filename = filename;
-	return globalThis.require;
+	G.require = Module.createRequire(filename);
+	G.module = mod;
+	G.exports = mod.exports;
+	G.__dirname = cwd;
+	G.__filename = filename;
+	return G.require;
 }
 
 const isThenable = (v) => v !== null && (typeof v === 'object' || typeof v === 'function') && typeof v.then === 'function';
@@ -698,8 +709,8 @@ function main() {
 		tsError = loaded.error || null;
 	}
 	const gc = ts ? collector() : null;
-	const session = openSession();
-	if (session) defineImport();
+	const repl = openSession();
+	if (repl) defineImport();
 	let cwd = process.cwd();
 	let ourRequire = setModuleGlobals(cwd);
 	let cell = 0;
@@ -720,8 +731,8 @@ function main() {
 	// The cell's completion value; throws what the cell threw, with .stack
 	// fixed for a syntax error.
 	async function evaluate(js, filename) {
-		if (!session) return vm.runInThisContext(js, { filename, breakOnSigint: true });
-		const out = await replEvaluate(session, js, filename, pending);
+		if (!repl) return vm.runInThisContext(js, { filename, breakOnSigint: true });
+		const out = await replEvaluate(repl, js, filename, pending);
 		if (!('thrown' in out)) return out.value;
 		const err = out.thrown;
 		const frames = typeof (err && err.stack) === 'string' && err.stack.includes(`at ${filename}:`);
@@ -735,7 +746,7 @@ function main() {
 		const filename = `cell-${cell}`;
 		const done = { op: 'done', status: 'ok', result: null, error: null, interrupted: false, figures: [], execution_count: cell, results: [] };
 		// The code's require follows its chdir unless the code replaced it.
-		if (process.cwd() !== cwd && globalThis.require === ourRequire) {
+		if (process.cwd() !== cwd && G.require === ourRequire) {
 			cwd = process.cwd();
 			ourRequire = setModuleGlobals(cwd);
 		}
@@ -743,8 +754,8 @@ function main() {
 		try {
 			if (typeof code !== 'string') throw new TypeError('run: code must be a string');
 			if (tsError) throw Object.assign(new Error(tsError), { name: 'TypeScriptUnavailable' });
-			let js = ts ? transpile(ts, code, filename, !!session) : code;
-			if (session) js = rewriteModuleSyntax(js);
+			let js = ts ? transpile(ts, code, filename, !!repl) : code;
+			if (repl) js = rewriteModuleSyntax(js);
 			let value = await evaluate(js, filename);
 			if (isThenable(value)) {
 				value = await new Promise((resolve, reject) => {
@@ -767,7 +778,7 @@ function main() {
 		} finally {
 			interruptAwait = null;
 			restoreEnv();
-			if (session) session.post('Runtime.releaseObjectGroup', { objectGroup: 'nsbox-cell' }, () => {});
+			if (repl) repl.session.post('Runtime.releaseObjectGroup', { objectGroup: 'nsbox-cell' }, () => {});
 		}
 		return done;
 	}
