@@ -253,6 +253,10 @@ def js_tests(sb):
     nt.result("js/sigint_await", done and done["status"] == "error" and done["interrupted"] is True, "done=%s" % done)
     done, _ = d.run("[spins > 0, c1]")
     nt.report("js/state_after_interrupt", ok_result(done, "[ true, 2 ]", [True, 2]))
+    # Globals the driver itself uses, shadowed by a cell's top-level const.
+    d.run("const JSON = 1, Object = 2, Promise = 3, Buffer = 4, process = 5; let globalThis = 6")
+    done, _ = d.run("import { sep } from 'node:path'\n({sep, n: [JSON, Object]})", env={"SHADOW": "x"})
+    nt.report("js/driver_survives_shadowed_globals", ok_result(done, "{ sep: '/', n: [ 1, 2 ] }", {"sep": "/", "n": [1, 2]}))
     d.close()
 
 
