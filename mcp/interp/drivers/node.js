@@ -662,6 +662,28 @@ function errorOf(err, traceback) {
 	return { type, message, name: type, value: message, traceback: clean(traceback, TRACEBACK_CAP) };
 }
 
+// A thrown value with the traceback to show for it.
+class Described {
+	constructor(err, traceback) {
+		this.err = err;
+		this.traceback = traceback;
+	}
+}
+
+// What a cell threw, for `done` and stderr.  Anything may have been thrown
+// (a Proxy whose every trap throws, say): this never throws.
+function failure(caught) {
+	try {
+		const described = caught instanceof Described;
+		const err = described ? caught.err : caught;
+		const traceback = described ? caught.traceback : stackOf(err);
+		return { traceback, error: errorOf(err, traceback), interrupted: err instanceof Error && err.code === INTERRUPTED };
+	} catch {
+		const traceback = 'Uncaught: a thrown value that cannot be described';
+		return { traceback, error: errorOf(new Error(traceback), traceback), interrupted: false };
+	}
+}
+
 // ---- the cell's environment ------------------------------------------
 
 // Sets run.env in process.env; returns what puts every name back.
@@ -737,7 +759,7 @@ function main() {
 		const err = out.thrown;
 		const frames = typeof (err && err.stack) === 'string' && err.stack.includes(`at ${filename}:`);
 		if (err instanceof SyntaxError && !frames && out.details.lineNumber !== undefined)
-			throw { wrapped: err, stack: syntaxErrorStack(err, out.details, js, filename) };
+			throw new Described(err, syntaxErrorStack(err, out.details, js, filename));
 		throw err;
 	}
 
@@ -769,12 +791,11 @@ function main() {
 				done.results.push(bundle);
 			}
 		} catch (caught) {
-			const err = caught && caught.wrapped ? caught.wrapped : caught;
-			const traceback = caught && caught.wrapped ? caught.stack : stackOf(err);
+			const { traceback, error, interrupted } = failure(caught);
 			process.stderr.write(traceback + '\n');
 			done.status = 'error';
-			done.error = errorOf(err, traceback);
-			done.interrupted = !!(err && err.code === INTERRUPTED);
+			done.error = error;
+			done.interrupted = interrupted;
 		} finally {
 			interruptAwait = null;
 			restoreEnv();
