@@ -251,6 +251,11 @@ def js_tests(sb):
     nsbox("exec", sb, "--", "sh", "-c", "kill -INT " + pid)
     done, _ = d.wait(n, 20)
     nt.result("js/sigint_await", done and done["status"] == "error" and done["interrupted"] is True, "done=%s" % done)
+    n = d.send("new Promise(() => {})")
+    time.sleep(0.5)
+    nsbox("exec", sb, "--", "sh", "-c", "kill -INT " + pid)
+    done, _ = d.wait(n, 20)
+    nt.result("js/sigint_pending_promise_value", done and done["status"] == "error" and done["interrupted"] is True, "done=%s" % done)
     done, _ = d.run("[spins > 0, c1]")
     nt.report("js/state_after_interrupt", ok_result(done, "[ true, 2 ]", [True, 2]))
     # Globals the driver itself uses, shadowed by a cell's top-level const.

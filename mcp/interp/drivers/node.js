@@ -750,12 +750,13 @@ function main() {
 
 	const pending = (giveUp) => (interruptAwait = giveUp);
 
-	// The cell's completion value; throws what the cell threw, with .stack
-	// fixed for a syntax error.
+	// {value: the cell's completion value} (boxed: an async function would
+	// wait for a promise it returns); throws what the cell threw, with the
+	// traceback of a syntax error as Node prints it.
 	async function evaluate(js, filename) {
-		if (!repl) return vm.runInThisContext(js, { filename, breakOnSigint: true });
+		if (!repl) return { value: vm.runInThisContext(js, { filename, breakOnSigint: true }) };
 		const out = await replEvaluate(repl, js, filename, pending);
-		if (!('thrown' in out)) return out.value;
+		if (!('thrown' in out)) return out;
 		const err = out.thrown;
 		const frames = typeof (err && err.stack) === 'string' && err.stack.includes(`at ${filename}:`);
 		if (err instanceof SyntaxError && !frames && out.details.lineNumber !== undefined)
@@ -778,7 +779,7 @@ function main() {
 			if (tsError) throw Object.assign(new Error(tsError), { name: 'TypeScriptUnavailable' });
 			let js = ts ? transpile(ts, code, filename, !!repl) : code;
 			if (repl) js = rewriteModuleSyntax(js);
-			let value = await evaluate(js, filename);
+			let { value } = await evaluate(js, filename);
 			if (isThenable(value)) {
 				value = await new Promise((resolve, reject) => {
 					interruptAwait = reject;
