@@ -2,23 +2,42 @@
 // execute_code in a kept sandbox.  Started as `node /.nsbox/drivers/node.js`
 // (or with `--typescript`) with fd 0 = the driver channel (a stream socket),
 // fd 1/2 = the code's output pipes.  docs/interpreters.md is the contract.
-// Node >= 18, no npm dependencies.
+// Node >= 18, no npm dependencies.  `--stdio-test` (tests only): the
+// protocol on stdin/stdout instead of fd 0, mixed with the code's output.
 //
-// The cells run in this very context (vm.runInThisContext), so top-level
-// let/const/class of one cell are seen by the next.  They can clobber any
-// global; the driver keeps what it needs in this module's scope.
+// A cell is evaluated as Chrome's console does: V8's REPL mode, through an
+// inspector session to this very process (Runtime.evaluate, replMode), in
+// this context.  So: top-level await, the completion value (also after an
+// await), and top-level let/const/class that a later cell may declare
+// again.  ESM import/export statements and import() are rewritten first
+// (a small tokenizer below) into awaits of the driver's import, which
+// resolves from the working directory.  The cells can clobber any global;
+// the driver keeps what it needs in this module's scope.  Without an
+// inspector (a Node built without one) a cell is vm.runInThisContext, as
+// before: no top-level await, no import statements.
 'use strict';
+// The globals the driver uses, as they are now: a cell's top-level
+// `const JSON = ...` is seen by every script, the driver's code too.
+const G = globalThis;
+const { Array, BigInt, Buffer, Error, JSON, Number, Object, Promise, Set, String, Symbol, SyntaxError, TypeError, process } = G;
 const childProcess = require('child_process');
 const fs = require('fs');
 const Module = require('module');
 const net = require('net');
 const path = require('path');
+const url = require('url');
 const util = require('util');
 const vm = require('vm');
 
 const RESULT_CAP = 64 * 1024;
 const MESSAGE_CAP = 64 * 1024;
+const TRACEBACK_CAP = 64 * 1024;
+const JSON_CAP = 1024 * 1024;
 const typescriptMode = process.argv.includes('--typescript');
+const stdioTest = process.argv.includes('--stdio-test');
+const INTERRUPTED = 'ERR_SCRIPT_EXECUTION_INTERRUPTED';
+// The name the rewritten cells call for import() (not enumerable).
+const IMPORT_FN = '__nsbox_import__';
 
 // Valid UTF-8 without NUL (the host's JSON parser is strict), at most cap
 // bytes, with a marker when cut.
@@ -71,6 +90,8 @@ function takeChannel(callback) {
 	});
 }
 
+// ---- TypeScript --------------------------------------------------------
+
 // The TypeScript compiler: the one the code's own require would find, else
 // the system's (Debian's node-typescript lives in /usr/share/nodejs, which a
 // Node not built by Debian does not search).
@@ -105,31 +126,24 @@ function collector() {
 	}
 }
 
-// Top-level let/const become var, so that running a cell again (or an
-// import in two cells: `const fs_1 = require("fs")`) does not fail with
-// "Identifier has already been declared", as in a notebook.
-function topLevelVar(ts) {
-	return (context) => (file) => {
-		const f = context.factory;
-		const statements = file.statements.map((s) => {
-			if (!ts.isVariableStatement(s) || !(s.declarationList.flags & (ts.NodeFlags.Let | ts.NodeFlags.Const))) return s;
-			return f.updateVariableStatement(s, s.modifiers, f.createVariableDeclarationList(s.declarationList.declarations, ts.NodeFlags.None));
-		});
-		return f.updateSourceFile(file, statements);
-	};
-}
-
-function transpile(ts, code, filename) {
+// ES modules out (the import statements stay, for rewriteModuleSyntax),
+// every value import kept even if this cell does not use it (a later one
+// may): verbatimModuleSyntax from TypeScript 5, preserveValueImports before.
+// Without REPL mode (no inspector): CommonJS, for vm.runInThisContext.
+function transpile(ts, code, filename, replMode) {
+	const options = { target: ts.ScriptTarget.ES2020, esModuleInterop: true, sourceMap: false };
+	if (replMode) {
+		options.target = ts.ScriptTarget.ES2022 || ts.ScriptTarget.ES2020;
+		options.module = ts.ModuleKind.ESNext;
+		if (Number(ts.versionMajorMinor.split('.')[0]) >= 5) options.verbatimModuleSyntax = true;
+		else options.preserveValueImports = true;
+	} else {
+		options.module = ts.ModuleKind.CommonJS;
+	}
 	const out = ts.transpileModule(code, {
 		fileName: filename + '.ts',
 		reportDiagnostics: true,
-		compilerOptions: {
-			target: ts.ScriptTarget.ES2020,
-			module: ts.ModuleKind.CommonJS,
-			esModuleInterop: true,
-			sourceMap: false,
-		},
-		transformers: { after: [topLevelVar(ts)] },
+		compilerOptions: options,
 	});
 	const errors = (out.diagnostics || []).filter((d) => d.category === ts.DiagnosticCategory.Error);
 	if (errors.length) {
@@ -147,20 +161,550 @@ function describeDiagnostic(ts, d, filename) {
 	return `${filename}(${line + 1},${character + 1}): error TS${d.code}: ${text}`;
 }
 
+// ---- import/export statements ------------------------------------------
+
+// Just enough of a JavaScript tokenizer to find the import/export
+// statements of a cell's top level and its import() calls: strings,
+// comments, templates (with ${} nesting), regular expressions (by the
+// previous token), brackets.  Each token: t (kind), v (text), s/e (offsets),
+// nl (a line break before it), depth (brackets open around it).
+const BEFORE_REGEX = new Set(['return', 'typeof', 'instanceof', 'in', 'of', 'new', 'delete', 'void', 'throw', 'case', 'do', 'else', 'yield', 'await', 'extends']);
+const CLOSERS = { ')': '(', ']': '[', '}': '{' };
+
+function tokenize(src) {
+	const toks = [];
+	const stack = [];
+	const n = src.length;
+	let i = 0;
+	let nl = true;
+	const push = (t, s) => {
+		toks.push({ t, v: src.slice(s, i), s, e: i, nl, depth: stack.length });
+		nl = false;
+	};
+	const regexAllowed = () => {
+		const p = toks[toks.length - 1];
+		if (!p) return true;
+		if (p.t === 'name') return BEFORE_REGEX.has(p.v);
+		return p.t === 'punct' && !/^([)\]}]|\+\+|--)$/.test(p.v);
+	};
+	// From just inside a template (after ` or a closing }) to its end or ${.
+	const template = (s) => {
+		while (i < n && src[i] !== '`' && !(src[i] === '$' && src[i + 1] === '{')) i += src[i] === '\\' ? 2 : 1;
+		if (src[i] === '$') {
+			i += 2;
+			push('tpl', s);
+			stack.push('${');
+		} else {
+			i += 1;
+			push('tpl', s);
+		}
+	};
+	while (i < n) {
+		const c = src[i];
+		const s = i;
+		if (c === '\n' || c === '\r' || c === '\u2028' || c === '\u2029') {
+			nl = true;
+			i++;
+		} else if (/\s/.test(c)) {
+			i++;
+		} else if (c === '/' && src[i + 1] === '/') {
+			while (i < n && src[i] !== '\n') i++;
+		} else if (c === '/' && src[i + 1] === '*') {
+			const end = src.indexOf('*/', i + 2);
+			i = end < 0 ? n : end + 2;
+			if (src.slice(s, i).includes('\n')) nl = true;
+		} else if (c === '"' || c === "'") {
+			i++;
+			while (i < n && src[i] !== c && src[i] !== '\n') i += src[i] === '\\' ? 2 : 1;
+			i++;
+			push('str', s);
+		} else if (c === '`') {
+			i++;
+			template(s);
+		} else if (c === '}' && stack[stack.length - 1] === '${') {
+			stack.pop();
+			i++;
+			template(s);
+		} else if (/[A-Za-z_$#\\\u0080-\uffff]/.test(c)) {
+			i++;
+			while (i < n && /[\w$\\\u0080-\uffff]/.test(src[i])) i++;
+			push('name', s);
+		} else if (/[0-9]/.test(c) || (c === '.' && /[0-9]/.test(src[i + 1] || ''))) {
+			while (i < n && /[\w.]/.test(src[i])) i++;
+			push('num', s);
+		} else if (c === '/' && regexAllowed()) {
+			let inClass = false;
+			for (i++; i < n && src[i] !== '\n'; i++) {
+				if (src[i] === '\\') i++;
+				else if (src[i] === '[') inClass = true;
+				else if (src[i] === ']') inClass = false;
+				else if (src[i] === '/' && !inClass) break;
+			}
+			i++;
+			while (i < n && /\w/.test(src[i])) i++;
+			push('re', s);
+		} else {
+			i += (c === '+' || c === '-') && src[i + 1] === c ? 2 : 1;
+			if (CLOSERS[c] && stack[stack.length - 1] === CLOSERS[c]) stack.pop();
+			push('punct', s);
+			if (c === '(' || c === '[' || c === '{') stack.push(c);
+		}
+	}
+	return toks;
+}
+
+const is = (tok, t, v) => !!tok && tok.t === t && (v === undefined || tok.v === v);
+
+// The token after the bracket that opens at toks[k].
+function afterClose(toks, k) {
+	const depth = toks[k].depth;
+	for (let j = k + 1; j < toks.length; j++) if (toks[j].depth === depth && is(toks[j], 'punct')) return j + 1;
+	return -1;
+}
+
+// `import ... from 'm' [with {...}] [;]` at toks[k]: {end, text}, or null
+// for what is not an import statement this understands (V8 then reports it).
+function parseImport(toks, k, src) {
+	let j = k + 1;
+	let def = null;
+	let ns = null;
+	let named = null;
+	if (!is(toks[j], 'str')) {
+		if (is(toks[j], 'name') && !(toks[j].v === 'from' && is(toks[j + 1], 'str'))) {
+			def = toks[j++].v;
+			if (is(toks[j], 'punct', ',')) j++;
+		}
+		if (is(toks[j], 'punct', '*')) {
+			if (!is(toks[j + 1], 'name', 'as') || !is(toks[j + 2], 'name')) return null;
+			ns = toks[j + 2].v;
+			j += 3;
+		} else if (is(toks[j], 'punct', '{')) {
+			named = [];
+			for (j++; !is(toks[j], 'punct', '}'); j++) {
+				const item = toks[j];
+				if (!item || (item.t !== 'name' && item.t !== 'str')) return null;
+				let local = item.v;
+				if (is(toks[j + 1], 'name', 'as') && is(toks[j + 2], 'name')) {
+					local = toks[j + 2].v;
+					j += 2;
+				} else if (item.t === 'str') return null;
+				named.push(local === item.v ? local : `${item.v}: ${local}`);
+				if (is(toks[j + 1], 'punct', ',')) j++;
+			}
+			j++;
+		}
+		if (!is(toks[j], 'name', 'from')) return null;
+		j++;
+	}
+	const spec = toks[j++];
+	if (!is(spec, 'str')) return null;
+	let attrs = '';
+	if ((is(toks[j], 'name', 'with') || is(toks[j], 'name', 'assert')) && is(toks[j + 1], 'punct', '{') && !toks[j].nl) {
+		const close = afterClose(toks, j + 1);
+		if (close < 0) return null;
+		const a = src.slice(toks[j + 1].s, toks[close - 1].e);
+		attrs = `, { assert: ${a}, with: ${a} }`;
+		j = close;
+	}
+	if (is(toks[j], 'punct', ';')) j++;
+	const load = `await ${IMPORT_FN}(${spec.v}${attrs})`;
+	let text;
+	if (ns) text = `const ${ns} = ${load}${def ? `, ${def} = ${ns}.default` : ''};`;
+	else if (named && (named.length || def)) text = `const { ${def ? `default: ${def}${named.length ? ', ' : ''}` : ''}${named.join(', ')} } = ${load};`;
+	else if (def) text = `const ${def} = (${load}).default;`;
+	else text = `${load};`;
+	return { end: j, text };
+}
+
+// `export` at toks[k]: what replaces `export ... ` (a cell is no module).
+function parseExport(toks, k) {
+	const next = toks[k + 1];
+	if (is(next, 'name', 'default')) return { end: k + 2, text: '' };
+	if (is(next, 'punct', '{') || is(next, 'punct', '*')) {
+		let j = is(next, 'punct', '{') ? afterClose(toks, k + 1) : k + 2;
+		if (j < 0) return null;
+		while (j < toks.length && !is(toks[j], 'str') && !is(toks[j], 'punct', ';') && !toks[j].nl && toks[j].t === 'name') j++;
+		if (is(toks[j], 'str')) j++;
+		if (is(toks[j], 'punct', ';')) j++;
+		return { end: j, text: '' };
+	}
+	if (is(next, 'name')) return { end: k + 1, text: '' };
+	return null;
+}
+
+// The cell with its import/export statements and import() calls rewritten;
+// every line stays where it was (the stack's line numbers are the cell's).
+function rewriteModuleSyntax(src) {
+	if (!/\b(import|export)\b/.test(src)) return src;
+	const toks = tokenize(src);
+	const edits = [];
+	for (let k = 0; k < toks.length; k++) {
+		const tok = toks[k];
+		const prev = toks[k - 1];
+		if (tok.t !== 'name' || (tok.v !== 'import' && tok.v !== 'export') || is(prev, 'punct', '.')) continue;
+		if (tok.v === 'import' && is(toks[k + 1], 'punct', '(')) {
+			edits.push({ s: tok.s, e: tok.e, text: IMPORT_FN });
+			continue;
+		}
+		const statementStart = !prev || tok.nl || is(prev, 'punct', ';') || is(prev, 'punct', '}');
+		if (tok.depth !== 0 || !statementStart) continue;
+		const parsed = tok.v === 'import' ? parseImport(toks, k, src) : parseExport(toks, k);
+		if (!parsed) continue;
+		const e = parsed.end > k + 1 ? toks[parsed.end - 1].e : tok.e;
+		const lines = src.slice(tok.s, e).split('\n').length - 1;
+		// An emptied `export ` must not glue its neighbours together.
+		edits.push({ s: tok.s, e, text: parsed.text + '\n'.repeat(lines) || ' ' });
+		k = parsed.end - 1;
+	}
+	let out = src;
+	for (const ed of edits.reverse()) out = out.slice(0, ed.s) + ed.text + out.slice(ed.e);
+	return out;
+}
+
+// ---- import() from the working directory -------------------------------
+
+const CONDITIONS = new Set(['node', 'import', 'default']);
+
+// A package.json "exports" target for the conditions of an import.
+function exportTarget(t) {
+	if (typeof t === 'string') return t;
+	if (Array.isArray(t)) {
+		for (const x of t) {
+			const r = exportTarget(x);
+			if (r) return r;
+		}
+	} else if (t && typeof t === 'object') {
+		for (const [k, v] of Object.entries(t)) {
+			if (!CONDITIONS.has(k)) continue;
+			const r = exportTarget(v);
+			if (r) return r;
+		}
+	}
+	return null;
+}
+
+// "exports" for subpath ('.' or './x'): the target path, or null.
+function resolveExports(exp, sub) {
+	if (typeof exp === 'string' || Array.isArray(exp) || !Object.keys(exp).some((k) => k.startsWith('.')))
+		return sub === '.' ? exportTarget(exp) : null;
+	if (Object.prototype.hasOwnProperty.call(exp, sub)) return exportTarget(exp[sub]);
+	let best = null;
+	for (const key of Object.keys(exp)) {
+		const star = key.indexOf('*');
+		if (star < 0) continue;
+		const pre = key.slice(0, star);
+		const post = key.slice(star + 1);
+		if (sub.startsWith(pre) && sub.endsWith(post) && sub.length >= key.length - 1 && (!best || pre.length > best.pre.length))
+			best = { key, pre, match: sub.slice(pre.length, sub.length - post.length) };
+	}
+	if (!best) return null;
+	const t = exportTarget(exp[best.key]);
+	return t && t.split('*').join(best.match);
+}
+
+function notFound(spec, cwd, code) {
+	const err = new Error(`Cannot find ${code === 'ERR_PACKAGE_PATH_NOT_EXPORTED' ? 'an export for' : 'module'} '${spec}' imported from ${cwd}${path.sep}`);
+	err.code = code;
+	return err;
+}
+
+// What `import spec` in a module of the working directory would load, as a
+// URL: builtins as they are, paths from the working directory, packages by
+// their "exports" (conditions node, import, default) in the node_modules
+// of the working directory and its parents, else as require would find
+// them (main, extensions, NODE_PATH, the system's directories).
+function resolveImport(spec, cwd) {
+	if (spec.startsWith('node:') || Module.builtinModules.includes(spec) || /^(file|data):/.test(spec)) return spec;
+	const req = Module.createRequire(path.join(cwd, '[cell]'));
+	const fromRequire = (what) => {
+		try {
+			const file = req.resolve(what);
+			return Module.builtinModules.includes(file) ? file : url.pathToFileURL(file).href;
+		} catch (err) {
+			throw notFound(spec, cwd, 'ERR_MODULE_NOT_FOUND');
+		}
+	};
+	if (/^\.{0,2}\//.test(spec) || spec === '.' || spec === '..') {
+		const file = path.resolve(cwd, spec);
+		if (fs.existsSync(file) && fs.statSync(file).isFile()) return url.pathToFileURL(file).href;
+		return fromRequire(file);
+	}
+	const m = /^((?:@[^/]+\/)?[^/]+)(\/.*)?$/.exec(spec);
+	if (!m) throw notFound(spec, cwd, 'ERR_MODULE_NOT_FOUND');
+	for (const dir of Module._nodeModulePaths(cwd)) {
+		const pkgDir = path.join(dir, m[1]);
+		let pkg;
+		try {
+			pkg = JSON.parse(fs.readFileSync(path.join(pkgDir, 'package.json'), 'utf8'));
+		} catch {
+			if (fs.existsSync(pkgDir)) break;
+			continue;
+		}
+		if (!pkg || pkg.exports === undefined || pkg.exports === null) break;
+		const target = resolveExports(pkg.exports, '.' + (m[2] || ''));
+		if (!target) throw notFound(spec, cwd, 'ERR_PACKAGE_PATH_NOT_EXPORTED');
+		const file = path.join(pkgDir, target);
+		if (!fs.existsSync(file)) throw notFound(spec, cwd, 'ERR_MODULE_NOT_FOUND');
+		return url.pathToFileURL(file).href;
+	}
+	return fromRequire(spec);
+}
+
+function defineImport() {
+	const importFor = (spec, options) => {
+		try {
+			return import(resolveImport(String(spec), process.cwd()), options);
+		} catch (err) {
+			return Promise.reject(err);
+		}
+	};
+	Object.defineProperty(G, IMPORT_FN, { value: importFor, writable: true, configurable: true, enumerable: false });
+}
+
+// ---- evaluation ----------------------------------------------------------
+
+// Runs fn() as a vm script with breakOnSigint, so that a SIGINT stops a
+// synchronous loop of the cell anywhere below it (vm then throws
+// ERR_SCRIPT_EXECUTION_INTERRUPTED).
+const sigintKey = `__nsbox_sigint_${process.pid}_${Math.random().toString(36).slice(2)}`;
+const sigintScript = new vm.Script(`this[${JSON.stringify(sigintKey)}]()`, { filename: 'nsbox-driver' });
+function underSigint(fn) {
+	Object.defineProperty(G, sigintKey, { value: fn, configurable: true });
+	try {
+		return sigintScript.runInThisContext({ breakOnSigint: true });
+	} finally {
+		delete G[sigintKey];
+	}
+}
+
+// The inspector session, and a handle to taker (a RemoteObject id), got
+// before any cell runs: valueOf calls it with the value, without looking
+// up a name a cell could have shadowed.
+let taken;
+const taker = (v) => (taken = v);
+function openSession() {
+	try {
+		const inspector = require('inspector');
+		const session = new inspector.Session();
+		session.connect();
+		const key = `${sigintKey}_taker`;
+		Object.defineProperty(G, key, { value: taker, configurable: true });
+		const res = post(session, 'Runtime.evaluate', { expression: `this[${JSON.stringify(key)}]`, objectGroup: 'nsbox-driver' });
+		delete G[key];
+		if (!res.result || !res.result.objectId) return null;
+		return { session, taker: res.result.objectId };
+	} catch {
+		return null;
+	}
+}
+
+// A synchronous inspector method's answer.
+function post(session, method, params) {
+	let answer = null;
+	session.post(method, params, (err, res) => (answer = { err, res }));
+	if (!answer) throw new Error(`inspector: ${method} did not answer`);
+	if (answer.err) throw answer.err;
+	return answer.res;
+}
+
+// The JavaScript value a RemoteObject stands for.
+function valueOf(repl, remote) {
+	if (!remote || remote.type === 'undefined') return undefined;
+	if (remote.objectId) {
+		taken = undefined;
+		post(repl.session, 'Runtime.callFunctionOn', {
+			objectId: repl.taker,
+			functionDeclaration: 'function (v) { this(v) }',
+			arguments: [{ objectId: remote.objectId }],
+			silent: true,
+		});
+		const value = taken;
+		taken = undefined;
+		return value;
+	}
+	if ('unserializableValue' in remote) {
+		const u = remote.unserializableValue;
+		return u.endsWith('n') ? BigInt(u.slice(0, -1)) : u === '-0' ? -0 : Number(u);
+	}
+	return remote.value;
+}
+
+// Evaluates in REPL mode: {value} or {thrown}; rejects (interrupted) when a
+// SIGINT stops the synchronous part.  onPending gets a function that gives
+// up the wait (the evaluation goes on: an inspector call cannot be stopped).
+function replEvaluate(repl, code, filename, onPending) {
+	return new Promise((resolve, reject) => {
+		let settled = false;
+		const finish = (f) => (x) => {
+			if (!settled) {
+				settled = true;
+				f(x);
+			}
+		};
+		const answer = finish((res) => {
+			try {
+				if (res.exceptionDetails) resolve({ thrown: valueOf(repl, res.exceptionDetails.exception), details: res.exceptionDetails });
+				else resolve({ value: valueOf(repl, res.result) });
+			} catch (err) {
+				reject(err);
+			}
+		});
+		const params = { expression: `${code}\n//# sourceURL=${filename}`, replMode: true, objectGroup: 'nsbox-cell', silent: false };
+		try {
+			underSigint(() => repl.session.post('Runtime.evaluate', params, (err, res) => (err ? finish(reject)(err) : answer(res))));
+		} catch (err) {
+			finish(reject)(err);
+		}
+		if (!settled) onPending(finish(reject));
+	});
+}
+
+// A SyntaxError of the cell as Node prints one: where, the line, a caret.
+function syntaxErrorStack(err, details, code, filename) {
+	const line = code.split('\n')[details.lineNumber];
+	if (line === undefined) return `${err.name}: ${err.message}`;
+	const caret = ' '.repeat(Math.max(0, details.columnNumber)) + '^';
+	return `${filename}:${details.lineNumber + 1}\n${line}\n${caret}\n\n${err.name}: ${err.message}`;
+}
+
+// ---- results and errors -------------------------------------------------
+
+const NOT_JSON = Symbol('not JSON');
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g;
+
+// value as JSON when it is plain data (null, booleans, finite numbers,
+// strings without NUL, arrays and plain objects of them, no cycles), with
+// lone surrogates as U+FFFD; else NOT_JSON.
+function plainJson(value) {
+	let budget = 100000;
+	const seen = new Set();
+	const walk = (v) => {
+		if (--budget < 0) return NOT_JSON;
+		if (v === null || typeof v === 'boolean') return v;
+		if (typeof v === 'number') return Number.isFinite(v) ? v : NOT_JSON;
+		if (typeof v === 'string') return v.includes('\0') ? NOT_JSON : v.replace(LONE_SURROGATE, '\uFFFD');
+		if (typeof v !== 'object' || seen.has(v) || util.types.isProxy(v)) return NOT_JSON;
+		const proto = Object.getPrototypeOf(v);
+		const array = Array.isArray(v) && proto === Array.prototype;
+		if (!array && proto !== Object.prototype && proto !== null) return NOT_JSON;
+		seen.add(v);
+		let out;
+		if (array) {
+			out = [];
+			for (let i = 0; i < v.length; i++) {
+				const x = walk(Object.getOwnPropertyDescriptor(v, i) ? v[i] : null);
+				if (x === NOT_JSON) return NOT_JSON;
+				out.push(x === undefined ? null : x);
+			}
+		} else {
+			out = {};
+			for (const k of Object.keys(v)) {
+				const d = Object.getOwnPropertyDescriptor(v, k);
+				if (!d || !('value' in d) || k.includes('\0')) return NOT_JSON;
+				if (d.value === undefined || typeof d.value === 'function') continue;
+				const x = walk(d.value);
+				if (x === NOT_JSON) return NOT_JSON;
+				out[k.replace(LONE_SURROGATE, '\uFFFD')] = x;
+			}
+		}
+		seen.delete(v);
+		return out;
+	};
+	try {
+		const out = walk(value);
+		return out !== NOT_JSON && Buffer.byteLength(JSON.stringify(out)) <= JSON_CAP ? out : NOT_JSON;
+	} catch {
+		return NOT_JSON;
+	}
+}
+
+function mainResult(value) {
+	const bundle = { text: clean(util.inspect(value, { depth: 4 }), RESULT_CAP) };
+	const json = plainJson(value);
+	if (json !== NOT_JSON) bundle.json = json;
+	bundle.is_main_result = true;
+	return bundle;
+}
+
 // The stack as Node would print it, without the driver's frames.
 function stackOf(err) {
-	if (!(err instanceof Error) || typeof err.stack !== 'string') return `Uncaught ${util.inspect(err)}`;
-	// Everything from the first frame of vm or of the driver on is ours;
-	// frames of Node's own modules that the cell called stay.
-	const lines = err.stack.split('\n');
-	const ours = lines.findIndex((l) => /^\s+at /.test(l) && (l.includes(__filename) || l.includes('(node:vm:')));
+	let stack;
+	try {
+		stack = err instanceof Error && typeof err.stack === 'string' ? err.stack : null;
+	} catch {
+		stack = null;
+	}
+	if (stack === null) return `Uncaught ${util.inspect(err)}`;
+	// Everything from the first frame of vm, the inspector or the driver on
+	// is ours; frames of Node's own modules that the cell called stay.
+	const lines = stack.split('\n');
+	const ours = lines.findIndex((l) => /^\s+at /.test(l) && (l.includes(__filename) || /\((node:vm|node:inspector):|nsbox-driver:/.test(l)));
 	return (ours < 0 ? lines : lines.slice(0, ours)).join('\n');
 }
 
-function errorOf(err) {
-	if (err instanceof Error) return { type: clean(err.name || err.constructor.name, 1024), message: clean(err.message, MESSAGE_CAP) };
-	return { type: clean(typeof err, 1024), message: clean(util.inspect(err), MESSAGE_CAP) };
+function errorOf(err, traceback) {
+	let type;
+	let message;
+	try {
+		if (err instanceof Error) {
+			type = err.name || err.constructor.name;
+			message = err.message;
+		} else {
+			type = typeof err;
+			message = util.inspect(err);
+		}
+	} catch {
+		type = 'Error';
+		message = 'the thrown value could not be described';
+	}
+	type = clean(String(type), 1024);
+	message = clean(String(message), MESSAGE_CAP);
+	return { type, message, name: type, value: message, traceback: clean(traceback, TRACEBACK_CAP) };
 }
+
+// A thrown value with the traceback to show for it.
+class Described {
+	constructor(err, traceback) {
+		this.err = err;
+		this.traceback = traceback;
+	}
+}
+
+// What a cell threw, for `done` and stderr.  Anything may have been thrown
+// (a Proxy whose every trap throws, say): this never throws.
+function failure(caught) {
+	try {
+		const described = caught instanceof Described;
+		const err = described ? caught.err : caught;
+		const traceback = described ? caught.traceback : stackOf(err);
+		return { traceback, error: errorOf(err, traceback), interrupted: err instanceof Error && err.code === INTERRUPTED };
+	} catch {
+		const traceback = 'Uncaught: a thrown value that cannot be described';
+		return { traceback, error: errorOf(new Error(traceback), traceback), interrupted: false };
+	}
+}
+
+// ---- the cell's environment ------------------------------------------
+
+// Sets run.env in process.env; returns what puts every name back.
+function applyEnv(env) {
+	const saved = [];
+	if (env && typeof env === 'object' && !Array.isArray(env)) {
+		for (const [k, v] of Object.entries(env)) {
+			if (typeof v !== 'string' || !k || /[=\0]/.test(k) || v.includes('\0')) continue;
+			saved.push([k, Object.prototype.hasOwnProperty.call(process.env, k) ? process.env[k] : undefined]);
+			process.env[k] = v;
+		}
+	}
+	return () => {
+		for (const [k, old] of saved.reverse()) {
+			if (old === undefined) delete process.env[k];
+			else process.env[k] = old;
+		}
+	};
+}
+
+// ---- the driver -----------------------------------------------------------
 
 // Globals a CommonJS module would have, from the working directory.
 function setModuleGlobals(cwd) {
@@ -168,13 +712,15 @@ function setModuleGlobals(cwd) {
 	const mod = new Module(filename, null);
 	mod.filename = filename;
 	mod.paths = Module._nodeModulePaths(cwd);
-	globalThis.require = Module.createRequire(filename);
-	globalThis.module = mod;
-	globalThis.exports = mod.exports;
-	globalThis.__dirname = cwd;
-	globalThis.__filename = filename;
-	return globalThis.require;
+	G.require = Module.createRequire(filename);
+	G.module = mod;
+	G.exports = mod.exports;
+	G.__dirname = cwd;
+	G.__filename = filename;
+	return G.require;
 }
+
+const isThenable = (v) => v !== null && (typeof v === 'object' || typeof v === 'function') && typeof v.then === 'function';
 
 function main() {
 	let ts = null;
@@ -185,80 +731,111 @@ function main() {
 		tsError = loaded.error || null;
 	}
 	const gc = ts ? collector() : null;
+	const repl = openSession();
+	if (repl) defineImport();
 	let cwd = process.cwd();
 	let ourRequire = setModuleGlobals(cwd);
 	let cell = 0;
-	let interruptAwait = null; // rejects the awaited completion value on SIGINT
+	let interruptAwait = null; // gives up the awaited completion on SIGINT
 
 	// SIGINT between cells (the host's timeout racing `done`) must not kill
 	// the interpreter; during an await it abandons the wait.
 	process.on('SIGINT', () => {
-		if (interruptAwait) interruptAwait();
+		if (interruptAwait) interruptAwait(Object.assign(new Error('Script execution was interrupted by `SIGINT`'), { code: INTERRUPTED }));
 	});
 	// Errors of background work are the code's, not fatal: print them as Node
 	// would and keep the state.
 	process.on('uncaughtException', (err) => process.stderr.write(`Uncaught ${stackOf(err)}\n`));
 	process.on('unhandledRejection', (err) => process.stderr.write(`Uncaught (in promise) ${stackOf(err)}\n`));
 
-	async function runCell(code) {
+	const pending = (giveUp) => (interruptAwait = giveUp);
+
+	// {value: the cell's completion value} (boxed: an async function would
+	// wait for a promise it returns); throws what the cell threw, with the
+	// traceback of a syntax error as Node prints it.
+	async function evaluate(js, filename) {
+		if (!repl) return { value: vm.runInThisContext(js, { filename, breakOnSigint: true }) };
+		const out = await replEvaluate(repl, js, filename, pending);
+		if (!('thrown' in out)) return out;
+		const err = out.thrown;
+		const frames = typeof (err && err.stack) === 'string' && err.stack.includes(`at ${filename}:`);
+		if (err instanceof SyntaxError && !frames && out.details.lineNumber !== undefined)
+			throw new Described(err, syntaxErrorStack(err, out.details, js, filename));
+		throw err;
+	}
+
+	async function runCell(code, env) {
 		cell += 1;
 		const filename = `cell-${cell}`;
-		const done = { op: 'done', status: 'ok', result: null, error: null, interrupted: false, figures: [] };
+		const done = { op: 'done', status: 'ok', result: null, error: null, interrupted: false, figures: [], execution_count: cell, results: [] };
 		// The code's require follows its chdir unless the code replaced it.
-		if (process.cwd() !== cwd && globalThis.require === ourRequire) {
+		if (process.cwd() !== cwd && G.require === ourRequire) {
 			cwd = process.cwd();
 			ourRequire = setModuleGlobals(cwd);
 		}
+		const restoreEnv = applyEnv(env);
 		try {
 			if (typeof code !== 'string') throw new TypeError('run: code must be a string');
 			if (tsError) throw Object.assign(new Error(tsError), { name: 'TypeScriptUnavailable' });
-			const js = ts ? transpile(ts, code, filename) : code;
-			let value = vm.runInThisContext(js, { filename, breakOnSigint: true });
-			if (value !== null && (typeof value === 'object' || typeof value === 'function') && typeof value.then === 'function') {
+			let js = ts ? transpile(ts, code, filename, !!repl) : code;
+			if (repl) js = rewriteModuleSyntax(js);
+			let { value } = await evaluate(js, filename);
+			if (isThenable(value)) {
 				value = await new Promise((resolve, reject) => {
-					interruptAwait = () => reject(Object.assign(new Error('Script execution was interrupted by `SIGINT`'), { code: 'ERR_SCRIPT_EXECUTION_INTERRUPTED' }));
+					interruptAwait = reject;
 					Promise.resolve(value).then(resolve, reject);
-				}).finally(() => (interruptAwait = null));
+				});
 			}
-			if (value !== undefined) done.result = clean(util.inspect(value, { depth: 4 }), RESULT_CAP);
-		} catch (err) {
-			process.stderr.write(stackOf(err) + '\n');
+			if (value !== undefined) {
+				const bundle = mainResult(value);
+				done.result = bundle.text;
+				done.results.push(bundle);
+			}
+		} catch (caught) {
+			const { traceback, error, interrupted } = failure(caught);
+			process.stderr.write(traceback + '\n');
 			done.status = 'error';
-			done.error = errorOf(err);
-			done.interrupted = !!(err && err.code === 'ERR_SCRIPT_EXECUTION_INTERRUPTED');
+			done.error = error;
+			done.interrupted = interrupted;
+		} finally {
+			interruptAwait = null;
+			restoreEnv();
+			if (repl) repl.session.post('Runtime.releaseObjectGroup', { objectGroup: 'nsbox-cell' }, () => {});
 		}
 		return done;
 	}
 
-	takeChannel((chan) => {
-		const send = (msg) => chan.write(JSON.stringify(msg) + '\n');
+	const serve = (input, output) => {
+		const send = (msg) => output.write(JSON.stringify(msg) + '\n');
 		const ready = { op: 'ready', language: typescriptMode ? 'typescript' : 'javascript', version: process.versions.node };
 		if (ts) ready.typescript = ts.version;
 		if (tsError) ready.error = { type: 'TypeScriptUnavailable', message: tsError };
 		send(ready);
 
-		let pending = Buffer.alloc(0);
+		let buffered = Buffer.alloc(0);
 		const queue = [];
 		let busy = false;
+		let ended = false;
 		const pump = async () => {
 			if (busy) return;
 			busy = true;
 			while (queue.length) {
 				const msg = queue.shift();
-				const done = await runCell(msg.code);
+				const done = await runCell(msg.code, msg.env);
 				done.id = msg.id === undefined ? null : msg.id;
 				send(done);
 				// After `done`, so that the collection is not on the call's time.
 				if (gc && cell % 20 === 0) setImmediate(gc);
 			}
 			busy = false;
+			if (ended) process.exit(0);
 		};
-		chan.on('data', (chunk) => {
-			pending = Buffer.concat([pending, chunk]);
+		input.on('data', (chunk) => {
+			buffered = Buffer.concat([buffered, chunk]);
 			let nl;
-			while ((nl = pending.indexOf(10)) >= 0) {
-				const line = pending.subarray(0, nl).toString('utf8');
-				pending = pending.subarray(nl + 1);
+			while ((nl = buffered.indexOf(10)) >= 0) {
+				const line = buffered.subarray(0, nl).toString('utf8');
+				buffered = buffered.subarray(nl + 1);
 				let msg;
 				try {
 					msg = JSON.parse(line);
@@ -269,10 +846,16 @@ function main() {
 			}
 			pump();
 		});
-		// The host closed the channel: the interpreter is no longer wanted.
-		chan.on('end', () => process.exit(0));
-		chan.on('error', () => process.exit(0));
-	});
+		// The host closed the channel: the interpreter is no longer wanted
+		// (--stdio-test: once the cells sent are done).
+		input.on('end', () => {
+			ended = true;
+			if (!stdioTest || !busy) process.exit(0);
+		});
+		input.on('error', () => process.exit(0));
+	};
+	if (stdioTest) serve(process.stdin, process.stdout);
+	else takeChannel((chan) => serve(chan, chan));
 }
 
 main();
