@@ -618,8 +618,16 @@ function plainJson(value) {
 	}
 }
 
-function mainResult(value) {
-	const bundle = { text: clean(util.inspect(value, { depth: 4 }), RESULT_CAP) };
+// E2B's rule for a result's text (template/server/api/models/result.py):
+// a text that starts and ends with the same quote, ' or ", loses both, so a
+// string reads as itself ('bar' is bar).  done.result keeps the inspect.
+function e2bText(text) {
+	const q = text.length >= 2 ? text[0] : '';
+	return (q === "'" || q === '"') && text[text.length - 1] === q ? text.slice(1, -1) : text;
+}
+
+function mainResult(value, text) {
+	const bundle = { text: e2bText(text) };
 	const json = plainJson(value);
 	if (json !== NOT_JSON) bundle.json = json;
 	bundle.is_main_result = true;
@@ -787,9 +795,8 @@ function main() {
 				});
 			}
 			if (value !== undefined) {
-				const bundle = mainResult(value);
-				done.result = bundle.text;
-				done.results.push(bundle);
+				done.result = clean(util.inspect(value, { depth: 4 }), RESULT_CAP);
+				done.results.push(mainResult(value, done.result));
 			}
 		} catch (caught) {
 			const { traceback, error, interrupted } = failure(caught);
