@@ -58,6 +58,7 @@ run_client contexts "${root_env[@]}" SUITE="$SUITE/contexts" timeout 300 python3
 run_client streaming "${root_env[@]}" SUITE="$SUITE/streaming" timeout 300 python3 "$MCP/streaming.py"
 run_client results "${root_env[@]}" SUITE="$SUITE/results" timeout 300 python3 "$MCP/interp_results.py"
 run_client notebook "${root_env[@]}" SUITE="$SUITE/notebook" timeout 300 python3 "$MCP/interp_notebook_driver.py"
+run_client js_driver "${root_env[@]}" SUITE="$SUITE/js_driver" timeout 300 python3 "$MCP/interp_js_driver.py"
 
 # -- rootless ------------------------------------------------------------------
 "$ROOT/tests/setup-users.sh"
