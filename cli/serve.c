@@ -81,6 +81,7 @@ static int serve_http(struct mcp_server *s, const struct mcp_config *c)
                                    .max_connections = (unsigned)MIN(c->max_connections, 65536),
                                    .max_per_ip = (unsigned)MIN(c->max_per_ip, 65536),
                                    .stateless_idle_s = c->stateless_idle_s,
+                                   .reconnect_idle_s = c->reconnect_idle_s,
                                    .token_from = c->token_file ? c->token_file : "NSBOX_TOKEN",
                                    .session_timeout_s = c->session_timeout_s,
                                    .idle_timeout_s = c->idle_timeout_s,

@@ -346,6 +346,11 @@ static const struct opt opts[] = {
     {"stateless-idle-timeout", "S",
      "HTTP: stop a sandbox of a client without a session (2026-07-28) unused this long (1800)",
      set_number, FIELD(stateless_idle_s), false, NUM_SECONDS},
+    {"reconnect-idle", "S",
+     "HTTP: a kept sandbox outlives the session that made it, stopped once unused this long, "
+     "and any session of the same tenant (token) reaches it by id (default 0: off; a session's "
+     "end stops its sandboxes)",
+     set_number, FIELD(reconnect_idle_s), false, NUM_SECONDS},
     {"allow-host", "NAME", "HTTP: another name the Host header may carry (repeatable)",
      set_allow_host, 0, false, NUM_NONE},
     {"session-timeout", "S", "HTTP: end a session idle this long (3600)", set_number,
@@ -442,12 +447,13 @@ int mcp_config_parse(struct mcp_config *c, int argc, char **argv, struct nsbox_e
     if (c->address == NULL &&
         (c->token_file != NULL || c->n_allowed_hosts > 0 || c->session_timeout_s > 0 ||
          c->idle_timeout_s > 0 || c->public_url || c->file_url_ttl_s || c->max_per_tenant > 0 ||
-         c->stateless_idle_s > 0 || c->max_sessions > 0 || c->max_connections > 0 ||
-         c->max_per_ip > 0))
+         c->stateless_idle_s > 0 || c->reconnect_idle_s > 0 || c->max_sessions > 0 ||
+         c->max_connections > 0 || c->max_per_ip > 0))
         return nsbox_err_set(err, EINVAL,
                              "--token-file, --allow-host, --session-timeout, --public-url, "
                              "--file-url-ttl, --max-sandboxes-per-tenant, "
-                             "--stateless-idle-timeout, --max-sessions and --max-connections"
+                             "--stateless-idle-timeout, --reconnect-idle, --max-sessions and "
+                             "--max-connections"
                              "[-per-ip] go with --http");
     if (c->file_url_ttl_s > MCP_FILE_TTL_MAX)
         return nsbox_err_set(err, EINVAL, "--file-url-ttl is at most %d seconds (a day)",

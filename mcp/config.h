@@ -51,6 +51,7 @@ struct mcp_config {
     size_t max_task_ttl_s, task_after_s; /* tasks (tasks/tasks.h) */
     size_t max_per_tenant;               /* --max-sandboxes-per-tenant; 0: --max-sandboxes */
     unsigned stateless_idle_s;           /* --stateless-idle-timeout; 0: 1800 */
+    unsigned reconnect_idle_s;           /* --reconnect-idle; 0: off */
     /* HTTP bounds (--max-sessions, --max-connections[-per-ip]); 0: 64, 256, 64. */
     size_t max_sessions, max_connections, max_per_ip;
     /* A fleet (docs/tools.md "Fleet"): --node-id (or NSBOX_NODE_ID; HTTP

@@ -40,9 +40,10 @@ struct mcp_sandbox {
     size_t n_contexts;
     pthread_mutex_t exec_lock; /* one command at a time on its socket */
     /* Ownership (sandboxes.h), under the session's lock. */
-    unsigned refs;    /* calls holding it */
-    bool stopping;    /* out of the list; freed once refs is 0 */
-    time_t last_used; /* CLOCK_MONOTONIC seconds: made, or last let go of */
+    unsigned refs;         /* calls holding it */
+    bool stopping;         /* out of the list; freed once refs is 0 */
+    time_t last_used;      /* CLOCK_MONOTONIC seconds: made, or last let go of */
+    unsigned idle_limit_s; /* reconnect: stopped once unused this long (0: its session's rule) */
     struct mcp_sandbox *next;
 };
 

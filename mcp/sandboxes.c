@@ -31,14 +31,78 @@ static int no_sandbox(const char *id, struct nsbox_err *err)
                          id ? id : "");
 }
 
+/* Unlinks m from s's list (s->lock held). */
+static void unlink_from(struct mcp_session *s, struct mcp_sandbox *m)
+{
+    for (struct mcp_sandbox **p = &s->sandboxes; *p != NULL; p = &(*p)->next)
+        if (*p == m) {
+            *p = m->next;
+            break;
+        }
+    m->next = NULL;
+    s->n_sandboxes--;
+}
+
+struct mcp_sandbox *mcp_sandbox_detach(struct mcp_session *s, const char *id, bool *busy)
+{
+    pthread_mutex_lock(&s->lock);
+    struct mcp_sandbox *m = find(s, id);
+    if (m != NULL && m->refs > 0) {
+        *busy = true;
+        m = NULL;
+    } else if (m != NULL) {
+        unlink_from(s, m);
+    }
+    pthread_mutex_unlock(&s->lock);
+    return m;
+}
+
+struct mcp_sandbox *mcp_sandbox_detach_any(struct mcp_session *s)
+{
+    pthread_mutex_lock(&s->lock);
+    struct mcp_sandbox *m = s->sandboxes;
+    while (m != NULL && (m->refs > 0 || m->stopping))
+        m = m->next;
+    if (m != NULL)
+        unlink_from(s, m);
+    pthread_mutex_unlock(&s->lock);
+    return m;
+}
+
+void mcp_sandbox_attach(struct mcp_session *s, struct mcp_sandbox *m)
+{
+    pthread_mutex_lock(&s->lock);
+    m->next = s->sandboxes;
+    s->sandboxes = m;
+    s->n_sandboxes++;
+    m->last_used = now_s();
+    pthread_mutex_unlock(&s->lock);
+}
+
 struct mcp_sandbox *mcp_sandbox_get(struct mcp_session *s, const char *id, struct nsbox_err *err)
 {
+    bool busy = false;
     pthread_mutex_lock(&s->lock);
     struct mcp_sandbox *m = find(s, id);
     if (m != NULL)
         m->refs++;
     pthread_mutex_unlock(&s->lock);
-    if (m == NULL)
+    /* Reconnect: another session of this tenant's, handed over now (it
+     * follows whoever uses it; one call at a time either way). */
+    if (m == NULL && id != NULL && s->adopt != NULL && (m = s->adopt(s, id, &busy)) != NULL) {
+        pthread_mutex_lock(&s->lock);
+        m->next = s->sandboxes;
+        s->sandboxes = m;
+        s->n_sandboxes++;
+        m->refs++;
+        pthread_mutex_unlock(&s->lock);
+    }
+    if (m == NULL && busy)
+        nsbox_err_set(err, EBUSY,
+                      "sandbox \"%.64s\" is in use by another session of this client's tenant; "
+                      "try again when that call has finished",
+                      id);
+    else if (m == NULL)
         no_sandbox(id, err);
     return m;
 }
@@ -227,14 +291,17 @@ size_t mcp_sandboxes_stop_idle(struct mcp_session *s, unsigned idle_s)
         time_t now = now_s();
         pthread_mutex_lock(&s->lock);
         struct mcp_sandbox *m = s->sandboxes;
-        while (m != NULL && (m->refs > 0 || now - m->last_used < (time_t)idle_s))
+        while (m != NULL &&
+               (m->refs > 0 ||
+                now - m->last_used < (time_t)(m->idle_limit_s ? m->idle_limit_s : idle_s)))
             m = m->next;
         if (m != NULL)
             mark_stopping(s, m);
         pthread_mutex_unlock(&s->lock);
         if (m == NULL)
             return n;
-        nsbox_info("sandbox %s unused for %u s: stopping it", m->id, idle_s);
+        nsbox_info("sandbox %s unused for %u s: stopping it", m->id,
+                   m->idle_limit_s ? m->idle_limit_s : idle_s);
         finish_stop(s, m);
         n++;
     }

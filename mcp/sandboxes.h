@@ -54,6 +54,16 @@ int mcp_sandbox_stop(struct mcp_session *s, const char *id, struct nsbox_err *er
  * Returns how many it stopped. */
 size_t mcp_sandboxes_stop_idle(struct mcp_session *s, unsigned idle_s);
 
+/* Reconnect (session.h's adopt and hand_over).  detach takes the kept
+ * sandbox id out of s when no call holds it: returned, counted out of s
+ * (its tenant's quota keeps it: the sandbox stays in the tenant); NULL
+ * when s has none of that id, or with *busy when a call holds it.  attach
+ * puts one so taken into s.  detach_any takes whichever sandbox of s no
+ * call holds (a session's end, no call running), NULL when none is left. */
+struct mcp_sandbox *mcp_sandbox_detach(struct mcp_session *s, const char *id, bool *busy);
+struct mcp_sandbox *mcp_sandbox_detach_any(struct mcp_session *s);
+void mcp_sandbox_attach(struct mcp_session *s, struct mcp_sandbox *m);
+
 /* At the session's end, with no call running: stops every sandbox. */
 void mcp_sandboxes_stop_all(struct mcp_session *s);
 

@@ -95,6 +95,13 @@ struct mcp_session {
      * cap (0: cfg->max_sandboxes) and a cap it shares (NULL: none). */
     size_t max_sandboxes;
     struct mcp_quota *quota;
+    /* Reconnect (HTTP's --reconnect, tenants.c): adopt finds the kept
+     * sandbox id among the other sessions of s's tenant and hands it over
+     * (mcp_sandbox_detach; NULL: not there, or busy with *busy set);
+     * hand_over takes every sandbox of a session that ends, so that it
+     * outlives it.  NULL both: a sandbox is its session's alone (stdio). */
+    struct mcp_sandbox *(*adopt)(struct mcp_session *s, const char *id, bool *busy);
+    void (*hand_over)(struct mcp_session *s);
     struct mcp_call calls[MCP_MAX_CALLS];
     size_t n_running;
     struct mcp_task *tasks; /* tasks/tasks.h */

@@ -11,6 +11,7 @@
 #include "../../common/log.h"
 #include "../pool.h"
 #include "../protocol/dispatch.h"
+#include "../sandboxes.h"
 #include "streams.h"
 #include "tenants.h"
 #include "ticker.h"
@@ -238,6 +239,19 @@ struct http_session *http_session_new(struct http_sessions *t, struct http_tenan
     }
     nsbox_info("MCP session %.8s... started", hs->s.id);
     return hs;
+}
+
+struct mcp_sandbox *http_sessions_detach(struct http_sessions *t, struct http_tenant *tn,
+                                         struct http_session *except, const char *id, bool *busy)
+{
+    struct mcp_sandbox *m = NULL;
+    /* Lock order: the table, then a session's (as session_expired). */
+    pthread_mutex_lock(&t->lock);
+    for (struct http_session *hs = t->sessions; hs != NULL && m == NULL && !*busy; hs = hs->next)
+        if (hs != except && hs->tenant == tn)
+            m = mcp_sandbox_detach(&hs->s, id, busy);
+    pthread_mutex_unlock(&t->lock);
+    return m;
 }
 
 bool http_session_enter(struct http_session *hs)

@@ -98,6 +98,13 @@ void http_session_unref(struct http_session *hs);
 bool http_session_enter(struct http_session *hs);
 void http_session_leave(struct http_session *hs);
 
+/* Reconnect (tenants.h): the kept sandbox id taken out of whichever
+ * session of tn in t (but except) has it and no call holds it; NULL when
+ * none has it, or with *busy when a call of that session holds it. */
+struct mcp_sandbox;
+struct mcp_sandbox *http_sessions_detach(struct http_sessions *t, struct http_tenant *tn,
+                                         struct http_session *except, const char *id, bool *busy);
+
 /* Ends hs, once (later calls return at once): out of the table (later
  * requests get 404), no new messages in, running calls cancelled and
  * waited for, sandboxes stopped, then every open stream finished. */

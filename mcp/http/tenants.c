@@ -22,6 +22,10 @@ struct http_tenants {
     size_t max_per_tenant; /* as configured; 0: none beyond the others */
     bool need_token;
     unsigned idle_s;
+    /* Reconnect (http_tenants_reconnect): the legacy sessions' table, and
+     * how long a sandbox whose session ended is kept unused; 0: off. */
+    struct http_sessions *sessions;
+    unsigned reconnect_idle_s;
     struct http_ticker reaper; /* stops idle sandboxes (stop_idle) */
     pthread_mutex_t lock;      /* stopping */
     bool stopping;
@@ -170,11 +174,74 @@ json_t *http_tenant_internal_id(struct http_tenant *tn, bool progress)
     return json_string(buf);
 }
 
+/* ---- reconnect ---- */
+
+static struct http_session *existing_session(struct http_tenant *tn);
+
+/* session.h's adopt: the sandbox id from the tenant session, else from
+ * another legacy session of the same tenant. */
+static struct mcp_sandbox *adopt(struct mcp_session *s, const char *id, bool *busy)
+{
+    struct http_session *hs = (struct http_session *)s->transport;
+    struct http_tenant *tn = hs->tenant;
+    struct mcp_sandbox *m = NULL;
+    struct http_session *ts = existing_session(tn);
+
+    if (ts != NULL && ts != hs)
+        m = mcp_sandbox_detach(&ts->s, id, busy);
+    if (ts != NULL)
+        http_session_unref(ts);
+    if (m == NULL && !*busy)
+        m = http_sessions_detach(tn->table->sessions, tn, hs, id, busy);
+    if (m != NULL) {
+        m->idle_limit_s = 0; /* a session's again */
+        nsbox_info("MCP session %.8s...: sandbox %s handed over (same tenant)", s->id, m->id);
+    }
+    return m;
+}
+
+/* session.h's hand_over: an ending legacy session's sandboxes go to its
+ * tenant session, whose reaper stops them once unused reconnect_idle_s
+ * (none made when the server stops: they are stopped with the session). */
+static void hand_over(struct mcp_session *s)
+{
+    struct http_session *hs = (struct http_session *)s->transport;
+    const char *why;
+    struct http_session *ts = http_tenant_session(hs->tenant, &why);
+    struct mcp_sandbox *m;
+    size_t n = 0;
+
+    if (ts == NULL || ts == hs) {
+        if (ts != NULL)
+            http_session_unref(ts);
+        return;
+    }
+    while ((m = mcp_sandbox_detach_any(s)) != NULL) {
+        m->idle_limit_s = hs->tenant->table->reconnect_idle_s;
+        mcp_sandbox_attach(&ts->s, m);
+        n++;
+    }
+    if (n > 0)
+        nsbox_info("MCP session %.8s... ended: %zu sandboxes kept for its tenant (%u s unused)",
+                   s->id, n, hs->tenant->table->reconnect_idle_s);
+    http_session_unref(ts);
+}
+
+void http_tenants_reconnect(struct http_tenants *t, struct http_sessions *sessions, unsigned idle_s)
+{
+    t->sessions = sessions;
+    t->reconnect_idle_s = idle_s;
+}
+
 void http_session_bind(struct http_session *hs, struct http_tenant *tn)
 {
     hs->tenant = tn;
     hs->s.quota = tn ? &tn->quota : NULL;
     snprintf(hs->s.commit_scope, sizeof(hs->s.commit_scope), "%s", tn ? tn->commit_scope : "");
+    if (tn != NULL && tn->table->reconnect_idle_s > 0 && tn->table->sessions != NULL) {
+        hs->s.adopt = adopt;
+        hs->s.hand_over = hand_over; /* the tenant session's own end: none to hand to */
+    }
 }
 
 bool http_session_tenant_ok(const struct http_session *hs, const struct http_tenant *tn)
@@ -238,7 +305,9 @@ static void stop_idle(void *arg)
 
 void http_tenants_start_reaper(struct http_tenants *t)
 {
-    if (!http_ticker_start(&t->reaper, t->idle_s < 10 ? 1 : 5, stop_idle, t))
+    unsigned shortest = t->reconnect_idle_s && t->reconnect_idle_s < t->idle_s ? t->reconnect_idle_s
+                                                                               : t->idle_s;
+    if (!http_ticker_start(&t->reaper, shortest < 10 ? 1 : 5, stop_idle, t))
         nsbox_warn("no thread to stop idle stateless sandboxes: they last until the server "
                    "stops");
 }

@@ -44,6 +44,7 @@
 #include "reqmeta.h"
 
 struct http_session;
+struct http_sessions;
 struct http_tenants;
 
 struct http_tenant {
@@ -93,6 +94,16 @@ void http_session_bind(struct http_session *hs, struct http_tenant *tn);
 
 /* Whether a request of tenant tn may use hs (a session it opened). */
 bool http_session_tenant_ok(const struct http_session *hs, const struct http_tenant *tn);
+
+/* Reconnect (serve --reconnect-idle S; 0: off), set before any session:
+ * a legacy session's kept sandboxes outlive it, handed to its tenant's
+ * session when it ends and stopped there once unused S seconds; and every
+ * session of a tenant (legacy or stateless) reaches any sandbox of that
+ * tenant by id: the sandbox is handed over to the session that asks
+ * (sessions.h's table, the tenant session), when no call of another holds
+ * it (else "in use": EBUSY).  Sandboxes never cross tenants. */
+void http_tenants_reconnect(struct http_tenants *t, struct http_sessions *sessions,
+                            unsigned idle_s);
 
 /* Starts the thread that stops idle sandboxes of tenant sessions. */
 void http_tenants_start_reaper(struct http_tenants *t);

@@ -130,6 +130,7 @@ struct mcp_http *mcp_http_start(struct mcp_server *cfg, const struct mcp_http_op
                                   opt->stateless_idle_s ? opt->stateless_idle_s : 1800, err);
     if (h->tenants == NULL)
         goto fail;
+    http_tenants_reconnect(h->tenants, h->sessions, opt->reconnect_idle_s);
     struct http_listen_options l = listen_options(opt, h->tenants);
     if ((h->core = http_server_new(&l, err)) == NULL)
         goto fail;

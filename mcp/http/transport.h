@@ -30,6 +30,7 @@ struct mcp_http_options {
     const char *token_from;
     size_t max_per_tenant;     /* kept sandboxes per tenant; 0: the per-session cap */
     unsigned stateless_idle_s; /* 0: 1800 (a stateless client's unused sandbox stops) */
+    unsigned reconnect_idle_s; /* 0: off; else reconnect (tenants.h), sandboxes kept that long */
     /* Extra names accepted in the Host header (besides localhost,
      * 127.0.0.1, [::1] and host itself), e.g. the machine's name when
      * bound to 0.0.0.0. */

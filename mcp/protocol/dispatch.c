@@ -96,6 +96,8 @@ void mcp_session_shutdown(struct mcp_session *s)
     pthread_mutex_unlock(&s->lock);
     mcp_tasks_free(s);
     mcp_listens_close(s);
+    if (s->hand_over != NULL) /* reconnect: they outlive the session */
+        s->hand_over(s);
     mcp_sandboxes_stop_all(s);
     mcp_resources_forget(s);
 }

@@ -123,7 +123,8 @@ class Http:
         self.log = os.path.join(tmpdir, "http.log")
         env = dict(os.environ, NSBOX_TOKEN=self.token)
         with open(self.log, "w") as err:
-            self.p = subprocess.Popen([NSBOX, "--store", STORE, "serve", "--http", "127.0.0.1:0"],
+            self.p = subprocess.Popen([NSBOX, "--store", STORE, "serve", "--http", "127.0.0.1:0",
+                                       "--reconnect-idle", "300"],
                                       stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                                       stderr=err, env=env)
         self.port = None

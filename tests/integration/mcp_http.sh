@@ -207,6 +207,10 @@ if start_server sigterm 127.0.0.1:0 --shutdown-grace 1; then
 	fi
 fi
 
+# ---- reconnect (--reconnect-idle): servers of its own, two tenants
+run_client reconnect env NSBOX="$NSBOX" NSBOX_STORE="$S" SUITE="$SUITE/reconnect" \
+	timeout 300 python3 "$ROOT/tests/mcp/reconnect.py"
+
 stop_server "$MAIN"
 if [ "$STOP_RC" -eq 0 ]; then
 	pass main_server_sigterm
