@@ -22,7 +22,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "../../runtime/sandbox.h"
+#include "../../boxes/run.h"
 #include "../session.h"
 
 #define MCP_STREAM_TICK_MS 50
