@@ -443,7 +443,9 @@ class Host:
     def hook_ipython(self, module):
         """A real IPython's display() is the driver's (without a kernel it
         would only print)."""
-        if callable(getattr(module, "display", None)):
+        # Only a display of its own (IPython 8's IPython.core.display lends
+        # display_functions' through a __getattr__ that warns).
+        if callable(module.__dict__.get("display")):
             module.display = self.display_fn
 
 
