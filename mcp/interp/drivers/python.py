@@ -424,8 +424,10 @@ class Host:
         Image.save(path) saves it, then displays it (E2B does both): a
         save to a file object (as the driver's own png) does not."""
         cls, host = getattr(module, "Image", None), self
-        if not isinstance(cls, type) or getattr(cls.save, "__wrapped__", None) is not None:
+        if not isinstance(cls, type) or not callable(getattr(cls, "save", None)):
             return
+        if getattr(cls.save, "__wrapped__", None) is not None:
+            return  # hooked already
         real_save = cls.save
 
         def show(image, title=None, **options):
@@ -437,7 +439,7 @@ class Host:
             if isinstance(fp, (str, os.PathLike)):
                 host.display_object(image)
 
-        show.__wrapped__, save.__wrapped__ = cls.show, real_save
+        show.__wrapped__, save.__wrapped__ = getattr(cls, "show", None), real_save
         cls.show, cls.save = show, save
 
     def hook_ipython(self, module):
