@@ -16,6 +16,7 @@ extern const char mcp_driver_python[], mcp_driver_python_end[];
 extern const char mcp_driver_python_rich[], mcp_driver_python_rich_end[];
 extern const char mcp_driver_python_charts[], mcp_driver_python_charts_end[];
 extern const char mcp_driver_python_magics[], mcp_driver_python_magics_end[];
+extern const char mcp_driver_python_ipython[], mcp_driver_python_ipython_end[];
 extern const char mcp_driver_node[], mcp_driver_node_end[];
 
 static const struct {
@@ -26,6 +27,7 @@ static const struct {
     {"python_rich.py", mcp_driver_python_rich, mcp_driver_python_rich_end},
     {"python_charts.py", mcp_driver_python_charts, mcp_driver_python_charts_end},
     {"python_magics.py", mcp_driver_python_magics, mcp_driver_python_magics_end},
+    {"python_ipython.py", mcp_driver_python_ipython, mcp_driver_python_ipython_end},
     {"node.js", mcp_driver_node, mcp_driver_node_end},
 };
 

@@ -10,6 +10,8 @@
     .global mcp_driver_python_charts_end
     .global mcp_driver_python_magics
     .global mcp_driver_python_magics_end
+    .global mcp_driver_python_ipython
+    .global mcp_driver_python_ipython_end
     .global mcp_driver_node
     .global mcp_driver_node_end
 mcp_driver_python:
@@ -27,6 +29,10 @@ mcp_driver_python_charts_end:
 mcp_driver_python_magics:
     .incbin "mcp/interp/drivers/python_magics.py"
 mcp_driver_python_magics_end:
+    .byte 0
+mcp_driver_python_ipython:
+    .incbin "mcp/interp/drivers/python_ipython.py"
+mcp_driver_python_ipython_end:
     .byte 0
 mcp_driver_node:
     .incbin "mcp/interp/drivers/node.js"

@@ -80,6 +80,8 @@ case("env_restored", "os.environ.get('NB_SECRET'), os.environ.get('HOME')",
      lambda d, o, e, r: want(d["result"] == "(None, '/root')", "result %s" % d["result"]))
 case("env_refused_when_bad", "1", lambda d, o, e, r: want(d["status"] == "error" and "env" in d["error"]["value"], "done %s" % d),
      env={"A=B": "x"})
+case("nothing_imported_yet", "import sys\nsorted(m for m in ('PIL', 'IPython', 'matplotlib', 'pandas', 'numpy') if m in sys.modules)",
+     lambda d, o, e, r: want(d["result"] == "[]", "already imported: %s" % d["result"]))
 # -- display -------------------------------------------------------------------
 case("display_order", """
 class H:
@@ -95,13 +97,20 @@ display({'text/markdown': '# t', 'image/png': b'\\x89PNG'}, raw=True)
     results(d) == [{"text": "1"}, {"html": "<b>h</b>", "text": results(d)[1].get("text")},
                    {"text": "m", "json": {"k": [1, 2]}, "extra": {"application/x-thing": "zz"}},
                    {"markdown": "# t", "png": base64.b64encode(b"\x89PNG").decode()},
-                   {"text": "'last'", "is_main_result": True}], "results %s" % results(d)))
+                   {"text": "last", "is_main_result": True}], "results %s" % results(d)))
 case("strict_json", """
 class J:
     def _repr_json_(self): return {'nan': float('nan'), 'inf': float('inf'), 'big': 2**70, 1: 'a', '1': 'b', 'nul': 'a\\x00b'}
 J()""", lambda d, o, e, r: want("invalid" not in r["done"] and main_of(d)["json"]["nan"] is None
                                 and main_of(d)["json"]["inf"] is None and "\x00" not in main_of(d)["json"]["nul"]
                                 and list(main_of(d)["json"]).count("1") == 1, "done %s" % str(r["done"])[:300]))
+case("text_as_e2b", r"""
+class R:
+    def __repr__(self): return "'a' 'b'"
+display('plain', "it's", 'a\'b"c', R(), '', "'", 'x"')
+'last'""", lambda d, o, e, r: want(
+    [b.get("text") for b in results(d)] == ["plain", "it's", "a\\'b\"c", "a' 'b", "", "'", "x\"", "last"]
+    and d["result"] == "'last'", "texts %s result %s" % ([b.get("text") for b in results(d)], d["result"])))
 case("bundle_cap", """
 class Big:
     def _repr_png_(self): return b'\\x89PNG' + bytes(9 << 20)
@@ -112,6 +121,73 @@ case("dataframe", "import pandas as pd\npd.DataFrame({'a': [1.5, None], 'b': ['x
                              and "<table" in main_of(d)["html"] and "NaN" in main_of(d)["text"], "main %s" % main_of(d)))
 case("pil_png", "from PIL import Image\nImage.new('RGB', (3, 2), 'red')",
      lambda d, o, e, r: want(base64.b64decode(main_of(d)["png"])[:8] == b"\x89PNG\r\n\x1a\n", "main %s" % main_of(d)))
+PIL = "import numpy, io\nfrom PIL import Image\nimage = Image.fromarray((numpy.random.rand(16, 16, 3) * 255).astype('uint8')).convert('RGBA')\n"
+case("pil_show", PIL + "image.show()\nprint('Image shown.')",
+     lambda d, o, e, r: want(len(results(d)) == 1 and base64.b64decode(results(d)[0]["png"])[:4] == b"\x89PNG"
+                             and o == "Image shown.\n", "results %s stdout %r" % (str(results(d))[:200], o)))
+case("pil_save", PIL + "image.save('/tmp/nb-saved.png')\nimage.save(io.BytesIO(), format='PNG')\nprint('Image saved.')",
+     lambda d, o, e, r: want(len(results(d)) == 1 and base64.b64decode(results(d)[0]["png"])[:4] == b"\x89PNG"
+                             and o == "Image saved.\n", "results %s stdout %r" % (str(results(d))[:200], o)))
+case("pil_save_wrote_the_file", "from PIL import Image as I\nI.open('/tmp/nb-saved.png').size",
+     lambda d, o, e, r: want(d["result"] == "(16, 16)" and results(d) == [{"text": "(16, 16)", "is_main_result": True}],
+                             "done %s" % str(d)[:300]))
+case("pil_save_failing_not_shown", PIL + "image.save('/nonexistent/dir/x.png')",
+     lambda d, o, e, r: want(d["status"] == "error" and d["error"]["name"] == "FileNotFoundError" and results(d) == [],
+                             "done %s" % str(d)[:300]))
+FAKE_IPYTHON = r"""
+import os, sys
+for d, body in (('IPython', 'from IPython import display\nREAL = True\n'), ('IPython/core', ''),
+                ('IPython/core/display_functions.py', 'def display(*objs, **kw):\n    print("printed", *objs)\n'),
+                ('IPython/display.py', 'from IPython.core.display_functions import display\n')):
+    path = '/tmp/fakeipy/' + d
+    if d.endswith('.py'):
+        open(path, 'w').write(body)
+    else:
+        os.makedirs(path, exist_ok=True)
+        open(path + '/__init__.py', 'w').write(body)
+sys.path.insert(0, '/tmp/fakeipy')
+import IPython
+from IPython.display import display as ipy_display
+ipy_display('routed')
+found = IPython.__file__, IPython.REAL
+sys.path.remove('/tmp/fakeipy')
+for m in [m for m in sys.modules if m == 'IPython' or m.startswith('IPython.')]:
+    del sys.modules[m]
+del IPython, ipy_display
+found"""
+case("ipython_real_not_shadowed", FAKE_IPYTHON,
+     lambda d, o, e, r: want(d["result"] == "('/tmp/fakeipy/IPython/__init__.py', True)" and o == ""
+                             and results(d)[0] == {"text": "routed"}, "done %s stdout %r" % (str(d)[:300], o)))
+# E2B's python/tests/sync/test_custom_repr_object.py
+case("ipython_stand_in_custom_repr", "from IPython.display import display\n\ndisplay({'text/latex': r'\\text{CustomReprObject}'}, raw=True)",
+     lambda d, o, e, r: want(results(d) == [{"latex": "\\text{CustomReprObject}"}], "done %s" % str(d)[:300]))
+PNG1 = base64.b64decode("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR4nGNgYGD4DwABBAEAwS2OUAAAAABJRU5ErkJggg==")
+case("ipython_stand_in", """
+from IPython.display import display, HTML, Markdown, Image, SVG, JSON, Latex, Javascript, Pretty, clear_output
+from IPython.core.display import display_html
+import IPython, base64
+png = base64.b64decode(%r)
+open('/tmp/nb-one.png', 'wb').write(png)
+display(HTML('<b>x</b>'), Markdown('# m'), Image(data=png), Image(filename='/tmp/nb-one.png'), SVG('<svg/>'))
+IPython.display.display(JSON({'a': [1]}), Latex('$x$'), Javascript('var a;'), Pretty('pp'))
+display_html('<i>raw</i>', raw=True)
+clear_output()
+IPython.get_ipython(), IPython.display.Image(url='http://example.invalid/a.png')""" % base64.b64encode(PNG1).decode(),
+     lambda d, o, e, r: want(results(d)[:10] == [
+         {"html": "<b>x</b>", "text": "<IPython.core.display.HTML object>"},
+         {"markdown": "# m", "text": "<IPython.core.display.Markdown object>"},
+         {"png": base64.b64encode(PNG1).decode(), "text": "<IPython.core.display.Image object>"},
+         {"png": base64.b64encode(PNG1).decode(), "text": "<IPython.core.display.Image object>"},
+         {"svg": "<svg/>", "text": "<IPython.core.display.SVG object>"},
+         {"json": {"a": [1]}, "text": "<IPython.core.display.JSON object>"},
+         {"latex": "$x$", "text": "<IPython.core.display.Latex object>"},
+         {"javascript": "var a;", "text": "<IPython.core.display.Javascript object>"},
+         {"text": "pp"}, {"html": "<i>raw</i>"}]
+         and d["result"] == "(None, <IPython.core.display.Image object>)", "results %s result %s" % (results(d), d["result"])))
+# PIL's own ImageShow takes the stand-in for IPython and shows through it.
+case("ipython_stand_in_used_by_pil", "import PIL.ImageShow, PIL.Image\nPIL.ImageShow.show(PIL.Image.new('RGB', (2, 2)))\n'IPythonViewer' in [type(v).__name__ for v in PIL.ImageShow._viewers]",
+     lambda d, o, e, r: want(d["result"] == "True" and len(results(d)) == 2 and base64.b64decode(results(d)[0]["png"])[:4] == b"\x89PNG",
+                             "done %s" % str(d)[:300]))
 # -- charts (E2B's chart tests) ---------------------------------------------
 case("chart_bar", PLT + """
 plt.figure(figsize=(10, 6))
@@ -221,7 +297,7 @@ plt.show()""", lambda d, o, e, r: want(
     [(b["label"], b["group"], b["value"]) for b in chart_of(d)["elements"]]
     == [("x", "2023", 3), ("y", "2023", 4), ("x", "Group 2", 5), ("y", "Group 2", 6), ("5", "far", 1)], "chart %s" % chart_of(d)))
 case("figure_order_and_file", PLT + "display('before')\nplt.plot([1, 2]); plt.show()\ndisplay('after')\nplt.plot([3, 1])\n'end'",
-     lambda d, o, e, r: want([b.get("text", "")[:7] for b in results(d)] == ["'before", "<Figure", "'after'", "<Figure", "'end'"]
+     lambda d, o, e, r: want([b.get("text", "")[:7] for b in results(d)] == ["before", "<Figure", "after", "<Figure", "end"]
                              and [f["path"] for f in d["figures"]] == ["/workspace/figure-%d-1.png" % r["n"], "/workspace/figure-%d-2.png" % r["n"]],
                              "results %s figures %s" % ([b.get("text") for b in results(d)], d["figures"])))
 case("figure_file_same_png", "import base64\nbase64.b64encode(open('/workspace/figure-%d-1.png' % (_n - 1), 'rb').read()).decode()",

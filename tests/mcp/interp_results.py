@@ -255,7 +255,7 @@ def driver_results(s, sid):
         t = rec(r)
         res = t.get("results") or []
         ok(len(res) == 3, f"display, figure, main result (the python driver of #27): {json.dumps(res)[:500]}")
-        ok(res[0].get("text") == "'shown first'" and not res[0].get("is_main_result"), f"display bundle {res[0]}")
+        ok(res[0].get("text") == "shown first" and not res[0].get("is_main_result"), f"display bundle {res[0]}")
         fig = [b for b in res if "png" in b]
         ok(len(fig) == 1 and fig[0].get("chart", {}).get("type") == "line", f"figure bundle {fig}")
         ok(image_at(r, fig[0]["png"], "image/png")[:8] == b"\x89PNG\r\n\x1a\n", "the figure is no PNG")

@@ -199,24 +199,26 @@ def load_helper(name):
     return mod
 
 
-class PyplotHook:
-    """A meta path finder that only watches for matplotlib.pyplot being
-    imported, to make its show() display the open figures at that point
-    (the Agg backend's show() does nothing); matplotlib itself is never
-    imported by the driver."""
+class ImportHook:
+    """A meta path finder that only watches for the modules named in hooks
+    (name -> function) being imported, to call hooks[name](module) once
+    the real loader has run it: pyplot's show() displays the open figures
+    (the Agg backend's show() does nothing), PIL's show() and save()
+    display the image, IPython's display() is the driver's.  The driver
+    itself never imports those modules."""
 
-    def __init__(self, on_import):
-        self.on_import = on_import
+    def __init__(self, hooks):
+        self.hooks = hooks
 
     def find_spec(self, name, path, target=None):
-        if name != "matplotlib.pyplot":
+        if name not in self.hooks:
             return None
         for finder in sys.meta_path:
             if finder is self or not hasattr(finder, "find_spec"):
                 continue
             spec = finder.find_spec(name, path, target)
             if spec is not None and spec.loader is not None and hasattr(spec.loader, "exec_module"):
-                real, hook = spec.loader, self
+                real, on_import = spec.loader, self.hooks[name]
 
                 class Loader:  # the real loader, then the hook
                     def __getattr__(self, attr):
@@ -228,7 +230,7 @@ class PyplotHook:
                     def exec_module(self, module):
                         real.exec_module(module)
                         try:
-                            hook.on_import(module)
+                            on_import(module)
                         except Exception:
                             pass
 
@@ -237,6 +239,41 @@ class PyplotHook:
             if spec is not None:
                 return spec
         return None
+
+
+class IPythonStandIn:
+    """A meta path finder, the last of sys.meta_path, that answers for
+    IPython, IPython.display, IPython.core and IPython.core.display only
+    when no other finder can (the image has no IPython): a stand-in made by
+    python_ipython.py whose display() is the driver's.  A real IPython is
+    never shadowed (or imported by the driver)."""
+
+    NAMES = ("IPython", "IPython.display", "IPython.core", "IPython.core.display")
+
+    def __init__(self, host):
+        self.host, self.asking = host, False
+
+    def find_spec(self, name, path, target=None):
+        if name not in self.NAMES or self.asking:
+            return None
+        if name != "IPython" and not getattr(sys.modules.get("IPython"), "__nsbox_stand_in__", False):
+            return None  # a real IPython's submodule: not ours to answer
+        self.asking = True  # the other finders may ask this one again
+        try:
+            for finder in sys.meta_path:
+                if finder is not self and hasattr(finder, "find_spec") and finder.find_spec(name, path, target):
+                    return None
+        finally:
+            self.asking = False
+        import importlib.util
+
+        return importlib.util.spec_from_loader(name, self, is_package=name in ("IPython", "IPython.core"))
+
+    def create_module(self, spec):
+        return None
+
+    def exec_module(self, module):
+        self.host.helper("python_ipython").fill(module, self.host.display_fn)
 
 
 class Host:
@@ -271,6 +308,7 @@ class Host:
             for obj in objs:
                 host.display_object(obj, raw)
 
+        self.display_fn = display
         self.ns["display"] = display
         self.hidden.add("display")
 
@@ -310,10 +348,14 @@ class Host:
         self.display_bundle(rich.raw_bundle(obj) if raw else self.bundle_of(obj))
 
     def display_bundle(self, bundle):
+        """bundle becomes one of the cell's results (or a capture's)."""
         if self.captures:
             self.captures[-1].append(bundle)
             return
-        safe, size = self.helper("python_rich").capped(bundle, self.budget)
+        rich = self.helper("python_rich")
+        if isinstance(bundle.get("text"), str):
+            bundle = dict(bundle, text=rich.e2b_text(bundle["text"]))
+        safe, size = rich.capped(bundle, self.budget)
         self.budget = max(0, self.budget - size)
         self.results.append(safe)
 
@@ -377,6 +419,37 @@ class Host:
         show.__wrapped__ = real
         plt.show = show
 
+    def hook_pil(self, module):
+        """PIL's Image.show() displays the image (no viewer is started);
+        Image.save(path) saves it, then displays it (E2B does both): a
+        save to a file object (as the driver's own png) does not."""
+        cls, host = getattr(module, "Image", None), self
+        if not isinstance(cls, type) or not callable(getattr(cls, "save", None)):
+            return
+        if getattr(cls.save, "__wrapped__", None) is not None:
+            return  # hooked already
+        real_save = cls.save
+
+        def show(image, title=None, **options):
+            """Displays the image as a png result (nsbox)."""
+            host.display_object(image)
+
+        def save(image, fp, format=None, **params):
+            real_save(image, fp, format, **params)
+            if isinstance(fp, (str, os.PathLike)):
+                host.display_object(image)
+
+        show.__wrapped__, save.__wrapped__ = getattr(cls, "show", None), real_save
+        cls.show, cls.save = show, save
+
+    def hook_ipython(self, module):
+        """A real IPython's display() is the driver's (without a kernel it
+        would only print)."""
+        # Only a display of its own (IPython 8's IPython.core.display lends
+        # display_functions' through a __getattr__ that warns).
+        if callable(module.__dict__.get("display")):
+            module.display = self.display_fn
+
 
 def main():
     setup_mplconfigdir()
@@ -397,7 +470,13 @@ def main():
     running = [False]
     host = Host(ns, [None], os.getcwd())
     host.install_display()
-    sys.meta_path.insert(0, PyplotHook(host.hook_pyplot))
+    sys.meta_path.insert(0, ImportHook({
+        "matplotlib.pyplot": host.hook_pyplot,
+        "PIL.Image": host.hook_pil,
+        "IPython.core.display_functions": host.hook_ipython,  # IPython >= 7.23
+        "IPython.core.display": host.hook_ipython,
+    }))
+    sys.meta_path.append(IPythonStandIn(host))
 
     def on_sigint(signum, frame):
         # Only a cell is interrupted; a SIGINT that arrives between cells
@@ -502,6 +581,8 @@ def run_cell(code, env, cell, host, running, owner):
         plt = sys.modules.get("matplotlib.pyplot")
         if plt is not None and getattr(plt.show, "__wrapped__", None) is None:
             host.hook_pyplot(plt)  # imported before the hook was there
+        if "PIL.Image" in sys.modules:
+            host.hook_pil(sys.modules["PIL.Image"])
         running[0] = True
         try:
             value = host.run_code(code, filename)

@@ -229,6 +229,16 @@ def raw_bundle(data):
     return bundle
 
 
+def e2b_text(text):
+    """A bundle's text as E2B gives it (its Result model): a text/plain
+    that starts and ends with the same quote, ' or ", loses the first and
+    the last character, whatever is between (so a str's repr becomes the
+    string, escapes still escaped; "'a' 'b'" becomes "a' 'b")."""
+    if text and ((text[0] == "'" and text[-1] == "'") or (text[0] == '"' and text[-1] == '"')):
+        return text[1:-1]
+    return text
+
+
 def size_of(value):
     if isinstance(value, str):
         return len(value)
