@@ -46,6 +46,7 @@ struct call {
     struct nsbox_sink out, err; /* output kept for the result, capped like a command's */
     uint64_t id;
     json_t *done; /* the driver's "done", once it came */
+    bool got;     /* the driver took the cell ("got"): it may have run */
     bool exited;  /* the interpreter is gone (EOF, exit status) */
     bool protocol_error;
     int timer;
@@ -348,8 +349,10 @@ static void handle_chan(struct call *c)
             break;
         if (mcp_interp_is_done(j, c->id) && c->done == NULL)
             c->done = j;
-        else
+        else {
+            c->got |= mcp_interp_is_got(j, c->id);
             json_decref(j);
+        }
     }
     if (r < 0)
         c->protocol_error = true;
@@ -540,6 +543,25 @@ static int run_cell(struct call *c, struct mcp_interp **slot, struct box *box, c
     return r;
 }
 
+static void call_init(struct call *c, struct mcp_interp *it, const struct nsbox_exec_opts *eo,
+                      struct nsbox_exec_result *res, struct mcp_interp_info *info)
+{
+    *c = (struct call){.it = it,
+                       .eo = eo,
+                       .res = res,
+                       .info = info,
+                       .out = {.fd = it->proc.out,
+                               .forward = -1,
+                               .borrowed = true, /* the proc's: closed with it */
+                               .limit = eo->output_cap ?: (1u << 20)},
+                       .err = {.fd = it->proc.err,
+                               .forward = -1,
+                               .borrowed = true,
+                               .limit = eo->output_cap ?: (1u << 20)},
+                       .id = it->next_id++,
+                       .timer = -1};
+}
+
 int mcp_interp_run(struct mcp_interp **slot, struct box *box, enum mcp_interp_lang lang,
                    const char *code, const json_t *env, const struct nsbox_exec_opts *eo,
                    struct nsbox_exec_result *res, struct mcp_interp_info *info,
@@ -550,23 +572,31 @@ int mcp_interp_run(struct mcp_interp **slot, struct box *box, enum mcp_interp_la
     clock_gettime(CLOCK_MONOTONIC, &t0);
     memset(res, 0, sizeof(*res));
     memset(info, 0, sizeof(*info));
+    struct call c;
+    bool kept = *slot != NULL;
     if (interp_for_call(slot, box, lang, eo, earlier, sizeof(earlier), err) == NULL)
         return -1;
-    struct call c = {.it = *slot,
-                     .eo = eo,
-                     .res = res,
-                     .info = info,
-                     .out = {.fd = (*slot)->proc.out,
-                             .forward = -1,
-                             .borrowed = true, /* the proc's: closed with it */
-                             .limit = eo->output_cap ?: (1u << 20)},
-                     .err = {.fd = (*slot)->proc.err,
-                             .forward = -1,
-                             .borrowed = true,
-                             .limit = eo->output_cap ?: (1u << 20)},
-                     .id = (*slot)->next_id++,
-                     .timer = -1};
+    call_init(&c, *slot, eo, res, info);
     int r = run_cell(&c, slot, box, code, env, err);
+    /* A kept interpreter that died before it took the cell (a kill from a
+     * command racing this call: init had not said so yet) never ran it:
+     * it runs once more, in a new interpreter, and the loss is reported
+     * as one between calls. */
+    if (r == 0 && kept && !c.got && c.done == NULL && !c.protocol_error && !res->timed_out &&
+        !res->cancelled && *slot == NULL && earlier[0] == '\0') {
+        snprintf(earlier, sizeof(earlier), "%s", info->state_lost_reason);
+        json_decref(c.done);
+        free(c.out.buf);
+        free(c.err.buf);
+        memset(res, 0, sizeof(*res));
+        mcp_interp_info_free(info);
+        memset(info, 0, sizeof(*info));
+        if ((*slot = start(box, lang, eo, err)) == NULL)
+            return -1;
+        box_stats(box, &(*slot)->ooms_seen, NULL);
+        call_init(&c, *slot, eo, res, info);
+        r = run_cell(&c, slot, box, code, env, err);
+    }
     note_earlier_loss(info, earlier);
     json_decref(c.done);
     struct timespec t1;

@@ -92,11 +92,21 @@ const char *mcp_interp_msg_op(const json_t *msg)
     return op ? op : "";
 }
 
-bool mcp_interp_is_done(const json_t *msg, uint64_t id)
+static bool is_op_for(const json_t *msg, const char *op, uint64_t id)
 {
     json_t *jid = json_object_get(msg, "id");
-    return strcmp(mcp_interp_msg_op(msg), "done") == 0 && json_is_integer(jid) &&
+    return strcmp(mcp_interp_msg_op(msg), op) == 0 && json_is_integer(jid) &&
            (uint64_t)json_integer_value(jid) == id;
+}
+
+bool mcp_interp_is_done(const json_t *msg, uint64_t id)
+{
+    return is_op_for(msg, "done", id);
+}
+
+bool mcp_interp_is_got(const json_t *msg, uint64_t id)
+{
+    return is_op_for(msg, "got", id);
 }
 
 /* A copy of s cut at max bytes, at a whole UTF-8 sequence (a cut in the

@@ -62,6 +62,8 @@ const char *mcp_interp_msg_op(const json_t *msg);
 
 /* Whether msg is the "done" for the run with this id. */
 bool mcp_interp_is_done(const json_t *msg, uint64_t id);
+/* Whether msg is the driver's "got" for run id (it took the cell). */
+bool mcp_interp_is_got(const json_t *msg, uint64_t id);
 
 /* The result fields of a "done": *exit_code 0 for status "ok", else 1;
  * info's result, error_type, error_value, error_traceback (the error's

@@ -314,6 +314,31 @@ def env_cases(s, sid):
     nt.run("env_refused", _)
 
 
+def kill_racing_next_cell(s, sid):
+    """The interpreter killed by a command just before the next cell (the
+    E2B 'restart after jupyter kill' race: init may not have reported the
+    death yet): the cell never ran in the dead one, so it runs in a new
+    one, and the loss is one between calls; never a 'signaled' cell."""
+    rounds = []
+    for i in range(6):
+        pid = rec(tool(s, "execute_code", sandbox_id=sid, code="import os; os.getpid()")).get("result")
+        tool(s, "run_command", sandbox_id=sid, command=f"kill -9 {pid}")
+        r = rec(tool(s, "execute_code", sandbox_id=sid, code=f"{i} + 1"))
+        rounds.append((r.get("status"), r.get("result"), r.get("state_lost"),
+                       r.get("state_lost_reason")))
+    # A cell that kills its own interpreter ran: it is never run twice.
+    r = rec(tool(s, "execute_code", sandbox_id=sid,
+                 code="import os\nopen('/tmp/ran-once', 'a').write('x')\nos.kill(os.getpid(), 9)"))
+    n = rec(tool(s, "run_command", sandbox_id=sid, command="cat /tmp/ran-once")).get("stdout")
+    nt.result("a_cell_that_kills_its_interpreter_runs_once",
+              r.get("status") == "signaled" and r.get("state_lost") is True and n == "x",
+              (r.get("status"), r.get("state_lost_reason"), n))
+    nt.result("kill_racing_the_next_cell_reruns_it_in_a_new_interpreter",
+              all(st == "ok" and res == str(i + 1) and lost is True
+                  and (why or "").startswith("between calls")
+                  for i, (st, res, lost, why) in enumerate(rounds)), rounds)
+
+
 def env_not_logged(log):
     def _():
         with open(log, errors="replace") as f:
@@ -346,6 +371,7 @@ def main():
         fake_done_fields(s, sid)
         driver_results(s, sid)
         env_cases(s, sid)
+        kill_racing_next_cell(s, sid)
         nt.result("env_not_echoed", len(SEEN) > 20 and not any(SECRET in t for t in SEEN),
                   f"{len(SEEN)} results, the secret in {sum(SECRET in t for t in SEEN)}")
         nt.result("server_up", s.p.poll() is None, "the server exited")

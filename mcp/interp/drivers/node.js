@@ -828,6 +828,9 @@ function main() {
 			busy = true;
 			while (queue.length) {
 				const msg = queue.shift();
+				// Taken: from here the cell may run (the host retries a cell on
+				// a new interpreter only when this one died before saying so).
+				send({ op: 'got', id: msg.id === undefined ? null : msg.id });
 				const done = await runCell(msg.code, msg.env);
 				done.id = msg.id === undefined ? null : msg.id;
 				send(done);

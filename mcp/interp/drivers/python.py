@@ -498,6 +498,9 @@ def main():
         if not isinstance(msg, dict) or msg.get("op") != "run":
             continue
         cell += 1
+        # Taken: from here the cell may run (the host retries a cell on a
+        # new interpreter only when this one died before saying so).
+        send_line(chan, {"op": "got", "id": msg.get("id")})
         done = run_cell(msg.get("code"), msg.get("env"), cell, host, running, owner)
         done["id"] = msg.get("id")
         send_done(chan, done)
