@@ -18,6 +18,7 @@ extern const char mcp_driver_python_charts[], mcp_driver_python_charts_end[];
 extern const char mcp_driver_python_magics[], mcp_driver_python_magics_end[];
 extern const char mcp_driver_python_ipython[], mcp_driver_python_ipython_end[];
 extern const char mcp_driver_node[], mcp_driver_node_end[];
+extern const char mcp_driver_node_imports[], mcp_driver_node_imports_end[];
 
 static const struct {
     const char *name;
@@ -29,6 +30,7 @@ static const struct {
     {"python_magics.py", mcp_driver_python_magics, mcp_driver_python_magics_end},
     {"python_ipython.py", mcp_driver_python_ipython, mcp_driver_python_ipython_end},
     {"node.js", mcp_driver_node, mcp_driver_node_end},
+    {"node_imports.js", mcp_driver_node_imports, mcp_driver_node_imports_end},
 };
 
 #define N_FILES (sizeof(files) / sizeof(files[0]))

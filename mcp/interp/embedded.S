@@ -14,6 +14,8 @@
     .global mcp_driver_python_ipython_end
     .global mcp_driver_node
     .global mcp_driver_node_end
+    .global mcp_driver_node_imports
+    .global mcp_driver_node_imports_end
 mcp_driver_python:
     .incbin "mcp/interp/drivers/python.py"
 mcp_driver_python_end:
@@ -37,5 +39,9 @@ mcp_driver_python_ipython_end:
 mcp_driver_node:
     .incbin "mcp/interp/drivers/node.js"
 mcp_driver_node_end:
+    .byte 0
+mcp_driver_node_imports:
+    .incbin "mcp/interp/drivers/node_imports.js"
+mcp_driver_node_imports_end:
     .byte 0
     .section .note.GNU-stack,"",@progbits

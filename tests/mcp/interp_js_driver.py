@@ -7,7 +7,9 @@ relative files, JSON), import(), top-level await, the last expression's
 value (also after an await), let/const/class declared again by a later
 cell, run.env for one cell only (and never sent back), execution_count,
 the main result bundle (text, json for plain data), error
-name/value/traceback, SIGINT, TypeScript cells the same; and E2B's
+name/value/traceback, SIGINT, TypeScript cells the same, the driver's
+helper node_imports.js taken from beside node.js (not a file of that name
+in the working directory or its node_modules); and E2B's
 JavaScript kernel cases through `nsbox serve` (execute_code).
 
 The driver runs with `--stdio-test` under `nsbox exec -i`: `run` lines on
@@ -33,7 +35,8 @@ from stdio_client import Server  # noqa: E402
 NSBOX = os.environ.get("NSBOX") or os.path.join(HERE, "..", "..", "build", "nsbox")
 STORE = os.environ.get("NSBOX_STORE") or "/var/lib/nsbox"
 IMAGE = "localhost/nsbox-default:latest"
-DRIVER = os.path.join(HERE, "..", "..", "mcp", "interp", "drivers", "node.js")
+DRIVERS = os.path.join(HERE, "..", "..", "mcp", "interp", "drivers")
+DRIVER_FILES = ("node.js", "node_imports.js")
 
 
 def nsbox(*args, timeout=120, input=None):
@@ -42,7 +45,9 @@ def nsbox(*args, timeout=120, input=None):
 
 # Packages in the sandbox's /workspace/node_modules: CommonJS (main), ESM
 # only ("exports" with the import condition, a subpath pattern), a dual
-# package (import and require conditions differ); a local module and JSON.
+# package (import and require conditions differ); a local module and JSON;
+# decoys named like the driver's helper (node_imports.js), in the working
+# directory and as a package.
 FIXTURES = r"""
 set -e
 cd /workspace
@@ -57,6 +62,9 @@ echo 'export const which = "esm"' > node_modules/@sc/dual/dist/m.mjs
 echo 'exports.which = "cjs"' > node_modules/@sc/dual/dist/c.cjs
 echo 'export const local = 7' > sub/local.mjs
 echo '{"j": [1, 2]}' > data.json
+echo 'globalThis.DECOY = "cwd"; module.exports = { mine: true }' > node_imports.js
+mkdir -p node_modules/node_imports
+echo 'globalThis.DECOY = "node_modules"; module.exports = {}' > node_modules/node_imports/index.js
 mkdir -p /tmp/drv
 """
 
@@ -177,7 +185,13 @@ def js_tests(sb):
     done, _ = d.run("import * as acorn from 'acorn'; typeof acorn.parse")
     nt.report("js/import_system_package", ok_result(done, "'function'", "function"))
     done, _ = d.run("import nope from 'no-such-package'")
-    nt.result("js/import_missing_is_error", done and done["status"] == "error" and "no-such-package" in done["error"]["message"], "done=%s" % done)
+    nt.result("js/import_missing_is_error", done and done["status"] == "error" and "no-such-package" in done["error"]["message"]
+              and "node_imports" not in done["error"]["traceback"], "done=%s" % done)
+    # The driver's helper is the one beside node.js; the cell's require of
+    # that name still finds the user's file.
+    done, _ = d.run("import { sep } from 'node:path'\nconst helperBefore = typeof globalThis.DECOY\n"
+                    "const helperMine = require('./node_imports.js').mine;\n[helperBefore, sep, helperMine, globalThis.DECOY]")
+    nt.report("js/helper_file_in_cwd_not_loaded", ok_result(done, "[ 'undefined', '/', true, 'cwd' ]", ["undefined", "/", True, "cwd"]))
     done, _ = d.run("process.chdir('/workspace/sub'); const m = await import('./local.mjs'); process.chdir('/workspace'); m.local")
     nt.report("js/dynamic_import_from_cwd", ok_result(done, "7", 7))
     done, _ = d.run("const q = \"import x from 'y'\"; // import z from 'w'\n/* export const e = 1 */ const t = `\nimport a from 'b'\n${q}`; [q.length, t.length]")
@@ -333,7 +347,8 @@ def main():
         return
     try:
         fx = nsbox("exec", sb, "--", "sh", "-c", FIXTURES)
-        cp = nsbox("cp", DRIVER, sb + ":/tmp/drv/node.js")
+        cps = [nsbox("cp", os.path.join(DRIVERS, f), sb + ":/tmp/drv/" + f) for f in DRIVER_FILES]
+        cp = next((c for c in cps if c.returncode != 0), cps[0])
         if fx.returncode != 0 or cp.returncode != 0:
             nt.fail("setup", "fixtures: %s %s" % (fx.stderr[-200:], cp.stderr[-200:]))
         else:
