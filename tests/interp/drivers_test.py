@@ -108,10 +108,14 @@ class Driver:
             return False
 
     def next_line(self, timeout):
+        """The next message but "got" (a run taken: the host's business)."""
         deadline = time.monotonic() + timeout
-        while not self.lines and not self.chan_eof and time.monotonic() < deadline:
-            self.pump(deadline)
-        return json.loads(self.lines.pop(0)) if self.lines else None
+        while True:
+            while not self.lines and not self.chan_eof and time.monotonic() < deadline:
+                self.pump(deadline)
+            msg = json.loads(self.lines.pop(0)) if self.lines else None
+            if not (isinstance(msg, dict) and msg.get("op") == "got"):
+                return msg
 
     def send(self, msg):
         self.chan.sendall((json.dumps(msg) + "\n").encode())

@@ -79,6 +79,7 @@ class Driver:
             argv.append("--typescript")
         self.p = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
         self.lines = queue.Queue()
+        self.got = []  # ids of the runs the driver said it took ("got")
         self.err = bytearray()
         threading.Thread(target=self._read, args=(self.p.stdout, self.lines.put, True), daemon=True).start()
         threading.Thread(target=self._read, args=(self.p.stderr, self.err.extend, False), daemon=True).start()
@@ -112,6 +113,9 @@ class Driver:
             if isinstance(msg, dict) and want(msg):
                 self.raw = text
                 return msg, "".join(out)
+            if isinstance(msg, dict) and msg.get("op") == "got":
+                self.got.append(msg.get("id"))  # the driver took a run (protocol)
+                continue
             out.append(text)
 
     def send(self, code, env=None):

@@ -39,6 +39,14 @@ def main():
     first = [None]
 
     def line(timeout, start=None):
+        """The next message but "got" (a run taken: the host's business)."""
+        deadline = time.monotonic() + timeout
+        while True:
+            msg = raw_line(max(0, deadline - time.monotonic()), start)
+            if not (isinstance(msg, dict) and msg.get("op") == "got"):
+                return msg
+
+    def raw_line(timeout, start=None):
         deadline = time.monotonic() + timeout
         while b"\n" not in bufs["chan"] and time.monotonic() < deadline:
             for key, _ in sel.select(max(0, deadline - time.monotonic())):
