@@ -285,7 +285,6 @@ void mcp_call_progress(struct mcp_session *s, struct mcp_call *c, const struct m
     if (c->progress_token != NULL && (t == NULL || t->era == MCP_ERA_LEGACY) &&
         (t != NULL || !c->cancelled)) {
         token = json_incref(c->progress_token);
-        c->last_progress_ms = nsbox_now_ms();
         meta = progress_meta(p, t != NULL ? t->id : NULL);
     }
     pthread_mutex_unlock(&s->lock);
@@ -298,6 +297,11 @@ void mcp_call_progress(struct mcp_session *s, struct mcp_call *c, const struct m
     else
         json_decref(meta);
     s->send(s, jsonrpc_notification("notifications/progress", params));
+    /* Once written (a large one takes a while): the response's gap
+     * counts from here (tools_call.c). */
+    pthread_mutex_lock(&s->lock);
+    c->last_progress_ms = nsbox_now_ms();
+    pthread_mutex_unlock(&s->lock);
 }
 
 void mcp_tasks_free(struct mcp_session *s)

@@ -95,8 +95,11 @@ void mcp_stream_progress(void *arg, uint64_t elapsed_ms, const char *out, size_t
     size_t len[2] = {out_len, err_len};
     (void)elapsed_ms; /* the call's own clock: it started before the run */
 
-    /* The first output at once; then a burst is coalesced. */
-    if ((!st->any_output || since >= MCP_STREAM_TICK_MS) && send_new(st, buf, len, false))
+    /* The first output once the run is MCP_STREAM_FIRST_MS old; then a
+     * burst is coalesced. */
+    bool due = st->any_output ? since >= MCP_STREAM_TICK_MS
+                              : now - st->started_ms >= MCP_STREAM_FIRST_MS;
+    if (due && send_new(st, buf, len, false))
         return;
     if (since < MCP_STREAM_HEARTBEAT_MS)
         return;
@@ -107,6 +110,8 @@ void mcp_stream_progress(void *arg, uint64_t elapsed_ms, const char *out, size_t
 
 void mcp_stream_finish(struct mcp_stream *st, const struct nsbox_exec_result *res)
 {
+    if (!st->any_output)
+        return; /* a short run: the record has it all */
     const char *buf[2] = {res->out, res->err};
     size_t len[2] = {res->out_len, res->err_len};
     send_new(st, buf, len, true);

@@ -6,15 +6,19 @@
  * it is called with all that was captured so far, as soon as output came
  * and every MCP_STREAM_TICK_MS.  It sends what is new in each stream as
  * one notification ({message: the text, _meta: {io.nsbox/stream,
- * io.nsbox/offset}}): at once for the call's first output, then at most
- * every MCP_STREAM_TICK_MS (a burst is coalesced); a character is never
+ * io.nsbox/offset}}): the first once the run is MCP_STREAM_FIRST_MS old
+ * (at once for output that comes later), then at most every
+ * MCP_STREAM_TICK_MS (a burst is coalesced); a character is never
  * split (an unfinished one waits for its last bytes); invalid UTF-8 goes
  * out byte for byte as '?' (as the record has it: boxes/result.c).  A run
  * that printed nothing new for MCP_STREAM_HEARTBEAT_MS gets a heartbeat
  * (an empty message, no stream).  progress is the elapsed milliseconds,
- * made strictly increasing.  mcp_stream_finish sends the rest from the
- * result before the response is made: per stream the texts add up to the
- * whole captured output (up to the server's output_cap). */
+ * made strictly increasing.  mcp_stream_finish, for a run that streamed
+ * anything, sends the rest from the result before the response is made:
+ * per stream the texts add up to the whole captured output (up to the
+ * server's output_cap).  A run over before MCP_STREAM_FIRST_MS streams
+ * nothing: its record has it all, and its response need not wait the gap
+ * after a progress (tools_call.c) that would cost a short cell 50 ms. */
 #ifndef NSBOX_MCP_TOOLS_STREAM_H
 #define NSBOX_MCP_TOOLS_STREAM_H
 
@@ -26,6 +30,7 @@
 #include "../session.h"
 
 #define MCP_STREAM_TICK_MS 50
+#define MCP_STREAM_FIRST_MS 20
 #define MCP_STREAM_HEARTBEAT_MS 1000
 
 struct mcp_stream {

@@ -9,7 +9,7 @@ typescript; envs -> env; context -> context); Execution.results ->
 structuredContent.results; Execution.text -> the text of the result with
 is_main_result; logs.stdout/stderr -> stdout/stderr (E2B's list of chunks
 joined); on_stdout/on_stderr -> notifications/progress naming the stream in
-_meta io.nsbox/stream; execution.error -> structuredContent.error
+_meta io.nsbox/stream, then the record's rest of that stream; execution.error -> structuredContent.error
 {name, value, traceback}; /home/user -> /workspace."""
 import os
 import sys
