@@ -11,11 +11,14 @@
 # print() to the client's onprogress, against a plain pipe on the host.
 # BENCH_RICH_CALLS (default 50) rounds of the stateful calls,
 # BENCH_RICH_ROUNDS (default 20) of the rich ones and of the first line.
+# BENCH_RICH_OLD=PATH: an nsbox binary from before issue #27, whose
+# stateful calls are timed beside these (the richer results' cost).
 
 bench_mcp_rich() {
 	need_default_store
 	"$ROOT/tests/mcp/setup.sh" >/dev/null || die "tests/mcp/setup.sh failed"
 	local k=${BENCH_RICH_CALLS:-50} r=${BENCH_RICH_ROUNDS:-20} out
+	[ -z "${BENCH_RICH_OLD:-}" ] || [ -x "$BENCH_RICH_OLD" ] || die "BENCH_RICH_OLD=$BENCH_RICH_OLD is not executable"
 	say "mcp_rich: $k rounds of stateful calls, $r of rich results and of the first output line"
 	out=$(node "$ROOT/tests/bench/mcp_rich_bench.mjs" "$NSBOX" "$DEF_STORE" localhost/nsbox-default:latest \
 		"$k" "$r" "$r") || die "mcp_rich_bench.mjs failed"
@@ -34,6 +37,9 @@ print(table_row("x = x + 1; x  (main result bundle)", r["result_ms"]))
 print(table_row("x = x + 1; x  with a progressToken", r["result_progress_ms"]))
 print(table_row("baseline: fresh: true  python3 -c 'print(1)'", r["fresh_ms"]))
 print(table_row("context: sandbox_list (a call that runs nothing)", r["floor_ms"]))
+if "old_stateful_ms" in r:
+    print(table_row("nsbox before #27 (BENCH_RICH_OLD): x = x + 1; print(x)", r["old_stateful_ms"]))
+    print(table_row("nsbox before #27 (BENCH_RICH_OLD): x = x + 1; x", r["old_result_ms"]))
 notes = lambda k: f"{min(r[k])}..{max(r[k])}"
 print(f"  progress notifications per call with a token: print(x) {notes('stateful_progress_notes')}, "
       f"x {notes('result_progress_notes')}")
@@ -56,6 +62,10 @@ for name, key in (("mcp_rich_stateful", "stateful_ms"), ("mcp_rich_stateful_prog
     v = med(key)
     print(line(name, [f"nsbox_ms={spread(r[key])}", f"baseline_ms={spread(r['fresh_ms'])}", f"ratio={v / fresh:.2f}"],
                "target<=1ms", "OK" if v <= 1 else "MISSED", n))
+for name, key in (("mcp_rich_stateful_vs_old", "stateful"), ("mcp_rich_result_vs_old", "result")):
+    if "old_" + key + "_ms" in r:
+        print(line(name, [f"nsbox_ms={spread(r[key + '_ms'])}", f"baseline_ms={spread(r['old_' + key + '_ms'])}",
+                          f"ratio={med(key + '_ms') / med('old_' + key + '_ms'):.2f}"], n=n))
 for name, key, base in (("mcp_rich_dataframe", "df", "df_fresh"), ("mcp_rich_figure_chart", "fig", "fig_fresh")):
     print(line(name, [f"nsbox_ms={spread(r[key + '_ms'])}", f"baseline_ms={spread(r[base + '_ms'])}",
                       f"ratio={med(key + '_ms') / med(base + '_ms'):.2f}", f"work_ms={spread(r[key + '_work_ms'])}"], n=m))

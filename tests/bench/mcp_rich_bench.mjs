@@ -13,6 +13,9 @@
 //     onprogress for the notification carrying it (host and sandbox share
 //     CLOCK_MONOTONIC, checked first; node's hrtime is CLOCK_MONOTONIC),
 //     against the same print read from a plain pipe by this process.
+// With BENCH_RICH_OLD (an nsbox built from before issue #27) the stateful
+// calls are also timed on it, in a second server over the same store,
+// interleaved with the rest: the richer results' cost, side by side.
 // Prints one JSON line with every sample (ms); tests/bench/mcp_rich.sh
 // reports them.
 // Usage: node mcp_rich_bench.mjs NSBOX STORE IMAGE K_STATEFUL K_RICH K_FIRST
@@ -91,6 +94,32 @@ const fresh = async (code, check) => {
 };
 const fresh1 = () => fresh("print(1)", (s) => s.stdout === "1\n");
 await call({ sandbox_id: sid, code: "x = 0" }, persistent);
+// The same calls on nsbox from before issue #27 (its own server and sandbox).
+const oldBin = process.env.BENCH_RICH_OLD;
+let old = null;
+if (oldBin) {
+  old = new Client({ name: "nsbox-rich-bench-old", version: "1" });
+  await old.connect(new StdioClientTransport({ command: oldBin, args: ["--store", store, "serve"], stderr: "ignore" }));
+  const c = await old.callTool({ name: "sandbox_create", arguments: { image, language: "python" } }, undefined,
+    { timeout: 600000 });
+  if (c.isError) fail("old sandbox_create", c);
+  old.sid = c.structuredContent.sandbox_id;
+  old.x = 0;
+}
+const oldCall = async (code, check) => {
+  const t0 = performance.now();
+  const r = await old.callTool({ name: "execute_code", arguments: { sandbox_id: old.sid, code } }, undefined,
+    { timeout: 600000 });
+  const ms = performance.now() - t0, s = r.structuredContent;
+  if (r.isError || s.interpreter !== "persistent" || s.exit_code !== 0 || !check(s)) fail("old execute_code", r);
+  return ms;
+};
+const oldStep = (print) => {
+  const want = `${++old.x}`;
+  return print ? oldCall("x = x + 1\nprint(x)", (s) => s.stdout === `${want}\n`)
+    : oldCall("x = x + 1\nx", (s) => s.result === want);
+};
+if (old) await oldCall("x = 0", () => true);
 const stateful = {
   floor_ms: floor,
   stateful_ms: () => step(true, false),
@@ -98,6 +127,7 @@ const stateful = {
   result_ms: () => step(false, false),
   result_progress_ms: () => step(false, true),
   fresh_ms: fresh1,
+  ...(old ? { old_stateful_ms: () => oldStep(true), old_result_ms: () => oldStep(false) } : {}),
 };
 for (const f of Object.values(stateful)) await f(); // warm-up
 out.stateful_progress_notes = [];
@@ -192,4 +222,8 @@ Object.assign(out, await rounds(F, { first_stream_ms: firstStream, first_pipe_ms
 
 await client.callTool({ name: "sandbox_stop", arguments: { sandbox_id: sid } });
 await client.close();
+if (old) {
+  await old.callTool({ name: "sandbox_stop", arguments: { sandbox_id: old.sid } });
+  await old.close();
+}
 console.log(JSON.stringify(out));
