@@ -4,7 +4,7 @@
 # need_default_store, relay, say, die and $ROOT/$NSBOX/$DEF_STORE.
 #
 # tests/bench/mcp_rich_bench.mjs (the MCP client SDK over stdio, a kept
-# sandbox of the default image, rotated rounds) times: the stateful call
+# sandbox of the default image, rounds in a shuffled order) times: the stateful call
 # without and with a progressToken; a DataFrame, a matplotlib figure with
 # its chart and display() of HTML, each against the same work without the
 # results and a fresh python3 -c doing it; the first output line's way from
@@ -29,7 +29,7 @@ r = json.loads(sys.argv[1])
 med = lambda k: statistics.median(r[k])
 n, m, f = len(r["stateful_ms"]), len(r["df_ms"]), len(r["first_stream_ms"])
 print(f"\nmcp_rich: execute_code in a kept python interpreter of the default image, through the MCP client SDK "
-      f"over stdio; ms per call, {n} rounds, rotated")
+      f"over stdio; ms per call, {n} rounds, each in a shuffled order")
 print(table_header())
 print(table_row("x = x + 1; print(x)", r["stateful_ms"]))
 print(table_row("x = x + 1; print(x)  with a progressToken", r["stateful_progress_ms"]))
@@ -43,7 +43,7 @@ if "old_stateful_ms" in r:
 notes = lambda k: f"{min(r[k])}..{max(r[k])}"
 print(f"  progress notifications per call with a token: print(x) {notes('stateful_progress_notes')}, "
       f"x {notes('result_progress_notes')}")
-print(f"  then numpy, pandas, matplotlib imported ({r['rich_setup_ms']:.0f} ms once), {m} rounds, rotated:")
+print(f"  then numpy, pandas, matplotlib imported ({r['rich_setup_ms']:.0f} ms once), {m} rounds, shuffled:")
 print(table_row("df  (text + html + data)", r["df_ms"]))
 print(table_row("  the same work, nothing returned", r["df_work_ms"]))
 print(table_row("  baseline: fresh python3 -c, import + the same work", r["df_fresh_ms"]))
