@@ -55,7 +55,7 @@ const persistent = (s) => s.exit_code === 0 && s.interpreter === "persistent" &&
 // round (a fixed seed: the same orders every run).  Not rotated: a rotation
 // keeps each side's neighbours, and a call right after one that leaves the
 // machine idle (the 50 ms gap after progress) finds it asleep: the side
-// after it was 0.3-0.4 ms slower in every run.
+// after it was 0.2-0.4 ms slower in every run.
 let seed = 27;
 const rand = () => { // mulberry32
   seed = (seed + 0x6d2b79f5) | 0;
