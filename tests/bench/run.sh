@@ -71,7 +71,7 @@ RUNS=${BENCH_RUNS:-5}
 # benchlib.py, for the Python benchmarks and the tables written here in Python
 export PYTHONPATH=$ROOT/tests/bench${PYTHONPATH:+:$PYTHONPATH}
 
-BENCHES=(pull_unpack_python unpack_python sandbox_start exec_live idle_sandboxes mcp_execute mcp_interp egress file_urls node_capacity)
+BENCHES=(pull_unpack_python unpack_python sandbox_start exec_live idle_sandboxes mcp_execute mcp_interp mcp_rich egress file_urls node_capacity)
 
 say() { printf 'bench: %s\n' "$*" >&2; }
 die() {
@@ -718,6 +718,10 @@ print(line("mcp_interp_fleet", [f"per_sandbox_kib={per:.0f}", f"pss_kib={spread(
                                 f"unanswered={f - r['fleet_answered']}"], n=f))
 PYEOF
 }
+
+# mcp_rich: issue #27's rich results and streaming (tests/bench/mcp_rich.sh).
+# shellcheck source=tests/bench/mcp_rich.sh
+. "$ROOT/tests/bench/mcp_rich.sh"
 
 # ---- egress: the allow-list's broker (docs/network.md) ---------------------------
 
