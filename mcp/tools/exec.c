@@ -175,7 +175,9 @@ static void run_request(struct mcp_session *s, struct mcp_call *call, struct mcp
     if (call->progress_token != NULL || call->taskable) {
         eo->progress = mcp_stream_progress;
         eo->progress_ctx = st;
-        eo->progress_ms = MCP_STREAM_TICK_MS;
+        /* Ticks often enough to send the first output when it is due
+         * (stream.h); the stream coalesces, the watch keeps its period. */
+        eo->progress_ms = MCP_STREAM_FIRST_MS;
     }
 }
 
