@@ -8,6 +8,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../../common/base64.h"
+#include "../../common/cleanup.h"
+
 #define SENTINEL_HEAD "=?base64?"
 #define SENTINEL_TAIL "?="
 
@@ -21,46 +24,15 @@ static bool header_safe(const char *s)
     return true;
 }
 
-static int b64_value(char c)
-{
-    if (c >= 'A' && c <= 'Z')
-        return c - 'A';
-    if (c >= 'a' && c <= 'z')
-        return c - 'a' + 26;
-    if (c >= '0' && c <= '9')
-        return c - '0' + 52;
-    return c == '+' ? 62 : c == '/' ? 63 : -1;
-}
-
 /* Strict RFC 4648 base64 (standard alphabet, padded to a multiple of 4):
  * one value has one encoding, so a router and nsbox cannot read it
- * differently. */
+ * differently (common/base64.h). */
 static int b64_decode(const char *in, size_t n, char *out, size_t size, size_t *len)
 {
-    size_t o = 0;
-    if (n % 4 != 0)
+    _cleanup_free_ unsigned char *d = nsbox_base64_decode(in, n, size, NSBOX_B64_PADDED, len);
+    if (d == NULL)
         return -1;
-    for (size_t i = 0; i < n; i += 4) {
-        int v[4], pad = 0;
-        for (int k = 0; k < 4; k++) {
-            bool last = i + 4 == n;
-            if (in[i + k] == '=' && last && k >= 2 && (k == 3 || in[i + 3] == '=')) {
-                v[k] = 0, pad++;
-                continue;
-            }
-            if (pad > 0 || (v[k] = b64_value(in[i + k])) < 0)
-                return -1;
-        }
-        uint32_t w = (uint32_t)v[0] << 18 | (uint32_t)v[1] << 12 | (uint32_t)v[2] << 6 | v[3];
-        size_t k = 3 - (size_t)pad;
-        if ((pad == 1 && (w & 0xff)) || (pad == 2 && (w & 0xffff)))
-            return -1; /* bits past the end: not the canonical encoding */
-        if (o + k > size)
-            return -1;
-        for (size_t j = 0; j < k; j++)
-            out[o++] = (char)(w >> (16 - 8 * j));
-    }
-    *len = o;
+    memcpy(out, d, *len);
     return 0;
 }
 

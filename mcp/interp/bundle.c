@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../../common/base64.h"
 #include "../../common/cleanup.h"
 #include "../../common/utf8.h"
 
@@ -36,57 +37,6 @@ static const struct key {
 static const char *const chart_types[] = {
     "line", "scatter", "bar", "pie", "box_and_whisker", "superchart", "unknown", NULL,
 };
-
-/* ---- base64 ---- */
-
-static int b64_value(unsigned char c)
-{
-    if (c >= 'A' && c <= 'Z')
-        return c - 'A';
-    if (c >= 'a' && c <= 'z')
-        return c - 'a' + 26;
-    if (c >= '0' && c <= '9')
-        return c - '0' + 52;
-    return c == '+' ? 62 : c == '/' ? 63 : -1;
-}
-
-unsigned char *mcp_bundle_base64_decode(const char *in, size_t n, size_t max, size_t *len)
-{
-    size_t pad = 0, digits = 0;
-    while (n > 0 && (in[n - 1] == '\n' || in[n - 1] == '\r'))
-        n--;
-    while (n > 0 && in[n - 1] == '=')
-        n--, pad++;
-    if (pad > 2 || n / 4 * 3 > max + 3)
-        return NULL;
-    _cleanup_free_ unsigned char *out = malloc(n / 4 * 3 + 3);
-    size_t o = 0;
-    uint32_t v = 0;
-    int bits = 0;
-    if (out == NULL)
-        return NULL;
-    for (size_t i = 0; i < n; i++) {
-        if (in[i] == '\n' || in[i] == '\r')
-            continue;
-        int c = b64_value((unsigned char)in[i]);
-        if (c < 0)
-            return NULL;
-        digits++;
-        v = v << 6 | (uint32_t)c;
-        bits += 6;
-        if (bits >= 8) {
-            bits -= 8;
-            out[o++] = (unsigned char)(v >> bits);
-        }
-    }
-    /* A dangling digit holds no whole byte; padding, when there is some,
-     * makes whole quads; the bits a short quad leaves over are zero. */
-    if (digits % 4 == 1 || (pad > 0 && (digits + pad) % 4 != 0) || (v & ((1u << bits) - 1)) != 0 ||
-        o > max)
-        return NULL;
-    *len = o;
-    return TAKE_PTR(out);
-}
 
 /* ---- checks ---- */
 
@@ -147,7 +97,8 @@ static void take_image(struct build *bd, const struct key *k, const json_t *v)
     if (s == NULL)
         return;
     size_t left = MCP_BUNDLE_MAX - bd->used;
-    unsigned char *d = mcp_bundle_base64_decode(s, json_string_length(v), left, &len);
+    unsigned char *d = nsbox_base64_decode(s, json_string_length(v), left, NSBOX_B64_NEWLINES,
+                                           &len);
     if (d == NULL) {
         /* Valid base64 that is merely too large says so; garbage not. */
         if (json_string_length(v) / 4 * 3 > left)

@@ -45,9 +45,4 @@ int mcp_bundle_take(const json_t *in, struct mcp_bundle *out);
 /* Frees what b holds; b is empty afterwards. */
 void mcp_bundle_free(struct mcp_bundle *b);
 
-/* Strict base64 (RFC 4648 alphabet, padding optional but never wrong; line
- * breaks skipped, anything else refused) of n bytes: malloc'ed, *len bytes;
- * NULL when invalid, longer than max decoded bytes, or out of memory. */
-unsigned char *mcp_bundle_base64_decode(const char *in, size_t n, size_t max, size_t *len);
-
 #endif

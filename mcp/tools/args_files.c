@@ -3,51 +3,15 @@
  * upload_url, copy_in, copy_out), against the declarations of args.c
  * (args_internal.h). */
 #include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "../../common/base64.h"
 #include "../../common/cleanup.h"
 #include "args.h"
 #include "args_internal.h"
-
-/* ---- base64 ---- */
-
-static const char b64[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-
-/* Strict base64: padding optional (none, or the right amount), nothing
- * but the alphabet, whitespace refused; NULL when invalid or out of
- * memory.  fuzz_tools found this taking "QUJDR" as "ABC" and "QQ=====" as
- * "A": a dangling character (6 bits, no whole byte) and extra padding were
- * dropped in silence, so a truncated upload was written short instead of
- * refused. */
-static unsigned char *base64_decode(const char *in, size_t n, size_t *len)
-{
-    size_t pad = 0;
-    while (n > 0 && in[n - 1] == '=')
-        n--, pad++;
-    if (n % 4 == 1 || pad > 2 || (pad > 0 && (n + pad) % 4 != 0))
-        return NULL;
-    _cleanup_free_ unsigned char *out = malloc(n * 3 / 4 + 3);
-    size_t o = 0;
-    unsigned v = 0;
-    int bits = 0;
-    if (out == NULL)
-        return NULL;
-    for (size_t i = 0; i < n; i++) {
-        const char *c = in[i] ? strchr(b64, in[i]) : NULL;
-        if (c == NULL)
-            return NULL;
-        v = v << 6 | (unsigned)(c - b64);
-        bits += 6;
-        if (bits >= 8) {
-            bits -= 8;
-            out[o++] = (unsigned char)(v >> bits);
-        }
-    }
-    *len = o;
-    return TAKE_PTR(out);
-}
 
 /* ---- file tools ---- */
 
@@ -62,7 +26,7 @@ static int write_args(json_t *args, struct mcp_write_args *out, struct nsbox_err
     out->content = json_string_value(c);
     out->len = json_string_length(c);
     if (strcmp(str(WRITE_FILE, args, "encoding"), "base64") == 0) {
-        out->decoded = base64_decode(out->content, out->len, &out->len);
+        out->decoded = nsbox_base64_decode(out->content, out->len, SIZE_MAX / 2, 0, &out->len);
         if (out->decoded == NULL)
             return nsbox_err_set(err, 0, "content is not valid base64");
         out->content = (const char *)out->decoded;

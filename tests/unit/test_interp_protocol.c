@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../../common/base64.h"
 #include "../../mcp/interp/bundle.h"
 #include "../../mcp/interp/protocol.h"
 
@@ -398,7 +399,8 @@ static void results_capped(void)
     free(big);
 }
 
-/* Base64 as strict as write_file's, line breaks aside. */
+/* common/base64.h's one strict decoder (bundles with NSBOX_B64_NEWLINES,
+ * write_file with no flag, header values with NSBOX_B64_PADDED). */
 static void results_base64(void)
 {
     size_t n = 0;
@@ -406,18 +408,27 @@ static void results_base64(void)
     const char *ok[][2] = {
         {"QUJD", "ABC"}, {"QUI=", "AB"}, {"QUI", "AB"}, {"QUJD\nQUJD\n", "ABCABC"}, {"", ""}};
     for (size_t i = 0; i < sizeof(ok) / sizeof(ok[0]); i++) {
-        v = mcp_bundle_base64_decode(ok[i][0], strlen(ok[i][0]), 64, &n);
+        v = nsbox_base64_decode(ok[i][0], strlen(ok[i][0]), 64, NSBOX_B64_NEWLINES, &n);
         CHECK(v != NULL && n == strlen(ok[i][1]) && memcmp(v, ok[i][1], n) == 0);
         free(v);
     }
     const char *bad[] = {"QQ=====", "QUJDR", "QR==", "QU JD", "QUJ=D", "Q===", "QUJD\t", "-_8="};
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
-        v = mcp_bundle_base64_decode(bad[i], strlen(bad[i]), 64, &n);
+        v = nsbox_base64_decode(bad[i], strlen(bad[i]), 64, NSBOX_B64_NEWLINES, &n);
         CHECK(v == NULL);
         free(v);
     }
-    v = mcp_bundle_base64_decode("QUJD", 4, 2, &n); /* over max */
+    v = nsbox_base64_decode("QUJD", 4, 2, 0, &n); /* over max */
     CHECK(v == NULL);
+    free(v);
+    v = nsbox_base64_decode("QUJD\n", 5, 64, 0, &n); /* a line break without the flag */
+    CHECK(v == NULL);
+    free(v);
+    v = nsbox_base64_decode("QUI", 3, 64, NSBOX_B64_PADDED, &n); /* unpadded */
+    CHECK(v == NULL);
+    free(v);
+    v = nsbox_base64_decode("QUI=", 4, 64, NSBOX_B64_PADDED, &n);
+    CHECK(v != NULL && n == 2 && v[2] == 0);
     free(v);
 }
 

@@ -195,6 +195,7 @@ def load_helper(name):
 
     spec = importlib.util.spec_from_file_location("_nsbox_" + name, os.path.join(DRIVER_DIR, name + ".py"))
     mod = importlib.util.module_from_spec(spec)
+    mod.clean = clean  # one text cleaner for the driver and its helpers
     spec.loader.exec_module(mod)
     return mod
 
