@@ -17,6 +17,8 @@ extern const char mcp_driver_python_rich[], mcp_driver_python_rich_end[];
 extern const char mcp_driver_python_charts[], mcp_driver_python_charts_end[];
 extern const char mcp_driver_python_magics[], mcp_driver_python_magics_end[];
 extern const char mcp_driver_node[], mcp_driver_node_end[];
+extern const char mcp_driver_r[], mcp_driver_r_end[];
+extern const char mcp_driver_java[], mcp_driver_java_end[];
 
 static const struct {
     const char *name;
@@ -27,6 +29,8 @@ static const struct {
     {"python_charts.py", mcp_driver_python_charts, mcp_driver_python_charts_end},
     {"python_magics.py", mcp_driver_python_magics, mcp_driver_python_magics_end},
     {"node.js", mcp_driver_node, mcp_driver_node_end},
+    {"r_driver.R", mcp_driver_r, mcp_driver_r_end},
+    {"JavaDriver.java", mcp_driver_java, mcp_driver_java_end},
 };
 
 #define N_FILES (sizeof(files) / sizeof(files[0]))

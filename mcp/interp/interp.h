@@ -27,11 +27,13 @@ enum mcp_interp_lang {
     MCP_INTERP_PYTHON,
     MCP_INTERP_JAVASCRIPT,
     MCP_INTERP_TYPESCRIPT,
+    MCP_INTERP_R,
+    MCP_INTERP_JAVA,
     MCP_INTERP_N
 };
 
 /* The interpreter language of an execute_code language ("python",
- * "python3", "javascript", "node", "typescript"), or -1 for one that runs
+ * "python3", "javascript", "node", "typescript", "r", "java"), or -1 for one that runs
  * as a fresh process only. */
 int mcp_interp_lang(const char *language);
 
