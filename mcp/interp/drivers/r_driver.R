@@ -239,8 +239,9 @@ local({
         # handler (and .handleSimpleError, stop) at the end.
         sc <- if (is.null(calls)) list() else calls
         is_fn <- function(cl, f) is.call(cl) && identical(cl[[1L]], as.name(f))
-        j <- 1L
-        while (j <= length(sc) && !is_fn(sc[[j]], "eval")) j <- j + 1L
+        mine <- quote(withVisible(eval(exprs[[i]], envir = .GlobalEnv)))
+        j <- length(sc) + 1L
+        for (k in seq_along(sc)) if (identical(sc[[k]], mine)) { j <- k + 1L; break }
         ours <- list()
         while (j <= length(sc) && is_fn(sc[[j]], "eval")) { ours[[length(ours) + 1L]] <- sc[[j]]; j <- j + 1L }
         user <- if (j <= length(sc)) sc[j:length(sc)] else list()
