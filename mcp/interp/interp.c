@@ -28,7 +28,8 @@
  * shell moves it to fd 3 first (r_driver.R relays it with cat); the Java
  * driver is a single-file source program (java launches it compiled in
  * memory) on the jdk.jshell module, opening java.util for the cell's env
- * (JavaDriver.java). */
+ * (JavaDriver.java), its memory sized to fit RLIMIT_AS when there is one
+ * (MCP_JAVA_LIMIT_OPTS). */
 static const struct driver {
     const char *program;
     const char *argv[12];
@@ -42,10 +43,11 @@ static const struct driver {
                        "exec 3<&0 </dev/null; exec Rscript " MCP_DRIVERS_DIR "/r_driver.R",
                        NULL}},
     [MCP_INTERP_JAVA] = {"java",
-                         {"java", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
-                          "-XX:ReservedCodeCacheSize=64m", "-XX:CompressedClassSpaceSize=64m",
-                          "--add-modules", "jdk.jshell", "--add-opens",
-                          "java.base/java.util=ALL-UNNAMED", MCP_DRIVERS_DIR "/JavaDriver.java",
+                         {"/bin/sh", "-c",
+                          MCP_JAVA_LIMIT_OPTS "exec java $o -XX:+UseSerialGC "
+                                              "-XX:TieredStopAtLevel=1 --add-modules jdk.jshell "
+                                              "--add-opens java.base/java.util=ALL-UNNAMED " MCP_DRIVERS_DIR
+                                              "/JavaDriver.java",
                           NULL}},
 };
 
