@@ -4,7 +4,7 @@
 # openjdk-17-jdk-headless; tests/rjava_image/build.sh, built once and
 # cached: about 1.5 min and 233 MB compressed on a fresh machine) pulled into
 # a store of the suite's own, then tests/mcp/interp_r_java.py against
-# `nsbox serve`, as root.  Prints "# " lines with the build and pull times.
+# `nsbox serve`, as root and as the rootless test user nsboxtest.  Prints "# " lines with the build and pull times.
 SUITE=interp_rjava
 . "$(dirname "$0")/../lib.sh"
 
@@ -29,4 +29,22 @@ echo "# pull (unpack) $((SECONDS - start)) s"
 LOGS=$T/logs
 mkdir -p "$LOGS"
 run_client rjava env NSBOX="$NSBOX" NSBOX_STORE="$S" IMAGE="$IMG" timeout 300 python3 "$MCP/interp_r_java.py"
+
+# -- rootless (best-effort limits: RLIMIT_AS bounds the JVM) -------------------
+"$ROOT/tests/setup-users.sh"
+RL=$T/rootless
+mkdir -p "$RL" && install -m 755 "$NSBOX" "$RL/nsbox" && chown nsboxtest "$RL"
+as_user() {
+	runuser -u nsboxtest -- env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/home/nsboxtest \
+		NSBOX_LIMITS=best-effort NSBOX="$RL/nsbox" NSBOX_STORE="$RL/store" "$@"
+}
+if out=$(as_user "$RL/nsbox" --store "$RL/store" pull --quiet "oci:$LAYOUT:latest" 2>&1) &&
+	out=$(as_user "$RL/nsbox" --store "$RL/store" tag "oci:$LAYOUT:latest" "$IMG" 2>&1); then
+	run_client rjava_rootless as_user SUITE="$SUITE/rootless" IMAGE="$IMG" timeout 300 python3 "$MCP/interp_r_java.py"
+else
+	fail rootless_setup "cannot pull the test image as nsboxtest: $(printf '%s' "$out" | tail -2 | tr '\n' ' ')"
+fi
+# The rootless store holds subordinate-id files: removed as its owner.
+as_user "$RL/nsbox" --store "$RL/store" rmi "$IMG" >/dev/null 2>&1
+as_user "$RL/nsbox" --store "$RL/store" prune >/dev/null 2>&1
 finish

@@ -563,7 +563,7 @@ static void languages_table(void)
     const struct mcp_language *langs = mcp_languages(&n);
     char list[256];
     mcp_languages_text(list, sizeof(list), " or ");
-    CHECK_STR(list, "python, sh, bash, javascript, typescript, ruby or perl");
+    CHECK_STR(list, "python, sh, bash, javascript, typescript, ruby, r, java or perl");
     CHECK(mcp_language_find(MCP_LANGUAGE_DEFAULT) != NULL);
     CHECK(mcp_language_find("cobol") == NULL);
     for (size_t i = 0; i < n; i++) {
