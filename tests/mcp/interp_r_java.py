@@ -7,7 +7,8 @@ each language, state kept between cells, the last expression's value as
 error as {name, value, traceback}, execution_count, run.env for one cell and
 restored, a timeout interrupting a cell with the state kept, a syntax
 error; a one-shot run (Rscript -e, java Main.java); list_languages names r
-and java; context_list shows r and java once they ran.
+and java; context_list shows r and java once they ran; made contexts of
+either language keep their own variables.
 Environment: NSBOX, NSBOX_STORE, IMAGE, SUITE."""
 import os
 import sys
@@ -120,6 +121,13 @@ try:
     q = run(sb, "java", '"a" + "b"')
     result("java_string_text_unquoted",
            q.get("result") == '"ab"' and main_text(q) == "ab", q)
+    got = []
+    for lang, code in (("r", "y <- 7"), ("java", "int y = 7;")):
+        cid = sc(s.tool("context_create", sandbox_id=sb, language=lang, cwd="/tmp")).get("context_id")
+        s.tool("execute_code", sandbox_id=sb, context=cid, code=code)
+        got.append((sc(s.tool("execute_code", sandbox_id=sb, context=cid, code="y"))).get("result"))
+        got.append(run(sb, lang, "y").get("status"))  # the default context has no y
+    result("contexts_r_and_java_own_state", got == ["[1] 7", "error", "7", "error"], got)
     ids = [c.get("context_id") for c in sc(s.tool("context_list", sandbox_id=sb)).get("contexts", [])]
     result("context_list_shows_r_and_java_once_run",
            ids[:5] == ["python", "javascript", "typescript", "r", "java"], ids)
