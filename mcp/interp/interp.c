@@ -36,18 +36,17 @@ static const struct driver {
 } drivers[MCP_INTERP_N] = {
     [MCP_INTERP_PYTHON] = {"python3", {"python3", MCP_DRIVERS_DIR "/python.py", NULL}},
     [MCP_INTERP_JAVASCRIPT] = {"node", {"node", MCP_DRIVERS_DIR "/node.js", NULL}},
-    [MCP_INTERP_TYPESCRIPT] = {"node",
-                               {"node", MCP_DRIVERS_DIR "/node.js", "--typescript", NULL}},
+    [MCP_INTERP_TYPESCRIPT] = {"node", {"node", MCP_DRIVERS_DIR "/node.js", "--typescript", NULL}},
     [MCP_INTERP_R] = {"Rscript",
                       {"/bin/sh", "-c",
-                       "exec 3<&0 </dev/null; exec Rscript " MCP_DRIVERS_DIR "/r_driver.R",
-                       NULL}},
+                       "exec 3<&0 </dev/null; exec Rscript " MCP_DRIVERS_DIR "/r_driver.R", NULL}},
     [MCP_INTERP_JAVA] = {"java",
                          {"/bin/sh", "-c",
-                          MCP_JAVA_LIMIT_OPTS "exec java $o -XX:+UseSerialGC "
-                                              "-XX:TieredStopAtLevel=1 --add-modules jdk.jshell "
-                                              "--add-opens java.base/java.util=ALL-UNNAMED " MCP_DRIVERS_DIR
-                                              "/JavaDriver.java",
+                          MCP_JAVA_LIMIT_OPTS
+                          "exec java $o -XX:+UseSerialGC "
+                          "-XX:TieredStopAtLevel=1 --add-modules jdk.jshell "
+                          "--add-opens java.base/java.util=ALL-UNNAMED " MCP_DRIVERS_DIR
+                          "/JavaDriver.java",
                           NULL}},
 };
 

@@ -147,9 +147,10 @@ static const struct mcp_arg execute_fields[] = {
         .description = "with sandbox_id: restart the persistent interpreter first (its "
                        "variables are gone)"),
     ARG("context", STRING, NONEMPTY,
-        .description = "with sandbox_id: the code context to run in (context_create; "
-                       "\"python\", \"javascript\", \"typescript\", \"r\" and \"java\" are the default "
-                       "ones)"),
+        .description =
+            "with sandbox_id: the code context to run in (context_create; "
+            "\"python\", \"javascript\", \"typescript\", \"r\" and \"java\" are the default "
+            "ones)"),
     RUN_ENV,
     LIMITS,
     NETWORK,
@@ -210,8 +211,8 @@ static const struct mcp_arg upload_fields[] = {
                        "server's --max-upload-mb)"),
 };
 
-static const char *const interp_languages[] = {
-    "python", "python3", "javascript", "node", "typescript", "r", "java", NULL};
+static const char *const interp_languages[] = {"python",     "python3", "javascript", "node",
+                                               "typescript", "r",       "java",       NULL};
 static const struct mcp_arg context_create_fields[] = {
     SANDBOX_ID,
     ARG("language", STRING, 0, .dflt = "python", .choices = interp_languages),

@@ -11,9 +11,9 @@
  * source program, `java Main.java` (JDK >= 11); code without a main method
  * becomes the body of one (statements, as `System.out.println(1);`). */
 #define JAVA_ONE_SHOT                                                                              \
-    "d=$(mktemp -d) || exit 1; case \"$1\" in *'void main'*) printf '%s\\n' \"$1\" ;; "           \
+    "d=$(mktemp -d) || exit 1; case \"$1\" in *'void main'*) printf '%s\\n' \"$1\" ;; "            \
     "*) printf 'public class Main { public static void main(String[] args) throws Exception {"     \
-    "\\n%s\\n}}\\n' \"$1\" ;; esac >\"$d/Main.java\" && " MCP_JAVA_LIMIT_OPTS                         \
+    "\\n%s\\n}}\\n' \"$1\" ;; esac >\"$d/Main.java\" && " MCP_JAVA_LIMIT_OPTS                      \
     "java $o -XX:+UseSerialGC -XX:TieredStopAtLevel=1 \"$d/Main.java\"; s=$?; rm -rf \"$d\"; exit $s"
 
 /* The languages images/default-image.sh's image serves. */
