@@ -14,7 +14,8 @@
     "d=$(mktemp -d) || exit 1; case \"$1\" in *'void main'*) printf '%s\\n' \"$1\" ;; "            \
     "*) printf 'public class Main { public static void main(String[] args) throws Exception {"     \
     "\\n%s\\n}}\\n' \"$1\" ;; esac >\"$d/Main.java\" && " MCP_JAVA_LIMIT_OPTS                      \
-    "java $o -XX:+UseSerialGC -XX:TieredStopAtLevel=1 \"$d/Main.java\"; s=$?; rm -rf \"$d\"; exit $s"
+    "java $o -XX:+UseSerialGC -XX:TieredStopAtLevel=1 \"$d/Main.java\"; s=$?; rm -rf \"$d\"; "     \
+    "exit $s"
 
 /* The languages images/default-image.sh's image serves. */
 #define DEFAULT_IMAGE "localhost/nsbox-default:latest"
