@@ -224,7 +224,24 @@ public class JavaDriver {
             case 'r': b.append('\r'); break;
             case 'b': b.append('\b'); break;
             case 'f': b.append('\f'); break;
-            default: b.append(e);
+            case 'u':
+                if (i + 4 < v.length()) {
+                    b.append((char) Integer.parseInt(v.substring(i + 1, i + 5), 16));
+                    i += 4;
+                }
+                break;
+            default:
+                if (e >= '0' && e <= '7') { // octal, as jshell writes control characters
+                    int n = e - '0', k = 1;
+                    while (k < 3 && i + 1 < v.length() - 1 && v.charAt(i + 1) >= '0' &&
+                           v.charAt(i + 1) <= '7') {
+                        n = n * 8 + (v.charAt(++i) - '0');
+                        k++;
+                    }
+                    b.append((char) n);
+                } else {
+                    b.append(e);
+                }
             }
         }
         return b.toString();
