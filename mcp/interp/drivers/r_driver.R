@@ -168,7 +168,7 @@ local({
     set_env <- function(env) {
       if (!is.list(env) || (length(env) > 0L && is.null(names(env))))
         stop("env must be an object of strings")
-      ok <- vapply(env, function(v) is.character(v) && length(v) == 1L, TRUE)
+      ok <- vapply(env, function(v) is.character(v) && !inherits(v, "json_raw") && length(v) == 1L, TRUE)
       nm <- names(env)
       if (!all(ok) || any(nm == "" | grepl("=", nm, fixed = TRUE)))
         stop("env must be an object of strings")
@@ -269,10 +269,12 @@ local({
       out
     }
 
+    sent <- FALSE
     handle <- function(msg) {
       count <<- count + 1L
       id <- msg[["id"]]
       old <- NULL
+      on.exit(suspendInterrupts(restore_env(old)))
       env_err <- NULL
       if (!is.null(msg[["env"]]))
         old <- tryCatch(set_env(msg[["env"]]), error = function(e) { env_err <<- conditionMessage(e); NULL })
@@ -290,12 +292,28 @@ local({
       }
       suspendInterrupts({
         restore_env(old)
+        old <- NULL
         tryCatch(flush(stdout()), error = function(e) NULL)
-        results <- if (is.null(r$result)) list() else list(list(text = r$result, is_main_result = TRUE))
-        send(list(op = "done", id = id, status = r$status, result = r$result, error = r$error,
-                  interrupted = r$interrupted, figures = list(), execution_count = count,
-                  results = results))
+        send_done(id, r)
       })
+    }
+    send_done <- function(id, r) {
+      results <- if (is.null(r$result)) list() else list(list(text = r$result, is_main_result = TRUE))
+      send(list(op = "done", id = id, status = r$status, result = r$result, error = r$error,
+                interrupted = r$interrupted, figures = list(), execution_count = count,
+                results = results))
+      sent <<- TRUE
+    }
+    # An interrupt in the driver's own code around a cell (the host's
+    # timeout racing the end of the cell) still gets its `done`.
+    serve <- function(msg) {
+      sent <<- FALSE
+      tryCatch(handle(msg), interrupt = function(i) NULL)
+      if (!sent)
+        suspendInterrupts(send_done(msg[["id"]], list(
+          status = "error", result = NULL, interrupted = TRUE,
+          error = list(type = "interrupt", message = "interrupted", name = "interrupt",
+                       value = "interrupted", traceback = ""))))
     }
 
     main <- function() {
@@ -307,7 +325,7 @@ local({
         if (is.null(l)) break
         msg <- tryCatch(from_json(l), error = function(e) NULL)
         if (!is.list(msg) || is.null(names(msg)) || !identical(msg[["op"]], "run")) next
-        handle(msg)
+        serve(msg)
       }
     }
   })
