@@ -47,6 +47,7 @@ public class JavaDriver {
 
     static JShell shell;
     static volatile boolean running;
+    static volatile boolean inCell;  // a cell runs (between its snippets too)
     static volatile boolean stopped; // a SIGINT stopped the running cell
     static int count;
 
@@ -61,10 +62,10 @@ public class JavaDriver {
         for (String i : IMPORTS)
             shell.eval("import " + i + ";");
         sun.misc.Signal.handle(new sun.misc.Signal("INT"), sig -> {
-            if (running) {
+            if (inCell)
                 stopped = true;
+            if (running)
                 shell.stop();
-            }
         });
         Map<String, Object> ready = new LinkedHashMap<>();
         ready.put("op", "ready");
@@ -112,9 +113,12 @@ public class JavaDriver {
             return done;
         }
         Map<String, String[]> saved = env == null ? null : setEnv((Map<?, ?>) env);
+        stopped = false;
+        inCell = true;
         try {
             runCell((String) code, done, results);
         } finally {
+            inCell = false;
             running = false;
             if (saved != null)
                 restoreEnv(saved);
@@ -145,7 +149,10 @@ public class JavaDriver {
                 src = rest;
                 rest = "";
             }
-            stopped = false;
+            if (stopped) { // between two snippets
+                interrupted(done);
+                return;
+            }
             running = true;
             List<SnippetEvent> events;
             try {

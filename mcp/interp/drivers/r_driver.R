@@ -150,8 +150,12 @@ local({
           line <<- readLines(chan_in, n = 1L, encoding = "UTF-8", warn = FALSE)
           got <- TRUE
         }), interrupt = function(i) NULL)
-        if (got) return(if (length(line) == 0L) NULL else line)
+        if (got) break
       }
+      # A SIGINT while waiting stays pending once interrupts are allowed
+      # again, till R next checks (every 1000 steps): checked here.
+      tryCatch(for (k in seq_len(2002L)) NULL, interrupt = function(i) NULL)
+      if (length(line) == 0L) NULL else line
     }
 
     clean <- function(text, cap) {
