@@ -82,6 +82,12 @@ public class JavaDriver {
             }
             if (!(msg instanceof Map) || !"run".equals(((Map<?, ?>) msg).get("op")))
                 continue;
+            // Taken: from here the cell may run (the host retries a cell on a
+            // new interpreter only when this one died before saying so).
+            Map<String, Object> got = new LinkedHashMap<>();
+            got.put("op", "got");
+            got.put("id", ((Map<?, ?>) msg).get("id"));
+            send(chanOut, got);
             send(chanOut, handle((Map<?, ?>) msg));
         }
         System.exit(0);

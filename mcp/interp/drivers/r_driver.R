@@ -312,6 +312,9 @@ local({
     # timeout racing the end of the cell) still gets its `done`.
     serve <- function(msg) {
       sent <<- FALSE
+      # Taken: from here the cell may run (the host retries a cell on a new
+      # interpreter only when this one died before saying so).
+      suspendInterrupts(send(list(op = "got", id = msg[["id"]])))
       tryCatch(handle(msg), interrupt = function(i) NULL)
       if (!sent)
         suspendInterrupts(send_done(msg[["id"]], list(
