@@ -40,7 +40,10 @@ as_user() {
 }
 if out=$(as_user "$RL/nsbox" --store "$RL/store" pull --quiet "oci:$LAYOUT:latest" 2>&1) &&
 	out=$(as_user "$RL/nsbox" --store "$RL/store" tag "oci:$LAYOUT:latest" "$IMG" 2>&1); then
-	run_client rjava_rootless as_user SUITE="$SUITE/rootless" IMAGE="$IMG" timeout 300 python3 "$MCP/interp_r_java.py"
+	# (run_client runs a command through env: as_user's words spelled out)
+	run_client rjava_rootless runuser -u nsboxtest -- env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin \
+		HOME=/home/nsboxtest NSBOX_LIMITS=best-effort NSBOX="$RL/nsbox" NSBOX_STORE="$RL/store" \
+		SUITE="$SUITE/rootless" IMAGE="$IMG" timeout 300 python3 "$MCP/interp_r_java.py"
 else
 	fail rootless_setup "cannot pull the test image as nsboxtest: $(printf '%s' "$out" | tail -2 | tr '\n' ' ')"
 fi
