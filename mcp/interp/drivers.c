@@ -19,6 +19,8 @@ extern const char mcp_driver_python_magics[], mcp_driver_python_magics_end[];
 extern const char mcp_driver_python_ipython[], mcp_driver_python_ipython_end[];
 extern const char mcp_driver_node[], mcp_driver_node_end[];
 extern const char mcp_driver_node_imports[], mcp_driver_node_imports_end[];
+extern const char mcp_driver_r[], mcp_driver_r_end[];
+extern const char mcp_driver_java[], mcp_driver_java_end[];
 
 static const struct {
     const char *name;
@@ -31,6 +33,8 @@ static const struct {
     {"python_ipython.py", mcp_driver_python_ipython, mcp_driver_python_ipython_end},
     {"node.js", mcp_driver_node, mcp_driver_node_end},
     {"node_imports.js", mcp_driver_node_imports, mcp_driver_node_imports_end},
+    {"r_driver.R", mcp_driver_r, mcp_driver_r_end},
+    {"JavaDriver.java", mcp_driver_java, mcp_driver_java_end},
 };
 
 #define N_FILES (sizeof(files) / sizeof(files[0]))

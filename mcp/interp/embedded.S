@@ -16,6 +16,10 @@
     .global mcp_driver_node_end
     .global mcp_driver_node_imports
     .global mcp_driver_node_imports_end
+    .global mcp_driver_r
+    .global mcp_driver_r_end
+    .global mcp_driver_java
+    .global mcp_driver_java_end
 mcp_driver_python:
     .incbin "mcp/interp/drivers/python.py"
 mcp_driver_python_end:
@@ -43,5 +47,13 @@ mcp_driver_node_end:
 mcp_driver_node_imports:
     .incbin "mcp/interp/drivers/node_imports.js"
 mcp_driver_node_imports_end:
+    .byte 0
+mcp_driver_r:
+    .incbin "mcp/interp/drivers/r_driver.R"
+mcp_driver_r_end:
+    .byte 0
+mcp_driver_java:
+    .incbin "mcp/interp/drivers/JavaDriver.java"
+mcp_driver_java_end:
     .byte 0
     .section .note.GNU-stack,"",@progbits

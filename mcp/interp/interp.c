@@ -23,10 +23,31 @@
 #define READY_MS 30000      /* from start to "ready" */
 #define START_RETRY_MS 2000 /* a start refused with EAGAIN: retried this long */
 
-static const char *const drivers[MCP_INTERP_N][4] = {
-    [MCP_INTERP_PYTHON] = {"python3", MCP_DRIVERS_DIR "/python.py", NULL},
-    [MCP_INTERP_JAVASCRIPT] = {"node", MCP_DRIVERS_DIR "/node.js", NULL},
-    [MCP_INTERP_TYPESCRIPT] = {"node", MCP_DRIVERS_DIR "/node.js", "--typescript", NULL},
+/* Each language's driver: the program named when the image lacks it, and
+ * the command line.  R cannot take a socket on fd 0 as its channel, so a
+ * shell moves it to fd 3 first (r_driver.R relays it with cat); the Java
+ * driver is a single-file source program (java launches it compiled in
+ * memory) on the jdk.jshell module, opening java.util for the cell's env
+ * (JavaDriver.java), its memory sized to fit RLIMIT_AS when there is one
+ * (MCP_JAVA_LIMIT_OPTS). */
+static const struct driver {
+    const char *program;
+    const char *argv[12];
+} drivers[MCP_INTERP_N] = {
+    [MCP_INTERP_PYTHON] = {"python3", {"python3", MCP_DRIVERS_DIR "/python.py", NULL}},
+    [MCP_INTERP_JAVASCRIPT] = {"node", {"node", MCP_DRIVERS_DIR "/node.js", NULL}},
+    [MCP_INTERP_TYPESCRIPT] = {"node", {"node", MCP_DRIVERS_DIR "/node.js", "--typescript", NULL}},
+    [MCP_INTERP_R] = {"Rscript",
+                      {"/bin/sh", "-c",
+                       "exec 3<&0 </dev/null; exec Rscript " MCP_DRIVERS_DIR "/r_driver.R", NULL}},
+    [MCP_INTERP_JAVA] = {"java",
+                         {"/bin/sh", "-c",
+                          MCP_JAVA_LIMIT_OPTS
+                          "exec java $o -XX:+UseSerialGC "
+                          "-XX:TieredStopAtLevel=1 --add-modules jdk.jshell "
+                          "--add-opens java.base/java.util=ALL-UNNAMED " MCP_DRIVERS_DIR
+                          "/JavaDriver.java",
+                          NULL}},
 };
 
 struct mcp_interp {
@@ -62,6 +83,10 @@ int mcp_interp_lang(const char *language)
         return MCP_INTERP_JAVASCRIPT;
     if (strcmp(language, "typescript") == 0)
         return MCP_INTERP_TYPESCRIPT;
+    if (strcmp(language, "r") == 0)
+        return MCP_INTERP_R;
+    if (strcmp(language, "java") == 0)
+        return MCP_INTERP_JAVA;
     return -1;
 }
 
@@ -173,11 +198,11 @@ static int await_ready(struct mcp_interp *it, const struct nsbox_exec_opts *eo,
                 break;
             }
             nsbox_err_set(err, ENOTSUP, "the %s interpreter cannot start: %.300s",
-                          drivers[it->lang][0], e2);
+                          drivers[it->lang].program, e2);
             break;
         }
         if (bad) {
-            nsbox_err_set(err, EPROTO, "the %s driver sent garbage", drivers[it->lang][0]);
+            nsbox_err_set(err, EPROTO, "the %s driver sent garbage", drivers[it->lang].program);
             break;
         }
         if (j != NULL)
@@ -188,7 +213,7 @@ static int await_ready(struct mcp_interp *it, const struct nsbox_exec_opts *eo,
                               {.fd = eo->cancel ? eo->cancel->fd : -1, .events = POLLIN}};
         if (left <= 0 || poll(p, 3, left) == 0) {
             nsbox_err_set(err, ETIMEDOUT, "the %s interpreter did not start within %d s",
-                          drivers[it->lang][0], READY_MS / 1000);
+                          drivers[it->lang].program, READY_MS / 1000);
             break;
         }
         if (p[2].revents) {
@@ -204,15 +229,15 @@ static int await_ready(struct mcp_interp *it, const struct nsbox_exec_opts *eo,
             struct nsbox_err werr = {0};
             if (box_proc_wait(&it->proc, 1000, &werr) < 0 && werr.code != EPIPE) {
                 nsbox_err_set(err, werr.code, "the %s interpreter cannot start: %s",
-                              drivers[it->lang][0], werr.msg);
+                              drivers[it->lang].program, werr.msg);
                 break;
             }
             int code = it->proc.exited && WIFEXITED(it->proc.wait_status)
                            ? WEXITSTATUS(it->proc.wait_status)
                            : -1;
             nsbox_err_set(err, code == 127 ? ENOENT : EIO, "the %s interpreter cannot start%s%s%s",
-                          drivers[it->lang][0], code == 127 ? " (the image has no " : "",
-                          code == 127 ? drivers[it->lang][0] : "", code == 127 ? ")" : "");
+                          drivers[it->lang].program, code == 127 ? " (the image has no " : "",
+                          code == 127 ? drivers[it->lang].program : "", code == 127 ? ")" : "");
             if (e.len > 0) {
                 size_t l = strlen(err->msg);
                 snprintf(err->msg + l, sizeof(err->msg) - l, ": %.300s", e.buf);
@@ -256,7 +281,7 @@ static struct mcp_interp *start_once(struct box *box, enum mcp_interp_lang lang,
     it->lang = lang;
     it->next_id = 1;
     struct nsbox_exec_opts o = *eo;
-    o.argv = (char *const *)drivers[lang];
+    o.argv = (char *const *)drivers[lang].argv;
     _cleanup_free_ char **env = interp_env(eo->env);
     o.env = env ? env : eo->env;
     if (box_proc_start(box, &o, &it->proc, err) < 0) {

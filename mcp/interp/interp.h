@@ -23,15 +23,28 @@
 #define MCP_DRIVERS_DIR "/.nsbox/drivers"
 #define MCP_INTERP_GRACE_MS 2000
 
+/* Shell code that sets $o to java's options for the address-space limit
+ * (RLIMIT_AS, `ulimit -v`) when there is one, as under best-effort limits:
+ * the JVM sizes its heap from the memory it sees and then cannot reserve
+ * it (a quarter of the limit for the heap, a sixteenth, at most 64 MiB,
+ * for the code cache and the class space each).  Used by the Java driver
+ * and execute_code's one-shot Java. */
+#define MCP_JAVA_LIMIT_OPTS                                                                        \
+    "v=$(ulimit -v); o=; case $v in ''|unlimited) ;; *) c=$((v / 16)); "                           \
+    "[ $c -gt 65536 ] && c=65536; o=\"-Xmx$((v / 4))k -XX:ReservedCodeCacheSize=${c}k "            \
+    "-XX:CompressedClassSpaceSize=${c}k -Xss512k\" ;; esac; "
+
 enum mcp_interp_lang {
     MCP_INTERP_PYTHON,
     MCP_INTERP_JAVASCRIPT,
     MCP_INTERP_TYPESCRIPT,
+    MCP_INTERP_R,
+    MCP_INTERP_JAVA,
     MCP_INTERP_N
 };
 
 /* The interpreter language of an execute_code language ("python",
- * "python3", "javascript", "node", "typescript"), or -1 for one that runs
+ * "python3", "javascript", "node", "typescript", "r", "java"), or -1 for one that runs
  * as a fresh process only. */
 int mcp_interp_lang(const char *language);
 

@@ -141,14 +141,16 @@ static const struct mcp_arg execute_fields[] = {
     ARG("stdin", STRING, 0),
     ARG("fresh", BOOLEAN, 0,
         .description = "with sandbox_id: run as a new process instead of in the sandbox's "
-                       "persistent interpreter (python, javascript, typescript keep state "
+                       "persistent interpreter (python, javascript, typescript, r, java keep state "
                        "between calls)"),
     ARG("restart", BOOLEAN, 0,
         .description = "with sandbox_id: restart the persistent interpreter first (its "
                        "variables are gone)"),
     ARG("context", STRING, NONEMPTY,
-        .description = "with sandbox_id: the code context to run in (context_create; "
-                       "\"python\", \"javascript\" and \"typescript\" are the default ones)"),
+        .description =
+            "with sandbox_id: the code context to run in (context_create; "
+            "\"python\", \"javascript\", \"typescript\", \"r\" and \"java\" are the default "
+            "ones)"),
     RUN_ENV,
     LIMITS,
     NETWORK,
@@ -209,8 +211,8 @@ static const struct mcp_arg upload_fields[] = {
                        "server's --max-upload-mb)"),
 };
 
-static const char *const interp_languages[] = {"python", "python3",    "javascript",
-                                               "node",   "typescript", NULL};
+static const char *const interp_languages[] = {"python",     "python3", "javascript", "node",
+                                               "typescript", "r",       "java",       NULL};
 static const struct mcp_arg context_create_fields[] = {
     SANDBOX_ID,
     ARG("language", STRING, 0, .dflt = "python", .choices = interp_languages),
@@ -756,6 +758,11 @@ int mcp_args_execute_code(const struct mcp_server *cfg, json_t *args, struct mcp
     const struct mcp_language *lang = mcp_language_find(out->language);
     out->argv[0] = (char *)lang->argv[0];
     out->argv[1] = (char *)lang->argv[1];
+    if (lang->argv[2] != NULL) {
+        out->argv[2] = (char *)lang->argv[2];
+        out->argv[3] = (char *)lang->name;
+        out->argv[4] = (char *)out->code;
+    }
     return 0;
 }
 

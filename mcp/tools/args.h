@@ -103,7 +103,8 @@ struct mcp_commit_args {
 
 /* execute_code, run_command */
 struct mcp_run_args {
-    char *argv[4];          /* interpreter, flag, code (borrowed), NULL */
+    char *argv[6];          /* interpreter, flag, code (borrowed), NULL; or
+                             * interpreter, flag, script, language, code, NULL */
     const char *sandbox_id; /* NULL: a one-shot sandbox */
     const char *language;   /* execute_code: the language ("python" unless
                                    * given); run_command: NULL, the tool picks */

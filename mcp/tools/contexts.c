@@ -30,7 +30,8 @@
 
 #define MCP_MAX_CONTEXTS 16
 
-static const char *const lang_names[MCP_INTERP_N] = {"python", "javascript", "typescript"};
+static const char *const lang_names[MCP_INTERP_N] = {"python", "javascript", "typescript", "r",
+                                                     "java"};
 
 /* The default context named id, or -1. */
 static int default_context(const char *id)
@@ -168,9 +169,12 @@ static int list(struct mcp_session *s, struct mcp_sandbox *m, void *arg, struct 
 {
     json_t *a = json_array();
     (void)s, (void)arg, (void)err;
+    /* R's and Java's default contexts once they ran: most images have
+     * neither. */
     for (int i = 0; i < MCP_INTERP_N; i++)
-        json_array_append_new(
-            a, context_json(lang_names[i], (enum mcp_interp_lang)i, m->box.workdir, true));
+        if (i <= MCP_INTERP_TYPESCRIPT || m->interp[i] != NULL)
+            json_array_append_new(
+                a, context_json(lang_names[i], (enum mcp_interp_lang)i, m->box.workdir, true));
     for (struct mcp_context *c = m->contexts; c != NULL; c = c->next)
         json_array_append_new(a, context_json(c->id, c->lang, c->cwd, false));
     out->structured = json_pack("{s:s,s:o}", "sandbox_id", m->id, "contexts", a);

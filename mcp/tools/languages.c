@@ -5,6 +5,18 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "../interp/interp.h"
+
+/* Java's one-shot run (sh -c SCRIPT java CODE): the code as a single-file
+ * source program, `java Main.java` (JDK >= 11); code without a main method
+ * becomes the body of one (statements, as `System.out.println(1);`). */
+#define JAVA_ONE_SHOT                                                                              \
+    "d=$(mktemp -d) || exit 1; case \"$1\" in *'void main'*) printf '%s\\n' \"$1\" ;; "            \
+    "*) printf 'public class Main { public static void main(String[] args) throws Exception {"     \
+    "\\n%s\\n}}\\n' \"$1\" ;; esac >\"$d/Main.java\" && " MCP_JAVA_LIMIT_OPTS                      \
+    "java $o -XX:+UseSerialGC -XX:TieredStopAtLevel=1 \"$d/Main.java\"; s=$?; rm -rf \"$d\"; "     \
+    "exit $s"
+
 /* The languages images/default-image.sh's image serves. */
 #define DEFAULT_IMAGE "localhost/nsbox-default:latest"
 
@@ -18,6 +30,10 @@ static const struct mcp_language table[] = {
      * result with node: tsc's full type check would cost seconds a call. */
     {"typescript", NULL, {"nsbox-ts", "-e"}, DEFAULT_IMAGE, "TypeScript (Node.js)"},
     {"ruby", NULL, {"ruby", "-e"}, NULL, "Ruby"},
+    {"r", NULL, {"Rscript", "-e"}, NULL, "R (Rscript)"},
+    /* A single-file source program (java Main.java) from the code: see
+     * JAVA_ONE_SHOT. */
+    {"java", NULL, {"/bin/sh", "-c", JAVA_ONE_SHOT}, NULL, "Java (JDK >= 11)"},
     {"perl", NULL, {"perl", "-e"}, NULL, "Perl 5"},
     {"python3", "python", {"python3", "-c"}, DEFAULT_IMAGE, "Python 3"},
     {"node", "javascript", {"node", "-e"}, DEFAULT_IMAGE, "JavaScript (Node.js)"},

@@ -15,7 +15,8 @@
 struct mcp_language {
     const char *name;          /* as execute_code's "language" takes it */
     const char *alias_of;      /* NULL, or the name this one is another spelling of */
-    const char *argv[2];       /* interpreter and its flag; the code follows */
+    const char *argv[3];       /* interpreter and its flag; the code follows (with
+                                * a third, a script: sh -c SCRIPT LANGUAGE CODE) */
     const char *default_image; /* NULL, or the image nsbox builds for it
                                 * (images/default-image.sh: one image serves
                                 * python, sh, bash, javascript and typescript);

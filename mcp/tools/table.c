@@ -25,7 +25,8 @@
 /* A code context (contexts.c). */
 #define CONTEXT_PROPS                                                                              \
     "\"context_id\":{\"type\":\"string\"},"                                                        \
-    "\"language\":{\"type\":\"string\",\"enum\":[\"python\",\"javascript\",\"typescript\"]},"      \
+    "\"language\":{\"type\":\"string\",\"enum\":[\"python\",\"javascript\",\"typescript\","        \
+    "\"r\",\"java\"]},"                                                                            \
     "\"cwd\":{\"type\":\"string\"},\"default\":{\"type\":\"boolean\"}"
 
 /* A result's image, PDF: its block in content (index), or a link (uri)
@@ -138,16 +139,18 @@ const struct mcp_tool mcp_tools[] = {
      "\"stopped\":{\"type\":\"boolean\"}},\"required\":[\"sandbox_id\",\"stopped\"]}",
      mcp_tool_sandbox_stop, 0, MCP_HINT_DESTRUCTIVE | MCP_HINT_IDEMPOTENT},
     {"context_create", "Create a code context",
-     "Start another persistent interpreter (python, javascript or typescript) in a sandbox made "
-     "by sandbox_create, with a working directory of its own (default: the sandbox's): its "
+     "Start another persistent interpreter (python, javascript, typescript, r or java) in a "
+     "sandbox made by sandbox_create, with a working directory of its own (default: the "
+     "sandbox's): its "
      "variables are its own, the sandbox's files, limits and network are shared. Run code in it "
      "with execute_code {sandbox_id, context}.",
      "{\"type\":\"object\",\"properties\":{" CONTEXT_PROPS ",\"sandbox_id\":{\"type\":\"string\"}},"
      "\"required\":[\"context_id\",\"language\",\"cwd\",\"sandbox_id\"]}",
      mcp_tool_context_create, 0, 0},
     {"context_list", "List code contexts",
-     "The code contexts of a sandbox: the default ones (python, javascript, typescript: what "
-     "execute_code without a context uses), then those made with context_create, oldest first.",
+     "The code contexts of a sandbox: the default ones (python, javascript, typescript, and r "
+     "and java once they ran: what execute_code without a context uses), then those made with "
+     "context_create, oldest first.",
      "{\"type\":\"object\",\"properties\":{\"sandbox_id\":{\"type\":\"string\"},"
      "\"contexts\":{\"type\":\"array\",\"items\":{\"type\":\"object\",\"properties\":{" CONTEXT_PROPS
      "},\"required\":[\"context_id\",\"language\",\"cwd\"]}}},"

@@ -563,7 +563,7 @@ static void languages_table(void)
     const struct mcp_language *langs = mcp_languages(&n);
     char list[256];
     mcp_languages_text(list, sizeof(list), " or ");
-    CHECK_STR(list, "python, sh, bash, javascript, typescript, ruby or perl");
+    CHECK_STR(list, "python, sh, bash, javascript, typescript, ruby, r, java or perl");
     CHECK(mcp_language_find(MCP_LANGUAGE_DEFAULT) != NULL);
     CHECK(mcp_language_find("cobol") == NULL);
     for (size_t i = 0; i < n; i++) {
@@ -579,7 +579,7 @@ static void languages_table(void)
         CHECK((of = mcp_language_find(l->alias_of)) != NULL && of->alias_of == NULL);
         CHECK(of && strcmp(of->argv[0], l->argv[0]) == 0 && strcmp(of->argv[1], l->argv[1]) == 0);
     }
-    CHECK(primary == 7);
+    CHECK(primary == 9);
 }
 
 /* execute_code runs each language with the table's interpreter, lists them
@@ -595,8 +595,16 @@ static void execute_code_languages(void)
         CHECK(mcp_args_execute_code(&cfg, args, &a, &err) == 0);
         CHECK_STR(a.argv[0], langs[i].argv[0]);
         CHECK_STR(a.argv[1], langs[i].argv[1]);
-        CHECK_STR(a.argv[2], "1");
-        CHECK(a.argv[3] == NULL);
+        if (langs[i].argv[2] == NULL) {
+            CHECK_STR(a.argv[2], "1");
+            CHECK(a.argv[3] == NULL);
+        } else { /* sh -c SCRIPT LANGUAGE CODE (java) */
+            CHECK_STR(a.argv[2], langs[i].argv[2]);
+            CHECK_STR(a.argv[3], langs[i].name);
+            CHECK_STR(a.argv[4], "1");
+            CHECK(a.argv[5] == NULL);
+        }
+        CHECK_STR(a.code, "1");
         CHECK_STR(a.language, langs[i].name);
         json_decref(args);
     }
