@@ -145,6 +145,20 @@ def cwd_bash(lab):
     eq("stdout", strip(lab.sandbox().run("pwd", language="bash").stdout), HOME)
 
 
+# R and Java: their kernels' sandboxes are of the R/Java image (lab.py).
+@case(JS + "cwd.test.ts::cwd r", SY + "test_cwd.py::test_cwd_r", AS + "test_async_cwd.py::test_cwd_r")
+def cwd_r(lab):
+    ex = lab.sandbox(kernel="r").run("getwd()", language="r")
+    eq("results[0].text", strip(ex.result(0).get("text")), '[1] "%s"' % HOME)
+
+
+@case(JS + "cwd.test.ts::cwd java", SY + "test_cwd.py::test_cwd_java",
+      AS + "test_async_cwd.py::test_cwd_java")
+def cwd_java(lab):
+    ex = lab.sandbox(kernel="java").run('System.getProperty("user.dir")', language="java")
+    eq("results[0].text", strip(ex.result(0).get("text")), HOME)
+
+
 @case(JS + "executionCount.test.ts")
 def execution_count_js(lab):
     b = lab.sandbox()
@@ -167,6 +181,20 @@ def execution_count_py(lab):
 def js_kernel(lab):
     eq("stdout", lab.sandbox().run("console.log('Hello, World!')", language="js").stdout,
        "Hello, World!\n")
+
+
+@case(SY + "test_default_kernels.py::test_r_kernel")
+def r_kernel(lab):
+    ex = lab.sandbox(kernel="r").run('print("Hello, World!")', language="r")
+    eq("stdout", ex.stdout, '[1] "Hello, World!"\n')
+
+
+# E2B reads logs.stdout[0] == "Hello, World!" (its Java kernel sends the
+# newline as a chunk of its own); nsbox's stdout is the chunks joined.
+@case(SY + "test_default_kernels.py::test_java_kernel")
+def java_kernel(lab):
+    ex = lab.sandbox(kernel="java").run('System.out.println("Hello, World!")', language="java")
+    eq("stdout", ex.stdout, "Hello, World!\n")
 
 
 ESM = """

@@ -21,6 +21,11 @@ ENV = {
     "js": ("js", "javascript", "process.env.TEST_ENV_VAR", "process.env.FOO",
            "process.env.FOO || 'default'"),
     "bash": ("bash", "bash", "echo $TEST_ENV_VAR", "echo $FOO", "echo ${FOO:-default}"),
+    # (E2B's Python R tests quote with ', its JS ones with ": the same R)
+    "r": ("r", "R", 'Sys.getenv("TEST_ENV_VAR")', 'Sys.getenv("FOO")',
+          'Sys.getenv("FOO", unset = "default")'),
+    "java": ("java", "java", 'System.getProperty("TEST_ENV_VAR")', 'System.getProperty("FOO")',
+             'System.getProperty("FOO", "default")'),
 }
 
 
@@ -33,17 +38,18 @@ def seen(ex, lang, via_results):
 
 
 def value(lang, v):
-    return v + "\n" if lang == "bash" else v
+    """The text the E2B test expects: R's results print as its console does."""
+    return {"bash": v + "\n", "r": '[1] "%s"' % v}.get(lang, v)
 
 
 def env_on_sandbox(lab, lang, via_results):
-    b = lab.sandbox(env={"TEST_ENV_VAR": "supertest"})
+    b = lab.sandbox(env={"TEST_ENV_VAR": "supertest"}, kernel=lang)
     eq("TEST_ENV_VAR", seen(b.run(ENV[lang][2], language=lang), lang, via_results),
        value(lang, "supertest"))
 
 
 def env_per_execution(lab, lang, via_results):
-    b = lab.sandbox()
+    b = lab.sandbox(kernel=lang)
     got = seen(b.run(ENV[lang][3], language=lang, env={"FOO": "bar"}), lang, via_results)
     after = seen(b.run(ENV[lang][4], language=lang), lang, via_results)
     eq("FOO in the run given it", got, value(lang, "bar"))
@@ -51,7 +57,7 @@ def env_per_execution(lab, lang, via_results):
 
 
 def env_overwrite(lab, lang, via_results):
-    b = lab.sandbox(env={"TEST_ENV_VAR": "supertest"})
+    b = lab.sandbox(env={"TEST_ENV_VAR": "supertest"}, kernel=lang)
     got = seen(b.run(ENV[lang][2], language=lang, env={"TEST_ENV_VAR": "overwrite"}), lang,
                via_results)
     after = seen(b.run(ENV[lang][2], language=lang), lang, via_results)

@@ -5,7 +5,10 @@ an execute_code answer read the way E2B's SDK reads an Execution.
 The mapping (issue #27): Sandbox.create -> sandbox_create {"language":
 "python"} (E2B's default kernel; envs -> env); run_code/runCode ->
 execute_code in that kept sandbox (language js -> javascript, ts ->
-typescript; envs -> env; context -> context); Execution.results ->
+typescript, r -> r, java -> java; envs -> env; context -> context);
+E2B's template, whose kernels include R and Java -> for the R and Java
+cases, sandbox_create {"image": RJAVA_IMAGE} (the R/Java test image,
+tests/rjava_image; the default image has no R or JDK); Execution.results ->
 structuredContent.results; Execution.text -> the text of the result with
 is_main_result; logs.stdout/stderr -> stdout/stderr (E2B's list of chunks
 joined); on_stdout/on_stderr -> notifications/progress naming the stream in
@@ -24,7 +27,10 @@ CASES = []
 LAST = threading.local()  # the case's last execute_code answer (LAST.ex)
 HOME = "/workspace"
 LANG = {"python": "python", "js": "javascript", "javascript": "javascript",
-        "ts": "typescript", "typescript": "typescript", "bash": "bash"}
+        "ts": "typescript", "typescript": "typescript", "bash": "bash", "r": "r", "java": "java"}
+# The image of the R and Java cases' sandboxes (tests/e2b/run.sh pulls it).
+RJAVA_IMAGE = os.environ.get("NSBOX_RJAVA_IMAGE") or "localhost/nsbox-test-rjava:latest"
+RJAVA = ("r", "java")
 # The context tools (issue #27 "Contexts"): not in the spec yet, so these
 # names are this suite's guess; the lead renames them here.
 CTX_CREATE, CTX_LIST, CTX_RESTART, CTX_REMOVE = (
@@ -177,11 +183,13 @@ class Lab:
             self.conn = Stdio()
         return self.conn
 
-    def sandbox(self, language="python", env=None):
+    def sandbox(self, language="python", env=None, kernel=None):
         """E2B's Sandbox.create(envs=env): sandbox_create in a server of
-        this case's own."""
+        this case's own; of the R/Java image when the case runs kernel r
+        or java."""
         conn = self.server()
-        args = {"language": language} | ({"env": env} if env is not None else {})
+        args = {"image": RJAVA_IMAGE} if kernel in RJAVA else {"language": language}
+        args |= {"env": env} if env is not None else {}
         msg = conn.call_raw("tools/call", {"name": "sandbox_create", "arguments": args})
         sid = (msg.get("result", {}).get("structuredContent") or {}).get("sandbox_id")
         ok(sid and not msg["result"].get("isError"), lambda: "sandbox_create: " + text_of(msg))

@@ -1,8 +1,6 @@
 """The E2B tests with no MCP meaning for nsbox, each with the reason: data,
 printed as `# ` notes by tests/e2b/e2b_port.py (never a PASS or FAIL)."""
 
-R_JAVA = ("the default image has no R or JDK; R and Java kernels are the R/Java test "
-          "image's (issue #27), not in this suite")
 URL = "SDK plumbing: how the E2B SDK builds its Jupyter URL; nsbox has no such URL"
 DEADLINE = ("SDK plumbing: the E2B SDK's HTTP transport deadlines (httpx phases), "
             "tested on a fake client; execute_code's limit is timeout_s")
@@ -14,24 +12,7 @@ SERVER = ("kills E2B's in-sandbox HTTP server (uvicorn) for systemd to restart; 
 JS, SY, AS = "js/tests/", "python/tests/sync/", "python/tests/async/"
 
 
-def _r_java():
-    out = []
-    for lang, word in (("r", "r"), ("java", "java")):
-        out += [JS + "cwd.test.ts::cwd " + word, SY + "test_cwd.py::test_cwd_" + lang,
-                AS + "test_async_cwd.py::test_cwd_" + lang]
-        title = "R" if lang == "r" else lang  # (E2B's JS titles)
-        out += [f"{JS}env_vars/{lang}.test.ts::env vars on sandbox ({title})",
-                f"{JS}env_vars/{lang}.test.ts::env vars per execution ({title})",
-                f"{JS}env_vars/{lang}.test.ts::env vars overwrite"]
-        for k in ("sync", "async"):
-            out += [f"python/tests/{k}/env_vars/test_{lang}.py::test_env_vars_{t}"
-                    for t in ("on_sandbox", "per_execution", "overwrite")]
-        out.append(SY + "test_default_kernels.py::test_" + lang + "_kernel")
-    return out
-
-
-NOT_APPLICABLE = {n: R_JAVA for n in _r_java()}
-NOT_APPLICABLE.update({
+NOT_APPLICABLE = {
     JS + "sandboxUrl.test.ts::jupyterUrl points directly to the sandbox host by default": URL,
     JS + "sandboxUrl.test.ts::jupyterUrl honors the sandboxUrl option": URL,
     JS + "sandboxUrl.test.ts::jupyterUrl honors the E2B_SANDBOX_URL environment variable": URL,
@@ -42,7 +23,7 @@ NOT_APPLICABLE.update({
     AS + "test_async_systemd.py::test_restart_after_code_interpreter_kill": SERVER,
     "python/tests/performance.py": ("a benchmark script, not a test (E2B's create/health/run "
                                     "times): nsbox's figures are make bench's"),
-})
+}
 for _cls in ("Sandbox", "AsyncSandbox"):
     for _t in ("test_jupyter_url_points_to_sandbox_host_by_default",
                "test_jupyter_url_honors_sandbox_url_option",
