@@ -57,6 +57,11 @@ public class JavaDriver {
         System.setIn(new ByteArrayInputStream(new byte[0]));
         System.setOut(new PrintStream(new FileOutputStream(FileDescriptor.out), true, "UTF-8"));
         System.setErr(new PrintStream(new FileOutputStream(FileDescriptor.err), true, "UTF-8"));
+        // The sandbox's environment as System properties too, as E2B's Java
+        // kernel gives it (a property already set keeps its value).
+        for (Map.Entry<String, String> e : System.getenv().entrySet())
+            if (System.getProperty(e.getKey()) == null)
+                System.setProperty(e.getKey(), e.getValue());
         shell = JShell.builder().executionEngine("local").in(new ByteArrayInputStream(new byte[0]))
                     .out(System.out).err(System.err).build();
         for (String i : IMPORTS)
