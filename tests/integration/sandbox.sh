@@ -379,12 +379,13 @@ else
 fi
 stale=$(ls "$S/sandboxes" | grep -c '^[0-9a-f]\{32\}$')
 nsbox run "$BB" -- true
-# run removes its own sandbox's state in the background: give it a moment.
-for _ in $(seq 50); do
+# run removes its own sandbox's state, and the stale one, in the
+# background: up to 30 s (2.5 s was once too short under ASan and load).
+no_state_left() {
 	left=$(ls "$S/sandboxes" | grep -c '^[0-9a-f]\{32\}$')
-	[ "$left" = 0 ] && break
-	sleep 0.05
-done
+	[ "$left" = 0 ]
+}
+wait_until 30 no_state_left
 if [ "$stale" -ge 1 ] && [ "$left" = 0 ]; then pass stale_state_cleaned_on_next_start; else fail stale_state_cleaned_on_next_start "stale=$stale left=$left"; fi
 
 # -- hostile images ---------------------------------------------------------------
