@@ -253,6 +253,8 @@ static void finish_stop(struct mcp_session *s, struct mcp_sandbox *m)
     while (m->refs > 0)
         pthread_cond_wait(&s->released, &s->lock);
     pthread_mutex_unlock(&s->lock);
+    box_bg_set_free(m->bg); /* its background processes end with it */
+    m->bg = NULL;
     mcp_sandbox_free(s->cfg, m);
     unreserve(s); /* after the free: the slot counts until it is gone */
 }

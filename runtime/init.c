@@ -499,12 +499,20 @@ static void handle_kill(struct init_state *st, int client, size_t len)
 }
 
 /* A signal for one exec's process group (an interpreter interrupted by a
- * timeout): only the connection that started it may send one. */
+ * timeout, a background process ended by process_signal): only the
+ * connection that started it may send one, and only one that ends or
+ * nudges a process (never SIGSTOP: a stopped group would hold its caller). */
+static bool signal_allowed(int sig)
+{
+    return sig == SIGINT || sig == SIGTERM || sig == SIGKILL || sig == SIGHUP || sig == SIGQUIT ||
+           sig == SIGUSR1 || sig == SIGUSR2;
+}
+
 static void handle_signal(struct init_state *st, int client, size_t len)
 {
     const struct nsbox_msg_signal *m = (const struct nsbox_msg_signal *)st->buf;
 
-    if (len != sizeof(*m) || (m->sig != SIGINT && m->sig != SIGTERM && m->sig != SIGKILL))
+    if (len != sizeof(*m) || !signal_allowed(m->sig))
         return;
     for (size_t i = 0; i < st->n_execs; i++)
         if (st->execs[i].id == m->id && st->execs[i].client == client)

@@ -165,6 +165,9 @@ static const struct mcp_arg run_fields[] = {
     LIMITS,
     NETWORK,
     INLINE_KB,
+    ARG("background", BOOLEAN, 0,
+        .description = "with sandbox_id: start it as a background process and return its handle "
+                       "at once (as process_start)"),
 };
 static const struct mcp_arg write_fields[] = {
     SANDBOX_ID,
@@ -249,6 +252,11 @@ const struct mcp_tool_args mcp_arg_decls[N_TOOLS] = {
     [CONTEXT_LIST] = DECL("context_list", stop_fields),
     [CONTEXT_RESTART] = DECL("context_restart", context_fields),
     [CONTEXT_REMOVE] = DECL("context_remove", context_fields),
+    [PROCESS_START] = DECL("process_start", mcp_process_start_fields),
+    [PROCESS_LIST] = DECL("process_list", mcp_process_list_fields),
+    [PROCESS_LOGS] = DECL("process_logs", mcp_process_logs_fields),
+    [PROCESS_SIGNAL] = DECL("process_signal", mcp_process_signal_fields),
+    [PROCESS_WAIT] = DECL("process_wait", mcp_process_wait_fields),
 };
 
 const struct mcp_tool_args *mcp_tool_args_find(const char *tool)
@@ -779,4 +787,9 @@ int mcp_args_run_command(const struct mcp_server *cfg, json_t *args, struct mcp_
     out->argv[0] = "/bin/sh";
     out->argv[1] = "-c";
     return 0;
+}
+
+int mcp_args_run_env_check(json_t *env, struct nsbox_err *err)
+{
+    return run_env_check(env, err);
 }
