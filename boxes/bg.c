@@ -345,7 +345,9 @@ static int spawn(struct box *box, const struct box_bg_opts *o, struct nsbox_proc
     struct nsbox_exec_opts eo;
     char **merged = NULL;
     box_exec_defaults(box, &eo);
-    eo.argv = argv;
+    eo.argv = o->argv != NULL ? o->argv : argv;
+    if (o->as_user)
+        eo.uid = o->uid, eo.gid = o->gid;
     if (o->workdir != NULL)
         eo.cwd = o->workdir;
     if (o->env != NULL) {

@@ -43,7 +43,10 @@
 enum box_bg_stream { BOX_BG_STDOUT = 1, BOX_BG_STDERR = 2, BOX_BG_BOTH = 3 };
 
 struct box_bg_opts {
-    const char *command; /* run with /bin/sh -c */
+    const char *command; /* run with /bin/sh -c; with argv, only shown */
+    char *const *argv;   /* run instead of command when not NULL (the CLI's) */
+    uint32_t uid, gid;   /* with as_user; else the box's */
+    bool as_user;
     char *const *env;    /* "K=V" over the box's, or NULL */
     const char *workdir; /* NULL: the box's */
     const char *name;    /* a label (at most BOX_BG_NAME_MAX bytes), or NULL */

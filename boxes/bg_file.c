@@ -428,7 +428,9 @@ static int spawn_proc(struct box *box, const struct box_bg_opts *o, struct nsbox
     char *argv[] = {"/bin/sh", "-c", (char *)o->command, NULL};
     struct nsbox_exec_opts eo;
     box_exec_defaults(box, &eo);
-    eo.argv = argv;
+    eo.argv = o->argv != NULL ? o->argv : argv;
+    if (o->as_user)
+        eo.uid = o->uid, eo.gid = o->gid;
     if (o->workdir != NULL)
         eo.cwd = o->workdir;
     _cleanup_free_ char **merged = NULL;

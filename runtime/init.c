@@ -747,10 +747,14 @@ _Noreturn void nsbox_init_main(const struct nsbox_init_config *cfg)
         }
         if (pfd[0].revents)
             reap(&st);
+        /* Only the clients polled have a pfd entry: one accepted now would
+         * read a stale entry (a former client's POLLIN) and block init in
+         * its recv until that client speaks, reaping nothing meanwhile. */
+        size_t polled = st.n_clients;
         if (pfd[1].revents & POLLIN)
             accept_client(&st);
         /* Backwards: drop_client moves the last client into the hole. */
-        for (size_t i = st.n_clients; i-- > 0;)
+        for (size_t i = polled; i-- > 0;)
             if (pfd[2 + i].revents & (POLLIN | POLLHUP | POLLERR))
                 handle_client(&st, i);
         /* The owner's end closed and no one else can connect: done. */

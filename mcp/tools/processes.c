@@ -297,6 +297,11 @@ int mcp_tool_process_wait(struct mcp_session *s, struct mcp_call *call, json_t *
     if (r == 0) {
         r = box_bg_wait(set, id, (int)(a.timeout_s * 1000), &call->cancel, &info, err);
         watch_stop(s, call, m, false, err);
+        pthread_mutex_lock(&s->lock);
+        if (r < 0 && m->stopping) /* the stop fired the cancel: say so */
+            nsbox_err_set(err, ESRCH, "sandbox \"%s\" was stopped: its processes ended with it",
+                          m->id);
+        pthread_mutex_unlock(&s->lock);
     }
     mcp_sandbox_put(s, m);
     if (r < 0)
