@@ -124,10 +124,17 @@ static void drain(struct box_bg_keeper *k, struct bg_proc *b, int which)
 /* The control connection spoke (lock held): its exit, or init gone. */
 static void control(struct box_bg_keeper *k, struct bg_proc *b)
 {
-    struct nsbox_err ignored;
-    int r = box_proc_wait(&b->p, 0, &ignored);
+    struct nsbox_err why = {0};
+    int r = box_proc_wait(&b->p, 0, &why);
     if (r == 0)
         return;
+    if (r < 0 && b->p.exited) { /* it never ran (a workdir missing): why, on its stderr */
+        char line[sizeof(why.msg) + 16];
+        int n = snprintf(line, sizeof(line), "nsbox: %s\n", why.msg);
+        nsbox_ring_write(&b->ring[FD_ERR], line,
+                         (size_t)n < sizeof(line) ? (size_t)n : sizeof(line) - 1);
+        r = 1;
+    }
     /* The process has exited: everything it wrote is in the pipes now. */
     drain(k, b, FD_OUT);
     drain(k, b, FD_ERR);

@@ -343,8 +343,14 @@ static void keep(struct nsbox_proc *p, struct nsbox_ring *ring, int dfd, const c
         int r = box_proc_wait(p, 0, &ignored);
         if (r == 0)
             continue;
-        if (r < 0)
+        if (r < 0 && p->exited) { /* it never ran: why, on its stderr */
+            char line[sizeof(ignored.msg) + 16];
+            int n = snprintf(line, sizeof(line), "nsbox: %s\n", ignored.msg);
+            nsbox_ring_write(&ring[1], line,
+                             (size_t)n < sizeof(line) ? (size_t)n : sizeof(line) - 1);
+        } else if (r < 0) {
             return;
+        }
         drain_fd(&p->out, &ring[0]);
         drain_fd(&p->err, &ring[1]);
         write_exit(dfd, id, p->wait_status);

@@ -261,6 +261,14 @@ def suite(rep, c, small, sb, sb_small):
         nt.ok("OUT:ERR" in why, why)
     rep.run("bad_handles_refused", bad_handles_refused)
 
+    def never_ran_says_why():
+        s = tool(c, "process_start", sandbox_id=sb, command="echo no", workdir="/no/such/dir")
+        w = tool(c, "process_wait", handle=s["handle"], timeout_s=30)
+        _, err, _, _ = read_all(c, s["handle"], 4096)
+        nt.ok(not w["running"] and w["exit_code"] in (126, 127) and not w.get("ended_with_sandbox"), f"wait: {w}")
+        nt.ok(err.startswith("nsbox: ") and "/no/such/dir" in err, f"stderr {err!r}")
+    rep.run("never_ran_says_why", never_ran_says_why)
+
     def dropped_bytes_reported():
         # A 4 KiB ring per stream (--process-log-kb 4): 20000 bytes at once.
         s = tool(small, "process_start", sandbox_id=sb_small,
