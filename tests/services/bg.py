@@ -134,10 +134,15 @@ def error_of(c, tname, **args):
     return r["content"][0]["text"]
 
 
+# Markers (tests/markers.md): `sleep 4711` (a sandbox's stop), `sleep 4712`
+# (a session's end), whole command lines.
+M_STOP, M_SESSION = "4711", "4712"
+
+
 def host_pids(marker):
-    """Host pids whose command line holds marker (the sandbox's processes
-    are the host's too, in a child pid namespace)."""
-    out = subprocess.run(["pgrep", "-f", marker], capture_output=True, text=True).stdout
+    """Host pids whose whole command line is `sleep MARKER` (the sandbox's
+    processes are the host's too, in a child pid namespace)."""
+    out = subprocess.run(["pgrep", "-f", f"^sleep {marker}$"], capture_output=True, text=True).stdout
     return [int(p) for p in out.split()]
 
 
@@ -294,14 +299,14 @@ def suite(rep, c, small, sb, sb_small):
     rep.run("limit_refused_clearly", limit_refused_clearly)
 
     def ends_with_its_sandbox():
-        marker = "%d" % (400000 + os.getpid() % 10000 + hash(rep.prefix) % 1000)
+        marker = M_STOP
+        nt.ok(not host_pids(marker), f"a `sleep {marker}` already runs on this host")
         box = tool(c, "sandbox_create", image="busybox")["sandbox_id"]
-        tool(c, "process_start", sandbox_id=box, command=f"sleep {marker}")
+        tool(c, "process_start", sandbox_id=box, command=f"exec sleep {marker}")
         # First proof that what must vanish is there.
-        nt.ok(wait_for(lambda: host_pids(f"sleep {marker}"), 10), "the process never showed on the host")
+        nt.ok(wait_for(lambda: host_pids(marker), 10), "the process never showed on the host")
         tool(c, "sandbox_stop", sandbox_id=box)
-        nt.ok(wait_for(lambda: not host_pids(f"sleep {marker}"), 20),
-              lambda: f"still on the host: {host_pids('sleep ' + marker)}")
+        nt.ok(wait_for(lambda: not host_pids(marker), 20), lambda: f"still on the host: {host_pids(marker)}")
     rep.run("ends_with_its_sandbox", ends_with_its_sandbox)
 
     def wait_ends_with_a_stop():
@@ -329,16 +334,16 @@ def suite(rep, c, small, sb, sb_small):
 
 def session_end_kills(rep, kind, user, store):
     def ends_with_its_session():
-        marker = "%d" % (500000 + os.getpid() % 10000 + hash(rep.prefix) % 1000)
+        marker = M_SESSION
+        nt.ok(not host_pids(marker), f"a `sleep {marker}` already runs on this host")
         c = kind(user, store, [])
         try:
             box = tool(c, "sandbox_create", image="busybox")["sandbox_id"]
-            tool(c, "process_start", sandbox_id=box, command=f"sleep {marker}")
-            nt.ok(wait_for(lambda: host_pids(f"sleep {marker}"), 10), "never showed on the host")
+            tool(c, "process_start", sandbox_id=box, command=f"exec sleep {marker}")
+            nt.ok(wait_for(lambda: host_pids(marker), 10), "never showed on the host")
         finally:
             c.close()
-        nt.ok(wait_for(lambda: not host_pids(f"sleep {marker}"), 30),
-              lambda: f"still on the host: {host_pids('sleep ' + marker)}")
+        nt.ok(wait_for(lambda: not host_pids(marker), 30), lambda: f"still on the host: {host_pids(marker)}")
     rep.run("ends_with_its_session", ends_with_its_session)
 
 

@@ -82,7 +82,7 @@ run_as() { # who NB: the whole suite as one user
 
 	# A keeper killed takes its process with it (init kills what a closed
 	# connection started); top says gone.
-	m=$((600000 + RANDOM))
+	m=4721 # markers (tests/markers.md): 4721, 4722
 	h=$("$nb" exec -d "$id" sleep "$m" 2>&1)
 	wait_until 10 pgrep -f "^sleep $m\$" >/dev/null
 	keeper=$(pgrep -f "exec -d $id sleep $m\$")
@@ -90,12 +90,12 @@ run_as() { # who NB: the whole suite as one user
 		[ "$(status_of "$nb" "$id" "$h")" = gone ]; then
 		pass "$who/keeper_gone_process_gone"
 	else
-		fail "$who/keeper_gone_process_gone" "keeper '$keeper', left: $(pgrep -af "sleep $m") top: $("$nb" top "$id" | grep "^$h ")"
+		fail "$who/keeper_gone_process_gone" "keeper '$keeper', left: $(pgrep -af "^sleep $m\$") top: $("$nb" top "$id" | grep "^$h ")"
 	fi
 
 	# Sixteen running at once, a seventeenth refused, saying why; then
 	# everything ends with the sandbox: the sixteen and their keepers.
-	m=$((700000 + RANDOM))
+	m=4722
 	for _ in $(seq 16); do "$nb" exec -d "$id" sleep "$m" >/dev/null; done
 	if ! out=$("$nb" exec -d "$id" sleep 600 2>&1) && [[ $out == *"already runs 16 background processes"* ]]; then
 		pass "$who/limit_refused_clearly"
@@ -103,10 +103,10 @@ run_as() { # who NB: the whole suite as one user
 		fail "$who/limit_refused_clearly" "$out"
 	fi
 	if wait_until 10 sh -c "[ \$(pgrep -fc '^sleep $m\$') = 16 ]" && "$nb" rm "$id" >/dev/null &&
-		wait_until 20 sh -c "! pgrep -f 'sleep $m\$' >/dev/null"; then
+		wait_until 20 sh -c "! pgrep -f '^sleep $m\$' >/dev/null"; then
 		pass "$who/ends_with_its_sandbox"
 	else
-		fail "$who/ends_with_its_sandbox" "left: $(pgrep -af "sleep $m" | head -3 | tr '\n' ' ')"
+		fail "$who/ends_with_its_sandbox" "left: $(pgrep -af "^sleep $m\$" | head -3 | tr '\n' ' ')"
 		"$nb" rm "$id" >/dev/null 2>&1
 	fi
 	if [ -z "$(pgrep -f "exec -d $id")" ]; then pass "$who/no_keeper_left"; else
