@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <sys/eventfd.h>
 #include <unistd.h>
 
 #include "../../boxes/watch.h"
@@ -29,6 +30,10 @@ struct watch {
     bool armed;   /* in epoll's interest (off while a notification waits) */
     bool pending; /* a change not yet notified */
     bool ended;   /* the sandbox ended it: the last notification, then out */
+    bool dead;    /* its listen ended: out, silently */
+    bool held;    /* a listen's, before its acknowledgment went: nothing sent yet */
+    json_t *
+        listen_id; /* 2026-07-28: the subscriptions/listen's id (the slot's own object); NULL: resources/subscribe */
     int64_t last_sent_ms;
     struct watch *next;
 };
@@ -38,19 +43,22 @@ static struct {
     pthread_cond_t sent; /* sending went back to NULL */
     pthread_once_t once;
     int epfd; /* -1: the thread could not start */
+    int wake; /* an eventfd in epfd (key 0) */
     struct watch *list;
     uint64_t next_key;
     struct mcp_session *sending; /* whose notification is on its way, unlocked */
 } reg = {.lock = PTHREAD_MUTEX_INITIALIZER,
          .sent = PTHREAD_COND_INITIALIZER,
          .once = PTHREAD_ONCE_INIT,
-         .epfd = -1};
+         .epfd = -1,
+         .wake = -1};
 
 static void watch_free(struct watch *w)
 {
     if (w == NULL)
         return;
     box_watch_stop(&w->w);
+    json_decref(w->listen_id);
     free(w->uri);
     free(w);
 }
@@ -88,7 +96,9 @@ static struct watch *due(int64_t now, int *wait_ms)
 {
     *wait_ms = -1;
     for (struct watch *w = reg.list; w; w = w->next) {
-        if (!w->pending && !w->ended)
+        if (w->dead)
+            return w;
+        if (w->held || (!w->pending && !w->ended))
             continue;
         int64_t at = w->ended ? now : w->last_sent_ms + MCP_WATCH_COALESCE_MS;
         if (at <= now)
@@ -99,6 +109,42 @@ static struct watch *due(int64_t now, int *wait_ms)
     return NULL;
 }
 
+/* The notification for w (reg.lock held): a listen's names it in _meta. */
+static json_t *updated(const struct watch *w)
+{
+    json_t *params = json_pack("{s:s}", "uri", w->uri);
+    if (params != NULL && w->listen_id != NULL)
+        json_object_set_new(params, "_meta",
+                            json_pack("{s:O}", MCP_META_SUBSCRIPTION_ID, w->listen_id));
+    return jsonrpc_notification("notifications/resources/updated", params);
+}
+
+/* Reads what epoll reported (reg.lock held). */
+static void took_news(const struct epoll_event *evs, int n)
+{
+    for (int i = 0; i < n; i++) {
+        if (evs[i].data.u64 == 0) { /* woken: a listen ended or was acknowledged */
+            uint64_t v;
+            (void)!read(reg.wake, &v, sizeof(v));
+            continue;
+        }
+        struct watch *w = find_key(evs[i].data.u64);
+        if (w == NULL || w->ended || w->dead)
+            continue;
+        bool changed = false;
+        int r = box_watch_drain(&w->w, &changed);
+        w->pending |= changed || r > 0;
+        if (r < 0) {
+            w->pending = true; /* it is gone: that is news too */
+            w->ended = true;
+        }
+        /* Not read again until its notification went: a sandbox that
+         * writes without end costs one read per period. */
+        if (w->pending)
+            arm(w, false);
+    }
+}
+
 static void *watch_thread(void *arg)
 {
     (void)arg;
@@ -107,40 +153,28 @@ static void *watch_thread(void *arg)
     for (;;) {
         int n = epoll_wait(reg.epfd, evs, 64, wait_ms);
         pthread_mutex_lock(&reg.lock);
-        for (int i = 0; i < n; i++) {
-            struct watch *w = find_key(evs[i].data.u64);
-            if (w == NULL || w->ended)
-                continue;
-            bool changed = false;
-            int r = box_watch_drain(&w->w, &changed);
-            w->pending |= changed || r > 0;
-            if (r < 0) {
-                w->pending = true; /* it is gone: that is news too */
-                w->ended = true;
-            }
-            /* Not read again until its notification went: a sandbox that
-             * writes without end costs one read per period. */
-            if (w->pending)
-                arm(w, false);
-        }
+        took_news(evs, n);
         struct watch *w;
         while ((w = due(nsbox_now_ms(), &wait_ms)) != NULL) {
             struct mcp_session *s = w->s;
-            json_t *msg = w->pending ? jsonrpc_notification("notifications/resources/updated",
-                                                            json_pack("{s:s}", "uri", w->uri))
-                                     : NULL;
+            json_t *msg = w->pending && !w->dead ? updated(w) : NULL;
+            json_t *listen = json_incref(w->listen_id);
+            bool gone = w->ended || w->dead;
             w->pending = false;
             w->last_sent_ms = nsbox_now_ms();
-            if (w->ended)
+            if (gone)
                 unlink_watch(w);
             else
                 arm(w, true);
             /* Sent unlocked (stdout may block); the session's end waits. */
             reg.sending = s;
             pthread_mutex_unlock(&reg.lock);
-            if (msg != NULL)
+            if (msg != NULL && listen != NULL) /* on the listen's own stream */
+                s->send_related(s, listen, msg);
+            else if (msg != NULL)
                 s->send(s, msg);
-            if (w->ended)
+            json_decref(listen);
+            if (gone)
                 watch_free(w);
             pthread_mutex_lock(&reg.lock);
             reg.sending = NULL;
@@ -154,16 +188,32 @@ static void *watch_thread(void *arg)
 static void start_thread(void)
 {
     int fd = epoll_create1(EPOLL_CLOEXEC);
+    int wake = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+    struct epoll_event ev = {.events = EPOLLIN, .data.u64 = 0};
     pthread_t t;
-    if (fd < 0)
+    if (fd < 0 || wake < 0 || epoll_ctl(fd, EPOLL_CTL_ADD, wake, &ev) < 0) {
+        if (fd >= 0)
+            close(fd);
+        if (wake >= 0)
+            close(wake);
         return;
+    }
     reg.epfd = fd;
+    reg.wake = wake;
     if (pthread_create(&t, NULL, watch_thread, NULL) != 0) {
         close(fd);
-        reg.epfd = -1;
+        close(wake);
+        reg.epfd = reg.wake = -1;
         return;
     }
     pthread_detach(t);
+}
+
+static void wake_thread(void)
+{
+    uint64_t one = 1;
+    if (reg.wake >= 0)
+        (void)!write(reg.wake, &one, sizeof(one));
 }
 
 static void not_found(const struct mcp_req *rq, const char *uri, const char *why)
@@ -174,15 +224,17 @@ static void not_found(const struct mcp_req *rq, const char *uri, const char *why
     mcp_reply_error_data(rq, code, msg, json_pack("{s:s}", "uri", uri));
 }
 
-/* The watch of s on uri (reg.lock held), and how many s has. */
-static struct watch *find_uri(struct mcp_session *s, const char *uri, size_t *count)
+/* The watch of s on uri for listen (NULL: resources/subscribe; reg.lock
+ * held), and how many s has in all. */
+static struct watch *find_uri(struct mcp_session *s, const char *uri, const json_t *listen,
+                              size_t *count)
 {
     struct watch *found = NULL;
     *count = 0;
     for (struct watch *w = reg.list; w; w = w->next)
-        if (w->s == s) {
+        if (w->s == s && !w->dead) {
             (*count)++;
-            if (strcmp(w->uri, uri) == 0)
+            if (w->listen_id == listen && strcmp(w->uri, uri) == 0)
                 found = w;
         }
     return found;
@@ -193,21 +245,84 @@ static size_t max_watches(const struct mcp_session *s)
     return s->cfg->max_watches ? s->cfg->max_watches : MCP_WATCHES_DEFAULT;
 }
 
-/* Refuses a subscribe over the session's limit (reg.lock held): true when
- * it answered. */
-static bool over_limit(const struct mcp_req *rq, const char *uri, size_t count)
+enum start_result { STARTED, TWIN, OVER_LIMIT, FAILED };
+
+/* Watches uri (its sandbox id and path parsed) for s, as one operation on
+ * the sandbox (call: the slot it is registered in while it runs), and
+ * links it, held while held is true; listen as find_uri's.  *key: the
+ * watch's, when STARTED; err: why, when FAILED. */
+static enum start_result start_watch(struct mcp_session *s, struct mcp_call *call, const char *uri,
+                                     const char *id, const char *path, json_t *listen, bool held,
+                                     uint64_t *key, struct nsbox_err *err)
 {
-    size_t max = max_watches(rq->s);
-    if (count < max)
-        return false;
-    char msg[256];
-    snprintf(msg, sizeof(msg),
-             "this session already watches %zu resources, the limit (--max-watches); "
-             "unsubscribe from one first",
-             max);
-    mcp_reply_error_data(rq, JSONRPC_INVALID_REQUEST, msg,
-                         json_pack("{s:s,s:I}", "uri", uri, "max", (json_int_t)max));
-    return true;
+    size_t count;
+    pthread_mutex_lock(&reg.lock);
+    bool have = find_uri(s, uri, listen, &count) != NULL;
+    pthread_mutex_unlock(&reg.lock);
+    if (have)
+        return TWIN;
+    if (count >= max_watches(s))
+        return OVER_LIMIT;
+
+    struct mcp_sandbox *m = mcp_sandbox_get(s, id, err);
+    if (m == NULL)
+        return FAILED;
+    struct watch *w = calloc(1, sizeof(*w));
+    if (w == NULL || (w->uri = strdup(uri)) == NULL) {
+        free(w);
+        mcp_sandbox_put(s, m);
+        nsbox_err_set(err, ENOMEM, "out of memory");
+        return FAILED;
+    }
+    int r = mcp_op_begin(s, call, m, err);
+    if (r == 0) {
+        r = box_watch_start(&m->box, path, &w->w, err);
+        mcp_op_end(s, call, m);
+    }
+    if (r < 0) {
+        free(w->uri);
+        free(w);
+        mcp_sandbox_put(s, m);
+        return FAILED;
+    }
+    w->s = s;
+    w->m = m;
+    w->held = held;
+    w->listen_id = json_incref(listen);
+    w->last_sent_ms = nsbox_now_ms() - MCP_WATCH_COALESCE_MS;
+    /* Linked while the reference is held: a stop of m (which waits for
+     * the reference) finds it and ends it. */
+    enum start_result res = FAILED;
+    pthread_mutex_lock(&reg.lock);
+    if (find_uri(s, uri, listen, &count) != NULL) {
+        res = TWIN;
+    } else if (count >= max_watches(s)) {
+        res = OVER_LIMIT;
+    } else {
+        w->key = ++reg.next_key;
+        struct epoll_event ev = {.events = EPOLLIN, .data.u64 = w->key};
+        if (epoll_ctl(reg.epfd, EPOLL_CTL_ADD, box_watch_fd(&w->w), &ev) == 0) {
+            w->armed = true;
+            w->next = reg.list;
+            reg.list = w;
+            *key = w->key;
+            w = NULL;
+            res = STARTED;
+        } else {
+            nsbox_err_sys(err, "cannot watch %s", path);
+        }
+    }
+    pthread_mutex_unlock(&reg.lock);
+    mcp_sandbox_put(s, m);
+    watch_free(w); /* not linked */
+    return res;
+}
+
+/* Whether err says the file is not there for this session. */
+static bool missing(int code)
+{
+    return code == ENOENT || code == ENOTDIR || code == EACCES || code == ESRCH || code == ELOOP ||
+           code == EINVAL;
 }
 
 struct sub_job {
@@ -221,85 +336,40 @@ struct sub_job {
 static void subscribe(const struct sub_job *job, struct mcp_call *call)
 {
     const struct mcp_req *rq = job->rq;
-    struct mcp_session *s = rq->s;
     const char *uri = json_string_value(json_object_get(rq->params, "uri"));
     struct nsbox_err err = {0};
-    size_t count;
+    uint64_t key;
 
     pthread_once(&reg.once, start_thread);
     if (reg.epfd < 0) {
         mcp_reply_error(rq, JSONRPC_INTERNAL_ERROR, "the server cannot watch files (no thread)");
         return;
     }
-    pthread_mutex_lock(&reg.lock);
-    bool have = find_uri(s, uri, &count) != NULL;
-    bool refused = !have && over_limit(rq, uri, count);
-    pthread_mutex_unlock(&reg.lock);
-    if (have)
+    switch (start_watch(rq->s, call, uri, job->id, job->path, NULL, false, &key, &err)) {
+    case STARTED:
+    case TWIN: /* already watched: one watch per URI */
         mcp_reply(rq, json_object());
-    if (have || refused)
         return;
-
-    struct mcp_sandbox *m = mcp_sandbox_get(s, job->id, &err);
-    if (m == NULL) {
-        not_found(rq, uri, err.msg);
-        return;
-    }
-    struct watch *w = calloc(1, sizeof(*w));
-    if (w == NULL || (w->uri = strdup(uri)) == NULL) {
-        free(w);
-        mcp_sandbox_put(s, m);
-        mcp_reply_error(rq, JSONRPC_INTERNAL_ERROR, "out of memory");
+    case OVER_LIMIT: {
+        char msg[256];
+        size_t max = max_watches(rq->s);
+        snprintf(msg, sizeof(msg),
+                 "this session already watches %zu resources, the limit (--max-watches); "
+                 "unsubscribe from one first",
+                 max);
+        mcp_reply_error_data(rq, JSONRPC_INVALID_REQUEST, msg,
+                             json_pack("{s:s,s:I}", "uri", uri, "max", (json_int_t)max));
         return;
     }
-    int r = mcp_op_begin(s, call, m, &err);
-    if (r == 0) {
-        r = box_watch_start(&m->box, job->path, &w->w, &err);
-        mcp_op_end(s, call, m);
-    }
-    if (r < 0) {
-        free(w->uri);
-        free(w);
-        mcp_sandbox_put(s, m);
-        if (err.code == ENOENT || err.code == ENOTDIR || err.code == EACCES || err.code == ESRCH ||
-            err.code == ELOOP || err.code == EINVAL)
+    case FAILED:
+        if (missing(err.code))
             not_found(rq, uri, err.msg);
-        else if (err.code == ENOTSUP)
-            mcp_reply_error_data(rq, JSONRPC_INVALID_PARAMS, err.msg,
-                                 json_pack("{s:s}", "uri", uri));
         else
-            mcp_reply_error_data(rq, JSONRPC_INTERNAL_ERROR, err.msg,
-                                 json_pack("{s:s}", "uri", uri));
+            mcp_reply_error_data(
+                rq, err.code == ENOTSUP ? JSONRPC_INVALID_PARAMS : JSONRPC_INTERNAL_ERROR, err.msg,
+                json_pack("{s:s}", "uri", uri));
         return;
     }
-    w->s = s;
-    w->m = m;
-    w->last_sent_ms = nsbox_now_ms() - MCP_WATCH_COALESCE_MS;
-    /* Linked while the reference is held: a stop of m (which waits for
-     * the reference) finds it and ends it. */
-    pthread_mutex_lock(&reg.lock);
-    struct watch *twin = find_uri(s, uri, &count);
-    refused = twin == NULL && over_limit(rq, uri, count);
-    if (twin == NULL && !refused) {
-        w->key = ++reg.next_key;
-        struct epoll_event ev = {.events = EPOLLIN, .data.u64 = w->key};
-        if (epoll_ctl(reg.epfd, EPOLL_CTL_ADD, box_watch_fd(&w->w), &ev) == 0) {
-            w->armed = true;
-            w->next = reg.list;
-            reg.list = w;
-            w = NULL;
-        }
-    }
-    pthread_mutex_unlock(&reg.lock);
-    mcp_sandbox_put(s, m);
-    if (w != NULL && twin == NULL && !refused) {
-        watch_free(w);
-        mcp_reply_error(rq, JSONRPC_INTERNAL_ERROR, "cannot watch: epoll failed");
-        return;
-    }
-    watch_free(w); /* a twin made meanwhile, or refused */
-    if (!refused)
-        mcp_reply(rq, json_object());
 }
 
 static void *sub_thread(void *arg)
@@ -370,6 +440,130 @@ void mcp_handle_resources_subscribe(const struct mcp_req *rq)
     pthread_attr_destroy(&attr);
 }
 
+/* ---- 2026-07-28: subscriptions/listen's resourceSubscriptions ---- */
+
+struct listen_job {
+    struct mcp_req *rq; /* rq->id is the listen slot's own object */
+};
+
+/* Whether the listen rq still holds its slot (s->lock held). */
+static bool listen_open(struct mcp_session *s, const json_t *id)
+{
+    for (size_t i = 0; i < MCP_MAX_CALLS; i++)
+        if (s->calls[i].id == id && s->calls[i].listen)
+            return true;
+    return false;
+}
+
+static void *listen_thread(void *arg)
+{
+    struct listen_job *job = arg;
+    const struct mcp_req *rq = job->rq;
+    struct mcp_session *s = rq->s;
+    json_t *filter = json_object_get(rq->params, "notifications");
+    json_t *uris = json_object_get(filter, "resourceSubscriptions");
+    json_t *accepted = json_array();
+    uint64_t keys[MCP_WATCHES_DEFAULT * 4];
+    size_t n_keys = 0;
+    size_t i;
+    json_t *u;
+
+    pthread_once(&reg.once, start_thread);
+    json_array_foreach (uris, i, u) {
+        const char *uri = json_string_value(u);
+        char id[MCP_URI_ID_MAX + 1], path[MCP_URI_MAX + 1];
+        struct nsbox_err err = {0};
+        struct mcp_call op = {.cancel = {-1}}; /* the operation's own registration */
+        uint64_t key;
+        if (reg.epfd < 0 || uri == NULL || n_keys == sizeof(keys) / sizeof(keys[0]) ||
+            mcp_uri_parse(uri, id, path, sizeof(path)) < 0)
+            continue;
+        enum start_result r = start_watch(s, &op, uri, id, path, rq->id, true, &key, &err);
+        if (r == STARTED)
+            keys[n_keys++] = key;
+        if ((r == STARTED || r == TWIN) && accepted != NULL)
+            json_array_append(accepted, u);
+        if (r == FAILED || r == OVER_LIMIT)
+            nsbox_debug("subscriptions/listen: not watching %s: %s", uri,
+                        r == FAILED ? err.msg : "over --max-watches");
+    }
+    /* The acknowledgment first ("Subscriptions"), naming what is honoured:
+     * the URIs watched; then the watches may speak. */
+    json_t *honoured = json_object();
+    if (honoured != NULL && accepted != NULL)
+        json_object_set(honoured, "resourceSubscriptions", accepted);
+    s->send_related(
+        s, rq->id,
+        jsonrpc_notification("notifications/subscriptions/acknowledged",
+                             json_pack("{s:{s:O},s:o}", "_meta", MCP_META_SUBSCRIPTION_ID, rq->id,
+                                       "notifications", honoured)));
+    json_decref(accepted);
+    pthread_mutex_lock(&s->lock);
+    bool open = listen_open(s, rq->id);
+    pthread_mutex_lock(&reg.lock);
+    for (size_t k = 0; k < n_keys; k++) {
+        struct watch *w = find_key(keys[k]);
+        if (w != NULL && open)
+            w->held = false;
+        else if (w != NULL)
+            w->dead = true;
+    }
+    pthread_mutex_unlock(&reg.lock);
+    wake_thread();
+    s->n_running--;
+    pthread_cond_broadcast(&s->idle);
+    pthread_mutex_unlock(&s->lock);
+    mcp_req_release(job->rq);
+    free(job);
+    return NULL;
+}
+
+bool mcp_watches_listen(const struct mcp_req *rq)
+{
+    json_t *uris = json_object_get(json_object_get(rq->params, "notifications"),
+                                   "resourceSubscriptions");
+    if (!json_is_array(uris) || json_array_size(uris) == 0)
+        return false;
+    struct listen_job *job = calloc(1, sizeof(*job));
+    if (job == NULL || (job->rq = mcp_req_hold(rq)) == NULL) {
+        free(job);
+        return false;
+    }
+    struct mcp_session *s = rq->s;
+    pthread_mutex_lock(&s->lock);
+    s->n_running++; /* the session's end waits for it */
+    pthread_mutex_unlock(&s->lock);
+    pthread_t t;
+    pthread_attr_t attr;
+    pthread_attr_init(&attr);
+    pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+    bool ok = pthread_create(&t, &attr, listen_thread, job) == 0;
+    pthread_attr_destroy(&attr);
+    if (!ok) {
+        pthread_mutex_lock(&s->lock);
+        s->n_running--;
+        pthread_cond_broadcast(&s->idle);
+        pthread_mutex_unlock(&s->lock);
+        mcp_req_release(job->rq);
+        free(job);
+    }
+    return ok;
+}
+
+void mcp_watches_listen_end(const json_t *listen_id)
+{
+    bool any = false;
+    pthread_mutex_lock(&reg.lock);
+    for (struct watch *w = reg.list; w; w = w->next)
+        if (w->listen_id != NULL && w->listen_id == listen_id) {
+            w->dead = true;
+            any = true;
+        }
+    pthread_mutex_unlock(&reg.lock);
+    if (any)
+        wake_thread();
+}
+
 void mcp_handle_resources_unsubscribe(const struct mcp_req *rq)
 {
     const char *uri = json_string_value(json_object_get(rq->params, "uri"));
@@ -379,7 +573,7 @@ void mcp_handle_resources_unsubscribe(const struct mcp_req *rq)
         return;
     }
     pthread_mutex_lock(&reg.lock);
-    struct watch *w = find_uri(rq->s, uri, &count);
+    struct watch *w = find_uri(rq->s, uri, NULL, &count);
     if (w != NULL)
         unlink_watch(w);
     pthread_mutex_unlock(&reg.lock);

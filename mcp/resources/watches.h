@@ -37,6 +37,20 @@
 void mcp_handle_resources_subscribe(const struct mcp_req *rq);
 void mcp_handle_resources_unsubscribe(const struct mcp_req *rq);
 
+/* 2026-07-28 has no resources/subscribe: a subscriptions/listen names
+ * URIs in notifications.resourceSubscriptions.  Called by the listen's
+ * handler (protocol/modern.c) once its slot is taken: false when rq names
+ * none (the handler acknowledges as before); true when a thread of the
+ * session's calls took it over: it starts the watches (as subscribe
+ * does), acknowledges with the URIs it watches, and only then lets them
+ * send, each notification carrying the listen's id in _meta
+ * (io.modelcontextprotocol/subscriptionId) on the listen's own stream. */
+bool mcp_watches_listen(const struct mcp_req *rq);
+
+/* The listen whose slot held listen_id (that very object) ended
+ * (call.c's mcp_call_cancel, s->lock held): its watches end, silently. */
+void mcp_watches_listen_end(const json_t *listen_id);
+
 /* Ends every watch on m (sandboxes.c, as m is finally stopped). */
 void mcp_watches_sandbox_gone(struct mcp_sandbox *m);
 
