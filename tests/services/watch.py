@@ -235,6 +235,7 @@ def core(c, label):
         last_write = float(out.strip())
         time.sleep(1.5)
         got = updates(c, f, t0)
+        nt.note(f"{label}: 1,000 writes gave {len(got)} notifications")
         nt.ok(1 <= len(got) <= 40, f"{len(got)} notifications for 1,000 writes (want 1..40)")
         nt.ok(max(got) >= last_write, f"the last notification ({max(got):.3f}) came before "
                                       f"the last write ({last_write:.3f})")
@@ -296,7 +297,8 @@ def core(c, label):
     def _():
         root = os.geteuid() == 0
         host_dir = "/etc" if root else tempfile.mkdtemp(prefix="nsbox-watch-host-")
-        shell(c, sid, "mkdir -p /workspace/s && touch /workspace/s/x")
+        # The same path in the sandbox is a directory of its own.
+        shell(c, sid, f"mkdir -p /workspace/s {host_dir} && touch /workspace/s/x")
         s = uri_of(sid, "/workspace/s")
         ok_result(c.req("resources/subscribe", {"uri": s}), "subscribe")
         # The sandbox swaps the watched directory for a symlink to host_dir.
@@ -316,6 +318,10 @@ def core(c, label):
             os.unlink(probe)
         time.sleep(0.5)
         nt.ok(not updates(c, s, t0), f"a change of the host's {host_dir} was notified")
+        # The watch is live, on the sandbox's own directory of that name.
+        t1 = time.time()
+        shell(c, sid, f"touch {host_dir}/nsbox-watch-in-sandbox")
+        nt.ok(wait_update(c, s, t1), f"no updated for the sandbox's own {host_dir}")
         c.req("resources/unsubscribe", {"uri": s})
         if host_dir != "/etc":
             os.rmdir(host_dir)
