@@ -360,6 +360,47 @@ def stdio_tests():
 
         core(c, "stdio")
 
+        @nt.test("stdio/hostile_rename_storm_bounded")
+        def _():
+            # A sandbox makes events as fast as it can for 3 s (a rename
+            # storm and files made and removed): the client gets at most one
+            # notification per 150 ms, and the server keeps answering.
+            hsid = c.tool("sandbox_create", language="python")["structuredContent"]["sandbox_id"]
+            h = uri_of(hsid, "/workspace/h")
+            shell(c, hsid, "mkdir -p /workspace/h && touch /workspace/h/a")
+            ok_result(c.req("resources/subscribe", {"uri": h}), "subscribe")
+            time.sleep(0.3)
+            t0 = time.time()
+            done = {}
+
+            def storm():
+                done["out"] = c.tool("run_command", sandbox_id=hsid, command=(
+                    "python3 -c \"import os, time\n"
+                    "os.chdir('/workspace/h'); end = time.time() + 3; n = 0\n"
+                    "while time.time() < end:\n"
+                    "    os.rename('a', 'b'); os.rename('b', 'a'); open('f%d' % (n % 50), 'w').close(); n += 1\n"
+                    "print(n)\""))
+            th = threading.Thread(target=storm)
+            th.start()
+            pings = []
+            time.sleep(0.5)
+            while th.is_alive():
+                p0 = time.time()
+                c.req("ping", {})
+                pings.append(time.time() - p0)
+                time.sleep(0.2)
+            th.join()
+            time.sleep(0.5)
+            got = updates(c, h, t0)
+            rounds = int(done["out"]["structuredContent"]["stdout"].strip() or 0)
+            nt.note(f"a 3 s storm of {rounds} rounds ({rounds * 3} events) gave {len(got)} notifications; "
+                    f"slowest ping {max(pings or [0]) * 1000:.0f} ms")
+            nt.ok(rounds > 1000, f"the storm made only {rounds} rounds")
+            nt.ok(1 <= len(got) <= 3.5 / 0.15 + 3, f"{len(got)} notifications in a 3 s storm")
+            nt.ok(pings and max(pings) < 2.0, f"ping took {max(pings or [0]):.2f} s during the storm")
+            c.req("resources/unsubscribe", {"uri": h})
+            c.tool("sandbox_stop", sandbox_id=hsid)
+
         @nt.test("stdio/other_session_sandbox_not_found")
         def _():
             o = Stdio()
@@ -451,7 +492,70 @@ def modern_tests():
         c.close()
 
 
+def stateless_tests():
+    """2026-07-28 over HTTP without a session (the tenant's session): the
+    listen's own SSE stream carries its acknowledgment and its updates."""
+    server = HttpServer()
+    port = server.port
+
+    def headers(method, params):
+        h = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream",
+             "MCP-Protocol-Version": "2026-07-28", "Mcp-Method": method}
+        if method == "tools/call":
+            h["Mcp-Name"] = params["name"]
+            if "sandbox_id" in params["arguments"]:  # its x-mcp-header
+                h["Mcp-Param-Sandbox-Id"] = params["arguments"]["sandbox_id"]
+        return h
+
+    def rpc(method, params, rid):
+        params = dict(params, _meta=dict(MODERN, **{"io.modelcontextprotocol/clientInfo":
+                                                    {"name": "watch.py", "version": "1"}}))
+        r = mcphttp.request(port, "POST", headers=headers(method, params), timeout=120,
+                            body=json.dumps({"jsonrpc": "2.0", "id": rid, "method": method,
+                                             "params": params}).encode())
+        return r.response(rid)
+
+    try:
+        @nt.test("stateless/listen_stream_carries_updates")
+        def _():
+            r = rpc("tools/call", {"name": "sandbox_create", "arguments": {"language": "python"}}, 1)
+            sid = r["result"]["structuredContent"]["sandbox_id"]
+            w = uri_of(sid, "/workspace")
+            params = {"notifications": {"resourceSubscriptions": [w]},
+                      "_meta": dict(MODERN, **{"io.modelcontextprotocol/clientInfo":
+                                               {"name": "watch.py", "version": "1"}})}
+            c = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
+            mcphttp.send(c, "POST", headers=headers("subscriptions/listen", params),
+                         body=json.dumps({"jsonrpc": "2.0", "id": "S1", "method": "subscriptions/listen",
+                                          "params": params}).encode())
+            resp = c.getresponse()
+            got = queue.Queue()
+
+            def read():
+                try:
+                    for ev in mcphttp.parse_sse(iter(resp.readline, b"")):
+                        for m in mcphttp.messages_of([ev]):
+                            got.put(m)
+                except Exception:
+                    pass
+            threading.Thread(target=read, daemon=True).start()
+            ack = got.get(timeout=30)
+            nt.ok(ack.get("method") == "notifications/subscriptions/acknowledged"
+                  and ack["params"]["notifications"].get("resourceSubscriptions") == [w], f"{ack}")
+            r = rpc("tools/call", {"name": "write_file", "arguments": {
+                "sandbox_id": sid, "path": "/workspace/s.txt", "content": "s"}}, 2)
+            nt.ok("result" in r, f"write_file: {r}")
+            m = got.get(timeout=5)
+            nt.ok(m.get("method") == UPDATED and m["params"]["uri"] == w and
+                  m["params"]["_meta"].get("io.modelcontextprotocol/subscriptionId") == "S1", f"{m}")
+            c.close()  # ends the listen, and its watch
+            rpc("tools/call", {"name": "sandbox_stop", "arguments": {"sandbox_id": sid}}, 3)
+    finally:
+        server.close()
+
+
 nt.run("stdio", stdio_tests)
+nt.run("stateless", stateless_tests)
 nt.run("http", http_tests)
 nt.run("modern", modern_tests)
 nt.finish()
