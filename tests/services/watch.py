@@ -51,8 +51,8 @@ class Stdio:
     """`nsbox serve` over stdio; a reader thread files responses by id and
     keeps every notification with the time it came."""
 
-    def __init__(self, modern=False):
-        self.p = subprocess.Popen([NSBOX, *store_args(), "serve", "--max-watches", str(MAX_WATCHES)],
+    def __init__(self, modern=False, extra=()):
+        self.p = subprocess.Popen([NSBOX, *store_args(), "serve", "--max-watches", str(MAX_WATCHES), *extra],
                                   stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                   stderr=subprocess.DEVNULL, text=True)
         self.n, self.modern = 0, modern
@@ -424,6 +424,20 @@ def stdio_tests():
         nt.ok(time.time() - t0 < 30, "the server took over 30 s to end a session with a watch")
 
 
+def landlock_tests():
+    @nt.test("landlock/refused")
+    def _():
+        # No mount namespace: a path would be the host's.  Refused, clearly.
+        c = Stdio(extra=("--isolation", "landlock"))
+        try:
+            sid = c.tool("sandbox_create", language="python")["structuredContent"]["sandbox_id"]
+            r = c.req("resources/subscribe", {"uri": uri_of(sid, "/tmp")})
+            err = r.get("error", {})
+            nt.ok(err.get("code") == -32602 and "landlock" in err.get("message", ""), f"{r}")
+        finally:
+            c.close()
+
+
 def http_tests():
     server = HttpServer()
     try:
@@ -556,6 +570,7 @@ def stateless_tests():
 
 nt.run("stdio", stdio_tests)
 nt.run("stateless", stateless_tests)
+nt.run("landlock", landlock_tests)
 nt.run("http", http_tests)
 nt.run("modern", modern_tests)
 nt.finish()
