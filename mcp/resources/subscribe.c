@@ -137,6 +137,11 @@ static void took_news(const struct epoll_event *evs, int n)
         if (r < 0) {
             w->pending = true; /* it is gone: that is news too */
             w->ended = true;
+            /* Out of epoll now: a hung-up pipe is reported even with no
+             * events asked for, and a held watch waits for its listen. */
+            epoll_ctl(reg.epfd, EPOLL_CTL_DEL, box_watch_fd(&w->w), NULL);
+            w->armed = false;
+            continue;
         }
         /* Not read again until its notification went: a sandbox that
          * writes without end costs one read per period. */
