@@ -17,6 +17,7 @@
 #include "../common/cleanup.h"
 #include "../common/log.h"
 #include "../runtime/seccomp.h"
+#include "forward.h"
 #include "internal.h"
 #include "net.h"
 #include "spec.h"
@@ -309,6 +310,7 @@ int box_remove(struct box_ctx *ctx, const char *id, struct nsbox_err *err)
      * sandbox that died before writing it) gets the store's. */
     if (ctx->store.rootless && sb.idmap.n_uid == 0)
         sb.idmap = ctx->store.idmap;
+    box_forward_kill(sb.state_dir); /* create -p's forwarder (forward.h) */
     return nsbox_sandbox_destroy(&sb, err);
 }
 

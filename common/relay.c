@@ -66,7 +66,7 @@ static void close_if(int *fd)
 
 /* Closes c's sockets and pipes, unlinks it from live onto dead.  Under the
  * lock. */
-static void kill_conn(struct relay *r, struct conn *c, bool idle)
+static void kill_conn(struct relay *r, struct conn *c, bool idle, bool notify)
 {
     if (c->dead)
         return;
@@ -91,7 +91,7 @@ static void kill_conn(struct relay *r, struct conn *c, bool idle)
     r->st.active--;
     if (idle)
         r->st.idle_closed++;
-    if (r->o.on_close)
+    if (notify && r->o.on_close)
         r->o.on_close(r->o.ctx, c->tag);
 }
 
@@ -146,7 +146,7 @@ static void pump(struct relay *r, struct conn *c)
     if (c->dead)
         return;
     if (pump_dir(r, c, 0) < 0 || pump_dir(r, c, 1) < 0 || (c->shut[0] && c->shut[1]))
-        kill_conn(r, c, false);
+        kill_conn(r, c, false, true);
 }
 
 static void free_dead(struct relay *r)
@@ -167,7 +167,7 @@ static void sweep_idle(struct relay *r)
     for (struct conn *c = r->live, *next; c != NULL; c = next) {
         next = c->next;
         if (now - c->last >= (time_t)r->o.idle_s)
-            kill_conn(r, c, true);
+            kill_conn(r, c, true, true);
     }
 }
 
@@ -287,7 +287,7 @@ int relay_add(struct relay *r, int a, int b, uint64_t tag, struct nsbox_err *err
     if (epoll_ctl(r->ep, EPOLL_CTL_ADD, a, &ev) < 0 ||
         epoll_ctl(r->ep, EPOLL_CTL_ADD, b, &ev) < 0) {
         int e = errno;
-        kill_conn(r, c, false);
+        kill_conn(r, c, false, false); /* a failed add: no on_close */
         pthread_mutex_unlock(&r->lock);
         poke(r);
         return nsbox_err_set(err, e, "relay: epoll_ctl: %s", strerror(e));
@@ -310,7 +310,7 @@ void relay_close_tag(struct relay *r, uint64_t tag)
     for (struct conn *c = r->live, *next; c != NULL; c = next) {
         next = c->next;
         if (c->tag == tag)
-            kill_conn(r, c, false);
+            kill_conn(r, c, false, true);
     }
     pthread_mutex_unlock(&r->lock);
     poke(r); /* the thread frees them */
@@ -340,7 +340,7 @@ void relay_stop(struct relay *r)
     pthread_mutex_lock(&r->lock);
     r->stopping = true;
     while (r->live)
-        kill_conn(r, r->live, false);
+        kill_conn(r, r->live, false, true);
     pthread_mutex_unlock(&r->lock);
     poke(r);
     pthread_join(r->thread, NULL);

@@ -47,7 +47,8 @@ struct relay *relay_start(const struct relay_opts *o, struct nsbox_err *err);
 
 /* Relays a <-> b (connected stream sockets; both made O_NONBLOCK) until
  * done; the relay owns both from now on, also on failure (then closed).
- * 0, or -1 with err (EAGAIN at max_conns, or out of pipes). */
+ * 0, or -1 with err (EAGAIN at max_conns, or out of pipes; on_close is
+ * not called for a connection refused). */
 int relay_add(struct relay *r, int a, int b, uint64_t tag, struct nsbox_err *err);
 
 /* Closes every connection with tag, and returns once they are closed. */
