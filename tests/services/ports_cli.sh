@@ -3,13 +3,14 @@
 # and `nsbox create -p [ADDR:]HOST_PORT:PORT` relay the host's listener to
 # a server in the sandbox, through a socket its init connects inside the
 # sandbox's network namespace (runtime/init_ports.c).  Checked with curl
-# from the host: a server on 0.0.0.0 and one on ::1 only are reached; a
-# 100 MiB download is intact (sha256 inside = sha256 outside); 200
+# from the host: a server on 0.0.0.0 and one on ::1 only are reached, a
+# host listener on [::1] when asked; a 100 MiB download is intact (sha256 inside = sha256 outside); 200
 # connections, 100 at once, all answered; nothing listening is a reset,
 # not a hang, and the forward goes on; create -p's forwarder dies with
 # `nsbox rm`; a host port in use is refused with nothing left behind; bad
 # -p is a usage error and exec has none; exposing gives the sandbox no way
-# out (from inside, the host's listeners stay unreachable); landlock
+# out (from inside, the host's listeners stay unreachable), and the
+# egress broker's port (--net) is never exposed; landlock
 # isolation refuses -p.  As root and as the unprivileged user nsboxtest
 # (tests/setup-users.sh).
 SUITE=ports_cli
@@ -23,6 +24,9 @@ free_port() {
 # The server in the sandbox: files of the working directory, and GET /quit
 # ends it.  argv: PORT [BIND] (BIND "" is 0.0.0.0, "::1" IPv6 loopback).
 SERVER='import http.server, socket, sys, threading
+# small stacks: rootless best-effort limits memory as RLIMIT_AS (512m),
+# and 100 threads of 8 MiB stacks would not fit
+threading.stack_size(256 * 1024)
 bind = sys.argv[2] if len(sys.argv) > 2 else ""
 class S(http.server.ThreadingHTTPServer):
     address_family = socket.AF_INET6 if ":" in bind else socket.AF_INET
@@ -106,9 +110,11 @@ checks() {
 	# -- create -p: a detached forwarder for the sandbox's life ------------
 	hp=$(free_port)
 	hp2=$(free_port)
+	local hp3
+	hp3=$(free_port)
 	# --pids: the server's 100 threads at once (rootless, RLIMIT_NPROC
 	# counts every process of nsboxtest's, other suites' too)
-	if ! id=$("${nb[@]}" create --pids 4096 -p "$hp:8000" -p "127.0.0.1:$hp2:8001" python 2>"$T/create.err"); then
+	if ! id=$("${nb[@]}" create --pids 4096 -p "$hp:8000" -p "127.0.0.1:$hp2:8001" -p "[::1]:$hp3:8000" python 2>"$T/create.err"); then
 		fail "$p/create_p" "$(tail -2 "$T/create.err" | tr '\n' ' ')"
 		return
 	fi
@@ -133,6 +139,12 @@ checks() {
 		pass "$p/ipv6_only_server_reached"
 	else
 		fail "$p/ipv6_only_server_reached" "no answer on $hp2"
+	fi
+	# A host listener on [::1] (ADDR given in brackets), and not on 127.0.0.1.
+	if [ "$(get "http://[::1]:$hp3/index.html")" = create-marker ] && ! listening "http://127.0.0.1:$hp3/"; then
+		pass "$p/ipv6_host_address"
+	else
+		fail "$p/ipv6_host_address" "no answer on [::1]:$hp3, or one on 127.0.0.1:$hp3"
 	fi
 	# 100 MiB, byte for byte.
 	local inside outside
