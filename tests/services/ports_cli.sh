@@ -4,8 +4,9 @@
 # a server in the sandbox, through a socket its init connects inside the
 # sandbox's network namespace (runtime/init_ports.c).  Checked with curl
 # from the host: a server on 0.0.0.0 and one on ::1 only are reached, a
-# host listener on [::1] when asked; a 100 MiB download is intact (sha256 inside = sha256 outside); 200
-# connections, 100 at once, all answered; nothing listening is a reset,
+# host listener on [::1] when asked; a 100 MiB download is intact (sha256
+# inside = sha256 outside); 200 connections, 100 at once, all answered;
+# nothing listening is a reset,
 # not a hang, and the forward goes on; create -p's forwarder dies with
 # `nsbox rm`; a host port in use is refused with nothing left behind; bad
 # -p is a usage error and exec has none; exposing gives the sandbox no way
