@@ -596,12 +596,17 @@ static void sweep(struct preview *p, bool dead_only)
     for (; c != NULL; c = next) {
         next = c->next;
         bool dead = c->ex && __atomic_load_n(&c->ex->dead, __ATOMIC_ACQUIRE);
-        if (dead ||
-            (!dead_only &&
-             ((c->st == ST_HEAD && c->head_since && now - c->head_since > PREVIEW_HEAD_TIMEOUT_S) ||
-              (c->st == ST_CLOSING && now - c->closing_since > CLOSING_S) ||
-              (c->st == ST_CONNECTING && now - c->active > PREVIEW_HEAD_TIMEOUT_S) ||
-              now - c->active > (time_t)p->idle_s)))
+        bool slow = !dead_only && c->st == ST_HEAD && c->head_since &&
+                    now - c->head_since > PREVIEW_HEAD_TIMEOUT_S;
+        if (slow && !dead && c->ufd < 0) { /* the first head: say so, then close */
+            answer(c, 408, NULL);
+            update(c);
+            continue;
+        }
+        if (dead || slow ||
+            (!dead_only && ((c->st == ST_CLOSING && now - c->closing_since > CLOSING_S) ||
+                            (c->st == ST_CONNECTING && now - c->active > PREVIEW_HEAD_TIMEOUT_S) ||
+                            now - c->active > (time_t)p->idle_s)))
             close_conn(c);
     }
     if (!dead_only && p->accept_paused) {
