@@ -71,6 +71,7 @@ struct conn {
     time_t head_since, active, closing_since;
     char peer[64];
     bool connecting, closed;
+    bool queued; /* ST_CONNECTING, waiting for a free attempt */
     struct conn *prev, *next;
 };
 
@@ -286,6 +287,20 @@ static int rewrite(struct conn *c, const struct preview_head *h, size_t prefix_l
     return 0;
 }
 
+/* The connection to the box, on a thread of its own; past
+ * PREVIEW_CONNECTING_MAX at once to one exposure, it waits its turn
+ * (queued: retried as attempts end, cut by the sweep after
+ * PREVIEW_HEAD_TIMEOUT_S like a slow attempt). */
+static void start_connect(struct conn *c)
+{
+    c->connecting = true;
+    c->queued = false;
+    if (exposure_connect(c->p, c, c->ex) < 0) {
+        c->connecting = false;
+        c->queued = true;
+    }
+}
+
 /* A complete head h: routed, checked, rewritten; the body's state set. */
 static void on_head(struct conn *c, const struct preview_head *h)
 {
@@ -317,11 +332,7 @@ static void on_head(struct conn *c, const struct preview_head *h)
     c->ex = ex;
     c->after = next;
     c->st = ST_CONNECTING;
-    c->connecting = true;
-    if (exposure_connect(c->p, c, ex) < 0) {
-        c->connecting = false;
-        answer(c, 503, NULL);
-    }
+    start_connect(c);
 }
 
 static void consume(struct conn *c, size_t n)
@@ -622,12 +633,17 @@ static void take_done(struct preview *p)
     struct job *j = p->done;
     p->done = NULL;
     pthread_mutex_unlock(&p->lock);
+    bool any = j != NULL;
     while (j != NULL) {
         struct job *next = j->next;
         on_connected(p, j);
         free(j);
         j = next;
     }
+    /* Attempts ended: the queued ones get their turn. */
+    for (struct conn *c = any ? p->conns : NULL; c != NULL; c = c->next)
+        if (c->queued && !c->closed)
+            start_connect(c);
 }
 
 static void free_graveyard(struct preview *p)

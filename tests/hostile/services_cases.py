@@ -83,7 +83,7 @@ def box_with_app(srv, sid, port=svc.APP_PORT):
 def who_server(srv, sid, box, port, name):
     """python3 -m http.server on port serving /who = name."""
     svc.run(srv, sid, box, f"mkdir -p /tmp/w{port} && echo {name} > /tmp/w{port}/who && cd /tmp/w{port} && "
-            f"setsid nohup python3 -m http.server {port} >/dev/null 2>&1 </dev/null &")
+            f"(setsid nohup python3 -m http.server {port} >/dev/null 2>&1 </dev/null & echo $! >/tmp/w{port}.pid)")
 
 
 def canary(host="127.0.0.1", port=0):
@@ -184,7 +184,7 @@ def host_loopback(front):
         if body.strip() != b"in-sandbox":
             bad.append(f"same number: {st} {body[:80]!r}")
         # Its server gone: 502, never the host's.
-        svc.run(srv, sid, box, f"pkill -f 'http.server {cport}' || kill $(pgrep -f 'http.server {cport}'); sleep 0.5")
+        svc.run(srv, sid, box, f"kill $(cat /tmp/w{cport}.pid); sleep 0.5")
         st, _, body = svc.request(p, path + "who")
         if st != 502:
             bad.append(f"after the sandbox's server stopped: {st} {body[:80]!r}")
@@ -333,7 +333,8 @@ def slow_client(front):
             time.sleep(1)
             s.setblocking(False)
             try:
-                if s.recv(100) == b"":
+                got = s.recv(100)
+                if got == b"" or b" 408 " in got:
                     cut = time.time() - t0
                     break
             except BlockingIOError:
@@ -345,7 +346,7 @@ def slow_client(front):
             if time.time() - t0 > 25:
                 break
         s.close()
-        if cut is None or cut > 14:
+        if cut is None or cut > 13:
             bad.append(f"a head trickled at 1 byte/s was not cut (after {time.time() - t0:.0f} s)")
         return not bad, "; ".join(bad) or {"cut_after_s": round(cut, 1)}
     finally:
@@ -388,8 +389,11 @@ def thousand_connections(front):
         for c in conns:
             c.close()
         conns = []
-        time.sleep(1)
-        st = svc.request(p, path + "after")[0]
+        for _ in range(40):  # closed, each upstream too, and served again
+            st = svc.request(p, path + "after")[0]
+            if st == 200:
+                break
+            time.sleep(0.5)
         if st != 200:
             bad.append(f"after they closed: {st}")
         if not srv.alive():
@@ -403,23 +407,29 @@ def thousand_connections(front):
 
 
 EVERY_PORT = r"""
-import socket, sys, threading, http.server
-socks = []
-for port in range(1, 1001):
-    try:
-        s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        s.bind(("0.0.0.0", port)); s.listen(4); socks.append(s)
-    except OSError:
-        pass
-open("/tmp/bound", "w").write(str(len(socks)))
+import errno, resource, socket, sys, threading, http.server
+soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
 class H(http.server.BaseHTTPRequestHandler):
     def do_GET(self):
         b = b"in-sandbox-fake"; self.send_response(200); self.send_header("Content-Length", str(len(b)))
         self.end_headers(); self.wfile.write(b)
     def log_message(self, *a): pass
-for port in map(int, sys.argv[1:]):
+skip = set(map(int, sys.argv[1:]))
+for port in skip:
     srv = http.server.ThreadingHTTPServer(("127.0.0.1", port), H)
     threading.Thread(target=srv.serve_forever, daemon=True).start()
+socks = []
+for port in range(1, 65536):
+    if port in skip or len(socks) > hard - 64:
+        continue
+    s = socket.socket()
+    try:
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        s.bind(("0.0.0.0", port)); s.listen(1); socks.append(s)
+    except OSError:
+        s.close()
+open("/tmp/bound", "w").write(str(len(socks)))
 threading.Event().wait()
 """
 
@@ -433,6 +443,10 @@ def listens_on_every_port(front):
         svc.run(srv, sid, box, f"setsid nohup python3 /tmp/every.py {srv.port} {srv.preview_port} "
                 ">/tmp/every.log 2>&1 </dev/null &")
         bad = []
+        for _ in range(60):  # the bind loop done
+            if svc.run(srv, sid, box, "cat /tmp/bound 2>/dev/null")["stdout"].strip():
+                break
+            time.sleep(0.5)
         e = svc.expose(srv, sid, box, port=srv.port)
         _, p, path = url_parts(e)
         st, _, body = svc.request(p, path + "mcp")
@@ -441,15 +455,16 @@ def listens_on_every_port(front):
         lst = srv.tool(sid, "port_list", {"sandbox_id": box})["structuredContent"]
         if [x["port"] for x in lst["ports"]] != [srv.port]:
             bad.append(f"exposed: {lst['ports']}")
+        nb = svc.run(srv, sid, box, "cat /tmp/bound; cat /tmp/every.log")["stdout"]
         if len(lst["listening"]) < 200:
-            bad.append(f"listening shows {len(lst['listening'])} ports: the bind loop did not run")
+            bad.append(f"listening shows {len(lst['listening'])} ports: the bind loop did not run ({nb[:200]})")
         for t in ("/", "/p/", "/mcp", f"/p/{'a' * 48}/"):
             st = svc.request(p, t)[0]
             if st not in (403, 404):
                 bad.append(f"{t}: {st}")
         if not srv.ping(sid):
             bad.append("/mcp stopped answering")
-        return not bad, "; ".join(bad)
+        return not bad, "; ".join(bad) or {"bound": nb.strip()[:20], "listening": len(lst["listening"])}
     finally:
         srv.close()
 
@@ -463,7 +478,10 @@ def malicious_server(front):
         _, p, path = url_parts(e)
         bad = []
         rss0 = rss_kb(srv.p.pid)
-        st, _, body = svc.request(p, path + "bad")  # relayed as it is: the client's problem
+        try:  # relayed as it is: the client's problem, not the proxy's
+            svc.request(p, path + "bad")
+        except (ValueError, EOFError, OSError):
+            pass
         # Endless headers: the client reads 20 MB, then leaves.
         s = svc.connect(p)
         s.sendall(f"GET {path}headers HTTP/1.1\r\nHost: x\r\n\r\n".encode())

@@ -121,6 +121,16 @@ def http_tests():
                     return f"echo {data[:50]!r} for {msg[:50]!r}"
             s.close()
 
+        @nt.test("forty_requests_at_once_all_served")
+        def _():
+            # A page's assets load in parallel: attempts past the proxy's
+            # per-exposure connect bound wait their turn, never 503.
+            import concurrent.futures
+            with concurrent.futures.ThreadPoolExecutor(40) as ex:
+                got = list(ex.map(lambda i: svc.request(pport, f"{base}asset{i}")[0], range(40)))
+            if got != [200] * 40:
+                return f"statuses {sorted(set(got))}: {got.count(200)} of 40 served"
+
         @nt.test("expose_again_returns_the_same_record")
         def _():
             e2 = svc.expose(srv, sid, box)
