@@ -329,6 +329,8 @@ static void info_of(struct box_ctx *ctx, const char *id, struct box_info *out)
     bool have = box_record_load(dir, &b, &ignored) == 0;
     snprintf(out->image, sizeof(out->image), "%s", have ? b.image : "-");
     if (out->running)
+        box_forward_labels(dir, out->ports, sizeof(out->ports));
+    if (out->running)
         nsbox_sandbox_close(&b.sb);
     box_free(&b);
 }

@@ -623,12 +623,13 @@ int cmd_ps(struct cli_globals *g, int argc, char **argv)
         return cli_fail(&err);
     }
     if (!quiet)
-        printf("%-32s %-8s %-8s %s\n", "ID", "PID", "STATUS", "IMAGE");
+        printf("%-32s %-8s %-8s %-24s %s\n", "ID", "PID", "STATUS", "IMAGE", "PORTS");
     for (size_t i = 0; i < n && quiet; i++)
         printf("%s\n", v[i].id);
     for (size_t i = 0; i < n && !quiet; i++)
-        printf("%-32s %-8d %-8s %s\n", v[i].id, (int)v[i].pid, v[i].running ? "running" : "stopped",
-               v[i].image);
+        printf("%-32s %-8d %-8s %-*s%s%s\n", v[i].id, (int)v[i].pid,
+               v[i].running ? "running" : "stopped", v[i].ports[0] ? 24 : 0, v[i].image,
+               v[i].ports[0] ? " " : "", v[i].ports);
     box_ctx_close(&ctx);
     return 0;
 }

@@ -13,8 +13,9 @@
  * Contract: relay_add, relay_close_tag, relay_count and relay_get_stats
  * may be called from any thread; on_close runs on the relay's thread, or
  * on the thread in relay_close_tag or relay_stop, with the engine's lock
- * held: it must not call relay functions.  libc only; no printing, no
- * exit. */
+ * held: it must not call relay functions.  The process must ignore
+ * SIGPIPE (splice into a socket whose peer is gone raises it).  libc only;
+ * no printing, no exit. */
 #ifndef NSBOX_COMMON_RELAY_H
 #define NSBOX_COMMON_RELAY_H
 
