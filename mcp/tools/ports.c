@@ -203,7 +203,7 @@ int mcp_tool_port_list(struct mcp_session *s, struct mcp_call *call, json_t *arg
 {
     struct mcp_port_args a;
     struct mcp_port *gone = NULL;
-    uint16_t listening[256];
+    uint16_t listening[1024]; /* the first of them, in order */
 
     (void)call;
     if (mcp_args_port_list(args, &a, err) < 0)
@@ -212,7 +212,9 @@ int mcp_tool_port_list(struct mcp_session *s, struct mcp_call *call, json_t *arg
     if (m == NULL)
         return -1;
     struct nsbox_err lerr = {0};
-    int nl = box_ports_listening(&m->box, listening, 256, &lerr);
+    int nl = box_ports_listening(&m->box, listening, 1024, &lerr);
+    if (nl > 1024) /* the number of them all: only 1024 were stored */
+        nl = 1024;
     json_t *ports = json_array(), *ls = json_array();
     for (int i = 0; i < nl; i++)
         json_array_append_new(ls, json_integer(listening[i]));
