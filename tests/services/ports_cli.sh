@@ -3,13 +3,15 @@
 # and `nsbox create -p [ADDR:]HOST_PORT:PORT` relay the host's listener to
 # a server in the sandbox, through a socket its init connects inside the
 # sandbox's network namespace (runtime/init_ports.c).  Checked with curl
-# from the host: a server on 0.0.0.0 and one on ::1 only are reached; a
-# 100 MiB download is intact (sha256 inside = sha256 outside); 200
-# connections, 100 at once, all answered; nothing listening is a reset,
+# from the host: a server on 0.0.0.0 and one on ::1 only are reached, a
+# host listener on [::1] when asked; a 100 MiB download is intact (sha256
+# inside = sha256 outside); 200 connections, 100 at once, all answered;
+# nothing listening is a reset,
 # not a hang, and the forward goes on; create -p's forwarder dies with
 # `nsbox rm`; a host port in use is refused with nothing left behind; bad
 # -p is a usage error and exec has none; exposing gives the sandbox no way
-# out (from inside, the host's listeners stay unreachable); landlock
+# out (from inside, the host's listeners stay unreachable), and the
+# egress broker's port (--net) is never exposed; landlock
 # isolation refuses -p.  As root and as the unprivileged user nsboxtest
 # (tests/setup-users.sh).
 SUITE=ports_cli
@@ -23,6 +25,9 @@ free_port() {
 # The server in the sandbox: files of the working directory, and GET /quit
 # ends it.  argv: PORT [BIND] (BIND "" is 0.0.0.0, "::1" IPv6 loopback).
 SERVER='import http.server, socket, sys, threading
+# small stacks: rootless best-effort limits memory as RLIMIT_AS (512m),
+# and 100 threads of 8 MiB stacks would not fit
+threading.stack_size(256 * 1024)
 bind = sys.argv[2] if len(sys.argv) > 2 else ""
 class S(http.server.ThreadingHTTPServer):
     address_family = socket.AF_INET6 if ":" in bind else socket.AF_INET
@@ -49,18 +54,32 @@ except Exception as e:
     print("other", type(e).__name__, e)'
 
 # N GETs of URL, C at once, from the host; prints how many got 200 + body.
-MANY='import concurrent.futures, sys, urllib.request
+MANY='import collections, concurrent.futures, sys, urllib.request
 url, n, c, want = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
+errs = collections.Counter()
 def get(_):
     try:
         return urllib.request.urlopen(url, timeout=30).read().decode().strip() == want
-    except Exception:
+    except Exception as e:
+        errs[type(e).__name__ + ": " + str(e)[:80]] += 1
         return False
 with concurrent.futures.ThreadPoolExecutor(c) as ex:
-    print(sum(ex.map(get, range(n))))'
+    print(sum(ex.map(get, range(n))))
+for e, k in errs.items():
+    print(k, e, file=sys.stderr)'
 
 # get URL: the body, or nothing (curl's own error on stderr).
 get() { curl -sS --max-time 10 "$1"; }
+# cut_off PORT: a connection to the host's PORT is accepted and closed at
+# once (curl 52 or 56; 7 when the reset beats curl's own check), while
+# something still listens there (not a forwarder gone).
+cut_off() {
+	local rc
+	curl -sS --max-time 10 -o /dev/null "http://127.0.0.1:$1/" 2>/dev/null
+	rc=$?
+	case $rc in 7 | 52 | 56) ;; *) return 1 ;; esac
+	ss -Hltn "sport = :$1" | grep -q LISTEN
+}
 listening() { curl -s --max-time 2 -o /dev/null "$1"; }
 
 # checks PREFIX NSBOX...: every check, with NSBOX... the command that runs
@@ -92,19 +111,21 @@ checks() {
 	# -- create -p: a detached forwarder for the sandbox's life ------------
 	hp=$(free_port)
 	hp2=$(free_port)
-	if ! id=$("${nb[@]}" create -p "$hp:8000" -p "127.0.0.1:$hp2:8001" python 2>"$T/create.err"); then
+	local hp3
+	hp3=$(free_port)
+	# --pids: the server's 100 threads at once (rootless, RLIMIT_NPROC
+	# counts every process of nsboxtest's, other suites' too)
+	if ! id=$("${nb[@]}" create --pids 4096 -p "$hp:8000" -p "127.0.0.1:$hp2:8001" -p "[::1]:$hp3:8000" python 2>"$T/create.err"); then
 		fail "$p/create_p" "$(tail -2 "$T/create.err" | tr '\n' ' ')"
 		return
 	fi
 	pass "$p/create_p"
 	# Nothing listens yet: the client is reset at once, not left hanging,
 	# and the forward goes on.
-	out=$(curl -sS --max-time 10 "http://127.0.0.1:$hp/" 2>&1)
-	rc=$?
-	if [ "$rc" = 56 ] || [ "$rc" = 52 ]; then
+	if cut_off "$hp"; then
 		pass "$p/nothing_listening_is_reset"
 	else
-		fail "$p/nothing_listening_is_reset" "curl exit $rc: $out"
+		fail "$p/nothing_listening_is_reset" "not cut off at once, or no listener on $hp"
 	fi
 	"${nb[@]}" exec "$id" -- sh -c "cd /tmp && echo create-marker >index.html && head -c 100M /dev/urandom >big && sha256sum big >big.sum && (setsid python3 -c '$SERVER' 8000 >/dev/null 2>&1 &) && (setsid python3 -c '$SERVER' 8001 ::1 >/dev/null 2>&1 &)" >/dev/null 2>&1
 	if wait_until 30 listening "http://127.0.0.1:$hp/index.html" &&
@@ -120,6 +141,12 @@ checks() {
 	else
 		fail "$p/ipv6_only_server_reached" "no answer on $hp2"
 	fi
+	# A host listener on [::1] (ADDR given in brackets), and not on 127.0.0.1.
+	if [ "$(get "http://[::1]:$hp3/index.html")" = create-marker ] && ! listening "http://127.0.0.1:$hp3/"; then
+		pass "$p/ipv6_host_address"
+	else
+		fail "$p/ipv6_host_address" "no answer on [::1]:$hp3, or one on 127.0.0.1:$hp3"
+	fi
 	# 100 MiB, byte for byte.
 	local inside outside
 	inside=$(get "http://127.0.0.1:$hp/big.sum" | cut -d' ' -f1)
@@ -129,14 +156,15 @@ checks() {
 	else
 		fail "$p/100MiB_intact" "inside '$inside' outside '$outside'"
 	fi
-	out=$(python3 -c "$MANY" "http://127.0.0.1:$hp/index.html" 200 100 create-marker 2>&1)
+	out=$(python3 -c "$MANY" "http://127.0.0.1:$hp/index.html" 200 100 create-marker 2>"$T/many.err")
 	if [ "$out" = 200 ]; then
 		pass "$p/200_connections_100_at_once"
 	else
-		fail "$p/200_connections_100_at_once" "$out of 200 answered"
+		fail "$p/200_connections_100_at_once" "$out of 200 answered: $(tr '\n' ';' <"$T/many.err")"
 	fi
 	# No egress: from inside, the host's listeners (the forward's own
 	# port, a host server) are not there.
+	: >"$T/hostlog"
 	out=$("${nb[@]}" exec "$id" -- python3 -c "$CONNECT" "$hp" 2>&1)
 	local out2
 	out2=$("${nb[@]}" exec "$id" -- python3 -c "$CONNECT" "$HOSTP" 2>&1)
@@ -158,6 +186,29 @@ checks() {
 		pass "$p/forwarder_dies_with_rm"
 	else
 		fail "$p/forwarder_dies_with_rm" "forwarder '$fpid' still there or port $hp still served"
+	fi
+
+	# The egress broker's port (--net IP:PORT makes it listen on PORT
+	# inside): never reached through -p, so the host service behind the
+	# rule sees nothing.
+	hp=$(free_port)
+	: >"$T/hostlog"
+	if id=$("${nb[@]}" create --net "127.0.0.1:$HOSTP" -p "$hp:$HOSTP" python 2>"$T/create.err"); then
+		cut_off "$hp"
+		rc=$?
+		sleep 0.5
+		local lines direct
+		lines=$(wc -l <"$T/hostlog")
+		# the broker is there for the sandbox itself (connect accepted)
+		direct=$("${nb[@]}" exec "$id" -- python3 -c "$CONNECT" "$HOSTP" 2>&1)
+		if [ "$rc" = 0 ] && [ "$lines" = 0 ] && [ "$direct" = connected ]; then
+			pass "$p/broker_port_not_exposed"
+		else
+			fail "$p/broker_port_not_exposed" "cut off: $rc (0 yes); host log after it: $lines lines; inside: $direct"
+		fi
+		"${nb[@]}" rm "$id" >/dev/null 2>&1
+	else
+		fail "$p/broker_port_not_exposed" "create: $(tail -2 "$T/create.err" | tr '\n' ' ')"
 	fi
 
 	# -- a host port in use: refused, nothing left behind -----------------
