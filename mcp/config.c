@@ -190,10 +190,10 @@ static int set_public_url(struct mcp_config *c, const struct opt *o, const char 
     if (!scheme || *host == '\0' || *host == '/' || strpbrk(arg, "?# \t\r\n\"") != NULL ||
         strlen(arg) > 400)
         return nsbox_err_set(err, EINVAL,
-                             "--public-url takes http://HOST[:PORT][/PREFIX] or https://..., "
+                             "--%s takes http://HOST[:PORT][/PREFIX] or https://..., "
                              "not \"%s\"",
-                             arg);
-    c->public_url = arg;
+                             o->name, arg);
+    *AT(c, o, const char *) = arg;
     return 0;
 }
 
@@ -381,6 +381,24 @@ static const struct opt opts[] = {
      "HTTP: open connections from one address (64; behind a router every client comes from "
      "the router's address: raise it to --max-connections)",
      set_number, FIELD(max_per_ip), false, NUM_SIZE},
+    {"preview-listen", "HOST:PORT",
+     "HTTP: where the preview proxy (exposed ports' URLs, an origin apart from /mcp) listens "
+     "(default: the --http host, a free port)",
+     set_string, FIELD(preview_listen), false, NUM_NONE},
+    {"preview-url", "URL",
+     "HTTP: the base of the preview URLs handed out, as browsers reach the proxy (default "
+     "http://HOST:PORT of --preview-listen)",
+     set_public_url, FIELD(preview_url), false, NUM_NONE},
+    {"preview-domain", "DOMAIN",
+     "HTTP: host-mode previews at http://PORT-TOKEN.DOMAIN/ (a wildcard DNS name pointing at "
+     "the proxy) instead of /p/TOKEN/ paths",
+     set_string, FIELD(preview_domain), false, NUM_NONE},
+    {"preview-ttl", "S", "HTTP: how long a preview URL works (3600)", set_number,
+     FIELD(preview_ttl_s), false, NUM_SECONDS},
+    {"max-preview-connections", "N", "HTTP: connections at once to the preview proxy (512)",
+     set_number, FIELD(max_preview_conns), false, NUM_SIZE},
+    {"max-ports", "N", "ports one sandbox may expose at once (port_expose; 8)", set_number,
+     FIELD(max_ports), false, NUM_SIZE},
     /* Lets tests (tests/load) see a silent connection closed without
      * waiting the documented 60 s. */
     {"idle-timeout", "S", NULL, set_number, FIELD(idle_timeout_s), true, NUM_SECONDS},
@@ -418,6 +436,9 @@ void mcp_config_init(struct mcp_config *c)
         .installs = MCP_INSTALL_ALL,
         .max_package_caches = 16,
         .max_upload_mb = MCP_UPLOAD_MB_DEFAULT,
+        .preview_ttl_s = 3600,
+        .max_preview_conns = 512,
+        .max_ports = 8,
         .max_task_ttl_s = 3600,
         .task_after_s = 5,
         .shutdown_grace_s = 30,
@@ -657,6 +678,7 @@ int mcp_server_open(struct mcp_server *s, const struct mcp_config *c, const stru
         .max_total = c->max_total,
         .max_commits = c->max_commits,
         .max_inline_kb = c->max_inline_kb,
+        .max_ports = c->max_ports,
         .output_cap = box_defaults.output_cap,
         /* at most a year; a day */
         .max_task_ttl_s = (unsigned)(c->max_task_ttl_s < 86400 * 365 ? c->max_task_ttl_s

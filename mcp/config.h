@@ -59,6 +59,12 @@ struct mcp_config {
      * only, checked: mcp/node.h) and SIGTERM's grace (--shutdown-grace). */
     const char *node_id;
     size_t shutdown_grace_s;
+    /* The preview proxy (mcp/preview/preview.h): --preview-listen,
+     * --preview-url, --preview-domain, --preview-ttl,
+     * --max-preview-connections; and --max-ports (also over stdio). */
+    const char *preview_listen, *preview_url, *preview_domain;
+    unsigned preview_ttl_s;
+    size_t max_preview_conns, max_ports;
     bool help;
     bool print_config; /* --print-config */
 };
