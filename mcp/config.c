@@ -363,6 +363,11 @@ static const struct opt opts[] = {
      FIELD(file_url_ttl_s), false, NUM_SECONDS},
     {"max-upload-mb", "MB", "HTTP: the largest upload by URL (1024)", set_number,
      FIELD(max_upload_mb), false, NUM_MB},
+    {"terminal-ttl", "S",
+     "HTTP: how long a terminal URL waits for its one connection (default --file-url-ttl)",
+     set_number, FIELD(terminal_ttl_s), false, NUM_SECONDS},
+    {"max-terminals", "N", "HTTP: terminals open at once per session (4)", set_number,
+     FIELD(max_terminals), false, NUM_SIZE},
     {"node-id", "NAME",
      "HTTP: this server's name in a fleet: every session and sandbox id it hands out starts "
      "with \"NAME.\", for a router to route on (default: NSBOX_NODE_ID, else none)",

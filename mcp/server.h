@@ -35,6 +35,7 @@ struct mcp_lang {
 
 struct mcp_sandbox;   /* sandbox.h */
 struct mcp_file_urls; /* files/urls.h */
+struct mcp_terminals; /* preview/terminal.h */
 
 /* What the operator configured: shared by every session. */
 struct mcp_server {
@@ -69,6 +70,9 @@ struct mcp_server {
     /* Files by signed URL (mcp/files/urls.h): set by the HTTP transport
      * while it serves, NULL over stdio (no URLs, no upload_url). */
     const struct mcp_file_urls *file_urls;
+    /* Terminals (preview/terminal.h): set by the HTTP transport while it
+     * serves, NULL over stdio (no terminal_open). */
+    struct mcp_terminals *terminals;
 
     /* The spare sandbox for one-shot runs (pool.c). */
     pthread_mutex_t pool_lock;

@@ -32,8 +32,13 @@ enum {
     CONTEXT_LIST,
     CONTEXT_RESTART,
     CONTEXT_REMOVE,
+    TERMINAL_OPEN,
     N_TOOLS
 };
+
+/* terminal_open's, in args_terminal.c. */
+#define MCP_TERMINAL_OPEN_N_FIELDS 4
+extern const struct mcp_arg mcp_terminal_open_fields[MCP_TERMINAL_OPEN_N_FIELDS];
 
 extern const struct mcp_tool_args mcp_arg_decls[N_TOOLS];
 
