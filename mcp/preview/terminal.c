@@ -246,6 +246,7 @@ static void relay(struct mcp_terminal *term)
     r->term = term;
     r->sock = term->sock;
     r->pty = term->proc.pty;
+    r->quiet_since_ms = nsbox_now_ms();
     fcntl(r->sock, F_SETFL, fcntl(r->sock, F_GETFL) | O_NONBLOCK);
     memcpy(r->in, term->extra, term->n_extra < IN_MAX ? term->n_extra : IN_MAX);
     r->in_len = term->n_extra < IN_MAX ? term->n_extra : IN_MAX;
@@ -308,7 +309,8 @@ static void *terminal_thread(void *arg)
     struct nsbox_err err;
 
     /* Waiting for its socket: until the token expires, a claim is not
-     * followed by its socket, the shell ends, or a stop. */
+     * followed by its socket, or a stop.  A shell (a command) that ends
+     * meanwhile leaves its output in the pty for the client to read. */
     for (;;) {
         pthread_mutex_lock(&tab->lock);
         enum state st = term->state;
@@ -317,12 +319,12 @@ static void *terminal_thread(void *arg)
         if (!stop && st == PENDING && (uint32_t)time(NULL) > term->expires)
             term->state = st = DONE; /* a claim now fails: the record says done */
         pthread_mutex_unlock(&tab->lock);
-        if (stop || st == DONE || st == ATTACHED || term->proc.exited)
+        if (stop || st == DONE || st == ATTACHED)
             break;
         if (st == CLAIMED && nsbox_now_ms() - claimed > CLAIM_MS)
             break;
         struct pollfd p[2] = {{.fd = term->wake, .events = POLLIN},
-                              {.fd = term->proc.ctl, .events = POLLIN}};
+                              {.fd = term->proc.exited ? -1 : term->proc.ctl, .events = POLLIN}};
         if (poll(p, 2, 1000) > 0) {
             uint64_t v;
             if (p[0].revents)

@@ -188,6 +188,20 @@ def main():
         nt.result("expired_refused", st == 403, f"status {st} (expected 403)")
     finally:
         short.close()
+    idle = Server("--idle-timeout", "2")
+    try:
+        sid = idle.session()
+        box = idle.create(sid, BB_IMAGE)
+        url = idle.terminal(sid, box)["url"]
+
+        async def quiet():
+            async with websockets.connect(url, open_timeout=10, ping_interval=None) as ws:
+                await asyncio.sleep(5)  # over the connection idle timeout
+                await ws.send("echo still-$((20+22))\r")
+                await read_until(ws, r"still-42")
+        nt.run("idle_terminal_outlives_idle_timeout", lambda: asyncio.run(quiet()))
+    finally:
+        idle.close()
     stdio_not_offered()
 
 
@@ -244,7 +258,7 @@ def tests(srv):
 
             async def t_bash():
                 await ws.send("echo shell=[$BASH_VERSION]\r")
-                out = await read_until(ws, r"shell=\[[^\]\r\n]*\]")
+                out = await read_until(ws, r"shell=\[\d|shell=\[\]")
                 nt.ok(re.search(r"shell=\[\d", out), f"not bash: {out[-200:]!r}")
             await guard("bash_where_present", t_bash())
 
@@ -348,6 +362,27 @@ def tests(srv):
         code = close_code(s)
         nt.ok(code == 1009, f"close code {code} (expected 1009)")
     nt.run("oversized_frame_1009", too_big)
+
+    def slow_reader():
+        """A client that never reads, a command that writes without end:
+        the server's memory stays flat (the pty is not read while the
+        socket is backed up), and the command ends with the socket."""
+        def rss():
+            with open(f"/proc/{srv.p.pid}/status") as f:
+                return int(re.search(r"VmRSS:\s+(\d+)", f.read()).group(1)) * 1024
+        s = raw_ws(srv.port, "/t/" + srv.terminal(sid, bb, command="yes terminal-flood")["url"].rsplit("/", 1)[1])
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+        time.sleep(1)
+        before = rss()
+        time.sleep(4)
+        grown = rss() - before
+        s.close()
+        nt.ok(grown < 16 << 20, f"the server grew by {grown >> 20} MiB while the client did not read")
+        end = time.time() + 10
+        while "yes terminal-flood" in procs(srv, sid, bb):
+            nt.ok(time.time() < end, "yes still runs after the socket closed")
+            time.sleep(0.5)
+    nt.run("slow_reader_bounded", slow_reader)
 
     def not_websocket():
         tok = srv.terminal(sid, bb)["url"].rsplit("/", 1)[1]
