@@ -338,6 +338,12 @@ static void *terminal_thread(void *arg)
     pthread_mutex_unlock(&tab->lock);
     if (attached)
         relay(term);
+    /* Done from here on: no claim, and no longer counted in its
+     * session's terminals. */
+    pthread_mutex_lock(&tab->lock);
+    bool had_sock = term->state == ATTACHED;
+    term->state = DONE;
+    pthread_mutex_unlock(&tab->lock);
     /* The pty's master closed first: the kernel hangs the terminal up
      * and the shell gets SIGHUP, which an interactive bash passes on to
      * its jobs (each in a process group of its own); then the shell's
@@ -348,10 +354,6 @@ static void *terminal_thread(void *arg)
         box_proc_wait(&term->proc, HANGUP_MS, &err);
     }
     box_proc_close(&term->proc);
-    pthread_mutex_lock(&tab->lock);
-    bool had_sock = term->state == ATTACHED;
-    term->state = DONE;
-    pthread_mutex_unlock(&tab->lock);
     if (had_sock) {
         shutdown(term->sock, SHUT_RDWR);
         term->close_sock(term->close_cls);

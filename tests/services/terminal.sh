@@ -2,7 +2,9 @@
 # Terminals over HTTP (issue #28, docs/services-terminal.md): terminal_open
 # and its WebSocket against a real `nsbox serve --http` with python and
 # busybox sandboxes, driven by python3-websockets (tests/services/
-# terminal.py), as root and as the rootless test user nsboxtest.
+# terminal.py), as root and as the rootless test user nsboxtest; then
+# xterm.js with its attach addon in Debian's headless Chromium
+# (tests/services/terminal_browser.py; npm ci in tests/services/xterm).
 SUITE=terminal
 . "$(dirname "$0")/../lib.sh"
 
@@ -42,6 +44,15 @@ S=$T/store
 if why=$(pull_images as_root "$S"); then
 	client root env NSBOX="$NSBOX" SUITE="$SUITE" timeout 600 "$PY" "$ROOT/tests/services/terminal.py" \
 		"$S" "$PYI" "$BBI"
+	# The browser: xterm.js's exact versions (package-lock.json).
+	XT=$ROOT/tests/services/xterm
+	if [ -f "$XT/node_modules/@xterm/xterm/package.json" ] ||
+		out=$(cd "$XT" && npm ci --no-audit --no-fund 2>&1); then
+		client browser env NSBOX="$NSBOX" SUITE="$SUITE/browser" timeout 300 "$PY" \
+			"$ROOT/tests/services/terminal_browser.py" "$S" "$PYI"
+	else
+		fail browser_setup "npm ci in tests/services/xterm failed: $(printf '%s' "$out" | tail -2 | tr '\n' ' ')"
+	fi
 else
 	fail setup "cannot pull the images: $why"
 fi
