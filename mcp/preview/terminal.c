@@ -44,6 +44,7 @@ struct mcp_terminal {
     /* Under tab->lock. */
     enum state state;
     bool stop;
+    bool finished; /* its thread is about to return: joining it will not wait */
     int64_t claimed_ms;
     int sock;
     void (*close_sock)(void *);
@@ -55,6 +56,7 @@ struct mcp_terminal {
 
 struct mcp_terminals {
     pthread_mutex_t lock;
+    pthread_mutex_t open_lock; /* one open at a time: the cap's count and the insert */
     uint8_t key[PREVIEW_KEY_LEN];
     unsigned ttl_s, max_per_owner;
     bool stopped;
@@ -358,6 +360,9 @@ static void *terminal_thread(void *arg)
         shutdown(term->sock, SHUT_RDWR);
         term->close_sock(term->close_cls);
     }
+    pthread_mutex_lock(&tab->lock);
+    term->finished = true;
+    pthread_mutex_unlock(&tab->lock);
     return NULL;
 }
 
@@ -377,6 +382,7 @@ struct mcp_terminals *mcp_terminals_new(unsigned ttl_s, unsigned max_per_owner,
         return NULL;
     }
     pthread_mutex_init(&t->lock, NULL);
+    pthread_mutex_init(&t->open_lock, NULL);
     t->ttl_s = ttl_s;
     t->max_per_owner = max_per_owner ? max_per_owner : MCP_TERMINALS_DEFAULT;
     return t;
@@ -397,14 +403,15 @@ static void reap(struct mcp_terminal *term)
 }
 
 /* Takes out of the list the terminals that match (sandbox, or every one
- * when all) or are done, asks them to stop, and joins them. */
+ * when all) or whose thread has finished, asks them to stop, and joins
+ * them. */
 static void collect(struct mcp_terminals *t, const void *sandbox, bool all)
 {
     struct mcp_terminal *gone = NULL;
     pthread_mutex_lock(&t->lock);
     for (struct mcp_terminal **p = &t->list; *p != NULL;) {
         struct mcp_terminal *term = *p;
-        if (all || term->state == DONE || (sandbox != NULL && term->sandbox == sandbox)) {
+        if (all || term->finished || (sandbox != NULL && term->sandbox == sandbox)) {
             *p = term->next;
             term->stop = true;
             wake(term);
@@ -439,6 +446,7 @@ void mcp_terminals_free(struct mcp_terminals *t)
     mcp_terminals_stop(t);
     explicit_bzero(t->key, sizeof(t->key));
     pthread_mutex_destroy(&t->lock);
+    pthread_mutex_destroy(&t->open_lock);
     free(t);
 }
 
@@ -480,10 +488,10 @@ static char **with_term(char *const *env)
     return v;
 }
 
-int mcp_terminal_open(struct mcp_terminals *t, const void *owner, const void *sandbox,
-                      struct box *box, const struct nsbox_exec_opts *eo, unsigned cols,
-                      unsigned rows, const char *command, char token[PREVIEW_TOKEN_LEN + 1],
-                      uint32_t *expires, struct nsbox_err *err)
+static int open_locked(struct mcp_terminals *t, const void *owner, const void *sandbox,
+                       struct box *box, const struct nsbox_exec_opts *eo, unsigned cols,
+                       unsigned rows, const char *command, char token[PREVIEW_TOKEN_LEN + 1],
+                       uint32_t *expires, struct nsbox_err *err)
 {
     collect(t, NULL, false); /* the ended ones */
     pthread_mutex_lock(&t->lock);
@@ -538,6 +546,17 @@ int mcp_terminal_open(struct mcp_terminals *t, const void *owner, const void *sa
     t->list = term;
     pthread_mutex_unlock(&t->lock);
     return 0;
+}
+
+int mcp_terminal_open(struct mcp_terminals *t, const void *owner, const void *sandbox,
+                      struct box *box, const struct nsbox_exec_opts *eo, unsigned cols,
+                      unsigned rows, const char *command, char token[PREVIEW_TOKEN_LEN + 1],
+                      uint32_t *expires, struct nsbox_err *err)
+{
+    pthread_mutex_lock(&t->open_lock);
+    int r = open_locked(t, owner, sandbox, box, eo, cols, rows, command, token, expires, err);
+    pthread_mutex_unlock(&t->open_lock);
+    return r;
 }
 
 struct mcp_terminal *mcp_terminal_claim(struct mcp_terminals *t, const char *token, size_t len,
