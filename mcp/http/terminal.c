@@ -48,9 +48,14 @@ static bool has_token(const char *value, const char *token)
     return false;
 }
 
+static void close_upgraded(void *u)
+{
+    http_upgraded_close(u);
+}
+
 static void on_socket(void *cls, int sock, const char *extra, size_t n, struct http_upgraded *u)
 {
-    mcp_terminal_attach(cls, sock, extra, n, (void (*)(void *))http_upgraded_close, u);
+    mcp_terminal_attach(cls, sock, extra, n, close_upgraded, u);
 }
 
 static enum http_result handle(void *ctx, struct MHD_Connection *c, struct http_request *rq)

@@ -250,8 +250,9 @@ static void relay(struct mcp_terminal *term)
     r->pty = term->proc.pty;
     r->quiet_since_ms = nsbox_now_ms();
     fcntl(r->sock, F_SETFL, fcntl(r->sock, F_GETFL) | O_NONBLOCK);
-    memcpy(r->in, term->extra, term->n_extra < IN_MAX ? term->n_extra : IN_MAX);
     r->in_len = term->n_extra < IN_MAX ? term->n_extra : IN_MAX;
+    if (r->in_len > 0)
+        memcpy(r->in, term->extra, r->in_len);
     parse_input(r);
     while (!r->peer_gone) {
         bool flushing = r->out_off < r->out_len;
