@@ -190,10 +190,10 @@ static int set_public_url(struct mcp_config *c, const struct opt *o, const char 
     if (!scheme || *host == '\0' || *host == '/' || strpbrk(arg, "?# \t\r\n\"") != NULL ||
         strlen(arg) > 400)
         return nsbox_err_set(err, EINVAL,
-                             "--public-url takes http://HOST[:PORT][/PREFIX] or https://..., "
+                             "--%s takes http://HOST[:PORT][/PREFIX] or https://..., "
                              "not \"%s\"",
-                             arg);
-    c->public_url = arg;
+                             o->name, arg);
+    *AT(c, o, const char *) = arg;
     return 0;
 }
 
@@ -289,6 +289,8 @@ static const struct opt opts[] = {
      FIELD(ceilings.timeout_s), false, NUM_DOUBLE},
     {"max-sandboxes", "N", "kept sandboxes per session (16)", set_number, FIELD(max_sandboxes),
      false, NUM_SIZE},
+    {"max-watches", "N", "files and directories a session may watch with resources/subscribe (64)",
+     set_number, FIELD(max_watches), false, NUM_SIZE},
     {"max-total-sandboxes", "N", "live sandboxes in the whole server (128)", set_number,
      FIELD(max_total), false, NUM_SIZE},
     {"max-commits", "N",
@@ -384,6 +386,24 @@ static const struct opt opts[] = {
      "HTTP: open connections from one address (64; behind a router every client comes from "
      "the router's address: raise it to --max-connections)",
      set_number, FIELD(max_per_ip), false, NUM_SIZE},
+    {"preview-listen", "HOST:PORT",
+     "HTTP: where the preview proxy (exposed ports' URLs, an origin apart from /mcp) listens "
+     "(default: the --http host, a free port)",
+     set_string, FIELD(preview_listen), false, NUM_NONE},
+    {"preview-url", "URL",
+     "HTTP: the base of the preview URLs handed out, as browsers reach the proxy (default "
+     "http://HOST:PORT of --preview-listen)",
+     set_public_url, FIELD(preview_url), false, NUM_NONE},
+    {"preview-domain", "DOMAIN",
+     "HTTP: host-mode previews at http://PORT-TOKEN.DOMAIN/ (a wildcard DNS name pointing at "
+     "the proxy) instead of /p/TOKEN/ paths",
+     set_string, FIELD(preview_domain), false, NUM_NONE},
+    {"preview-ttl", "S", "HTTP: how long a preview URL works (3600)", set_number,
+     FIELD(preview_ttl_s), false, NUM_SECONDS},
+    {"max-preview-connections", "N", "HTTP: connections at once to the preview proxy (512)",
+     set_number, FIELD(max_preview_conns), false, NUM_SIZE},
+    {"max-ports", "N", "ports one sandbox may expose at once (port_expose; 8)", set_number,
+     FIELD(max_ports), false, NUM_SIZE},
     /* Lets tests (tests/load) see a silent connection closed without
      * waiting the documented 60 s. */
     {"idle-timeout", "S", NULL, set_number, FIELD(idle_timeout_s), true, NUM_SECONDS},
@@ -414,12 +434,16 @@ void mcp_config_init(struct mcp_config *c)
                      .disk_mb = 8192,
                      .workspace_mb = 8192},
         .max_sandboxes = 16,
+        .max_watches = 64,
         .max_total = 128,
         .max_commits = 16,
         .max_inline_kb = 1024,
         .installs = MCP_INSTALL_ALL,
         .max_package_caches = 16,
         .max_upload_mb = MCP_UPLOAD_MB_DEFAULT,
+        .preview_ttl_s = 3600,
+        .max_preview_conns = 512,
+        .max_ports = 8,
         .max_task_ttl_s = 3600,
         .task_after_s = 5,
         .shutdown_grace_s = 30,
@@ -656,9 +680,11 @@ int mcp_server_open(struct mcp_server *s, const struct mcp_config *c, const stru
         .defaults = c->defaults,
         .ceilings = c->ceilings,
         .max_sandboxes = c->max_sandboxes,
+        .max_watches = c->max_watches,
         .max_total = c->max_total,
         .max_commits = c->max_commits,
         .max_inline_kb = c->max_inline_kb,
+        .max_ports = c->max_ports,
         .output_cap = box_defaults.output_cap,
         /* at most a year; a day */
         .max_task_ttl_s = (unsigned)(c->max_task_ttl_s < 86400 * 365 ? c->max_task_ttl_s

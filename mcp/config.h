@@ -23,6 +23,7 @@ struct mcp_config {
     enum nsbox_isolation isolation; /* --isolation (runtime/landlock.h) */
     struct mcp_limits defaults, ceilings;
     size_t max_sandboxes, max_total, max_commits;
+    size_t max_watches;                   /* resources/subscribe per session */
     size_t max_inline_kb;                 /* the most max_inline_kb a call may ask for */
     struct mcp_lang langs[MCP_MAX_LANGS]; /* --image LANG=REF, owned */
     size_t n_langs;
@@ -60,6 +61,12 @@ struct mcp_config {
      * only, checked: mcp/node.h) and SIGTERM's grace (--shutdown-grace). */
     const char *node_id;
     size_t shutdown_grace_s;
+    /* The preview proxy (mcp/preview/preview.h): --preview-listen,
+     * --preview-url, --preview-domain, --preview-ttl,
+     * --max-preview-connections; and --max-ports (also over stdio). */
+    const char *preview_listen, *preview_url, *preview_domain;
+    unsigned preview_ttl_s;
+    size_t max_preview_conns, max_ports;
     bool help;
     bool print_config; /* --print-config */
 };

@@ -252,6 +252,9 @@ const struct mcp_tool_args mcp_arg_decls[N_TOOLS] = {
     [CONTEXT_LIST] = DECL("context_list", stop_fields),
     [CONTEXT_RESTART] = DECL("context_restart", context_fields),
     [CONTEXT_REMOVE] = DECL("context_remove", context_fields),
+    [PORT_EXPOSE] = DECL("port_expose", mcp_port_expose_fields),
+    [PORT_LIST] = DECL("port_list", mcp_port_list_fields),
+    [PORT_CLOSE] = DECL("port_close", mcp_port_close_fields),
 };
 
 const struct mcp_tool_args *mcp_tool_args_find(const char *tool)
