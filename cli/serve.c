@@ -113,7 +113,9 @@ static int serve_http(struct mcp_server *s, const struct mcp_config *c)
                                    .idle_timeout_s = c->idle_timeout_s,
                                    .public_url = c->public_url,
                                    .file_url_ttl_s = c->file_url_ttl_s,
-                                   .max_upload_mb = c->max_upload_mb};
+                                   .max_upload_mb = c->max_upload_mb,
+                                   .terminal_ttl_s = c->terminal_ttl_s,
+                                   .max_terminals = (unsigned)MIN(c->max_terminals, 1024)};
     struct nsbox_err err = {0};
     _cleanup_free_ char *token = NULL;
     char host[256];

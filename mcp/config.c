@@ -365,6 +365,11 @@ static const struct opt opts[] = {
      FIELD(file_url_ttl_s), false, NUM_SECONDS},
     {"max-upload-mb", "MB", "HTTP: the largest upload by URL (1024)", set_number,
      FIELD(max_upload_mb), false, NUM_MB},
+    {"terminal-ttl", "S",
+     "HTTP: how long a terminal URL waits for its one connection (default --file-url-ttl)",
+     set_number, FIELD(terminal_ttl_s), false, NUM_SECONDS},
+    {"max-terminals", "N", "HTTP: terminals open at once per session (4)", set_number,
+     FIELD(max_terminals), false, NUM_SIZE},
     {"node-id", "NAME",
      "HTTP: this server's name in a fleet: every session and sandbox id it hands out starts "
      "with \"NAME.\", for a router to route on (default: NSBOX_NODE_ID, else none)",
@@ -472,12 +477,13 @@ int mcp_config_parse(struct mcp_config *c, int argc, char **argv, struct nsbox_e
         (c->token_file != NULL || c->n_allowed_hosts > 0 || c->session_timeout_s > 0 ||
          c->idle_timeout_s > 0 || c->public_url || c->file_url_ttl_s || c->max_per_tenant > 0 ||
          c->stateless_idle_s > 0 || c->reconnect_idle_s > 0 || c->max_sessions > 0 ||
-         c->max_connections > 0 || c->max_per_ip > 0))
+         c->max_connections > 0 || c->max_per_ip > 0 || c->terminal_ttl_s > 0 ||
+         c->max_terminals > 0))
         return nsbox_err_set(err, EINVAL,
                              "--token-file, --allow-host, --session-timeout, --public-url, "
                              "--file-url-ttl, --max-sandboxes-per-tenant, "
-                             "--stateless-idle-timeout, --reconnect-idle, --max-sessions and "
-                             "--max-connections"
+                             "--stateless-idle-timeout, --reconnect-idle, --max-sessions, "
+                             "--terminal-ttl, --max-terminals and --max-connections"
                              "[-per-ip] go with --http");
     if (c->file_url_ttl_s > MCP_FILE_TTL_MAX)
         return nsbox_err_set(err, EINVAL, "--file-url-ttl is at most %d seconds (a day)",

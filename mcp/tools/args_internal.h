@@ -35,8 +35,13 @@ enum {
     PORT_EXPOSE, /* args_ports.c */
     PORT_LIST,
     PORT_CLOSE,
+    TERMINAL_OPEN,
     N_TOOLS
 };
+
+/* terminal_open's, in args_terminal.c. */
+#define MCP_TERMINAL_OPEN_N_FIELDS 4
+extern const struct mcp_arg mcp_terminal_open_fields[MCP_TERMINAL_OPEN_N_FIELDS];
 
 extern const struct mcp_tool_args mcp_arg_decls[N_TOOLS];
 

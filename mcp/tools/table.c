@@ -270,6 +270,19 @@ const struct mcp_tool mcp_tools[] = {
      "\"example\":{\"type\":\"string\"}},"
      "\"required\":[\"url\",\"method\",\"expires_at\",\"max_bytes\",\"path\"]}",
      mcp_tool_upload_url, MCP_NEEDS_URLS, 0},
+    {"terminal_open", "Open a terminal",
+     "An interactive shell (bash if the image has it, else sh; or command) on a terminal of "
+     "cols x rows in a sandbox made by sandbox_create, for a person: a ws:// URL that one "
+     "WebSocket client (xterm.js with its attach addon) connects to once. Input goes in as "
+     "binary or text messages, output comes out as binary messages, and the text message "
+     "{\"type\":\"resize\",\"cols\":N,\"rows\":M} resizes it. The URL expires unused "
+     "(expires_at); the shell ends when the WebSocket closes, and with the sandbox.",
+     "{\"type\":\"object\",\"properties\":{\"url\":{\"type\":\"string\"},"
+     "\"sandbox_id\":{\"type\":\"string\"},\"expires_at\":{\"type\":\"string\"},"
+     "\"cols\":{\"type\":\"integer\"},\"rows\":{\"type\":\"integer\"},"
+     "\"protocol\":{\"type\":\"string\"}},"
+     "\"required\":[\"url\",\"expires_at\",\"cols\",\"rows\"]}",
+     mcp_tool_terminal_open, MCP_NEEDS_URLS, 0},
     {"port_expose", "Expose a port",
      "Give a URL for a TCP port of a sandbox made by sandbox_create, once something listens on "
      "it (waits up to wait_s). Over HTTP the URL goes through this server's preview proxy "

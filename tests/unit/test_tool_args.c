@@ -90,6 +90,9 @@ static int decode(const char *tool, json_t *args, struct nsbox_err *err)
     } else if (strcmp(tool, "upload_url") == 0) {
         struct mcp_upload_args a;
         r = mcp_args_upload_url(64ull << 20, args, &a, err);
+    } else if (strcmp(tool, "terminal_open") == 0) {
+        struct mcp_terminal_args a;
+        r = mcp_args_terminal_open(args, &a, err);
     } else if (strcmp(tool, "install_packages") == 0) {
         /* What to install is required in substance (packages or a
          * requirements_file, a manager), not by the schema: given here
@@ -144,6 +147,8 @@ static json_t *valid_value(const char *key)
         {"offset", "0"},
         {"length", "10"},
         {"depth", "2"},
+        {"cols", "100"},
+        {"rows", "30"},
         {"port", "8000"},
         {"wait_s", "5"},
         {"memory_mb", "64"},
@@ -222,7 +227,7 @@ static void every_schema_is_closed_json(void)
 {
     size_t n;
     const struct mcp_tool_args *all = mcp_tool_args_all(&n);
-    CHECK(n == 25);
+    CHECK(n == 26);
     for (size_t t = 0; t < n; t++) {
         char text[4096];
         CHECK(mcp_schema_text(&all[t], text, sizeof(text)) < sizeof(text));
