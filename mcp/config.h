@@ -23,6 +23,7 @@ struct mcp_config {
     enum nsbox_isolation isolation; /* --isolation (runtime/landlock.h) */
     struct mcp_limits defaults, ceilings;
     size_t max_sandboxes, max_total, max_commits;
+    size_t max_watches;                   /* resources/subscribe per session */
     size_t max_inline_kb;                 /* the most max_inline_kb a call may ask for */
     struct mcp_lang langs[MCP_MAX_LANGS]; /* --image LANG=REF, owned */
     size_t n_langs;
@@ -48,6 +49,8 @@ struct mcp_config {
     const char *public_url;
     unsigned file_url_ttl_s;
     uint64_t max_upload_mb;
+    unsigned terminal_ttl_s;             /* --terminal-ttl; 0: --file-url-ttl's */
+    size_t max_terminals;                /* --max-terminals; 0: 4 */
     size_t max_task_ttl_s, task_after_s; /* tasks (tasks/tasks.h) */
     size_t max_per_tenant;               /* --max-sandboxes-per-tenant; 0: --max-sandboxes */
     unsigned stateless_idle_s;           /* --stateless-idle-timeout; 0: 1800 */
@@ -61,6 +64,12 @@ struct mcp_config {
     /* Background processes (boxes/bg.h): running per sandbox, KiB of each
      * stream's ring (--max-processes, --process-log-kb). */
     size_t max_processes, process_log_kb;
+    /* The preview proxy (mcp/preview/preview.h): --preview-listen,
+     * --preview-url, --preview-domain, --preview-ttl,
+     * --max-preview-connections; and --max-ports (also over stdio). */
+    const char *preview_listen, *preview_url, *preview_domain;
+    unsigned preview_ttl_s;
+    size_t max_preview_conns, max_ports;
     bool help;
     bool print_config; /* --print-config */
 };

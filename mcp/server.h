@@ -36,6 +36,7 @@ struct mcp_lang {
 
 struct mcp_sandbox;   /* sandbox.h */
 struct mcp_file_urls; /* files/urls.h */
+struct mcp_terminals; /* preview/terminal.h */
 
 /* What the operator configured: shared by every session. */
 struct mcp_server {
@@ -46,6 +47,7 @@ struct mcp_server {
     size_t n_langs;
     struct mcp_limits defaults, ceilings;
     size_t max_sandboxes; /* per session */
+    size_t max_watches;   /* resources/subscribe watches per session (resources/watches.h) */
     size_t max_total;     /* live sandboxes, all sessions and spares */
     size_t max_commits;   /* sandbox_commit's images in the store; 0: no such tool */
     size_t output_cap;
@@ -76,6 +78,14 @@ struct mcp_server {
     struct box_bg_keeper *bg_keeper;
     unsigned max_processes;
     size_t process_log_kb;
+    /* Terminals (preview/terminal.h): set by the HTTP transport while it
+     * serves, NULL over stdio (no terminal_open). */
+    struct mcp_terminals *terminals;
+    /* The preview proxy (mcp/preview/preview.h): set by serve --http while
+     * it serves, NULL over stdio (ports are then reached on 127.0.0.1);
+     * and the most ports one sandbox may expose (--max-ports; 0: 8). */
+    struct preview *preview;
+    size_t max_ports;
 
     /* The spare sandbox for one-shot runs (pool.c). */
     pthread_mutex_t pool_lock;

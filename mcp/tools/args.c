@@ -248,6 +248,9 @@ const struct mcp_tool_args mcp_arg_decls[N_TOOLS] = {
     [LIST_IMAGES] = NO_ARGS("list_images"),
     [INSTALL_PACKAGES] = DECL("install_packages", install_fields),
     [UPLOAD_URL] = DECL("upload_url", upload_fields),
+    [TERMINAL_OPEN] = {.tool = "terminal_open",
+                       .fields = mcp_terminal_open_fields,
+                       .n_fields = MCP_TERMINAL_OPEN_N_FIELDS},
     [CONTEXT_CREATE] = DECL("context_create", context_create_fields),
     [CONTEXT_LIST] = DECL("context_list", stop_fields),
     [CONTEXT_RESTART] = DECL("context_restart", context_fields),
@@ -257,6 +260,9 @@ const struct mcp_tool_args mcp_arg_decls[N_TOOLS] = {
     [PROCESS_LOGS] = DECL("process_logs", mcp_process_logs_fields),
     [PROCESS_SIGNAL] = DECL("process_signal", mcp_process_signal_fields),
     [PROCESS_WAIT] = DECL("process_wait", mcp_process_wait_fields),
+    [PORT_EXPOSE] = DECL("port_expose", mcp_port_expose_fields),
+    [PORT_LIST] = DECL("port_list", mcp_port_list_fields),
+    [PORT_CLOSE] = DECL("port_close", mcp_port_close_fields),
 };
 
 const struct mcp_tool_args *mcp_tool_args_find(const char *tool)
@@ -415,7 +421,7 @@ static int run_env_one(json_t *seen, size_t i, const char *name, size_t nlen, co
     return 0;
 }
 
-static int run_env_check(json_t *env, struct nsbox_err *err)
+int mcp_args_run_env_check(json_t *env, struct nsbox_err *err)
 {
     const char *name, *value;
     size_t nlen, total = 0, n = json_is_array(env) ? json_array_size(env) : json_object_size(env);
@@ -727,7 +733,7 @@ static int run_args(const struct mcp_server *cfg, int tool, json_t *args, const 
     out->argv[2] = (char *)str(tool, args, key);
     out->network = json_object_get(args, "network");
     out->env = json_object_get(args, "env");
-    if (out->env != NULL && run_env_check(out->env, err) < 0) {
+    if (out->env != NULL && mcp_args_run_env_check(out->env, err) < 0) {
         *out = (struct mcp_run_args){0};
         return -1;
     }
@@ -787,9 +793,4 @@ int mcp_args_run_command(const struct mcp_server *cfg, json_t *args, struct mcp_
     out->argv[0] = "/bin/sh";
     out->argv[1] = "-c";
     return 0;
-}
-
-int mcp_args_run_env_check(json_t *env, struct nsbox_err *err)
-{
-    return run_env_check(env, err);
 }

@@ -214,8 +214,14 @@ int mcp_args_process_wait(const struct mcp_server *cfg, json_t *args, struct mcp
  * bytes), *id pointing at "pN" in handle.  0, or -1 with err (ENOENT). */
 int mcp_process_handle_split(const char *handle, char *sandbox_id, size_t size, const char **id,
                              struct nsbox_err *err);
+/* terminal_open */
+struct mcp_terminal_args {
+    const char *sandbox_id, *command; /* command NULL: bash, else sh */
+    unsigned cols, rows;
+};
 
 /* Each returns 0 with *out filled, or -1 with err set (see above). */
+int mcp_args_terminal_open(json_t *args, struct mcp_terminal_args *out, struct nsbox_err *err);
 int mcp_args_none(json_t *args, struct nsbox_err *err);
 int mcp_args_sandbox_create(const struct mcp_server *cfg, json_t *args, struct mcp_create_args *out,
                             struct nsbox_err *err);
