@@ -6,7 +6,7 @@
 # sandboxes from the busybox fixture, as root and as the unprivileged user
 # nsboxtest (rootless, best-effort limits).
 # Run as root: flock /tmp/nsbox-tests.lock bash tests/services/bg_cli.sh
-SUITE=${SUITE:-services_bg_cli}
+SUITE=bg_cli
 . "$(dirname "$0")/../lib.sh"
 "$ROOT/tests/setup-users.sh"
 
