@@ -126,7 +126,7 @@ def main():
 
         def read_pages():
             t0 = time.perf_counter()
-            got, cur = "", 0
+            got, cur = "", None
             while True:
                 r = svc.logs(c, lh, cursor=cur, max_bytes=4096)
                 text = svc.log_text(r)
@@ -141,7 +141,7 @@ def main():
 
         def read_one():
             t0 = time.perf_counter()
-            r = svc.logs(c, lh, cursor=0, max_bytes=1 << 20)
+            r = svc.logs(c, lh, max_bytes=65536)
             t = time.perf_counter() - t0
             if svc.log_text(r) != LINES:
                 die(f"process_logs in one call gave {len(svc.log_text(r))} bytes")

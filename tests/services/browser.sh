@@ -4,7 +4,8 @@
 # each started in the background in a sandbox of the default image through
 # `nsbox serve --http`, the apps exposed and opened in Debian's headless
 # Chromium (tests/services/browser.py, over the DevTools protocol), then a
-# Node app through `nsbox serve` over stdio and its 127.0.0.1 URL.  As root,
+# Node app through `nsbox serve` over stdio and its 127.0.0.1 URL; and
+# ComputeSDK's provider probes (tests/services/computesdk.mjs) over both.  As root,
 # then as the rootless user nsboxtest (its server; Chromium is the host
 # user's browser either way).  The screenshots are kept in
 # build/test-logs/services/ (NSBOX_TEST_LOGS).
@@ -30,6 +31,10 @@ if ! command -v chromium >/dev/null 2>&1; then
 	fail setup "no chromium (make deps installs it)"
 	finish
 fi
+if ! out=$("$ROOT/tests/mcp/setup.sh" 2>&1); then
+	fail setup "tests/mcp/setup.sh failed: $(printf '%s' "$out" | tail -3 | tr '\n' ' ')"
+	finish
+fi
 if ! LAYOUT=$("$ROOT/images/default/build.sh" 2>"$LOGS/build.log"); then
 	fail setup "images/default/build.sh failed: $(tail -5 "$LOGS/build.log" | tr '\n' ' ')"
 	finish
@@ -47,8 +52,13 @@ if serve_http root "$NSBOX" --store "$S" serve --http 127.0.0.1:0; then
 	run_client root env MCP_PORT="$PORT" SHOTS="$SHOTS/root" \
 		STDIO_CMD="[\"$NSBOX\", \"--store\", \"$S\", \"serve\"]" \
 		timeout 600 python3 "$ROOT/tests/services/browser.py"
+	# ComputeSDK's provider probes over HTTP, then over stdio.
+	run_client computesdk env MCP_URL="http://localhost:$PORT/mcp" \
+		timeout 300 node "$ROOT/tests/services/computesdk.mjs"
 	stop_all
 fi
+run_client computesdk_stdio env SUITE="$SUITE/stdio" NSBOX="$NSBOX" NSBOX_STORE="$S" \
+	timeout 300 node "$ROOT/tests/services/computesdk.mjs"
 
 # -- rootless --------------------------------------------------------------------
 "$ROOT/tests/setup-users.sh"
@@ -64,6 +74,8 @@ if out=$(as_user "$RL/nsbox" --store "$RL/store" pull --quiet "oci:$LAYOUT:lates
 			"${USER_ENV[@]}" "$RL/nsbox" --store "$RL/store" serve)
 		run_client rootless env SUITE="$SUITE/rootless" MCP_PORT="$PORT" SHOTS="$SHOTS/rootless" STDIO_CMD="$stdio" \
 			timeout 600 python3 "$ROOT/tests/services/browser.py"
+		run_client computesdk_rootless env SUITE="$SUITE/rootless" MCP_URL="http://localhost:$PORT/mcp" \
+			timeout 300 node "$ROOT/tests/services/computesdk.mjs"
 		stop_all
 	fi
 else
