@@ -164,26 +164,28 @@ WANT_ERR = "".join(f"warning: slow test {i}\n" for i in range(200, 2001, 200))
 
 def testrun(c):
     box = svc.call(c, "sandbox_create", {})["sandbox_id"]
-    svc.call(c, "write_file", {"sandbox_id": box, "path": "run_tests.py", "content": TESTRUN})
-    h = svc.start(c, box, "python3 run_tests.py", name="tests")
-    got, cur, reads, while_running, dropped = "", None, 0, 0, 0
-    end = time.monotonic() + 120
-    while time.monotonic() < end:
-        r = svc.logs(c, h, cursor=cur, max_bytes=4096)
-        text, cur, running = svc.log_text(r), svc.log_cursor(r), svc.log_running(r)
-        dropped += svc.log_dropped(r)
-        got += text
-        reads += 1
-        if text and running:
-            while_running += 1
-        if not text:
-            if running is False or (running is None and got.endswith("2000 passed\n")):
-                break
-            time.sleep(0.05)
-    nt.note(f"testrun: {len(got)} bytes in {reads} reads, {while_running} while it ran")
+    st = {}
 
     @nt.test("testrun_cursor_each_byte_once")
     def _():
+        svc.call(c, "write_file", {"sandbox_id": box, "path": "run_tests.py", "content": TESTRUN})
+        h = st["handle"] = svc.start(c, box, "python3 run_tests.py", name="tests")
+        got, cur, reads, while_running, dropped = "", None, 0, 0, 0
+        end = time.monotonic() + 120
+        while time.monotonic() < end:
+            r = svc.logs(c, h, cursor=cur, max_bytes=4096)
+            text, cur, running = svc.log_text(r), svc.log_cursor(r), svc.log_running(r)
+            dropped += svc.log_dropped(r)
+            got += text
+            reads += 1
+            if text and running:
+                while_running += 1
+            if not text:
+                if running is False or (running is None and got.endswith("2000 passed\n")):
+                    break
+                time.sleep(0.05)
+        st.update(reads=reads, while_running=while_running)
+        nt.note(f"testrun: {len(got)} bytes in {reads} reads, {while_running} of them while it ran")
         ok(dropped == 0, lambda: f"{dropped} bytes dropped")
         ok(got == WANT_OUT, lambda: f"read {len(got)} bytes, want {len(WANT_OUT)}; first difference at "
            f"{next((i for i, (a, b) in enumerate(zip(got, WANT_OUT)) if a != b), min(len(got), len(WANT_OUT)))}")
@@ -192,14 +194,17 @@ def testrun(c):
 
     @nt.test("testrun_read_while_running")
     def _():
-        ok(reads > 10 and while_running > 0, lambda: f"{reads} reads, {while_running} with bytes while it ran")
+        ok("reads" in st, "no run")
+        ok(st["reads"] > 10 and st["while_running"] > 0,
+           lambda: f"{st['reads']} reads, {st['while_running']} with bytes while it ran")
 
     @nt.test("testrun_stderr_apart_and_status")
     def _():
-        r = svc.logs(c, h, stream="stderr")
+        ok("handle" in st, "no run")
+        r = svc.logs(c, st["handle"], stream="stderr")
         ok(svc.log_text(r, "stderr") == WANT_ERR, lambda: f"stderr {svc.log_text(r, 'stderr')[:300]!r}")
-        w = svc.wait(c, h, 30)
-        ok(w.get("exit_code") == 3, lambda: f"process_wait: {json.dumps(w)[:300]}")
+        w = svc.wait(c, st["handle"], 30)
+        ok(w.get("exit_code") == 3 and w.get("running") is False, lambda: f"process_wait: {json.dumps(w)[:300]}")
 
     svc.call(c, "sandbox_stop", {"sandbox_id": box})
 
