@@ -225,7 +225,7 @@ await test('streaming_while_running', async () => {
 	// certain instead of timed: after "tick 1" the command waits at a gate
 	// that the client opens only when that first chunk has reached it.
 	await tool('write_file', { sandbox_id: sid, path: '/tmp/gate.py', content: GATE });
-	const gate = (await tool('port_expose', { sandbox_id: sid, port: 7000 })).url;
+	const gate = (await tool('port_expose', { sandbox_id: sid, port: 7000, wait_s: 0 })).url;
 	let opened;
 	const [r, chunks] = await streamed(
 		"sh -c 'echo tick 1; python3 /tmp/gate.py 7000; for i in 2 3 4 5; do echo tick $i; sleep 0.2; done'",
