@@ -17,6 +17,7 @@
 #include "../common/cleanup.h"
 #include "../common/log.h"
 #include "../runtime/seccomp.h"
+#include "forward.h"
 #include "internal.h"
 #include "net.h"
 #include "spec.h"
@@ -309,6 +310,7 @@ int box_remove(struct box_ctx *ctx, const char *id, struct nsbox_err *err)
      * sandbox that died before writing it) gets the store's. */
     if (ctx->store.rootless && sb.idmap.n_uid == 0)
         sb.idmap = ctx->store.idmap;
+    box_forward_kill(sb.state_dir); /* create -p's forwarder (forward.h) */
     return nsbox_sandbox_destroy(&sb, err);
 }
 
@@ -326,6 +328,8 @@ static void info_of(struct box_ctx *ctx, const char *id, struct box_info *out)
     snprintf(dir, sizeof(dir), "%s/%s", ctx->state_root, id);
     bool have = box_record_load(dir, &b, &ignored) == 0;
     snprintf(out->image, sizeof(out->image), "%s", have ? b.image : "-");
+    if (out->running)
+        box_forward_labels(dir, out->ports, sizeof(out->ports));
     if (out->running)
         nsbox_sandbox_close(&b.sb);
     box_free(&b);

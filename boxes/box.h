@@ -151,6 +151,7 @@ struct box_info {
     pid_t pid; /* 0 when not running */
     bool running;
     char image[256]; /* "-" without a record */
+    char ports[256]; /* create -p's, comma-separated ("" none; forward.h) */
 };
 
 /* The sandboxes in STORE/sandboxes.  *out is malloc'ed (*n entries).

@@ -160,6 +160,30 @@ void cli_print_shared_images(struct images_store *store, FILE *f);
 int cli_parse_size(const char *s, uint64_t *out);
 
 struct box;
+struct box_forward;
+
+/* -p [ADDR:]HOST_PORT:PORT (cli/publish.c). */
+#define CLI_PUBLISH_MAX 32
+#define CLI_PUBLISH_CONNS 512 /* connections at once per port */
+struct cli_publish {
+    char addr[64]; /* 127.0.0.1 unless given */
+    uint16_t host_port, port;
+    char label[96]; /* ADDR:HOST_PORT->PORT */
+    int fd;         /* the host's listener, or -1 */
+};
+/* NULL, or a usage error message. */
+const char *cli_publish_parse(const char *arg, struct cli_publish *p);
+/* Binds and listens on each; -1 with err (a port in use named) and none
+ * left open. */
+int cli_publish_listen(struct cli_publish *p, size_t n, struct nsbox_err *err);
+void cli_publish_close(struct cli_publish *p, size_t n);
+/* run -p: a forward per listener (taken), in this process. */
+int cli_publish_start(struct box *box, struct cli_publish *p, size_t n, struct box_forward **fw,
+                      struct nsbox_err *err);
+void cli_publish_stop(struct box_forward **fw, size_t n);
+/* create -p: a detached forwarder process for the box's life. */
+int cli_publish_detach(struct box *box, struct cli_publish *p, size_t n, struct nsbox_err *err);
+
 struct nsbox_exec_opts;
 struct nsbox_exec_result;
 /* box_run's executor for -t (boxes/run.h box_exec_fn; interactive points

@@ -132,6 +132,15 @@ static const struct cli_option prune_options[] = {
             CLI_COMPLETE_FILE, 0                                                                      \
     }
 
+#define PUBLISH_OPTION                                                                              \
+    {                                                                                               \
+        "publish", 'p', "[ADDR:]HOST_PORT:PORT",                                                    \
+            "relay connections to the host's ADDR:HOST_PORT (127.0.0.1 unless ADDR is given) to "   \
+            "PORT in the sandbox, as long as it lives; inbound only: the sandbox gains no way out " \
+            "(repeatable; docs/services.md)",                                                       \
+            0, 0                                                                                    \
+    }
+
 #define TTY_OPTIONS                                                                                \
     {"interactive", 'i', NULL, "relay stdin (without -t it always is)", 0, 0},                     \
     {                                                                                              \
@@ -142,14 +151,11 @@ static const struct cli_option prune_options[] = {
     }
 
 static const struct cli_option run_options[] = {
-    SANDBOX_OPTIONS(0), COMMAND_OPTIONS, VOLUME_OPTION, TTY_OPTIONS, END,
+    SANDBOX_OPTIONS(0), COMMAND_OPTIONS, VOLUME_OPTION, PUBLISH_OPTION, TTY_OPTIONS, END,
 };
 
 static const struct cli_option create_options[] = {
-    SANDBOX_OPTIONS(0),
-    COMMAND_OPTIONS,
-    VOLUME_OPTION,
-    END,
+    SANDBOX_OPTIONS(0), COMMAND_OPTIONS, VOLUME_OPTION, PUBLISH_OPTION, END,
 };
 
 /* exec shares run's getopt table: the sandbox's options are accepted there

@@ -51,6 +51,9 @@ struct run_opts {
     char **net_texts;
     size_t n_net;
     struct egress_policy *net;
+    /* -p [ADDR:]HOST_PORT:PORT (cli/publish.c) */
+    struct cli_publish publish[CLI_PUBLISH_MAX];
+    size_t n_publish;
 };
 
 static void run_opts_init(struct run_opts *o)
@@ -67,6 +70,7 @@ static void run_opts_free(struct run_opts *o)
     free(o->net);
     for (size_t i = 0; i < o->n_volumes; i++)
         free(o->volume_specs[i]);
+    cli_publish_close(o->publish, o->n_publish);
 }
 
 /* -v: one more volume, or a usage error message. */
@@ -170,6 +174,7 @@ static const struct option run_options[] = {
     {"help", no_argument, NULL, OPT_HELP},
     {"interactive", no_argument, NULL, 'i'},
     {"tty", no_argument, NULL, 't'},
+    {"publish", required_argument, NULL, 'p'},
     {NULL, 0, NULL, 0},
 };
 
@@ -242,6 +247,10 @@ static const char *parse_run_option(struct run_opts *o, int c, const char *arg)
         return add_env(o, arg) < 0 ? "-e takes KEY=VALUE" : NULL;
     case 'v':
         return add_volume(o, arg);
+    case 'p':
+        if (o->n_publish == CLI_PUBLISH_MAX)
+            return "too many -p";
+        return cli_publish_parse(arg, &o->publish[o->n_publish++]);
     case OPT_JSON:
         o->json = true;
         return NULL;
@@ -472,24 +481,33 @@ int cmd_run(struct cli_globals *g, int argc, char **argv)
     const char *ref = argv[optind++];
     if (optind < argc && strcmp(argv[optind], "--") == 0)
         optind++;
+    if (cli_publish_listen(o.publish, o.n_publish, &err) < 0)
+        return cli_fail(&err), BOX_EXIT_NSBOX;
     if (open_ctx(g, o.mode, o.isolation, &ctx, &err) < 0 ||
         create_box(&ctx, ref, &o, false, &box, &err) < 0) {
         cli_fail(&err);
         box_ctx_close(&ctx);
         return BOX_EXIT_NSBOX;
     }
+    struct box_forward *fw[CLI_PUBLISH_MAX];
     /* No command: the image's Entrypoint + Cmd, as docker run does. */
     char **cmd = optind < argc ? argv + optind : box.command;
     int status = BOX_EXIT_NSBOX;
+    bool forwarding = false;
     if (cmd == NULL) {
         fprintf(stderr, "nsbox: error: no command given and the image has none\n");
+    } else if (cli_publish_start(&box, o.publish, o.n_publish, fw, &err) < 0) {
+        cli_fail(&err);
     } else {
+        forwarding = true;
         nsbox_debug("run: sandbox up at %.2f ms", ms_now() - t0);
         struct nsbox_exec_opts eo;
         box_exec_defaults(&box, &eo);
         eo.argv = cmd;
         status = run_command(&box, &eo, &o);
     }
+    if (forwarding)
+        cli_publish_stop(fw, o.n_publish);
     nsbox_debug("run: command done at %.2f ms", ms_now() - t0);
     if (box_destroy_detached(&box, &err) < 0) {
         cli_fail(&err);
@@ -512,9 +530,16 @@ int cmd_create(struct cli_globals *g, int argc, char **argv)
         return r < 0 ? 0 : r;
     if (optind != argc - 1)
         return cli_usage_error("create", "usage: nsbox create [OPTIONS] IMAGE");
+    if (cli_publish_listen(o.publish, o.n_publish, &err) < 0)
+        return cli_fail(&err);
     r = open_ctx(g, o.mode, o.isolation, &ctx, &err);
     if (r == 0)
         r = create_box(&ctx, argv[optind], &o, true, &box, &err);
+    if (r == 0 && o.n_publish > 0 && cli_publish_detach(&box, o.publish, o.n_publish, &err) < 0) {
+        struct nsbox_err ignored;
+        box_destroy(&box, &ignored); /* nothing left behind */
+        r = -1;
+    }
     if (r == 0) {
         printf("%s\n", box.sb.id);
         box_close(&box);
@@ -598,12 +623,13 @@ int cmd_ps(struct cli_globals *g, int argc, char **argv)
         return cli_fail(&err);
     }
     if (!quiet)
-        printf("%-32s %-8s %-8s %s\n", "ID", "PID", "STATUS", "IMAGE");
+        printf("%-32s %-8s %-8s %-24s %s\n", "ID", "PID", "STATUS", "IMAGE", "PORTS");
     for (size_t i = 0; i < n && quiet; i++)
         printf("%s\n", v[i].id);
     for (size_t i = 0; i < n && !quiet; i++)
-        printf("%-32s %-8d %-8s %s\n", v[i].id, (int)v[i].pid, v[i].running ? "running" : "stopped",
-               v[i].image);
+        printf("%-32s %-8d %-8s %-*s%s%s\n", v[i].id, (int)v[i].pid,
+               v[i].running ? "running" : "stopped", v[i].ports[0] ? 24 : 0, v[i].image,
+               v[i].ports[0] ? " " : "", v[i].ports);
     box_ctx_close(&ctx);
     return 0;
 }

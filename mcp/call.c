@@ -7,6 +7,7 @@
 
 #include "../common/log.h"
 #include "jsonrpc.h"
+#include "resources/watches.h"
 
 const char *const mcp_log_levels[] = {"debug", "info",     "notice", "warning",
                                       "error", "critical", "alert",  "emergency"};
@@ -61,6 +62,7 @@ void mcp_call_finish(struct mcp_session *s, struct mcp_call *c)
 void mcp_call_cancel(struct mcp_call *c)
 {
     if (c->listen) { /* no thread to come back: the subscription just ends */
+        mcp_watches_listen_end(c->id);
         mcp_call_release(c);
         return;
     }

@@ -8,6 +8,7 @@
 
 #include "../common/log.h"
 #include "pool.h"
+#include "resources/watches.h"
 
 static time_t now_s(void)
 {
@@ -253,6 +254,7 @@ static void finish_stop(struct mcp_session *s, struct mcp_sandbox *m)
     while (m->refs > 0)
         pthread_cond_wait(&s->released, &s->lock);
     pthread_mutex_unlock(&s->lock);
+    mcp_watches_sandbox_gone(m);
     mcp_sandbox_free(s->cfg, m);
     unreserve(s); /* after the free: the slot counts until it is gone */
 }

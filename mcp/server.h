@@ -45,6 +45,7 @@ struct mcp_server {
     size_t n_langs;
     struct mcp_limits defaults, ceilings;
     size_t max_sandboxes; /* per session */
+    size_t max_watches;   /* resources/subscribe watches per session (resources/watches.h) */
     size_t max_total;     /* live sandboxes, all sessions and spares */
     size_t max_commits;   /* sandbox_commit's images in the store; 0: no such tool */
     size_t output_cap;

@@ -31,6 +31,7 @@
 #include "../common/fsutil.h"
 #include "../common/syscalls.h"
 #include "sanitizer.h"
+#include "watch.h"
 
 /* dprintf, not printf: _exit does not flush stdio. */
 static _Noreturn void fail_arg(int code, enum files_why why, long long arg)
@@ -389,8 +390,13 @@ int nsbox_files_builtin(char **argv)
         void (*fn)(char **args);
         int n_args; /* at least */
     } ops[] = {
-        {"write", op_write, 1}, {"read", op_read, 1},     {"list", op_list, 1},
-        {"mkdir", op_mkdir, 1}, {"delete", op_delete, 1}, {"rename", op_rename, 2},
+        {"write", op_write, 1},
+        {"read", op_read, 1},
+        {"list", op_list, 1},
+        {"mkdir", op_mkdir, 1},
+        {"delete", op_delete, 1},
+        {"rename", op_rename, 2},
+        {"watch", nsbox_watch_builtin, 1}, /* watch.h: long-lived, a proc's */
     };
     if (argv[0] == NULL || strcmp(argv[0], NSBOX_FILE_OP_MARKER) != 0)
         return -1;

@@ -668,6 +668,8 @@ static void handle_client(struct init_state *st, size_t idx)
         handle_attach(st, (size_t)n, fds);
     else if (type == NSBOX_MSG_LISTEN)
         handle_listen(st, fd, (size_t)n);
+    else if (type == NSBOX_MSG_CONNECT)
+        nsbox_init_connect(st->cfg, st->buf, (size_t)n, fds);
     for (int i = 0; i < 3; i++)
         if (fds[i] >= 0)
             close(fds[i]);

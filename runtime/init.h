@@ -2,6 +2,7 @@
 #define NSBOX_RUNTIME_INIT_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "../common/err.h"
@@ -27,6 +28,11 @@ struct nsbox_init_config {
 };
 
 /* Runs the sandbox's pid 1 loop.  Never returns. */
+/* init_ports.c: the NSBOX_MSG_CONNECT request in buf (len bytes, fds as
+ * received: fds[0] the answer's socket, taken and closed).  Never blocks. */
+void nsbox_init_connect(const struct nsbox_init_config *cfg, const void *buf, size_t len,
+                        int fds[3]);
+
 _Noreturn void nsbox_init_main(const struct nsbox_init_config *cfg);
 
 #endif

@@ -15,23 +15,38 @@
 #define NSBOX_PROTO_ERR_MAX 256
 
 enum nsbox_msg_type {
-    NSBOX_MSG_EXEC = 1, /* host -> init: run a command (3 fds attached) */
-    NSBOX_MSG_STARTED,  /* no longer sent; ignored from older inits */
-    NSBOX_MSG_EXITED,   /* init -> host: its wait status and usage */
-    NSBOX_MSG_KILL,     /* host -> init: kill one exec's group, or all */
-    NSBOX_MSG_ERROR,    /* init -> host: the exec could not start */
-    NSBOX_MSG_DISK,     /* init -> host, first on every connection when the
+    NSBOX_MSG_EXEC = 1,  /* host -> init: run a command (3 fds attached) */
+    NSBOX_MSG_STARTED,   /* no longer sent; ignored from older inits */
+    NSBOX_MSG_EXITED,    /* init -> host: its wait status and usage */
+    NSBOX_MSG_KILL,      /* host -> init: kill one exec's group, or all */
+    NSBOX_MSG_ERROR,     /* init -> host: the exec could not start */
+    NSBOX_MSG_DISK,      /* init -> host, first on every connection when the
                            sandbox has a tmpfs disk: its root (1 fd) */
-    NSBOX_MSG_ATTACH,   /* host -> init: one end of a new connection (1 fd) */
-    NSBOX_MSG_SIGNAL,   /* host -> init: signal one exec's process group */
-    NSBOX_MSG_PTY,      /* init -> host: a terminal exec's pty master (1 fd),
+    NSBOX_MSG_ATTACH,    /* host -> init: one end of a new connection (1 fd) */
+    NSBOX_MSG_SIGNAL,    /* host -> init: signal one exec's process group */
+    NSBOX_MSG_PTY,       /* init -> host: a terminal exec's pty master (1 fd),
                            before its EXITED; a struct nsbox_msg_status */
-    NSBOX_MSG_LISTEN,   /* host -> init: listeners for the egress broker
+    NSBOX_MSG_LISTEN,    /* host -> init: listeners for the egress broker
                            (struct nsbox_msg_listen) */
-    NSBOX_MSG_LISTENER, /* init -> host: one of them (1 fd), in order; a
+    NSBOX_MSG_LISTENER,  /* init -> host: one of them (1 fd), in order; a
                            struct nsbox_msg_listener.  After the last, or
                            instead of any on failure, an ERROR status
                            (err_code 0: done) */
+    NSBOX_MSG_CONNECT,   /* host -> init: a TCP socket connected to the
+                           sandbox's loopback (struct nsbox_msg_connect,
+                           1 fd: a SOCK_SEQPACKET socket for the answer) */
+    NSBOX_MSG_CONNECTED, /* init -> host, on that socket: the socket (1 fd,
+                            connect begun or done), or an ERROR status */
+};
+
+/* Connect to 127.0.0.1:port (family 4) or [::1]:port (family 6) inside
+ * the sandbox's network namespace, without blocking init: the socket
+ * comes back with its connect in progress (the host waits for it). */
+struct nsbox_msg_connect {
+    uint32_t type;
+    uint32_t family; /* 4 or 6 */
+    uint32_t port;   /* 1..65535 */
+    uint32_t pad;
 };
 
 #define NSBOX_LISTEN_MAX_PORTS 64

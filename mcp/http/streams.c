@@ -124,7 +124,13 @@ static struct http_stream *route(struct http_session *hs, json_t *msg)
         return NULL;
     }
     if (hs->stateless)
-        return NULL;                          /* which client's? none can be told */
+        return NULL; /* which client's? none can be told */
+    /* A watched file changed: news of no request, for the standalone GET
+     * stream (resources/watches.h); a request's stream only without one. */
+    if (strcmp(method, "notifications/resources/updated") == 0)
+        for (st = hs->streams; st; st = st->next)
+            if (st->kind == HTTP_STREAM_GET && !st->ended)
+                return st;
     for (st = hs->streams; st; st = st->next) /* newest first */
         if (st->kind == HTTP_STREAM_SSE && waiting(st))
             return st;

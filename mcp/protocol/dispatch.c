@@ -12,6 +12,7 @@
 #include "../call.h"
 #include "../jsonrpc.h"
 #include "../resources/resources.h"
+#include "../resources/watches.h"
 #include "../sandboxes.h"
 #include "../tasks/tasks.h"
 #include "request.h"
@@ -95,6 +96,7 @@ void mcp_session_shutdown(struct mcp_session *s)
         pthread_cond_wait(&s->idle, &s->lock);
     pthread_mutex_unlock(&s->lock);
     mcp_tasks_free(s);
+    mcp_watches_session_end(s);
     mcp_listens_close(s);
     if (s->hand_over != NULL) /* reconnect: they outlive the session */
         s->hand_over(s);

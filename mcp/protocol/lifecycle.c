@@ -18,9 +18,10 @@ const char *const mcp_instructions =
 json_t *mcp_server_capabilities(const struct mcp_req *rq)
 {
     /* tools never change while the server runs: no list_changed to send;
-     * resources are files in sandboxes, read on request: no subscribe. */
-    json_t *caps = json_pack("{s:{s:b},s:{},s:{}}", "tools", "listChanged", 0, "logging",
-                             "resources");
+     * resources are files in sandboxes: a client may subscribe to one
+     * (resources/watches.h). */
+    json_t *caps = json_pack("{s:{s:b},s:{},s:{s:b}}", "tools", "listChanged", 0, "logging",
+                             "resources", "subscribe", 1);
     /* Tasks: 2025-11-25's capabilities.tasks, 2026-07-28's extension. */
     mcp_tasks_capabilities(rq->era, rq->version, caps);
     return caps;

@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "../resources/resources.h"
+#include "../resources/watches.h"
 #include "../tasks/tasks.h"
 #include "request.h"
 
@@ -15,6 +16,9 @@ const struct mcp_method mcp_methods[] = {
     {"resources/list", mcp_handle_resources_list, MCP_M_BOTH},
     {"resources/read", mcp_handle_resources_read, MCP_M_BOTH},
     {"resources/templates/list", mcp_handle_resources_templates, MCP_M_BOTH},
+    /* 2026-07-28 subscribes through subscriptions/listen's resourceSubscriptions. */
+    {"resources/subscribe", mcp_handle_resources_subscribe, MCP_M_LEGACY},
+    {"resources/unsubscribe", mcp_handle_resources_unsubscribe, MCP_M_LEGACY},
     {"server/discover", mcp_handle_discover, MCP_M_MODERN},
     {"subscriptions/listen", mcp_handle_listen, MCP_M_MODERN},
     {"tasks/get", mcp_handle_tasks_get, MCP_M_BOTH},

@@ -2,9 +2,10 @@
  * subscriptions/listen.
  *
  * nsbox's lists never change while it runs (the tools come from its
- * configuration), so a subscription has nothing to deliver: listen
- * acknowledges with the subset it honours (none of the list-changed
- * kinds), then stays open, holding a slot of the session's calls, until
+ * configuration), so the list-changed kinds are never honoured; the
+ * files of notifications.resourceSubscriptions are (resources/watches.h:
+ * the acknowledgment then names the URIs watched).  Listen acknowledges
+ * with the subset it honours, then stays open, holding a slot of the session's calls, until
  * the client cancels it (notifications/cancelled on stdio, closing the
  * stream over HTTP: mcp_call_cancel frees the slot, no response) or the
  * session ends (mcp_listens_close: a completion result, the graceful
@@ -17,6 +18,7 @@
 
 #include "../call.h"
 #include "../jsonrpc.h"
+#include "../resources/watches.h"
 #include "request.h"
 
 /* Open subscriptions a session may hold: each takes a call slot. */
@@ -76,6 +78,9 @@ void mcp_handle_listen(const struct mcp_req *rq)
                         "too many subscriptions open at once; cancel one first");
         return;
     }
+    /* Files to watch: a thread starts them, then acknowledges. */
+    if (mcp_watches_listen(rq))
+        return;
     /* Acknowledged: none of the kinds asked for (the lists never change,
      * there are no resource updates to send), which is what the filter
      * says the server agreed to honour. */
