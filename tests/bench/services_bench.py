@@ -149,7 +149,7 @@ def main():
 
         def cat():
             t0 = time.perf_counter()
-            r = svc.call(c, "run_command", {"sandbox_id": box, "command": "cat /tmp/lines.txt"})
+            r = svc.call(c, "run_command", {"sandbox_id": box, "command": "cat /tmp/lines.txt", "max_inline_kb": 128})
             t = time.perf_counter() - t0
             if r["stdout"] != LINES:
                 die("run_command cat gave other bytes")
