@@ -50,7 +50,7 @@ $(BUILD)/nsbox: $(CLI_OBJS) $(BUILD)/libnsbox.a
 # too, and the tool table (mcp/tools/table.c, which names every tool, so
 # the MCP objects but the transports and config.c come along, as for
 # fuzz_tools).
-MCP_CORE_SRCS := $(filter-out mcp/transport_%.c mcp/config.c mcp/http/%,$(wildcard mcp/*.c mcp/*/*.c))
+MCP_CORE_SRCS := $(filter-out mcp/transport_%.c mcp/config.c mcp/server_open.c mcp/http/%,$(wildcard mcp/*.c mcp/*/*.c))
 UNIT_MCP_OBJS := $(patsubst %.c,$(BUILD)/%.o,$(MCP_CORE_SRCS) mcp/http/reqmeta.c) \
 	$(BUILD)/mcp/interp/embedded.o
 $(BUILD)/unit-tests: $(UNIT_OBJS) $(UNIT_MCP_OBJS) $(BUILD)/libnsbox.a

@@ -15,6 +15,7 @@
 #include "../common/log.h"
 #include "../mcp/config.h"
 #include "../mcp/http/transport.h"
+#include "../mcp/preview/preview.h"
 #include "../mcp/protocol/dispatch.h"
 #include "../mcp/tools/languages.h"
 #include "../mcp/transport_stdio.h"
@@ -73,6 +74,31 @@ static void *stop_watchdog(void *arg)
     _exit(CLI_EXIT_FAILURE);
 }
 
+/* The preview proxy (mcp/preview/preview.h): a listener of its own, so
+ * that sandbox pages never share an origin with /mcp or /files/. */
+static struct preview *start_preview(struct mcp_server *s, const struct mcp_config *c,
+                                     const char *http_host, struct nsbox_err *err)
+{
+    struct preview_options po = {.host = http_host,
+                                 .url = c->preview_url,
+                                 .domain = c->preview_domain,
+                                 .ttl_s = c->preview_ttl_s,
+                                 .max_conns = (unsigned)MIN(c->max_preview_conns, 65536)};
+    char buf[256];
+    if (c->preview_listen != NULL) {
+        struct mcp_http_options lo = {0};
+        if (mcp_http_parse_address(c->preview_listen, buf, sizeof(buf), &lo, err) < 0) {
+            nsbox_err_prefix(err, "--preview-listen");
+            return NULL;
+        }
+        po.host = lo.host;
+        po.port = lo.port;
+    }
+    struct preview *pv = preview_start(&po, err);
+    s->preview = pv; /* before the first call can expose a port */
+    return pv;
+}
+
 static int serve_http(struct mcp_server *s, const struct mcp_config *c)
 {
     struct mcp_http_options opt = {.n_allowed_hosts = c->n_allowed_hosts,
@@ -87,7 +113,9 @@ static int serve_http(struct mcp_server *s, const struct mcp_config *c)
                                    .idle_timeout_s = c->idle_timeout_s,
                                    .public_url = c->public_url,
                                    .file_url_ttl_s = c->file_url_ttl_s,
-                                   .max_upload_mb = c->max_upload_mb};
+                                   .max_upload_mb = c->max_upload_mb,
+                                   .terminal_ttl_s = c->terminal_ttl_s,
+                                   .max_terminals = (unsigned)MIN(c->max_terminals, 1024)};
     struct nsbox_err err = {0};
     _cleanup_free_ char *token = NULL;
     char host[256];
@@ -97,15 +125,27 @@ static int serve_http(struct mcp_server *s, const struct mcp_config *c)
         mcp_config_token(c, &token, &err) < 0 || catch_stop_signals(&err) < 0)
         return cli_fail(&err);
     opt.token = token;
-    struct mcp_http *srv = mcp_http_start(s, &opt, &err);
-    if (srv == NULL)
+    struct preview *pv = start_preview(s, c, host, &err);
+    if (pv == NULL)
         return cli_fail(&err);
+    struct mcp_http *srv = mcp_http_start(s, &opt, &err);
+    if (srv == NULL) {
+        s->preview = NULL;
+        preview_stop(pv);
+        return cli_fail(&err);
+    }
     bool v6 = strchr(host, ':') != NULL;
     fprintf(stderr, "nsbox: serving MCP on http://%s%s%s:%u/mcp (%s; store %s)\n", v6 ? "[" : "",
             host, v6 ? "]" : "", mcp_http_port(srv),
             token ? "bearer token required" : "no token: loopback only", s->boxes.store.root);
     fprintf(stderr, "nsbox: file URLs at %s/files/ (they end with the server)\n",
             mcp_http_public_url(srv));
+    if (preview_host_mode(pv))
+        fprintf(stderr, "nsbox: preview proxy on port %u, URLs http://PORT-TOKEN.%s/\n",
+                preview_port(pv), c->preview_domain);
+    else
+        fprintf(stderr, "nsbox: preview proxy at %s/p/ (port %u)\n", preview_base(pv),
+                preview_port(pv));
     int sig = wait_stop_signal();
     /* Drain first (docs/tools.md "Fleet"): readiness fails, no new
      * session or sandbox, calls under way and calls on sandboxes made
@@ -120,7 +160,9 @@ static int serve_http(struct mcp_server *s, const struct mcp_config *c)
     bool cut = mcp_http_drain(srv, (unsigned)grace_s);
     fprintf(stderr, "nsbox: %s; stopping every sandbox\n",
             cut ? "the grace is over: cancelling the calls still running" : "no call is running");
-    mcp_http_stop(srv);
+    mcp_http_stop(srv); /* every sandbox, so every exposure, is gone */
+    s->preview = NULL;
+    preview_stop(pv);
     return 0;
 }
 

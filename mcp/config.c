@@ -1,5 +1,5 @@
-/* `nsbox serve`'s options as one table; the server opened from them
- * (config.h). */
+/* `nsbox serve`'s options as one table, parsed, set and printed
+ * (config.h); the server is opened from them in server_open.c. */
 #include "config.h"
 
 #include <errno.h>
@@ -190,10 +190,10 @@ static int set_public_url(struct mcp_config *c, const struct opt *o, const char 
     if (!scheme || *host == '\0' || *host == '/' || strpbrk(arg, "?# \t\r\n\"") != NULL ||
         strlen(arg) > 400)
         return nsbox_err_set(err, EINVAL,
-                             "--public-url takes http://HOST[:PORT][/PREFIX] or https://..., "
+                             "--%s takes http://HOST[:PORT][/PREFIX] or https://..., "
                              "not \"%s\"",
-                             arg);
-    c->public_url = arg;
+                             o->name, arg);
+    *AT(c, o, const char *) = arg;
     return 0;
 }
 
@@ -365,6 +365,11 @@ static const struct opt opts[] = {
      FIELD(file_url_ttl_s), false, NUM_SECONDS},
     {"max-upload-mb", "MB", "HTTP: the largest upload by URL (1024)", set_number,
      FIELD(max_upload_mb), false, NUM_MB},
+    {"terminal-ttl", "S",
+     "HTTP: how long a terminal URL waits for its one connection (default --file-url-ttl)",
+     set_number, FIELD(terminal_ttl_s), false, NUM_SECONDS},
+    {"max-terminals", "N", "HTTP: terminals open at once per session (4)", set_number,
+     FIELD(max_terminals), false, NUM_SIZE},
     {"node-id", "NAME",
      "HTTP: this server's name in a fleet: every session and sandbox id it hands out starts "
      "with \"NAME.\", for a router to route on (default: NSBOX_NODE_ID, else none)",
@@ -381,6 +386,24 @@ static const struct opt opts[] = {
      "HTTP: open connections from one address (64; behind a router every client comes from "
      "the router's address: raise it to --max-connections)",
      set_number, FIELD(max_per_ip), false, NUM_SIZE},
+    {"preview-listen", "HOST:PORT",
+     "HTTP: where the preview proxy (exposed ports' URLs, an origin apart from /mcp) listens "
+     "(default: the --http host, a free port)",
+     set_string, FIELD(preview_listen), false, NUM_NONE},
+    {"preview-url", "URL",
+     "HTTP: the base of the preview URLs handed out, as browsers reach the proxy (default "
+     "http://HOST:PORT of --preview-listen)",
+     set_public_url, FIELD(preview_url), false, NUM_NONE},
+    {"preview-domain", "DOMAIN",
+     "HTTP: host-mode previews at http://PORT-TOKEN.DOMAIN/ (a wildcard DNS name pointing at "
+     "the proxy) instead of /p/TOKEN/ paths",
+     set_string, FIELD(preview_domain), false, NUM_NONE},
+    {"preview-ttl", "S", "HTTP: how long a preview URL works (3600)", set_number,
+     FIELD(preview_ttl_s), false, NUM_SECONDS},
+    {"max-preview-connections", "N", "HTTP: connections at once to the preview proxy (512)",
+     set_number, FIELD(max_preview_conns), false, NUM_SIZE},
+    {"max-ports", "N", "ports one sandbox may expose at once (port_expose; 8)", set_number,
+     FIELD(max_ports), false, NUM_SIZE},
     /* Lets tests (tests/load) see a silent connection closed without
      * waiting the documented 60 s. */
     {"idle-timeout", "S", NULL, set_number, FIELD(idle_timeout_s), true, NUM_SECONDS},
@@ -418,6 +441,9 @@ void mcp_config_init(struct mcp_config *c)
         .installs = MCP_INSTALL_ALL,
         .max_package_caches = 16,
         .max_upload_mb = MCP_UPLOAD_MB_DEFAULT,
+        .preview_ttl_s = 3600,
+        .max_preview_conns = 512,
+        .max_ports = 8,
         .max_task_ttl_s = 3600,
         .task_after_s = 5,
         .shutdown_grace_s = 30,
@@ -451,12 +477,13 @@ int mcp_config_parse(struct mcp_config *c, int argc, char **argv, struct nsbox_e
         (c->token_file != NULL || c->n_allowed_hosts > 0 || c->session_timeout_s > 0 ||
          c->idle_timeout_s > 0 || c->public_url || c->file_url_ttl_s || c->max_per_tenant > 0 ||
          c->stateless_idle_s > 0 || c->reconnect_idle_s > 0 || c->max_sessions > 0 ||
-         c->max_connections > 0 || c->max_per_ip > 0))
+         c->max_connections > 0 || c->max_per_ip > 0 || c->terminal_ttl_s > 0 ||
+         c->max_terminals > 0))
         return nsbox_err_set(err, EINVAL,
                              "--token-file, --allow-host, --session-timeout, --public-url, "
                              "--file-url-ttl, --max-sandboxes-per-tenant, "
-                             "--stateless-idle-timeout, --reconnect-idle, --max-sessions and "
-                             "--max-connections"
+                             "--stateless-idle-timeout, --reconnect-idle, --max-sessions, "
+                             "--terminal-ttl, --max-terminals and --max-connections"
                              "[-per-ip] go with --http");
     if (c->file_url_ttl_s > MCP_FILE_TTL_MAX)
         return nsbox_err_set(err, EINVAL, "--file-url-ttl is at most %d seconds (a day)",
@@ -570,216 +597,4 @@ void mcp_config_free(struct mcp_config *c)
         free(c->langs[i].ref);
     }
     c->n_langs = 0;
-}
-
-/* Held open by fd: copy_in/copy_out resolve beneath it, so a later rename
- * or symlink of the path itself changes nothing. */
-static int open_host_dirs(struct mcp_server *s, const struct mcp_config *c, struct nsbox_err *err)
-{
-    for (size_t i = 0; i < c->n_host_dirs; i++) {
-        char *real = realpath(c->host_dirs[i], NULL);
-        int fd = real ? open(real, O_PATH | O_DIRECTORY | O_CLOEXEC) : -1;
-        if (fd < 0) {
-            free(real);
-            return nsbox_err_set(err, ENOTDIR, "--allow-host-dir %s: not a directory",
-                                 c->host_dirs[i]);
-        }
-        s->host_dirs[s->n_host_dirs].path = real;
-        s->host_dirs[s->n_host_dirs++].fd = fd;
-    }
-    return 0;
-}
-
-/* install_packages' registries, copied, and the apt mirror's key read. */
-static int open_registries(struct mcp_server *s, const struct mcp_config *c, struct nsbox_err *err)
-{
-    struct box_pkg_registries *r = &s->registries;
-    s->installs = c->installs;
-    s->max_package_caches = c->max_package_caches;
-    if ((c->pip_index && !(r->pip_index = strdup(c->pip_index))) ||
-        (c->npm_registry && !(r->npm_registry = strdup(c->npm_registry))) ||
-        (c->apt_mirror && !(r->apt_mirror = strdup(c->apt_mirror))))
-        return nsbox_err_set(err, ENOMEM, "out of memory");
-    if (c->apt_key == NULL)
-        return 0;
-    if (c->apt_mirror == NULL)
-        return nsbox_err_set(err, EINVAL, "--apt-key goes with --apt-mirror");
-    size_t len;
-    r->apt_key = nsbox_read_file_at(AT_FDCWD, c->apt_key, 1 << 20, &len, err);
-    if (r->apt_key == NULL)
-        return nsbox_err_prefix(err, "--apt-key %s", c->apt_key);
-    r->apt_key_len = len;
-    return 0;
-}
-
-static void close_registries(struct mcp_server *s)
-{
-    struct box_pkg_registries *r = &s->registries;
-    free((char *)r->pip_index);
-    free((char *)r->npm_registry);
-    free((char *)r->apt_mirror);
-    free((char *)r->apt_key);
-    *r = (struct box_pkg_registries){0};
-}
-
-/* The ceiling from every --allow-net (each already checked). */
-static int open_net_ceiling(struct mcp_server *s, const struct mcp_config *c, struct nsbox_err *err)
-{
-    if (c->n_allow_net == 0)
-        return 0;
-    if ((s->net_ceiling = malloc(sizeof(*s->net_ceiling))) == NULL)
-        return nsbox_err_set(err, ENOMEM, "out of memory");
-    if (box_net_parse(s->net_ceiling, (char *const *)c->allow_net, c->n_allow_net, true, err) < 0)
-        return nsbox_err_prefix(err, "--allow-net");
-    return 0;
-}
-
-static void close_host_dirs(struct mcp_server *s)
-{
-    for (size_t i = 0; i < s->n_host_dirs; i++) {
-        free(s->host_dirs[i].path);
-        close(s->host_dirs[i].fd);
-    }
-    s->n_host_dirs = 0;
-}
-
-int mcp_server_open(struct mcp_server *s, const struct mcp_config *c, const struct box_ctx_opts *bo,
-                    struct nsbox_err *err)
-{
-    struct box_ctx_opts o = *bo;
-    o.mode = c->mode;
-    o.isolation = c->isolation;
-    *s = (struct mcp_server){
-        .defaults = c->defaults,
-        .ceilings = c->ceilings,
-        .max_sandboxes = c->max_sandboxes,
-        .max_watches = c->max_watches,
-        .max_total = c->max_total,
-        .max_commits = c->max_commits,
-        .max_inline_kb = c->max_inline_kb,
-        .output_cap = box_defaults.output_cap,
-        /* at most a year; a day */
-        .max_task_ttl_s = (unsigned)(c->max_task_ttl_s < 86400 * 365 ? c->max_task_ttl_s
-                                                                     : 86400 * 365),
-        .task_after_ms = (unsigned)(c->task_after_s < 86400 ? c->task_after_s : 86400) * 1000};
-    for (size_t i = 0; i < c->n_langs; i++)
-        s->langs[i] = (struct mcp_lang){strdup(c->langs[i].language), strdup(c->langs[i].ref)};
-    s->n_langs = c->n_langs;
-    if (c->address != NULL && c->node_id != NULL) /* ids over stdio name nothing to route */
-        snprintf(s->node_id, sizeof(s->node_id), "%s", c->node_id);
-    pthread_mutex_init(&s->pool_lock, NULL);
-    pthread_condattr_t ca; /* pool.c's waits are timed on the monotonic clock */
-    pthread_condattr_init(&ca);
-    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-    pthread_cond_init(&s->pool_idle, &ca);
-    pthread_condattr_destroy(&ca);
-    if (open_host_dirs(s, c, err) < 0 || open_net_ceiling(s, c, err) < 0 ||
-        open_registries(s, c, err) < 0) {
-        mcp_server_close(s);
-        return -1;
-    }
-    s->opened = true; /* box_ctx_close undoes even a failed box_ctx_open */
-    if (box_ctx_open(&s->boxes, &o, err) < 0 || box_ctx_default_seccomp(&s->boxes, err) == NULL) {
-        mcp_server_close(s);
-        return -1;
-    }
-    struct nsbox_err gc_err;
-    if (box_ctx_gc(&s->boxes, &gc_err) < 0)
-        nsbox_warn("cleaning stale sandboxes: %s", gc_err.msg);
-    /* Without the drivers, kept sandboxes still run code, as fresh
-     * processes; the result says so (docs/interpreters.md). */
-    struct nsbox_err drv_err;
-    if (mcp_interp_drivers_dir(s->boxes.store.root, s->drivers_dir, sizeof(s->drivers_dir),
-                               &drv_err) < 0) {
-        nsbox_warn("no persistent interpreters: %s", drv_err.msg);
-        s->drivers_dir[0] = '\0';
-    }
-    return 0;
-}
-
-void mcp_server_close(struct mcp_server *s)
-{
-    /* The spare sandbox and removals still under way. */
-    mcp_pool_drain(s);
-    if (s->opened)
-        box_ctx_close(&s->boxes);
-    s->opened = false;
-    close_host_dirs(s);
-    free(s->net_ceiling);
-    s->net_ceiling = NULL;
-    close_registries(s);
-    for (size_t i = 0; i < s->n_langs; i++) {
-        free(s->langs[i].language);
-        free(s->langs[i].ref);
-    }
-    s->n_langs = 0;
-    pthread_cond_destroy(&s->pool_idle);
-    pthread_mutex_destroy(&s->pool_lock);
-}
-
-/* Strips trailing whitespace; a token is visible ASCII (it travels in an
- * HTTP header) and long enough not to be guessed. */
-static int check_token(char *t, const char *from, struct nsbox_err *err)
-{
-    size_t n = strlen(t);
-    while (n > 0 && strchr(" \t\r\n", t[n - 1]) != NULL)
-        t[--n] = '\0';
-    for (size_t i = 0; i < n; i++)
-        if (t[i] < 0x21 || t[i] > 0x7e)
-            return nsbox_err_set(err, EINVAL,
-                                 "the token in %s has a space or a control or "
-                                 "non-ASCII character",
-                                 from);
-    if (n < 16)
-        return nsbox_err_set(err, EINVAL,
-                             "the token in %s is too short (%zu characters; use "
-                             "16 or more, e.g. `openssl rand -hex 32`)",
-                             from, n);
-    return 0;
-}
-
-static int read_token_file(const char *file, char *buf, size_t size, struct nsbox_err *err)
-{
-    _cleanup_close_ int fd = open(file, O_RDONLY | O_CLOEXEC);
-    struct stat st;
-    ssize_t n;
-    if (fd < 0 || fstat(fd, &st) < 0)
-        return nsbox_err_sys(err, "cannot read the token file %s", file);
-    if (!S_ISREG(st.st_mode))
-        return nsbox_err_set(err, EINVAL, "the token file %s is not a regular file", file);
-    if ((st.st_mode & 077) != 0)
-        nsbox_warn("the token file %s is readable by other users (chmod 600 it)", file);
-    do
-        n = read(fd, buf, size);
-    while (n < 0 && errno == EINTR);
-    if (n < 0)
-        return nsbox_err_sys(err, "cannot read the token file %s", file);
-    if ((size_t)n == size)
-        return nsbox_err_set(err, EINVAL, "the token file %s is too large", file);
-    buf[n] = '\0';
-    return 0;
-}
-
-int mcp_config_token(const struct mcp_config *c, char **out, struct nsbox_err *err)
-{
-    char buf[32769];
-    const char *env = getenv("NSBOX_TOKEN");
-
-    *out = NULL;
-    if (c->token_file != NULL) {
-        if (read_token_file(c->token_file, buf, sizeof(buf), err) < 0)
-            return -1;
-    } else if (env != NULL && *env != '\0') {
-        snprintf(buf, sizeof(buf), "%s", env);
-    } else {
-        return 0;
-    }
-    /* Sandboxes start with a clean environment anyway; keep it that way. */
-    unsetenv("NSBOX_TOKEN");
-    /* A file's lines are the tenants' (mcp/http/reqmeta.h checks them). */
-    int r = c->token_file ? 0 : check_token(buf, "NSBOX_TOKEN", err);
-    if (r == 0 && (*out = strdup(buf)) == NULL)
-        r = nsbox_err_set(err, ENOMEM, "out of memory");
-    explicit_bzero(buf, sizeof(buf));
-    return r;
 }

@@ -49,6 +49,8 @@ struct mcp_config {
     const char *public_url;
     unsigned file_url_ttl_s;
     uint64_t max_upload_mb;
+    unsigned terminal_ttl_s;             /* --terminal-ttl; 0: --file-url-ttl's */
+    size_t max_terminals;                /* --max-terminals; 0: 4 */
     size_t max_task_ttl_s, task_after_s; /* tasks (tasks/tasks.h) */
     size_t max_per_tenant;               /* --max-sandboxes-per-tenant; 0: --max-sandboxes */
     unsigned stateless_idle_s;           /* --stateless-idle-timeout; 0: 1800 */
@@ -59,6 +61,12 @@ struct mcp_config {
      * only, checked: mcp/node.h) and SIGTERM's grace (--shutdown-grace). */
     const char *node_id;
     size_t shutdown_grace_s;
+    /* The preview proxy (mcp/preview/preview.h): --preview-listen,
+     * --preview-url, --preview-domain, --preview-ttl,
+     * --max-preview-connections; and --max-ports (also over stdio). */
+    const char *preview_listen, *preview_url, *preview_domain;
+    unsigned preview_ttl_s;
+    size_t max_preview_conns, max_ports;
     bool help;
     bool print_config; /* --print-config */
 };

@@ -12,6 +12,7 @@
 
 #include "../boxes/proc.h"
 #include "../common/cleanup.h"
+#include "preview/terminal.h"
 #include "../common/log.h"
 
 /* How long a call at the cap waits for sandboxes being stopped. */
@@ -251,6 +252,7 @@ void mcp_pool_drain(struct mcp_server *cfg)
 static void remove_counted(struct mcp_server *cfg, struct mcp_sandbox *m)
 {
     struct nsbox_err err;
+    mcp_terminals_close_sandbox(cfg->terminals, m); /* its shells, before the box goes */
     if (box_destroy(&m->box, &err) < 0)
         nsbox_warn("stopping sandbox %s: %s", m->box.sb.id, err.msg);
     /* The slot frees once init is reaped and the state removed, not

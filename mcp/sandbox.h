@@ -15,6 +15,8 @@
 
 /* A code context of a kept sandbox: an interpreter of its own, with its
  * own working directory, sharing the sandbox's files and limits. */
+struct mcp_ports;
+
 struct mcp_context {
     char id[24]; /* "ctx-" and 16 hex digits */
     enum mcp_interp_lang lang;
@@ -38,6 +40,8 @@ struct mcp_sandbox {
      * changed under exec_lock. */
     struct mcp_context *contexts;
     size_t n_contexts;
+    /* Its exposed ports (tools/ports.c), under that file's lock. */
+    struct mcp_ports *ports;
     pthread_mutex_t exec_lock; /* one command at a time on its socket */
     /* Ownership (sandboxes.h), under the session's lock. */
     unsigned refs;         /* calls holding it */

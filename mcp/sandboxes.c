@@ -9,6 +9,7 @@
 #include "../common/log.h"
 #include "pool.h"
 #include "resources/watches.h"
+#include "tools/ports.h"
 
 static time_t now_s(void)
 {
@@ -255,6 +256,7 @@ static void finish_stop(struct mcp_session *s, struct mcp_sandbox *m)
         pthread_cond_wait(&s->released, &s->lock);
     pthread_mutex_unlock(&s->lock);
     mcp_watches_sandbox_gone(m);
+    mcp_ports_sandbox_gone(m); /* its URLs and listeners, before the box goes */
     mcp_sandbox_free(s->cfg, m);
     unreserve(s); /* after the free: the slot counts until it is gone */
 }

@@ -35,6 +35,7 @@ struct mcp_lang {
 
 struct mcp_sandbox;   /* sandbox.h */
 struct mcp_file_urls; /* files/urls.h */
+struct mcp_terminals; /* preview/terminal.h */
 
 /* What the operator configured: shared by every session. */
 struct mcp_server {
@@ -70,6 +71,14 @@ struct mcp_server {
     /* Files by signed URL (mcp/files/urls.h): set by the HTTP transport
      * while it serves, NULL over stdio (no URLs, no upload_url). */
     const struct mcp_file_urls *file_urls;
+    /* Terminals (preview/terminal.h): set by the HTTP transport while it
+     * serves, NULL over stdio (no terminal_open). */
+    struct mcp_terminals *terminals;
+    /* The preview proxy (mcp/preview/preview.h): set by serve --http while
+     * it serves, NULL over stdio (ports are then reached on 127.0.0.1);
+     * and the most ports one sandbox may expose (--max-ports; 0: 8). */
+    struct preview *preview;
+    size_t max_ports;
 
     /* The spare sandbox for one-shot runs (pool.c). */
     pthread_mutex_t pool_lock;

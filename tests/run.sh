@@ -173,7 +173,7 @@ done
 # suites start): npm packages, VM kernels, the default image.
 needs_of() {
 	case $1 in
-	mcp_stdio | interp | fleet | smoke) echo npm-mcp ;;
+	mcp_stdio | interp | fleet | smoke | watch) echo npm-mcp ;;
 	mcp_http) echo npm-mcp npm-conformance ;;
 	conformance) echo npm-conformance ;;
 	clients) echo npm-conformance npm-clients ;;

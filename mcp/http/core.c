@@ -26,13 +26,14 @@ _Static_assert(HTTP_READER_END == MHD_CONTENT_READER_END_OF_STREAM &&
 
 /* libmicrohttpd is loaded only when `serve --http` starts: linked, it
  * brings gnutls and eight more libraries that every nsbox start (run, exec)
- * would pay for, about 1.2 ms.  The ten functions used, by dlsym. */
+ * would pay for, about 1.2 ms.  The twelve functions used, by dlsym. */
 #include <dlfcn.h>
 
 static struct {
     __typeof__(MHD_add_response_header) *add_response_header;
     __typeof__(MHD_create_response_from_buffer) *create_response_from_buffer;
     __typeof__(MHD_create_response_from_callback) *create_response_from_callback;
+    __typeof__(MHD_create_response_for_upgrade) *create_response_for_upgrade;
     __typeof__(MHD_destroy_response) *destroy_response;
     __typeof__(MHD_get_connection_info) *get_connection_info;
     __typeof__(MHD_lookup_connection_value) *lookup_connection_value;
@@ -40,6 +41,7 @@ static struct {
     __typeof__(MHD_quiesce_daemon) *quiesce_daemon;
     __typeof__(MHD_start_daemon) *start_daemon;
     __typeof__(MHD_stop_daemon) *stop_daemon;
+    __typeof__(MHD_upgrade_action) *upgrade_action;
 } mhd;
 
 static int mhd_load(struct nsbox_err *err)
@@ -47,13 +49,15 @@ static int mhd_load(struct nsbox_err *err)
     static const char *const names[] = {"MHD_add_response_header",
                                         "MHD_create_response_from_buffer",
                                         "MHD_create_response_from_callback",
+                                        "MHD_create_response_for_upgrade",
                                         "MHD_destroy_response",
                                         "MHD_get_connection_info",
                                         "MHD_lookup_connection_value",
                                         "MHD_queue_response",
                                         "MHD_quiesce_daemon",
                                         "MHD_start_daemon",
-                                        "MHD_stop_daemon"};
+                                        "MHD_stop_daemon",
+                                        "MHD_upgrade_action"};
     void **slots = (void **)&mhd;
 
     if (mhd.start_daemon != NULL)
@@ -75,6 +79,7 @@ static int mhd_load(struct nsbox_err *err)
 #define MHD_add_response_header (*mhd.add_response_header)
 #define MHD_create_response_from_buffer (*mhd.create_response_from_buffer)
 #define MHD_create_response_from_callback (*mhd.create_response_from_callback)
+#define MHD_create_response_for_upgrade (*mhd.create_response_for_upgrade)
 #define MHD_destroy_response (*mhd.destroy_response)
 #define MHD_get_connection_info (*mhd.get_connection_info)
 #define MHD_lookup_connection_value (*mhd.lookup_connection_value)
@@ -82,6 +87,7 @@ static int mhd_load(struct nsbox_err *err)
 #define MHD_quiesce_daemon (*mhd.quiesce_daemon)
 #define MHD_start_daemon (*mhd.start_daemon)
 #define MHD_stop_daemon (*mhd.stop_daemon)
+#define MHD_upgrade_action (*mhd.upgrade_action)
 
 #define BODY_DISCARD_MAX (16u << 20) /* past the limit, bytes read before hanging up */
 #define KEEPALIVE_MAX_S 25           /* something on a quiet stream at most this often */
@@ -189,6 +195,47 @@ enum http_result http_reply_body(struct MHD_Connection *c, unsigned status, uint
     return (enum http_result)ret;
 }
 
+/* ---- upgrades (WebSocket) ---- */
+
+struct upgrade {
+    http_upgrade_fn fn;
+    void *cls;
+};
+
+static void on_upgrade(void *cls, struct MHD_Connection *c, void *con_cls, const char *extra,
+                       size_t n, MHD_socket sock, struct MHD_UpgradeResponseHandle *urh)
+{
+    struct upgrade *u = cls;
+    (void)c;
+    (void)con_cls;
+    u->fn(u->cls, sock, extra, n, (struct http_upgraded *)urh);
+    free(u);
+}
+
+enum http_result http_reply_upgrade(struct MHD_Connection *c, const struct http_header *headers,
+                                    http_upgrade_fn fn, void *cls)
+{
+    struct upgrade *u = malloc(sizeof(*u));
+    struct MHD_Response *r = u ? MHD_create_response_for_upgrade(on_upgrade, u) : NULL;
+    if (r == NULL) {
+        free(u);
+        return HTTP_NO;
+    }
+    *u = (struct upgrade){fn, cls};
+    for (size_t i = 0; i < HTTP_MAX_HEADERS && headers[i].name; i++)
+        MHD_add_response_header(r, headers[i].name, headers[i].value);
+    enum MHD_Result ret = MHD_queue_response(c, MHD_HTTP_SWITCHING_PROTOCOLS, r);
+    MHD_destroy_response(r);
+    if (ret != MHD_YES)
+        free(u);
+    return (enum http_result)ret;
+}
+
+void http_upgraded_close(struct http_upgraded *u)
+{
+    MHD_upgrade_action((struct MHD_UpgradeResponseHandle *)u, MHD_UPGRADE_ACTION_CLOSE);
+}
+
 /* ---- the connection ---- */
 
 const char *http_header_value(struct MHD_Connection *c, const char *name)
@@ -281,7 +328,7 @@ static enum http_result check_request(struct http_server *srv, struct MHD_Connec
         return http_refuse(c, MHD_HTTP_FORBIDDEN,
                            "forbidden: Host is not this server "
                            "(DNS rebinding protection)");
-    if (origin != NULL && !http_origin_allowed(origin))
+    if (origin != NULL && !(r != NULL && r->any_origin) && !http_origin_allowed(origin))
         return http_refuse(c, MHD_HTTP_FORBIDDEN, "forbidden: Origin is not a loopback page");
     rq->tenant = srv->authenticate(srv->auth_ctx,
                                    http_header_value(c, MHD_HTTP_HEADER_AUTHORIZATION));
@@ -469,7 +516,7 @@ int http_server_start(struct http_server *srv, struct nsbox_err *err)
      * descriptors above FD_SETSIZE work; ITC for quiesce. */
     srv->daemon = MHD_start_daemon(
         MHD_USE_THREAD_PER_CONNECTION | MHD_USE_POLL_INTERNAL_THREAD | MHD_USE_ITC |
-            MHD_USE_ERROR_LOG,
+            MHD_USE_ERROR_LOG | MHD_ALLOW_UPGRADE,
         0, NULL, NULL, on_request, srv, MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL,
         MHD_OPTION_LISTEN_SOCKET, srv->listen_fd, MHD_OPTION_CONNECTION_LIMIT, srv->max_connections,
         MHD_OPTION_PER_IP_CONNECTION_LIMIT, srv->max_per_ip, MHD_OPTION_CONNECTION_TIMEOUT,

@@ -52,7 +52,7 @@ enum {
 };
 
 #define HTTP_ERR_TRANSPORT (-32000) /* JSON-RPC "server error" for HTTP-level refusals */
-#define HTTP_MAX_ROUTES 8
+#define HTTP_MAX_ROUTES 12
 
 /* A header for a reply; name NULL: none. */
 struct http_header {
@@ -98,6 +98,8 @@ struct http_route {
                               * (Host and Origin are still checked) */
     bool probe;              /* a health probe (health.h): no bearer token and
                               * any Host (a kubelet sends the pod's IP) */
+    bool any_origin;         /* any Origin (a terminal's URL is its own single-use
+                              * credential; no cookie is ever read) */
     const char *methods;     /* allowed, as the Allow header says: "GET, POST" */
     const char *method_hint; /* the 405's message: "method not allowed: use ..." */
     size_t body_max;         /* body bytes kept; more is drained then refused */
@@ -218,5 +220,20 @@ enum http_result http_reply_stream(struct MHD_Connection *c, unsigned status,
 enum http_result http_reply_body(struct MHD_Connection *c, unsigned status, uint64_t size,
                                  size_t block, const struct http_header *headers,
                                  http_reader_fn read, void (*done)(void *cls), void *cls);
+
+/* A protocol upgrade (WebSocket): the connection's socket, handed to
+ * the route once the 101 is sent; the route must call
+ * http_upgraded_close(u) exactly once when done with it (never close()). */
+struct http_upgraded;
+typedef void (*http_upgrade_fn)(void *cls, int sock, const char *extra, size_t n,
+                                struct http_upgraded *u);
+
+/* Queues 101 Switching Protocols with headers (ended by a NULL name, at
+ * most HTTP_MAX_HEADERS); once it is sent, fn(cls, ...) runs on the
+ * connection's thread with the socket and the bytes MHD read past the
+ * request.  If the 101 is never sent, fn never runs. */
+enum http_result http_reply_upgrade(struct MHD_Connection *c, const struct http_header *headers,
+                                    http_upgrade_fn fn, void *cls);
+void http_upgraded_close(struct http_upgraded *u);
 
 #endif

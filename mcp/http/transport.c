@@ -13,6 +13,7 @@
 
 #include "../../common/log.h"
 #include "../pool.h"
+#include "../preview/terminal.h"
 
 #include "core.h"
 #include "files.h"
@@ -22,6 +23,7 @@
 #include "sse_legacy.h"
 #include "streamable.h"
 #include "tenants.h"
+#include "terminal.h"
 
 _Static_assert(MCP_HTTP_MAX_ALLOWED_HOSTS == HTTP_MAX_ALLOWED_HOSTS, "allowed_hosts sizes");
 
@@ -35,6 +37,7 @@ struct mcp_http {
     struct mcp_file_urls urls;
     struct http_files files;
     struct http_health health;
+    struct mcp_terminals *terminals; /* terminal_open's (mcp/preview/terminal.h) */
 };
 
 int mcp_http_parse_address(const char *arg, char *buf, size_t buf_size,
@@ -100,6 +103,10 @@ static void free_parts(struct mcp_http *h)
 {
     if (h->cfg && h->cfg->file_urls == &h->urls)
         h->cfg->file_urls = NULL;
+    /* Every terminal ends (its socket closed) before MHD stops. */
+    mcp_terminals_stop(h->terminals);
+    if (h->cfg && h->cfg->terminals == h->terminals)
+        h->cfg->terminals = NULL;
     explicit_bzero(h->urls.key, sizeof(h->urls.key));
     if (h->core)
         http_server_free(h->core);
@@ -108,6 +115,7 @@ static void free_parts(struct mcp_http *h)
     if (h->tenants)
         http_tenants_free(h->tenants);
     http_health_destroy(&h->health);
+    mcp_terminals_free(h->terminals);
     free(h);
 }
 
@@ -139,9 +147,13 @@ struct mcp_http *mcp_http_start(struct mcp_server *cfg, const struct mcp_http_op
     h->sse_legacy = (struct http_sse_legacy){.sessions = h->sessions, .keepalive_s = keepalive_s};
     if (http_streamable_register(h->core, &h->streamable, err) < 0 ||
         http_sse_legacy_register(h->core, &h->sse_legacy, err) < 0 || file_urls(h, opt, err) < 0 ||
-        http_health_register(h->core, &h->health, cfg, h->sessions, err) < 0)
+        http_health_register(h->core, &h->health, cfg, h->sessions, err) < 0 ||
+        (h->terminals = mcp_terminals_new(opt->terminal_ttl_s ? opt->terminal_ttl_s : h->urls.ttl_s,
+                                          opt->max_terminals, err)) == NULL ||
+        http_terminal_register(h->core, &h->terminals, err) < 0)
         goto fail;
     cfg->file_urls = &h->urls; /* before the first request can ask for one */
+    cfg->terminals = h->terminals;
     if (http_server_start(h->core, err) < 0)
         goto fail;
     http_sessions_start_reaper(h->sessions);

@@ -46,6 +46,9 @@ struct mcp_http_options {
     const char *public_url;  /* NULL: http://HOST:PORT of the bound address */
     unsigned file_url_ttl_s; /* 0: 900 */
     uint64_t max_upload_mb;  /* 0: 1024 */
+    /* Terminals (terminal_open, mcp/preview/terminal.h). */
+    unsigned terminal_ttl_s; /* 0: file_url_ttl_s */
+    unsigned max_terminals;  /* per session; 0: 4 */
 };
 
 struct mcp_http;

@@ -245,10 +245,16 @@ const struct mcp_tool_args mcp_arg_decls[N_TOOLS] = {
     [LIST_IMAGES] = NO_ARGS("list_images"),
     [INSTALL_PACKAGES] = DECL("install_packages", install_fields),
     [UPLOAD_URL] = DECL("upload_url", upload_fields),
+    [TERMINAL_OPEN] = {.tool = "terminal_open",
+                       .fields = mcp_terminal_open_fields,
+                       .n_fields = MCP_TERMINAL_OPEN_N_FIELDS},
     [CONTEXT_CREATE] = DECL("context_create", context_create_fields),
     [CONTEXT_LIST] = DECL("context_list", stop_fields),
     [CONTEXT_RESTART] = DECL("context_restart", context_fields),
     [CONTEXT_REMOVE] = DECL("context_remove", context_fields),
+    [PORT_EXPOSE] = DECL("port_expose", mcp_port_expose_fields),
+    [PORT_LIST] = DECL("port_list", mcp_port_list_fields),
+    [PORT_CLOSE] = DECL("port_close", mcp_port_close_fields),
 };
 
 const struct mcp_tool_args *mcp_tool_args_find(const char *tool)

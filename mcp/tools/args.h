@@ -187,7 +187,14 @@ struct mcp_copy_args {
     const char *name; /* the part after it (or all of rel): points into rel */
 };
 
+/* terminal_open */
+struct mcp_terminal_args {
+    const char *sandbox_id, *command; /* command NULL: bash, else sh */
+    unsigned cols, rows;
+};
+
 /* Each returns 0 with *out filled, or -1 with err set (see above). */
+int mcp_args_terminal_open(json_t *args, struct mcp_terminal_args *out, struct nsbox_err *err);
 int mcp_args_none(json_t *args, struct nsbox_err *err);
 int mcp_args_sandbox_create(const struct mcp_server *cfg, json_t *args, struct mcp_create_args *out,
                             struct nsbox_err *err);

@@ -32,10 +32,23 @@ enum {
     CONTEXT_LIST,
     CONTEXT_RESTART,
     CONTEXT_REMOVE,
+    PORT_EXPOSE, /* args_ports.c */
+    PORT_LIST,
+    PORT_CLOSE,
+    TERMINAL_OPEN,
     N_TOOLS
 };
 
+/* terminal_open's, in args_terminal.c. */
+#define MCP_TERMINAL_OPEN_N_FIELDS 4
+extern const struct mcp_arg mcp_terminal_open_fields[MCP_TERMINAL_OPEN_N_FIELDS];
+
 extern const struct mcp_tool_args mcp_arg_decls[N_TOOLS];
+
+/* The port tools' fields (args_ports.c). */
+extern const struct mcp_arg mcp_port_expose_fields[3];
+extern const struct mcp_arg mcp_port_list_fields[1];
+extern const struct mcp_arg mcp_port_close_fields[2];
 
 /* The string argument name of a call of tool (declared in the table), or
  * NULL when absent. */

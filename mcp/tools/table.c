@@ -2,6 +2,7 @@
  * tool; the implementations are in *.c, the arguments are declared
  * in args.c. */
 #include "../server.h"
+#include "ports.h"
 #include "tools.h"
 
 /* Each tool's inputSchema is not here: tools/list builds it from the
@@ -269,6 +270,50 @@ const struct mcp_tool mcp_tools[] = {
      "\"example\":{\"type\":\"string\"}},"
      "\"required\":[\"url\",\"method\",\"expires_at\",\"max_bytes\",\"path\"]}",
      mcp_tool_upload_url, MCP_NEEDS_URLS, 0},
+    {"terminal_open", "Open a terminal",
+     "An interactive shell (bash if the image has it, else sh; or command) on a terminal of "
+     "cols x rows in a sandbox made by sandbox_create, for a person: a ws:// URL that one "
+     "WebSocket client (xterm.js with its attach addon) connects to once. Input goes in as "
+     "binary or text messages, output comes out as binary messages, and the text message "
+     "{\"type\":\"resize\",\"cols\":N,\"rows\":M} resizes it. The URL expires unused "
+     "(expires_at); the shell ends when the WebSocket closes, and with the sandbox.",
+     "{\"type\":\"object\",\"properties\":{\"url\":{\"type\":\"string\"},"
+     "\"sandbox_id\":{\"type\":\"string\"},\"expires_at\":{\"type\":\"string\"},"
+     "\"cols\":{\"type\":\"integer\"},\"rows\":{\"type\":\"integer\"},"
+     "\"protocol\":{\"type\":\"string\"}},"
+     "\"required\":[\"url\",\"expires_at\",\"cols\",\"rows\"]}",
+     mcp_tool_terminal_open, MCP_NEEDS_URLS, 0},
+    {"port_expose", "Expose a port",
+     "Give a URL for a TCP port of a sandbox made by sandbox_create, once something listens on "
+     "it (waits up to wait_s). Over HTTP the URL goes through this server's preview proxy "
+     "(mode \"path\": http://HOST/p/TOKEN/, the app sees / and X-Forwarded-Prefix; \"host\": "
+     "http://PORT-TOKEN.DOMAIN/) and works for anyone holding it, without the MCP token, "
+     "until expires_at, port_close or the sandbox's stop; over stdio it is a listener on the "
+     "host's 127.0.0.1 (mode \"loopback\") for the sandbox's life. HTTP and WebSocket both "
+     "work. The sandbox gains no way out. Exposing a port again returns the same URL.",
+     "{\"type\":\"object\",\"properties\":{\"sandbox_id\":{\"type\":\"string\"},"
+     "\"port\":{\"type\":\"integer\"},\"url\":{\"type\":\"string\"},"
+     "\"expires_at\":{\"type\":[\"string\",\"null\"]},"
+     "\"mode\":{\"type\":\"string\",\"enum\":[\"path\",\"host\",\"loopback\"]}},"
+     "\"required\":[\"port\",\"url\",\"expires_at\",\"mode\"]}",
+     mcp_tool_port_expose, 0, MCP_HINT_IDEMPOTENT},
+    {"port_list", "List exposed ports",
+     "The exposed ports of a sandbox (port, url, expires_at, mode), and the TCP ports "
+     "something listens on in it (listening).",
+     "{\"type\":\"object\",\"properties\":{\"sandbox_id\":{\"type\":\"string\"},"
+     "\"ports\":{\"type\":\"array\",\"items\":{\"type\":\"object\",\"properties\":{"
+     "\"port\":{\"type\":\"integer\"},\"url\":{\"type\":\"string\"},"
+     "\"expires_at\":{\"type\":[\"string\",\"null\"]},\"mode\":{\"type\":\"string\"}}}},"
+     "\"listening\":{\"type\":\"array\",\"items\":{\"type\":\"integer\"}}},"
+     "\"required\":[\"sandbox_id\",\"ports\",\"listening\"]}",
+     mcp_tool_port_list, 0, MCP_HINT_READ_ONLY},
+    {"port_close", "Close an exposed port",
+     "End a port's exposure: its URL is refused from now on and its open connections are cut "
+     "(the server in the sandbox keeps running).",
+     "{\"type\":\"object\",\"properties\":{\"sandbox_id\":{\"type\":\"string\"},"
+     "\"port\":{\"type\":\"integer\"},\"closed\":{\"type\":\"boolean\"}},"
+     "\"required\":[\"sandbox_id\",\"port\",\"closed\"]}",
+     mcp_tool_port_close, 0, MCP_HINT_DESTRUCTIVE | MCP_HINT_IDEMPOTENT},
     {"list_languages", "List languages",
      "Languages that execute_code can run, and the image serving each.",
      "{\"type\":\"object\",\"properties\":{\"languages\":{\"type\":\"array\",\"items\":{"

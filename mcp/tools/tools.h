@@ -178,5 +178,7 @@ int mcp_tool_install_packages(struct mcp_session *s, struct mcp_call *call, json
                               struct mcp_result *out, struct nsbox_err *err);
 int mcp_tool_upload_url(struct mcp_session *s, struct mcp_call *call, json_t *args,
                         struct mcp_result *out, struct nsbox_err *err);
+int mcp_tool_terminal_open(struct mcp_session *s, struct mcp_call *call, json_t *args,
+                           struct mcp_result *out, struct nsbox_err *err);
 
 #endif

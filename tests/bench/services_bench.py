@@ -36,7 +36,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "services"))
 sys.path.insert(0, HERE)
 import benchlib  # noqa: E402
-import svc  # noqa: E402
+import userflow as uf  # noqa: E402
 from benchlib import line, spread  # noqa: E402
 
 SMALL_N = int(os.environ.get("BENCH_SERVICES_SMALL", "200"))
@@ -96,23 +96,23 @@ class Serve:
 
 def main():
     nsbox, store, image, runs = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
-    app = svc.app("bench_server.py")
+    app = uf.app("bench_server.py")
     # The baseline: the same program on the host's loopback.
-    host = subprocess.Popen([sys.executable, os.path.join(svc.APPS, "bench_server.py"), "0"],
+    host = subprocess.Popen([sys.executable, os.path.join(uf.APPS, "bench_server.py"), "0"],
                             stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
     direct_port = int(host.stdout.readline().split()[-1])
     s = Serve(nsbox, store, image)
-    c = svc.Http(s.port, name="services-bench")
+    c = uf.Http(s.port, name="services-bench")
     try:
-        box = svc.call(c, "sandbox_create", {"language": "python"})["sandbox_id"]
-        svc.call(c, "write_file", {"sandbox_id": box, "path": "/tmp/app.py", "content": app})
-        svc.start(c, box, "python3 /tmp/app.py 8000", name="app")
-        url = urllib.parse.urlsplit(svc.expose(c, box, 8000, wait_s=60))
+        box = uf.call(c, "sandbox_create", {"language": "python"})["sandbox_id"]
+        uf.call(c, "write_file", {"sandbox_id": box, "path": "/tmp/app.py", "content": app})
+        uf.start(c, box, "python3 /tmp/app.py 8000", name="app")
+        url = urllib.parse.urlsplit(uf.expose(c, box, 8000, wait_s=60))
         phost, pport, ppath = url.hostname, url.port or 80, url.path  # ppath ends in /
         # The log benchmark's process: 1,000 lines, then it ends.
-        svc.call(c, "write_file", {"sandbox_id": box, "path": "/tmp/lines.txt", "content": LINES})
-        lh = svc.start(c, box, "cat /tmp/lines.txt", name="lines")
-        svc.wait(c, lh, 60)
+        uf.call(c, "write_file", {"sandbox_id": box, "path": "/tmp/lines.txt", "content": LINES})
+        lh = uf.start(c, box, "cat /tmp/lines.txt", name="lines")
+        uf.wait(c, lh, 60)
 
         def small(side):
             if side == "proxied":
@@ -128,12 +128,12 @@ def main():
             t0 = time.perf_counter()
             got, cur = "", None
             while True:
-                r = svc.logs(c, lh, cursor=cur, max_bytes=4096)
-                text = svc.log_text(r)
+                r = uf.logs(c, lh, cursor=cur, max_bytes=4096)
+                text = uf.log_text(r)
                 if not text:
                     break
                 got += text
-                cur = svc.log_cursor(r)
+                cur = uf.log_cursor(r)
             t = time.perf_counter() - t0
             if got != LINES:
                 die(f"process_logs pages gave {len(got)} bytes, want {len(LINES)}")
@@ -141,15 +141,15 @@ def main():
 
         def read_one():
             t0 = time.perf_counter()
-            r = svc.logs(c, lh, max_bytes=65536)
+            r = uf.logs(c, lh, max_bytes=65536)
             t = time.perf_counter() - t0
-            if svc.log_text(r) != LINES:
-                die(f"process_logs in one call gave {len(svc.log_text(r))} bytes")
+            if uf.log_text(r) != LINES:
+                die(f"process_logs in one call gave {len(uf.log_text(r))} bytes")
             return t
 
         def cat():
             t0 = time.perf_counter()
-            r = svc.call(c, "run_command", {"sandbox_id": box, "command": "cat /tmp/lines.txt", "max_inline_kb": 128})
+            r = uf.call(c, "run_command", {"sandbox_id": box, "command": "cat /tmp/lines.txt", "max_inline_kb": 128})
             t = time.perf_counter() - t0
             if r["stdout"] != LINES:
                 die("run_command cat gave other bytes")
@@ -169,7 +169,7 @@ def main():
                 res[f"big_{side}"].append(big(side))
             for k in benchlib.rotated(list(logs_sides), i):
                 res[k].append(logs_sides[k]())
-        svc.call(c, "sandbox_stop", {"sandbox_id": box})
+        uf.call(c, "sandbox_stop", {"sandbox_id": box})
     finally:
         c.close()
         s.stop()

@@ -35,6 +35,7 @@
 #include "../../mcp/jsonrpc.h"
 #include "../../mcp/server.h"
 #include "../../mcp/tools/args.h"
+#include "../../mcp/tools/ports.h"
 #include "../../mcp/tools/tools.h"
 
 static const char *tool_name = "";
@@ -374,6 +375,35 @@ static int context_restart(json_t *args, struct nsbox_err *err)
     return r;
 }
 
+/* The port tools (tools/ports.h): a port within 1..65535, wait_s 0..60. */
+static int port_check(int (*decode)(json_t *, struct mcp_port_args *, struct nsbox_err *),
+                      json_t *args, struct nsbox_err *err)
+{
+    struct mcp_port_args a;
+    int r = decode(args, &a, err);
+    if (r == 0) {
+        must(a.sandbox_id != NULL && a.sandbox_id[0] != '\0', "a port tool without a sandbox_id");
+        must(a.wait_s <= MCP_PORT_WAIT_MAX, "wait_s past its maximum");
+        must(decode != mcp_args_port_list ? a.port >= 1 : a.port == 0, "a port out of range");
+    }
+    return r;
+}
+
+static int port_expose(json_t *args, struct nsbox_err *err)
+{
+    return port_check(mcp_args_port_expose, args, err);
+}
+
+static int port_list(json_t *args, struct nsbox_err *err)
+{
+    return port_check(mcp_args_port_list, args, err);
+}
+
+static int port_close(json_t *args, struct nsbox_err *err)
+{
+    return port_check(mcp_args_port_close, args, err);
+}
+
 static int context_remove(json_t *args, struct nsbox_err *err)
 {
     return context_check(mcp_args_context_remove, args, err);
@@ -593,6 +623,8 @@ static const struct {
     {"install_packages", install_packages}, {"upload_url", upload_url},
     {"context_create", context_create},     {"context_list", context_list},
     {"context_restart", context_restart},   {"context_remove", context_remove},
+    {"port_expose", port_expose},           {"port_list", port_list},
+    {"port_close", port_close},
 };
 #define N_CHECKS (sizeof(checks) / sizeof(checks[0]))
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """How many result lines each front of the hostile suite prints, computed
 from the case tables, never from a run's output: hostile.py's cases_for()
-and CANARIES, egress_cases.py's CASES, raw_protocol.py's TESTS and
+and CANARIES, egress_cases.py's and services_cases.py's CASES, raw_protocol.py's TESTS and
 vm-guest.sh's CASES.  file_tools.py and host_copy.py are scripts without a
 table: their numbers are typed here (FILE_TOOLS, HOST_COPY), and this
 file's check catches them drifting.
@@ -41,6 +41,7 @@ def fronts():
     os.environ.setdefault("MCP_LOG_DIR", "/nonexistent")
     import hostile
     import egress_cases
+    import services_cases
     import raw_protocol
     sys.excepthook = sys.__excepthook__  # theirs is for their own runs
 
@@ -56,6 +57,8 @@ def fronts():
     for mode in ("root", "rootless"):
         out.append((f"egress/{mode}", rf"egress/{mode}/[^/]+", len(egress_cases.CASES)))
     out.append(("egress/brokers", r"egress/no_broker_left", 1))
+    for mode in ("root", "rootless"):
+        out.append((f"services/{mode}", rf"services/{mode}/[^/]+", len(services_cases.CASES)))
     out.append(("mcp-rootless/files", r"mcp-rootless/files/[^/]+", FILE_TOOLS))
     out.append(("mcp-rootless/host", r"mcp-rootless/host/[^/]+", HOST_COPY))
     out.append(("mcp-rootless/protocol", r"mcp-rootless/protocol/[^/]+", len(raw_protocol.TESTS)))

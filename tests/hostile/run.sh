@@ -113,6 +113,19 @@ if [ -z "${ONLY:-}" ] || [[ "$ONLY" == *egress* ]]; then
 	harness egress_cases_py "$rc" "$T/egress.out"
 fi
 
+# Exposed ports and the preview proxy under attack (tests/hostile/services_cases.py),
+# root and rootless: each case starts its own `nsbox serve --http`.
+if [ -z "${ONLY:-}" ] || [[ "$ONLY" == *services* ]]; then
+	mkdir -p "$T/services-work" && chmod 755 "$T/services-work"
+	env NSBOX="$T/nsbox-root" NSBOX_RL="$T/nsbox-rootless" STORE="$STORE" STORE_RL="$STORE_RL" \
+		WORK="$T/services-work" ROOTLESS_USER=$U ONLY="${ONLY:-}" \
+		timeout 1200 python3 "$ROOT/tests/hostile/services_cases.py" 2>&1 | tee "$T/services.out" | grep -E '^(PASS|FAIL|SKIP|#)'
+	rc=${PIPESTATUS[0]}
+	grep -E '^(PASS|FAIL|SKIP): ' "$T/services.out" >>"$RESULTS"
+	_failures=$((_failures + $(grep -c '^FAIL: ' "$T/services.out")))
+	harness services_cases_py "$rc" "$T/services.out"
+fi
+
 # The host-side file attacks (file tools, copy_in/copy_out) and the protocol
 # attacks, rootless: the same clients that tests/integration/mcp_stdio.sh
 # runs as root, against a server run by the unprivileged user (raw_protocol.py

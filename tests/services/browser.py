@@ -35,7 +35,7 @@ sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(HERE, "..", "lib"))
 import cdp  # noqa: E402
 import nsbox_test as nt  # noqa: E402
-import svc  # noqa: E402
+import userflow as uf  # noqa: E402
 from nsbox_test import ok  # noqa: E402
 
 nt.configure(default_suite="services")
@@ -71,19 +71,19 @@ def check_png(png, colour, name):
 
 
 def flask_app(c, b):
-    box = svc.call(c, "sandbox_create", {})["sandbox_id"]
+    box = uf.call(c, "sandbox_create", {})["sandbox_id"]
     state = {}
 
     @nt.test("flask_installed")
     def _():
-        r = svc.call(c, "run_command", {"sandbox_id": box, "command": "python3 -c 'import flask; print(flask.__version__)'"})
+        r = uf.call(c, "run_command", {"sandbox_id": box, "command": "python3 -c 'import flask; print(flask.__version__)'"})
         ok(r["exit_code"] == 0, lambda: f"no Flask in the default image: {r['stderr'][-300:]}")
 
     @nt.test("flask_started_and_exposed")
     def _():
-        svc.call(c, "write_file", {"sandbox_id": box, "path": "app.py", "content": svc.app("flask_app.py")})
-        state["handle"] = svc.start(c, box, "python3 app.py", name="flask")
-        url = svc.expose(c, box, 5000, wait_s=60)
+        uf.call(c, "write_file", {"sandbox_id": box, "path": "app.py", "content": uf.app("flask_app.py")})
+        state["handle"] = uf.start(c, box, "python3 app.py", name="flask")
+        url = uf.expose(c, box, 5000, wait_s=60)
         ok(url.startswith("http") and url.endswith("/"), lambda: f"port_expose gave {url!r}")
         st, body = get(url)
         ok(st == 200 and "todos" in body, lambda: f"GET {url}: {st} {body[:200]!r}")
@@ -110,23 +110,23 @@ def flask_app(c, b):
     @nt.test("flask_logs_show_the_browser")
     def _():
         ok("handle" in state, "no process")
-        r = svc.logs(c, state["handle"], stream="stderr")
-        text = svc.log_text(r, "stderr")
+        r = uf.logs(c, state["handle"], stream="stderr")
+        text = uf.log_text(r, "stderr")
         ok('"GET /api/todos HTTP/1.1" 200' in text, lambda: f"werkzeug's log: {text[-600:]!r}")
 
-    svc.call(c, "sandbox_stop", {"sandbox_id": box})
+    uf.call(c, "sandbox_stop", {"sandbox_id": box})
 
 
 def hmr(c, b):
-    box = svc.call(c, "sandbox_create", {})["sandbox_id"]
+    box = uf.call(c, "sandbox_create", {})["sandbox_id"]
     state = {}
 
     @nt.test("hmr_websocket_connected")
     def _():
-        svc.call(c, "write_file", {"sandbox_id": box, "path": "/workspace/web/server.js", "content": svc.app("hmr_server.js")})
-        svc.call(c, "write_file", {"sandbox_id": box, "path": "/workspace/web/src/message.txt", "content": "first version"})
-        state["handle"] = svc.start(c, box, "node server.js", name="dev", workdir="/workspace/web")
-        url = svc.expose(c, box, 5173, wait_s=60)
+        uf.call(c, "write_file", {"sandbox_id": box, "path": "/workspace/web/server.js", "content": uf.app("hmr_server.js")})
+        uf.call(c, "write_file", {"sandbox_id": box, "path": "/workspace/web/src/message.txt", "content": "first version"})
+        state["handle"] = uf.start(c, box, "node server.js", name="dev", workdir="/workspace/web")
+        url = uf.expose(c, box, 5173, wait_s=60)
         b.open(url)
         b.wait_text("#app", lambda t: t == "first version", 30)
         # "connected" is written on the server's "pong": both directions work.
@@ -137,15 +137,15 @@ def hmr(c, b):
     @nt.test("hmr_reload_pushed")
     def _():
         ok("url" in state, "not connected")
-        svc.call(c, "write_file", {"sandbox_id": box, "path": "/workspace/web/src/message.txt", "content": "second version"})
+        uf.call(c, "write_file", {"sandbox_id": box, "path": "/workspace/web/src/message.txt", "content": "second version"})
         b.wait_text("#app", lambda t: t == "second version", 30)
         ok(b.text("#reloads") != "0" and b.text("#state") == "connected",
            lambda: f"reloads {b.text('#reloads')}, socket {b.text('#state')}")
-        r = svc.logs(c, state["handle"])
-        text = svc.log_text(r)
+        r = uf.logs(c, state["handle"])
+        text = uf.log_text(r)
         ok("reloading 1 client(s)" in text, lambda: f"the dev server's log: {text[-400:]!r}")
 
-    svc.call(c, "sandbox_stop", {"sandbox_id": box})
+    uf.call(c, "sandbox_stop", {"sandbox_id": box})
 
 
 TESTRUN = r"""import sys, time
@@ -163,19 +163,19 @@ WANT_ERR = "".join(f"warning: slow test {i}\n" for i in range(200, 2001, 200))
 
 
 def testrun(c):
-    box = svc.call(c, "sandbox_create", {})["sandbox_id"]
+    box = uf.call(c, "sandbox_create", {})["sandbox_id"]
     st = {}
 
     @nt.test("testrun_cursor_each_byte_once")
     def _():
-        svc.call(c, "write_file", {"sandbox_id": box, "path": "run_tests.py", "content": TESTRUN})
-        h = st["handle"] = svc.start(c, box, "python3 run_tests.py", name="tests")
+        uf.call(c, "write_file", {"sandbox_id": box, "path": "run_tests.py", "content": TESTRUN})
+        h = st["handle"] = uf.start(c, box, "python3 run_tests.py", name="tests")
         got, cur, reads, while_running, dropped = "", None, 0, 0, 0
         end = time.monotonic() + 120
         while time.monotonic() < end:
-            r = svc.logs(c, h, cursor=cur, max_bytes=4096)
-            text, cur, running = svc.log_text(r), svc.log_cursor(r), svc.log_running(r)
-            dropped += svc.log_dropped(r)
+            r = uf.logs(c, h, cursor=cur, max_bytes=4096)
+            text, cur, running = uf.log_text(r), uf.log_cursor(r), uf.log_running(r)
+            dropped += uf.log_dropped(r)
             got += text
             reads += 1
             if text and running:
@@ -189,8 +189,8 @@ def testrun(c):
         ok(dropped == 0, lambda: f"{dropped} bytes dropped")
         ok(got == WANT_OUT, lambda: f"read {len(got)} bytes, want {len(WANT_OUT)}; first difference at "
            f"{next((i for i, (a, b) in enumerate(zip(got, WANT_OUT)) if a != b), min(len(got), len(WANT_OUT)))}")
-        again = svc.logs(c, h, cursor=cur)
-        ok(svc.log_text(again) == "", lambda: f"a read at the last cursor gave {svc.log_text(again)[:200]!r}")
+        again = uf.logs(c, h, cursor=cur)
+        ok(uf.log_text(again) == "", lambda: f"a read at the last cursor gave {uf.log_text(again)[:200]!r}")
 
     @nt.test("testrun_read_while_running")
     def _():
@@ -201,24 +201,24 @@ def testrun(c):
     @nt.test("testrun_stderr_apart_and_status")
     def _():
         ok("handle" in st, "no run")
-        r = svc.logs(c, st["handle"], stream="stderr")
-        ok(svc.log_text(r, "stderr") == WANT_ERR, lambda: f"stderr {svc.log_text(r, 'stderr')[:300]!r}")
-        w = svc.wait(c, st["handle"], 30)
+        r = uf.logs(c, st["handle"], stream="stderr")
+        ok(uf.log_text(r, "stderr") == WANT_ERR, lambda: f"stderr {uf.log_text(r, 'stderr')[:300]!r}")
+        w = uf.wait(c, st["handle"], 30)
         ok(w.get("exit_code") == 3 and w.get("running") is False, lambda: f"process_wait: {json.dumps(w)[:300]}")
 
-    svc.call(c, "sandbox_stop", {"sandbox_id": box})
+    uf.call(c, "sandbox_stop", {"sandbox_id": box})
 
 
 def stdio_node(b):
-    c = svc.Stdio(json.loads(os.environ["STDIO_CMD"]), name="browser.py-stdio")
+    c = uf.Stdio(json.loads(os.environ["STDIO_CMD"]), name="browser.py-stdio")
     try:
-        box = svc.call(c, "sandbox_create", {})["sandbox_id"]
+        box = uf.call(c, "sandbox_create", {})["sandbox_id"]
 
         @nt.test("stdio_loopback_url_in_browser")
         def _():
-            svc.call(c, "write_file", {"sandbox_id": box, "path": "server.js", "content": svc.app("node_app.js")})
-            svc.start(c, box, "node server.js", name="web")
-            url = svc.expose(c, box, 3000, wait_s=60)
+            uf.call(c, "write_file", {"sandbox_id": box, "path": "server.js", "content": uf.app("node_app.js")})
+            uf.start(c, box, "node server.js", name="web")
+            url = uf.expose(c, box, 3000, wait_s=60)
             ok(url.startswith("http://127.0.0.1:"), lambda: f"over stdio port_expose gave {url!r}")
             b.open(url)
             t = b.wait_text("#title", lambda t: "says hello from the sandbox" in t, 30)
@@ -226,7 +226,7 @@ def stdio_node(b):
             check_png(b.screenshot(), GREEN, "stdio-node")
             nt.note(f"stdio: {url}")
 
-        svc.call(c, "sandbox_stop", {"sandbox_id": box})
+        uf.call(c, "sandbox_stop", {"sandbox_id": box})
     finally:
         c.close()
 
@@ -234,7 +234,7 @@ def stdio_node(b):
 def main():
     with cdp.Browser() as b:
         if os.environ.get("MCP_PORT"):
-            c = svc.Http(int(os.environ["MCP_PORT"]), name="browser.py")
+            c = uf.Http(int(os.environ["MCP_PORT"]), name="browser.py")
             try:
                 flask_app(c, b)
                 hmr(c, b)

@@ -1,17 +1,12 @@
-"""What the services tests and benchmarks share (issue #28): an MCP client
-over HTTP (a running `nsbox serve --http`) or over stdio (an `nsbox serve`
-it starts), and the calls of the long-lived-work tools as a user makes
-them: start a process in the background, expose a port, read a process's
-logs with the cursor.
-
-Used by tests/services/browser.py and tests/bench/services_bench.py.
-Only the standard library (and tests/lib/mcphttp.py).
-
-Rules: every tool error raises ToolError with the tool's own text; no call
-waits without a deadline."""
+"""What the service tests share (preview.py, tests/hostile/services_cases.py):
+an `nsbox serve --http` (with its preview proxy) or `nsbox serve` over
+stdio started by the test, tool calls on it, the test app (app.py) started
+in a sandbox, raw HTTP/1.1 and a small RFC 6455 WebSocket client."""
+import base64
 import json
 import os
-import queue
+import re
+import socket
 import subprocess
 import sys
 import threading
@@ -21,181 +16,277 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "lib"))
 import mcphttp  # noqa: E402
 
-VERSION = "2025-11-25"
-APPS = os.path.join(HERE, "apps")
+NSBOX = os.environ.get("NSBOX") or os.path.join(HERE, "..", "..", "build", "nsbox")
+INIT = {"protocolVersion": "2025-11-25", "capabilities": {},
+        "clientInfo": {"name": "services-test", "version": "1"}}
+APP = open(os.path.join(HERE, "app.py")).read()
+APP_PORT = 8000
 
 
 class ToolError(Exception):
     pass
 
 
-def _init(name):
-    return {"protocolVersion": VERSION, "capabilities": {}, "clientInfo": {"name": name, "version": "1"}}
-
-
 class Http:
-    """One MCP session on `nsbox serve --http` at 127.0.0.1:port."""
+    """nsbox serve --http 127.0.0.1:0 with its preview proxy."""
 
-    def __init__(self, port, name="services", token=None):
-        self.port, self.n = port, 0
-        self.headers = {"Authorization": f"Bearer {token}"} if token else {}
-        self.sid = None
-        r = self._post({"jsonrpc": "2.0", "id": self._id(), "method": "initialize", "params": _init(name)})
-        self.sid = r.headers.get("mcp-session-id")
-        if not self.sid:
-            raise RuntimeError(f"initialize: {r!r}")
-        self._post({"jsonrpc": "2.0", "method": "notifications/initialized"})
-
-    def _id(self):
-        self.n += 1
-        return self.n
-
-    def _post(self, msg, timeout=300):
-        return mcphttp.post(self.port, msg, sid=self.sid, version=VERSION, headers=self.headers,
-                            timeout=timeout)
-
-    def request(self, method, params, timeout=300):
-        rid = self._id()
-        r = self._post({"jsonrpc": "2.0", "id": rid, "method": method, "params": params}, timeout)
-        m = r.response(rid)
-        if m is None:
-            raise RuntimeError(f"{method}: no response: {r!r}")
-        return m
-
-    def close(self):
-        if self.sid:
-            mcphttp.request(self.port, "DELETE", headers={**self.headers, "Mcp-Session-Id": self.sid})
-            self.sid = None
-
-
-class Stdio:
-    """`nsbox serve` over stdio, started here: cmd is its argv."""
-
-    def __init__(self, cmd, name="services", env=None):
-        self.p = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                  stderr=subprocess.DEVNULL, env=env)
-        self.q = queue.Queue()
+    def __init__(self, store, *args, token=None, env_extra=None, prefix=(), nsbox=None):
+        env = dict(os.environ)
+        env.pop("NSBOX_TOKEN", None)
+        if token:
+            env["NSBOX_TOKEN"] = token
+        env.update(env_extra or {})
+        self.token = token
+        self.p = subprocess.Popen([*prefix, nsbox or NSBOX, "--store", store, "serve", "--http", "127.0.0.1:0",
+                                   *args],
+                                  stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                                  stderr=subprocess.PIPE, env=env)
+        self.port = self.preview_port = None
+        self.log = []
+        end = time.time() + 30
+        while (self.port is None or self.preview_port is None) and time.time() < end:
+            line = self.p.stderr.readline().decode()
+            self.log.append(line)
+            m = re.search(r"serving MCP on http://[^ ]*:(\d+)/mcp", line)
+            if m:
+                self.port = int(m.group(1))
+            m = re.search(r"preview proxy .*port (\d+)", line)
+            if m:
+                self.preview_port = int(m.group(1))
+            if not line and self.p.poll() is not None:
+                break
+        if self.port is None or self.preview_port is None:
+            raise RuntimeError("the HTTP server did not start: " + "".join(self.log)[-500:])
+        threading.Thread(target=self._drain, daemon=True).start()
         self.n = 0
-        threading.Thread(target=self._read, daemon=True).start()
-        self.request("initialize", _init(name))
-        self._send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+        self.lock = threading.Lock()
 
-    def _read(self):
-        for line in self.p.stdout:
-            try:
-                self.q.put(json.loads(line))
-            except ValueError:
-                pass
-        self.q.put(None)
+    def _drain(self):
+        for line in self.p.stderr:
+            self.log.append(line.decode(errors="replace"))
 
-    def _send(self, msg):
-        self.p.stdin.write(json.dumps(msg).encode() + b"\n")
-        self.p.stdin.flush()
+    def auth(self):
+        return {"Authorization": f"Bearer {self.token}"} if self.token else {}
 
-    def request(self, method, params, timeout=300):
-        self.n += 1
-        rid = self.n
-        self._send({"jsonrpc": "2.0", "id": rid, "method": method, "params": params})
-        end = time.monotonic() + timeout
-        while True:
-            try:
-                m = self.q.get(timeout=max(0.01, end - time.monotonic()))
-            except queue.Empty:
-                raise TimeoutError(f"{method}: no answer in {timeout} s") from None
-            if m is None:
-                raise RuntimeError(f"{method}: the server closed stdout")
-            if m.get("id") == rid and ("result" in m or "error" in m):
-                return m
+    def rpc(self, sid, method, params, timeout=300):
+        with self.lock:
+            self.n += 1
+            n = self.n
+        r = mcphttp.post(self.port, {"jsonrpc": "2.0", "id": n, "method": method, "params": params},
+                         sid, headers=self.auth(), timeout=timeout)
+        return r.response(n), r.headers.get("mcp-session-id")
+
+    def session(self):
+        r, sid = self.rpc(None, "initialize", INIT)
+        if not sid:
+            raise RuntimeError(f"initialize: {r}")
+        mcphttp.post(self.port, {"jsonrpc": "2.0", "method": "notifications/initialized"}, sid,
+                     headers=self.auth())
+        return sid
+
+    def tool(self, sid, name, args, ok=True, timeout=300):
+        r, _ = self.rpc(sid, "tools/call", {"name": name, "arguments": args}, timeout=timeout)
+        if "result" not in r:
+            raise ToolError(f"{name}: {r}")
+        res = r["result"]
+        if ok and res.get("isError"):
+            raise ToolError(f"{name}: {res['content'][0]['text']}")
+        return res
+
+    def ping(self, sid, timeout=10):
+        r, _ = self.rpc(sid, "ping", {}, timeout=timeout)
+        return "result" in r
+
+    def delete(self, sid):
+        mcphttp.request(self.port, "DELETE", headers={**self.auth(), "Mcp-Session-Id": sid})
+
+    def alive(self):
+        return self.p.poll() is None
 
     def close(self):
+        self.p.terminate()
         try:
-            self.p.stdin.close()
             self.p.wait(timeout=60)
-        except (OSError, subprocess.TimeoutExpired):
+        except subprocess.TimeoutExpired:
             self.p.kill()
             self.p.wait()
 
 
-def call(c, name, args, timeout=300):
-    """structuredContent of a tool call (the text parsed as JSON when there
-    is none); ToolError when the tool says isError or the call fails."""
-    m = c.request("tools/call", {"name": name, "arguments": args}, timeout)
-    if "error" in m:
-        raise ToolError(f"{name}: {m['error']}")
-    res = m["result"]
-    if res.get("isError"):
-        raise ToolError(f"{name}: {' '.join(x.get('text', '') for x in res.get('content', []))}")
-    if "structuredContent" in res:
-        return res["structuredContent"]
-    return json.loads(res["content"][0]["text"])
+class Stdio:
+    """nsbox serve over stdio, one session."""
+
+    def __init__(self, store, *args, prefix=(), nsbox=None):
+        self.p = subprocess.Popen([*prefix, nsbox or NSBOX, "--store", store, "serve", *args], stdin=subprocess.PIPE,
+                                  stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+        self.n = 0
+        self.rpc("initialize", INIT)
+        self.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+
+    def send(self, msg):
+        self.p.stdin.write((json.dumps(msg) + "\n").encode())
+        self.p.stdin.flush()
+
+    def rpc(self, method, params):
+        self.n += 1
+        self.send({"jsonrpc": "2.0", "id": self.n, "method": method, "params": params})
+        while True:
+            line = self.p.stdout.readline()
+            if not line:
+                raise RuntimeError("the stdio server closed")
+            m = json.loads(line)
+            if m.get("id") == self.n:
+                return m
+
+    def tool(self, sid, name, args, ok=True, timeout=None):
+        res = self.rpc("tools/call", {"name": name, "arguments": args})["result"]
+        if ok and res.get("isError"):
+            raise ToolError(f"{name}: {res['content'][0]['text']}")
+        return res
+
+    def close(self):
+        try:
+            self.p.stdin.close()
+        except OSError:
+            pass
+        try:
+            self.p.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            self.p.kill()
+            self.p.wait()
 
 
-def app(name):
-    with open(os.path.join(APPS, name)) as f:
-        return f.read()
+def create(srv, sid):
+    return srv.tool(sid, "sandbox_create", {})["structuredContent"]["sandbox_id"]
 
 
-# -- the issue #28 tools, as a user calls them ----------------------------------
-
-def start(c, box, command, name=None, workdir=None):
-    """process_start: the process's handle."""
-    args = {"sandbox_id": box, "command": command}
-    if name:
-        args["name"] = name
-    if workdir:
-        args["workdir"] = workdir
-    r = call(c, "process_start", args)
-    return r["handle"]
+def run(srv, sid, box, command):
+    return srv.tool(sid, "run_command", {"sandbox_id": box, "command": command,
+                                         "timeout_s": 60})["structuredContent"]
 
 
-def expose(c, box, port, wait_s=60):
-    """port_expose: the URL (ending in /) once something listens."""
-    r = call(c, "port_expose", {"sandbox_id": box, "port": port, "wait_s": wait_s}, timeout=wait_s + 60)
-    return r["url"]
+def start_app(srv, sid, box, port=APP_PORT, host="0.0.0.0"):
+    """app.py listening on port in box, running after the call."""
+    srv.tool(sid, "write_file", {"sandbox_id": box, "path": "/tmp/app.py", "content": APP})
+    run(srv, sid, box, f"setsid nohup python3 /tmp/app.py {port} {host} >/tmp/app-{port}.log 2>&1 </dev/null &")
 
 
-def logs(c, handle, stream="stdout", cursor=None, max_bytes=None):
-    """process_logs: the whole result (text, cursor for the next read,
-    dropped bytes, whether the process still runs)."""
-    args = {"handle": handle, "stream": stream}
-    if cursor is not None:
-        args["cursor"] = cursor
-    if max_bytes is not None:
-        args["max_bytes"] = max_bytes
-    return call(c, "process_logs", args)
+def expose(srv, sid, box, port=APP_PORT, wait_s=20, ok=True):
+    res = srv.tool(sid, "port_expose", {"sandbox_id": box, "port": port, "wait_s": wait_s}, ok=ok)
+    return res if not ok else res["structuredContent"]
 
 
-def log_text(r, stream="stdout"):
-    """The bytes a process_logs result carries."""
-    for k in ("data", "text", stream, "output"):
-        if isinstance(r.get(k), str):
-            return r[k]
-    raise KeyError(f"no text in {json.dumps(r)[:300]}")
+def split(url):
+    """(host, port, path) of an http:// URL."""
+    m = re.match(r"http://([^/:]+|\[[^\]]+\]):(\d+)(/.*)?$", url)
+    return m.group(1), int(m.group(2)), m.group(3) or "/"
 
 
-def log_cursor(r):
-    for k in ("next_cursor", "cursor"):
-        if k in r:
-            return r[k]
-    raise KeyError(f"no cursor in {json.dumps(r)[:300]}")
+def connect(port, host="127.0.0.1", timeout=15):
+    s = socket.create_connection((host, port), timeout=timeout)
+    s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    return s
 
 
-def log_running(r):
-    """True while the process runs (None when the result does not say)."""
-    if "running" in r:
-        return bool(r["running"])
-    if "state" in r:
-        return r["state"] == "running"
-    if "exited" in r:
-        return not r["exited"]
-    if "exit_code" in r:
-        return r["exit_code"] is None
-    return None
+class Reader:
+    """HTTP/1.1 responses off one socket (Content-Length, chunked or to EOF)."""
+
+    def __init__(self, s):
+        self.s, self.buf = s, b""
+
+    def fill(self):
+        b = self.s.recv(65536)
+        if not b:
+            raise EOFError("closed")
+        self.buf += b
+
+    def until(self, sep):
+        while sep not in self.buf:
+            self.fill()
+        i = self.buf.index(sep) + len(sep)
+        out, self.buf = self.buf[:i], self.buf[i:]
+        return out
+
+    def take(self, n):
+        while len(self.buf) < n:
+            self.fill()
+        out, self.buf = self.buf[:n], self.buf[n:]
+        return out
+
+    def response(self):
+        head = self.until(b"\r\n\r\n").decode(errors="replace")
+        lines = head.split("\r\n")
+        status = int(lines[0].split()[1])
+        hd = {}
+        for ln in lines[1:]:
+            if ":" in ln:
+                k, v = ln.split(":", 1)
+                hd[k.strip().lower()] = v.strip()
+        if status == 101:
+            return status, hd, b""
+        if "content-length" in hd:
+            body = self.take(int(hd["content-length"]))
+        elif hd.get("transfer-encoding", "").lower() == "chunked":
+            body = b""
+            while True:
+                n = int(self.until(b"\r\n").split(b";")[0], 16)
+                if n == 0:
+                    self.until(b"\r\n")
+                    break
+                body += self.take(n)
+                self.take(2)
+        else:
+            try:
+                while True:
+                    self.fill()
+            except (EOFError, OSError):
+                pass
+            body, self.buf = self.buf, b""
+        return status, hd, body
 
 
-def log_dropped(r):
-    return r.get("dropped", r.get("dropped_bytes", 0)) or 0
+def request(port, path, method="GET", host=None, headers=None, body=None, timeout=15):
+    """One request on a new connection: (status, headers, body)."""
+    s = connect(port, timeout=timeout)
+    try:
+        h = {"Host": host or f"127.0.0.1:{port}", "Connection": "close", **(headers or {})}
+        if body is not None:
+            h["Content-Length"] = str(len(body))
+        s.sendall((f"{method} {path} HTTP/1.1\r\n" + "".join(f"{k}: {v}\r\n" for k, v in h.items()) +
+                   "\r\n").encode() + (body or b""))
+        return Reader(s).response()
+    finally:
+        s.close()
 
 
-def wait(c, handle, timeout_s=60):
-    return call(c, "process_wait", {"handle": handle, "timeout_s": timeout_s}, timeout=timeout_s + 60)
+def ws_open(port, path, host=None, timeout=15):
+    """A WebSocket (socket, Reader) after a 101, else raises."""
+    s = connect(port, timeout=timeout)
+    key = base64.b64encode(os.urandom(16)).decode()
+    s.sendall((f"GET {path} HTTP/1.1\r\nHost: {host or f'127.0.0.1:{port}'}\r\nUpgrade: websocket\r\n"
+               f"Connection: Upgrade\r\nSec-WebSocket-Key: {key}\r\nSec-WebSocket-Version: 13\r\n\r\n").encode())
+    r = Reader(s)
+    status, hd, _ = r.response()
+    if status != 101:
+        raise RuntimeError(f"no upgrade: {status}")
+    import hashlib
+    want = base64.b64encode(hashlib.sha1((key + "258EAFA5-E914-47DA-95CA-C5AB0DC85B11").encode()).digest()).decode()
+    if hd.get("sec-websocket-accept") != want:
+        raise RuntimeError(f"bad Sec-WebSocket-Accept: {hd}")
+    return s, r
+
+
+def ws_send(s, data, op=1):
+    mask = os.urandom(4)
+    n = len(data)
+    hdr = bytes([0x80 | op]) + (bytes([0x80 | n]) if n < 126 else bytes([0x80 | 126]) + n.to_bytes(2, "big"))
+    s.sendall(hdr + mask + bytes(b ^ mask[i % 4] for i, b in enumerate(data)))
+
+
+def ws_recv(r):
+    h = r.take(2)
+    n = h[1] & 0x7F
+    if n == 126:
+        n = int.from_bytes(r.take(2), "big")
+    elif n == 127:
+        n = int.from_bytes(r.take(8), "big")
+    return h[0] & 0x0F, r.take(n)

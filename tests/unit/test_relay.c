@@ -227,7 +227,7 @@ static void cap_refuses(void)
     CHECK(relayed(r, 1, &x[0], &y[0]) == 0);
     CHECK(relayed(r, 1, &x[1], &y[1]) == 0);
     struct nsbox_err err;
-    int rx, ry;
+    int rx = -1, ry = -1;
     CHECK(tcp_pair(&x[2], &rx) == 0 && tcp_pair(&y[2], &ry) == 0);
     CHECK(relay_add(r, rx, ry, 1, &err) == -1 && err.code == EAGAIN);
     /* the refused one's ends were closed */

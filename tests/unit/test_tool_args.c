@@ -15,6 +15,7 @@
 #include "../../common/cleanup.h"
 #include "../../mcp/tools/languages.h"
 #include "../../mcp/tools/args.h"
+#include "../../mcp/tools/ports.h"
 #include "../../mcp/tools/tools.h"
 
 static struct mcp_server cfg = {
@@ -81,9 +82,17 @@ static int decode(const char *tool, json_t *args, struct nsbox_err *err)
             : strcmp(tool, "context_list") == 0    ? mcp_args_context_list(args, &a, err)
             : strcmp(tool, "context_restart") == 0 ? mcp_args_context_restart(args, &a, err)
                                                    : mcp_args_context_remove(args, &a, err);
+    } else if (strncmp(tool, "port_", 5) == 0) {
+        struct mcp_port_args a;
+        r = strcmp(tool, "port_expose") == 0 ? mcp_args_port_expose(args, &a, err)
+            : strcmp(tool, "port_list") == 0 ? mcp_args_port_list(args, &a, err)
+                                             : mcp_args_port_close(args, &a, err);
     } else if (strcmp(tool, "upload_url") == 0) {
         struct mcp_upload_args a;
         r = mcp_args_upload_url(64ull << 20, args, &a, err);
+    } else if (strcmp(tool, "terminal_open") == 0) {
+        struct mcp_terminal_args a;
+        r = mcp_args_terminal_open(args, &a, err);
     } else if (strcmp(tool, "install_packages") == 0) {
         /* What to install is required in substance (packages or a
          * requirements_file, a manager), not by the schema: given here
@@ -138,6 +147,10 @@ static json_t *valid_value(const char *key)
         {"offset", "0"},
         {"length", "10"},
         {"depth", "2"},
+        {"cols", "100"},
+        {"rows", "30"},
+        {"port", "8000"},
+        {"wait_s", "5"},
         {"memory_mb", "64"},
         {"size_mb", "2"},
         {"url", "true"},
@@ -214,7 +227,7 @@ static void every_schema_is_closed_json(void)
 {
     size_t n;
     const struct mcp_tool_args *all = mcp_tool_args_all(&n);
-    CHECK(n == 22);
+    CHECK(n == 26);
     for (size_t t = 0; t < n; t++) {
         char text[4096];
         CHECK(mcp_schema_text(&all[t], text, sizeof(text)) < sizeof(text));
