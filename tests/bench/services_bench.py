@@ -16,6 +16,9 @@ sides of each figure rotated from round to round:
   services_proxy_256m    GET of 256 MiB, through the preview URL vs direct
                          (target: at least 0.8x direct's speed, i.e. a
                          time ratio <= 1.25)
+  (both with a reference side: HAProxy in TCP mode on the loopback in
+  front of the direct app, what any one-more-hop relay costs here; not
+  counted in the verdicts)
   services_logs_cursor   1,000 lines (61 KiB) a finished background process
                          printed, read through process_logs: with the
                          cursor in pages of 4 KiB, and in one call, against
@@ -70,6 +73,35 @@ def get(host, port, path, want):
     return t
 
 
+def haproxy(port):
+    """HAProxy (mode tcp) on a free loopback port relaying to port:
+    (process, its port), or (None, None) without haproxy."""
+    import shutil
+    import socket
+    import tempfile
+    if not shutil.which("haproxy"):
+        return None, None
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    hp = s.getsockname()[1]
+    s.close()
+    cfg = tempfile.NamedTemporaryFile("w", suffix=".cfg", delete=False)
+    cfg.write(f"global\n  maxconn 256\ndefaults\n  mode tcp\n  timeout connect 5s\n  timeout client 300s\n"
+              f"  timeout server 300s\nfrontend f\n  bind 127.0.0.1:{hp}\n  default_backend b\n"
+              f"backend b\n  server s1 127.0.0.1:{port}\n")
+    cfg.close()
+    p = subprocess.Popen(["haproxy", "-f", cfg.name, "-db"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    end = time.time() + 10
+    while time.time() < end:
+        try:
+            socket.create_connection(("127.0.0.1", hp), 1).close()
+            os.unlink(cfg.name)
+            return p, hp
+        except OSError:
+            time.sleep(0.05)
+    die("haproxy did not start")
+
+
 class Serve:
     def __init__(self, nsbox, store, image):
         self.p = subprocess.Popen([nsbox, "--store", store, "serve", "--http", "127.0.0.1:0",
@@ -101,6 +133,7 @@ def main():
     host = subprocess.Popen([sys.executable, os.path.join(uf.APPS, "bench_server.py"), "0"],
                             stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
     direct_port = int(host.stdout.readline().split()[-1])
+    hap, hap_port = haproxy(direct_port)
     s = Serve(nsbox, store, image)
     c = uf.Http(s.port, name="services-bench")
     try:
@@ -117,12 +150,18 @@ def main():
         def small(side):
             if side == "proxied":
                 return [get(phost, pport, ppath + "small", 100) for _ in range(SMALL_N)]
+            if side == "haproxy":
+                return [get("127.0.0.1", hap_port, "/small", 100) for _ in range(SMALL_N)]
             return [get("127.0.0.1", direct_port, "/small", 100) for _ in range(SMALL_N)]
 
         def big(side):
             if side == "proxied":
                 return get(phost, pport, ppath + "big", BIG)
+            if side == "haproxy":
+                return get("127.0.0.1", hap_port, "/big", BIG)
             return get("127.0.0.1", direct_port, "/big", BIG)
+
+        http_sides = ["proxied", "direct"] + (["haproxy"] if hap else [])
 
         def read_pages():
             t0 = time.perf_counter()
@@ -157,15 +196,16 @@ def main():
 
         logs_sides = {"cursor_pages": read_pages, "cursor_one_call": read_one, "run_command_cat": cat}
         # Warm-up, untimed.
-        small("proxied"), small("direct"), big("proxied"), big("direct")
+        for side in http_sides:
+            small(side), big(side)
         for f in logs_sides.values():
             f()
-        res = {k: [] for k in ("small_proxied", "small_direct", "big_proxied", "big_direct", *logs_sides)}
+        res = {k: [] for k in (*(f"small_{x}" for x in http_sides), *(f"big_{x}" for x in http_sides), *logs_sides)}
         for i in range(runs):
             print(f"bench: services: run {i + 1}/{runs}", file=sys.stderr, flush=True)
-            for side in benchlib.rotated(["proxied", "direct"], i):
+            for side in benchlib.rotated(http_sides, i):
                 res[f"small_{side}"] += small(side)
-            for side in benchlib.rotated(["proxied", "direct"], i):
+            for side in benchlib.rotated(http_sides, i):
                 res[f"big_{side}"].append(big(side))
             for k in benchlib.rotated(list(logs_sides), i):
                 res[k].append(logs_sides[k]())
@@ -175,6 +215,9 @@ def main():
         s.stop()
         host.kill()
         host.wait()
+        if hap:
+            hap.kill()
+            hap.wait()
 
     ms = {k: [x * 1000 for x in v] for k, v in res.items()}
     med = {k: statistics.median(v) for k, v in ms.items()}
@@ -183,12 +226,16 @@ def main():
     print(benchlib.table_header())
     for k, label in (("small_proxied", "GET 100 B via preview URL (new conn)"),
                      ("small_direct", "baseline: GET 100 B direct on loopback"),
+                     ("small_haproxy", "reference: GET 100 B via HAProxy tcp (new conn)"),
                      ("big_proxied", "GET 256 MiB via preview URL"),
                      ("big_direct", "baseline: GET 256 MiB direct on loopback"),
+                     ("big_haproxy", "reference: GET 256 MiB via HAProxy tcp"),
                      ("cursor_pages", "1,000 log lines: process_logs, 4 KiB pages"),
                      ("cursor_one_call", "1,000 log lines: process_logs, one call"),
                      ("run_command_cat", "context: run_command cat of the same lines")):
-        v = ms[k]
+        v = ms.get(k)
+        if not v:
+            continue
         if len(v) <= 20:
             print(benchlib.table_row(label, v))
         else:  # the small requests: too many samples to list
@@ -199,6 +246,10 @@ def main():
     speed = mib_s["big_proxied"] / mib_s["big_direct"]
     print(f"  small request: the preview URL adds {added:.3f} ms (median); 256 MiB: {mib_s['big_proxied']:.0f} vs "
           f"{mib_s['big_direct']:.0f} MiB/s ({speed:.2f}x direct)")
+    if "big_haproxy" in med:
+        print(f"  reference, HAProxy (mode tcp) in front of the direct app: adds "
+              f"{med['small_haproxy'] - med['small_direct']:.3f} ms; 256 MiB at {256 / (med['big_haproxy'] / 1000):.0f} MiB/s "
+              f"({med['big_direct'] / med['big_haproxy']:.2f}x direct)")
     print(line("services_proxy_small",
                [f"proxied_ms={spread(ms['small_proxied'], '{:.3f}')}", f"direct_ms={spread(ms['small_direct'], '{:.3f}')}",
                 f"added_ms={added:.3f}"], "target<0.5ms", "OK" if added < 0.5 else "MISSED", n=len(ms["small_proxied"])))
@@ -207,6 +258,12 @@ def main():
                [f"proxied_ms={spread(ms['big_proxied'], '{:.0f}')}", f"direct_ms={spread(ms['big_direct'], '{:.0f}')}",
                 f"proxied_mib_s={mib_s['big_proxied']:.0f}", f"direct_mib_s={mib_s['big_direct']:.0f}",
                 f"ratio={ratio:.2f}"], "target<=1.25", "OK" if round(ratio, 2) <= 1.25 else "MISSED", n=runs))
+    if "big_haproxy" in med:
+        print(line("services_haproxy_reference",
+                   [f"small_added_ms={med['small_haproxy'] - med['small_direct']:.3f}",
+                    f"big_ms={spread(ms['big_haproxy'], '{:.0f}')}",
+                    f"big_mib_s={256 / (med['big_haproxy'] / 1000):.0f}",
+                    f"ratio={med['big_haproxy'] / med['big_direct']:.2f}"], n=runs))
     print(line("services_logs_cursor",
                [f"pages_4k_ms={spread(ms['cursor_pages'])}", f"one_call_ms={spread(ms['cursor_one_call'])}",
                 f"run_command_cat_ms={spread(ms['run_command_cat'])}",
