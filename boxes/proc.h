@@ -22,7 +22,8 @@
 int box_proc_start(struct box *box, const struct nsbox_exec_opts *o, struct nsbox_proc *p,
                    struct nsbox_err *err);
 
-/* Sends sig (SIGINT, SIGTERM or SIGKILL) to its process group.  Returns 0
+/* Sends sig (SIGINT, SIGTERM, SIGKILL, SIGHUP, SIGQUIT, SIGUSR1 or SIGUSR2)
+ * to its process group.  Returns 0
  * or -1. */
 int box_proc_signal(struct nsbox_proc *p, int sig, struct nsbox_err *err);
 

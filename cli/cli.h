@@ -109,6 +109,14 @@ int cmd_run(struct cli_globals *g, int argc, char **argv);
 int cmd_create(struct cli_globals *g, int argc, char **argv);
 int cmd_exec(struct cli_globals *g, int argc, char **argv);
 int cmd_ps(struct cli_globals *g, int argc, char **argv);
+struct box;
+/* Background processes (cli/bg_cmds.c): exec -d starts one in box (argv
+ * with env over the box's, in workdir, as uid:gid when as_user) and prints
+ * its handle; logs and top read them.  Each returns the exit status. */
+int cli_exec_detached(struct box *box, char *const *argv, char *const *env, const char *workdir,
+                      uint32_t uid, uint32_t gid, bool as_user);
+int cmd_logs(struct cli_globals *g, int argc, char **argv);
+int cmd_top(struct cli_globals *g, int argc, char **argv);
 int cmd_rm(struct cli_globals *g, int argc, char **argv);
 /* nsbox cp SRC ID:DST | ID:SRC DST (cli/cp_cmd.c).  Returns the exit status. */
 int cmd_cp(struct cli_globals *g, int argc, char **argv);

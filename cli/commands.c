@@ -161,6 +161,10 @@ static const struct cli_option create_options[] = {
 /* exec shares run's getopt table: the sandbox's options are accepted there
  * (the disk ones refused, the others without effect), so listed, hidden. */
 static const struct cli_option exec_options[] = {
+    {"detach", 'd', NULL,
+     "start CMD as a background process: print its handle and return at once (read its output "
+     "with `nsbox logs`)",
+     0, 0},
     COMMAND_OPTIONS,
     TTY_OPTIONS,
     SANDBOX_OPTIONS(CLI_OPT_HIDDEN),
@@ -169,6 +173,13 @@ static const struct cli_option exec_options[] = {
 
 static const struct cli_option ps_options[] = {
     {"quiet", 'q', NULL, "print sandbox ids only, one a line", 0, 0},
+    END,
+};
+
+static const struct cli_option logs_options[] = {
+    {"follow", 'f', NULL, "keep printing new output until the process ends", 0, 0},
+    {"stdout", 0, NULL, "its stdout only", 0, 0},
+    {"stderr", 0, NULL, "its stderr only", 0, 0},
     END,
 };
 
@@ -271,6 +282,17 @@ const struct cli_command cli_commands[] = {
      "A table of the sandboxes in the store: id, pid of their init, whether it is running, and "
      "the image.",
      ps_options, 0, 0, false, NULL, NULL},
+    {"logs", cmd_logs, "[OPTIONS] ID HANDLE", "print a background process's output",
+     "Prints what the logs of the background process HANDLE (from `nsbox exec -d`) of the live "
+     "sandbox ID hold: its stdout on stdout, its stderr on stderr.  Each stream keeps its last "
+     "1 MiB; bytes dropped before they were read are reported on stderr.  With -f, new output "
+     "follows until the process ends.",
+     logs_options, CLI_COMPLETE_SANDBOX, CLI_COMPLETE_NONE, false, NULL, NULL},
+    {"top", cmd_top, "ID", "list a sandbox's background processes",
+     "A table of the background processes started with `nsbox exec -d` in the live sandbox ID: "
+     "handle, start time, status (running, exit N, signal N, or gone: its keeper or the "
+     "sandbox died first) and command.",
+     none_options, CLI_COMPLETE_SANDBOX, CLI_COMPLETE_NONE, false, NULL, NULL},
     {"rm", cmd_rm, "ID...", "stop and remove sandboxes",
      "Stops each sandbox (its processes are killed) and removes it, printing its id.", rm_options,
      CLI_COMPLETE_SANDBOX, CLI_COMPLETE_SANDBOX, false, NULL, NULL},

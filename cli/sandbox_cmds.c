@@ -39,6 +39,8 @@ struct run_opts {
     bool json;
     bool help;
     bool interactive, tty;
+    bool detach; /* exec -d: a background process (cli/bg_cmds.c) */
+    bool timeout_given;
     bool sandbox_only;   /* an option of the sandbox (limits, layout, profile): not for exec */
     const char *profile; /* --seccomp-profile FILE */
     enum nsbox_limits_mode mode;
@@ -174,6 +176,7 @@ static const struct option run_options[] = {
     {"help", no_argument, NULL, OPT_HELP},
     {"interactive", no_argument, NULL, 'i'},
     {"tty", no_argument, NULL, 't'},
+    {"detach", no_argument, NULL, 'd'},
     {"publish", required_argument, NULL, 'p'},
     {NULL, 0, NULL, 0},
 };
@@ -239,6 +242,7 @@ static const char *parse_run_option(struct run_opts *o, int c, const char *arg)
         o->spec.limits.pids = (uint32_t)v;
         return NULL;
     case OPT_TIMEOUT:
+        o->timeout_given = true;
         o->spec.limits.timeout_s = strtod(arg, &end);
         return *end != '\0' || o->spec.limits.timeout_s < 0 ? "bad --timeout (seconds)" : NULL;
     case 'w':
@@ -259,6 +263,9 @@ static const char *parse_run_option(struct run_opts *o, int c, const char *arg)
         return NULL;
     case 't':
         o->tty = true;
+        return NULL;
+    case 'd':
+        o->detach = true;
         return NULL;
     case OPT_PROFILE:
         o->sandbox_only = true;
@@ -574,6 +581,9 @@ int cmd_exec(struct cli_globals *g, int argc, char **argv)
         return cli_usage_error("exec", "--memory, --cpus, --pids, --tmp-size, --disk, "
                                        "--workspace, --workspace-size, --seccomp-profile, --net "
                                        "and -v are the sandbox's, set by run or create");
+    if (o.detach && (o.tty || o.interactive || o.json || o.timeout_given))
+        return cli_usage_error("exec", "-d runs CMD in the background until it ends: -t, -i, "
+                                       "--json and --timeout do not go with it");
     if (optind + 1 >= argc)
         return cli_usage_error("exec", "usage: nsbox exec [OPTIONS] ID -- CMD...");
     const char *id = argv[optind++];
@@ -597,7 +607,9 @@ int cmd_exec(struct cli_globals *g, int argc, char **argv)
                  : o.spec.user != NULL && box.sb.isolation == NSBOX_ISOLATION_LANDLOCK
                      ? cli_usage_error("exec", "--user: a landlock-isolated sandbox runs every "
                                                "command as its own uid")
-                     : run_command(&box, &eo, &o);
+                 : o.detach ? cli_exec_detached(&box, eo.argv, o.spec.env, eo.cwd, eo.uid, eo.gid,
+                                                o.spec.user != NULL)
+                            : run_command(&box, &eo, &o);
     box_close(&box);
     box_ctx_close(&ctx);
     return status;

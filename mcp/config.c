@@ -300,6 +300,12 @@ static const struct opt opts[] = {
      "the most output (stdout and stderr, in KiB) a call may ask to get inline with "
      "max_inline_kb (1024); the default is 32 KiB or this, whichever is less",
      set_number, FIELD(max_inline_kb), false, NUM_SIZE},
+    {"max-processes", "N", "background processes running at once per sandbox (16)", set_number,
+     FIELD(max_processes), false, NUM_SIZE},
+    {"process-log-kb", "KB",
+     "the ring of each background process's stdout and of its stderr, in KiB (1024; at most "
+     "65536): older output is dropped, and process_logs says how much",
+     set_number, FIELD(process_log_kb), false, NUM_SIZE},
     {"allow-host-dir", "DIR", "a host directory copy_in/copy_out may use (repeatable)",
      set_host_dir, 0, false, NUM_NONE},
     {"allow-net", "RULE",
@@ -438,6 +444,8 @@ void mcp_config_init(struct mcp_config *c)
         .max_total = 128,
         .max_commits = 16,
         .max_inline_kb = 1024,
+        .max_processes = 16,
+        .process_log_kb = 1024,
         .installs = MCP_INSTALL_ALL,
         .max_package_caches = 16,
         .max_upload_mb = MCP_UPLOAD_MB_DEFAULT,
@@ -485,6 +493,9 @@ int mcp_config_parse(struct mcp_config *c, int argc, char **argv, struct nsbox_e
                              "--stateless-idle-timeout, --reconnect-idle, --max-sessions, "
                              "--terminal-ttl, --max-terminals and --max-connections"
                              "[-per-ip] go with --http");
+    if (c->process_log_kb > (BOX_BG_RING_MAX >> 10) || c->process_log_kb < (BOX_BG_RING_MIN >> 10))
+        return nsbox_err_set(err, EINVAL, "--process-log-kb is at least %u and at most %u",
+                             BOX_BG_RING_MIN >> 10, BOX_BG_RING_MAX >> 10);
     if (c->file_url_ttl_s > MCP_FILE_TTL_MAX)
         return nsbox_err_set(err, EINVAL, "--file-url-ttl is at most %d seconds (a day)",
                              MCP_FILE_TTL_MAX);

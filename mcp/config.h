@@ -61,6 +61,9 @@ struct mcp_config {
      * only, checked: mcp/node.h) and SIGTERM's grace (--shutdown-grace). */
     const char *node_id;
     size_t shutdown_grace_s;
+    /* Background processes (boxes/bg.h): running per sandbox, KiB of each
+     * stream's ring (--max-processes, --process-log-kb). */
+    size_t max_processes, process_log_kb;
     /* The preview proxy (mcp/preview/preview.h): --preview-listen,
      * --preview-url, --preview-domain, --preview-ttl,
      * --max-preview-connections; and --max-ports (also over stdio). */

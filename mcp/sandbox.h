@@ -43,6 +43,10 @@ struct mcp_sandbox {
     /* Its exposed ports (tools/ports.c), under that file's lock. */
     struct mcp_ports *ports;
     pthread_mutex_t exec_lock; /* one command at a time on its socket */
+    /* Its background processes (boxes/bg.h, tools/processes.c): NULL
+     * until the first; set under exec_lock (read with __atomic), freed by
+     * the final stop (sandboxes.c finish_stop), which kills them. */
+    struct box_bg_set *bg;
     /* Ownership (sandboxes.h), under the session's lock. */
     unsigned refs;         /* calls holding it */
     bool stopping;         /* out of the list; freed once refs is 0 */

@@ -255,6 +255,8 @@ static void finish_stop(struct mcp_session *s, struct mcp_sandbox *m)
     while (m->refs > 0)
         pthread_cond_wait(&s->released, &s->lock);
     pthread_mutex_unlock(&s->lock);
+    box_bg_set_free(m->bg); /* its background processes end with it */
+    m->bg = NULL;
     mcp_watches_sandbox_gone(m);
     mcp_ports_sandbox_gone(m); /* its URLs and listeners, before the box goes */
     mcp_sandbox_free(s->cfg, m);

@@ -13,6 +13,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "../boxes/bg.h"
 #include "../boxes/box.h"
 #include "../boxes/packages.h"
 #include "node.h"
@@ -71,6 +72,12 @@ struct mcp_server {
     /* Files by signed URL (mcp/files/urls.h): set by the HTTP transport
      * while it serves, NULL over stdio (no URLs, no upload_url). */
     const struct mcp_file_urls *file_urls;
+    /* Background processes (boxes/bg.h, tools/processes.c): the keeper
+     * thread, started by the first process_start (under pool_lock), and
+     * the limits: running per sandbox, KiB per stream's ring. */
+    struct box_bg_keeper *bg_keeper;
+    unsigned max_processes;
+    size_t process_log_kb;
     /* Terminals (preview/terminal.h): set by the HTTP transport while it
      * serves, NULL over stdio (no terminal_open). */
     struct mcp_terminals *terminals;

@@ -104,6 +104,8 @@ int mcp_server_open(struct mcp_server *s, const struct mcp_config *c, const stru
         .max_total = c->max_total,
         .max_commits = c->max_commits,
         .max_inline_kb = c->max_inline_kb,
+        .max_processes = (unsigned)c->max_processes,
+        .process_log_kb = c->process_log_kb,
         .max_ports = c->max_ports,
         .output_cap = box_defaults.output_cap,
         /* at most a year; a day */
@@ -149,6 +151,8 @@ void mcp_server_close(struct mcp_server *s)
 {
     /* The spare sandbox and removals still under way. */
     mcp_pool_drain(s);
+    box_bg_keeper_free(s->bg_keeper); /* every sandbox's set is gone by now */
+    s->bg_keeper = NULL;
     if (s->opened)
         box_ctx_close(&s->boxes);
     s->opened = false;

@@ -499,12 +499,20 @@ static void handle_kill(struct init_state *st, int client, size_t len)
 }
 
 /* A signal for one exec's process group (an interpreter interrupted by a
- * timeout): only the connection that started it may send one. */
+ * timeout, a background process ended by process_signal): only the
+ * connection that started it may send one, and only one that ends or
+ * nudges a process (never SIGSTOP: a stopped group would hold its caller). */
+static bool signal_allowed(int sig)
+{
+    return sig == SIGINT || sig == SIGTERM || sig == SIGKILL || sig == SIGHUP || sig == SIGQUIT ||
+           sig == SIGUSR1 || sig == SIGUSR2;
+}
+
 static void handle_signal(struct init_state *st, int client, size_t len)
 {
     const struct nsbox_msg_signal *m = (const struct nsbox_msg_signal *)st->buf;
 
-    if (len != sizeof(*m) || (m->sig != SIGINT && m->sig != SIGTERM && m->sig != SIGKILL))
+    if (len != sizeof(*m) || !signal_allowed(m->sig))
         return;
     for (size_t i = 0; i < st->n_execs; i++)
         if (st->execs[i].id == m->id && st->execs[i].client == client)
@@ -741,10 +749,14 @@ _Noreturn void nsbox_init_main(const struct nsbox_init_config *cfg)
         }
         if (pfd[0].revents)
             reap(&st);
+        /* Only the clients polled have a pfd entry: one accepted now would
+         * read a stale entry (a former client's POLLIN) and block init in
+         * its recv until that client speaks, reaping nothing meanwhile. */
+        size_t polled = st.n_clients;
         if (pfd[1].revents & POLLIN)
             accept_client(&st);
         /* Backwards: drop_client moves the last client into the hole. */
-        for (size_t i = st.n_clients; i-- > 0;)
+        for (size_t i = polled; i-- > 0;)
             if (pfd[2 + i].revents & (POLLIN | POLLHUP | POLLERR))
                 handle_client(&st, i);
         /* The owner's end closed and no one else can connect: done. */

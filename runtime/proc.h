@@ -42,7 +42,8 @@ struct nsbox_proc {
 int nsbox_proc_start(struct nsbox_sandbox *sb, const struct nsbox_exec_opts *o,
                      struct nsbox_proc *p, struct nsbox_err *err);
 
-/* Sends sig (SIGINT, SIGTERM or SIGKILL) to its process group.  Returns 0
+/* Sends sig (SIGINT, SIGTERM, SIGKILL, SIGHUP, SIGQUIT, SIGUSR1 or SIGUSR2:
+ * init ignores others) to its process group.  Returns 0
  * or -1. */
 int nsbox_proc_signal(struct nsbox_proc *p, int sig, struct nsbox_err *err);
 

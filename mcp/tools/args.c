@@ -165,6 +165,9 @@ static const struct mcp_arg run_fields[] = {
     LIMITS,
     NETWORK,
     INLINE_KB,
+    ARG("background", BOOLEAN, 0,
+        .description = "with sandbox_id: start it as a background process and return its handle "
+                       "at once (as process_start)"),
 };
 static const struct mcp_arg write_fields[] = {
     SANDBOX_ID,
@@ -252,6 +255,11 @@ const struct mcp_tool_args mcp_arg_decls[N_TOOLS] = {
     [CONTEXT_LIST] = DECL("context_list", stop_fields),
     [CONTEXT_RESTART] = DECL("context_restart", context_fields),
     [CONTEXT_REMOVE] = DECL("context_remove", context_fields),
+    [PROCESS_START] = DECL("process_start", mcp_process_start_fields),
+    [PROCESS_LIST] = DECL("process_list", mcp_process_list_fields),
+    [PROCESS_LOGS] = DECL("process_logs", mcp_process_logs_fields),
+    [PROCESS_SIGNAL] = DECL("process_signal", mcp_process_signal_fields),
+    [PROCESS_WAIT] = DECL("process_wait", mcp_process_wait_fields),
     [PORT_EXPOSE] = DECL("port_expose", mcp_port_expose_fields),
     [PORT_LIST] = DECL("port_list", mcp_port_list_fields),
     [PORT_CLOSE] = DECL("port_close", mcp_port_close_fields),
@@ -413,7 +421,7 @@ static int run_env_one(json_t *seen, size_t i, const char *name, size_t nlen, co
     return 0;
 }
 
-static int run_env_check(json_t *env, struct nsbox_err *err)
+int mcp_args_run_env_check(json_t *env, struct nsbox_err *err)
 {
     const char *name, *value;
     size_t nlen, total = 0, n = json_is_array(env) ? json_array_size(env) : json_object_size(env);
@@ -725,7 +733,7 @@ static int run_args(const struct mcp_server *cfg, int tool, json_t *args, const 
     out->argv[2] = (char *)str(tool, args, key);
     out->network = json_object_get(args, "network");
     out->env = json_object_get(args, "env");
-    if (out->env != NULL && run_env_check(out->env, err) < 0) {
+    if (out->env != NULL && mcp_args_run_env_check(out->env, err) < 0) {
         *out = (struct mcp_run_args){0};
         return -1;
     }

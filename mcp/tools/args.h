@@ -187,6 +187,33 @@ struct mcp_copy_args {
     const char *name; /* the part after it (or all of rel): points into rel */
 };
 
+/* process_start, run_command {background}, and the other process tools
+ * (args_processes.c; strings borrowed, each tool fills what it takes). */
+#define MCP_PROCESS_LOGS_DEFAULT 65536
+#define MCP_PROCESS_LOGS_MAX (1u << 20)
+struct mcp_process_args {
+    const char *sandbox_id, *command, *workdir, *name;
+    json_t *env;                     /* borrowed, checked as a run's env, or NULL */
+    const char *handle;              /* SANDBOX_ID/pN */
+    unsigned streams;                /* process_logs: BOX_BG_* (boxes/bg.h) */
+    uint64_t out_cursor, err_cursor; /* from cursor "OUT:ERR"; 0 when absent */
+    size_t max_bytes;                /* 1 .. MCP_PROCESS_LOGS_MAX */
+    int signal;                      /* process_signal: SIGTERM unless given */
+    double timeout_s;                /* process_wait */
+};
+int mcp_args_process_start(json_t *args, struct mcp_process_args *out, struct nsbox_err *err);
+/* run_command's arguments with background: true (only command,
+ * sandbox_id, env, workdir; sandbox_id required). */
+int mcp_args_run_background(json_t *args, struct mcp_process_args *out, struct nsbox_err *err);
+int mcp_args_process_list(json_t *args, struct mcp_process_args *out, struct nsbox_err *err);
+int mcp_args_process_logs(json_t *args, struct mcp_process_args *out, struct nsbox_err *err);
+int mcp_args_process_signal(json_t *args, struct mcp_process_args *out, struct nsbox_err *err);
+int mcp_args_process_wait(const struct mcp_server *cfg, json_t *args, struct mcp_process_args *out,
+                          struct nsbox_err *err);
+/* A handle "SANDBOX_ID/pN" split: the sandbox's id into sandbox_id (size
+ * bytes), *id pointing at "pN" in handle.  0, or -1 with err (ENOENT). */
+int mcp_process_handle_split(const char *handle, char *sandbox_id, size_t size, const char **id,
+                             struct nsbox_err *err);
 /* terminal_open */
 struct mcp_terminal_args {
     const char *sandbox_id, *command; /* command NULL: bash, else sh */

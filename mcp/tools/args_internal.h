@@ -32,6 +32,11 @@ enum {
     CONTEXT_LIST,
     CONTEXT_RESTART,
     CONTEXT_REMOVE,
+    PROCESS_START,
+    PROCESS_LIST,
+    PROCESS_LOGS,
+    PROCESS_SIGNAL,
+    PROCESS_WAIT,
     PORT_EXPOSE, /* args_ports.c */
     PORT_LIST,
     PORT_CLOSE,
@@ -45,6 +50,22 @@ extern const struct mcp_arg mcp_terminal_open_fields[MCP_TERMINAL_OPEN_N_FIELDS]
 
 extern const struct mcp_tool_args mcp_arg_decls[N_TOOLS];
 
+/* The process tools' fields (args_processes.c), sized here so that the
+ * table in args.c can count them. */
+#define MCP_PROCESS_START_NF 5
+#define MCP_PROCESS_LIST_NF 1
+#define MCP_PROCESS_LOGS_NF 4
+#define MCP_PROCESS_SIGNAL_NF 2
+#define MCP_PROCESS_WAIT_NF 2
+extern const struct mcp_arg mcp_process_start_fields[MCP_PROCESS_START_NF];
+extern const struct mcp_arg mcp_process_list_fields[MCP_PROCESS_LIST_NF];
+extern const struct mcp_arg mcp_process_logs_fields[MCP_PROCESS_LOGS_NF];
+extern const struct mcp_arg mcp_process_signal_fields[MCP_PROCESS_SIGNAL_NF];
+extern const struct mcp_arg mcp_process_wait_fields[MCP_PROCESS_WAIT_NF];
+
+/* A run's env (execute_code's and run_command's checks: count, sizes,
+ * names).  0, or -1 with err. */
+int mcp_args_run_env_check(json_t *env, struct nsbox_err *err);
 /* The port tools' fields (args_ports.c). */
 extern const struct mcp_arg mcp_port_expose_fields[3];
 extern const struct mcp_arg mcp_port_list_fields[1];

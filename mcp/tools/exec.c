@@ -338,6 +338,8 @@ int mcp_tool_run_command(struct mcp_session *s, struct mcp_call *call, json_t *a
 {
     struct mcp_run_args rq;
 
+    if (json_is_true(json_object_get(args, "background")))
+        return mcp_process_run_background(s, call, args, out, err); /* processes.c */
     if (mcp_args_run_command(s->cfg, args, &rq, err) < 0)
         return -1;
     /* One-shot commands run in the shell image, else in python's. */

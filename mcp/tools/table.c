@@ -87,18 +87,27 @@
     "\"size\":{\"type\":\"integer\"},\"mime_type\":{\"type\":[\"string\",\"null\"]},"              \
     "\"uri\":{\"type\":\"string\"}}}}},"
 
-#define RESULT_SCHEMA                                                                                          \
-    "{\"type\":\"object\",\"properties\":{"                                                                    \
-    "\"status\":{\"type\":\"string\",\"enum\":[\"ok\",\"error\",\"timeout\",\"oom\",\"signaled\"]},"           \
-    "\"exit_code\":{\"type\":\"integer\"},\"signal\":{\"type\":\"integer\"},"                                  \
-    "\"stdout\":{\"type\":\"string\"},\"stderr\":{\"type\":\"string\"},"                                       \
-    "\"stdout_truncated\":{\"type\":\"boolean\"},\"stderr_truncated\":{\"type\":\"boolean\"},"                 \
-    "\"timed_out\":{\"type\":\"boolean\"},\"oom_killed\":{\"type\":\"boolean\"},"                              \
-    "\"wall_ms\":{\"type\":\"integer\"},\"cpu_ms\":{\"type\":\"integer\"},"                                    \
-    "\"memory_peak_bytes\":{\"type\":\"integer\"}," DISK_PROPS INTERP_PROPS NETWORK_PROPS                      \
-        OUTPUT_PROPS FILES_PROPS                                                                               \
+#define RESULT_PROPS                                                                                 \
+    "\"status\":{\"type\":\"string\",\"enum\":[\"ok\",\"error\",\"timeout\",\"oom\",\"signaled\"]}," \
+    "\"exit_code\":{\"type\":\"integer\"},\"signal\":{\"type\":\"integer\"},"                        \
+    "\"stdout\":{\"type\":\"string\"},\"stderr\":{\"type\":\"string\"},"                             \
+    "\"stdout_truncated\":{\"type\":\"boolean\"},\"stderr_truncated\":{\"type\":\"boolean\"},"       \
+    "\"timed_out\":{\"type\":\"boolean\"},\"oom_killed\":{\"type\":\"boolean\"},"                    \
+    "\"wall_ms\":{\"type\":\"integer\"},\"cpu_ms\":{\"type\":\"integer\"},"                          \
+    "\"memory_peak_bytes\":{\"type\":\"integer\"}," DISK_PROPS INTERP_PROPS NETWORK_PROPS            \
+        OUTPUT_PROPS FILES_PROPS
+#define RESULT_REQUIRED                                                                                        \
     "\"required\":[\"status\",\"exit_code\",\"stdout\",\"stderr\",\"timed_out\",\"oom_killed\"," DISK_REQUIRED \
-    "]}"
+    "]"
+#define RESULT_SCHEMA "{\"type\":\"object\",\"properties\":{" RESULT_PROPS RESULT_REQUIRED "}"
+/* run_command's: a run's result, or with background a process's start
+ * (processes.c; stdout_bytes and stderr_bytes are in OUTPUT_PROPS). */
+#define RUN_SCHEMA                                                                                 \
+    "{\"type\":\"object\",\"properties\":{\"handle\":{\"type\":\"string\"},"                       \
+    "\"name\":{\"type\":\"string\"},\"command\":{\"type\":\"string\"},"                            \
+    "\"started_at\":{\"type\":\"string\"},\"running\":{\"type\":\"boolean\"},"                     \
+    "\"sandbox_id\":{\"type\":\"string\"}," RESULT_PROPS "\"anyOf\":[{" RESULT_REQUIRED "},"       \
+    "{\"required\":[\"handle\",\"running\"]}]}"
 
 #define LIMITS_OUT                                                                                 \
     "{\"type\":\"object\",\"properties\":{\"memory_mb\":{\"type\":\"number\"},"                    \
@@ -112,6 +121,14 @@
     "\"mode\":{\"type\":\"string\"},\"mtime\":{\"type\":\"integer\"}}}},"                            \
     "\"truncated\":{\"type\":\"boolean\"},\"tree\":{\"type\":\"string\"}},"                          \
     "\"required\":[\"entries\",\"truncated\"]}"
+
+/* A background process (processes.c). */
+#define PROCESS_PROPS                                                                              \
+    "\"handle\":{\"type\":\"string\"},\"name\":{\"type\":\"string\"},"                             \
+    "\"command\":{\"type\":\"string\"},\"started_at\":{\"type\":\"string\"},"                      \
+    "\"running\":{\"type\":\"boolean\"},\"exit_code\":{\"type\":\"integer\"},"                     \
+    "\"signal\":{\"type\":\"integer\"},\"ended_with_sandbox\":{\"type\":\"boolean\"},"             \
+    "\"stdout_bytes\":{\"type\":\"integer\"},\"stderr_bytes\":{\"type\":\"integer\"}"
 
 const struct mcp_tool mcp_tools[] = {
     {"sandbox_create", "Create a sandbox",
@@ -204,8 +221,53 @@ const struct mcp_tool mcp_tools[] = {
     {"run_command", "Run a shell command",
      "Run a command line with /bin/sh -c, in a fresh sandbox or, with sandbox_id, in a "
      "sandbox made by sandbox_create. No network unless the fresh sandbox is given some "
-     "(network) or the kept one has it; then the result lists what was tried (network).",
-     RESULT_SCHEMA, mcp_tool_run_command, 0, MCP_HINT_NETWORK},
+     "(network) or the kept one has it; then the result lists what was tried (network). "
+     "With background: true (and sandbox_id) it starts as process_start does and returns "
+     "the process's handle at once.",
+     RUN_SCHEMA, mcp_tool_run_command, 0, MCP_HINT_NETWORK},
+    {"process_start", "Start a background process",
+     "Start a command line (/bin/sh -c) in a sandbox made by sandbox_create and return its "
+     "handle at once: a dev server, a watcher, a long test run. It runs until it ends, is "
+     "signalled (process_signal) or its sandbox stops; stdin is empty. Its stdout and stderr "
+     "are kept apart in a bounded ring each: read them with process_logs.",
+     "{\"type\":\"object\",\"properties\":{" PROCESS_PROPS ",\"sandbox_id\":{\"type\":\"string\"}},"
+     "\"required\":[\"handle\",\"name\",\"started_at\",\"running\"]}",
+     mcp_tool_process_start, 0, 0},
+    {"process_list", "List background processes",
+     "The background processes of a sandbox, oldest first: running ones and the last ended ones.",
+     "{\"type\":\"object\",\"properties\":{\"sandbox_id\":{\"type\":\"string\"},"
+     "\"processes\":{\"type\":\"array\",\"items\":{\"type\":\"object\",\"properties\":{" PROCESS_PROPS
+     "}}}},\"required\":[\"sandbox_id\",\"processes\"]}",
+     mcp_tool_process_list, 0, MCP_HINT_READ_ONLY},
+    {"process_logs", "Read a background process's output",
+     "Output of a background process since cursor (absent: the oldest byte kept), stdout and "
+     "stderr apart. Pass back the cursor returned to read each byte once; bytes the ring "
+     "dropped before they were read are counted (dropped_bytes). Text is UTF-8, each invalid "
+     "byte replaced by '?'. eof: it has ended and everything was read.",
+     "{\"type\":\"object\",\"properties\":{\"handle\":{\"type\":\"string\"},"
+     "\"stdout\":{\"type\":\"string\"},\"stderr\":{\"type\":\"string\"},"
+     "\"cursor\":{\"type\":\"string\"},\"stdout_dropped\":{\"type\":\"integer\"},"
+     "\"stderr_dropped\":{\"type\":\"integer\"},\"dropped_bytes\":{\"type\":\"integer\"},"
+     "\"eof\":{\"type\":\"boolean\"},\"running\":{\"type\":\"boolean\"},"
+     "\"exit_code\":{\"type\":\"integer\"},\"signal\":{\"type\":\"integer\"}},"
+     "\"required\":[\"handle\",\"cursor\",\"dropped_bytes\",\"eof\",\"running\"]}",
+     mcp_tool_process_logs, 0, MCP_HINT_READ_ONLY},
+    {"process_signal", "Signal a background process",
+     "Send a signal (TERM by default; KILL, INT, HUP, QUIT, USR1, USR2) to a background "
+     "process's group.",
+     "{\"type\":\"object\",\"properties\":{\"handle\":{\"type\":\"string\"},"
+     "\"signal\":{\"type\":\"string\"},\"sent\":{\"type\":\"boolean\"}},"
+     "\"required\":[\"handle\",\"signal\",\"sent\"]}",
+     mcp_tool_process_signal, 0, MCP_HINT_DESTRUCTIVE},
+    {"process_wait", "Wait for a background process",
+     "Wait up to timeout_s for a background process to end: its exit_code (and signal), or "
+     "running: true when it still runs.",
+     "{\"type\":\"object\",\"properties\":{\"handle\":{\"type\":\"string\"},"
+     "\"running\":{\"type\":\"boolean\"},\"exit_code\":{\"type\":\"integer\"},"
+     "\"signal\":{\"type\":\"integer\"},\"ended_with_sandbox\":{\"type\":\"boolean\"},"
+     "\"stdout_bytes\":{\"type\":\"integer\"},\"stderr_bytes\":{\"type\":\"integer\"}},"
+     "\"required\":[\"handle\",\"running\"]}",
+     mcp_tool_process_wait, 0, MCP_HINT_READ_ONLY},
     {"write_file", "Write a file",
      "Write a file in a sandbox made by sandbox_create (path relative to its working "
      "directory, or absolute inside it); missing parent directories are made. Text (utf-8) "

@@ -176,6 +176,20 @@ int mcp_tool_copy_out(struct mcp_session *s, struct mcp_call *call, json_t *args
                       struct mcp_result *out, struct nsbox_err *err);
 int mcp_tool_install_packages(struct mcp_session *s, struct mcp_call *call, json_t *args,
                               struct mcp_result *out, struct nsbox_err *err);
+/* processes.c (docs/services-bg.md) */
+int mcp_tool_process_start(struct mcp_session *s, struct mcp_call *call, json_t *args,
+                           struct mcp_result *out, struct nsbox_err *err);
+int mcp_tool_process_list(struct mcp_session *s, struct mcp_call *call, json_t *args,
+                          struct mcp_result *out, struct nsbox_err *err);
+int mcp_tool_process_logs(struct mcp_session *s, struct mcp_call *call, json_t *args,
+                          struct mcp_result *out, struct nsbox_err *err);
+int mcp_tool_process_signal(struct mcp_session *s, struct mcp_call *call, json_t *args,
+                            struct mcp_result *out, struct nsbox_err *err);
+int mcp_tool_process_wait(struct mcp_session *s, struct mcp_call *call, json_t *args,
+                          struct mcp_result *out, struct nsbox_err *err);
+/* run_command {background: true}: process_start's answer. */
+int mcp_process_run_background(struct mcp_session *s, struct mcp_call *call, json_t *args,
+                               struct mcp_result *out, struct nsbox_err *err);
 int mcp_tool_upload_url(struct mcp_session *s, struct mcp_call *call, json_t *args,
                         struct mcp_result *out, struct nsbox_err *err);
 int mcp_tool_terminal_open(struct mcp_session *s, struct mcp_call *call, json_t *args,

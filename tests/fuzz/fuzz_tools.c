@@ -409,6 +409,52 @@ static int context_remove(json_t *args, struct nsbox_err *err)
     return context_check(mcp_args_context_remove, args, err);
 }
 
+/* The process tools (args_processes.c): what they accept is within
+ * their bounds, strings whole. */
+static int process_check(int (*fn)(json_t *, struct mcp_process_args *, struct nsbox_err *),
+                         json_t *args, struct nsbox_err *err)
+{
+    struct mcp_process_args a;
+    if (fn(args, &a, err) < 0)
+        return -1;
+    if (a.handle != NULL)
+        whole_string(args, "handle", a.handle);
+    if (a.command != NULL)
+        whole_string(args, "command", a.command);
+    must(a.max_bytes <= MCP_PROCESS_LOGS_MAX, "max_bytes past its bound");
+    must(a.workdir == NULL || a.workdir[0] == '/', "a relative workdir");
+    return 0;
+}
+
+static int process_start(json_t *args, struct nsbox_err *err)
+{
+    return process_check(mcp_args_process_start, args, err);
+}
+
+static int process_list(json_t *args, struct nsbox_err *err)
+{
+    return process_check(mcp_args_process_list, args, err);
+}
+
+static int process_logs(json_t *args, struct nsbox_err *err)
+{
+    return process_check(mcp_args_process_logs, args, err);
+}
+
+static int process_signal(json_t *args, struct nsbox_err *err)
+{
+    return process_check(mcp_args_process_signal, args, err);
+}
+
+static int process_wait(json_t *args, struct nsbox_err *err)
+{
+    struct mcp_process_args a;
+    if (mcp_args_process_wait(&cfg, args, &a, err) < 0)
+        return -1;
+    must(a.timeout_s >= 0, "a negative timeout");
+    return 0;
+}
+
 static int execute_code(json_t *args, struct nsbox_err *err)
 {
     struct mcp_run_args a;
@@ -623,6 +669,9 @@ static const struct {
     {"install_packages", install_packages}, {"upload_url", upload_url},
     {"context_create", context_create},     {"context_list", context_list},
     {"context_restart", context_restart},   {"context_remove", context_remove},
+    {"process_start", process_start},       {"process_list", process_list},
+    {"process_logs", process_logs},         {"process_signal", process_signal},
+    {"process_wait", process_wait},
     {"port_expose", port_expose},           {"port_list", port_list},
     {"port_close", port_close},
 };

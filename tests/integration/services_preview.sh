@@ -9,6 +9,8 @@ SUITE=services_preview
 . "$(dirname "$0")/../lib.sh"
 "$ROOT/tests/setup-users.sh"
 
+LOGS=$T/logs
+mkdir -p "$LOGS"
 S=$T/store
 if ! out=$("$NSBOX" --store "$S" pull --quiet "oci:$F/oci/python:latest" 2>&1); then
 	fail setup "cannot pull oci:$F/oci/python:latest: $(printf '%s' "$out" | tail -2 | tr '\n' ' ')"

@@ -10,6 +10,8 @@ SUITE=watch
 "$ROOT/tests/setup-users.sh"
 U=nsboxtest
 
+LOGS=$T/logs
+mkdir -p "$LOGS"
 S=$T/store
 if ! out=$("$NSBOX" --store "$S" pull --quiet "oci:$F/oci/python:latest" 2>&1); then
 	fail setup "cannot pull oci:$F/oci/python:latest: $(printf '%s' "$out" | tail -2 | tr '\n' ' ')"

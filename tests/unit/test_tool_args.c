@@ -82,6 +82,13 @@ static int decode(const char *tool, json_t *args, struct nsbox_err *err)
             : strcmp(tool, "context_list") == 0    ? mcp_args_context_list(args, &a, err)
             : strcmp(tool, "context_restart") == 0 ? mcp_args_context_restart(args, &a, err)
                                                    : mcp_args_context_remove(args, &a, err);
+    } else if (strncmp(tool, "process_", 8) == 0) {
+        struct mcp_process_args a;
+        r = strcmp(tool, "process_start") == 0    ? mcp_args_process_start(args, &a, err)
+            : strcmp(tool, "process_list") == 0   ? mcp_args_process_list(args, &a, err)
+            : strcmp(tool, "process_logs") == 0   ? mcp_args_process_logs(args, &a, err)
+            : strcmp(tool, "process_signal") == 0 ? mcp_args_process_signal(args, &a, err)
+                                                  : mcp_args_process_wait(&cfg, args, &a, err);
     } else if (strncmp(tool, "port_", 5) == 0) {
         struct mcp_port_args a;
         r = strcmp(tool, "port_expose") == 0 ? mcp_args_port_expose(args, &a, err)
@@ -164,6 +171,12 @@ static json_t *valid_value(const char *key)
         {"manager", "\"pip\""},
         {"requirements_file", "\"requirements.txt\""},
         {"packages", "{\"manager\":\"pip\",\"packages\":[\"x\"]}"},
+        {"background", "false"},
+        {"handle", "\"sb1/p1\""},
+        {"stream", "\"stderr\""},
+        {"cursor", "\"12:0\""},
+        {"max_bytes", "100"},
+        {"signal", "\"KILL\""},
     };
     for (size_t i = 0; i < sizeof(values) / sizeof(values[0]); i++)
         if (strcmp(values[i].key, key) == 0)
@@ -227,7 +240,7 @@ static void every_schema_is_closed_json(void)
 {
     size_t n;
     const struct mcp_tool_args *all = mcp_tool_args_all(&n);
-    CHECK(n == 26);
+    CHECK(n == 31);
     for (size_t t = 0; t < n; t++) {
         char text[4096];
         CHECK(mcp_schema_text(&all[t], text, sizeof(text)) < sizeof(text));
@@ -701,6 +714,47 @@ static void upload_url_sizes(void)
 
 /* A run's env: either form, names without '=' or NUL, no name twice,
  * within the caps; an error names the variable, never its value. */
+/* The background-process tools: the cursor's form, the handle's, and
+ * run_command {background} refusing what a background process cannot
+ * take. */
+static void process_args(void)
+{
+    struct mcp_process_args a;
+    struct nsbox_err err;
+    json_t *args = parse("{\"handle\":\"sb1/p3\",\"cursor\":\"18446744073709551615:7\"}");
+    CHECK(mcp_args_process_logs(args, &a, &err) == 0);
+    CHECK(a.out_cursor == UINT64_MAX && a.err_cursor == 7 && a.streams == 3);
+    CHECK(a.max_bytes == MCP_PROCESS_LOGS_DEFAULT);
+    json_decref(args);
+    CHECK(strstr(fails("process_logs", "{\"handle\":\"s/p1\",\"cursor\":\"12\"}"), "OUT:ERR"));
+    CHECK(strstr(fails("process_logs", "{\"handle\":\"s/p1\",\"cursor\":\"-1:0\"}"), "OUT:ERR"));
+    CHECK(strstr(fails("process_logs", "{\"handle\":\"s/p1\",\"cursor\":\"1:2x\"}"), "OUT:ERR"));
+    CHECK(
+        strstr(fails("process_logs", "{\"handle\":\"s/p1\",\"max_bytes\":2000000}"), "max_bytes"));
+    CHECK(strstr(fails("process_signal", "{\"handle\":\"s/p1\",\"signal\":\"STOP\"}"), "signal"));
+    CHECK(
+        strstr(fails("process_start", "{\"sandbox_id\":\"s\",\"command\":\"x\",\"workdir\":\"w\"}"),
+               "absolute"));
+    char sid[64];
+    const char *id;
+    CHECK(mcp_process_handle_split("NODE.abc/p12", sid, sizeof(sid), &id, &err) == 0);
+    CHECK_STR(sid, "NODE.abc");
+    CHECK_STR(id, "p12");
+    CHECK(mcp_process_handle_split("p1", sid, sizeof(sid), &id, &err) < 0 && err.code == ENOENT);
+    CHECK(mcp_process_handle_split("/p1", sid, sizeof(sid), &id, &err) < 0);
+    CHECK(mcp_process_handle_split("s/x1", sid, sizeof(sid), &id, &err) < 0);
+    args = parse("{\"command\":\"x\",\"sandbox_id\":\"s\",\"background\":true,\"stdin\":\"y\"}");
+    CHECK(mcp_args_run_background(args, &a, &err) < 0 && strstr(err.msg, "not stdin"));
+    json_decref(args);
+    args = parse("{\"command\":\"x\",\"background\":true}");
+    CHECK(mcp_args_run_background(args, &a, &err) < 0 && strstr(err.msg, "sandbox_id"));
+    json_decref(args);
+    args = parse(
+        "{\"command\":\"x\",\"sandbox_id\":\"s\",\"background\":true,\"env\":{\"A\":\"1\"}}");
+    CHECK(mcp_args_run_background(args, &a, &err) == 0 && strcmp(a.command, "x") == 0);
+    json_decref(args);
+}
+
 static void run_env_checked(void)
 {
     CHECK(accepts("execute_code", "{\"code\":\"\",\"env\":{\"A\":\"1\",\"B_2\":\"\"}}"));
@@ -781,4 +835,5 @@ void suite_tool_args(void)
     RUN_TEST(result_owns_its_images);
     RUN_TEST(upload_url_sizes);
     RUN_TEST(run_env_checked);
+    RUN_TEST(process_args);
 }
