@@ -67,7 +67,7 @@ image_config() {
   "Labels": {
     "sandbox.language": "$LANGUAGES",
     "org.opencontainers.image.title": "nsbox-default",
-    "org.opencontainers.image.description": "Debian bookworm: python3 (numpy pandas scipy matplotlib pillow requests), nodejs, typescript, bash"
+    "org.opencontainers.image.description": "Debian bookworm: python3 (numpy pandas scipy matplotlib pillow requests flask), nodejs, typescript, bash"
   }
 }
 EOF

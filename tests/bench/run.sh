@@ -71,7 +71,7 @@ RUNS=${BENCH_RUNS:-5}
 # benchlib.py, for the Python benchmarks and the tables written here in Python
 export PYTHONPATH=$ROOT/tests/bench${PYTHONPATH:+:$PYTHONPATH}
 
-BENCHES=(pull_unpack_python unpack_python sandbox_start exec_live idle_sandboxes mcp_execute mcp_interp mcp_rich egress file_urls node_capacity)
+BENCHES=(pull_unpack_python unpack_python sandbox_start exec_live idle_sandboxes mcp_execute mcp_interp mcp_rich egress file_urls node_capacity services)
 
 say() { printf 'bench: %s\n' "$*" >&2; }
 die() {
@@ -774,6 +774,16 @@ bench_file_urls() {
 bench_node_capacity() {
 	need_runtime_store
 	relay "$ROOT/tests/bench/node_capacity.sh" "$NSBOX" "$RT_STORE" "$RUNS"
+}
+
+# ---- services: preview URLs and process logs (issue #28, docs/services.md) -----
+
+# tests/bench/services_bench.py: a small request and a 256 MiB download
+# through a preview URL against the same app on the host's loopback, and
+# 1,000 log lines read through process_logs' cursor.
+bench_services() {
+	need_runtime_store
+	relay python3 "$ROOT/tests/bench/services_bench.py" "$NSBOX" "$RT_STORE" "oci:$F/oci/python:latest" "$RUNS"
 }
 
 # ---- main --------------------------------------------------------------------
