@@ -173,14 +173,14 @@ done
 # suites start): npm packages, VM kernels, the default image.
 needs_of() {
 	case $1 in
-	mcp_stdio | interp | fleet | smoke | watch) echo npm-mcp ;;
+	mcp_stdio | interp | fleet | smoke | watch | services) echo npm-mcp ;;
 	mcp_http) echo npm-mcp npm-conformance ;;
 	conformance) echo npm-conformance ;;
 	clients) echo npm-conformance npm-clients ;;
 	disk | vm_cgroup_v2 | pod | hostile) echo vm ;;
 	host_profiles | vm_landlock) echo vm vm-kernels ;;
 	esac
-	case $1 in interp | packages) echo image ;; esac
+	case $1 in interp | packages | services) echo image ;; esac
 }
 # bg_job NAME CMD...: a set-up job, its output in LOGDIR/setup-NAME.log.
 bg_job() {

@@ -26,7 +26,8 @@ mkdir -p "$RL" && install -m 755 "$NSBOX" "$RL/nsbox" && chmod 755 "$T" && chown
 as_user() { runuser -u "$U" -- env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/home/$U \
 	NSBOX_LIMITS=best-effort "$@"; }
 if out=$(as_user "$RL/nsbox" --store "$RL/store" pull --quiet "oci:$F/oci/python:latest" 2>&1); then
-	run_client rootless as_user NSBOX="$RL/nsbox" NSBOX_STORE="$RL/store" SUITE="$SUITE/rootless" \
+	run_client rootless runuser -u "$U" -- env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/home/$U \
+		NSBOX_LIMITS=best-effort NSBOX="$RL/nsbox" NSBOX_STORE="$RL/store" SUITE="$SUITE/rootless" \
 		timeout 600 python3 "$ROOT/tests/services/watch.py"
 else
 	fail rootless_setup "cannot pull as $U: $(printf '%s' "$out" | tail -2 | tr '\n' ' ')"

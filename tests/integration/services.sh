@@ -69,7 +69,10 @@ as_user() { runuser -u nsboxtest -- "${USER_ENV[@]}" "$@"; }
 seed_default_store "$RL/store" nsboxtest
 if out=$(as_user "$RL/nsbox" --store "$RL/store" pull --quiet "oci:$LAYOUT:latest" 2>&1) &&
 	out=$(as_user "$RL/nsbox" --store "$RL/store" tag "oci:$LAYOUT:latest" "$IMG" 2>&1); then
-	if serve_http rootless as_user "$RL/nsbox" --store "$RL/store" serve --http 127.0.0.1:0; then
+	# runuser itself in the background (not the function as_user: killing
+	# the subshell that runs a function leaves runuser and the server behind)
+	if serve_http rootless runuser -u nsboxtest -- "${USER_ENV[@]}" "$RL/nsbox" --store "$RL/store" \
+		serve --http 127.0.0.1:0; then
 		stdio=$(python3 -c 'import json,sys; print(json.dumps(sys.argv[1:]))' runuser -u nsboxtest -- \
 			"${USER_ENV[@]}" "$RL/nsbox" --store "$RL/store" serve)
 		run_client rootless env SUITE="$SUITE/rootless" MCP_PORT="$PORT" SHOTS="$SHOTS/rootless" STDIO_CMD="$stdio" \
