@@ -61,6 +61,7 @@ struct preview {
     unsigned n_conns;
     bool accept_paused;
     uint64_t n_relayed; /* atomic */
+    unsigned n_big;     /* connections with a big pipe (proxy.c; its thread only) */
 };
 
 /* table.c.  The exposure of a live token: a new reference (put it back
