@@ -153,9 +153,46 @@ static void *read_thread(void *arg)
     return NULL;
 }
 
-void mcp_handle_resources_read(const struct mcp_req *rq)
+/* See resources.h. */
+int mcp_resources_spawn(const struct mcp_req *rq, struct mcp_req **held, size_t *slot,
+                        void *(*fn)(void *), void *job)
 {
     struct mcp_session *s = rq->s;
+    *held = mcp_req_hold(rq);
+    pthread_mutex_lock(&s->lock);
+    int n = *held != NULL ? mcp_call_claim(s, rq->id, rq->meta, mcp_req_call_log_level(rq)) : -1;
+    if (n >= 0) {
+        *slot = (size_t)n;
+        s->n_running++;
+    }
+    pthread_mutex_unlock(&s->lock);
+    if (n < 0) {
+        mcp_req_release(*held);
+        *held = NULL;
+        mcp_reply_error(rq, JSONRPC_INTERNAL_ERROR, "too many requests running at once");
+        return -1;
+    }
+    pthread_t t;
+    pthread_attr_t attr;
+    pthread_attr_init(&attr);
+    pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+    int rc = pthread_create(&t, &attr, fn, job);
+    pthread_attr_destroy(&attr);
+    if (rc != 0) {
+        pthread_mutex_lock(&s->lock);
+        mcp_call_release(&s->calls[*slot]);
+        s->n_running--;
+        pthread_mutex_unlock(&s->lock);
+        mcp_req_release(*held);
+        *held = NULL;
+        mcp_reply_error(rq, JSONRPC_INTERNAL_ERROR, "the server is out of threads");
+        return -1;
+    }
+    return 0;
+}
+
+void mcp_handle_resources_read(const struct mcp_req *rq)
+{
     const char *uri = json_string_value(json_object_get(rq->params, "uri"));
     if (uri == NULL) {
         mcp_reply_error(rq, JSONRPC_INVALID_PARAMS, "resources/read needs a uri (a string)");
@@ -171,33 +208,6 @@ void mcp_handle_resources_read(const struct mcp_req *rq)
         not_found(rq, uri, NULL);
         return;
     }
-    job->rq = mcp_req_hold(rq);
-    pthread_mutex_lock(&s->lock);
-    int slot = job->rq != NULL ? mcp_call_claim(s, rq->id, rq->meta, mcp_req_call_log_level(rq))
-                               : -1;
-    if (slot >= 0) {
-        job->slot = (size_t)slot;
-        s->n_running++;
-    }
-    pthread_mutex_unlock(&s->lock);
-    if (slot < 0) {
-        mcp_req_release(job->rq);
+    if (mcp_resources_spawn(rq, &job->rq, &job->slot, read_thread, job) < 0)
         free(job);
-        mcp_reply_error(rq, JSONRPC_INTERNAL_ERROR, "too many requests running at once");
-        return;
-    }
-    pthread_t t;
-    pthread_attr_t attr;
-    pthread_attr_init(&attr);
-    pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-    if (pthread_create(&t, &attr, read_thread, job) != 0) {
-        pthread_mutex_lock(&s->lock);
-        mcp_call_release(&s->calls[job->slot]);
-        s->n_running--;
-        pthread_mutex_unlock(&s->lock);
-        mcp_req_release(job->rq);
-        free(job);
-        mcp_reply_error(rq, JSONRPC_INTERNAL_ERROR, "the server is out of threads");
-    }
-    pthread_attr_destroy(&attr);
 }

@@ -31,6 +31,14 @@ void mcp_handle_resources_list(const struct mcp_req *rq);
 void mcp_handle_resources_read(const struct mcp_req *rq);
 void mcp_handle_resources_templates(const struct mcp_req *rq);
 
+/* Runs fn(job) on a detached thread of its own in a call slot claimed for
+ * rq (resources/read waits for a sandbox's running command, and so does
+ * starting a watch): *held (a held copy of rq) and *slot are set before
+ * the thread starts.  -1 when no slot or thread could be had: rq has been
+ * answered with the error, *held is NULL and job is the caller's to free. */
+int mcp_resources_spawn(const struct mcp_req *rq, struct mcp_req **held, size_t *slot,
+                        void *(*fn)(void *), void *job);
+
 /* For a 2026-07-28 request (SEP-2549, CacheableResult): sets res's ttlMs
  * and cacheScope "private" (a session's sandboxes are its own) unless the
  * result has them.  Returns res. */

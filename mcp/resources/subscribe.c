@@ -1,6 +1,7 @@
 /* resources/subscribe, resources/unsubscribe and the thread that turns
  * the sandboxes' file changes into notifications/resources/updated
  * (watches.h says what a client sees). */
+#include "resources.h"
 #include "watches.h"
 
 #include <errno.h>
@@ -396,7 +397,6 @@ static void *sub_thread(void *arg)
 
 void mcp_handle_resources_subscribe(const struct mcp_req *rq)
 {
-    struct mcp_session *s = rq->s;
     const char *uri = json_string_value(json_object_get(rq->params, "uri"));
     if (uri == NULL) {
         mcp_reply_error(rq, JSONRPC_INVALID_PARAMS, "resources/subscribe needs a uri (a string)");
@@ -414,35 +414,8 @@ void mcp_handle_resources_subscribe(const struct mcp_req *rq)
     }
     /* On a thread of its own in a call slot, as resources/read: starting
      * the watch waits for the sandbox's running command. */
-    job->rq = mcp_req_hold(rq);
-    pthread_mutex_lock(&s->lock);
-    int slot = job->rq != NULL ? mcp_call_claim(s, rq->id, rq->meta, mcp_req_call_log_level(rq))
-                               : -1;
-    if (slot >= 0) {
-        job->slot = (size_t)slot;
-        s->n_running++;
-    }
-    pthread_mutex_unlock(&s->lock);
-    if (slot < 0) {
-        mcp_req_release(job->rq);
+    if (mcp_resources_spawn(rq, &job->rq, &job->slot, sub_thread, job) < 0)
         free(job);
-        mcp_reply_error(rq, JSONRPC_INTERNAL_ERROR, "too many requests running at once");
-        return;
-    }
-    pthread_t t;
-    pthread_attr_t attr;
-    pthread_attr_init(&attr);
-    pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-    if (pthread_create(&t, &attr, sub_thread, job) != 0) {
-        pthread_mutex_lock(&s->lock);
-        mcp_call_release(&s->calls[job->slot]);
-        s->n_running--;
-        pthread_mutex_unlock(&s->lock);
-        mcp_req_release(job->rq);
-        free(job);
-        mcp_reply_error(rq, JSONRPC_INTERNAL_ERROR, "the server is out of threads");
-    }
-    pthread_attr_destroy(&attr);
 }
 
 /* ---- 2026-07-28: subscriptions/listen's resourceSubscriptions ---- */
