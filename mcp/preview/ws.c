@@ -2,6 +2,10 @@
 #include "ws.h"
 
 #include <jansson.h>
+/* The low-level SHA-1, as token.c's SHA-256: SHA1() and EVP would link
+ * OpenSSL 3's provider machinery into every nsbox start (sandbox suite,
+ * binary_links_no_evp). */
+#define OPENSSL_SUPPRESS_DEPRECATED
 #include <openssl/sha.h>
 #include <stdlib.h>
 #include <string.h>
@@ -184,7 +188,10 @@ int ws_accept_key(const char *key, char out[29])
     unsigned char buf[24 + sizeof(guid)], md[SHA_DIGEST_LENGTH];
     memcpy(buf, key, 24);
     memcpy(buf + 24, guid, sizeof(guid) - 1);
-    SHA1(buf, 24 + sizeof(guid) - 1, md);
+    SHA_CTX ctx;
+    SHA1_Init(&ctx);
+    SHA1_Update(&ctx, buf, 24 + sizeof(guid) - 1);
+    SHA1_Final(md, &ctx);
     char *b = nsbox_base64_encode(md, sizeof(md));
     if (b == NULL || strlen(b) != 28) {
         free(b);

@@ -375,6 +375,20 @@ static int context_restart(json_t *args, struct nsbox_err *err)
     return r;
 }
 
+/* terminal_open: a sandbox, a size within 1..1000 each way (80 x 24 when
+ * absent). */
+static int terminal_open(json_t *args, struct nsbox_err *err)
+{
+    struct mcp_terminal_args a;
+    int r = mcp_args_terminal_open(args, &a, err);
+    if (r == 0) {
+        must(a.sandbox_id != NULL && a.sandbox_id[0] != '\0', "terminal_open without a sandbox_id");
+        must(a.cols >= 1 && a.cols <= 1000 && a.rows >= 1 && a.rows <= 1000,
+             "a terminal size out of range");
+    }
+    return r;
+}
+
 /* The port tools (tools/ports.h): a port within 1..65535, wait_s 0..60. */
 static int port_check(int (*decode)(json_t *, struct mcp_port_args *, struct nsbox_err *),
                       json_t *args, struct nsbox_err *err)
@@ -673,7 +687,7 @@ static const struct {
     {"process_logs", process_logs},         {"process_signal", process_signal},
     {"process_wait", process_wait},
     {"port_expose", port_expose},           {"port_list", port_list},
-    {"port_close", port_close},
+    {"port_close", port_close},             {"terminal_open", terminal_open},
 };
 #define N_CHECKS (sizeof(checks) / sizeof(checks[0]))
 
