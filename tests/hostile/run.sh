@@ -162,6 +162,9 @@ cp -a "$STORE" "$T/disk/root"
 # The egress cases' python image (tests/hostile/egress_cases.py): the guest
 # runs none of them, and it alone would fill the guest's disk.
 "$NSBOX" --store "$T/disk/root" rmi hostile-egress "oci:$T/egress-work/egress/img:latest" >/dev/null 2>&1
+# Nor any of the exposed-port cases' (tests/hostile/services_cases.py): the
+# python fixture.
+"$NSBOX" --store "$T/disk/root" rmi "oci:$F/oci/python:latest" >/dev/null 2>&1
 # Only what the guest needs: the image's 96 MiB layer and blob, workspaces
 # the cases above left, sandboxes and caches would fill the 256 MiB disk
 # (the stores are copied twice: root's and tester's).
