@@ -239,7 +239,12 @@ def _():
     msgs = [p["message"] for p in parts]
     bad = [t for t in msgs if "?" in t and not t.endswith("[?")]
     ok(not bad, lambda: f"a character was cut: {msgs}")
-    ok(msgs[:4] == ["\u20ac", "\U0001f600", "\u00e9", "z"], lambda: f"one character a notification: {msgs}")
+    # Each character's bytes come 0.12 s apart, so each usually has a
+    # notification of its own; under load the reader may take two at once
+    # (seen once in a CI at load 8: 'éz'): what must hold is that the
+    # characters come whole, in order, over several notifications.
+    ok("".join(msgs) == "\u20ac\U0001f600\u00e9z[?]" and len(msgs) >= 4,
+       lambda: f"the characters whole, in order, streamed: {msgs}")
     ok(any(t.endswith("[?") for t in msgs) and msgs[-1] == "]",
        lambda: f"the invalid byte waited for more: {msgs}")
     note(f"utf8: texts {[p['message'] for p in parts]}")
