@@ -48,6 +48,7 @@ struct mcp_call {
     bool listen;              /* a subscriptions/listen, not a call: no thread, no cancel fd */
     bool answered;            /* its response is on its way: the id is the client's again */
     int64_t last_progress_ms; /* CLOCK_MONOTONIC of its last notifications/progress, or 0 */
+    bool progress_sending;    /* a notifications/progress is being written (tasks/store.c) */
 };
 
 /* A cap shared by several sessions (an HTTP tenant's: mcp/http/tenants.h):

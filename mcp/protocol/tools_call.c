@@ -170,7 +170,13 @@ static void *call_thread(void *arg)
          * see this response (http/streamable.c, id_running): the slot
          * stays taken until the release below. */
         pthread_mutex_lock(&s->lock);
-        c->answered = true;
+        c->answered = true;           /* no progress starts after this */
+        while (c->progress_sending) { /* one already being written ends first */
+            pthread_mutex_unlock(&s->lock);
+            struct timespec ms = {0, 1000000};
+            nanosleep(&ms, NULL);
+            pthread_mutex_lock(&s->lock);
+        }
         int64_t last_progress = c->last_progress_ms;
         pthread_mutex_unlock(&s->lock);
         apart_from_progress(last_progress);

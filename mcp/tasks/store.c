@@ -282,10 +282,13 @@ void mcp_call_progress(struct mcp_session *s, struct mcp_call *c, const struct m
      * remains valid throughout the task lifetime"; the extension has no
      * progress on tasks (SEP-2663): tasks/get's statusMessage carries it.
      * A cancelled call's client has forgotten its token. */
+    /* None once the response is on its way (tools_call.c): a progress
+     * after it is for a token the client has forgotten. */
     if (c->progress_token != NULL && (t == NULL || t->era == MCP_ERA_LEGACY) &&
-        (t != NULL || !c->cancelled)) {
+        (t != NULL || (!c->cancelled && !c->answered))) {
         token = json_incref(c->progress_token);
         meta = progress_meta(p, t != NULL ? t->id : NULL);
+        c->progress_sending = true;
     }
     pthread_mutex_unlock(&s->lock);
     if (token == NULL)
@@ -301,6 +304,7 @@ void mcp_call_progress(struct mcp_session *s, struct mcp_call *c, const struct m
      * counts from here (tools_call.c). */
     pthread_mutex_lock(&s->lock);
     c->last_progress_ms = nsbox_now_ms();
+    c->progress_sending = false;
     pthread_mutex_unlock(&s->lock);
 }
 
