@@ -57,7 +57,7 @@ void mcp_handle_resources_templates(const struct mcp_req *rq)
                       3600000));
 }
 
-static void not_found(const struct mcp_req *rq, const char *uri, const char *why)
+void mcp_resources_not_found(const struct mcp_req *rq, const char *uri, const char *why)
 {
     char msg[1200];
     snprintf(msg, sizeof(msg), "Resource not found%s%s", why ? ": " : "", why ? why : "");
@@ -91,15 +91,8 @@ static json_t *contents_json(const char *uri, const char *path, const struct nsb
     return json_pack("{s:[{s:s,s:s,s:s}]}", "contents", "uri", uri, "mimeType", mime, "blob", b64);
 }
 
-struct read_job {
-    struct mcp_req *rq; /* held */
-    size_t slot;
-    char id[MCP_URI_ID_MAX + 1];
-    char path[MCP_URI_MAX + 2];
-};
-
 /* Reads and answers: an error for what is no file, too big, or failed. */
-static void answer(const struct read_job *job, struct mcp_call *call)
+static void answer(const struct mcp_resource_job *job, struct mcp_call *call)
 {
     const struct mcp_req *rq = job->rq;
     const char *uri = json_string_value(json_object_get(rq->params, "uri"));
@@ -111,7 +104,7 @@ static void answer(const struct read_job *job, struct mcp_call *call)
             mcp_reply_error_data(rq, JSONRPC_INTERNAL_ERROR, err.msg,
                                  json_pack("{s:s}", "uri", uri));
         else
-            not_found(rq, uri, err.msg);
+            mcp_resources_not_found(rq, uri, err.msg);
         return;
     }
     if (d.truncated) {
@@ -132,43 +125,43 @@ static void answer(const struct read_job *job, struct mcp_call *call)
         mcp_reply(rq, mcp_resources_cacheable(rq, res, 0));
 }
 
-/* On a thread of its own, in a slot of the session's calls like a
- * tools/call: the read waits for the sandbox's running command (one
- * operation at a time per sandbox), notifications/cancelled and the
- * session's end cancel it, and the session is not freed under it. */
-static void *read_thread(void *arg)
+struct spawned {
+    struct mcp_resource_job job;
+    void (*run)(const struct mcp_resource_job *, struct mcp_call *);
+};
+
+static void *spawned_thread(void *arg)
 {
-    struct read_job *job = arg;
-    struct mcp_session *s = job->rq->s;
-    struct mcp_call *call = &s->calls[job->slot];
+    struct spawned *sp = arg;
+    struct mcp_session *s = sp->job.rq->s;
+    struct mcp_call *call = &s->calls[sp->job.slot];
 
     pthread_mutex_lock(&s->lock);
     bool cancelled = call->cancelled;
     pthread_mutex_unlock(&s->lock);
     if (!cancelled)
-        answer(job, call);
+        sp->run(&sp->job, call);
     mcp_call_finish(s, call);
-    mcp_req_release(job->rq);
-    free(job);
+    mcp_req_release(sp->job.rq);
+    free(sp);
     return NULL;
 }
 
-/* See resources.h. */
-int mcp_resources_spawn(const struct mcp_req *rq, struct mcp_req **held, size_t *slot,
-                        void *(*fn)(void *), void *job)
+/* A call slot and a thread for sp; -1 (rq answered) when either fails. */
+static int spawn(const struct mcp_req *rq, struct spawned *sp)
 {
     struct mcp_session *s = rq->s;
-    *held = mcp_req_hold(rq);
+    sp->job.rq = mcp_req_hold(rq);
     pthread_mutex_lock(&s->lock);
-    int n = *held != NULL ? mcp_call_claim(s, rq->id, rq->meta, mcp_req_call_log_level(rq)) : -1;
+    int n = sp->job.rq != NULL ? mcp_call_claim(s, rq->id, rq->meta, mcp_req_call_log_level(rq))
+                               : -1;
     if (n >= 0) {
-        *slot = (size_t)n;
+        sp->job.slot = (size_t)n;
         s->n_running++;
     }
     pthread_mutex_unlock(&s->lock);
     if (n < 0) {
-        mcp_req_release(*held);
-        *held = NULL;
+        mcp_req_release(sp->job.rq);
         mcp_reply_error(rq, JSONRPC_INTERNAL_ERROR, "too many requests running at once");
         return -1;
     }
@@ -176,38 +169,47 @@ int mcp_resources_spawn(const struct mcp_req *rq, struct mcp_req **held, size_t 
     pthread_attr_t attr;
     pthread_attr_init(&attr);
     pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-    int rc = pthread_create(&t, &attr, fn, job);
+    int rc = pthread_create(&t, &attr, spawned_thread, sp);
     pthread_attr_destroy(&attr);
     if (rc != 0) {
         pthread_mutex_lock(&s->lock);
-        mcp_call_release(&s->calls[*slot]);
+        mcp_call_release(&s->calls[sp->job.slot]);
         s->n_running--;
         pthread_mutex_unlock(&s->lock);
-        mcp_req_release(*held);
-        *held = NULL;
+        mcp_req_release(sp->job.rq);
         mcp_reply_error(rq, JSONRPC_INTERNAL_ERROR, "the server is out of threads");
         return -1;
     }
     return 0;
 }
 
-void mcp_handle_resources_read(const struct mcp_req *rq)
+/* See resources.h. */
+void mcp_resources_spawn(const struct mcp_req *rq, const char *method, const char *why_not_ours,
+                         void (*run)(const struct mcp_resource_job *, struct mcp_call *))
 {
     const char *uri = json_string_value(json_object_get(rq->params, "uri"));
     if (uri == NULL) {
-        mcp_reply_error(rq, JSONRPC_INVALID_PARAMS, "resources/read needs a uri (a string)");
+        char msg[128];
+        snprintf(msg, sizeof(msg), "%s needs a uri (a string)", method);
+        mcp_reply_error(rq, JSONRPC_INVALID_PARAMS, msg);
         return;
     }
-    struct read_job *job = calloc(1, sizeof(*job));
-    if (job == NULL) {
+    struct spawned *sp = calloc(1, sizeof(*sp));
+    if (sp == NULL) {
         mcp_reply_error(rq, JSONRPC_INTERNAL_ERROR, "out of memory");
         return;
     }
-    if (mcp_uri_parse(uri, job->id, job->path, sizeof(job->path)) < 0) {
-        free(job);
-        not_found(rq, uri, NULL);
+    sp->run = run;
+    if (mcp_uri_parse(uri, sp->job.id, sp->job.path, sizeof(sp->job.path)) < 0) {
+        free(sp);
+        mcp_resources_not_found(rq, uri, why_not_ours);
         return;
     }
-    if (mcp_resources_spawn(rq, &job->rq, &job->slot, read_thread, job) < 0)
-        free(job);
+    if (spawn(rq, sp) < 0)
+        free(sp);
+}
+
+void mcp_handle_resources_read(const struct mcp_req *rq)
+{
+    mcp_resources_spawn(rq, "resources/read", NULL, answer);
 }

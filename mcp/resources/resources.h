@@ -22,6 +22,9 @@
 
 #include "../protocol/request.h"
 #include "../result.h"
+#include "uri.h"
+
+struct mcp_call;
 
 #define MCP_REPORTED_MAX 256 /* links resources/list remembers per session */
 #define MCP_LIST_PAGE 50
@@ -31,13 +34,28 @@ void mcp_handle_resources_list(const struct mcp_req *rq);
 void mcp_handle_resources_read(const struct mcp_req *rq);
 void mcp_handle_resources_templates(const struct mcp_req *rq);
 
-/* Runs fn(job) on a detached thread of its own in a call slot claimed for
- * rq (resources/read waits for a sandbox's running command, and so does
- * starting a watch): *held (a held copy of rq) and *slot are set before
- * the thread starts.  -1 when no slot or thread could be had: rq has been
- * answered with the error, *held is NULL and job is the caller's to free. */
-int mcp_resources_spawn(const struct mcp_req *rq, struct mcp_req **held, size_t *slot,
-                        void *(*fn)(void *), void *job);
+/* "Resource not found" (with why, when not NULL) for uri, as the era
+ * words it. */
+void mcp_resources_not_found(const struct mcp_req *rq, const char *uri, const char *why);
+
+/* A request on a sandbox's file that runs on a thread of its own, in a
+ * slot of the session's calls like a tools/call (resources/read and
+ * resources/subscribe: they wait for the sandbox's running command;
+ * notifications/cancelled and the session's end cancel them, and the
+ * session is not freed under them). */
+struct mcp_resource_job {
+    struct mcp_req *rq; /* held */
+    size_t slot;
+    char id[MCP_URI_ID_MAX + 1];
+    char path[MCP_URI_MAX + 2];
+};
+
+/* Parses rq's uri into a job (not found: answered with why, else what the
+ * caller gave as its reason) and runs run(job, call) on a thread of its
+ * own in a call slot, unless the call is cancelled first.  Every failure
+ * is answered here. */
+void mcp_resources_spawn(const struct mcp_req *rq, const char *method, const char *why_not_ours,
+                         void (*run)(const struct mcp_resource_job *, struct mcp_call *));
 
 /* For a 2026-07-28 request (SEP-2549, CacheableResult): sets res's ttlMs
  * and cacheScope "private" (a session's sandboxes are its own) unless the

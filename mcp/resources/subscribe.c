@@ -222,14 +222,6 @@ static void wake_thread(void)
         (void)!write(reg.wake, &one, sizeof(one));
 }
 
-static void not_found(const struct mcp_req *rq, const char *uri, const char *why)
-{
-    char msg[1200];
-    snprintf(msg, sizeof(msg), "Resource not found%s%s", why ? ": " : "", why ? why : "");
-    int code = rq->era == MCP_ERA_MODERN ? JSONRPC_INVALID_PARAMS : RESOURCE_NOT_FOUND_LEGACY;
-    mcp_reply_error_data(rq, code, msg, json_pack("{s:s}", "uri", uri));
-}
-
 /* The watch of s on uri for listen (NULL: resources/subscribe; reg.lock
  * held), and how many s has in all. */
 static struct watch *find_uri(struct mcp_session *s, const char *uri, const json_t *listen,
@@ -331,15 +323,8 @@ static bool missing(int code)
            code == EINVAL;
 }
 
-struct sub_job {
-    struct mcp_req *rq;
-    size_t slot;
-    char id[MCP_URI_ID_MAX + 1];
-    char path[MCP_URI_MAX + 1];
-};
-
 /* Starts the watch and answers (the call's thread). */
-static void subscribe(const struct sub_job *job, struct mcp_call *call)
+static void subscribe(const struct mcp_resource_job *job, struct mcp_call *call)
 {
     const struct mcp_req *rq = job->rq;
     const char *uri = json_string_value(json_object_get(rq->params, "uri"));
@@ -369,7 +354,7 @@ static void subscribe(const struct sub_job *job, struct mcp_call *call)
     }
     case FAILED:
         if (missing(err.code))
-            not_found(rq, uri, err.msg);
+            mcp_resources_not_found(rq, uri, err.msg);
         else
             mcp_reply_error_data(
                 rq, err.code == ENOTSUP ? JSONRPC_INVALID_PARAMS : JSONRPC_INTERNAL_ERROR, err.msg,
@@ -378,44 +363,12 @@ static void subscribe(const struct sub_job *job, struct mcp_call *call)
     }
 }
 
-static void *sub_thread(void *arg)
-{
-    struct sub_job *job = arg;
-    struct mcp_session *s = job->rq->s;
-    struct mcp_call *call = &s->calls[job->slot];
-
-    pthread_mutex_lock(&s->lock);
-    bool cancelled = call->cancelled;
-    pthread_mutex_unlock(&s->lock);
-    if (!cancelled)
-        subscribe(job, call);
-    mcp_call_finish(s, call);
-    mcp_req_release(job->rq);
-    free(job);
-    return NULL;
-}
-
 void mcp_handle_resources_subscribe(const struct mcp_req *rq)
 {
-    const char *uri = json_string_value(json_object_get(rq->params, "uri"));
-    if (uri == NULL) {
-        mcp_reply_error(rq, JSONRPC_INVALID_PARAMS, "resources/subscribe needs a uri (a string)");
-        return;
-    }
-    struct sub_job *job = calloc(1, sizeof(*job));
-    if (job == NULL) {
-        mcp_reply_error(rq, JSONRPC_INTERNAL_ERROR, "out of memory");
-        return;
-    }
-    if (mcp_uri_parse(uri, job->id, job->path, sizeof(job->path)) < 0) {
-        free(job);
-        not_found(rq, uri, "not a file of a sandbox (" MCP_URI_TEMPLATE ")");
-        return;
-    }
-    /* On a thread of its own in a call slot, as resources/read: starting
-     * the watch waits for the sandbox's running command. */
-    if (mcp_resources_spawn(rq, &job->rq, &job->slot, sub_thread, job) < 0)
-        free(job);
+    /* As resources/read: starting the watch waits for the sandbox's
+     * running command. */
+    mcp_resources_spawn(rq, "resources/subscribe", "not a file of a sandbox (" MCP_URI_TEMPLATE ")",
+                        subscribe);
 }
 
 /* ---- 2026-07-28: subscriptions/listen's resourceSubscriptions ---- */
