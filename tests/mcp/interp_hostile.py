@@ -408,6 +408,35 @@ while True:
     result("forkbomb_gone_after_stop", left is True, f"left {len(left) if left is not True else 0}: {left if left is not True else ''}")
 
 
+def pin_pids(s):
+    """As root, lowers the sandbox's pids.max (its init's pids cgroup, v1
+    or v2) to one below pids.current, so the pid the killed interpreter
+    frees is not free under the limit: no restart can win it.  Rootless
+    the limit is RLIMIT_NPROC, and the watcher alone holds the pids.
+    Returns what it did, for the failure message."""
+    if os.geteuid() != 0:
+        return "rootless: the watcher holds the pids"
+    for pid, _ in sandboxed_under(s.p.pid):
+        try:
+            with open(f"/proc/{pid}/cgroup") as f:
+                lines = f.read().splitlines()
+        except OSError:
+            continue
+        for line in lines:
+            _, ctrl, path = line.split(":", 2)
+            if path == "/":
+                continue
+            d = f"/sys/fs/cgroup/pids{path}" if "pids" in ctrl.split(",") else \
+                f"/sys/fs/cgroup{path}" if ctrl == "" else None
+            if d and os.path.exists(f"{d}/pids.max"):
+                with open(f"{d}/pids.current") as f:
+                    cur = int(f.read())
+                with open(f"{d}/pids.max", "w") as f:
+                    f.write(str(cur - 1))
+                return f"pids.max of {d} set to {cur - 1}"
+    return "no pids cgroup found"
+
+
 def start_refused_case(s):
     """Session leaders the cell forked (out of reach of the interpreter's
     group kill) hold every pid: a restart cannot start an interpreter and
@@ -445,8 +474,12 @@ while True:
     n += 1
 n
 """, timeout_s=20)
+    pinned = pin_pids(s)
     # init reaps the killed interpreter and may fork the new one before the
-    # watcher gets the pid: then the next restart tries again.
+    # watcher gets the pid: then the next restart tries again.  Under load
+    # init, woken by the request, beat the spinning watcher in all 20
+    # restarts (two fresh-clone CIs), so as root the pid is held by the
+    # limit itself (pin_pids) and the refusal is certain.
     # Rootless, the pid limit is RLIMIT_NPROC, counted over all of the
     # user's processes on the host: other suites' processes of that user
     # come and go, and a restart may win a pid one of them freed before the
@@ -461,7 +494,7 @@ n
             break
     text = texts[-1]
     result("start_refused_says_why", "process limit" in text and not any("has no python3" in x for x in texts),
-           f"fill {short(r)}; restarts {texts}")
+           f"fill {short(r)}; {pinned}; restarts {texts}")
     note(f"restart in a sandbox whose pids are all taken: refused at restart {len(texts)} after {ms:.0f} ms, {text[:160]!r}")
     s.tool("sandbox_stop", sandbox_id=sid)
 
