@@ -103,6 +103,19 @@ struct mcp_server {
     size_t n_freeing;
     size_t n_live;     /* under pool_lock */
     size_t n_removing; /* of n_live: being stopped now (pool.c), under pool_lock */
+    /* The spares' zygotes (pool.c, docs/warm.md), under pool_lock: the
+     * spares in the pool (spare is the first), at most max_spares
+     * (--spares; 0: none), the count the call rate asks for, the
+     * language the next one's interpreter is for (-1: none), the python
+     * modules it imports (--warm-import, NULL-terminated, owned), and the
+     * rate: the last take, the mean gap between takes and the mean time a
+     * spare takes to make (ms).  keeper: the thread that makes and trims. */
+    size_t n_spares, max_spares, spares_wanted;
+    int spare_lang;
+    char **warm_import;
+    int64_t last_take_ms;
+    double take_gap_ms, spare_build_ms;
+    bool keeper, warm_reported, zygote_reported;
 };
 
 /* Bits of mcp_server.installs: a manager install_packages may run. */
