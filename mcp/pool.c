@@ -168,7 +168,8 @@ void mcp_sandbox_free_record(struct mcp_sandbox *m)
  * (spares wanted = 1 + the time to make one / the mean gap between
  * calls), never more than --spares; back to one after IDLE_TRIM_MS without
  * a call.  One keeper thread makes and trims them, one at a time, so the
- * pool never takes more than one core from the calls. */
+ * pool never takes more than one core from the calls; it ends when there
+ * is nothing to do (no thread of the pool's is left on an idle server). */
 
 #define IDLE_TRIM_MS 10000
 #define BUILD_GUESS_MS 50.0 /* before the first spare was made and timed */
@@ -239,7 +240,7 @@ static void keeper_wait(struct mcp_server *cfg)
 {
     struct timespec until;
     clock_gettime(CLOCK_MONOTONIC, &until);
-    until.tv_sec += cfg->spares_wanted > 1 ? 1 : 5;
+    until.tv_sec += 1;
     pthread_cond_timedwait(&cfg->pool_idle, &cfg->pool_lock, &until);
 }
 
@@ -262,6 +263,10 @@ static void *keeper_thread(void *arg)
             continue;
         }
         if (cfg->n_spares >= cfg->spares_wanted || cfg->spare_image[0] == '\0') {
+            /* Nothing to make: the thread ends, unless a trim is to come
+             * (the next take starts it again). */
+            if (cfg->spares_wanted <= 1 || cfg->n_spares <= 1)
+                break;
             keeper_wait(cfg);
             continue;
         }

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -414,6 +415,10 @@ static int hand_over(struct mcp_zygote *z, const char *code, char *const *env,
     if (f == NULL)
         return nsbox_err_set(err, ENOMEM, "out of memory");
     int w = write_all(z, f, len, eo->cancel);
+    /* Nothing more to say: node's zygote keeps the channel as the
+     * program's stdin (zygote.js), which must read EOF. */
+    if (w == 0)
+        shutdown(z->proc.chan, SHUT_WR);
     if (w == -2)
         return nsbox_err_set(err, ECANCELED, "cancelled");
     return w == 0 ? 0 : 1;

@@ -238,7 +238,7 @@ result("warm_import_failure_not_fatal", r.get("warm") is True and r.get("stdout"
 s.close()
 for bad in ("os;rm -rf /", "numpy,", "-c", "a..b", "1abc", "x y"):
     p = subprocess.run([NSBOX, "--store", STORE, "serve", "--warm-import", bad], input="", text=True,
-                       capture_output=True, timeout_s=60)
+                       capture_output=True, timeout=60)
     result(f"warm_import_bad_name_refused_{bad.replace(' ', '_').replace('/', '')}",
            p.returncode != 0 and "--warm-import takes python module names" in p.stderr, (p.returncode, p.stderr))
 

@@ -10,7 +10,9 @@
 // the process ends with the program: node's own handling of an uncaught
 // error, process.exit and the event loop.  Never reused.
 //
-// The channel is the one of zygote.py (which says its format).
+// The channel is the one of zygote.py (which says its format).  Node
+// writes its stdout and stderr to pipes synchronously on Linux, so both
+// are whole when the last 'exit' listener returns.
 (function () {
   const fs = require('fs');
   const path = require('path');
@@ -39,6 +41,13 @@
       failed.push(clean(name + ': ' + (e && e.name) + ': ' + (e && e.message)));
     }
   }
+  // What every program's first line pays, paid now: stdout and stderr's
+  // streams (made on first use: the same pipes the program writes to),
+  // console's formatting, a script compiled and a module made.
+  void process.stdout, process.stderr;
+  require('util').format('%s %d %o', 'a', 1, { a: [1] });
+  vm.runInThisContext('0', { filename: '[warm]' });
+  new Module('[warm]')._compile('return 0', '[warm]');
   const sleep = new Int32Array(new SharedArrayBuffer(4));
   function read(buf) {
     for (;;) {
@@ -92,12 +101,36 @@
     const eq = item.indexOf('=');
     process.env[item.slice(0, eq)] = item.slice(eq + 1);
   }
-  const cpu = process.cpuUsage();
-  fs.writeSync(0, 'g ' + (cpu.user + cpu.system) + '\n');
-  // The channel goes: the program's stdin is /dev/null, as a fresh one's
-  // (open takes the lowest free descriptor: 0).
-  fs.closeSync(0);
-  fs.openSync('/dev/null', 'r');
+  const cpu0 = process.cpuUsage();
+  fs.writeSync(0, 'g ' + (cpu0.user + cpu0.system) + '\n');
+  // The channel stays on fd 0 for the end (node cannot dup it): the
+  // server has shut its side for writing, so the program's stdin reads
+  // EOF at once, as a fresh one's /dev/null does.
+  const chan = 0;
+  // A clean end (status 0), said before node tears itself down (V8's
+  // teardown costs more than a small program): once every 'exit'
+  // listener ran (the program's too), its output closed, "x 0 CPU_US
+  // HWM_BYTES" as zygote.py says.  Any other end says nothing (node
+  // prints an uncaught error after 'exit'): init's status is the result.
+  const emit = process.emit;
+  const owner = process.pid;
+  process.emit = function (event, ...rest) {
+    const r = emit.call(this, event, ...rest);
+    // Only a clean end: node prints an uncaught error after 'exit'.
+    if (event === 'exit' && process.pid === owner && !(process.exitCode & 0xff)) {
+      try {
+        const status = 0;
+        const cpu = process.cpuUsage(cpu0);
+        const hwm = process.resourceUsage().maxRSS * 1024;
+        fs.closeSync(1);
+        fs.closeSync(2);
+        fs.writeSync(chan, 'x ' + status + ' ' + (cpu.user + cpu.system) + ' ' + hwm + '\n');
+      } catch (e) {
+        // the real exit status then
+      }
+    }
+    return r;
+  };
   for (const k of ['module', 'exports', '__dirname', 'require', '__filename']) delete globalThis[k];
 
   if (typescript) {

@@ -18,8 +18,8 @@
 # server -> zygote "LEN\n" then LEN bytes: CWD \0 N \0 (NAME=VALUE \0)*N
 # CODE; zygote -> server "g CPU_US\n" (taken: the program runs now) or
 # "n\n" (refused: the caller runs it as a fresh process instead); at the
-# program's end "x STATUS CPU_US HWM_BYTES\n" (python only; without it,
-# the exit status init reports is the result).
+# program's end "x STATUS CPU_US HWM_BYTES\n" (without it, a death by a
+# signal, the exit status init reports is the result).
 def _z():
     import os
     import sys
