@@ -96,7 +96,7 @@ struct mcp_server {
      * bound read-only into every kept sandbox; "" when they could not be
      * written (execute_code then runs fresh processes only). */
     char drivers_dir[PATH_MAX];
-    bool refilling, draining;
+    bool draining;
     /* The node drains (serve --http's SIGTERM, mcp_node_drain_begin): no
      * new sandbox for a call.  Read and set with __atomic builtins. */
     bool node_draining;
