@@ -11,6 +11,7 @@ a call; the spares grow with the call rate within --spares and under
 --max-total-sandboxes, and shrink when idle.  Run as root and rootless
 (tests/integration/zygote.sh).  Environment: NSBOX, NSBOX_STORE, SUITE."""
 import http.server
+import json
 import os
 import signal
 import subprocess
@@ -58,6 +59,32 @@ def zygotes(server):
                 if argv[2].startswith(mark) and ppid_of(ppid_of(int(pid))) == server.p.pid:
                     found[int(pid)] = lang
     return found
+
+
+def pids_of(prefix):
+    """The pids whose command line starts with prefix (NUL-separated)."""
+    found = []
+    for pid in os.listdir("/proc"):
+        try:
+            with open(f"/proc/{pid}/cmdline", "rb") as f:
+                if f.read().startswith(prefix):
+                    found.append(int(pid))
+        except (OSError, ValueError):
+            continue
+    return found
+
+
+def until(fn, seconds):
+    """fn()'s first true value within seconds, else its last."""
+    end = time.time() + seconds
+    v = fn()
+    while not v and time.time() < end:
+        time.sleep(0.05)
+        v = fn()
+    return v
+
+
+CANCEL = "import subprocess, time\nsubprocess.Popen(['sleep', '3138'])\ntime.sleep(3137)"
 
 
 def warm_call(s, lang, code, want_warm=True, tries=60, **kw):
@@ -164,6 +191,21 @@ OOM = "b = bytearray(1 << 20)\nchunks = []\nwhile True:\n    chunks.append(b'x' 
 r = warm_call(s, "python", OOM, timeout_s=60)
 oom_ok = r.get("oom_killed") is True or "MemoryError" in r.get("stderr", "")
 result("oom_reported", r.get("warm") is True and r.get("status") != "ok" and oom_ok, r)
+# Cancel: the program (a zygote, parent of its marker) and what it started die.
+warm_call(s, "python", "print(1)")
+time.sleep(1)
+s.p.stdin.write(json.dumps({"jsonrpc": "2.0", "id": "cancel-1", "method": "tools/call", "params": {
+    "name": "execute_code", "arguments": {"language": "python", "code": CANCEL}}}) + "\n")
+s.p.stdin.flush()
+marker = until(lambda: [p for p in pids_of(b"sleep\x003138")], 30)
+parent_zygote = bool(marker) and ppid_of(marker[0]) in zygotes(s)
+s.p.stdin.write(json.dumps({"jsonrpc": "2.0", "method": "notifications/cancelled",
+                            "params": {"requestId": "cancel-1", "reason": "test"}}) + "\n")
+s.p.stdin.flush()
+gone = until(lambda: not pids_of(b"sleep\x003138"), 15)
+r = sc(s.tool("execute_code", language="python", code="print('after cancel')"))
+result("cancel_kills_warm_program", bool(marker) and parent_zygote and gone
+       and r.get("stdout") == "after cancel\n", (marker, parent_zygote, gone, r))
 r = warm_call(s, "python", "import os; print(os.environ['GREETING'])", env={"GREETING": "hello"})
 result("env_set_in_warm_call", r.get("warm") is True and r.get("stdout") == "hello\n", r)
 # A variable the interpreter reads only as it starts: a fresh process.
