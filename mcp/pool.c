@@ -4,6 +4,7 @@
 #include "pool.h"
 
 #include <errno.h>
+#include <poll.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -198,6 +199,16 @@ static struct mcp_sandbox *pop_spare(struct mcp_server *cfg, int lang)
     return m;
 }
 
+/* Whether a spare's sandbox died while it waited (its init killed from
+ * outside: its control connection hung up).  A never-used sandbox has no
+ * traffic on it, so anything there but a hang-up is none. */
+static bool spare_dead(const struct mcp_sandbox *m)
+{
+    struct pollfd p = {.fd = m->box.sb.ctl, .events = POLLRDHUP};
+    return m->box.sb.ctl < 0 ||
+           (poll(&p, 1, 0) == 1 && (p.revents & (POLLHUP | POLLRDHUP | POLLERR)));
+}
+
 /* A new spare's zygote; its failures said once in the log. */
 static void start_zygote(struct mcp_server *cfg, struct mcp_sandbox *m, int lang)
 {
@@ -368,7 +379,12 @@ struct mcp_sandbox *mcp_pool_take(struct mcp_server *cfg, const char *image, int
         cfg->spare = NULL;
         cfg->n_spares = 0;
     } else {
-        m = pop_spare(cfg, lang);
+        /* A spare whose sandbox died while it waited never fails a call:
+         * removed, and the next one (or a new sandbox) serves it. */
+        while ((m = pop_spare(cfg, lang)) != NULL && spare_dead(m)) {
+            m->spare_next = old;
+            old = m;
+        }
     }
     start_keeper(cfg);
     pthread_mutex_unlock(&cfg->pool_lock);

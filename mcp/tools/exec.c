@@ -364,30 +364,19 @@ static int run(struct mcp_session *s, struct mcp_call *call, const struct mcp_ru
                     l->disk_mb == s->cfg->defaults.disk_mb;
     int lang = rq->code != NULL && rq->language != NULL ? mcp_interp_lang(rq->language) : -1;
     struct mcp_sandbox *m = defaults ? mcp_pool_take(s->cfg, image, lang) : NULL;
-    bool spare = m != NULL;
-    for (;;) {
-        if (m == NULL) {
-            announce_import(s, call, image);
-            m = mcp_sandbox_new(s, image, l, NULL, NULL, NULL, true, err);
-        }
-        if (m == NULL)
-            return -1;
-        /* The spare is this call's from here on and never goes back: a
-         * sandbox once opened to the network is removed with the call. */
-        int r = net != NULL ? box_net_set(&m->box, net, err) : 0;
-        if (r == 0)
-            r = exec_in(s, call, m, rq, l->timeout_s, out, err);
-        /* A spare that died while it waited (its init killed) never ran
-         * the program: the call gets a fresh sandbox instead. */
-        bool stale = r < 0 && spare && err->code == EPIPE && out->structured == NULL;
-        mcp_sandbox_free_detached(s->cfg, m);
-        if (!stale)
-            return r;
-        nsbox_debug("a spare sandbox was gone (%s): a fresh one instead", err->msg);
-        memset(err, 0, sizeof(*err));
-        m = NULL;
-        spare = false;
+    if (m == NULL) {
+        announce_import(s, call, image);
+        m = mcp_sandbox_new(s, image, l, NULL, NULL, NULL, true, err);
     }
+    if (m == NULL)
+        return -1;
+    /* The spare is this call's from here on and never goes back: a sandbox
+     * once opened to the network is removed with the call. */
+    int r = net != NULL ? box_net_set(&m->box, net, err) : 0;
+    if (r == 0)
+        r = exec_in(s, call, m, rq, l->timeout_s, out, err);
+    mcp_sandbox_free_detached(s->cfg, m);
+    return r;
 }
 
 int mcp_tool_execute_code(struct mcp_session *s, struct mcp_call *call, json_t *args,

@@ -238,6 +238,17 @@ for ppid in parents:  # the spare's init: its sandbox is gone
         os.kill(ppid, signal.SIGKILL)
     except OSError as e:
         note(f"cannot kill init {ppid}: {e}")
+
+
+def dead(pid):
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] in ("Z", "X")
+    except OSError:
+        return True
+
+
+until(lambda: all(dead(p) for p in parents), 10)
 r = sc(s.tool("execute_code", language="python", code="print('after init kill')"))
 result("killed_spare_falls_back", len(parents) >= 1 and r.get("stdout") == "after init kill\n"
        and r.get("status") == "ok", (parents, r))
