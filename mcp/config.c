@@ -295,7 +295,7 @@ static const struct opt opts[] = {
      FIELD(max_total), false, NUM_SIZE},
     {"spares", "N",
      "one-shot sandboxes kept ready, each with its interpreter started: up to N as the call "
-     "rate asks (4; 0: none; docs/warm.md)",
+     "rate asks (1; 0: none; docs/warm.md)",
      set_number, FIELD(spares), false, NUM_COUNT},
     {"warm-import", "M,M",
      "python modules the spares import before a call (e.g. numpy,pandas; docs/warm.md)", set_string,
@@ -449,7 +449,7 @@ void mcp_config_init(struct mcp_config *c)
         .max_sandboxes = 16,
         .max_watches = 64,
         .max_total = 128,
-        .spares = 4,
+        .spares = 1,
         .max_commits = 16,
         .max_inline_kb = 1024,
         .max_processes = 16,
