@@ -23,6 +23,8 @@ struct mcp_config {
     enum nsbox_isolation isolation; /* --isolation (runtime/landlock.h) */
     struct mcp_limits defaults, ceilings;
     size_t max_sandboxes, max_total, max_commits;
+    size_t spares;                        /* --spares: one-shot spares at most (docs/warm.md) */
+    const char *warm_import;              /* --warm-import M,M: python modules the spares import */
     size_t max_watches;                   /* resources/subscribe per session */
     size_t max_inline_kb;                 /* the most max_inline_kb a call may ask for */
     struct mcp_lang langs[MCP_MAX_LANGS]; /* --image LANG=REF, owned */

@@ -20,9 +20,17 @@ void mcp_sandbox_free_record(struct mcp_sandbox *m);
 void mcp_sandbox_free(struct mcp_server *cfg, struct mcp_sandbox *m);
 /* Kills everything in it now; the removal runs on a thread of its own. */
 void mcp_sandbox_free_detached(struct mcp_server *cfg, struct mcp_sandbox *m);
-/* The ready spare for image, or NULL; either way a new spare is started. */
-struct mcp_sandbox *mcp_pool_take(struct mcp_server *cfg, const char *image);
-/* Stops refilling, waits for pending removals, frees the spare. */
+/* The ready spare for image, or NULL (none ready, or --spares 0); either
+ * way the pool is refilled.  lang: the call's interpreter language (enum
+ * mcp_interp_lang, -1 none): a spare whose zygote is for it is taken
+ * first; one for another language has it killed (m->zygote NULL). */
+struct mcp_sandbox *mcp_pool_take(struct mcp_server *cfg, const char *image, int lang);
+/* --warm-import's list ("numpy,pandas": python module names, dotted
+ * identifiers, comma-separated; NULL or "": none) as *out (NULL-terminated,
+ * owned; NULL for none).  Returns 0, or -1 with err saying which name is
+ * wrong and why. */
+int mcp_pool_warm_parse(const char *list, char ***out, struct nsbox_err *err);
+/* Stops refilling, waits for pending removals, frees the spares. */
 void mcp_pool_drain(struct mcp_server *cfg);
 
 /* Begins draining the node (the first SIGTERM of serve --http): from

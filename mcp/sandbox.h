@@ -11,6 +11,7 @@
 
 #include "../boxes/box.h"
 #include "interp/interp.h"
+#include "interp/zygote.h"
 #include "node.h"
 
 /* A code context of a kept sandbox: an interpreter of its own, with its
@@ -53,6 +54,10 @@ struct mcp_sandbox {
     time_t last_used;      /* CLOCK_MONOTONIC seconds: made, or last let go of */
     unsigned idle_limit_s; /* reconnect: stopped once unused this long (0: its session's rule) */
     struct mcp_sandbox *next;
+    /* A spare's (pool.c, docs/warm.md): its pre-started interpreter for
+     * one one-shot call (NULL: none), and the next spare in the pool. */
+    struct mcp_zygote *zygote;
+    struct mcp_sandbox *spare_next;
 };
 
 #endif

@@ -96,13 +96,26 @@ struct mcp_server {
      * bound read-only into every kept sandbox; "" when they could not be
      * written (execute_code then runs fresh processes only). */
     char drivers_dir[PATH_MAX];
-    bool refilling, draining;
+    bool draining;
     /* The node drains (serve --http's SIGTERM, mcp_node_drain_begin): no
      * new sandbox for a call.  Read and set with __atomic builtins. */
     bool node_draining;
     size_t n_freeing;
     size_t n_live;     /* under pool_lock */
     size_t n_removing; /* of n_live: being stopped now (pool.c), under pool_lock */
+    /* The spares' zygotes (pool.c, docs/warm.md), under pool_lock: the
+     * spares in the pool (spare is the first), at most max_spares
+     * (--spares; 0: none), the count the call rate asks for, the
+     * language the next one's interpreter is for (-1: none), the python
+     * modules it imports (--warm-import, NULL-terminated, owned), and the
+     * rate: the last take, the mean gap between takes and the mean time a
+     * spare takes to make (ms).  keeper: the thread that makes and trims. */
+    size_t n_spares, max_spares, spares_wanted;
+    int spare_lang;
+    char **warm_import;
+    int64_t last_take_ms;
+    double take_gap_ms, spare_build_ms;
+    bool keeper, warm_reported, zygote_reported;
 };
 
 /* Bits of mcp_server.installs: a manager install_packages may run. */

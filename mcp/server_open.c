@@ -107,6 +107,8 @@ int mcp_server_open(struct mcp_server *s, const struct mcp_config *c, const stru
         .max_processes = (unsigned)c->max_processes,
         .process_log_kb = c->process_log_kb,
         .max_ports = c->max_ports,
+        .max_spares = c->spares,
+        .spare_lang = -1,
         .output_cap = box_defaults.output_cap,
         /* at most a year; a day */
         .max_task_ttl_s = (unsigned)(c->max_task_ttl_s < 86400 * 365 ? c->max_task_ttl_s
@@ -124,7 +126,8 @@ int mcp_server_open(struct mcp_server *s, const struct mcp_config *c, const stru
     pthread_cond_init(&s->pool_idle, &ca);
     pthread_condattr_destroy(&ca);
     if (open_host_dirs(s, c, err) < 0 || open_net_ceiling(s, c, err) < 0 ||
-        open_registries(s, c, err) < 0) {
+        open_registries(s, c, err) < 0 ||
+        mcp_pool_warm_parse(c->warm_import, &s->warm_import, err) < 0) {
         mcp_server_close(s);
         return -1;
     }
@@ -165,6 +168,10 @@ void mcp_server_close(struct mcp_server *s)
         free(s->langs[i].ref);
     }
     s->n_langs = 0;
+    for (size_t i = 0; s->warm_import != NULL && s->warm_import[i] != NULL; i++)
+        free(s->warm_import[i]);
+    free(s->warm_import);
+    s->warm_import = NULL;
     pthread_cond_destroy(&s->pool_idle);
     pthread_mutex_destroy(&s->pool_lock);
 }

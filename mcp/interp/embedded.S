@@ -20,6 +20,8 @@
     .global mcp_driver_r_end
     .global mcp_driver_java
     .global mcp_driver_java_end
+    .global mcp_driver_zygote_py
+    .global mcp_driver_zygote_js
 mcp_driver_python:
     .incbin "mcp/interp/drivers/python.py"
 mcp_driver_python_end:
@@ -55,5 +57,11 @@ mcp_driver_r_end:
 mcp_driver_java:
     .incbin "mcp/interp/drivers/JavaDriver.java"
 mcp_driver_java_end:
+    .byte 0
+mcp_driver_zygote_py:
+    .incbin "mcp/interp/drivers/zygote.py"
+    .byte 0
+mcp_driver_zygote_js:
+    .incbin "mcp/interp/drivers/zygote.js"
     .byte 0
     .section .note.GNU-stack,"",@progbits

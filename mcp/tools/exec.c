@@ -66,6 +66,7 @@ struct run_facts {
     const struct mcp_results_plan *plan; /* the results' images (interpreters) */
     const struct mcp_file_urls *urls;    /* HTTP: download URLs for owner */
     const char *owner;
+    bool warm; /* a one-shot's program ran in its spare's zygote */
 };
 
 /* Whether the cell's results carry a PNG: then its figures' files are
@@ -90,6 +91,8 @@ static void record(const struct box_run_result *res, const struct mcp_interp_inf
     json_t *rec = box_run_json(&f->m->box, res);
     size_t image_bytes = 0;
     interp_fields(rec, info, interp);
+    if (f->m->one_shot) /* docs/warm.md */
+        json_object_set_new(rec, "warm", json_boolean(f->warm));
     if (interp)
         image_bytes = mcp_results_json(rec, info, f->plan, id, out);
     mcp_output_json(rec, f->kept, id, out);
@@ -153,6 +156,43 @@ static int interp_exec(void *arg, struct box *box, const struct nsbox_exec_opts 
         *slot.interp = NULL;
     }
     return mcp_interp_run(slot.interp, box, slot.lang, x->code, x->env, &o, res, x->info, err);
+}
+
+/* Whether a one-shot call's program can run in its spare's zygote
+ * (docs/warm.md): execute_code in the zygote's language, without stdin
+ * (the zygote's is its channel until it has the program) and without
+ * an env name the interpreter reads as it starts (zygote.c says which). */
+static bool zygote_fits(const struct mcp_sandbox *m, const struct mcp_run_args *rq,
+                        char *const *env)
+{
+    if (!m->one_shot || m->zygote == NULL || rq->code == NULL || rq->stdin_data != NULL ||
+        rq->language == NULL)
+        return false;
+    int lang = mcp_interp_lang(rq->language);
+    return lang >= 0 && (enum mcp_interp_lang)lang == mcp_zygote_lang(m->zygote) &&
+           mcp_zygote_env_ok(env);
+}
+
+/* box_run's executor for a zygote.  A zygote that did not take the
+ * program (it died since it started) is dropped: ESTALE, and the caller
+ * runs the program as a fresh process. */
+struct zygote_exec {
+    struct mcp_sandbox *m;
+    const char *code;
+    char *const *env; /* the call's own NAME=VALUE strings, or NULL */
+};
+
+static int zygote_exec(void *arg, struct box *box, const struct nsbox_exec_opts *eo,
+                       struct nsbox_exec_result *res, struct nsbox_err *err)
+{
+    struct zygote_exec *x = arg;
+    int r = mcp_zygote_run(x->m->zygote, box, x->code, x->env, eo, res, err);
+    if (r == 1) {
+        mcp_zygote_free(x->m->zygote);
+        x->m->zygote = NULL;
+        return nsbox_err_set(err, ESTALE, "the zygote did not take the program");
+    }
+    return r;
 }
 
 /* The request as box_run takes it: progress only where the client asked
@@ -231,11 +271,26 @@ static int exec_in(struct mcp_session *s, struct mcp_call *call, struct mcp_sand
         br.exec_fn = interp_exec;
         br.exec_ctx = &x;
     }
+    /* Only the call's own variables: the sandbox's are the zygote's already. */
+    struct zygote_exec zx = {.m = m, .code = rq->code, .env = env_strings};
+    bool warm = lang < 0 && zygote_fits(m, rq, env_strings);
+    if (warm) {
+        br.exec_fn = zygote_exec;
+        br.exec_ctx = &zx;
+    }
 
     /* A one-shot sandbox is the call's alone: nothing else can stop it. */
     if (!m->one_shot && mcp_op_begin(s, call, m, err) < 0)
         return -1;
     int r = box_run(&m->box, &br, &res, err);
+    if (r < 0 && warm && err->code == ESTALE) {
+        /* Its zygote was gone: a fresh process, as without one. */
+        warm = false;
+        br.exec_fn = NULL;
+        br.exec_ctx = NULL;
+        memset(err, 0, sizeof(*err));
+        r = box_run(&m->box, &br, &res, err);
+    }
     /* Cut to the inline budget, the whole kept, while the operation is
      * still this call's. */
     struct mcp_output_kept kept = {0};
@@ -252,7 +307,7 @@ static int exec_in(struct mcp_session *s, struct mcp_call *call, struct mcp_sand
     if (r == 0 && res.exec.cancelled && stopped(s, m))
         r = nsbox_err_set(err, ESRCH, "sandbox \"%s\" was stopped while this ran", m->id);
     if (r == 0) {
-        struct run_facts facts = {m, br.exec.cwd, &kept, plan, s->cfg->file_urls, s->id};
+        struct run_facts facts = {m, br.exec.cwd, &kept, plan, s->cfg->file_urls, s->id, warm};
         record(&res, &info, lang >= 0, &facts, out);
     }
     mcp_results_plan_free(plan);
@@ -307,7 +362,8 @@ static int run(struct mcp_session *s, struct mcp_call *call, const struct mcp_ru
      * made with them, its disk's size too. */
     bool defaults = !rq->limits.has_memory && !rq->limits.has_cpus && !rq->limits.has_pids &&
                     l->disk_mb == s->cfg->defaults.disk_mb;
-    struct mcp_sandbox *m = defaults ? mcp_pool_take(s->cfg, image) : NULL;
+    int lang = rq->code != NULL && rq->language != NULL ? mcp_interp_lang(rq->language) : -1;
+    struct mcp_sandbox *m = defaults ? mcp_pool_take(s->cfg, image, lang) : NULL;
     if (m == NULL) {
         announce_import(s, call, image);
         m = mcp_sandbox_new(s, image, l, NULL, NULL, NULL, true, err);

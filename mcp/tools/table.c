@@ -51,6 +51,7 @@
  * (docs/interpreters.md); "error" in every record. */
 #define INTERP_PROPS                                                                               \
     "\"interpreter\":{\"type\":\"string\",\"enum\":[\"persistent\",\"process\"]},"                 \
+    "\"warm\":{\"type\":\"boolean\"}," /* one-shot: run by its spare's zygote (docs/warm.md) */    \
     "\"result\":{\"type\":[\"string\",\"null\"]},\"state_lost\":{\"type\":\"boolean\"},"           \
     "\"state_lost_reason\":{\"type\":\"string\"},\"interrupted\":{\"type\":\"boolean\"},"          \
     "\"error_type\":{\"type\":\"string\"},\"error_value\":{\"type\":\"string\"},"                  \

@@ -3,7 +3,8 @@
 // rounds after a warm-up, each round running three sides in rotated order,
 // REPEAT calls (or commands) per side; a sample is the mean ms per call.
 //   live      execute_code {code: print(1), sandbox_id} in a kept sandbox
-//   oneshot   execute_code {code: print(1)}: the server's spare, then a new
+//   oneshot   execute_code {code: print(1)}: the server's spare (--spares 1:
+//             one, its python zygote ready: docs/warm.md), then a new
 //             spare made and the used sandbox removed in the background
 //   chroot    tests/bench/runloop.py REPEAT chroot ROOTFS python3 -c ...
 //             (the command's own time, as in sandbox_start)
@@ -23,7 +24,7 @@ const { StdioClientTransport } = await import(require.resolve("@modelcontextprot
 const [nsbox, store, rootfs, runsArg, repeatArg] = process.argv.slice(2);
 const RUNS = Number(runsArg || 5), REPEAT = Number(repeatArg || 20);
 const runloop = new URL("runloop.py", import.meta.url).pathname;
-const transport = new StdioClientTransport({ command: nsbox, args: ["--store", store, "serve"], stderr: "ignore" });
+const transport = new StdioClientTransport({ command: nsbox, args: ["--store", store, "serve", "--spares", "1"], stderr: "ignore" });
 const client = new Client({ name: "nsbox-bench", version: "1" });
 await client.connect(transport);
 const pid = transport.pid;

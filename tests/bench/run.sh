@@ -71,7 +71,7 @@ RUNS=${BENCH_RUNS:-5}
 # benchlib.py, for the Python benchmarks and the tables written here in Python
 export PYTHONPATH=$ROOT/tests/bench${PYTHONPATH:+:$PYTHONPATH}
 
-BENCHES=(pull_unpack_python unpack_python sandbox_start exec_live idle_sandboxes mcp_execute mcp_interp mcp_rich egress file_urls node_capacity services)
+BENCHES=(pull_unpack_python unpack_python sandbox_start exec_live idle_sandboxes mcp_execute mcp_interp mcp_rich egress file_urls node_capacity services zygote)
 
 say() { printf 'bench: %s\n' "$*" >&2; }
 die() {
@@ -784,6 +784,15 @@ bench_node_capacity() {
 bench_services() {
 	need_runtime_store
 	relay python3 "$ROOT/tests/bench/services_bench.py" "$NSBOX" "$RT_STORE" "oci:$F/oci/python:latest" "$RUNS"
+}
+
+# tests/bench/zygote_bench.py: one-shot execute_code in python, javascript and
+# typescript served by the spare's zygote (docs/warm.md), against the same
+# call without spares and the interpreter's bare start in the same image;
+# what --warm-import's modules cost in memory and save per call.
+bench_zygote() {
+	need_default_store
+	relay python3 "$ROOT/tests/bench/zygote_bench.py" "$NSBOX" "$DEF_STORE" "$RUNS"
 }
 
 # ---- main --------------------------------------------------------------------

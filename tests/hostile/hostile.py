@@ -129,6 +129,11 @@ def sandboxed_processes():
     return found
 
 
+def is_zygote(cmd):
+    """Whether a command line (NULs as spaces) is a spare's zygote."""
+    return cmd.startswith(("python3 -c # nsbox's python zygote", "node -e // nsbox's node zygote"))
+
+
 def host_mounts():
     """The host's mounts that could be this suite's: under its work directory
     (stores, sandboxes) or of the kinds a sandbox mounts."""
@@ -299,9 +304,12 @@ def settle(front, before_procs, before_mounts):
     for _ in range(100):
         now = sandboxed_processes()
         # The MCP server keeps one spare sandbox (its init is the server's
-        # child); anything else new is a leftover.
-        left = {k: v for k, v in now.items() if k not in before_procs and v[0] != server_pid}
+        # child, with its zygote, docs/warm.md, as init's child); anything
+        # else new is a leftover.
         spares = [k for k, v in now.items() if v[0] == server_pid]
+        inits = {k[0] for k in spares}
+        left = {k: v for k, v in now.items() if k not in before_procs and v[0] != server_pid
+                and not (v[0] in inits and is_zygote(v[1]))}
         if not left and len(spares) <= 1:
             break
         time.sleep(0.05)

@@ -508,9 +508,23 @@ def lone_inits(srv):
     kids = srv.children()
     spaces = {pid_ns(k): k for k in kids}
     for p in processes_in(set(spaces) - {None}):
-        if p not in kids:
+        if p not in kids and not spare_zygote(p, kids):
             extra.append(p)
     return kids, extra
+
+
+def spare_zygote(pid, inits):
+    """Whether pid is a spare's zygote (docs/warm.md): the interpreter a
+    spare sandbox keeps started for its one-shot call, init's child."""
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as f:
+            cmd = f.read()
+        with open(f"/proc/{pid}/stat") as f:
+            ppid = int(f.read().rsplit(")", 1)[1].split()[1])
+    except (OSError, ValueError, IndexError):
+        return False
+    return ppid in inits and cmd.startswith((b"python3\0-c\0# nsbox's python zygote",
+                                            b"node\0-e\0// nsbox's node zygote"))
 
 
 # ------------------------------------------------------------- the phases
