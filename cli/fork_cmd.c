@@ -9,6 +9,7 @@
 #include <stdlib.h>
 
 #include "../boxes/checkpoint.h"
+#include "../boxes/ctx.h"
 #include "../boxes/fork.h"
 #include "cli.h"
 
@@ -44,7 +45,8 @@ int cmd_fork(struct cli_globals *g, int argc, char **argv)
         return cli_usage_error("fork", "usage: nsbox fork [-n N] ID");
     struct box_ctx_opts co = {
         .store_dir = g->store_dir,
-        .mode = NSBOX_LIMITS_STRICT,
+        .store_cfg = &g->store_cfg,
+        .mode = box_limits_mode_from_env(), /* as create: NSBOX_LIMITS */
         .default_profile = nsbox_default_profile,
         .default_profile_len = (size_t)(nsbox_default_profile_end - nsbox_default_profile),
         .version = NSBOX_VERSION_STRING};
