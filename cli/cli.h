@@ -134,6 +134,7 @@ int cli_doctor_container(char *what, size_t what_size, char *fix, size_t fix_siz
 int cmd_serve(struct cli_globals *g, int argc, char **argv);
 /* `nsbox commit [-m MSG] ID NAME` (cli/commit_cmd.c). */
 int cmd_commit(struct cli_globals *g, int argc, char **argv);
+int cmd_fork(struct cli_globals *g, int argc, char **argv);
 int cmd_help(struct cli_globals *g, int argc, char **argv);
 int cmd_version(struct cli_globals *g, int argc, char **argv);
 int cmd_completion(struct cli_globals *g, int argc, char **argv);

@@ -201,6 +201,11 @@ static const struct cli_option help_options[] = {
     END,
 };
 
+static const struct cli_option fork_options[] = {
+    {"count", 'n', "N", "how many sandboxes (1 to 10; 1)", 0, 0},
+    END,
+};
+
 static const struct cli_option commit_options[] = {
     {"message", 'm', "MSG", "a comment recorded in the image's history", 0, 0},
     END,
@@ -278,6 +283,13 @@ const struct cli_command cli_commands[] = {
      "/dev/shm are not part of it.  The sandbox runs on (frozen while its layer is read where "
      "the cgroup can freeze: cgroup v2).",
      commit_options, CLI_COMPLETE_SANDBOX, CLI_COMPLETE_NONE, false, NULL, NULL},
+    {"fork", cmd_fork, "[OPTIONS] ID", "new sandboxes with a sandbox's files",
+     "Makes N new detached sandboxes (-n, 1 to 10) with the files of the live sandbox ID as "
+     "they are now (its whole writable layer, as commit saves it), its limits, disk size, "
+     "working directory and user, and prints their ids, one a line.  Each is a sandbox of its "
+     "own: its image's environment, no network, no workspace, none of ID's processes.  "
+     "Processes and memory are not carried: stderr says why (CRIU, docs/fork.md).",
+     fork_options, CLI_COMPLETE_SANDBOX, CLI_COMPLETE_NONE, false, NULL, NULL},
     {"ps", cmd_ps, "[OPTIONS]", "list sandboxes",
      "A table of the sandboxes in the store: id, pid of their init, whether it is running, and "
      "the image.",

@@ -10,6 +10,7 @@
 #include <sys/utsname.h>
 #include <unistd.h>
 
+#include "../boxes/checkpoint.h"
 #include "../boxes/host.h"
 #include "../common/hostcheck.h"
 #include "../common/userns.h"
@@ -175,6 +176,24 @@ static void check_skopeo(struct verdict *v)
            r == 0 ? "installed (pulls work)" : "not found: nsbox cannot pull images");
 }
 
+/* Checkpoints and forks (boxes/checkpoint.h): the filesystem always;
+ * processes and memory only where CRIU works, and why not word for word. */
+static void check_checkpoint(struct verdict *v)
+{
+    const char *why = box_criu_unavailable();
+    if (why == NULL) {
+        report(v, "ok", "checkpoint (CRIU)", NULL,
+               "sandbox_checkpoint and sandbox_fork keep processes and memory");
+        return;
+    }
+    report(v, "warn", "checkpoint (CRIU)",
+           geteuid() == 0 ? "a CRIU that supports this kernel (or a kernel CRIU supports)"
+                          : "run as root, or a CRIU with --unprivileged and the capabilities above",
+           "filesystem only: sandbox_checkpoint, sandbox_restore and sandbox_fork keep files, "
+           "not processes or memory (results say state_lost): %s",
+           why);
+}
+
 /* Which disk layer sandboxes get on this store (runtime/disk.h): both
  * kinds are kernel-enforced; the difference is where the files live. */
 static void check_disk(struct verdict *v, const char *store_dir)
@@ -307,6 +326,7 @@ int cmd_doctor(struct cli_globals *g, int argc, char **argv)
     cli_doctor_isolation();
     check_disk(&v, g->store_dir);
     check_skopeo(&v);
+    check_checkpoint(&v);
     check_images(&v, g);
     if (v.gaps == 0)
         printf("\nfull isolation available%s\n", v.warnings ? " (see the warnings above)" : "");

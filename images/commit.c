@@ -98,6 +98,55 @@ static int blob_place(int fd, const char *tmp, int blobs_fd, const char *digest,
     return r < 0 ? nsbox_err_sys(err, "cannot store the layer's blob") : 0;
 }
 
+int images_layer_write(int upper_fd, const struct nsbox_idmap *map, int out_fd,
+                       struct images_layer_out *out, struct nsbox_err *err)
+{
+    struct images_layer_out *shared = mmap(NULL, sizeof(*shared), PROT_READ | PROT_WRITE,
+                                           MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    if (shared == MAP_FAILED)
+        return nsbox_err_sys(err, "mmap");
+    struct layer_job job = {upper_fd, out_fd, shared};
+    int r = nsbox_userns_run(map, layer_job_run, &job, err);
+    *out = *shared;
+    munmap(shared, sizeof(*shared));
+    return r < 0 ? nsbox_err_prefix(err, "writing the layer") : 0;
+}
+
+/* Copies the finished blob o->layer_fd into fd, hashing it. */
+static int copy_layer(const struct images_commit_opts *o, int fd, struct images_layer_out *out,
+                      struct nsbox_err *err)
+{
+    char buf[65536];
+    ssize_t n;
+    off_t off = 0;
+    if (o->layer_diff_id == NULL || !oci_digest_valid(o->layer_diff_id))
+        return nsbox_err_set(err, EINVAL, "the layer has no valid diff_id");
+    struct oci_sha256 *h = oci_sha256_new();
+    if (h == NULL)
+        return nsbox_err_set(err, ENOMEM, "out of memory");
+    memset(out, 0, sizeof(*out));
+    while ((n = pread(o->layer_fd, buf, sizeof(buf), off)) > 0) {
+        oci_sha256_update(h, buf, (size_t)n);
+        if (nsbox_write_all(fd, buf, (size_t)n) < 0) {
+            oci_sha256_free(h);
+            return nsbox_err_sys(err, "cannot copy the layer");
+        }
+        off += n;
+    }
+    if (n < 0) {
+        oci_sha256_free(h);
+        return nsbox_err_sys(err, "cannot read the layer");
+    }
+    oci_sha256_finish(h, out->digest);
+    if (o->layer_digest != NULL && strcmp(out->digest, o->layer_digest) != 0)
+        return nsbox_err_set(err, EBADMSG, "the layer changed since it was verified");
+    snprintf(out->diff_id, sizeof(out->diff_id), "%s", o->layer_diff_id);
+    out->size = (uint64_t)off;
+    if (fsync(fd) < 0)
+        return nsbox_err_sys(err, "cannot write the layer");
+    return 0;
+}
+
 /* Writes the layer blob into blobs/sha256; *out describes it. */
 static int write_layer(struct images_store *store, const struct images_commit_opts *o, int blobs_fd,
                        struct images_layer_out *out, struct nsbox_err *err)
@@ -107,16 +156,10 @@ static int write_layer(struct images_store *store, const struct images_commit_op
     _cleanup_close_ int fd = blob_file(store, blobs_fd, tmp, err);
     if (fd < 0)
         return -1;
-    struct images_layer_out *shared = mmap(NULL, sizeof(*shared), PROT_READ | PROT_WRITE,
-                                           MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-    if (shared == MAP_FAILED)
-        return nsbox_err_sys(err, "mmap");
-    struct layer_job job = {o->upper_fd, fd, shared};
-    int r = nsbox_userns_run(o->map, layer_job_run, &job, err);
-    *out = *shared;
-    munmap(shared, sizeof(*shared));
+    int r = o->upper_fd >= 0 ? images_layer_write(o->upper_fd, o->map, fd, out, err)
+                             : copy_layer(o, fd, out, err);
     if (r < 0)
-        return nsbox_err_prefix(err, "writing the layer");
+        return -1;
     return blob_place(fd, tmp, blobs_fd, out->digest, err);
 }
 

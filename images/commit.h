@@ -37,16 +37,29 @@ int images_layer_from_upper(int upper_fd, int out_fd, struct images_layer_out *o
                             struct nsbox_err *err);
 
 struct images_commit_opts {
-    const char *base;              /* manifest digest of the sandbox's image */
-    const char *name;              /* reference to point at the new image */
-    const char *message;           /* the history entry's comment, or NULL */
-    int upper_fd;                  /* the sandbox's upper directory, borrowed */
+    const char *base;    /* manifest digest of the sandbox's image */
+    const char *name;    /* reference to point at the new image */
+    const char *message; /* the history entry's comment, or NULL */
+    int upper_fd;        /* the sandbox's upper directory, borrowed */
+    /* Instead of upper_fd (-1): a layer blob written before by
+     * images_layer_write (a checkpoint's, boxes/fork.h), borrowed, read
+     * from its start, with the diff_id recorded with it.  Its digest is
+     * computed while it is copied into the store. */
+    int layer_fd;
+    const char *layer_diff_id;
+    const char *layer_digest;      /* with layer_fd: what it must hash to */
     const struct nsbox_idmap *map; /* its id map (nsbox_sandbox_upper_open) */
     /* Called (when not NULL) as soon as the layer is written, before the
      * image is unpacked: a frozen sandbox may be thawed there. */
     void (*layer_written)(void *ctx);
     void *ctx;
 };
+
+/* images_layer_from_upper run in a user namespace with map (as a commit
+ * writes its layer): out_fd receives the blob, fsync'ed.  Returns 0 or
+ * -1. */
+int images_layer_write(int upper_fd, const struct nsbox_idmap *map, int out_fd,
+                       struct images_layer_out *out, struct nsbox_err *err);
 
 /* Commits o->upper_fd over o->base as o->name (a Docker-style name,
  * normalized as `nsbox tag` does).  digest (may be NULL) receives the new

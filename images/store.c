@@ -356,7 +356,8 @@ bool images_name_private(const char *name)
 {
     return name != NULL &&
            (strncmp(name, IMAGES_PRIVATE_CACHE_REPO, strlen(IMAGES_PRIVATE_CACHE_REPO)) == 0 ||
-            strncmp(name, IMAGES_PRIVATE_COMMIT_REPO, strlen(IMAGES_PRIVATE_COMMIT_REPO)) == 0);
+            strncmp(name, IMAGES_PRIVATE_COMMIT_REPO, strlen(IMAGES_PRIVATE_COMMIT_REPO)) == 0 ||
+            strncmp(name, IMAGES_PRIVATE_FORK_REPO, strlen(IMAGES_PRIVATE_FORK_REPO)) == 0);
 }
 
 bool images_image_private(const struct images_image *image)

@@ -34,6 +34,9 @@
  * only where they are named.  Everything else is public. */
 #define IMAGES_PRIVATE_CACHE_REPO "localhost/nsbox-cache/"
 #define IMAGES_PRIVATE_COMMIT_REPO "localhost/nsbox-commit/"
+/* A fork's or a restored checkpoint's filesystem (boxes/fork.h), named
+ * only while its sandboxes are made from it. */
+#define IMAGES_PRIVATE_FORK_REPO "localhost/nsbox-fork/"
 
 /* Whether name (a reference) is private to its store (above). */
 bool images_name_private(const char *name);

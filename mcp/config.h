@@ -25,6 +25,11 @@ struct mcp_config {
     size_t max_sandboxes, max_total, max_commits;
     size_t spares;                        /* --spares: one-shot spares at most (docs/warm.md) */
     const char *warm_import;              /* --warm-import M,M: python modules the spares import */
+    /* Checkpoints (tools/checkpoint.c): per tenant, how many (0: no
+     * checkpoint tools) and how many MiB; where (NULL: STORE/checkpoints). */
+    size_t max_checkpoints;
+    uint64_t checkpoint_mb;
+    const char *checkpoint_dir;
     size_t max_watches;                   /* resources/subscribe per session */
     size_t max_inline_kb;                 /* the most max_inline_kb a call may ask for */
     struct mcp_lang langs[MCP_MAX_LANGS]; /* --image LANG=REF, owned */

@@ -50,6 +50,10 @@ struct mcp_server {
     size_t max_watches;   /* resources/subscribe watches per session (resources/watches.h) */
     size_t max_total;     /* live sandboxes, all sessions and spares */
     size_t max_commits;   /* sandbox_commit's images in the store; 0: no such tool */
+    /* Checkpoints (tools/checkpoint.c): per tenant; 0: no such tools. */
+    size_t max_checkpoints;
+    uint64_t checkpoint_mb;
+    char *checkpoint_dir; /* owned */
     size_t output_cap;
     size_t max_inline_kb; /* ceiling of a call's max_inline_kb (serve --max-inline-kb) */
     /* Tasks (tasks/tasks.h): the longest TTL (0: no tasks), and how long

@@ -5,6 +5,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
@@ -103,6 +104,8 @@ int mcp_server_open(struct mcp_server *s, const struct mcp_config *c, const stru
         .max_watches = c->max_watches,
         .max_total = c->max_total,
         .max_commits = c->max_commits,
+        .max_checkpoints = c->max_checkpoints,
+        .checkpoint_mb = c->checkpoint_mb,
         .max_inline_kb = c->max_inline_kb,
         .max_processes = (unsigned)c->max_processes,
         .process_log_kb = c->process_log_kb,
@@ -136,6 +139,13 @@ int mcp_server_open(struct mcp_server *s, const struct mcp_config *c, const stru
         mcp_server_close(s);
         return -1;
     }
+    if (c->checkpoint_dir != NULL
+            ? (s->checkpoint_dir = strdup(c->checkpoint_dir)) == NULL
+            : asprintf(&s->checkpoint_dir, "%s/checkpoints", s->boxes.store.root) < 0) {
+        s->checkpoint_dir = NULL;
+        mcp_server_close(s);
+        return nsbox_err_set(err, ENOMEM, "out of memory");
+    }
     struct nsbox_err gc_err;
     if (box_ctx_gc(&s->boxes, &gc_err) < 0)
         nsbox_warn("cleaning stale sandboxes: %s", gc_err.msg);
@@ -160,6 +170,8 @@ void mcp_server_close(struct mcp_server *s)
         box_ctx_close(&s->boxes);
     s->opened = false;
     close_host_dirs(s);
+    free(s->checkpoint_dir);
+    s->checkpoint_dir = NULL;
     free(s->net_ceiling);
     s->net_ceiling = NULL;
     close_registries(s);

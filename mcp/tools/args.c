@@ -261,6 +261,11 @@ const struct mcp_tool_args mcp_arg_decls[N_TOOLS] = {
     [PROCESS_SIGNAL] = DECL("process_signal", mcp_process_signal_fields),
     [PROCESS_WAIT] = DECL("process_wait", mcp_process_wait_fields),
     [PORT_EXPOSE] = DECL("port_expose", mcp_port_expose_fields),
+    [SANDBOX_FORK] = DECL("sandbox_fork", mcp_sandbox_fork_fields),
+    [SANDBOX_CHECKPOINT] = DECL("sandbox_checkpoint", mcp_sandbox_checkpoint_fields),
+    [SANDBOX_RESTORE] = DECL("sandbox_restore", mcp_sandbox_restore_fields),
+    [CHECKPOINT_LIST] = NO_ARGS("checkpoint_list"),
+    [CHECKPOINT_DELETE] = DECL("checkpoint_delete", mcp_checkpoint_delete_fields),
     [PORT_LIST] = DECL("port_list", mcp_port_list_fields),
     [PORT_CLOSE] = DECL("port_close", mcp_port_close_fields),
 };
@@ -793,4 +798,15 @@ int mcp_args_run_command(const struct mcp_server *cfg, json_t *args, struct mcp_
     out->argv[0] = "/bin/sh";
     out->argv[1] = "-c";
     return 0;
+}
+
+int mcp_args_limits(const struct mcp_server *cfg, json_t *args, struct mcp_limit_args *out,
+                    struct nsbox_err *err)
+{
+    return limit_args(cfg, args, out, err);
+}
+
+int mcp_args_env(json_t *env, char ***out, struct nsbox_err *err)
+{
+    return env_strings(env, out, err);
 }

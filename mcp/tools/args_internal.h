@@ -41,6 +41,11 @@ enum {
     PORT_LIST,
     PORT_CLOSE,
     TERMINAL_OPEN,
+    SANDBOX_FORK, /* args_fork.c */
+    SANDBOX_CHECKPOINT,
+    SANDBOX_RESTORE,
+    CHECKPOINT_LIST,
+    CHECKPOINT_DELETE,
     N_TOOLS
 };
 
@@ -70,6 +75,19 @@ int mcp_args_run_env_check(json_t *env, struct nsbox_err *err);
 extern const struct mcp_arg mcp_port_expose_fields[3];
 extern const struct mcp_arg mcp_port_list_fields[1];
 extern const struct mcp_arg mcp_port_close_fields[2];
+
+/* The fork and checkpoint tools' fields (args_fork.c). */
+#define MCP_FORK_NF 9
+#define MCP_RESTORE_NF 8
+extern const struct mcp_arg mcp_sandbox_fork_fields[MCP_FORK_NF];
+extern const struct mcp_arg mcp_sandbox_checkpoint_fields[1];
+extern const struct mcp_arg mcp_sandbox_restore_fields[MCP_RESTORE_NF];
+extern const struct mcp_arg mcp_checkpoint_delete_fields[1];
+/* args.c's limits (memory_mb, cpus, pids, timeout_s, disk_mb) and env
+ * decoders, for args_fork.c. */
+int mcp_args_limits(const struct mcp_server *cfg, json_t *args, struct mcp_limit_args *out,
+                    struct nsbox_err *err);
+int mcp_args_env(json_t *env, char ***out, struct nsbox_err *err);
 
 /* The string argument name of a call of tool (declared in the table), or
  * NULL when absent. */

@@ -2,6 +2,7 @@
  * tool; the implementations are in *.c, the arguments are declared
  * in args.c. */
 #include "../server.h"
+#include "fork.h"
 #include "ports.h"
 #include "tools.h"
 
@@ -197,6 +198,51 @@ const struct mcp_tool mcp_tools[] = {
      "\"digest\":{\"type\":\"string\"},\"base\":{\"type\":\"string\"}},"
      "\"required\":[\"image\",\"digest\"]}",
      mcp_tool_sandbox_commit, MCP_NEEDS_COMMITS, 0},
+    {"sandbox_fork", "Fork a sandbox",
+     "Make count (1-10) new sandboxes with a copy of a sandbox's files as they are now. Each "
+     "child is a sandbox of its own: a new id, the parent's limits unless given, no network "
+     "unless given, its image's env plus env (never the parent's). Processes and memory are "
+     "carried only where CRIU works on the host: otherwise (state_lost, with "
+     "state_lost_reason) interpreters in the children start fresh. What is carried and what "
+     "is not: carried, not_carried.",
+     "{\"type\":\"object\",\"properties\":{\"parent\":{\"type\":\"string\"},"
+     "\"children\":{\"type\":\"array\",\"items\":{\"type\":\"object\"}},"
+     "\"state_lost\":{\"type\":\"boolean\"},\"state_lost_reason\":{\"type\":\"string\"},"
+     "\"carried\":{\"type\":\"string\"},\"not_carried\":{\"type\":\"string\"}},"
+     "\"required\":[\"parent\",\"children\"]}",
+     mcp_tool_sandbox_fork, 0, MCP_HINT_NETWORK},
+    {"sandbox_checkpoint", "Checkpoint a sandbox",
+     "Save a sandbox's state (its files; its processes and memory only where CRIU works, "
+     "else state_lost says why) to the server's checkpoint store, to make new sandboxes from "
+     "later with sandbox_restore, after a restart of the server too. The sandbox runs on. "
+     "The operator bounds how many and how large.",
+     "{\"type\":\"object\",\"properties\":{\"checkpoint_id\":{\"type\":\"string\"},"
+     "\"sandbox_id\":{\"type\":\"string\"},\"image\":{\"type\":\"string\"},"
+     "\"created\":{\"type\":\"integer\"},\"bytes\":{\"type\":\"integer\"},"
+     "\"memory\":{\"type\":\"boolean\"},\"state_lost\":{\"type\":\"boolean\"},"
+     "\"state_lost_reason\":{\"type\":\"string\"}},\"required\":[\"checkpoint_id\"]}",
+     mcp_tool_sandbox_checkpoint, MCP_NEEDS_CHECKPOINTS, 0},
+    {"sandbox_restore", "Restore a checkpoint",
+     "Make a new sandbox from a checkpoint (sandbox_checkpoint). The checkpoint is verified "
+     "whole first; one changed by anything but the server is refused. Limits as the "
+     "checkpointed sandbox's unless given; no network unless given.",
+     "{\"type\":\"object\",\"properties\":{\"sandbox_id\":{\"type\":\"string\"},"
+     "\"checkpoint_id\":{\"type\":\"string\"},\"memory\":{\"type\":\"boolean\"},"
+     "\"state_lost\":{\"type\":\"boolean\"},\"state_lost_reason\":{\"type\":\"string\"}},"
+     "\"required\":[\"sandbox_id\",\"checkpoint_id\"]}",
+     mcp_tool_sandbox_restore, MCP_NEEDS_CHECKPOINTS, MCP_HINT_NETWORK},
+    {"checkpoint_list", "List checkpoints",
+     "This tenant's checkpoints, their size, and the budget (bytes, budget_bytes, "
+     "max_checkpoints).",
+     "{\"type\":\"object\",\"properties\":{\"checkpoints\":{\"type\":\"array\"},"
+     "\"bytes\":{\"type\":\"integer\"},\"budget_bytes\":{\"type\":\"integer\"},"
+     "\"max_checkpoints\":{\"type\":\"integer\"},\"refused\":{\"type\":\"integer\"}},"
+     "\"required\":[\"checkpoints\"]}",
+     mcp_tool_checkpoint_list, MCP_NEEDS_CHECKPOINTS, MCP_HINT_READ_ONLY},
+    {"checkpoint_delete", "Delete a checkpoint", "Remove a checkpoint from the store.",
+     "{\"type\":\"object\",\"properties\":{\"checkpoint_id\":{\"type\":\"string\"},"
+     "\"deleted\":{\"type\":\"boolean\"}},\"required\":[\"checkpoint_id\",\"deleted\"]}",
+     mcp_tool_checkpoint_delete, MCP_NEEDS_CHECKPOINTS, MCP_HINT_DESTRUCTIVE},
     {"install_packages", "Install packages",
      "Install packages into a sandbox made by sandbox_create with pip, npm (into the working "
      "directory) or apt: only that manager's registry is reachable, for the install alone; the "
@@ -399,5 +445,6 @@ bool mcp_tool_offered(const struct mcp_server *cfg, const struct mcp_tool *t)
     return !((t->needs & MCP_NEEDS_HOST_DIRS) && cfg->n_host_dirs == 0) &&
            !((t->needs & MCP_NEEDS_COMMITS) && cfg->max_commits == 0) &&
            !((t->needs & MCP_NEEDS_INSTALLS) && cfg->installs == 0) &&
-           !((t->needs & MCP_NEEDS_URLS) && cfg->file_urls == NULL);
+           !((t->needs & MCP_NEEDS_URLS) && cfg->file_urls == NULL) &&
+           !((t->needs & MCP_NEEDS_CHECKPOINTS) && cfg->max_checkpoints == 0);
 }

@@ -39,10 +39,11 @@ enum {
 
 /* What the operator must have allowed for a tool to be offered. */
 enum {
-    MCP_NEEDS_HOST_DIRS = 1, /* serve --allow-host-dir */
-    MCP_NEEDS_COMMITS = 2,   /* serve --max-commits above 0 */
-    MCP_NEEDS_INSTALLS = 4,  /* serve --install other than none */
-    MCP_NEEDS_URLS = 8,      /* the HTTP transport (file URLs, mcp/files/urls.h) */
+    MCP_NEEDS_HOST_DIRS = 1,    /* serve --allow-host-dir */
+    MCP_NEEDS_COMMITS = 2,      /* serve --max-commits above 0 */
+    MCP_NEEDS_INSTALLS = 4,     /* serve --install other than none */
+    MCP_NEEDS_URLS = 8,         /* the HTTP transport (file URLs, mcp/files/urls.h) */
+    MCP_NEEDS_CHECKPOINTS = 16, /* serve --max-checkpoints above 0 */
 };
 
 /* The inputSchema is not here: tools/list builds it from the tool's

@@ -71,7 +71,7 @@ RUNS=${BENCH_RUNS:-5}
 # benchlib.py, for the Python benchmarks and the tables written here in Python
 export PYTHONPATH=$ROOT/tests/bench${PYTHONPATH:+:$PYTHONPATH}
 
-BENCHES=(pull_unpack_python unpack_python sandbox_start exec_live idle_sandboxes mcp_execute mcp_interp mcp_rich egress file_urls node_capacity services zygote)
+BENCHES=(pull_unpack_python unpack_python sandbox_start exec_live idle_sandboxes mcp_execute mcp_interp mcp_rich egress file_urls node_capacity services zygote fork)
 
 say() { printf 'bench: %s\n' "$*" >&2; }
 die() {
@@ -793,6 +793,15 @@ bench_services() {
 bench_zygote() {
 	need_default_store
 	relay python3 "$ROOT/tests/bench/zygote_bench.py" "$NSBOX" "$DEF_STORE" "$RUNS"
+}
+
+# ---- fork: sandbox_fork and checkpoints (issue #29, docs/fork.md) -------------
+
+# tests/bench/fork_bench.py: sandbox_fork of 1 and of 10 children and
+# sandbox_checkpoint/sandbox_restore beside sandbox_create of a fresh one.
+bench_fork() {
+	need_runtime_store
+	relay python3 "$ROOT/tests/bench/fork_bench.py" "$NSBOX" "$RT_STORE" "oci:$F/oci/python:latest" "$RUNS"
 }
 
 # ---- main --------------------------------------------------------------------

@@ -35,6 +35,7 @@
 #include "../../mcp/jsonrpc.h"
 #include "../../mcp/server.h"
 #include "../../mcp/tools/args.h"
+#include "../../mcp/tools/fork.h"
 #include "../../mcp/tools/ports.h"
 #include "../../mcp/tools/tools.h"
 
@@ -403,6 +404,50 @@ static int port_check(int (*decode)(json_t *, struct mcp_port_args *, struct nsb
     return r;
 }
 
+/* sandbox_fork, sandbox_restore: a count within 1-10, limits within the
+ * ceilings; env freed. */
+static int fork_check(int (*decode)(const struct mcp_server *, json_t *, struct mcp_fork_args *,
+                                    struct nsbox_err *),
+                      json_t *args, struct nsbox_err *err)
+{
+    struct mcp_fork_args a;
+    int r = decode(&cfg, args, &a, err);
+    if (r == 0) {
+        must(a.count >= 1 && a.count <= MCP_FORK_MAX, "count out of range");
+        must(a.limits.limits.memory_mb <= cfg.ceilings.memory_mb, "memory past the ceiling");
+    }
+    mcp_fork_args_free(&a);
+    return r;
+}
+
+static int sandbox_fork(json_t *args, struct nsbox_err *err)
+{
+    return fork_check(mcp_args_sandbox_fork, args, err);
+}
+
+static int sandbox_restore(json_t *args, struct nsbox_err *err)
+{
+    return fork_check(mcp_args_sandbox_restore, args, err);
+}
+
+static int sandbox_checkpoint(json_t *args, struct nsbox_err *err)
+{
+    struct mcp_ckpt_args a;
+    int r = mcp_args_sandbox_checkpoint(args, &a, err);
+    if (r == 0)
+        must(a.sandbox_id != NULL && a.sandbox_id[0] != '\0', "no sandbox_id");
+    return r;
+}
+
+static int checkpoint_delete(json_t *args, struct nsbox_err *err)
+{
+    struct mcp_ckpt_args a;
+    int r = mcp_args_checkpoint_delete(args, &a, err);
+    if (r == 0)
+        must(a.checkpoint_id != NULL && a.checkpoint_id[0] != '\0', "no checkpoint_id");
+    return r;
+}
+
 static int port_expose(json_t *args, struct nsbox_err *err)
 {
     return port_check(mcp_args_port_expose, args, err);
@@ -688,6 +733,9 @@ static const struct {
     {"process_wait", process_wait},
     {"port_expose", port_expose},           {"port_list", port_list},
     {"port_close", port_close},             {"terminal_open", terminal_open},
+    {"sandbox_fork", sandbox_fork},         {"sandbox_restore", sandbox_restore},
+    {"sandbox_checkpoint", sandbox_checkpoint}, {"checkpoint_delete", checkpoint_delete},
+    {"checkpoint_list", none},
 };
 #define N_CHECKS (sizeof(checks) / sizeof(checks[0]))
 

@@ -15,6 +15,7 @@
 #include "../../common/cleanup.h"
 #include "../../mcp/tools/languages.h"
 #include "../../mcp/tools/args.h"
+#include "../../mcp/tools/fork.h"
 #include "../../mcp/tools/ports.h"
 #include "../../mcp/tools/tools.h"
 
@@ -94,6 +95,15 @@ static int decode(const char *tool, json_t *args, struct nsbox_err *err)
         r = strcmp(tool, "port_expose") == 0 ? mcp_args_port_expose(args, &a, err)
             : strcmp(tool, "port_list") == 0 ? mcp_args_port_list(args, &a, err)
                                              : mcp_args_port_close(args, &a, err);
+    } else if (strcmp(tool, "sandbox_fork") == 0 || strcmp(tool, "sandbox_restore") == 0) {
+        struct mcp_fork_args a;
+        r = tool[8] == 'f' ? mcp_args_sandbox_fork(&cfg, args, &a, err)
+                           : mcp_args_sandbox_restore(&cfg, args, &a, err);
+        mcp_fork_args_free(&a);
+    } else if (strcmp(tool, "sandbox_checkpoint") == 0 || strcmp(tool, "checkpoint_delete") == 0) {
+        struct mcp_ckpt_args a;
+        r = tool[0] == 's' ? mcp_args_sandbox_checkpoint(args, &a, err)
+                           : mcp_args_checkpoint_delete(args, &a, err);
     } else if (strcmp(tool, "upload_url") == 0) {
         struct mcp_upload_args a;
         r = mcp_args_upload_url(64ull << 20, args, &a, err);
@@ -115,7 +125,7 @@ static int decode(const char *tool, json_t *args, struct nsbox_err *err)
             json_object_set_new(args, "manager", json_string("pip"));
         r = mcp_args_install_packages(&cfg, args, &a, err);
     } else if (strcmp(tool, "sandbox_list") == 0 || strcmp(tool, "list_languages") == 0 ||
-               strcmp(tool, "list_images") == 0) {
+               strcmp(tool, "checkpoint_list") == 0 || strcmp(tool, "list_images") == 0) {
         r = mcp_args_none(args, err);
     }
     return r;
@@ -177,6 +187,8 @@ static json_t *valid_value(const char *key)
         {"cursor", "\"12:0\""},
         {"max_bytes", "100"},
         {"signal", "\"KILL\""},
+        {"count", "2"},
+        {"checkpoint_id", "\"ck-0123456789abcdef\""},
     };
     for (size_t i = 0; i < sizeof(values) / sizeof(values[0]); i++)
         if (strcmp(values[i].key, key) == 0)
@@ -240,7 +252,7 @@ static void every_schema_is_closed_json(void)
 {
     size_t n;
     const struct mcp_tool_args *all = mcp_tool_args_all(&n);
-    CHECK(n == 31);
+    CHECK(n == 36);
     for (size_t t = 0; t < n; t++) {
         char text[4096];
         CHECK(mcp_schema_text(&all[t], text, sizeof(text)) < sizeof(text));
