@@ -51,7 +51,11 @@ int nsbox_freezer_usable(const struct nsbox_sandbox *sb, char *why, size_t why_s
         snprintf(why, why_size, "it has no cgroup v1 freezer group: %s", NO_V1_FREEZER);
         return -1;
     default:
-        if (sb->rootless)
+        if (sb->isolation == NSBOX_ISOLATION_LANDLOCK)
+            snprintf(why, why_size,
+                     "it runs under --isolation landlock, which gives it no cgroup of its own; "
+                     "make it with namespace isolation (the default) to pause it");
+        else if (sb->rootless)
             snprintf(why, why_size, "it has no cgroup of its own: %s", NO_DELEGATION);
         else
             snprintf(why, why_size,
