@@ -419,7 +419,8 @@ def main():
     try:
         sid = srv.session()
         root_manual(srv, sid) if ROOT else rootless(srv, sid)
-        nt.result("server_alive", srv.alive() and srv.ping(sid), "the server died")
+        nt.result("server_alive" if ROOT else "rootless_server_alive", srv.alive() and srv.ping(sid),
+                  "the server died")
     finally:
         srv.close()
     auto = svc.Http(STORE, "--auto-pause", "2" if ROOT else "1")
