@@ -298,6 +298,26 @@ static int sandbox_stop(json_t *args, struct nsbox_err *err)
     return 0;
 }
 
+/* sandbox_pause and sandbox_resume: the id as given, and nothing else. */
+static int pause_tool(json_t *args, struct nsbox_err *err, bool resume)
+{
+    struct mcp_stop_args a;
+    if (mcp_args_sandbox_pause(args, resume, &a, err) < 0)
+        return must(a.sandbox_id == NULL, "failed but filled"), -1;
+    whole_string(args, "sandbox_id", a.sandbox_id);
+    return 0;
+}
+
+static int sandbox_pause(json_t *args, struct nsbox_err *err)
+{
+    return pause_tool(args, err, false);
+}
+
+static int sandbox_resume(json_t *args, struct nsbox_err *err)
+{
+    return pause_tool(args, err, true);
+}
+
 static int sandbox_commit(json_t *args, struct nsbox_err *err)
 {
     struct mcp_commit_args a;
@@ -688,6 +708,7 @@ static const struct {
     {"process_wait", process_wait},
     {"port_expose", port_expose},           {"port_list", port_list},
     {"port_close", port_close},             {"terminal_open", terminal_open},
+    {"sandbox_pause", sandbox_pause},       {"sandbox_resume", sandbox_resume},
 };
 #define N_CHECKS (sizeof(checks) / sizeof(checks[0]))
 
