@@ -65,7 +65,8 @@ def state(srv, sid, box):
 
 
 def bg(srv, sid, box, command):
-    srv.tool(sid, "run_command", {"sandbox_id": box, "command": command, "background": True})
+    return srv.tool(sid, "run_command", {"sandbox_id": box, "command": command,
+                                         "background": True})["structuredContent"]["handle"]
 
 
 def counter(srv, sid, box):
@@ -114,6 +115,7 @@ def keepalive(url):
 
 def root_manual(srv, sid):
     box = svc.create(srv, sid)
+    logger = bg(srv, sid, box, "echo hello-log; exec sleep 1000")
     counter(srv, sid, box)
 
     @nt.test("pause_freezes")
@@ -131,6 +133,18 @@ def root_manual(srv, sid):
             return f"the paused sandbox used {b - a} ns of CPU in 1 s"
         if state(srv, sid, box) != "paused":
             return f"sandbox_list says {state(srv, sid, box)!r}"
+        return None
+
+    @nt.test("logs_read_without_waking")
+    def _():
+        # The logs are the server's: reading them leaves the sandbox paused.
+        res = srv.tool(sid, "process_logs", {"handle": logger}, ok=False)
+        out = res.get("structuredContent", {}).get("stdout", "")
+        lst = srv.tool(sid, "process_list", {"sandbox_id": box}, ok=False)
+        nt.ok("hello-log" in out, f"process_logs: {res}")
+        nt.ok(not lst.get("isError"), f"process_list: {text(lst)}")
+        nt.ok(state(srv, sid, box) == "paused", f"state {state(srv, sid, box)!r} after reading logs")
+        nt.ok(freezer_state(box) in (None, "FROZEN"), f"freezer {freezer_state(box)}")
         return None
 
     @nt.test("transparent_resume_keeps_memory")
