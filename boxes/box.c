@@ -20,6 +20,7 @@
 #include "forward.h"
 #include "internal.h"
 #include "net.h"
+#include "pause.h"
 #include "spec.h"
 
 static void box_init(struct box_ctx *ctx, struct box *box)
@@ -330,6 +331,7 @@ static void info_of(struct box_ctx *ctx, const char *id, struct box_info *out)
     snprintf(out->image, sizeof(out->image), "%s", have ? b.image : "-");
     if (out->running)
         box_forward_labels(dir, out->ports, sizeof(out->ports));
+    out->paused = out->running && box_paused(&b);
     if (out->running)
         nsbox_sandbox_close(&b.sb);
     box_free(&b);

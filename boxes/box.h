@@ -111,6 +111,12 @@ struct box {
     bool net_ever;
     uint64_t net_cursor;
     bool recorded; /* has a box.json (detached): box_net_set rewrites it */
+    /* Pause (boxes/pause.h), both read and changed with __atomic: the
+     * uses under way (box_use_begin: a call, a terminal, a connection
+     * being made), which a pause refuses to freeze, and a pause or resume
+     * under way. */
+    unsigned users;
+    bool pausing;
 };
 
 /* Looks up (or, with spec->pull, pulls) the image, leases it, merges env,
@@ -150,6 +156,7 @@ struct box_info {
     char id[NSBOX_ID_LEN + 1];
     pid_t pid; /* 0 when not running */
     bool running;
+    bool paused;     /* running, and frozen (boxes/pause.h) */
     char image[256]; /* "-" without a record */
     char ports[256]; /* create -p's, comma-separated ("" none; forward.h) */
 };

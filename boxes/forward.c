@@ -161,6 +161,11 @@ void box_forward_stop(struct box_forward *f)
     free(f);
 }
 
+unsigned box_forward_open(const struct box_forward *f)
+{
+    return f == NULL ? 0 : atomic_load(&((struct box_forward *)f)->open);
+}
+
 uint64_t box_forward_connections(const struct box_forward *f)
 {
     return atomic_load(&((struct box_forward *)f)->accepted);

@@ -29,6 +29,7 @@ struct box_forward *box_forward_start(struct box *box, uint16_t port, int listen
 /* Stops accepting, closes every connection, joins the thread, closes listen_fd.  NULL is a no-op. */
 void box_forward_stop(struct box_forward *f);
 uint64_t box_forward_connections(const struct box_forward *f); /* accepted so far */
+unsigned box_forward_open(const struct box_forward *f);        /* open now (NULL: 0) */
 /* Connections that could not reach the box's port (nothing listened, ...) and were closed at once. */
 uint64_t box_forward_failures(const struct box_forward *f);
 

@@ -10,6 +10,7 @@
 #include "../runtime/egress/rules.h"
 #include "../runtime/ports.h"
 #include "box.h"
+#include "pause.h"
 
 /* init's answer and a loopback connect: a second at most, but the
  * server's accept queue may be full (a SYN dropped is retried in 1 s). */
@@ -34,11 +35,8 @@ static bool broker_port(const struct box *box, uint16_t port)
     return false;
 }
 
-int box_port_connect(struct box *box, uint16_t port, struct nsbox_err *err)
+static int connect_inside(struct box *box, uint16_t port, struct nsbox_err *err)
 {
-    struct nsbox_err local;
-    if (err == NULL)
-        err = &local;
     if (broker_port(box, port))
         return nsbox_err_set(err, EACCES,
                              "port %u in the sandbox is its egress broker's (--net), not a server "
@@ -53,6 +51,19 @@ int box_port_connect(struct box *box, uint16_t port, struct nsbox_err *err)
     if (fam < 0 || !(fam & NSBOX_PORT_V6))
         return -1; /* err says refused */
     return nsbox_port_connect(&box->sb, 6, port, CONNECT_TIMEOUT_MS, err);
+}
+
+/* A connection is a use: a paused box is woken for it (boxes/pause.h). */
+int box_port_connect(struct box *box, uint16_t port, struct nsbox_err *err)
+{
+    struct nsbox_err local;
+    if (err == NULL)
+        err = &local;
+    if (box_use_begin(box, NULL, err) < 0)
+        return -1;
+    int fd = connect_inside(box, port, err);
+    box_use_end(box);
+    return fd;
 }
 
 int box_port_listening(struct box *box, uint16_t port, struct nsbox_err *err)

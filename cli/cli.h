@@ -118,6 +118,8 @@ int cli_exec_detached(struct box *box, char *const *argv, char *const *env, cons
 int cmd_logs(struct cli_globals *g, int argc, char **argv);
 int cmd_top(struct cli_globals *g, int argc, char **argv);
 int cmd_rm(struct cli_globals *g, int argc, char **argv);
+int cmd_pause(struct cli_globals *g, int argc, char **argv);  /* pause_cmd.c */
+int cmd_resume(struct cli_globals *g, int argc, char **argv); /* pause_cmd.c */
 /* nsbox cp SRC ID:DST | ID:SRC DST (cli/cp_cmd.c).  Returns the exit status. */
 int cmd_cp(struct cli_globals *g, int argc, char **argv);
 int cmd_doctor(struct cli_globals *g, int argc, char **argv);

@@ -291,8 +291,8 @@ const struct cli_command cli_commands[] = {
      "Processes and memory are not carried: stderr says why (CRIU, docs/fork.md).",
      fork_options, CLI_COMPLETE_SANDBOX, CLI_COMPLETE_NONE, false, NULL, NULL},
     {"ps", cmd_ps, "[OPTIONS]", "list sandboxes",
-     "A table of the sandboxes in the store: id, pid of their init, whether it is running, and "
-     "the image.",
+     "A table of the sandboxes in the store: id, pid of their init, whether it is running, "
+     "paused (`nsbox pause`) or stopped, and the image.",
      ps_options, 0, 0, false, NULL, NULL},
     {"logs", cmd_logs, "[OPTIONS] ID HANDLE", "print a background process's output",
      "Prints what the logs of the background process HANDLE (from `nsbox exec -d`) of the live "
@@ -305,6 +305,17 @@ const struct cli_command cli_commands[] = {
      "handle, start time, status (running, exit N, signal N, or gone: its keeper or the "
      "sandbox died first) and command.",
      none_options, CLI_COMPLETE_SANDBOX, CLI_COMPLETE_NONE, false, NULL, NULL},
+    {"pause", cmd_pause, "ID...", "freeze a live sandbox's processes (memory kept, no CPU)",
+     "Freezes every process of each sandbox through its cgroup's freezer (cgroup v2 "
+     "cgroup.freeze, v1 freezer.state) and prints its id.  `nsbox exec` and `nsbox cp` resume "
+     "a paused sandbox first; `nsbox resume` does so at once; `nsbox rm` stops it as it is.  "
+     "Where the host has no freezer (rootless without a delegated cgroup) it says what is "
+     "missing and the sandbox keeps running (docs/pause.md).",
+     none_options, CLI_COMPLETE_SANDBOX, CLI_COMPLETE_SANDBOX, false, NULL, NULL},
+    {"resume", cmd_resume, "ID...", "thaw a paused sandbox",
+     "Thaws each sandbox paused by `nsbox pause` (or the server's sandbox_pause) and prints its "
+     "id.",
+     none_options, CLI_COMPLETE_SANDBOX, CLI_COMPLETE_SANDBOX, false, NULL, NULL},
     {"rm", cmd_rm, "ID...", "stop and remove sandboxes",
      "Stops each sandbox (its processes are killed) and removes it, printing its id.", rm_options,
      CLI_COMPLETE_SANDBOX, CLI_COMPLETE_SANDBOX, false, NULL, NULL},

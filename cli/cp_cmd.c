@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "../boxes/copy.h"
+#include "../boxes/pause.h"
 #include "../common/log.h"
 #include "cli.h"
 
@@ -43,7 +44,7 @@ static int open_box(struct cli_globals *g, const char *id, struct box_ctx *ctx, 
                              why);
     }
     *opened = true;
-    return 0;
+    return box_use_begin(box, NULL, err); /* a paused sandbox is resumed first */
 }
 
 /* docker cp's rules, whole directories, modes kept, host files replaced. */

@@ -12,6 +12,7 @@
 
 #include "../boxes/checkpoint.h"
 #include "../boxes/host.h"
+#include "../boxes/pause.h"
 #include "../common/hostcheck.h"
 #include "../common/userns.h"
 #include "../images/store.h"
@@ -143,6 +144,23 @@ static void check_cgroups(struct verdict *v)
                                 : "systemd-run --user --scope -p Delegate=yes nsbox ...; or "
                                   "accept weaker limits with --limits=best-effort",
                "no usable cgroup: %s", why);
+}
+
+/* Pause and resume (docs/pause.md): optional, so a warning, never a
+ * failure; the sandboxes run either way and pause refuses with this. */
+static void check_freezer(struct verdict *v)
+{
+    char why[1024];
+    if (box_pause_host(why, sizeof(why)) == 0)
+        report(v, "ok", "freezer", NULL,
+               "sandboxes can be paused and resumed (nsbox pause, sandbox_pause, "
+               "serve --auto-pause)");
+    else
+        report(v, "warn", "freezer",
+               geteuid() == 0 ? "mount the cgroup freezer, or use cgroup v2"
+                              : "run as root, or give this user a delegated cgroup v2 "
+                                "(systemd-run --user --scope -p Delegate=yes nsbox ...)",
+               "pause and resume unavailable (sandboxes keep running; pause says why): %s", why);
 }
 
 static void check_container(struct verdict *v)
@@ -321,6 +339,7 @@ int cmd_doctor(struct cli_globals *g, int argc, char **argv)
     check_subids(&v);
     check_overlay(&v);
     check_cgroups(&v);
+    check_freezer(&v);
     check_container(&v);
     check_seccomp(&v);
     cli_doctor_isolation();

@@ -17,6 +17,7 @@
 
 #include "../boxes/box.h"
 #include "../boxes/net.h"
+#include "../boxes/pause.h"
 #include "../boxes/run.h"
 #include "../boxes/volume.h"
 #include "../boxes/spec.h"
@@ -596,6 +597,13 @@ int cmd_exec(struct cli_globals *g, int argc, char **argv)
         cli_fail(&err);
         return BOX_EXIT_NSBOX;
     }
+    /* A paused sandbox is resumed first (boxes/pause.h). */
+    if (box_use_begin(&box, NULL, &err) < 0) {
+        box_close(&box);
+        box_ctx_close(&ctx);
+        cli_fail(&err);
+        return BOX_EXIT_NSBOX;
+    }
     struct nsbox_exec_opts eo;
     box_exec_defaults(&box, &eo);
     _cleanup_free_ char **env = box_merge_env(box.env, o.spec.env);
@@ -610,6 +618,7 @@ int cmd_exec(struct cli_globals *g, int argc, char **argv)
                  : o.detach ? cli_exec_detached(&box, eo.argv, o.spec.env, eo.cwd, eo.uid, eo.gid,
                                                 o.spec.user != NULL)
                             : run_command(&box, &eo, &o);
+    box_use_end(&box);
     box_close(&box);
     box_ctx_close(&ctx);
     return status;
@@ -640,8 +649,10 @@ int cmd_ps(struct cli_globals *g, int argc, char **argv)
         printf("%s\n", v[i].id);
     for (size_t i = 0; i < n && !quiet; i++)
         printf("%-32s %-8d %-8s %-*s%s%s\n", v[i].id, (int)v[i].pid,
-               v[i].running ? "running" : "stopped", v[i].ports[0] ? 24 : 0, v[i].image,
-               v[i].ports[0] ? " " : "", v[i].ports);
+               v[i].paused    ? "paused"
+               : v[i].running ? "running"
+                              : "stopped",
+               v[i].ports[0] ? 24 : 0, v[i].image, v[i].ports[0] ? " " : "", v[i].ports);
     box_ctx_close(&ctx);
     return 0;
 }

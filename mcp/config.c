@@ -424,6 +424,10 @@ static const struct opt opts[] = {
      set_number, FIELD(max_preview_conns), false, NUM_SIZE},
     {"max-ports", "N", "ports one sandbox may expose at once (port_expose; 8)", set_number,
      FIELD(max_ports), false, NUM_SIZE},
+    {"auto-pause", "S",
+     "pause (freeze) a kept sandbox idle for S seconds: no call, no CPU, no open connection or "
+     "terminal; the next use resumes it (docs/pause.md; off by default)",
+     set_number, FIELD(auto_pause_s), false, NUM_SECONDS},
     /* Lets tests (tests/load) see a silent connection closed without
      * waiting the documented 60 s. */
     {"idle-timeout", "S", NULL, set_number, FIELD(idle_timeout_s), true, NUM_SECONDS},

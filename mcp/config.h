@@ -77,6 +77,7 @@ struct mcp_config {
     const char *preview_listen, *preview_url, *preview_domain;
     unsigned preview_ttl_s;
     size_t max_preview_conns, max_ports;
+    unsigned auto_pause_s; /* --auto-pause: pause sandboxes idle this long (mcp/pause.h); 0 off */
     bool help;
     bool print_config; /* --print-config */
 };

@@ -53,6 +53,13 @@ struct mcp_sandbox {
     bool stopping;         /* out of the list; freed once refs is 0 */
     time_t last_used;      /* CLOCK_MONOTONIC seconds: made, or last let go of */
     unsigned idle_limit_s; /* reconnect: stopped once unused this long (0: its session's rule) */
+    /* Auto-pause's view (mcp/pause.c, its thread only): the CPU used at
+     * the last look, when that was, and when it was last seen busy. */
+    struct {
+        bool known;
+        uint64_t cpu_us;
+        int64_t at_ms, busy_ms;
+    } idle;
     struct mcp_sandbox *next;
     /* A spare's (pool.c, docs/warm.md): its pre-started interpreter for
      * one one-shot call (NULL: none), and the next spare in the pool. */

@@ -6,7 +6,9 @@
 #include <string.h>
 #include <time.h>
 
+#include "../boxes/pause.h"
 #include "../common/log.h"
+#include "pause.h"
 #include "pool.h"
 #include "resources/watches.h"
 #include "tools/ports.h"
@@ -79,9 +81,10 @@ void mcp_sandbox_attach(struct mcp_session *s, struct mcp_sandbox *m)
     s->n_sandboxes++;
     m->last_used = now_s();
     pthread_mutex_unlock(&s->lock);
+    mcp_autopause_watch(s);
 }
 
-struct mcp_sandbox *mcp_sandbox_get(struct mcp_session *s, const char *id, struct nsbox_err *err)
+struct mcp_sandbox *mcp_sandbox_hold(struct mcp_session *s, const char *id, struct nsbox_err *err)
 {
     bool busy = false;
     pthread_mutex_lock(&s->lock);
@@ -98,6 +101,7 @@ struct mcp_sandbox *mcp_sandbox_get(struct mcp_session *s, const char *id, struc
         s->n_sandboxes++;
         m->refs++;
         pthread_mutex_unlock(&s->lock);
+        mcp_autopause_watch(s);
     }
     if (m == NULL && busy)
         nsbox_err_set(err, EBUSY,
@@ -109,13 +113,45 @@ struct mcp_sandbox *mcp_sandbox_get(struct mcp_session *s, const char *id, struc
     return m;
 }
 
-void mcp_sandbox_put(struct mcp_session *s, struct mcp_sandbox *m)
+/* Transparent resume: every tool that uses a sandbox gets it here, so a
+ * paused one is thawed before anything touches it (boxes/pause.h). */
+struct mcp_sandbox *mcp_sandbox_get(struct mcp_session *s, const char *id, struct nsbox_err *err)
+{
+    struct mcp_sandbox *m = mcp_sandbox_hold(s, id, err);
+    bool woke;
+    if (m == NULL)
+        return NULL;
+    if (box_use_begin(&m->box, &woke, err) < 0) {
+        nsbox_err_prefix(err, "sandbox \"%s\" is paused and could not be resumed", m->id);
+        mcp_sandbox_unhold(s, m, false);
+        return NULL;
+    }
+    if (woke)
+        nsbox_debug("sandbox %s resumed for a call", m->id);
+    return m;
+}
+
+/* A use marks it used now (auto-pause's and the idle reaper's clock); a
+ * hold does not. */
+static void release(struct mcp_session *s, struct mcp_sandbox *m, bool used)
 {
     pthread_mutex_lock(&s->lock);
-    m->last_used = now_s();
+    if (used)
+        m->last_used = now_s();
     if (--m->refs == 0)
         pthread_cond_broadcast(&s->released);
     pthread_mutex_unlock(&s->lock);
+}
+
+void mcp_sandbox_put(struct mcp_session *s, struct mcp_sandbox *m)
+{
+    box_use_end(&m->box);
+    release(s, m, true);
+}
+
+void mcp_sandbox_unhold(struct mcp_session *s, struct mcp_sandbox *m, bool used)
+{
+    release(s, m, used);
 }
 
 int mcp_op_begin(struct mcp_session *s, struct mcp_call *call, struct mcp_sandbox *m,
@@ -224,11 +260,13 @@ struct mcp_sandbox *mcp_sandbox_new(struct mcp_session *s, const char *image,
         unreserve(s);
     if (m != NULL && !one_shot) {
         pthread_mutex_lock(&s->lock);
-        m->refs = 1; /* the caller's */
+        m->refs = 1; /* the caller's: a use, ended by mcp_sandbox_put */
+        __atomic_add_fetch(&m->box.users, 1, __ATOMIC_SEQ_CST);
         m->last_used = now_s();
         m->next = s->sandboxes;
         s->sandboxes = m;
         pthread_mutex_unlock(&s->lock);
+        mcp_autopause_watch(s);
     }
     return m;
 }
@@ -255,6 +293,11 @@ static void finish_stop(struct mcp_session *s, struct mcp_sandbox *m)
     while (m->refs > 0)
         pthread_cond_wait(&s->released, &s->lock);
     pthread_mutex_unlock(&s->lock);
+    /* Paused: thawed first, so that what ends its services finds it
+     * running (a frozen v1 task would not even take its SIGKILL). */
+    struct nsbox_err ignored;
+    if (box_paused(&m->box) && box_resume(&m->box, &ignored) < 0)
+        nsbox_warn("sandbox %s: %s", m->id, ignored.msg);
     box_bg_set_free(m->bg); /* its background processes end with it */
     m->bg = NULL;
     mcp_watches_sandbox_gone(m);

@@ -22,10 +22,16 @@
 #include "session.h"
 
 /* The kept sandbox `id` of s, with a reference for the caller (drop it with
- * mcp_sandbox_put).  NULL with err when s has no such sandbox, or when it
+ * mcp_sandbox_put), resumed first when it was paused (mcp/pause.h).  NULL with err when s has no such sandbox, or when it
  * is being stopped.  Putting it back marks it used now. */
 struct mcp_sandbox *mcp_sandbox_get(struct mcp_session *s, const char *id, struct nsbox_err *err);
 void mcp_sandbox_put(struct mcp_session *s, struct mcp_sandbox *m);
+
+/* As mcp_sandbox_get, without waking it or counting a use of its box
+ * (sandbox_pause and auto-pause look at it as it is); let go of it with
+ * mcp_sandbox_unhold, used: marked used now (a resume). */
+struct mcp_sandbox *mcp_sandbox_hold(struct mcp_session *s, const char *id, struct nsbox_err *err);
+void mcp_sandbox_unhold(struct mcp_session *s, struct mcp_sandbox *m, bool used);
 
 /* Starts an operation of call on m (whose reference the caller holds):
  * takes m's exec lock and registers the call on m.  Returns 0, or -1 with

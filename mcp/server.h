@@ -37,6 +37,7 @@ struct mcp_lang {
 struct mcp_sandbox;   /* sandbox.h */
 struct mcp_file_urls; /* files/urls.h */
 struct mcp_terminals; /* preview/terminal.h */
+struct mcp_autopause; /* pause.h */
 
 /* What the operator configured: shared by every session. */
 struct mcp_server {
@@ -90,6 +91,10 @@ struct mcp_server {
      * and the most ports one sandbox may expose (--max-ports; 0: 8). */
     struct preview *preview;
     size_t max_ports;
+    /* Auto-pause (mcp/pause.h): --auto-pause's seconds (0: off) and its
+     * thread with the sessions it watches, NULL when off. */
+    unsigned auto_pause_s;
+    struct mcp_autopause *autopause;
 
     /* The spare sandbox for one-shot runs (pool.c). */
     pthread_mutex_t pool_lock;

@@ -18,6 +18,7 @@
 #include "../common/fsutil.h"
 #include "../common/log.h"
 #include "files/urls.h"
+#include "pause.h"
 #include "pool.h"
 
 /* Held open by fd: copy_in/copy_out resolve beneath it, so a later rename
@@ -157,11 +158,17 @@ int mcp_server_open(struct mcp_server *s, const struct mcp_config *c, const stru
         nsbox_warn("no persistent interpreters: %s", drv_err.msg);
         s->drivers_dir[0] = '\0';
     }
+    s->auto_pause_s = c->auto_pause_s;
+    if (mcp_autopause_start(s, err) < 0) {
+        mcp_server_close(s);
+        return -1;
+    }
     return 0;
 }
 
 void mcp_server_close(struct mcp_server *s)
 {
+    mcp_autopause_stop(s); /* every session has been forgotten by now */
     /* The spare sandbox and removals still under way. */
     mcp_pool_drain(s);
     box_bg_keeper_free(s->bg_keeper); /* every sandbox's set is gone by now */

@@ -37,7 +37,14 @@ struct nsbox_cgroup {
     enum nsbox_cgroup_kind kind;
     char v2[PATH_MAX];                                 /* the sandbox's cgroup directory */
     char mem[PATH_MAX], pids[PATH_MAX], cpu[PATH_MAX]; /* v1 */
+    /* v1: the groups made beside those three (NSBOX_CG_V1_*), named as
+     * they are (BASE/freezer/nsbox/NAME, derived from pids): bits, not
+     * paths, so that the record stays its size (runtime/freezer.h). */
+    unsigned v1_extra;
 };
+
+#define NSBOX_CG_V1_FREEZER 1u /* freezer/nsbox/NAME: pause and resume */
+#define NSBOX_CG_V1_CPUACCT 2u /* cpuacct/nsbox/NAME: CPU used (auto-pause) */
 
 /* Where sandboxes' cgroups can go on this host, and why not when they
  * cannot: fills *kind and base (a directory), or kind NONE with why set to

@@ -37,6 +37,10 @@ extern const struct cgroup_ops nsbox_cgroup_v2_ops;
 extern const struct cgroup_ops nsbox_cgroup_v1_ops;
 extern const struct cgroup_ops nsbox_cgroup_none_ops;
 
+/* v1: the directory of cg's group on controller ctl (BASE/CTL/nsbox/NAME,
+ * derived from cg->pids).  0, or -1 when cg->pids is not of that form. */
+int nsbox_cgroup_v1_dir(const struct nsbox_cgroup *cg, const char *ctl, char out[PATH_MAX]);
+
 /* The controllers every backend needs, in this order. */
 extern const char *const nsbox_cgroup_controllers[3];
 

@@ -5,8 +5,15 @@
  * (memsw equal where swap accounting exists), pids.max, cpu.cfs_*.
  * Killing: each pid listed in the pids group (v1 has no cgroup.kill).
  * enter_self lets the clone helper be born in the groups, cheaper than
- * moving the child afterwards. */
+ * moving the child afterwards.
+ *
+ * Beside the three, where the host mounts them, a freezer group (pause and
+ * resume: runtime/freezer.c) and a cpuacct group (the CPU a sandbox used,
+ * for auto-pause's idle rule): optional, recorded as bits in v1_extra.  A
+ * frozen v1 group keeps SIGKILL pending until it is thawed, so kill
+ * signals everything, thaws, then kills again until the group is empty. */
 #include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -37,6 +44,47 @@ static int v1_probe(char base[PATH_MAX], char *why, size_t why_size, struct nsbo
         }
     }
     snprintf(base, PATH_MAX, "/sys/fs/cgroup");
+    return 0;
+}
+
+/* The optional groups, in the order of their NSBOX_CG_V1_* bits. */
+static const char *const extras[] = {"freezer", "cpuacct"};
+#define N_EXTRAS 2
+
+int nsbox_cgroup_v1_dir(const struct nsbox_cgroup *cg, const char *ctl, char out[PATH_MAX])
+{
+    /* cg->pids is BASE/pids/nsbox/NAME. */
+    const char *at = strstr(cg->pids, "/pids/nsbox/");
+    if (at == NULL || strchr(at + 12, '/') != NULL)
+        return -1;
+    int n = snprintf(out, PATH_MAX, "%.*s/%s/nsbox/%s", (int)(at - cg->pids), cg->pids, ctl,
+                     at + 12);
+    return n > 0 && n < PATH_MAX ? 0 : -1;
+}
+
+/* Makes the optional groups that this host has; a missing one only
+ * leaves its bit clear (the feature then says why it is unavailable). */
+static void make_extras(const char *base, struct nsbox_cgroup *cg)
+{
+    char dir[PATH_MAX];
+    for (unsigned i = 0; i < N_EXTRAS; i++) {
+        snprintf(dir, sizeof(dir), "%.*s/%s/nsbox", PATH_MAX - 120, base, extras[i]);
+        if (mkdir(dir, 0755) < 0 && errno != EEXIST)
+            continue;
+        if (nsbox_cgroup_v1_dir(cg, extras[i], dir) == 0 && mkdir(dir, 0755) == 0)
+            cg->v1_extra |= 1u << i;
+    }
+}
+
+/* Writes value to file in each optional group cg has.  0 or -1. */
+static int write_extras(const struct nsbox_cgroup *cg, const char *file, const char *value,
+                        struct nsbox_err *err)
+{
+    char dir[PATH_MAX];
+    for (unsigned i = 0; i < N_EXTRAS; i++)
+        if ((cg->v1_extra & (1u << i)) && nsbox_cgroup_v1_dir(cg, extras[i], dir) == 0 &&
+            nsbox_cgroup_write(dir, file, value, err) < 0)
+            return -1;
     return 0;
 }
 
@@ -72,6 +120,16 @@ static int apply_limits(const struct nsbox_cgroup *cg, const struct nsbox_cgroup
 
 static void v1_kill(const struct nsbox_cgroup *cg)
 {
+    char dir[PATH_MAX], buf[65536];
+
+    /* A frozen task takes its SIGKILL only once thawed: signal first (so
+     * nothing runs user code after the thaw), thaw, then kill until empty. */
+    if ((cg->v1_extra & NSBOX_CG_V1_FREEZER) && nsbox_cgroup_v1_dir(cg, "freezer", dir) == 0) {
+        if (nsbox_cgroup_read(cg->pids, "cgroup.procs", buf, sizeof(buf)) == 0)
+            for (char *l = strtok(buf, "\n"); l != NULL; l = strtok(NULL, "\n"))
+                kill((pid_t)atoi(l), SIGKILL);
+        nsbox_cgroup_write(dir, "freezer.state", "THAWED", NULL);
+    }
     nsbox_cgroup_kill_listed(cg->pids);
 }
 
@@ -81,6 +139,11 @@ static int v1_remove(const struct nsbox_cgroup *cg, struct nsbox_err *err)
     const char *dirs[] = {cg->mem, cg->pids, cg->cpu};
     for (size_t i = 0; i < 3; i++)
         if (nsbox_cgroup_remove_dir(dirs[i], err) < 0)
+            r = -1;
+    char dir[PATH_MAX];
+    for (unsigned i = 0; i < N_EXTRAS; i++)
+        if ((cg->v1_extra & (1u << i)) && nsbox_cgroup_v1_dir(cg, extras[i], dir) == 0 &&
+            nsbox_cgroup_remove_dir(dir, err) < 0)
             r = -1;
     return r;
 }
@@ -101,6 +164,8 @@ static int v1_create(const char *base, const char *name, const struct nsbox_cgro
             made = false;
         }
     }
+    if (made)
+        make_extras(base, out);
     if (made && apply_limits(out, limits, err) == 0)
         return 0;
     v1_kill(out);
@@ -114,7 +179,7 @@ static int v1_add(const struct nsbox_cgroup *cg, const char *pid, struct nsbox_e
     for (size_t i = 0; i < 3; i++)
         if (nsbox_cgroup_write(dirs[i], "cgroup.procs", pid, err) < 0)
             return -1;
-    return 0;
+    return write_extras(cg, "cgroup.procs", pid, err);
 }
 
 static int v1_enter_self(const struct nsbox_cgroup *cg, struct nsbox_err *err)
@@ -127,7 +192,7 @@ static int v1_enter_self(const struct nsbox_cgroup *cg, struct nsbox_err *err)
     for (size_t i = 0; i < 3; i++)
         if (nsbox_cgroup_write(dirs[i], "tasks", "0", err) < 0)
             return -1;
-    return 0;
+    return write_extras(cg, "tasks", "0", err);
 }
 
 static void v1_stats(const struct nsbox_cgroup *cg, uint64_t *oom_kills, uint64_t *memory_peak)

@@ -20,6 +20,7 @@
 #include "../common/fsutil.h"
 #include "../common/syscalls.h"
 #include "disk_internal.h"
+#include "freezer.h"
 #include "internal.h"
 #include "landlock.h"
 #include "sandbox.h"
@@ -83,7 +84,10 @@ int nsbox_sandbox_open(const char *state_root, const char *id, struct nsbox_sand
         nsbox_sandbox_close(out);
         return nsbox_err_sys(err, "cannot connect to sandbox %s", id);
     }
-    if (out->disk.kind == NSBOX_DISK_TMPFS && nsbox_disk_fd_recv(out, err) < 0) {
+    /* A paused sandbox's init cannot hand its disk over until thawed:
+     * nsbox_sandbox_open_finish takes it then (runtime/freezer.h). */
+    if (out->disk.kind == NSBOX_DISK_TMPFS && nsbox_freezer_state(out) != 1 &&
+        nsbox_disk_fd_recv(out, err) < 0) {
         nsbox_sandbox_close(out);
         return -1;
     }
@@ -194,6 +198,12 @@ static int destroy(struct nsbox_sandbox *sb, bool wait, struct nsbox_err *err)
     if (lock < 0) {
         nsbox_sandbox_close(sb);
         return done ? 0 : -1;
+    }
+    /* A paused sandbox: a frozen v1 task keeps its SIGKILL pending until
+     * thawed, so init would never exit.  Kill everything, then thaw. */
+    if (nsbox_freezer_state(sb) == 1) {
+        nsbox_cgroup_kill(&sb->cgroup);
+        nsbox_freezer_thaw(sb, NULL);
     }
     stop_init(sb);
     nsbox_egress_reap(sb->state_dir);

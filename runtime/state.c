@@ -82,6 +82,7 @@ int nsbox_state_write(const struct nsbox_sandbox *sb, struct nsbox_err *err)
     put_field(&t, "mem", sb->cgroup.mem);
     put_field(&t, "pids", sb->cgroup.pids);
     put_field(&t, "cpu", sb->cgroup.cpu);
+    put_num(&t, "v1x", sb->cgroup.v1_extra);
     put_num(&t, "rootless", sb->rootless);
     put_field(&t, "limits", sb->limits_note);
     put_field(&t, "workdir", sb->workdir);
@@ -161,6 +162,7 @@ int nsbox_state_read(struct nsbox_sandbox *sb, unsigned long long *start, struct
     field(text, "mem", sb->cgroup.mem, sizeof(sb->cgroup.mem));
     field(text, "pids", sb->cgroup.pids, sizeof(sb->cgroup.pids));
     field(text, "cpu", sb->cgroup.cpu, sizeof(sb->cgroup.cpu));
+    sb->cgroup.v1_extra = (unsigned)num(text, "v1x");
     field(text, "limits", sb->limits_note, sizeof(sb->limits_note));
     sb->rootless = num(text, "rootless") != 0;
     field(text, "workdir", sb->workdir, sizeof(sb->workdir));

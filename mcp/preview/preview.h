@@ -65,6 +65,10 @@ int preview_expose(struct preview *p, struct box *box, uint16_t port, struct pre
  * An unknown id is a no-op. */
 void preview_unexpose(struct preview *p, uint64_t id);
 
+/* Connections open now (or being made) through exposure id: auto-pause's
+ * "no open connection" (mcp/pause.c). */
+unsigned preview_exposure_connections(struct preview *p, uint64_t id);
+
 /* Connections relayed so far (tests, bench). */
 uint64_t preview_connections(const struct preview *p);
 

@@ -158,3 +158,14 @@ void preview_unexpose(struct preview *p, uint64_t id)
     pthread_mutex_unlock(&p->lock);
     preview_wake(p); /* its connections are closed by the proxy thread */
 }
+
+unsigned preview_exposure_connections(struct preview *p, uint64_t id)
+{
+    unsigned n = 0;
+    pthread_mutex_lock(&p->lock);
+    for (struct exposure *ex = p->exposures; ex != NULL; ex = ex->next)
+        if (ex->id == id && !ex->dead)
+            n += ex->refs - 1 + ex->connecting; /* the table's own reference is not one */
+    pthread_mutex_unlock(&p->lock);
+    return n;
+}

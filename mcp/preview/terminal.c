@@ -457,6 +457,18 @@ void mcp_terminals_close_sandbox(struct mcp_terminals *t, const void *sandbox)
         collect(t, sandbox, false);
 }
 
+size_t mcp_terminals_of_sandbox(struct mcp_terminals *t, const void *sandbox)
+{
+    size_t n = 0;
+    if (t == NULL)
+        return 0;
+    pthread_mutex_lock(&t->lock);
+    for (struct mcp_terminal *term = t->list; term != NULL; term = term->next)
+        n += term->sandbox == sandbox && term->state != DONE;
+    pthread_mutex_unlock(&t->lock);
+    return n;
+}
+
 size_t mcp_terminals_count(struct mcp_terminals *t, const void *owner)
 {
     size_t n = 0;

@@ -73,6 +73,10 @@ void mcp_terminal_attach(struct mcp_terminal *term, int sock, const char *extra,
  * sandbox is destroyed).  t NULL: no-op. */
 void mcp_terminals_close_sandbox(struct mcp_terminals *t, const void *sandbox);
 
+/* Terminals of sandbox not ended yet, waiting for their socket or
+ * attached (pause refuses, auto-pause leaves it be).  t NULL: 0. */
+size_t mcp_terminals_of_sandbox(struct mcp_terminals *t, const void *sandbox);
+
 /* Live terminals of owner (for tests and counts). */
 size_t mcp_terminals_count(struct mcp_terminals *t, const void *owner);
 

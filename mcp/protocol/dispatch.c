@@ -11,6 +11,7 @@
 
 #include "../call.h"
 #include "../jsonrpc.h"
+#include "../pause.h"
 #include "../resources/resources.h"
 #include "../resources/watches.h"
 #include "../sandboxes.h"
@@ -95,6 +96,7 @@ void mcp_session_shutdown(struct mcp_session *s)
     while (s->n_running > 0)
         pthread_cond_wait(&s->idle, &s->lock);
     pthread_mutex_unlock(&s->lock);
+    mcp_autopause_forget(s); /* before its sandboxes go (or move on) */
     mcp_tasks_free(s);
     mcp_watches_session_end(s);
     mcp_listens_close(s);

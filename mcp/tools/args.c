@@ -268,6 +268,8 @@ const struct mcp_tool_args mcp_arg_decls[N_TOOLS] = {
     [CHECKPOINT_DELETE] = DECL("checkpoint_delete", mcp_checkpoint_delete_fields),
     [PORT_LIST] = DECL("port_list", mcp_port_list_fields),
     [PORT_CLOSE] = DECL("port_close", mcp_port_close_fields),
+    [SANDBOX_PAUSE] = DECL("sandbox_pause", mcp_pause_fields),
+    [SANDBOX_RESUME] = DECL("sandbox_resume", mcp_pause_fields),
 };
 
 const struct mcp_tool_args *mcp_tool_args_find(const char *tool)

@@ -232,6 +232,9 @@ int mcp_args_context_list(json_t *args, struct mcp_context_args *out, struct nsb
 int mcp_args_context_restart(json_t *args, struct mcp_context_args *out, struct nsbox_err *err);
 int mcp_args_context_remove(json_t *args, struct mcp_context_args *out, struct nsbox_err *err);
 int mcp_args_sandbox_stop(json_t *args, struct mcp_stop_args *out, struct nsbox_err *err);
+/* sandbox_pause (resume false) and sandbox_resume: args_pause.c */
+int mcp_args_sandbox_pause(json_t *args, bool resume, struct mcp_stop_args *out,
+                           struct nsbox_err *err);
 int mcp_args_sandbox_commit(json_t *args, struct mcp_commit_args *out, struct nsbox_err *err);
 int mcp_args_execute_code(const struct mcp_server *cfg, json_t *args, struct mcp_run_args *out,
                           struct nsbox_err *err);

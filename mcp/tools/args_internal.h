@@ -46,12 +46,17 @@ enum {
     SANDBOX_RESTORE,
     CHECKPOINT_LIST,
     CHECKPOINT_DELETE,
+    SANDBOX_PAUSE, /* args_pause.c */
+    SANDBOX_RESUME,
     N_TOOLS
 };
 
 /* terminal_open's, in args_terminal.c. */
 #define MCP_TERMINAL_OPEN_N_FIELDS 4
 extern const struct mcp_arg mcp_terminal_open_fields[MCP_TERMINAL_OPEN_N_FIELDS];
+
+/* sandbox_pause's and sandbox_resume's, in args_pause.c. */
+extern const struct mcp_arg mcp_pause_fields[1];
 
 extern const struct mcp_tool_args mcp_arg_decls[N_TOOLS];
 

@@ -268,3 +268,14 @@ void mcp_ports_sandbox_gone(struct mcp_sandbox *m)
     end_all(ps->list);
     free(ps);
 }
+
+unsigned mcp_ports_open_connections(struct mcp_sandbox *m)
+{
+    unsigned n = 0;
+    pthread_mutex_lock(&ports_lock);
+    for (struct mcp_port *e = m->ports ? m->ports->list : NULL; e != NULL; e = e->next)
+        n += e->preview ? preview_exposure_connections(e->preview, e->id)
+                        : box_forward_open(e->fwd);
+    pthread_mutex_unlock(&ports_lock);
+    return n;
+}

@@ -42,4 +42,7 @@ int mcp_tool_port_close(struct mcp_session *s, struct mcp_call *call, json_t *ar
  * cut); called once where m is finally stopped, before its box goes. */
 void mcp_ports_sandbox_gone(struct mcp_sandbox *m);
 
+/* Connections open now to m's exposed ports (preview or loopback). */
+unsigned mcp_ports_open_connections(struct mcp_sandbox *m);
+
 #endif

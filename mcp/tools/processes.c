@@ -124,7 +124,7 @@ int mcp_tool_process_list(struct mcp_session *s, struct mcp_call *call, json_t *
     (void)call;
     if (mcp_args_process_list(args, &a, err) < 0)
         return -1;
-    struct mcp_sandbox *m = mcp_sandbox_get(s, a.sandbox_id, err);
+    struct mcp_sandbox *m = mcp_sandbox_hold(s, a.sandbox_id, err); /* not woken (logs) */
     if (m == NULL)
         return -1;
     struct box_bg_set *set = __atomic_load_n(&m->bg, __ATOMIC_ACQUIRE);
@@ -137,27 +137,41 @@ int mcp_tool_process_list(struct mcp_session *s, struct mcp_call *call, json_t *
             json_array_append_new(list, info_json(m->id, &all[i]));
         out->structured = json_pack("{s:s,s:o}", "sandbox_id", m->id, "processes", list);
     }
-    mcp_sandbox_put(s, m);
+    mcp_sandbox_unhold(s, m, false);
     return r;
 }
 
-/* The sandbox and set a handle names, with a reference (put it back). */
-static struct mcp_sandbox *lookup(struct mcp_session *s, const char *handle,
-                                  struct box_bg_set **set, const char **id, struct nsbox_err *err)
+/* The sandbox and set a handle names, with a reference (put it back).
+ * wake false (reading logs): the rings are the server's, so a paused
+ * sandbox is only held, not resumed (mcp/pause.h); let go of it with
+ * mcp_sandbox_unhold. */
+static struct mcp_sandbox *lookup_as(struct mcp_session *s, const char *handle, bool wake,
+                                     struct box_bg_set **set, const char **id,
+                                     struct nsbox_err *err)
 {
     char sandbox_id[MCP_ID_MAX + 1];
     if (mcp_process_handle_split(handle, sandbox_id, sizeof(sandbox_id), id, err) < 0)
         return NULL;
-    struct mcp_sandbox *m = mcp_sandbox_get(s, sandbox_id, err);
+    struct mcp_sandbox *m = wake ? mcp_sandbox_get(s, sandbox_id, err)
+                                 : mcp_sandbox_hold(s, sandbox_id, err);
     if (m == NULL)
         return NULL;
     *set = __atomic_load_n(&m->bg, __ATOMIC_ACQUIRE);
     if (*set == NULL) {
-        mcp_sandbox_put(s, m);
+        if (wake)
+            mcp_sandbox_put(s, m);
+        else
+            mcp_sandbox_unhold(s, m, false);
         nsbox_err_set(err, ENOENT, "no background process \"%.80s\" in this session", handle);
         return NULL;
     }
     return m;
+}
+
+static struct mcp_sandbox *lookup(struct mcp_session *s, const char *handle,
+                                  struct box_bg_set **set, const char **id, struct nsbox_err *err)
+{
+    return lookup_as(s, handle, true, set, id, err);
 }
 
 /* A stream's bytes as a JSON string: invalid UTF-8 bytes become '?' one
@@ -193,13 +207,13 @@ int mcp_tool_process_logs(struct mcp_session *s, struct mcp_call *call, json_t *
     (void)call;
     if (mcp_args_process_logs(args, &a, err) < 0)
         return -1;
-    struct mcp_sandbox *m = lookup(s, a.handle, &set, &id, err);
+    struct mcp_sandbox *m = lookup_as(s, a.handle, false, &set, &id, err);
     if (m == NULL)
         return -1;
     struct box_bg_chunk o = {.cursor = a.out_cursor}, e = {.cursor = a.err_cursor};
     struct box_bg_info info;
     int r = box_bg_logs(set, id, a.streams, a.max_bytes, &o, &e, &info, err);
-    mcp_sandbox_put(s, m);
+    mcp_sandbox_unhold(s, m, false);
     if (r < 0) {
         box_bg_chunk_free(&o);
         box_bg_chunk_free(&e);

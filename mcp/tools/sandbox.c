@@ -11,6 +11,7 @@
 #include "../../common/cleanup_json.h"
 #include "../../common/log.h"
 #include "../pool.h"
+#include "../pause.h"
 #include "../sandboxes.h"
 #include "../server.h"
 #include "args.h"
@@ -87,6 +88,8 @@ static json_t *sandbox_json(const struct mcp_sandbox *m)
                           limits_json(m), "workspace", m->box.workspace);
     if (j != NULL)
         box_usage_json(&m->box, j);
+    if (j != NULL)
+        json_object_set_new(j, "state", json_string(mcp_sandbox_state(m)));
     return j;
 }
 

@@ -149,7 +149,9 @@ const struct mcp_tool mcp_tools[] = {
      "{\"type\":\"object\",\"properties\":{\"sandboxes\":{\"type\":\"array\",\"items\":{"
      "\"type\":\"object\",\"properties\":{\"sandbox_id\":{\"type\":\"string\"},"
      "\"image\":{\"type\":\"string\"},\"digest\":{\"type\":\"string\"},"
-     "\"created\":{\"type\":\"integer\"}," DISK_PROPS "\"limits\":" LIMITS_OUT "},"
+     "\"created\":{\"type\":\"integer\"},"
+     "\"state\":{\"type\":\"string\",\"enum\":[\"running\",\"paused\",\"standby\"]}," DISK_PROPS
+     "\"limits\":" LIMITS_OUT "},"
      "\"required\":[\"sandbox_id\"," DISK_REQUIRED "]}}},"
      "\"required\":[\"sandboxes\"]}",
      mcp_tool_sandbox_list, 0, MCP_HINT_READ_ONLY},
@@ -158,6 +160,22 @@ const struct mcp_tool mcp_tools[] = {
      "{\"type\":\"object\",\"properties\":{\"sandbox_id\":{\"type\":\"string\"},"
      "\"stopped\":{\"type\":\"boolean\"}},\"required\":[\"sandbox_id\",\"stopped\"]}",
      mcp_tool_sandbox_stop, 0, MCP_HINT_DESTRUCTIVE | MCP_HINT_IDEMPOTENT},
+    {"sandbox_pause", "Pause a sandbox",
+     "Freeze every process of a sandbox made by sandbox_create (its cgroup's freezer): memory "
+     "and files are kept, no CPU is used. The next call that uses it (or a connection to its "
+     "exposed ports) resumes it; sandbox_resume does so at once. Refused, with the reason, "
+     "while a call, a terminal or a connection uses it, or where the host has no freezer.",
+     "{\"type\":\"object\",\"properties\":{\"sandbox_id\":{\"type\":\"string\"},"
+     "\"state\":{\"type\":\"string\",\"enum\":[\"paused\"]}},"
+     "\"required\":[\"sandbox_id\",\"state\"]}",
+     mcp_tool_sandbox_pause, 0, 0},
+    {"sandbox_resume", "Resume a sandbox",
+     "Thaw a sandbox paused by sandbox_pause or by the server's auto-pause: its processes go on "
+     "where they stopped.",
+     "{\"type\":\"object\",\"properties\":{\"sandbox_id\":{\"type\":\"string\"},"
+     "\"state\":{\"type\":\"string\",\"enum\":[\"running\"]}},"
+     "\"required\":[\"sandbox_id\",\"state\"]}",
+     mcp_tool_sandbox_resume, 0, 0},
     {"context_create", "Create a code context",
      "Start another persistent interpreter (python, javascript, typescript, r or java) in a "
      "sandbox made by sandbox_create, with a working directory of its own (default: the "

@@ -140,6 +140,11 @@ int mcp_tool_sandbox_commit(struct mcp_session *s, struct mcp_call *call, json_t
                             struct mcp_result *out, struct nsbox_err *err);
 int mcp_tool_sandbox_list(struct mcp_session *s, struct mcp_call *call, json_t *args,
                           struct mcp_result *out, struct nsbox_err *err);
+/* sandbox_pause, sandbox_resume (pause.c) */
+int mcp_tool_sandbox_pause(struct mcp_session *s, struct mcp_call *call, json_t *args,
+                           struct mcp_result *out, struct nsbox_err *err);
+int mcp_tool_sandbox_resume(struct mcp_session *s, struct mcp_call *call, json_t *args,
+                            struct mcp_result *out, struct nsbox_err *err);
 int mcp_tool_sandbox_stop(struct mcp_session *s, struct mcp_call *call, json_t *args,
                           struct mcp_result *out, struct nsbox_err *err);
 int mcp_tool_list_languages(struct mcp_session *s, struct mcp_call *call, json_t *args,

@@ -71,7 +71,7 @@ RUNS=${BENCH_RUNS:-5}
 # benchlib.py, for the Python benchmarks and the tables written here in Python
 export PYTHONPATH=$ROOT/tests/bench${PYTHONPATH:+:$PYTHONPATH}
 
-BENCHES=(pull_unpack_python unpack_python sandbox_start exec_live idle_sandboxes mcp_execute mcp_interp mcp_rich egress file_urls node_capacity services zygote fork)
+BENCHES=(pull_unpack_python unpack_python sandbox_start exec_live idle_sandboxes mcp_execute mcp_interp mcp_rich egress file_urls node_capacity services zygote fork pause)
 
 say() { printf 'bench: %s\n' "$*" >&2; }
 die() {
@@ -802,6 +802,13 @@ bench_zygote() {
 bench_fork() {
 	need_runtime_store
 	relay python3 "$ROOT/tests/bench/fork_bench.py" "$NSBOX" "$RT_STORE" "oci:$F/oci/python:latest" "$RUNS"
+}
+
+# tests/bench/pause_bench.py: a call on a paused sandbox (transparent
+# resume) vs the same call on a running one, and pause/resume themselves.
+bench_pause() {
+	need_runtime_store
+	relay python3 "$ROOT/tests/bench/pause_bench.py" "$NSBOX" "$RT_STORE" "$RUNS"
 }
 
 # ---- main --------------------------------------------------------------------

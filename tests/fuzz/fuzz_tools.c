@@ -299,6 +299,26 @@ static int sandbox_stop(json_t *args, struct nsbox_err *err)
     return 0;
 }
 
+/* sandbox_pause and sandbox_resume: the id as given, and nothing else. */
+static int pause_tool(json_t *args, struct nsbox_err *err, bool resume)
+{
+    struct mcp_stop_args a;
+    if (mcp_args_sandbox_pause(args, resume, &a, err) < 0)
+        return must(a.sandbox_id == NULL, "failed but filled"), -1;
+    whole_string(args, "sandbox_id", a.sandbox_id);
+    return 0;
+}
+
+static int sandbox_pause(json_t *args, struct nsbox_err *err)
+{
+    return pause_tool(args, err, false);
+}
+
+static int sandbox_resume(json_t *args, struct nsbox_err *err)
+{
+    return pause_tool(args, err, true);
+}
+
 static int sandbox_commit(json_t *args, struct nsbox_err *err)
 {
     struct mcp_commit_args a;
@@ -736,6 +756,7 @@ static const struct {
     {"sandbox_fork", sandbox_fork},         {"sandbox_restore", sandbox_restore},
     {"sandbox_checkpoint", sandbox_checkpoint}, {"checkpoint_delete", checkpoint_delete},
     {"checkpoint_list", none},
+    {"sandbox_pause", sandbox_pause},       {"sandbox_resume", sandbox_resume},
 };
 #define N_CHECKS (sizeof(checks) / sizeof(checks[0]))
 

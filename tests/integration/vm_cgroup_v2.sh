@@ -36,9 +36,9 @@ mke2fs -q -t ext4 -d "$T/disk" "$T/store.img" 128M || { fail setup "mke2fs"; fin
 	-- "$ROOT/tests/vm/guest-nsbox.sh" "$img" >"$T/guest.out" 2>&1
 rc=$?
 grep -E '^(PASS|FAIL)' "$T/guest.out"
-# tests/vm/guest-nsbox.sh prints one line for each of its 12 checks.
+# tests/vm/guest-nsbox.sh prints one line for each of its 16 checks.
 n=$(grep -cE '^(PASS|FAIL): vm_cgroup_v2/' "$T/guest.out")
-if [ "$n" != 12 ]; then
-	fail guest_ran_every_check "$n of 12 results (exit $rc): $(tail -5 "$T/guest.out" | tr '\n' ' ')"
+if [ "$n" != 16 ]; then
+	fail guest_ran_every_check "$n of 16 results (exit $rc): $(tail -5 "$T/guest.out" | tr '\n' ' ')"
 fi
 finish

@@ -51,6 +51,9 @@ static int decode(const char *tool, json_t *args, struct nsbox_err *err)
     } else if (strcmp(tool, "sandbox_stop") == 0) {
         struct mcp_stop_args a;
         r = mcp_args_sandbox_stop(args, &a, err);
+    } else if (strcmp(tool, "sandbox_pause") == 0 || strcmp(tool, "sandbox_resume") == 0) {
+        struct mcp_stop_args a;
+        r = mcp_args_sandbox_pause(args, tool[8] == 'r', &a, err);
     } else if (strcmp(tool, "sandbox_commit") == 0) {
         struct mcp_commit_args a;
         r = mcp_args_sandbox_commit(args, &a, err);
@@ -252,7 +255,7 @@ static void every_schema_is_closed_json(void)
 {
     size_t n;
     const struct mcp_tool_args *all = mcp_tool_args_all(&n);
-    CHECK(n == 36);
+    CHECK(n == 38);
     for (size_t t = 0; t < n; t++) {
         char text[4096];
         CHECK(mcp_schema_text(&all[t], text, sizeof(text)) < sizeof(text));

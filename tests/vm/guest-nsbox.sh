@@ -95,6 +95,33 @@ else
 	fail run_leaves_no_process_or_cgroup "$(echo "$out" | tr '\n' ' ' | cut -c1-200); $(ls "$CG/nsbox" | tr '\n' ' ')"
 fi
 
+# Pause and resume on cgroup v2's freezer (issue #29, docs/pause.md):
+# cgroup.freeze set and "frozen 1" in cgroup.events, no CPU used while
+# paused, exec resumes it, rm of a paused sandbox kills and removes it.
+frozen() { grep -q '^frozen 1' "$CG/nsbox/$1/cgroup.events"; }
+cpu_us() { sed -n 's/^usage_usec //p' "$CG/nsbox/$1/cpu.stat"; }
+id=$(nsbox create "$IMG")
+nsbox exec -d "$id" -- sh -c 'while :; do :; done' >/dev/null
+sleep 1
+nsbox pause "$id" >/dev/null
+c1=$(cpu_us "$id")
+sleep 1
+c2=$(cpu_us "$id")
+if frozen "$id" && [ "$(cat "$CG/nsbox/$id/cgroup.freeze")" = 1 ] && [ "$c1" = "$c2" ] &&
+	nsbox ps | grep -q "^$id .* paused "; then
+	pass pause_v2_freezes
+else
+	fail pause_v2_freezes "events: $(tr '\n' ' ' <"$CG/nsbox/$id/cgroup.events") cpu $c1 -> $c2; $(nsbox ps | grep "$id")"
+fi
+out=$(nsbox exec "$id" -- echo awake 2>&1)
+c3=$(cpu_us "$id")
+sleep 0.5
+c4=$(cpu_us "$id")
+if [ "$out" = awake ] && ! frozen "$id" && [ "$c4" -gt "$c3" ]; then pass pause_v2_exec_resumes; else fail pause_v2_exec_resumes "exec: $out; cpu $c3 -> $c4"; fi
+nsbox pause "$id" >/dev/null
+nsbox rm "$id" >/dev/null
+if [ ! -d "$CG/nsbox/$id" ] && ! running 'while :'; then pass pause_v2_rm_paused; else fail pause_v2_rm_paused "cgroup or loop left"; fi
+
 # Rootless, in a cgroup delegated to the user (what systemd's Delegate=yes
 # gives): nsbox moves itself into a leaf and enforces the same limits.
 # As systemd does it: the delegated cgroup has the controllers enabled for
@@ -126,6 +153,18 @@ else
 fi
 j=$(tnsbox run --json --pids 16 "$IMG" -- probe fork 500 2>&1)
 if echo "$j" | grep -q EAGAIN; then pass rootless_delegated_pids_limit; else fail rootless_delegated_pids_limit "$(echo "$j" | cut -c1-300)"; fi
+
+# Rootless with a delegated cgroup: pause works, as nsbox doctor says.
+tid=$(tnsbox create "$IMG" 2>&1)
+out=$(tnsbox pause "$tid" 2>&1)
+tcg=$(dirname "$(grep -l . "$CG"/tester/scope.*/nsbox/"$tid"/cgroup.events 2>/dev/null | head -1)" 2>/dev/null)
+if [ "$out" = "$tid" ] && [ -n "$tcg" ] && grep -q '^frozen 1' "$tcg/cgroup.events" &&
+	[ "$(tnsbox exec "$tid" -- echo awake 2>&1)" = awake ]; then
+	pass rootless_delegated_pause
+else
+	fail rootless_delegated_pause "pause: $out; cgroup: $tcg $(cat "$tcg/cgroup.events" 2>/dev/null | tr '\n' ' ')"
+fi
+tnsbox rm "$tid" >/dev/null 2>&1
 
 umount /mnt/store
 finish
