@@ -150,7 +150,7 @@ const struct mcp_tool mcp_tools[] = {
      "\"type\":\"object\",\"properties\":{\"sandbox_id\":{\"type\":\"string\"},"
      "\"image\":{\"type\":\"string\"},\"digest\":{\"type\":\"string\"},"
      "\"created\":{\"type\":\"integer\"},"
-     "\"state\":{\"type\":\"string\",\"enum\":[\"running\",\"paused\",\"standby\"]}," DISK_PROPS
+     "\"state\":{\"type\":\"string\",\"enum\":[\"running\",\"paused\"]}," DISK_PROPS
      "\"limits\":" LIMITS_OUT "},"
      "\"required\":[\"sandbox_id\"," DISK_REQUIRED "]}}},"
      "\"required\":[\"sandboxes\"]}",
