@@ -23,8 +23,8 @@ struct mcp_config {
     enum nsbox_isolation isolation; /* --isolation (runtime/landlock.h) */
     struct mcp_limits defaults, ceilings;
     size_t max_sandboxes, max_total, max_commits;
-    size_t spares;                        /* --spares: one-shot spares at most (docs/warm.md) */
-    const char *warm_import;              /* --warm-import M,M: python modules the spares import */
+    size_t spares;           /* --spares: one-shot spares at most (docs/warm.md) */
+    const char *warm_import; /* --warm-import M,M: python modules the spares import */
     /* Checkpoints (tools/checkpoint.c): per tenant, how many (0: no
      * checkpoint tools) and how many MiB; where (NULL: STORE/checkpoints). */
     size_t max_checkpoints;
