@@ -263,6 +263,7 @@ const struct mcp_tool_args mcp_arg_decls[N_TOOLS] = {
     [PORT_EXPOSE] = DECL("port_expose", mcp_port_expose_fields),
     [PORT_LIST] = DECL("port_list", mcp_port_list_fields),
     [PORT_CLOSE] = DECL("port_close", mcp_port_close_fields),
+    [CONTEXT_FORK] = DECL("context_fork", mcp_context_fork_fields),
 };
 
 const struct mcp_tool_args *mcp_tool_args_find(const char *tool)

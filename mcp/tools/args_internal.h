@@ -41,6 +41,7 @@ enum {
     PORT_LIST,
     PORT_CLOSE,
     TERMINAL_OPEN,
+    CONTEXT_FORK, /* args_context_fork.c */
     N_TOOLS
 };
 
@@ -70,6 +71,10 @@ int mcp_args_run_env_check(json_t *env, struct nsbox_err *err);
 extern const struct mcp_arg mcp_port_expose_fields[3];
 extern const struct mcp_arg mcp_port_list_fields[1];
 extern const struct mcp_arg mcp_port_close_fields[2];
+
+/* context_fork's (args_context_fork.c). */
+#define MCP_CONTEXT_FORK_NF 3
+extern const struct mcp_arg mcp_context_fork_fields[MCP_CONTEXT_FORK_NF];
 
 /* The string argument name of a call of tool (declared in the table), or
  * NULL when absent. */

@@ -90,20 +90,64 @@ def send_line(chan, msg):
         view = view[os.write(chan, view) :]
 
 
-def read_lines(chan):
-    """Yields each complete line from the channel; returns at EOF."""
-    pending = b""
-    while True:
-        try:
-            chunk = os.read(chan, 1 << 16)
-        except KeyboardInterrupt:  # only if the code replaced our handler
-            continue
-        if not chunk:
-            return
-        pending += chunk
-        while b"\n" in pending:
-            line, pending = pending.split(b"\n", 1)
-            yield line
+class Channel:
+    """The driver channel (a stream socket): lines in, with the fds that
+    came beside them (SCM_RIGHTS: only a `fork` brings any, the three ends
+    of its child's channel and output pipes), received close-on-exec."""
+
+    FDS_MAX = 3
+
+    def __init__(self, fd):
+        import socket
+
+        self.fd = fd
+        self.sock = socket.socket(fileno=fd)
+        self.fds = []  # received and not taken yet, oldest first
+        self.pending = b""
+        self.space = socket.CMSG_SPACE(4 * self.FDS_MAX)
+        self.flags = getattr(socket, "MSG_CMSG_CLOEXEC", 0)
+
+    def close(self):
+        self.drop_fds()
+        self.sock.close()
+
+    def drop_fds(self):
+        for fd in self.fds:
+            try:
+                os.close(fd)
+            except OSError:
+                pass
+        self.fds = []
+
+    def take_fds(self):
+        fds, self.fds = self.fds, []
+        return fds
+
+    def lines(self):
+        """Yields each complete line; returns at EOF."""
+        import array
+        import socket
+
+        while True:
+            try:
+                chunk, anc, _, _ = self.sock.recvmsg(1 << 16, self.space, self.flags)
+            except KeyboardInterrupt:  # only if the code replaced our handler
+                continue
+            except InterruptedError:
+                continue
+            for level, kind, data in anc:
+                if level == socket.SOL_SOCKET and kind == socket.SCM_RIGHTS:
+                    got = array.array("i")
+                    got.frombytes(data[: len(data) - len(data) % got.itemsize])
+                    self.fds.extend(got)
+            if len(self.fds) > self.FDS_MAX:
+                self.drop_fds()  # more than any request brings
+            if not chunk:
+                return
+            self.pending += chunk
+            while b"\n" in self.pending:
+                line, self.pending = self.pending.split(b"\n", 1)
+                yield line
 
 
 def flush_output():
@@ -489,23 +533,115 @@ def main():
     v = sys.version_info
     send_line(chan, {"op": "ready", "language": "python", "version": "%d.%d.%d" % (v[0], v[1], v[2])})
 
+    ch = Channel(chan)
+    while ch is not None:
+        ch = serve(ch, host, running)
+    flush_output()
+
+
+def serve(ch, host, running):
+    """Runs the cells that come on ch until its EOF (returns None), or, in
+    a fork that a `fork` made, returns the fork's own channel to serve."""
     owner = os.getpid()
-    cell = 0
-    for line in read_lines(chan):
+    for line in ch.lines():
         try:
             msg = json.loads(line.decode("utf-8"))
         except ValueError:
+            ch.drop_fds()
             continue
-        if not isinstance(msg, dict) or msg.get("op") != "run":
+        op = msg.get("op") if isinstance(msg, dict) else None
+        if op == "fork":
+            child = fork_context(msg, ch)
+            if child is not None:
+                return child  # this is the fork: its channel from here on
             continue
-        cell += 1
+        ch.drop_fds()  # fds come with a `fork` only
+        if op != "run":
+            continue
+        cell = host.cell + 1
         # Taken: from here the cell may run (the host retries a cell on a
         # new interpreter only when this one died before saying so).
-        send_line(chan, {"op": "got", "id": msg.get("id")})
+        send_line(ch.fd, {"op": "got", "id": msg.get("id")})
         done = run_cell(msg.get("code"), msg.get("env"), cell, host, running, owner)
         done["id"] = msg.get("id")
-        send_done(chan, done)
-    flush_output()
+        send_done(ch.fd, done)
+    return None
+
+
+def fork_context(msg, ch):
+    """context_fork (docs/context-fork.md): a copy-on-write fork of this
+    interpreter, serving the channel and output pipes that came with the
+    request.  A double fork, so that the sandbox's init parents the fork
+    (and the host can take it on as a process of its own: its exit,
+    signals and kill).  In the parent, answers `forked` (or its error) and
+    returns None; in the fork, returns its new Channel."""
+    fds, rid = ch.take_fds(), msg.get("id")
+
+    def refuse(why):
+        for fd in fds:
+            os.close(fd)
+        send_line(ch.fd, {"op": "forked", "id": rid, "error": why})
+
+    if len(fds) != 3 or not isinstance(rid, int):
+        return refuse("fork: the request brings no channel")
+    flush_output()  # else the fork would write the parent's buffered output again
+    try:
+        pid = os.fork()
+    except OSError as exc:
+        return refuse("cannot fork: %s" % exc.strerror)
+    if pid == 0:  # the intermediate: ends at once, leaving the fork to init
+        try:
+            if os.fork() != 0:
+                os._exit(0)
+        except OSError as exc:
+            os._exit(exc.errno & 0x7F or 1)
+        except BaseException:
+            os._exit(1)
+        return become_fork(fds, ch, msg.get("reseed") is True)
+    for fd in fds:
+        os.close(fd)
+    _, status = os.waitpid(pid, 0)
+    code = os.WEXITSTATUS(status) if os.WIFEXITED(status) else 1
+    if code != 0:
+        return refuse("cannot fork: %s" % os.strerror(code))
+    send_line(ch.fd, {"op": "forked", "id": rid})
+    return None
+
+
+def become_fork(fds, ch, reseed):
+    """In the fork: a session and process group of its own (the host's
+    signals and kills take this one, not the parent), the new output pipes
+    on fd 1 and 2, the new channel instead of the parent's (closed here:
+    the host sees the parent's EOF when the parent dies), random state
+    reseeded if asked; says ready with its pid and working directory."""
+    chan, out, err = fds
+    try:
+        os.setsid()
+    except OSError as exc:
+        send_line(chan, {"op": "ready", "error": "the fork cannot have a process group of its own: %s" % exc})
+        os._exit(1)
+    os.dup2(out, 1)
+    os.dup2(err, 2)
+    os.close(out)
+    os.close(err)
+    ch.close()
+    reseeded = []
+    if reseed:
+        for name in ("random", "numpy.random"):
+            mod = sys.modules.get(name)
+            try:
+                mod.seed()  # from os.urandom: fresh in each process
+                reseeded.append(name)
+            except Exception:
+                pass
+    try:
+        cwd = os.getcwd()
+    except OSError:
+        cwd = None
+    v = sys.version_info
+    send_line(chan, {"op": "ready", "language": "python", "version": "%d.%d.%d" % (v[0], v[1], v[2]),
+                     "pid": os.getpid(), "cwd": cwd, "reseeded": reseeded})
+    return Channel(chan)
 
 
 def send_done(chan, done):
