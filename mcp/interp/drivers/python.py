@@ -585,6 +585,13 @@ def fork_context(msg, ch):
     if len(fds) != 3 or not isinstance(rid, int):
         return refuse("fork: the request brings no channel")
     flush_output()  # else the fork would write the parent's buffered output again
+    # random reseeds itself in every fork (os.register_at_fork): kept to be
+    # put back when the fork is to draw the same numbers (reseed false).
+    rnd = sys.modules.get("random")
+    try:
+        saved = rnd.getstate() if rnd is not None else None
+    except Exception:
+        saved = None
     try:
         pid = os.fork()
     except OSError as exc:
@@ -597,7 +604,7 @@ def fork_context(msg, ch):
             os._exit(exc.errno & 0x7F or 1)
         except BaseException:
             os._exit(1)
-        return become_fork(fds, ch, msg.get("reseed") is True)
+        return become_fork(fds, ch, msg.get("reseed") is True, saved)
     for fd in fds:
         os.close(fd)
     _, status = os.waitpid(pid, 0)
@@ -608,12 +615,13 @@ def fork_context(msg, ch):
     return None
 
 
-def become_fork(fds, ch, reseed):
+def become_fork(fds, ch, reseed, saved):
     """In the fork: a session and process group of its own (the host's
     signals and kills take this one, not the parent), the new output pipes
     on fd 1 and 2, the new channel instead of the parent's (closed here:
-    the host sees the parent's EOF when the parent dies), random state
-    reseeded if asked; says ready with its pid and working directory."""
+    the host sees the parent's EOF when the parent dies), random and
+    numpy.random reseeded if asked, else random's state put back to the
+    parent's (saved); says ready with its pid and working directory."""
     chan, out, err = fds
     try:
         os.setsid()
@@ -634,6 +642,11 @@ def become_fork(fds, ch, reseed):
                 reseeded.append(name)
             except Exception:
                 pass
+    elif saved is not None:
+        try:
+            sys.modules["random"].setstate(saved)
+        except Exception:
+            pass
     try:
         cwd = os.getcwd()
     except OSError:
