@@ -42,7 +42,9 @@ as_user() {
 seed_default_store "$RL/store" nsboxtest
 if out=$(as_user "$RL/nsbox" --store "$RL/store" pull --quiet "oci:$LAYOUT:latest" 2>&1) &&
 	out=$(as_user "$RL/nsbox" --store "$RL/store" tag "oci:$LAYOUT:latest" "$IMG" 2>&1); then
-	run_client rootless as_user SUITE="$SUITE/rootless" timeout 300 python3 "$MCP/context_fork.py"
+	run_client rootless runuser -u nsboxtest -- env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin \
+		HOME=/home/nsboxtest NSBOX_LIMITS=best-effort NSBOX="$RL/nsbox" NSBOX_STORE="$RL/store" \
+		SUITE="$SUITE/rootless" timeout 300 python3 "$MCP/context_fork.py"
 else
 	fail rootless_setup "cannot pull the default image as nsboxtest: $(printf '%s' "$out" | tail -2 | tr '\n' ' ')"
 fi

@@ -114,6 +114,15 @@ try:
     ns = run(sb, src, "threading.active_count()").get("result")
     result("only_the_main_thread_survives", n == "1" and ns == "2", (n, ns))
 
+    # numpy (its BLAS thread pool) works in a fork of a context that used it.
+    mm = "import numpy\na = numpy.ones((400, 400))\nfloat((a @ a).sum())"
+    nsrc = run(sb, src, mm).get("result")
+    fnp = fork(sb, src)
+    nf = run(sb, sc(fnp).get("context_id"), mm, timeout_s=60)
+    result("numpy_works_in_the_fork", nsrc == "64000000.0" and nf.get("result") == nsrc,
+           (nsrc, nf))
+    s.tool("context_remove", sandbox_id=sb, context_id=sc(fnp).get("context_id"))
+
     # The host's interrupt (a timeout) reaches the fork, and only the fork.
     t = run(sb, sc(ft).get("context_id"), "while True: pass", timeout_s=1)
     after = run(sb, sc(ft).get("context_id"), "x")

@@ -15,6 +15,7 @@
 #include "../../common/cleanup.h"
 #include "../../mcp/tools/languages.h"
 #include "../../mcp/tools/args.h"
+#include "../../mcp/tools/contexts.h"
 #include "../../mcp/tools/ports.h"
 #include "../../mcp/tools/tools.h"
 
@@ -76,6 +77,9 @@ static int decode(const char *tool, json_t *args, struct nsbox_err *err)
         struct mcp_copy_args a;
         r = strcmp(tool, "copy_in") == 0 ? mcp_args_copy_in(&cfg, args, &a, err)
                                          : mcp_args_copy_out(&cfg, args, &a, err);
+    } else if (strcmp(tool, "context_fork") == 0) {
+        struct mcp_context_fork_args a;
+        r = mcp_args_context_fork(args, &a, err);
     } else if (strncmp(tool, "context_", 8) == 0) {
         struct mcp_context_args a;
         r = strcmp(tool, "context_create") == 0    ? mcp_args_context_create(args, &a, err)
@@ -177,6 +181,7 @@ static json_t *valid_value(const char *key)
         {"cursor", "\"12:0\""},
         {"max_bytes", "100"},
         {"signal", "\"KILL\""},
+        {"reseed", "false"},
     };
     for (size_t i = 0; i < sizeof(values) / sizeof(values[0]); i++)
         if (strcmp(values[i].key, key) == 0)
@@ -240,7 +245,7 @@ static void every_schema_is_closed_json(void)
 {
     size_t n;
     const struct mcp_tool_args *all = mcp_tool_args_all(&n);
-    CHECK(n == 31);
+    CHECK(n == 32);
     for (size_t t = 0; t < n; t++) {
         char text[4096];
         CHECK(mcp_schema_text(&all[t], text, sizeof(text)) < sizeof(text));
