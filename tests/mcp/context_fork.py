@@ -213,7 +213,10 @@ try:
                   "def forge(fds, *rest, pid=1):\n"
                   "    g['send_line'](fds[0], {'op': 'ready', 'pid': pid})\n"
                   "    os._exit(0)\n"
-                  "g = display.__globals__\ng['become_fork'] = forge")
+                  "host = [c.cell_contents for c in display.__closure__\n"
+                  "        if type(c.cell_contents).__name__ == 'Host'][0]\n"
+                  "g = display.__globals__\n"
+                  "host.helper('python_fork').become_fork = forge")
     before = len(sc(s.tool("context_list", sandbox_id=sb)).get("contexts", []))
     e1 = err(fork(sb, evil))
     run(sb, evil, "forge.__kwdefaults__ = {'pid': me}")
