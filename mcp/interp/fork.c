@@ -1,9 +1,11 @@
 /* context_fork's host side (interp.h mcp_interp_fork; docs/context-fork.md).
  *
  * A python interpreter between cells is asked to fork itself: the host
- * makes the fork's channel (a socketpair) and output pipes and sends their
- * far ends with a `fork` line (SCM_RIGHTS) on the source's channel.  The
- * driver double-forks (its intermediate ends at once, so the sandbox's
+ * makes the fork's channel (a socketpair) and output pipes, sends a `fork`
+ * line on the source's channel and, when the driver answers `fork_fds`,
+ * one byte with their far ends (SCM_RIGHTS: the driver reads its channel
+ * with plain reads, which would drop fds, otherwise).  The driver
+ * double-forks (its intermediate ends at once, so the sandbox's
  * init parents the fork), answers `forked`; the fork makes a session of
  * its own, takes the new pipes and channel and says `ready` with its pid.
  * init then takes that pid on as a process of a new connection of ours
@@ -40,8 +42,9 @@ static void close_fd(int *fd)
     *fd = -1;
 }
 
-/* Sends line with fds on chan (O_NONBLOCK: waits for room, bounded). */
-static int send_with_fds(int chan, const char *line, size_t len, const int fds[3],
+/* Sends len bytes of buf on chan (O_NONBLOCK: waits for room, bounded),
+ * with fds (3, or NULL) attached to the first byte. */
+static int send_with_fds(int chan, const char *buf, size_t len, const int *fds,
                          struct nsbox_err *err)
 {
     union {
@@ -49,11 +52,10 @@ static int send_with_fds(int chan, const char *line, size_t len, const int fds[3
         struct cmsghdr align;
     } u;
     memset(&u, 0, sizeof(u));
-    bool first = true;
     while (len > 0) {
-        struct iovec iov = {.iov_base = (void *)line, .iov_len = len};
+        struct iovec iov = {.iov_base = (void *)buf, .iov_len = len};
         struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1};
-        if (first) { /* the fds go with the first byte only */
+        if (fds != NULL) {
             mh.msg_control = u.buf;
             mh.msg_controllen = sizeof(u.buf);
             struct cmsghdr *c = CMSG_FIRSTHDR(&mh);
@@ -73,14 +75,14 @@ static int send_with_fds(int chan, const char *line, size_t len, const int fds[3
         }
         if (n < 0)
             return nsbox_err_set(err, ESRCH, "the context's interpreter is gone");
-        first = false;
-        line += n, len -= (size_t)n;
+        fds = NULL; /* sent with the first byte */
+        buf += n, len -= (size_t)n;
     }
     return 0;
 }
 
-/* The next line on it's channel whose op is op (others are dropped),
- * within FORK_WAIT_MS.  NULL with err: EOF, garbage, timeout. */
+/* The next line on it's channel whose op is op (others are dropped; op
+ * NULL: any), within FORK_WAIT_MS.  NULL with err: EOF, garbage, timeout. */
 static json_t *await_op(struct mcp_interp *it, const char *op, const char *who,
                         struct nsbox_err *err)
 {
@@ -93,7 +95,7 @@ static json_t *await_op(struct mcp_interp *it, const char *op, const char *who,
             nsbox_err_set(err, EPROTO, "%s broke the driver protocol (garbage)", who);
             return NULL;
         }
-        if (j != NULL && strcmp(mcp_interp_msg_op(j), op) == 0)
+        if (j != NULL && (op == NULL || strcmp(mcp_interp_msg_op(j), op) == 0))
             return j;
         if (j != NULL) {
             json_decref(j);
@@ -141,7 +143,26 @@ static int take_ready(const json_t *j, pid_t *pid, struct mcp_interp_fork_info *
     return 0;
 }
 
-/* Asks src to fork with the far ends in far[], waits for `forked`. */
+/* The next message of src whose op is op and id is id ("forked" with an
+ * error counts for any op: the driver gave up).  NULL with err. */
+static json_t *await_reply(struct mcp_interp *src, const char *op, uint64_t id,
+                           struct nsbox_err *err)
+{
+    for (;;) {
+        json_t *j = await_op(src, NULL, "the context's interpreter", err);
+        if (j == NULL)
+            return NULL;
+        json_t *jid = json_object_get(j, "id");
+        const char *o = mcp_interp_msg_op(j);
+        if (json_is_integer(jid) && (uint64_t)json_integer_value(jid) == id &&
+            (strcmp(o, op) == 0 || strcmp(o, "forked") == 0))
+            return j;
+        json_decref(j);
+    }
+}
+
+/* Asks src to fork: the `fork` line, then, once the driver asks for them
+ * (`fork_fds`), one byte with the far ends in far[]; waits for `forked`. */
 static int ask_fork(struct mcp_interp *src, bool reseed, const int far[3], struct nsbox_err *err)
 {
     uint64_t id = src->next_id++;
@@ -152,25 +173,30 @@ static int ask_fork(struct mcp_interp *src, bool reseed, const int far[3], struc
         return nsbox_err_set(err, ENOMEM, "out of memory");
     size_t n = strlen(line);
     line[n] = '\n'; /* json_dumps' NUL: room for it */
-    if (send_with_fds(src->proc.chan, line, n + 1, far, err) < 0)
+    if (send_with_fds(src->proc.chan, line, n + 1, NULL, err) < 0)
         return -1;
-    for (;;) {
-        _cleanup_json_ json_t *j = await_op(src, "forked", "the context's interpreter", err);
-        if (j == NULL)
-            return -1;
-        json_t *jid = json_object_get(j, "id");
-        if (!json_is_integer(jid) || (uint64_t)json_integer_value(jid) != id)
-            continue;
-        const char *e = json_string_value(json_object_get(j, "error"));
-        if (e != NULL)
-            return nsbox_err_set(err, strstr(e, "ource temporarily") ? EAGAIN : EIO,
-                                 "the interpreter could not fork: %.300s%s", e,
-                                 strstr(e, "ource temporarily")
-                                     ? " (the sandbox's process limit: remove a context or "
-                                       "stop a process)"
-                                     : "");
-        return 0;
-    }
+    _cleanup_json_ json_t *ask = await_reply(src, "fork_fds", id, err);
+    if (ask == NULL)
+        return -1;
+    if (strcmp(mcp_interp_msg_op(ask), "fork_fds") == 0 &&
+        send_with_fds(src->proc.chan, "\n", 1, far, err) < 0)
+        return -1;
+    _cleanup_json_ json_t *j = strcmp(mcp_interp_msg_op(ask), "forked") == 0
+                                   ? json_incref(ask)
+                                   : await_reply(src, "forked", id, err);
+    if (j == NULL)
+        return -1;
+    const char *e = json_string_value(json_object_get(j, "error"));
+    if (e != NULL)
+        return nsbox_err_set(err, strstr(e, "ource temporarily") ? EAGAIN : EIO,
+                             "the interpreter could not fork: %.300s%s", e,
+                             strstr(e, "ource temporarily")
+                                 ? " (the sandbox's process limit: remove a context or "
+                                   "stop a process)"
+                                 : "");
+    if (strcmp(mcp_interp_msg_op(j), "forked") != 0 || j == ask)
+        return nsbox_err_set(err, EPROTO, "the context's interpreter broke the fork protocol");
+    return 0;
 }
 
 int mcp_interp_fork(struct mcp_interp *src, struct box *box, bool reseed, struct mcp_interp **out,

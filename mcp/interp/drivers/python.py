@@ -91,64 +91,20 @@ def send_line(chan, msg):
         view = view[os.write(chan, view) :]
 
 
-class Channel:
-    """The driver channel (a stream socket): lines in, with the fds that
-    came beside them (SCM_RIGHTS: only a `fork` brings any, the three ends
-    of its child's channel and output pipes), received close-on-exec."""
-
-    FDS_MAX = 3
-
-    def __init__(self, fd):
-        import socket
-
-        self.fd = fd
-        self.sock = socket.socket(fileno=fd)
-        self.fds = []  # received and not taken yet, oldest first
-        self.pending = b""
-        self.space = socket.CMSG_SPACE(4 * self.FDS_MAX)
-        self.flags = getattr(socket, "MSG_CMSG_CLOEXEC", 0)
-
-    def close(self):
-        self.drop_fds()
-        self.sock.close()
-
-    def drop_fds(self):
-        for fd in self.fds:
-            try:
-                os.close(fd)
-            except OSError:
-                pass
-        self.fds = []
-
-    def take_fds(self):
-        fds, self.fds = self.fds, []
-        return fds
-
-    def lines(self):
-        """Yields each complete line; returns at EOF."""
-        import array
-        import socket
-
-        while True:
-            try:
-                chunk, anc, _, _ = self.sock.recvmsg(1 << 16, self.space, self.flags)
-            except KeyboardInterrupt:  # only if the code replaced our handler
-                continue
-            except InterruptedError:
-                continue
-            for level, kind, data in anc:
-                if level == socket.SOL_SOCKET and kind == socket.SCM_RIGHTS:
-                    got = array.array("i")
-                    got.frombytes(data[: len(data) - len(data) % got.itemsize])
-                    self.fds.extend(got)
-            if len(self.fds) > self.FDS_MAX:
-                self.drop_fds()  # more than any request brings
-            if not chunk:
-                return
-            self.pending += chunk
-            while b"\n" in self.pending:
-                line, self.pending = self.pending.split(b"\n", 1)
-                yield line
+def read_lines(chan):
+    """Yields each complete line from the channel; returns at EOF."""
+    pending = b""
+    while True:
+        try:
+            chunk = os.read(chan, 1 << 16)
+        except KeyboardInterrupt:  # only if the code replaced our handler
+            continue
+        if not chunk:
+            return
+        pending += chunk
+        while b"\n" in pending:
+            line, pending = pending.split(b"\n", 1)
+            yield line
 
 
 def flush_output():
@@ -534,40 +490,38 @@ def main():
     v = sys.version_info
     send_line(chan, {"op": "ready", "language": "python", "version": "%d.%d.%d" % (v[0], v[1], v[2])})
 
-    ch = Channel(chan)
-    while ch is not None:
-        ch = serve(ch, host, running)
+    while chan is not None:
+        chan = serve(chan, host, running)
     flush_output()
 
 
-def serve(ch, host, running):
-    """Runs the cells that come on ch until its EOF (returns None), or, in
-    a fork that a `fork` made, returns the fork's own channel to serve."""
+def serve(chan, host, running):
+    """Runs the cells that come on chan until its EOF (returns None), or, in
+    a fork that a `fork` made (python_fork.py), returns the fork's own
+    channel to serve."""
     owner = os.getpid()
-    for line in ch.lines():
+    for line in read_lines(chan):
         try:
             msg = json.loads(line.decode("utf-8"))
         except ValueError:
-            ch.drop_fds()
             continue
         op = msg.get("op") if isinstance(msg, dict) else None
         if op == "fork":
             fork = host.helper("python_fork")
-            fork.send_line, fork.flush_output, fork.Channel = send_line, flush_output, Channel
-            child = fork.fork_context(msg, ch)
+            fork.send_line, fork.flush_output = send_line, flush_output
+            child = fork.fork_context(msg, chan)
             if child is not None:
                 return child  # this is the fork: its channel from here on
             continue
-        ch.drop_fds()  # fds come with a `fork` only
         if op != "run":
             continue
         cell = host.cell + 1
         # Taken: from here the cell may run (the host retries a cell on a
         # new interpreter only when this one died before saying so).
-        send_line(ch.fd, {"op": "got", "id": msg.get("id")})
+        send_line(chan, {"op": "got", "id": msg.get("id")})
         done = run_cell(msg.get("code"), msg.get("env"), cell, host, running, owner)
         done["id"] = msg.get("id")
-        send_done(ch.fd, done)
+        send_done(chan, done)
     return None
 
 
