@@ -9,6 +9,11 @@ int box_proc_start(struct box *box, const struct nsbox_exec_opts *o, struct nsbo
     return nsbox_proc_start(&box->sb, o, p, err);
 }
 
+int box_proc_adopt(struct box *box, pid_t pid, struct nsbox_proc *p, struct nsbox_err *err)
+{
+    return nsbox_proc_adopt(&box->sb, pid, p, err);
+}
+
 int box_proc_signal(struct nsbox_proc *p, int sig, struct nsbox_err *err)
 {
     return nsbox_proc_signal(p, sig, err);

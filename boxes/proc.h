@@ -22,6 +22,11 @@
 int box_proc_start(struct box *box, const struct nsbox_exec_opts *o, struct nsbox_proc *p,
                    struct nsbox_err *err);
 
+/* Takes on pid, a fork the sandbox made that init now parents, as a proc
+ * (runtime/proc.h nsbox_proc_adopt: p's chan, out and err set by the
+ * caller first).  Returns 0, or -1 with p->ctl -1. */
+int box_proc_adopt(struct box *box, pid_t pid, struct nsbox_proc *p, struct nsbox_err *err);
+
 /* Sends sig (SIGINT, SIGTERM, SIGKILL, SIGHUP, SIGQUIT, SIGUSR1 or SIGUSR2)
  * to its process group.  Returns 0
  * or -1. */

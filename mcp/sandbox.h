@@ -23,6 +23,7 @@ struct mcp_context {
     enum mcp_interp_lang lang;
     char cwd[4096];            /* absolute */
     struct mcp_interp *interp; /* NULL until its first use or a restart */
+    char forked_from[24];      /* context_fork: the source's id, else "" */
     struct mcp_context *next;
 };
 

@@ -638,6 +638,41 @@ static void reap(struct init_state *st)
     }
 }
 
+/* NSBOX_MSG_ADOPT (proto.h): a fork the sandbox made, reparented to init,
+ * becomes an exec of this connection.  Only a child of init's (running,
+ * or a zombie not reaped yet: its exit is then reported at once) that no
+ * exec claims; never in landlock mode, where the fork could not have
+ * made a process group of its own (the group is what a kill takes). */
+static void handle_adopt(struct init_state *st, int client, size_t len)
+{
+    const struct nsbox_msg_adopt *m = (const struct nsbox_msg_adopt *)st->buf;
+    siginfo_t si;
+    const char *why = NULL;
+
+    if (len != sizeof(*m)) {
+        send_status(client, NSBOX_MSG_ERROR, 0, 0, 0, NULL, EINVAL, "malformed adopt request");
+        return;
+    }
+    for (size_t i = 0; i < st->n_execs && why == NULL; i++)
+        if (st->execs[i].pid == m->pid)
+            why = "the process is another exec's";
+    memset(&si, 0, sizeof(si));
+    if (why == NULL && st->cfg->landlock)
+        why = "landlock isolation: a fork cannot have a process group of its own";
+    else if (why == NULL && (m->pid <= 1 || st->n_execs >= MAX_EXECS))
+        why = "no such process to take on, or too many";
+    else if (why == NULL && waitid(P_PID, (id_t)m->pid, &si, WEXITED | WNOHANG | WNOWAIT) < 0)
+        why = "no such child of the sandbox's init (it died, or it is not a fork)";
+    if (why != NULL) {
+        send_status(client, NSBOX_MSG_ERROR, m->id, m->pid, 0, NULL, ESRCH, why);
+        return;
+    }
+    track(st, m->id, m->pid, client);
+    send_status(client, NSBOX_MSG_ADOPTED, m->id, m->pid, 0, NULL, 0, NULL);
+    if (si.si_pid == m->pid) /* a zombie already: its exit now */
+        reap(st);
+}
+
 static void drop_client(struct init_state *st, size_t idx)
 {
     int fd = st->clients[idx];
@@ -678,6 +713,8 @@ static void handle_client(struct init_state *st, size_t idx)
         handle_listen(st, fd, (size_t)n);
     else if (type == NSBOX_MSG_CONNECT)
         nsbox_init_connect(st->cfg, st->buf, (size_t)n, fds);
+    else if (type == NSBOX_MSG_ADOPT)
+        handle_adopt(st, fd, (size_t)n);
     for (int i = 0; i < 3; i++)
         if (fds[i] >= 0)
             close(fds[i]);

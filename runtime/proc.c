@@ -142,6 +142,48 @@ fail:
     return -1;
 }
 
+int nsbox_proc_adopt(struct nsbox_sandbox *sb, pid_t pid, struct nsbox_proc *p,
+                     struct nsbox_err *err)
+{
+    p->exited = false;
+    p->wait_status = 0;
+    p->pty = -1;
+    p->ctl = nsbox_sandbox_attach(sb, err);
+    if (p->ctl < 0)
+        return -1;
+    p->id = nsbox_exec_new_id();
+    struct nsbox_msg_adopt m = {.type = NSBOX_MSG_ADOPT, .pid = pid, .id = p->id};
+    if (nsbox_proto_send(p->ctl, &m, sizeof(m), NULL, 0, err) < 0) {
+        close_fd(&p->ctl);
+        return -1;
+    }
+    for (;;) {
+        struct pollfd pfd = {.fd = p->ctl, .events = POLLIN};
+        struct nsbox_msg_status st;
+        int fds[3];
+        if (poll(&pfd, 1, 10000) != 1) {
+            close_fd(&p->ctl);
+            return nsbox_err_set(err, ETIMEDOUT, "the sandbox did not answer");
+        }
+        ssize_t n = nsbox_proto_recv(p->ctl, &st, sizeof(st), fds, err);
+        for (int i = 0; n > 0 && i < 3; i++)
+            close_fd(&fds[i]);
+        if (n <= 0) {
+            close_fd(&p->ctl);
+            return n == 0 ? nsbox_err_set(err, EPIPE, "the sandbox died (its init is gone)") : -1;
+        }
+        if ((size_t)n != sizeof(st) || st.id != p->id)
+            continue;
+        if (st.type == NSBOX_MSG_ADOPTED && st.pid == pid)
+            return 0;
+        if (st.type == NSBOX_MSG_ERROR) {
+            close_fd(&p->ctl);
+            return nsbox_err_set(err, st.err_code ? st.err_code : ESRCH, "sandbox: %.*s",
+                                 NSBOX_PROTO_ERR_MAX, st.err);
+        }
+    }
+}
+
 int nsbox_proc_signal(struct nsbox_proc *p, int sig, struct nsbox_err *err)
 {
     struct nsbox_msg_signal m = {.type = NSBOX_MSG_SIGNAL, .sig = sig, .id = p->id};

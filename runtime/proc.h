@@ -42,6 +42,16 @@ struct nsbox_proc {
 int nsbox_proc_start(struct nsbox_sandbox *sb, const struct nsbox_exec_opts *o,
                      struct nsbox_proc *p, struct nsbox_err *err);
 
+/* Takes on pid, a process of the sandbox whose parent is init now (an
+ * interpreter's fork, reparented by a double fork: mcp/interp/fork.c), as
+ * a proc of a connection of its own: p->chan, p->out and p->err are the
+ * caller's, set before (the ends of what the fork was given); ctl and id
+ * are filled here and the rest is as for a started proc (signals go to
+ * its group, closing the connection kills it).  Returns 0, or -1 with p's
+ * fds untouched and p->ctl -1 (init refused: not its child, claimed). */
+int nsbox_proc_adopt(struct nsbox_sandbox *sb, pid_t pid, struct nsbox_proc *p,
+                     struct nsbox_err *err);
+
 /* Sends sig (SIGINT, SIGTERM, SIGKILL, SIGHUP, SIGQUIT, SIGUSR1 or SIGUSR2:
  * init ignores others) to its process group.  Returns 0
  * or -1. */

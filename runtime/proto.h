@@ -37,6 +37,22 @@ enum nsbox_msg_type {
                            1 fd: a SOCK_SEQPACKET socket for the answer) */
     NSBOX_MSG_CONNECTED, /* init -> host, on that socket: the socket (1 fd,
                             connect begun or done), or an ERROR status */
+    NSBOX_MSG_ADOPT,     /* host -> init: take on a child of init's that no
+                            exec claims as an exec of this connection
+                            (struct nsbox_msg_adopt: context_fork) */
+    NSBOX_MSG_ADOPTED,   /* init -> host: it is (a struct nsbox_msg_status
+                            with its pid), else an ERROR status */
+};
+
+/* A process the sandbox forked itself and init now parents (an
+ * interpreter's fork, reparented to init by a double fork), taken on as
+ * exec id of the connection that asks: its exit is reported, its group
+ * signalled and killed with the connection, as a command's.  init checks
+ * that pid is its own child and claimed by no exec. */
+struct nsbox_msg_adopt {
+    uint32_t type;
+    int32_t pid; /* in the sandbox's pid namespace */
+    uint64_t id; /* chosen by the host, as an exec's */
 };
 
 /* Connect to 127.0.0.1:port (family 4) or [::1]:port (family 6) inside

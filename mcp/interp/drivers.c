@@ -17,6 +17,7 @@ extern const char mcp_driver_python_rich[], mcp_driver_python_rich_end[];
 extern const char mcp_driver_python_charts[], mcp_driver_python_charts_end[];
 extern const char mcp_driver_python_magics[], mcp_driver_python_magics_end[];
 extern const char mcp_driver_python_ipython[], mcp_driver_python_ipython_end[];
+extern const char mcp_driver_python_fork[], mcp_driver_python_fork_end[];
 extern const char mcp_driver_node[], mcp_driver_node_end[];
 extern const char mcp_driver_node_imports[], mcp_driver_node_imports_end[];
 extern const char mcp_driver_r[], mcp_driver_r_end[];
@@ -31,6 +32,7 @@ static const struct {
     {"python_charts.py", mcp_driver_python_charts, mcp_driver_python_charts_end},
     {"python_magics.py", mcp_driver_python_magics, mcp_driver_python_magics_end},
     {"python_ipython.py", mcp_driver_python_ipython, mcp_driver_python_ipython_end},
+    {"python_fork.py", mcp_driver_python_fork, mcp_driver_python_fork_end},
     {"node.js", mcp_driver_node, mcp_driver_node_end},
     {"node_imports.js", mcp_driver_node_imports, mcp_driver_node_imports_end},
     {"r_driver.R", mcp_driver_r, mcp_driver_r_end},

@@ -12,6 +12,8 @@
     .global mcp_driver_python_magics_end
     .global mcp_driver_python_ipython
     .global mcp_driver_python_ipython_end
+    .global mcp_driver_python_fork
+    .global mcp_driver_python_fork_end
     .global mcp_driver_node
     .global mcp_driver_node_end
     .global mcp_driver_node_imports
@@ -41,6 +43,10 @@ mcp_driver_python_magics_end:
 mcp_driver_python_ipython:
     .incbin "mcp/interp/drivers/python_ipython.py"
 mcp_driver_python_ipython_end:
+    .byte 0
+mcp_driver_python_fork:
+    .incbin "mcp/interp/drivers/python_fork.py"
+mcp_driver_python_fork_end:
     .byte 0
 mcp_driver_node:
     .incbin "mcp/interp/drivers/node.js"

@@ -1,6 +1,7 @@
 /* Stateful interpreters (see interp.h and docs/interpreters.md). */
 #include "../../common/clock.h"
 #include "interp.h"
+#include "interp_internal.h"
 #include "protocol.h"
 
 #include <errno.h>
@@ -48,14 +49,6 @@ static const struct driver {
                           "--add-opens java.base/java.util=ALL-UNNAMED " MCP_DRIVERS_DIR
                           "/JavaDriver.java",
                           NULL}},
-};
-
-struct mcp_interp {
-    enum mcp_interp_lang lang;
-    struct nsbox_proc proc;
-    uint64_t next_id;
-    uint64_t ooms_seen;            /* the cgroup's OOM kills when the last call ended */
-    struct mcp_interp_lines lines; /* what came on the channel */
 };
 
 /* One call in flight. */
@@ -118,7 +111,7 @@ void mcp_interp_info_free(struct mcp_interp_info *info)
 
 /* Reads what the channel has.  Returns 1 while open, 0 at EOF, -1 when a
  * line outgrows MCP_INTERP_LINE_MAX. */
-static int chan_read(struct mcp_interp *it)
+int mcp_interp_chan_read(struct mcp_interp *it)
 {
     size_t room;
     char *at = mcp_interp_lines_room(&it->lines, &room);
@@ -222,7 +215,7 @@ static int await_ready(struct mcp_interp *it, const struct nsbox_exec_opts *eo,
         }
         if (p[1].revents)
             nsbox_sink_read(&e);
-        if (p[0].revents && chan_read(it) <= 0) {
+        if (p[0].revents && mcp_interp_chan_read(it) <= 0) {
             nsbox_sink_drain(&e);
             /* init could not start it at all (fork at the pids limit):
              * its own error, not "the image has no python3". */
@@ -337,7 +330,7 @@ static void death_words(const struct mcp_interp *it, struct box *box, char *buf,
  * allocation, os._exit in a thread): init has sent its exit status, or its
  * channel is at EOF (then the status is waited for, briefly, for the
  * reason).  Fills why when it did. */
-static bool gone_since_last_call(struct mcp_interp *it, struct box *box, char *why, size_t size)
+bool mcp_interp_gone(struct mcp_interp *it, struct box *box, char *why, size_t size)
 {
     struct nsbox_err ignored;
     bool gone = it->proc.exited || box_proc_wait(&it->proc, 0, &ignored) != 0;
@@ -364,7 +357,7 @@ static void take_done(struct call *c)
 
 static void handle_chan(struct call *c)
 {
-    int r = chan_read(c->it);
+    int r = mcp_interp_chan_read(c->it);
     for (;;) {
         bool bad;
         json_t *j = chan_line(c->it, &bad);
@@ -515,7 +508,7 @@ static struct mcp_interp *interp_for_call(struct mcp_interp **slot, struct box *
         mcp_interp_free(*slot);
         *slot = NULL;
     }
-    if (*slot != NULL && gone_since_last_call(*slot, box, earlier, size)) {
+    if (*slot != NULL && mcp_interp_gone(*slot, box, earlier, size)) {
         mcp_interp_free(*slot);
         *slot = NULL;
     }

@@ -81,6 +81,22 @@ int mcp_interp_run(struct mcp_interp **slot, struct box *box, enum mcp_interp_la
                    struct nsbox_exec_result *res, struct mcp_interp_info *info,
                    struct nsbox_err *err);
 
+/* What context_fork learned of a fork (fork.c). */
+struct mcp_interp_fork_info {
+    char cwd[4096];   /* the fork's working directory, as it said ("" unknown) */
+    bool reseeded[2]; /* random, numpy.random: reseeded in the fork */
+};
+
+/* context_fork (docs/context-fork.md): a copy-on-write fork of src (a
+ * python interpreter between cells) into *out, a new interpreter with
+ * src's variables, imports and working directory, its own process group,
+ * channel and output pipes, then independent of src.  reseed: the fork
+ * reseeds random and numpy.random.  Returns 0, or -1 with err (ENOTSUP:
+ * not python, or landlock isolation; ESRCH: src is gone; EAGAIN: the
+ * sandbox's process limit; EPROTO: the driver broke the protocol). */
+int mcp_interp_fork(struct mcp_interp *src, struct box *box, bool reseed, struct mcp_interp **out,
+                    struct mcp_interp_fork_info *info, struct nsbox_err *err);
+
 /* Kills the interpreter and frees it.  NULL is fine. */
 void mcp_interp_free(struct mcp_interp *it);
 

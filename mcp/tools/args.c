@@ -270,6 +270,7 @@ const struct mcp_tool_args mcp_arg_decls[N_TOOLS] = {
     [PORT_CLOSE] = DECL("port_close", mcp_port_close_fields),
     [SANDBOX_PAUSE] = DECL("sandbox_pause", mcp_pause_fields),
     [SANDBOX_RESUME] = DECL("sandbox_resume", mcp_pause_fields),
+    [CONTEXT_FORK] = DECL("context_fork", mcp_context_fork_fields),
 };
 
 const struct mcp_tool_args *mcp_tool_args_find(const char *tool)

@@ -48,6 +48,7 @@ enum {
     CHECKPOINT_DELETE,
     SANDBOX_PAUSE, /* args_pause.c */
     SANDBOX_RESUME,
+    CONTEXT_FORK, /* args_context_fork.c */
     N_TOOLS
 };
 
@@ -93,6 +94,9 @@ extern const struct mcp_arg mcp_checkpoint_delete_fields[1];
 int mcp_args_limits(const struct mcp_server *cfg, json_t *args, struct mcp_limit_args *out,
                     struct nsbox_err *err);
 int mcp_args_env(json_t *env, char ***out, struct nsbox_err *err);
+/* context_fork's (args_context_fork.c). */
+#define MCP_CONTEXT_FORK_NF 3
+extern const struct mcp_arg mcp_context_fork_fields[MCP_CONTEXT_FORK_NF];
 
 /* The string argument name of a call of tool (declared in the table), or
  * NULL when absent. */

@@ -28,8 +28,6 @@
 #include "contexts.h"
 #include "tools.h"
 
-#define MCP_MAX_CONTEXTS 16
-
 static const char *const lang_names[MCP_INTERP_N] = {"python", "javascript", "typescript", "r",
                                                      "java"};
 
@@ -74,11 +72,22 @@ static json_t *context_json(const char *id, enum mcp_interp_lang lang, const cha
                      cwd, "default", is_default);
 }
 
-/* Runs fn on the kept sandbox id as one operation of call. */
-static int with_sandbox(struct mcp_session *s, struct mcp_call *call, const char *id,
-                        int (*fn)(struct mcp_session *, struct mcp_sandbox *, void *,
-                                  struct mcp_result *, struct nsbox_err *),
-                        void *arg, struct mcp_result *out, struct nsbox_err *err)
+/* A made context's record (with forked_from when it is a fork). */
+static json_t *made_json(const struct mcp_context *c)
+{
+    json_t *j = context_json(c->id, c->lang, c->cwd, false);
+    if (j != NULL && c->forked_from[0] != '\0')
+        json_object_set_new(j, "forked_from", json_string(c->forked_from));
+    return j;
+}
+
+const char *mcp_context_lang_name(enum mcp_interp_lang lang)
+{
+    return lang_names[lang];
+}
+
+int mcp_context_op(struct mcp_session *s, struct mcp_call *call, const char *id, mcp_context_fn fn,
+                   void *arg, struct mcp_result *out, struct nsbox_err *err)
 {
     struct mcp_sandbox *m = mcp_sandbox_get(s, id, err);
     if (m == NULL)
@@ -92,25 +101,67 @@ static int with_sandbox(struct mcp_session *s, struct mcp_call *call, const char
     return r;
 }
 
-/* Starts c's interpreter with an empty cell, so that a working directory
- * that does not exist, or an image without the language, is an error now. */
-static int start(struct mcp_sandbox *m, struct mcp_context *c, struct nsbox_err *err)
+int mcp_context_start(struct mcp_sandbox *m, struct mcp_interp **interp, enum mcp_interp_lang lang,
+                      const char *cwd, struct nsbox_err *err)
 {
     struct nsbox_exec_opts eo;
     struct nsbox_exec_result res = {0};
     struct mcp_interp_info info = {0};
 
     box_exec_defaults(&m->box, &eo);
-    eo.cwd = c->cwd;
+    eo.cwd = cwd;
     eo.timeout_s = 60;
-    int r = mcp_interp_run(&c->interp, &m->box, c->lang, "", NULL, &eo, &res, &info, err);
+    int r = mcp_interp_run(interp, &m->box, lang, "", NULL, &eo, &res, &info, err);
     if (r == 0 && (info.state_lost || res.exit_code != 0))
         r = nsbox_err_set(err, EINVAL, "the %s interpreter did not start in %s%s%.*s",
-                          lang_names[c->lang], c->cwd, res.err_len ? ": " : "",
+                          lang_names[lang], cwd, res.err_len ? ": " : "",
                           (int)(res.err_len > 400 ? 400 : res.err_len), res.err ? res.err : "");
     nsbox_exec_result_free(&res);
     mcp_interp_info_free(&info);
     return r;
+}
+
+static int start(struct mcp_sandbox *m, struct mcp_context *c, struct nsbox_err *err)
+{
+    return mcp_context_start(m, &c->interp, c->lang, c->cwd, err);
+}
+
+struct mcp_context *mcp_context_new(struct mcp_sandbox *m, enum mcp_interp_lang lang,
+                                    const char *cwd, struct nsbox_err *err)
+{
+    unsigned char rnd[8];
+    if (m->n_contexts >= MCP_MAX_CONTEXTS) {
+        nsbox_err_set(err, EAGAIN,
+                      "sandbox \"%s\" has %d code contexts, the most it may have; remove "
+                      "one with context_remove",
+                      m->id, MCP_MAX_CONTEXTS);
+        return NULL;
+    }
+    if (getrandom(rnd, sizeof(rnd), 0) != sizeof(rnd)) {
+        nsbox_err_sys(err, "getrandom");
+        return NULL;
+    }
+    struct mcp_context *c = calloc(1, sizeof(*c));
+    if (c == NULL) {
+        nsbox_err_set(err, ENOMEM, "out of memory");
+        return NULL;
+    }
+    snprintf(c->id, sizeof(c->id), "ctx-%02x%02x%02x%02x%02x%02x%02x%02x", rnd[0], rnd[1], rnd[2],
+             rnd[3], rnd[4], rnd[5], rnd[6], rnd[7]);
+    c->lang = lang;
+    snprintf(c->cwd, sizeof(c->cwd), "%s", cwd);
+    return c;
+}
+
+void mcp_context_add(struct mcp_sandbox *m, struct mcp_context *c, struct mcp_result *out)
+{
+    struct mcp_context **tail = &m->contexts;
+    while (*tail != NULL)
+        tail = &(*tail)->next;
+    out->structured = made_json(c);
+    json_object_set_new(out->structured, "sandbox_id", json_string(m->id));
+    *tail = c;
+    m->n_contexts++;
 }
 
 struct create_req {
@@ -122,33 +173,16 @@ static int create(struct mcp_session *s, struct mcp_sandbox *m, void *arg, struc
                   struct nsbox_err *err)
 {
     struct create_req *rq = arg;
-    unsigned char rnd[8];
     (void)s;
-    if (m->n_contexts >= MCP_MAX_CONTEXTS)
-        return nsbox_err_set(err, EAGAIN,
-                             "sandbox \"%s\" has %d code contexts, the most it may have; remove "
-                             "one with context_remove",
-                             m->id, MCP_MAX_CONTEXTS);
-    if (getrandom(rnd, sizeof(rnd), 0) != sizeof(rnd))
-        return nsbox_err_sys(err, "getrandom");
-    _cleanup_free_ struct mcp_context *c = calloc(1, sizeof(*c));
+    _cleanup_free_ struct mcp_context *c = mcp_context_new(m, rq->lang,
+                                                           rq->cwd ? rq->cwd : m->box.workdir, err);
     if (c == NULL)
-        return nsbox_err_set(err, ENOMEM, "out of memory");
-    snprintf(c->id, sizeof(c->id), "ctx-%02x%02x%02x%02x%02x%02x%02x%02x", rnd[0], rnd[1], rnd[2],
-             rnd[3], rnd[4], rnd[5], rnd[6], rnd[7]);
-    c->lang = rq->lang;
-    snprintf(c->cwd, sizeof(c->cwd), "%s", rq->cwd ? rq->cwd : m->box.workdir);
+        return -1;
     if (start(m, c, err) < 0) {
         mcp_interp_free(c->interp);
         return -1;
     }
-    struct mcp_context **tail = &m->contexts;
-    while (*tail != NULL)
-        tail = &(*tail)->next;
-    out->structured = context_json(c->id, c->lang, c->cwd, false);
-    json_object_set_new(out->structured, "sandbox_id", json_string(m->id));
-    *tail = TAKE_PTR(c);
-    m->n_contexts++;
+    mcp_context_add(m, TAKE_PTR(c), out);
     return 0;
 }
 
@@ -161,7 +195,7 @@ int mcp_tool_context_create(struct mcp_session *s, struct mcp_call *call, json_t
     /* Known: the schema allows only interpreter languages. */
     struct create_req rq = {
         (enum mcp_interp_lang)mcp_interp_lang(a.language ? a.language : "python"), a.cwd};
-    return with_sandbox(s, call, a.sandbox_id, create, &rq, out, err);
+    return mcp_context_op(s, call, a.sandbox_id, create, &rq, out, err);
 }
 
 static int list(struct mcp_session *s, struct mcp_sandbox *m, void *arg, struct mcp_result *out,
@@ -176,7 +210,7 @@ static int list(struct mcp_session *s, struct mcp_sandbox *m, void *arg, struct 
             json_array_append_new(
                 a, context_json(lang_names[i], (enum mcp_interp_lang)i, m->box.workdir, true));
     for (struct mcp_context *c = m->contexts; c != NULL; c = c->next)
-        json_array_append_new(a, context_json(c->id, c->lang, c->cwd, false));
+        json_array_append_new(a, made_json(c));
     out->structured = json_pack("{s:s,s:o}", "sandbox_id", m->id, "contexts", a);
     return 0;
 }
@@ -187,7 +221,7 @@ int mcp_tool_context_list(struct mcp_session *s, struct mcp_call *call, json_t *
     struct mcp_context_args a;
     if (mcp_args_context_list(args, &a, err) < 0)
         return -1;
-    return with_sandbox(s, call, a.sandbox_id, list, NULL, out, err);
+    return mcp_context_op(s, call, a.sandbox_id, list, NULL, out, err);
 }
 
 static int restart(struct mcp_session *s, struct mcp_sandbox *m, void *arg, struct mcp_result *out,
@@ -216,7 +250,7 @@ int mcp_tool_context_restart(struct mcp_session *s, struct mcp_call *call, json_
     struct mcp_context_args a;
     if (mcp_args_context_restart(args, &a, err) < 0)
         return -1;
-    return with_sandbox(s, call, a.sandbox_id, restart, (void *)a.context_id, out, err);
+    return mcp_context_op(s, call, a.sandbox_id, restart, (void *)a.context_id, out, err);
 }
 
 static int remove_one(struct mcp_session *s, struct mcp_sandbox *m, void *arg,
@@ -251,5 +285,5 @@ int mcp_tool_context_remove(struct mcp_session *s, struct mcp_call *call, json_t
     struct mcp_context_args a;
     if (mcp_args_context_remove(args, &a, err) < 0)
         return -1;
-    return with_sandbox(s, call, a.sandbox_id, remove_one, (void *)a.context_id, out, err);
+    return mcp_context_op(s, call, a.sandbox_id, remove_one, (void *)a.context_id, out, err);
 }

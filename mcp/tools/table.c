@@ -3,6 +3,7 @@
  * in args.c. */
 #include "../server.h"
 #include "fork.h"
+#include "contexts.h"
 #include "ports.h"
 #include "tools.h"
 
@@ -29,7 +30,8 @@
     "\"context_id\":{\"type\":\"string\"},"                                                        \
     "\"language\":{\"type\":\"string\",\"enum\":[\"python\",\"javascript\",\"typescript\","        \
     "\"r\",\"java\"]},"                                                                            \
-    "\"cwd\":{\"type\":\"string\"},\"default\":{\"type\":\"boolean\"}"
+    "\"cwd\":{\"type\":\"string\"},\"default\":{\"type\":\"boolean\"},"                            \
+    "\"forked_from\":{\"type\":\"string\"}"
 
 /* A result's image, PDF: its block in content (index), or a link (uri)
  * (tools/results.h). */
@@ -454,6 +456,17 @@ const struct mcp_tool mcp_tools[] = {
      "\"digest\":{\"type\":\"string\"},\"size\":{\"type\":\"integer\"},"
      "\"languages\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}}}}}},\"required\":[\"images\"]}",
      mcp_tool_list_images, 0, MCP_HINT_READ_ONLY},
+    {"context_fork", "Fork a code context",
+     "Make a new code context whose python interpreter is a copy-on-write fork of context_id's "
+     "(a made context or the default \"python\"): the same variables, imports and working "
+     "directory, in a few milliseconds; from then on neither sees the other's changes. Only "
+     "the main thread is copied. random and numpy.random are reseeded unless reseed is false. "
+     "A fork counts as a context. javascript, typescript, r and java contexts cannot be forked.",
+     "{\"type\":\"object\",\"properties\":{" CONTEXT_PROPS ",\"sandbox_id\":{\"type\":\"string\"},"
+     "\"reseeded\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},"
+     "\"fork_ms\":{\"type\":\"number\"}},"
+     "\"required\":[\"context_id\",\"language\",\"cwd\",\"sandbox_id\",\"forked_from\"]}",
+     mcp_tool_context_fork, 0, 0},
 };
 
 const size_t mcp_n_tools = sizeof(mcp_tools) / sizeof(mcp_tools[0]);

@@ -71,7 +71,7 @@ RUNS=${BENCH_RUNS:-5}
 # benchlib.py, for the Python benchmarks and the tables written here in Python
 export PYTHONPATH=$ROOT/tests/bench${PYTHONPATH:+:$PYTHONPATH}
 
-BENCHES=(pull_unpack_python unpack_python sandbox_start exec_live idle_sandboxes mcp_execute mcp_interp mcp_rich egress file_urls node_capacity services zygote fork pause)
+BENCHES=(pull_unpack_python unpack_python sandbox_start exec_live idle_sandboxes mcp_execute mcp_interp mcp_rich egress file_urls node_capacity services zygote fork pause context_fork)
 
 say() { printf 'bench: %s\n' "$*" >&2; }
 die() {
@@ -809,6 +809,17 @@ bench_fork() {
 bench_pause() {
 	need_runtime_store
 	relay python3 "$ROOT/tests/bench/pause_bench.py" "$NSBOX" "$RT_STORE" "$RUNS"
+}
+
+# ---- context_fork: a fork of a code context (issue #29, docs/context-fork.md) ----
+
+# tests/bench/context_fork_bench.py: context_fork of a small python context
+# and of one with numpy+pandas imported, beside context_create (and
+# context_create + the same imports), sides rotated, in one kept sandbox of
+# the default image; the fork's Pss and Private_Dirty beside its source's.
+bench_context_fork() {
+	need_default_store
+	relay python3 "$ROOT/tests/bench/context_fork_bench.py" "$NSBOX" "$DEF_STORE" "${BENCH_CONTEXT_FORK_ROUNDS:-20}"
 }
 
 # ---- main --------------------------------------------------------------------

@@ -36,6 +36,7 @@
 #include "../../mcp/server.h"
 #include "../../mcp/tools/args.h"
 #include "../../mcp/tools/fork.h"
+#include "../../mcp/tools/contexts.h"
 #include "../../mcp/tools/ports.h"
 #include "../../mcp/tools/tools.h"
 
@@ -377,6 +378,18 @@ static int context_check(int (*dec)(json_t *, struct mcp_context_args *, struct 
     whole_string(args, "sandbox_id", a.sandbox_id);
     if (a.cwd != NULL)
         must(a.cwd[0] == '/', "cwd %s is not absolute", a.cwd);
+    return 0;
+}
+
+/* context_fork: both ids whole, reseed true unless given false. */
+static int context_fork(json_t *args, struct nsbox_err *err)
+{
+    struct mcp_context_fork_args a;
+    if (mcp_args_context_fork(args, &a, err) < 0)
+        return must(a.sandbox_id == NULL && a.context_id == NULL, "failed but filled"), -1;
+    whole_string(args, "sandbox_id", a.sandbox_id);
+    whole_string(args, "context_id", a.context_id);
+    must(a.reseed == !json_is_false(json_object_get(args, "reseed")), "reseed %d", a.reseed);
     return 0;
 }
 
@@ -757,6 +770,7 @@ static const struct {
     {"sandbox_checkpoint", sandbox_checkpoint}, {"checkpoint_delete", checkpoint_delete},
     {"checkpoint_list", none},
     {"sandbox_pause", sandbox_pause},       {"sandbox_resume", sandbox_resume},
+    {"context_fork", context_fork},
 };
 #define N_CHECKS (sizeof(checks) / sizeof(checks[0]))
 

@@ -57,11 +57,12 @@ r = call(6, "run_command", sandbox_id=sid, command="cat a.txt; cat /etc/shadow 2
 out = r.get("structuredContent", {}).get("stdout", "")
 nt.result("files_and_run_command", out.startswith("hello") and "Permission denied" in out and landlock_record(r), r)
 for i, (tool, args) in enumerate([("install_packages", {"manager": "pip", "packages": ["six"]}),
-                                  ("sandbox_commit", {"name": "landlock-x"})], start=7):
+                                  ("sandbox_commit", {"name": "landlock-x"}),
+                                  ("context_fork", {"context_id": "python"})], start=7):
     r = call(i, tool, sandbox_id=sid, **args)
     text = json.dumps(r)
     nt.result(f"{tool}_refused_naming_landlock", r.get("isError") is True and "landlock isolation" in text, text[:300])
-r = call(9, "run_command", command="sleep 5", timeout_s=1)
+r = call(10, "run_command", command="sleep 5", timeout_s=1)
 nt.result("timeout", r.get("structuredContent", {}).get("status") == "timeout", r)
 p.stdin.close()
 p.wait(timeout=30)

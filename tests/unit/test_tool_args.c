@@ -16,6 +16,7 @@
 #include "../../mcp/tools/languages.h"
 #include "../../mcp/tools/args.h"
 #include "../../mcp/tools/fork.h"
+#include "../../mcp/tools/contexts.h"
 #include "../../mcp/tools/ports.h"
 #include "../../mcp/tools/tools.h"
 
@@ -80,6 +81,9 @@ static int decode(const char *tool, json_t *args, struct nsbox_err *err)
         struct mcp_copy_args a;
         r = strcmp(tool, "copy_in") == 0 ? mcp_args_copy_in(&cfg, args, &a, err)
                                          : mcp_args_copy_out(&cfg, args, &a, err);
+    } else if (strcmp(tool, "context_fork") == 0) {
+        struct mcp_context_fork_args a;
+        r = mcp_args_context_fork(args, &a, err);
     } else if (strncmp(tool, "context_", 8) == 0) {
         struct mcp_context_args a;
         r = strcmp(tool, "context_create") == 0    ? mcp_args_context_create(args, &a, err)
@@ -192,6 +196,7 @@ static json_t *valid_value(const char *key)
         {"signal", "\"KILL\""},
         {"count", "2"},
         {"checkpoint_id", "\"ck-0123456789abcdef\""},
+        {"reseed", "false"},
     };
     for (size_t i = 0; i < sizeof(values) / sizeof(values[0]); i++)
         if (strcmp(values[i].key, key) == 0)
@@ -255,7 +260,7 @@ static void every_schema_is_closed_json(void)
 {
     size_t n;
     const struct mcp_tool_args *all = mcp_tool_args_all(&n);
-    CHECK(n == 38);
+    CHECK(n == 39);
     for (size_t t = 0; t < n; t++) {
         char text[4096];
         CHECK(mcp_schema_text(&all[t], text, sizeof(text)) < sizeof(text));

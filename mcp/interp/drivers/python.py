@@ -4,7 +4,8 @@
 # docs/interpreters.md is the contract.  Standard library only, Python >= 3.7.
 # Its helpers sit beside it and are loaded by path, lazily (never through
 # sys.path, which stays the user's): python_rich.py (display bundles),
-# python_charts.py (matplotlib figures), python_magics.py (!cmd, %magics).
+# python_charts.py (matplotlib figures), python_magics.py (!cmd, %magics),
+# python_fork.py (context_fork).
 #
 # The cell runs in this very process and can clobber anything it reaches
 # (sys.stdout, signal handlers, globals of __main__), so everything the driver
@@ -489,23 +490,39 @@ def main():
     v = sys.version_info
     send_line(chan, {"op": "ready", "language": "python", "version": "%d.%d.%d" % (v[0], v[1], v[2])})
 
+    while chan is not None:
+        chan = serve(chan, host, running)
+    flush_output()
+
+
+def serve(chan, host, running):
+    """Runs the cells that come on chan until its EOF (returns None), or, in
+    a fork that a `fork` made (python_fork.py), returns the fork's own
+    channel to serve."""
     owner = os.getpid()
-    cell = 0
     for line in read_lines(chan):
         try:
             msg = json.loads(line.decode("utf-8"))
         except ValueError:
             continue
-        if not isinstance(msg, dict) or msg.get("op") != "run":
+        op = msg.get("op") if isinstance(msg, dict) else None
+        if op == "fork":
+            fork = host.helper("python_fork")
+            fork.send_line, fork.flush_output = send_line, flush_output
+            child = fork.fork_context(msg, chan)
+            if child is not None:
+                return child  # this is the fork: its channel from here on
             continue
-        cell += 1
+        if op != "run":
+            continue
+        cell = host.cell + 1
         # Taken: from here the cell may run (the host retries a cell on a
         # new interpreter only when this one died before saying so).
         send_line(chan, {"op": "got", "id": msg.get("id")})
         done = run_cell(msg.get("code"), msg.get("env"), cell, host, running, owner)
         done["id"] = msg.get("id")
         send_done(chan, done)
-    flush_output()
+    return None
 
 
 def send_done(chan, done):
