@@ -122,8 +122,12 @@ struct nsbox_sandbox_config {
 struct nsbox_sandbox {
     char id[NSBOX_ID_LEN + 1];
     pid_t pid; /* init, as the host sees it */
-    int pidfd; /* -1 when not ours */
+    int pidfd; /* -1 when not ours, or dropped (own_child, nsbox_sandbox_trim) */
     int ctl;   /* control socket, or -1 */
+    /* init is this process's child (adopted: nsbox is a subreaper), and
+     * only the stop reaps it: its pid cannot be reused while this handle
+     * lives, so the pidfd may be dropped and opened again to signal it. */
+    bool own_child;
     char state_dir[PATH_MAX];
     struct nsbox_cgroup cgroup;
     bool rootless;
@@ -161,6 +165,17 @@ bool nsbox_sandbox_kill_wait(struct nsbox_sandbox *sb, int timeout_ms);
 
 /* Closes the handle without stopping a detached sandbox. */
 void nsbox_sandbox_close(struct nsbox_sandbox *sb);
+
+/* Drops what an idle handle need not hold (docs/density.md), leaving the
+ * control socket: the tmpfs disk's fd (nsbox_sandbox_disk_open gets one
+ * when needed) and, when init is our own child, its pidfd (opened again
+ * by the stop).  Not while another thread uses sb. */
+void nsbox_sandbox_trim(struct nsbox_sandbox *sb);
+
+/* A new fd of the sandbox's tmpfs disk root (the caller closes it): a dup
+ * of the one held, else handed over by init on a new connection.  Returns
+ * the fd, or -1 with err (EINVAL: the disk is not a tmpfs). */
+int nsbox_sandbox_disk_open(const struct nsbox_sandbox *sb, struct nsbox_err *err);
 
 struct nsbox_disk_usage {
     enum nsbox_disk_kind kind;
