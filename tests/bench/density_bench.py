@@ -1,0 +1,163 @@
+#!/usr/bin/env python3
+"""Density: many kept sandboxes in one server (issue #29, docs/density.md;
+tests/bench/run.sh density).
+
+usage: density_bench.py NSBOX STORE IMAGE SIZES
+
+One `nsbox serve` over stdio (python image IMAGE as language python)
+makes kept sandboxes one after another up to each size of SIZES (a comma
+list, ascending: BENCH_DENSITY, default 1000; e.g. 1000,5000,10000).
+At each size it reports:
+
+  create_ms      sandbox_create's time over the last 100 made before this
+                 size, beside the first 100 made (the baseline): the ratio
+                 says whether create time depends on the live count
+                 (target <= 1.5: flat)
+  exec_ms        one run_command `true` in every live sandbox, in order:
+                 median and max (target: max < 50 ms)
+  mem_kib        the host's MemAvailable drop per sandbox (settled),
+                 context, no target
+  fds            the server's open fds per sandbox (target <= 2)
+  rss_kib        the server's RSS per sandbox, context
+
+Creation stops early, reported, when MemAvailable falls below
+BENCH_DENSITY_FLOOR_MB (default 2048) or a create fails; every sandbox is
+stopped at the end (the stop time reported).  Reports, never asserts;
+exits non-zero when a step fails."""
+import os
+import statistics
+import subprocess
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "mcp"))
+sys.path.insert(0, HERE)
+from benchlib import line, spread  # noqa: E402
+from stdio_client import Server  # noqa: E402
+
+FLOOR_KIB = int(os.environ.get("BENCH_DENSITY_FLOOR_MB", "2048")) << 10
+
+
+def mem_avail():
+    with open("/proc/meminfo") as f:
+        for ln in f:
+            if ln.startswith("MemAvailable:"):
+                return int(ln.split()[1])
+    return 0
+
+
+def mem_settled():
+    """MemAvailable once it stops moving (within 1 MiB over 0.5 s)."""
+    prev = mem_avail()
+    for _ in range(40):
+        time.sleep(0.5)
+        now = mem_avail()
+        if abs(now - prev) < 1024:
+            return now
+        prev = now
+    return prev
+
+
+def rss_kib(pid):
+    with open(f"/proc/{pid}/status") as f:
+        for ln in f:
+            if ln.startswith("VmRSS:"):
+                return int(ln.split()[1])
+    return 0
+
+
+def nfds(pid):
+    return len(os.listdir(f"/proc/{pid}/fd"))
+
+
+def ok(r, what):
+    if "result" not in r or r["result"].get("isError"):
+        sys.exit(f"density_bench: {what}: {str(r)[:400]}")
+    return r["result"]["structuredContent"]
+
+
+def main():
+    nsbox, store, image = sys.argv[1], sys.argv[2], sys.argv[3]
+    sizes = sorted({int(x) for x in sys.argv[4].split(",") if x.strip()})
+    top = sizes[-1]
+    s = Server(extra=["--image", f"python={image}", "--max-sandboxes", str(top + 16),
+                      "--max-total-sandboxes", str(top + 16)],
+               store=store, nsbox=nsbox)
+    pid = s.p.pid
+    ids, create_ms, rows, results = [], [], [], []
+    stopped_early = ""
+    try:
+        time.sleep(1)
+        m0, f0, r0 = mem_settled(), nfds(pid), rss_kib(pid)
+        for size in sizes:
+            while len(ids) < size:
+                if len(ids) % 100 == 0 and mem_avail() < FLOOR_KIB:
+                    stopped_early = f"MemAvailable below {FLOOR_KIB >> 10} MiB at {len(ids)} sandboxes"
+                    break
+                t0 = time.perf_counter()
+                r = s.call("sandbox_create", language="python")
+                create_ms.append((time.perf_counter() - t0) * 1000)
+                if "result" not in r or r["result"].get("isError"):
+                    stopped_early = f"create {len(ids) + 1} failed: {str(r)[:300]}"
+                    break
+                ids.append(r["result"]["structuredContent"]["sandbox_id"])
+                if len(ids) % 500 == 0:
+                    print(f"density: {len(ids)} live, last create {create_ms[-1]:.1f} ms, "
+                          f"MemAvailable {mem_avail() >> 10} MiB", file=sys.stderr, flush=True)
+            n = len(ids)
+            if n == 0:
+                break
+            mem = mem_settled()
+            fds, rss = nfds(pid), rss_kib(pid)
+            lat = []
+            for i in ids:
+                t0 = time.perf_counter()
+                st = ok(s.call("run_command", sandbox_id=i, command="true"), "run_command")
+                lat.append((time.perf_counter() - t0) * 1000)
+                if st.get("exit_code") != 0:
+                    sys.exit(f"density_bench: run_command true in {i}: {st}")
+            first, last = create_ms[:100], create_ms[max(0, n - 100):n]
+            row = dict(n=n, first=first, last=last, lat=lat, mem=(m0 - mem) / n,
+                       fds=(fds - f0) / n, rss=(rss - r0) / n, slow=sum(x >= 50 for x in lat))
+            rows.append(row)
+            ratio = statistics.median(last) / statistics.median(first)
+            results.append(line(f"density_create_{n}", [f"nsbox_ms={spread(last, '{:.1f}')}",
+                                                         f"baseline_ms={spread(first, '{:.1f}')}",
+                                                         f"ratio={ratio:.2f}"],
+                                "target<=1.5", "OK" if ratio <= 1.5 else "MISSED", n=len(last)))
+            results.append(line(f"density_exec_{n}", [f"exec_ms={spread(lat, '{:.1f}')}",
+                                                      f"over_50ms={row['slow']}"],
+                                "target<50ms", "OK" if max(lat) < 50 else "MISSED", n=n))
+            results.append(line(f"density_fds_{n}", [f"fds_per_sandbox={row['fds']:.2f}",
+                                                     f"mem_kib_per_sandbox={row['mem']:.0f}",
+                                                     f"server_rss_kib_per_sandbox={row['rss']:.1f}"],
+                                "target<=2fds", "OK" if row["fds"] <= 2 else "MISSED"))
+            if stopped_early:
+                break
+    finally:
+        t0 = time.perf_counter()
+        for i in ids:
+            s.call("sandbox_stop", sandbox_id=i)
+        stop_s = time.perf_counter() - t0
+        s.close()
+
+    print(f"\ndensity: kept python sandboxes in one nsbox serve (stdio), made one after another; "
+          f"host {os.cpu_count()} cores")
+    print(f"  {'live':>6} {'create ms first 100':>20} {'last 100':>9} {'ratio':>6} "
+          f"{'exec ms median':>15} {'max':>7} {'>=50ms':>7} {'MemAvail KiB/sb':>16} "
+          f"{'fds/sb':>7} {'RSS KiB/sb':>11}")
+    for r in rows:
+        print(f"  {r['n']:>6} {statistics.median(r['first']):>20.1f} {statistics.median(r['last']):>9.1f} "
+              f"{statistics.median(r['last']) / statistics.median(r['first']):>6.2f} "
+              f"{statistics.median(r['lat']):>15.1f} {max(r['lat']):>7.1f} {r['slow']:>7} "
+              f"{r['mem']:>16.0f} {r['fds']:>7.2f} {r['rss']:>11.1f}")
+    print(f"  stopping {len(ids)} sandboxes took {stop_s:.1f} s")
+    if stopped_early:
+        print(f"  stopped early: {stopped_early}")
+    for r in results:
+        print(r)
+
+
+if __name__ == "__main__":
+    main()
