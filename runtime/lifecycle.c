@@ -42,7 +42,10 @@ static int load_state(const char *state_root, const char *id, struct nsbox_sandb
     if (!valid_id(id))
         return nsbox_err_set(err, EINVAL, "invalid sandbox id \"%.40s\"", id);
     snprintf(sb->id, sizeof(sb->id), "%s", id);
-    snprintf(sb->state_dir, sizeof(sb->state_dir), "%s/%s", state_root, id);
+    int n = snprintf(sb->state_dir, sizeof(sb->state_dir), "%s/%s", state_root, id);
+    if (n < 0 || n >= (int)sizeof(sb->state_dir))
+        return nsbox_err_set(err, ENAMETOOLONG, "the store's path %.200s... is too long",
+                             state_root);
     _cleanup_close_ int dfd = open(sb->state_dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
     if (dfd < 0)
         return nsbox_err_set(err, ENOENT, "no sandbox %s", id);

@@ -119,6 +119,12 @@ struct nsbox_sandbox_config {
     enum nsbox_isolation isolation;
 };
 
+/* The longest state directory, workdir and workspace path a sandbox takes
+ * (longer ones are refused at creation): a server keeps one struct per
+ * sandbox, and its size is what every fork of the server copies
+ * (docs/density.md). */
+#define NSBOX_SANDBOX_PATH_MAX 1024
+
 struct nsbox_sandbox {
     char id[NSBOX_ID_LEN + 1];
     pid_t pid; /* init, as the host sees it */
@@ -128,14 +134,14 @@ struct nsbox_sandbox {
      * only the stop reaps it: its pid cannot be reused while this handle
      * lives, so the pidfd may be dropped and opened again to signal it. */
     bool own_child;
-    char state_dir[PATH_MAX];
+    char state_dir[NSBOX_SANDBOX_PATH_MAX];
     struct nsbox_cgroup cgroup;
     bool rootless;
-    struct nsbox_idmap idmap; /* rootless: the map its ids live in (else empty) */
-    char limits_note[384];    /* which limits are really in force */
-    struct nsbox_disk disk;   /* its writable layer's bound (disk.h) */
-    char workdir[PATH_MAX];   /* the default working directory inside */
-    char workspace[PATH_MAX]; /* the host directory mounted at workdir, or "" */
+    struct nsbox_idmap idmap;               /* rootless: the map its ids live in (else empty) */
+    char limits_note[384];                  /* which limits are really in force */
+    struct nsbox_disk disk;                 /* its writable layer's bound (disk.h) */
+    char workdir[NSBOX_SANDBOX_PATH_MAX];   /* the default working directory inside */
+    char workspace[NSBOX_SANDBOX_PATH_MAX]; /* the host directory mounted at workdir, or "" */
     enum nsbox_isolation isolation;
     int landlock_abi; /* landlock mode: the kernel's Landlock ABI */
 };
