@@ -20,6 +20,9 @@ At each size it reports:
   fds            the server's open fds per sandbox (target <= 2)
   rss_kib        the server's RSS per sandbox, context
 
+BENCH_DENSITY_USER=NAME runs the server as that user (rootless, through
+runuser; NSBOX_LIMITS=best-effort: no cgroup without delegation).
+
 Creation stops early, reported, when MemAvailable falls below
 BENCH_DENSITY_FLOOR_MB (default 2048) or a create fails; every sandbox is
 stopped at the end (the stop time reported).  Reports, never asserts;
@@ -71,6 +74,18 @@ def nfds(pid):
     return len(os.listdir(f"/proc/{pid}/fd"))
 
 
+def server_pid(p):
+    """The nsbox process itself (under runuser: runuser's child)."""
+    pid = p.pid
+    for _ in range(3):
+        with open(f"/proc/{pid}/comm") as f:
+            if f.read().strip() == "nsbox":
+                return pid
+        with open(f"/proc/{pid}/task/{pid}/children") as f:
+            pid = int(f.read().split()[0])
+    sys.exit("density_bench: no nsbox server process found")
+
+
 def ok(r, what):
     if "result" not in r or r["result"].get("isError"):
         sys.exit(f"density_bench: {what}: {str(r)[:400]}")
@@ -81,10 +96,13 @@ def main():
     nsbox, store, image = sys.argv[1], sys.argv[2], sys.argv[3]
     sizes = sorted({int(x) for x in sys.argv[4].split(",") if x.strip()})
     top = sizes[-1]
+    user = os.environ.get("BENCH_DENSITY_USER", "")
+    prefix = ["runuser", "-u", user, "--", "env", "-i", "PATH=/usr/sbin:/usr/bin:/sbin:/bin",
+              f"HOME=/home/{user}", "NSBOX_LIMITS=best-effort"] if user else []
     s = Server(extra=["--image", f"python={image}", "--max-sandboxes", str(top + 16),
                       "--max-total-sandboxes", str(top + 16)],
-               store=store, nsbox=nsbox)
-    pid = s.p.pid
+               store=store, nsbox=nsbox, argv_prefix=prefix)
+    pid = server_pid(s.p)
     ids, create_ms, rows, results = [], [], [], []
     stopped_early = ""
     try:
@@ -142,8 +160,8 @@ def main():
         stop_s = time.perf_counter() - t0
         s.close()
 
-    print(f"\ndensity: kept python sandboxes in one nsbox serve (stdio), made one after another; "
-          f"host {os.cpu_count()} cores")
+    print(f"\ndensity: kept python sandboxes in one nsbox serve (stdio, {'as ' + user if user else 'as root'}), "
+          f"made one after another; host {os.cpu_count()} cores")
     print(f"  {'live':>6} {'create ms first 100':>20} {'last 100':>9} {'ratio':>6} "
           f"{'exec ms median':>15} {'max':>7} {'>=50ms':>7} {'MemAvail KiB/sb':>16} "
           f"{'fds/sb':>7} {'RSS KiB/sb':>11}")
