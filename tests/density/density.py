@@ -21,6 +21,10 @@ under its own name prefix (root/..., user/...):
                       outside fails with an error, at once
   dead_init_stop      its stop answers, reaps the zombie and removes it
   others_answer       every other sandbox still answers
+  long_store_refused  a store whose sandboxes' state directory would not
+                      fit the server's compact record (1,023 bytes) is
+                      refused at creation with the reason, never truncated
+                      (root only)
 
 Run as root: `flock /tmp/nsbox-tests.lock python3 tests/density/density.py`.
 Environment: NSBOX (default build/nsbox), NSBOX_FIXTURES, SUITE."""
@@ -222,6 +226,27 @@ def suite(rep, user, store):
         c.close()
 
 
+def long_store(rep):
+    """A store path of about 1,010 bytes: sandbox_create says it is too long."""
+    d = T
+    while len(d) < 1010:
+        d = os.path.join(d, "d" * min(200, 1010 - len(d)))
+    os.makedirs(d)
+    os.chmod(d, 0o700)
+    subprocess.run([NSBOX, "--store", d, "pull", "--quiet", f"oci:{F}/oci/busybox:latest"], check=True,
+                   stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    c = Stdio("", d)
+    try:
+        r = call(c, "sandbox_create", image=f"oci:{F}/oci/busybox:latest")
+        text = r["content"][0]["text"] if r.get("content") else ""
+        rep.result("long_store_refused", r.get("isError") and "too long" in text,
+                   f"len {len(d)}: {str(r)[:300]}")
+        left = os.listdir(os.path.join(d, "sandboxes")) if os.path.isdir(os.path.join(d, "sandboxes")) else []
+        rep.note(f"long store: {text[:160]}; left in sandboxes/: {left}")
+    finally:
+        c.close()
+
+
 def main():
     for user in ("", USER):
         rep = nt.Reporter(prefix=f"{'user' if user else 'root'}/",
@@ -229,6 +254,8 @@ def main():
         try:
             store = setup_store(user)
             suite(rep, user, store)
+            if not user:
+                long_store(rep)
         except Exception as e:
             rep.fail("setup", f"{type(e).__name__}: {e}")
     subprocess.run(["rm", "-rf", T])
