@@ -75,14 +75,19 @@ def nfds(pid):
 
 
 def server_pid(p):
-    """The nsbox process itself (under runuser: runuser's child)."""
+    """The nsbox process itself (under runuser: runuser's child, past env)."""
     pid = p.pid
     for _ in range(3):
         with open(f"/proc/{pid}/comm") as f:
-            if f.read().strip() == "nsbox":
+            if f.read().strip() not in ("runuser", "env"):
                 return pid
-        with open(f"/proc/{pid}/task/{pid}/children") as f:
-            pid = int(f.read().split()[0])
+        for _ in range(50):
+            with open(f"/proc/{pid}/task/{pid}/children") as f:
+                kids = f.read().split()
+            if kids:
+                break
+            time.sleep(0.1)
+        pid = int(kids[0])
     sys.exit("density_bench: no nsbox server process found")
 
 
