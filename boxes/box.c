@@ -294,6 +294,14 @@ int box_destroy_detached(struct box *box, struct nsbox_err *err)
     return r;
 }
 
+void box_trim(struct box *box)
+{
+    if (box->lease >= 0)
+        close(box->lease);
+    box->lease = -1;
+    nsbox_sandbox_trim(&box->sb);
+}
+
 void box_close(struct box *box)
 {
     nsbox_sandbox_close(&box->sb);

@@ -141,6 +141,13 @@ int box_destroy(struct box *box, struct nsbox_err *err);
  * (nsbox_sandbox_destroy_detached), then box_free.  Returns 0 or -1. */
 int box_destroy_detached(struct box *box, struct nsbox_err *err);
 
+/* Drops the fds an idle box need not hold, leaving one (its control
+ * socket): the image lease (init holds its own copy for its life), the
+ * disk's fd and, for init our own child, its pidfd; each is opened again
+ * when needed (nsbox_sandbox_trim).  A long-lived server calls it after
+ * box_create so that 10,000 sandboxes fit its fd limit (docs/density.md). */
+void box_trim(struct box *box);
+
 /* Closes the handle and frees the record; a detached sandbox runs on. */
 void box_close(struct box *box);
 

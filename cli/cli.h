@@ -127,6 +127,7 @@ int cmd_doctor(struct cli_globals *g, int argc, char **argv);
 /* doctor's section on --isolation=landlock: availability, the Landlock
  * ABI, the layers that mode lacks (cli/doctor_isolation.c). */
 void cli_doctor_isolation(void);
+void cli_doctor_density(void); /* doctor_density.c */
 
 /* Inside a user namespace (a container): probes what the container's
  * seccomp profile and /proc masking leave sandboxes (doctor_container.c).

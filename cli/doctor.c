@@ -343,6 +343,7 @@ int cmd_doctor(struct cli_globals *g, int argc, char **argv)
     check_container(&v);
     check_seccomp(&v);
     cli_doctor_isolation();
+    cli_doctor_density();
     check_disk(&v, g->store_dir);
     check_skopeo(&v);
     check_checkpoint(&v);

@@ -57,6 +57,7 @@ static struct mcp_sandbox *build_counted(struct mcp_server *cfg, const char *ima
     }
     if (box_create(&cfg->boxes, &spec, &m->box, err) < 0)
         return NULL;
+    box_trim(&m->box); /* one fd per idle sandbox (docs/density.md) */
     m->one_shot = one_shot;
     mcp_id_compose(cfg->node_id, m->box.sb.id, m->id);
     pthread_mutex_init(&m->exec_lock, NULL);

@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "../boxes/density.h"
 #include "../boxes/net.h"
 #include "../common/cleanup.h"
 #include "../common/fsutil.h"
@@ -135,6 +136,15 @@ int mcp_server_open(struct mcp_server *s, const struct mcp_config *c, const stru
         mcp_server_close(s);
         return -1;
     }
+    /* One fd per idle sandbox (box_trim): the soft open-files limit goes
+     * up to the hard one, and a cap beyond the host's limits is said. */
+    box_density_raise_nofile();
+    struct box_density dens;
+    box_density_probe(&dens);
+    if (c->max_total > dens.cap)
+        nsbox_warn("--max-total-sandboxes %zu: this host's limits allow one server about %zu "
+                   "sandboxes, capped by %s (fix: %s; docs/density.md)",
+                   c->max_total, dens.cap, dens.limit, dens.fix);
     s->opened = true; /* box_ctx_close undoes even a failed box_ctx_open */
     if (box_ctx_open(&s->boxes, &o, err) < 0 || box_ctx_default_seccomp(&s->boxes, err) == NULL) {
         mcp_server_close(s);

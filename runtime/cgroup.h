@@ -33,10 +33,16 @@ struct nsbox_cgroup_limits {
     uint64_t cpu_period_us;
 };
 
+/* A sandbox's cgroup directories are short (BASE/nsbox/ID); a server keeps
+ * one struct per sandbox, and its size is what every fork of the server
+ * copies (docs/density.md): a longer path is refused at creation. */
+#define NSBOX_CGROUP_PATH_MAX 512
+
 struct nsbox_cgroup {
     enum nsbox_cgroup_kind kind;
-    char v2[PATH_MAX];                                 /* the sandbox's cgroup directory */
-    char mem[PATH_MAX], pids[PATH_MAX], cpu[PATH_MAX]; /* v1 */
+    char v2[NSBOX_CGROUP_PATH_MAX]; /* the sandbox's cgroup directory */
+    char mem[NSBOX_CGROUP_PATH_MAX], pids[NSBOX_CGROUP_PATH_MAX],
+        cpu[NSBOX_CGROUP_PATH_MAX]; /* v1 */
     /* v1: the groups made beside those three (NSBOX_CG_V1_*), named as
      * they are (BASE/freezer/nsbox/NAME, derived from pids): bits, not
      * paths, so that the record stays its size (runtime/freezer.h). */

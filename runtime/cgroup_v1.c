@@ -156,9 +156,13 @@ static int v1_create(const char *base, const char *name, const struct nsbox_cgro
     bool made = true;
 
     for (size_t i = 0; i < 3 && made; i++) {
-        snprintf(dirs[i], PATH_MAX, "%.*s/%s/nsbox/%s", PATH_MAX - 100, base,
-                 nsbox_cgroup_controllers[i], name);
-        if (mkdir(dirs[i], 0755) < 0) {
+        int n = snprintf(dirs[i], NSBOX_CGROUP_PATH_MAX, "%s/%s/nsbox/%s", base,
+                         nsbox_cgroup_controllers[i], name);
+        if (n < 0 || n >= NSBOX_CGROUP_PATH_MAX) {
+            nsbox_err_set(err, ENAMETOOLONG, "the cgroup path under %.200s is too long", base);
+            dirs[i][0] = '\0';
+            made = false;
+        } else if (mkdir(dirs[i], 0755) < 0) {
             nsbox_err_sys(err, "cannot create cgroup %s", dirs[i]);
             dirs[i][0] = '\0'; /* not ours: never removed */
             made = false;

@@ -183,7 +183,11 @@ static int v2_create(const char *base, const char *name, const struct nsbox_cgro
 {
     struct nsbox_err ignored;
 
-    snprintf(out->v2, sizeof(out->v2), "%.*s/%s", PATH_MAX - 80, base, name);
+    int n = snprintf(out->v2, sizeof(out->v2), "%s/%s", base, name);
+    if (n < 0 || n >= (int)sizeof(out->v2)) {
+        out->v2[0] = '\0';
+        return nsbox_err_set(err, ENAMETOOLONG, "the cgroup path under %.200s is too long", base);
+    }
     if (mkdir(out->v2, 0755) < 0)
         return nsbox_err_sys(err, "cannot create cgroup %s", out->v2);
     if (apply_limits(out->v2, limits, err) < 0) {

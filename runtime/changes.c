@@ -132,9 +132,11 @@ static void locate(const struct nsbox_sandbox *sb, const char *cwd, struct nsbox
     if (in_ws) {
         snprintf(s->base, sizeof(s->base), "%s", sb->workspace);
         snprintf(s->rel, sizeof(s->rel), "%s", cwd + n);
-    } else if (sb->disk.fd >= 0) {
+    } else if (sb->disk.kind == NSBOX_DISK_TMPFS &&
+               (s->fd = nsbox_sandbox_disk_open(sb, NULL)) >= 0) {
         /* A tmpfs disk, mounted only in the sandbox's namespace. */
-        snprintf(s->base, sizeof(s->base), "/proc/self/fd/%d/upper", sb->disk.fd);
+        s->holds_fd = true;
+        snprintf(s->base, sizeof(s->base), "/proc/self/fd/%d/upper", s->fd);
         snprintf(s->rel, sizeof(s->rel), "%s", cwd);
     } else {
         snprintf(s->base, sizeof(s->base), "%s/upper", sb->state_dir);
@@ -158,6 +160,9 @@ void nsbox_snapshot_free(struct nsbox_snapshot *s)
     free(s->v);
     s->v = NULL;
     s->n = s->cap = 0;
+    if (s->holds_fd)
+        close(s->fd);
+    s->holds_fd = false;
 }
 
 const char *nsbox_change_kind_name(enum nsbox_change_kind k)

@@ -31,6 +31,10 @@ struct nsbox_snapshot {
     bool truncated;      /* more files than the walk looks at */
     char base[PATH_MAX]; /* the host directory the tree lives in */
     char rel[PATH_MAX];  /* the working directory beneath it ("" itself) */
+    /* base is /proc/self/fd/FD/upper of a tmpfs disk's fd, held until
+     * nsbox_snapshot_free (the handle itself may hold none). */
+    bool holds_fd;
+    int fd;
 };
 
 /* The regular files under cwd (a path inside sb; NULL: its workdir) as

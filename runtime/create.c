@@ -37,6 +37,13 @@ int nsbox_sandbox_create(const struct nsbox_sandbox_config *cfg, struct nsbox_sa
     out->rootless = cfg->rootless_map != NULL;
     if (out->rootless)
         out->idmap = *cfg->rootless_map;
+    if ((cfg->workdir && strlen(cfg->workdir) >= sizeof(out->workdir)) ||
+        (cfg->workspace && strlen(cfg->workspace) >= sizeof(out->workspace)))
+        return nsbox_err_set(err, ENAMETOOLONG, "the %s path is longer than %d bytes",
+                             cfg->workspace && strlen(cfg->workspace) >= sizeof(out->workspace)
+                                 ? "workspace"
+                                 : "workdir",
+                             NSBOX_SANDBOX_PATH_MAX - 1);
     /* For the state file: where a run's files live (nsbox_changes_take). */
     snprintf(out->workdir, sizeof(out->workdir), "%s", cfg->workdir ? cfg->workdir : "");
     snprintf(out->workspace, sizeof(out->workspace), "%s", cfg->workspace ? cfg->workspace : "");

@@ -297,14 +297,16 @@ int nsbox_sandbox_disk_usage(const struct nsbox_sandbox *sb, struct nsbox_disk_u
                                    .limit_bytes = sb->disk.limit_bytes,
                                    .limit_inodes = sb->disk.limit_inodes};
     switch (sb->disk.kind) {
-    case NSBOX_DISK_TMPFS:
-        if (sb->disk.fd < 0)
-            return nsbox_err_set(err, EBADF, "no handle on the disk of sandbox %s", sb->id);
-        if (fstatfs(sb->disk.fd, &sf) < 0)
+    case NSBOX_DISK_TMPFS: {
+        _cleanup_close_ int fd = nsbox_sandbox_disk_open(sb, err);
+        if (fd < 0)
+            return -1;
+        if (fstatfs(fd, &sf) < 0)
             return nsbox_err_sys(err, "cannot statfs the disk of sandbox %s", sb->id);
         u->used_bytes = (uint64_t)(sf.f_blocks - sf.f_bfree) * (uint64_t)sf.f_bsize;
         u->used_inodes = (uint64_t)(sf.f_files - sf.f_ffree);
         return 0;
+    }
     case NSBOX_DISK_QUOTA:
         snprintf(path, sizeof(path), "%s/upper", sb->state_dir);
         return nsbox_quota_used(path, sb->disk.projid, &u->used_bytes, &u->used_inodes, err);

@@ -170,6 +170,7 @@ static int start_child(struct ll_spawn *s, struct nsbox_err *err)
         child_main(s);
     s->sb->pid = pid;
     s->sb->pidfd = nsbox_pidfd_open(pid, 0);
+    s->sb->own_child = true; /* fork()ed here: ours until the stop reaps it */
     nsbox_spawn_close_fd(&s->fds.err_w);
     nsbox_spawn_close_fd(&s->fds.ctl_child);
     return nsbox_spawn_await(s->fds.err_r, err);

@@ -43,7 +43,10 @@ static int load_state(const char *state_root, const char *id, struct nsbox_sandb
     if (!valid_id(id))
         return nsbox_err_set(err, EINVAL, "invalid sandbox id \"%.40s\"", id);
     snprintf(sb->id, sizeof(sb->id), "%s", id);
-    snprintf(sb->state_dir, sizeof(sb->state_dir), "%s/%s", state_root, id);
+    int n = snprintf(sb->state_dir, sizeof(sb->state_dir), "%s/%s", state_root, id);
+    if (n < 0 || n >= (int)sizeof(sb->state_dir))
+        return nsbox_err_set(err, ENAMETOOLONG, "the store's path %.200s... is too long",
+                             state_root);
     _cleanup_close_ int dfd = open(sb->state_dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
     if (dfd < 0)
         return nsbox_err_set(err, ENOENT, "no sandbox %s", id);
@@ -105,6 +108,27 @@ void nsbox_sandbox_close(struct nsbox_sandbox *sb)
     sb->ctl = sb->pidfd = sb->disk.fd = -1;
 }
 
+void nsbox_sandbox_trim(struct nsbox_sandbox *sb)
+{
+    if (sb->disk.fd >= 0)
+        close(sb->disk.fd);
+    sb->disk.fd = -1;
+    if (sb->own_child && sb->pid > 0 && sb->pidfd >= 0) {
+        close(sb->pidfd);
+        sb->pidfd = -1;
+    }
+}
+
+/* A dropped pidfd (nsbox_sandbox_trim) back before init is signalled:
+ * init is our unreaped child, so sb->pid is still its pid, alive or a
+ * zombie.  Without one (pidfd_open failing), the pid-only paths below
+ * are as safe for our own child. */
+static void pidfd_reopen(struct nsbox_sandbox *sb)
+{
+    if (sb->pidfd < 0 && sb->own_child && sb->pid > 0)
+        sb->pidfd = nsbox_pidfd_open(sb->pid, 0);
+}
+
 /* stop_init without a pidfd (kernels before 5.3): the pid was init's when
  * the state was read.  Not our child: wait up to 5 s for it to die; a
  * zombie counts as dead (its reaper may take its time), as for a pidfd. */
@@ -132,6 +156,7 @@ static void kill_session(const struct nsbox_sandbox *sb)
  * waits until it is gone. */
 static void stop_init(struct nsbox_sandbox *sb)
 {
+    pidfd_reopen(sb);
     kill_session(sb);
     if (sb->pidfd >= 0) {
         nsbox_pidfd_send_signal(sb->pidfd, SIGKILL);
@@ -246,6 +271,7 @@ int nsbox_sandbox_destroy(struct nsbox_sandbox *sb, struct nsbox_err *err)
 
 bool nsbox_sandbox_kill_wait(struct nsbox_sandbox *sb, int timeout_ms)
 {
+    pidfd_reopen(sb);
     kill_session(sb);
     if (sb->pidfd < 0) {
         if (sb->pid > 0)
@@ -263,6 +289,7 @@ bool nsbox_sandbox_kill_wait(struct nsbox_sandbox *sb, int timeout_ms)
 int nsbox_sandbox_destroy_detached(struct nsbox_sandbox *sb, struct nsbox_err *err)
 {
     /* Everything in the sandbox dies now, whatever happens next. */
+    pidfd_reopen(sb);
     kill_session(sb);
     if (sb->pidfd >= 0)
         nsbox_pidfd_send_signal(sb->pidfd, SIGKILL);

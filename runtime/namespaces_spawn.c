@@ -571,6 +571,7 @@ static int start_child(struct spawn *s, uint32_t base, struct nsbox_err *err)
         return nsbox_err_sys(err, "cannot create the sandbox's namespaces (see `nsbox doctor`)");
     s->sb->pid = pid;
     s->sb->pidfd = nsbox_pidfd_open(pid, 0);
+    s->sb->own_child = true; /* adopted when the helper exited */
     nsbox_spawn_close_fd(&s->fds.err_w);
     nsbox_spawn_close_fd(&s->sync_r);
     nsbox_spawn_close_fd(&s->fds.ctl_child);

@@ -25,8 +25,8 @@ static void close_fd(int *fd)
 
 /* A new control connection: one end to init over the sandbox's, the other
  * ours.  init first sends a tmpfs disk's fd on it, as on any connection:
- * not needed here. */
-int nsbox_sandbox_attach(struct nsbox_sandbox *sb, struct nsbox_err *err)
+ * *disk gets it when asked for (else it is closed). */
+static int attach(const struct nsbox_sandbox *sb, int *disk, struct nsbox_err *err)
 {
     int sp[2];
     struct nsbox_msg_attach m = {.type = NSBOX_MSG_ATTACH};
@@ -42,21 +42,45 @@ int nsbox_sandbox_attach(struct nsbox_sandbox *sb, struct nsbox_err *err)
         return -1;
     }
     if (sb->disk.kind == NSBOX_DISK_TMPFS) {
-        char buf[64];
-        int fds[3];
+        struct nsbox_msg_disk d;
+        int fds[3] = {-1, -1, -1};
         struct pollfd pfd = {.fd = sp[0], .events = POLLIN};
         ssize_t n = 0;
         if (poll(&pfd, 1, 10000) == 1)
-            n = nsbox_proto_recv(sp[0], buf, sizeof(buf), fds, NULL);
-        for (int i = 0; n > 0 && i < 3; i++)
+            n = nsbox_proto_recv(sp[0], &d, sizeof(d), fds, NULL);
+        bool ok = n == (ssize_t)sizeof(d) && d.type == NSBOX_MSG_DISK && fds[0] >= 0;
+        for (int i = disk != NULL && ok ? 1 : 0; n > 0 && i < 3; i++)
             if (fds[i] >= 0)
                 close(fds[i]);
-        if (n <= 0) {
+        if (!ok) {
             close(sp[0]);
             return nsbox_err_set(err, EPIPE, "sandbox %s refused a new connection", sb->id);
         }
+        if (disk != NULL)
+            *disk = fds[0];
     }
     return sp[0];
+}
+
+int nsbox_sandbox_attach(struct nsbox_sandbox *sb, struct nsbox_err *err)
+{
+    return attach(sb, NULL, err);
+}
+
+int nsbox_sandbox_disk_open(const struct nsbox_sandbox *sb, struct nsbox_err *err)
+{
+    if (sb->disk.kind != NSBOX_DISK_TMPFS)
+        return nsbox_err_set(err, EINVAL, "sandbox %s has no tmpfs disk", sb->id);
+    if (sb->disk.fd >= 0) {
+        int fd = fcntl(sb->disk.fd, F_DUPFD_CLOEXEC, 3);
+        return fd >= 0 ? fd : nsbox_err_sys(err, "cannot open the disk of sandbox %s", sb->id);
+    }
+    int disk = -1;
+    int c = attach(sb, &disk, err);
+    if (c < 0)
+        return -1;
+    close(c); /* init forgets the connection; the disk's fd stays ours */
+    return disk;
 }
 
 /* The master of a terminal exec: init sends it (NSBOX_MSG_PTY) right

@@ -119,19 +119,29 @@ struct nsbox_sandbox_config {
     enum nsbox_isolation isolation;
 };
 
+/* The longest state directory, workdir and workspace path a sandbox takes
+ * (longer ones are refused at creation): a server keeps one struct per
+ * sandbox, and its size is what every fork of the server copies
+ * (docs/density.md). */
+#define NSBOX_SANDBOX_PATH_MAX 1024
+
 struct nsbox_sandbox {
     char id[NSBOX_ID_LEN + 1];
     pid_t pid; /* init, as the host sees it */
-    int pidfd; /* -1 when not ours */
+    int pidfd; /* -1 when not ours, or dropped (own_child, nsbox_sandbox_trim) */
     int ctl;   /* control socket, or -1 */
-    char state_dir[PATH_MAX];
+    /* init is this process's child (adopted: nsbox is a subreaper), and
+     * only the stop reaps it: its pid cannot be reused while this handle
+     * lives, so the pidfd may be dropped and opened again to signal it. */
+    bool own_child;
+    char state_dir[NSBOX_SANDBOX_PATH_MAX];
     struct nsbox_cgroup cgroup;
     bool rootless;
-    struct nsbox_idmap idmap; /* rootless: the map its ids live in (else empty) */
-    char limits_note[384];    /* which limits are really in force */
-    struct nsbox_disk disk;   /* its writable layer's bound (disk.h) */
-    char workdir[PATH_MAX];   /* the default working directory inside */
-    char workspace[PATH_MAX]; /* the host directory mounted at workdir, or "" */
+    struct nsbox_idmap idmap;               /* rootless: the map its ids live in (else empty) */
+    char limits_note[384];                  /* which limits are really in force */
+    struct nsbox_disk disk;                 /* its writable layer's bound (disk.h) */
+    char workdir[NSBOX_SANDBOX_PATH_MAX];   /* the default working directory inside */
+    char workspace[NSBOX_SANDBOX_PATH_MAX]; /* the host directory mounted at workdir, or "" */
     enum nsbox_isolation isolation;
     int landlock_abi; /* landlock mode: the kernel's Landlock ABI */
 };
@@ -161,6 +171,17 @@ bool nsbox_sandbox_kill_wait(struct nsbox_sandbox *sb, int timeout_ms);
 
 /* Closes the handle without stopping a detached sandbox. */
 void nsbox_sandbox_close(struct nsbox_sandbox *sb);
+
+/* Drops what an idle handle need not hold (docs/density.md), leaving the
+ * control socket: the tmpfs disk's fd (nsbox_sandbox_disk_open gets one
+ * when needed) and, when init is our own child, its pidfd (opened again
+ * by the stop).  Not while another thread uses sb. */
+void nsbox_sandbox_trim(struct nsbox_sandbox *sb);
+
+/* A new fd of the sandbox's tmpfs disk root (the caller closes it): a dup
+ * of the one held, else handed over by init on a new connection.  Returns
+ * the fd, or -1 with err (EINVAL: the disk is not a tmpfs). */
+int nsbox_sandbox_disk_open(const struct nsbox_sandbox *sb, struct nsbox_err *err);
 
 struct nsbox_disk_usage {
     enum nsbox_disk_kind kind;

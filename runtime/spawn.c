@@ -43,7 +43,11 @@ int nsbox_sandbox_make_state_dir(struct nsbox_sandbox *sb, const char *state_roo
     static const char *const subdirs[] = {"upper", "work", "merged", "lower", "ws", "disk", "etc"};
     char path[PATH_MAX + 16];
 
-    snprintf(sb->state_dir, sizeof(sb->state_dir), "%s/%s", state_root, sb->id);
+    /* Room is left for STATE_DIR/upper (landlock's workdir). */
+    int n = snprintf(sb->state_dir, sizeof(sb->state_dir), "%s/%s", state_root, sb->id);
+    if (n < 0 || n >= (int)sizeof(sb->state_dir) - 16)
+        return nsbox_err_set(err, ENAMETOOLONG, "the store's path %.200s... is too long",
+                             state_root);
     snprintf(path, sizeof(path), "%s/.new-%s", state_root, sb->id);
     if (mkdir(path, 0700) < 0)
         return nsbox_err_sys(err, "cannot create %s", path);

@@ -45,9 +45,10 @@ int nsbox_sandbox_upper_open(const struct nsbox_sandbox *sb, struct nsbox_idmap 
         return nsbox_err_set(err, EIO, "sandbox %s has no id map on record", sb->id);
     int fd;
     if (sb->disk.kind == NSBOX_DISK_TMPFS) {
-        if (sb->disk.fd < 0)
-            return nsbox_err_set(err, EBADF, "sandbox %s's disk is not open", sb->id);
-        fd = openat(sb->disk.fd, "upper", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        _cleanup_close_ int disk = nsbox_sandbox_disk_open(sb, err);
+        if (disk < 0)
+            return -1;
+        fd = openat(disk, "upper", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
     } else {
         _cleanup_close_ int dfd = open(sb->state_dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
         fd = dfd < 0 ? -1 : openat(dfd, "upper", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);

@@ -39,6 +39,8 @@
 #   BENCH_RUNS      timed rounds (samples per side; default 5)
 #   BENCH_REPEAT    commands per sample in the runtime benchmarks (default 20)
 #   NSBOX           the binary to measure (default build/nsbox)
+#   BENCH_DENSITY   sandbox counts for the density benchmark (default 1000;
+#                   e.g. 1000,5000,10000)
 #   NSBOX_FIXTURES  fixture directory (default /var/cache/nsbox/fixtures)
 #   TMPDIR          where the scratch directory goes (default /tmp); the
 #                   stores, layouts and rootfs trees are written there
@@ -71,7 +73,7 @@ RUNS=${BENCH_RUNS:-5}
 # benchlib.py, for the Python benchmarks and the tables written here in Python
 export PYTHONPATH=$ROOT/tests/bench${PYTHONPATH:+:$PYTHONPATH}
 
-BENCHES=(pull_unpack_python unpack_python sandbox_start exec_live idle_sandboxes mcp_execute mcp_interp mcp_rich egress file_urls node_capacity services zygote fork pause context_fork)
+BENCHES=(pull_unpack_python unpack_python sandbox_start exec_live idle_sandboxes mcp_execute mcp_interp mcp_rich egress file_urls node_capacity services zygote fork pause context_fork density)
 
 say() { printf 'bench: %s\n' "$*" >&2; }
 die() {
@@ -820,6 +822,19 @@ bench_pause() {
 bench_context_fork() {
 	need_default_store
 	relay python3 "$ROOT/tests/bench/context_fork_bench.py" "$NSBOX" "$DEF_STORE" "${BENCH_CONTEXT_FORK_ROUNDS:-20}"
+}
+
+# ---- density: many kept sandboxes in one server (issue #29, docs/density.md) ---
+
+# tests/bench/density_bench.py: kept sandboxes made one after another in one
+# `nsbox serve` up to each size of BENCH_DENSITY (default 1000; e.g.
+# BENCH_DENSITY=1000,5000,10000): create time at the end against the first
+# 100, run_command latency in every one, MemAvailable, server fds and RSS
+# per sandbox.
+bench_density() {
+	need_runtime_store
+	relay python3 "$ROOT/tests/bench/density_bench.py" "$NSBOX" "$RT_STORE" "oci:$F/oci/python:latest" \
+		"${BENCH_DENSITY:-1000}"
 }
 
 # ---- main --------------------------------------------------------------------
