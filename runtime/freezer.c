@@ -176,7 +176,12 @@ int nsbox_freezer_host(char *why, size_t why_size)
 
 int nsbox_sandbox_open_finish(struct nsbox_sandbox *sb, struct nsbox_err *err)
 {
-    if (sb->disk.kind != NSBOX_DISK_TMPFS || sb->disk.fd >= 0 || sb->ctl < 0)
+    /* Only a handover nsbox_sandbox_open left: a disk fd dropped since
+     * (nsbox_sandbox_trim) is asked for anew when needed, never sent. */
+    if (!sb->disk_pending || sb->ctl < 0)
+        return 0;
+    sb->disk_pending = false;
+    if (sb->disk.fd >= 0)
         return 0;
     return nsbox_disk_fd_recv(sb, err);
 }

@@ -89,8 +89,13 @@ int nsbox_sandbox_open(const char *state_root, const char *id, struct nsbox_sand
     }
     /* A paused sandbox's init cannot hand its disk over until thawed:
      * nsbox_sandbox_open_finish takes it then (runtime/freezer.h). */
-    if (out->disk.kind == NSBOX_DISK_TMPFS && nsbox_freezer_state(out) != 1 &&
-        nsbox_disk_fd_recv(out, err) < 0) {
+    if (out->disk.kind != NSBOX_DISK_TMPFS)
+        return 0;
+    if (nsbox_freezer_state(out) == 1) {
+        out->disk_pending = true;
+        return 0;
+    }
+    if (nsbox_disk_fd_recv(out, err) < 0) {
         nsbox_sandbox_close(out);
         return -1;
     }

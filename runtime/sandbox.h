@@ -134,6 +134,9 @@ struct nsbox_sandbox {
      * only the stop reaps it: its pid cannot be reused while this handle
      * lives, so the pidfd may be dropped and opened again to signal it. */
     bool own_child;
+    /* nsbox_sandbox_open of a paused sandbox: init's disk handover is still
+     * to be read from ctl (nsbox_sandbox_open_finish). */
+    bool disk_pending;
     char state_dir[NSBOX_SANDBOX_PATH_MAX];
     struct nsbox_cgroup cgroup;
     bool rootless;
