@@ -7,9 +7,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <jansson.h>
-#include <openssl/crypto.h>
-#include <openssl/evp.h>
-#include <openssl/hmac.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,9 +14,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <openssl/crypto.h> /* CRYPTO_memcmp */
+
 #include "../common/cleanup.h"
 #include "../common/cleanup_json.h"
 #include "../common/fsutil.h"
+#include "../common/hmac.h"
 #include "../images/commit.h"
 #include "../runtime/upper.h"
 
@@ -64,11 +64,11 @@ static int load_key(int store_fd, unsigned char key[KEY_LEN], struct nsbox_err *
 }
 
 static void hmac_hex(const unsigned char key[KEY_LEN], const char *text, size_t len,
-                     char hex[2 * EVP_MAX_MD_SIZE + 1])
+                     char hex[2 * NSBOX_HMAC_LEN + 1])
 {
-    unsigned char mac[EVP_MAX_MD_SIZE];
-    unsigned int n = 0;
-    HMAC(EVP_sha256(), key, KEY_LEN, (const unsigned char *)text, len, mac, &n);
+    unsigned char mac[NSBOX_HMAC_LEN];
+    unsigned int n = NSBOX_HMAC_LEN;
+    nsbox_hmac_sha256(key, KEY_LEN, (const unsigned char *)text, len, mac);
     for (unsigned int i = 0; i < n; i++)
         sprintf(hex + 2 * i, "%02x", mac[i]);
     hex[2 * n] = '\0';
@@ -232,7 +232,7 @@ static int write_manifest(int store_fd, int dfd, const char *const *names, size_
                           uint64_t *total, struct nsbox_err *err)
 {
     unsigned char key[KEY_LEN];
-    char line[256], mac[2 * EVP_MAX_MD_SIZE + 1], digest[OCI_DIGEST_BUF];
+    char line[256], mac[2 * NSBOX_HMAC_LEN + 1], digest[OCI_DIGEST_BUF];
     uint64_t size;
     size_t cap = 4096, len = 0;
     _cleanup_free_ char *text = malloc(cap);
@@ -358,7 +358,7 @@ static bool name_ok(const char *s)
 static int manifest_read(int store_fd, int dfd, struct manifest *m, struct nsbox_err *err)
 {
     unsigned char key[KEY_LEN];
-    char mac[2 * EVP_MAX_MD_SIZE + 1];
+    char mac[2 * NSBOX_HMAC_LEN + 1];
     size_t len;
     _cleanup_close_ int fd = open_regular(dfd, "MANIFEST", err);
     if (fd < 0)

@@ -1,16 +1,13 @@
 /* Signed, expiring file URL tokens (see token.h). */
 #include "token.h"
 
+#include "../../common/hmac.h"
+
 #include <stdlib.h>
 #include <string.h>
 
-/* The low-level SHA-256, as mcp/http/core.c and oci/digest.c use it:
- * HMAC() and EVP would link OpenSSL 3's provider machinery into every
- * nsbox start (its relocations cost each `nsbox exec` 0.3 ms), and HMAC
- * over SHA-256 is a dozen lines (RFC 2104). */
-#define OPENSSL_SUPPRESS_DEPRECATED
+/* HMAC over the low-level SHA-256 (common/hmac.h): no EVP. */
 #include <openssl/crypto.h>
-#include <openssl/sha.h>
 
 #define VERSION 1
 #define MAC_LEN 32
@@ -21,30 +18,7 @@
 void mcp_file_hmac(const unsigned char *key, size_t key_len, const unsigned char *data, size_t len,
                    unsigned char mac[32])
 {
-    unsigned char k[64] = {0}, pad[64], inner[32];
-    SHA256_CTX ctx;
-
-    if (key_len > sizeof(k)) {
-        SHA256_Init(&ctx);
-        SHA256_Update(&ctx, key, key_len);
-        SHA256_Final(k, &ctx);
-    } else {
-        memcpy(k, key, key_len);
-    }
-    for (size_t i = 0; i < 64; i++)
-        pad[i] = k[i] ^ 0x36;
-    SHA256_Init(&ctx);
-    SHA256_Update(&ctx, pad, 64);
-    SHA256_Update(&ctx, data, len);
-    SHA256_Final(inner, &ctx);
-    for (size_t i = 0; i < 64; i++)
-        pad[i] = k[i] ^ 0x5c;
-    SHA256_Init(&ctx);
-    SHA256_Update(&ctx, pad, 64);
-    SHA256_Update(&ctx, inner, sizeof(inner));
-    SHA256_Final(mac, &ctx);
-    OPENSSL_cleanse(k, sizeof(k));
-    OPENSSL_cleanse(pad, sizeof(pad));
+    nsbox_hmac_sha256(key, key_len, data, len, mac);
 }
 
 bool mcp_file_path_ok(const char *path, size_t len)
