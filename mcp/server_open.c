@@ -133,6 +133,12 @@ int mcp_server_open(struct mcp_server *s, const struct mcp_config *c, const stru
         mcp_server_close(s);
         return -1;
     }
+    /* Sandboxes' inits are cloned from a small process forked now, not
+     * from this one once it has grown threads (docs/burst.md); without it
+     * they are cloned from here, slower under a burst. */
+    struct nsbox_err sp_err;
+    if (box_spawner_start(&s->boxes, &sp_err) < 0)
+        nsbox_warn("no spawner (sandboxes are cloned from the server): %s", sp_err.msg);
     struct nsbox_err gc_err;
     if (box_ctx_gc(&s->boxes, &gc_err) < 0)
         nsbox_warn("cleaning stale sandboxes: %s", gc_err.msg);
@@ -151,6 +157,7 @@ void mcp_server_close(struct mcp_server *s)
 {
     /* The spare sandbox and removals still under way. */
     mcp_pool_drain(s);
+    box_spawner_stop();
     box_bg_keeper_free(s->bg_keeper); /* every sandbox's set is gone by now */
     s->bg_keeper = NULL;
     if (s->opened)
