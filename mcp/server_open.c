@@ -101,6 +101,7 @@ int mcp_server_open(struct mcp_server *s, const struct mcp_config *c, const stru
         .ceilings = c->ceilings,
         .max_sandboxes = c->max_sandboxes,
         .max_watches = c->max_watches,
+        .call_queue = c->call_queue,
         .max_total = c->max_total,
         .max_commits = c->max_commits,
         .max_inline_kb = c->max_inline_kb,
