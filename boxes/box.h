@@ -117,7 +117,8 @@ struct box {
  * spawner that sandboxes' inits are cloned from from now on, a small
  * process forked now (runtime/spawner.h; docs/burst.md).  Call it early,
  * while the caller is small and has one thread.  Nothing in landlock
- * mode.  Returns 0 or -1. */
+ * mode, nor with NSBOX_SPAWNER=0 in the environment (make bench's
+ * baseline).  Returns 0 or -1. */
 int box_spawner_start(struct box_ctx *ctx, struct nsbox_err *err);
 
 /* Ends it (at the caller's end, no creation under way). */

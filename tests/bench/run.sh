@@ -71,7 +71,7 @@ RUNS=${BENCH_RUNS:-5}
 # benchlib.py, for the Python benchmarks and the tables written here in Python
 export PYTHONPATH=$ROOT/tests/bench${PYTHONPATH:+:$PYTHONPATH}
 
-BENCHES=(pull_unpack_python unpack_python sandbox_start exec_live idle_sandboxes mcp_execute mcp_interp mcp_rich egress file_urls node_capacity services)
+BENCHES=(pull_unpack_python unpack_python sandbox_start exec_live idle_sandboxes mcp_execute mcp_interp mcp_rich egress file_urls node_capacity services burst)
 
 say() { printf 'bench: %s\n' "$*" >&2; }
 die() {
@@ -784,6 +784,17 @@ bench_node_capacity() {
 bench_services() {
 	need_runtime_store
 	relay python3 "$ROOT/tests/bench/services_bench.py" "$NSBOX" "$RT_STORE" "oci:$F/oci/python:latest" "$RUNS"
+}
+
+# ---- burst: 100 sandbox_create + first command at once (issue #29, docs/burst.md) ----
+
+# tests/bench/burst_bench.py: 100 items (sandbox_create, then its first
+# run_command) released at once from 4 HTTP sessions of one serve --http,
+# and 50 through one stdio session, against the same item one at a time
+# (the baseline: what one create and its command cost uncontended).
+bench_burst() {
+	need_runtime_store
+	relay python3 "$ROOT/tests/bench/burst_bench.py" "$NSBOX" "$RT_STORE" "$RUNS" "oci:$F/oci/python:latest"
 }
 
 # ---- main --------------------------------------------------------------------
