@@ -61,6 +61,8 @@ struct buf {
 /* Appends n bytes (raw: no alignment); false when out of memory. */
 static bool append(struct buf *b, const void *data, size_t n)
 {
+    if (n == 0)
+        return !b->failed;
     if (b->len + n > b->cap) {
         size_t cap = b->cap ? b->cap * 2 : 4096;
         while (cap < b->len + n)
