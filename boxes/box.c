@@ -17,6 +17,7 @@
 #include "../common/cleanup.h"
 #include "../common/log.h"
 #include "../runtime/seccomp.h"
+#include "../runtime/spawner.h"
 #include "forward.h"
 #include "internal.h"
 #include "net.h"
@@ -228,6 +229,20 @@ static int create_landlock(struct box_ctx *ctx, const struct box_spec *spec, str
         return nsbox_err_set(err, ENOMEM, "out of memory");
     }
     return 0;
+}
+
+int box_spawner_start(struct box_ctx *ctx, struct nsbox_err *err)
+{
+    /* NSBOX_SPAWNER=0: the old way, for make bench's side by side. */
+    const char *off = getenv("NSBOX_SPAWNER");
+    if (ctx->isolation == NSBOX_ISOLATION_LANDLOCK || (off != NULL && strcmp(off, "0") == 0))
+        return 0;
+    return nsbox_spawner_start(err);
+}
+
+void box_spawner_stop(void)
+{
+    nsbox_spawner_stop();
 }
 
 int box_create(struct box_ctx *ctx, const struct box_spec *spec, struct box *box,

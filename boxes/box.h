@@ -119,6 +119,17 @@ struct box {
     bool pausing;
 };
 
+/* For a long-lived, many-threaded caller (the MCP server): starts the
+ * spawner that sandboxes' inits are cloned from from now on, a small
+ * process forked now (runtime/spawner.h; docs/burst.md).  Call it early,
+ * while the caller is small and has one thread.  Nothing in landlock
+ * mode, nor with NSBOX_SPAWNER=0 in the environment (make bench's
+ * baseline).  Returns 0 or -1. */
+int box_spawner_start(struct box_ctx *ctx, struct nsbox_err *err);
+
+/* Ends it (at the caller's end, no creation under way). */
+void box_spawner_stop(void);
+
 /* Looks up (or, with spec->pull, pulls) the image, leases it, merges env,
  * resolves the user, compiles the seccomp profile through the cache,
  * claims the workspace, applies box_defaults, and starts the sandbox;

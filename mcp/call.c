@@ -55,8 +55,13 @@ void mcp_call_finish(struct mcp_session *s, struct mcp_call *c)
     pthread_mutex_lock(&s->lock);
     mcp_call_release(c);
     s->n_running--;
+    /* In the same hold of the lock: n_running never falls to 0 while a
+     * call waits, nor does a new call take the slot before it. */
+    struct mcp_queued_call *next = mcp_call_queue_take(s);
     pthread_cond_broadcast(&s->idle);
     pthread_mutex_unlock(&s->lock);
+    if (next != NULL)
+        mcp_call_queue_start(s, next);
 }
 
 void mcp_call_cancel(struct mcp_call *c)

@@ -30,8 +30,20 @@ int mcp_call_claim(struct mcp_session *s, json_t *id, json_t *meta, int log_leve
 void mcp_call_release(struct mcp_call *c);
 
 /* A call's thread ends: frees its slot and counts it out of s->n_running,
- * waking whoever waits for the session's calls.  Takes s->lock itself. */
+ * waking whoever waits for the session's calls; the oldest queued
+ * tools/call, if any, takes the slot and starts.  Takes s->lock itself. */
 void mcp_call_finish(struct mcp_session *s, struct mcp_call *c);
+
+/* The call queue (protocol/tools_call.c; docs/burst.md).  s->lock held, a
+ * slot free: takes the oldest queued tools/call out of the queue and
+ * claims a slot for it; returns it, to be given to mcp_call_queue_start
+ * once s->lock is released, or NULL when none waits. */
+struct mcp_queued_call *mcp_call_queue_take(struct mcp_session *s);
+void mcp_call_queue_start(struct mcp_session *s, struct mcp_queued_call *q);
+
+/* The session ends: every queued call is dropped, unanswered.  Takes
+ * s->lock itself. */
+void mcp_call_queue_drop(struct mcp_session *s);
 
 /* Marks c cancelled and fires its cancel: whatever it runs is killed, and
  * whatever it would start next refused; a subscriptions/listen ends at

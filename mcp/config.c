@@ -291,6 +291,10 @@ static const struct opt opts[] = {
      false, NUM_SIZE},
     {"max-watches", "N", "files and directories a session may watch with resources/subscribe (64)",
      set_number, FIELD(max_watches), false, NUM_SIZE},
+    {"call-queue", "N",
+     "tools/calls a session may have waiting, beyond the 64 it runs at once, for a slot "
+     "(64; 0: refuse at once, as before); docs/burst.md",
+     set_number, FIELD(call_queue), false, NUM_COUNT},
     {"max-total-sandboxes", "N", "live sandboxes in the whole server (128)", set_number,
      FIELD(max_total), false, NUM_SIZE},
     {"spares", "N",
@@ -459,6 +463,7 @@ void mcp_config_init(struct mcp_config *c)
                      .workspace_mb = 8192},
         .max_sandboxes = 16,
         .max_watches = 64,
+        .call_queue = 64,
         .max_total = 128,
         .spares = 1,
         .max_commits = 16,

@@ -31,6 +31,7 @@ struct mcp_config {
     uint64_t checkpoint_mb;
     const char *checkpoint_dir;
     size_t max_watches;                   /* resources/subscribe per session */
+    size_t call_queue;                    /* --call-queue: tools/calls waiting per session */
     size_t max_inline_kb;                 /* the most max_inline_kb a call may ask for */
     struct mcp_lang langs[MCP_MAX_LANGS]; /* --image LANG=REF, owned */
     size_t n_langs;

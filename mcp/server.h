@@ -49,6 +49,7 @@ struct mcp_server {
     struct mcp_limits defaults, ceilings;
     size_t max_sandboxes; /* per session */
     size_t max_watches;   /* resources/subscribe watches per session (resources/watches.h) */
+    size_t call_queue;    /* tools/calls waiting per session for a slot (docs/burst.md) */
     size_t max_total;     /* live sandboxes, all sessions and spares */
     size_t max_commits;   /* sandbox_commit's images in the store; 0: no such tool */
     /* Checkpoints (tools/checkpoint.c): per tenant; 0: no such tools. */

@@ -104,6 +104,7 @@ int mcp_server_open(struct mcp_server *s, const struct mcp_config *c, const stru
         .ceilings = c->ceilings,
         .max_sandboxes = c->max_sandboxes,
         .max_watches = c->max_watches,
+        .call_queue = c->call_queue,
         .max_total = c->max_total,
         .max_commits = c->max_commits,
         .max_checkpoints = c->max_checkpoints,
@@ -157,6 +158,12 @@ int mcp_server_open(struct mcp_server *s, const struct mcp_config *c, const stru
         mcp_server_close(s);
         return nsbox_err_set(err, ENOMEM, "out of memory");
     }
+    /* Sandboxes' inits are cloned from a small process forked now, not
+     * from this one once it has grown threads (docs/burst.md); without it
+     * they are cloned from here, slower under a burst. */
+    struct nsbox_err sp_err;
+    if (box_spawner_start(&s->boxes, &sp_err) < 0)
+        nsbox_warn("no spawner (sandboxes are cloned from the server): %s", sp_err.msg);
     struct nsbox_err gc_err;
     if (box_ctx_gc(&s->boxes, &gc_err) < 0)
         nsbox_warn("cleaning stale sandboxes: %s", gc_err.msg);
@@ -181,6 +188,7 @@ void mcp_server_close(struct mcp_server *s)
     mcp_autopause_stop(s); /* every session has been forgotten by now */
     /* The spare sandbox and removals still under way. */
     mcp_pool_drain(s);
+    box_spawner_stop();
     box_bg_keeper_free(s->bg_keeper); /* every sandbox's set is gone by now */
     s->bg_keeper = NULL;
     if (s->opened)

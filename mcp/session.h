@@ -21,10 +21,11 @@
 
 #define MCP_MAX_CALLS 64
 
-struct mcp_server;   /* server.h */
-struct mcp_sandbox;  /* sandbox.h */
-struct mcp_task;     /* tasks/tasks.h */
-struct mcp_reported; /* resources/listing.c */
+struct mcp_server;      /* server.h */
+struct mcp_sandbox;     /* sandbox.h */
+struct mcp_task;        /* tasks/tasks.h */
+struct mcp_reported;    /* resources/listing.c */
+struct mcp_queued_call; /* protocol/tools_call.c */
 
 /* mcp_call.log_level of a legacy call: the session's logging/setLevel. */
 #define MCP_LOG_SESSION (-2)
@@ -105,6 +106,10 @@ struct mcp_session {
     void (*hand_over)(struct mcp_session *s);
     struct mcp_call calls[MCP_MAX_CALLS];
     size_t n_running;
+    /* tools/calls waiting for a slot, oldest first (protocol/tools_call.c,
+     * bounded by cfg->call_queue); each counts in n_running. */
+    struct mcp_queued_call *queued, *queued_tail;
+    size_t n_queued;
     struct mcp_task *tasks; /* tasks/tasks.h */
     size_t n_tasks;
     pthread_cond_t idle;     /* n_running fell */

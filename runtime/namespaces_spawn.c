@@ -48,6 +48,8 @@
 #include "sandbox.h"
 #include "seccomp.h"
 #include "spawn.h"
+#include "spawn_ns.h"
+#include "spawner.h"
 #include "state.h"
 
 #ifndef CLONE_NEWTIME
@@ -59,27 +61,6 @@
 #define ROOT_RANGE_BASE 2147483648u
 #define ROOT_RANGE_SIZE 65536u
 #define ROOT_RANGE_SLOTS 32000u
-
-struct spawn {
-    const struct nsbox_sandbox_config *cfg;
-    struct nsbox_sandbox *sb;
-    struct spawn_fds fds;     /* the error pipe, control socket, state lock (spawn.h) */
-    int sync_r, sync_w;       /* parent -> child: ids mapped, lower ready */
-    int slot_fd;              /* root: holds the id range */
-    int disk_fd;              /* the child's: a tmpfs disk's root, kept by init */
-    struct nsbox_oom_adj oom; /* the child's: init's oom_score_adj (oom_adj.h) */
-    /* The sanitizer build: where init reports (sanitizer.h). */
-    NSBOX_SAN(int san_fd;)
-    pid_t parent;
-    char lower[PATH_MAX];
-    /* A persistent workspace: its parent directory and its name there, and
-     * where the child opens it and its overlay's directories from (as root
-     * STATE/ws, the idmapped mount of the parent; rootless the parent
-     * itself), or "". */
-    char ws_parent[PATH_MAX];
-    char ws_name[NAME_MAX + 1];
-    char ws_base[PATH_MAX];
-};
 
 _Static_assert(NSBOX_MAX_BINDS == NSBOX_MOUNT_MAX_BINDS, "one bound for binds");
 
@@ -264,7 +245,7 @@ static int child_setup(struct spawn *s, struct nsbox_err *err)
     return nsbox_seccomp_install(cfg->seccomp, err);
 }
 
-static _Noreturn void child_main(struct spawn *s)
+_Noreturn void nsbox_ns_child_main(struct spawn *s)
 {
     struct nsbox_err err = {0};
 
@@ -477,7 +458,7 @@ static int spawn_fds(struct spawn *s, struct nsbox_err *err)
 /* Runs in the helper.  On cgroup v2, clone3(CLONE_INTO_CGROUP) (Linux 5.7)
  * starts the child in its cgroup: no migration afterwards, and so no wait
  * for the RCU grace period a write to cgroup.procs costs. */
-static pid_t clone_into_cgroup(struct spawn *s, int flags, bool *placed)
+pid_t nsbox_ns_clone_into_cgroup(struct spawn *s, int flags, bool *placed)
 {
     if (s->sb->cgroup.kind == NSBOX_CGROUP_V2) {
         int cg = open(s->sb->cgroup.v2, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -527,6 +508,11 @@ static pid_t clone_via_helper(struct spawn *s, int flags, bool *placed)
     } msg = {-1, 0, EIO};
     int p[2];
 
+    /* A long-lived caller's spawner clones from a small process of its
+     * own (spawner.h): no copy of this one's address space. */
+    pid_t spawned = nsbox_spawner_clone(s, flags, placed);
+    if (spawned != -2)
+        return spawned;
     if (prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) < 0 || pipe2(p, O_CLOEXEC) < 0)
         return -1;
     pid_t helper = fork();
@@ -536,9 +522,9 @@ static pid_t clone_via_helper(struct spawn *s, int flags, bool *placed)
     }
     if (helper == 0) {
         bool pl = false;
-        pid_t pid = clone_into_cgroup(s, flags, &pl);
+        pid_t pid = nsbox_ns_clone_into_cgroup(s, flags, &pl);
         if (pid == 0)
-            child_main(s);
+            nsbox_ns_child_main(s);
         msg.pid = pid, msg.placed = pl, msg.err = errno;
         _exit(write(p[1], &msg, sizeof(msg)) == (ssize_t)sizeof(msg) ? 0 : 1);
     }

@@ -88,6 +88,7 @@ bool mcp_session_handle(struct mcp_session *s, const char *text, size_t len)
 
 void mcp_session_shutdown(struct mcp_session *s)
 {
+    mcp_call_queue_drop(s); /* what waits for a slot never starts */
     pthread_mutex_lock(&s->lock);
     /* Cancel whatever runs, then wait for the calls to come back. */
     for (size_t i = 0; i < MCP_MAX_CALLS; i++)

@@ -101,12 +101,16 @@ static void apart_from_progress(int64_t last_progress_ms)
         ;
 }
 
-struct call_job {
+struct mcp_queued_call {
     struct mcp_req *rq; /* held */
     const struct mcp_tool *tool;
     json_t *args;
     size_t slot;
     enum mcp_task_mode mode;
+    /* The call queue (docs/burst.md): the next queued call; the slot
+     * could not be claimed when it left the queue (out of fds). */
+    struct mcp_queued_call *next;
+    bool no_slot;
 };
 
 static json_t *tool_error(const char *msg)
@@ -130,7 +134,7 @@ static json_t *tool_result(const struct mcp_req *rq, struct mcp_result *r)
     return res;
 }
 
-static void job_free(struct call_job *job)
+static void job_free(struct mcp_queued_call *job)
 {
     mcp_req_release(job->rq);
     json_decref(job->args);
@@ -139,7 +143,7 @@ static void job_free(struct call_job *job)
 
 static void *call_thread(void *arg)
 {
-    struct call_job *job = arg;
+    struct mcp_queued_call *job = arg;
     struct mcp_session *s = job->rq->s;
     struct mcp_call *c = &s->calls[job->slot];
     struct nsbox_err err = {0};
@@ -196,6 +200,132 @@ static const struct mcp_tool *find_tool(struct mcp_session *s, const char *name)
     return NULL;
 }
 
+/* ---- the call queue ----
+ * A session runs at most MCP_MAX_CALLS calls at once; tools/calls beyond
+ * that wait here, oldest first, up to cfg->call_queue of them, instead of
+ * being refused.  A queued call counts in n_running from the moment it is
+ * queued (the session's end and stdio's drain wait for it), has no slot
+ * (no progress, no sandbox work) until a finishing call hands it its own
+ * in mcp_call_finish, and is dropped without a response when its request
+ * is cancelled or the session ends.  Task calls (2025-11-25 task mode) are
+ * never queued: their task must exist before the response. */
+
+/* s->lock held: claims a slot for job (mcp_call_claim's result). */
+static int claim_for(struct mcp_session *s, struct mcp_queued_call *job)
+{
+    int claimed = mcp_call_claim(s, job->rq->id, job->rq->meta, mcp_req_call_log_level(job->rq));
+    if (claimed >= 0) {
+        job->slot = (size_t)claimed;
+        s->calls[claimed].taskable = job->mode != MCP_TASK_NONE;
+    }
+    return claimed;
+}
+
+static void unlink_queued(struct mcp_session *s, struct mcp_queued_call *prev,
+                          struct mcp_queued_call *q)
+{
+    if (prev == NULL)
+        s->queued = q->next;
+    else
+        prev->next = q->next;
+    if (s->queued_tail == q)
+        s->queued_tail = prev;
+    q->next = NULL;
+    s->n_queued--;
+}
+
+struct mcp_queued_call *mcp_call_queue_take(struct mcp_session *s)
+{
+    struct mcp_queued_call *q = s->queued;
+    if (q == NULL)
+        return NULL;
+    int claimed = claim_for(s, q);
+    if (claimed == -1)
+        return NULL; /* no slot after all: a later finish hands one */
+    unlink_queued(s, NULL, q);
+    q->no_slot = claimed < 0;
+    return q;
+}
+
+static void start_thread(struct mcp_session *s, struct mcp_queued_call *job, struct mcp_task *task);
+
+void mcp_call_queue_start(struct mcp_session *s, struct mcp_queued_call *q)
+{
+    if (q->no_slot) {
+        pthread_mutex_lock(&s->lock);
+        s->n_running--;
+        pthread_cond_broadcast(&s->idle);
+        pthread_mutex_unlock(&s->lock);
+        mcp_reply(q->rq, tool_error("the server is out of file descriptors; try again"));
+        job_free(q);
+        return;
+    }
+    start_thread(s, q, NULL);
+}
+
+/* Takes out of s's queue (s->lock held) every call whose request id is id
+ * (NULL: every call), counting them out of n_running; returns them. */
+static struct mcp_queued_call *queue_remove(struct mcp_session *s, json_t *id)
+{
+    struct mcp_queued_call *out = NULL, *prev = NULL, *q = s->queued;
+    while (q != NULL) {
+        struct mcp_queued_call *next = q->next;
+        if (id == NULL || json_equal(q->rq->id, id)) {
+            unlink_queued(s, prev, q);
+            s->n_running--;
+            q->next = out;
+            out = q;
+        } else {
+            prev = q;
+        }
+        q = next;
+    }
+    if (out != NULL)
+        pthread_cond_broadcast(&s->idle);
+    return out;
+}
+
+/* Frees calls queue_remove took: no response (a cancelled request gets
+ * none; an ended session has no client). */
+static void drop_queued(struct mcp_queued_call *q)
+{
+    while (q != NULL) {
+        struct mcp_queued_call *next = q->next;
+        job_free(q);
+        q = next;
+    }
+}
+
+void mcp_call_queue_drop(struct mcp_session *s)
+{
+    pthread_mutex_lock(&s->lock);
+    struct mcp_queued_call *q = queue_remove(s, NULL);
+    pthread_mutex_unlock(&s->lock);
+    drop_queued(q);
+}
+
+/* job's thread, its slot claimed and counted in n_running. */
+static void start_thread(struct mcp_session *s, struct mcp_queued_call *job, struct mcp_task *task)
+{
+    pthread_t t;
+    pthread_attr_t attr;
+    pthread_attr_init(&attr);
+    pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+    if (pthread_create(&t, &attr, call_thread, job) != 0) {
+        if (task != NULL)
+            mcp_task_end(s, task, tool_error("the server is out of threads; try again"), NULL);
+        pthread_mutex_lock(&s->lock);
+        mcp_call_release(&s->calls[job->slot]);
+        s->n_running--;
+        pthread_cond_broadcast(&s->idle);
+        pthread_mutex_unlock(&s->lock);
+        if (task == NULL)
+            mcp_reply(job->rq, tool_error("the server is out of threads; try again"));
+        job_free(job);
+    }
+    pthread_attr_destroy(&attr);
+}
+
 void mcp_handle_tools_call(const struct mcp_req *rq)
 {
     struct mcp_session *s = rq->s;
@@ -218,26 +348,57 @@ void mcp_handle_tools_call(const struct mcp_req *rq)
         mcp_reply_error(rq, JSONRPC_METHOD_NOT_FOUND, "this tool does not run as a task");
         return;
     }
-    struct call_job *job = calloc(1, sizeof(*job));
+    struct mcp_queued_call *job = calloc(1, sizeof(*job));
     struct mcp_req *held = job ? mcp_req_hold(rq) : NULL;
     if (held == NULL) {
         free(job);
         mcp_reply(rq, tool_error("the server is out of memory; try again"));
         return;
     }
-    *job = (struct call_job){held, tool, args ? json_incref(args) : json_object(), 0, mode};
+    *job = (struct mcp_queued_call){
+        .rq = held, .tool = tool, .args = args ? json_incref(args) : json_object(), .mode = mode};
     pthread_mutex_lock(&s->lock);
-    int claimed = mcp_call_claim(s, rq->id, rq->meta, mcp_req_call_log_level(rq));
-    if (claimed < 0) {
+    /* Behind calls already waiting (first come, first served), unless it
+     * is a task call, which is never queued. */
+    int claimed = s->queued != NULL && mode != MCP_TASK_NOW ? -1 : claim_for(s, job);
+    if (claimed == -1 && mode != MCP_TASK_NOW && s->n_queued < s->cfg->call_queue) {
+        if (s->queued_tail != NULL)
+            s->queued_tail->next = job;
+        else
+            s->queued = job;
+        s->queued_tail = job;
+        s->n_queued++;
+        s->n_running++;
+        /* A slot freed some other way (a subscription's end) while calls
+         * waited: they take it now; else mcp_call_finish starts them. */
+        struct mcp_queued_call *ready = NULL, *q;
+        while ((q = mcp_call_queue_take(s)) != NULL) {
+            q->next = ready;
+            ready = q;
+        }
         pthread_mutex_unlock(&s->lock);
-        job_free(job);
-        mcp_reply(rq, tool_error(claimed == -1
-                                     ? "too many calls running at once; wait for one to finish"
-                                     : "the server is out of file descriptors; try again"));
+        while (ready != NULL) {
+            q = ready;
+            ready = q->next;
+            q->next = NULL;
+            mcp_call_queue_start(s, q);
+        }
         return;
     }
-    size_t slot = (size_t)claimed;
-    s->calls[slot].taskable = mode != MCP_TASK_NONE;
+    if (claimed < 0) {
+        size_t bound = s->cfg->call_queue;
+        pthread_mutex_unlock(&s->lock);
+        job_free(job);
+        if (claimed == -2)
+            mcp_reply(rq, tool_error("the server is out of file descriptors; try again"));
+        else if (bound > 0 && mode != MCP_TASK_NOW)
+            mcp_reply(rq, tool_error("too many calls running at once and waiting; wait for one "
+                                     "to finish (serve --call-queue)"));
+        else
+            mcp_reply(rq, tool_error("too many calls running at once; wait for one to finish"));
+        return;
+    }
+    size_t slot = job->slot;
     /* 2025-11-25's task exists before its handle goes out. */
     struct mcp_task *task = NULL;
     json_t *created = NULL;
@@ -258,23 +419,7 @@ void mcp_handle_tools_call(const struct mcp_req *rq)
     pthread_mutex_unlock(&s->lock);
     if (created != NULL)
         mcp_reply(rq, created);
-    job->slot = slot;
-    pthread_t t;
-    pthread_attr_t attr;
-    pthread_attr_init(&attr);
-    pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-    if (pthread_create(&t, &attr, call_thread, job) != 0) {
-        if (task != NULL)
-            mcp_task_end(s, task, tool_error("the server is out of threads; try again"), NULL);
-        pthread_mutex_lock(&s->lock);
-        mcp_call_release(&s->calls[slot]);
-        s->n_running--;
-        pthread_mutex_unlock(&s->lock);
-        if (task == NULL)
-            mcp_reply(rq, tool_error("the server is out of threads; try again"));
-        job_free(job);
-    }
-    pthread_attr_destroy(&attr);
+    start_thread(s, job, task);
 }
 
 static bool same_id(json_t *a, json_t *b)
@@ -293,5 +438,8 @@ void mcp_handle_cancelled(const struct mcp_req *rq)
     for (size_t i = 0; i < MCP_MAX_CALLS; i++)
         if (s->calls[i].task == NULL && same_id(s->calls[i].id, rid))
             mcp_call_cancel(&s->calls[i]);
+    /* One still waiting in the queue just leaves it, unanswered. */
+    struct mcp_queued_call *dropped = rid != NULL ? queue_remove(s, rid) : NULL;
     pthread_mutex_unlock(&s->lock);
+    drop_queued(dropped);
 }

@@ -73,7 +73,7 @@ RUNS=${BENCH_RUNS:-5}
 # benchlib.py, for the Python benchmarks and the tables written here in Python
 export PYTHONPATH=$ROOT/tests/bench${PYTHONPATH:+:$PYTHONPATH}
 
-BENCHES=(pull_unpack_python unpack_python sandbox_start exec_live idle_sandboxes mcp_execute mcp_interp mcp_rich egress file_urls node_capacity services zygote fork pause context_fork density)
+BENCHES=(pull_unpack_python unpack_python sandbox_start exec_live idle_sandboxes mcp_execute mcp_interp mcp_rich egress file_urls node_capacity services zygote fork pause context_fork density burst)
 
 say() { printf 'bench: %s\n' "$*" >&2; }
 die() {
@@ -835,6 +835,16 @@ bench_density() {
 	need_runtime_store
 	relay python3 "$ROOT/tests/bench/density_bench.py" "$NSBOX" "$RT_STORE" "oci:$F/oci/python:latest" \
 		"${BENCH_DENSITY:-1000}"
+}
+# ---- burst: 100 sandbox_create + first command at once (issue #29, docs/burst.md) ----
+
+# tests/bench/burst_bench.py: 100 items (sandbox_create, then its first
+# run_command) released at once from 4 HTTP sessions of one serve --http,
+# and 50 through one stdio session, against the same item one at a time
+# (the baseline: what one create and its command cost uncontended).
+bench_burst() {
+	need_runtime_store
+	relay python3 "$ROOT/tests/bench/burst_bench.py" "$NSBOX" "$RT_STORE" "$RUNS" "oci:$F/oci/python:latest"
 }
 
 # ---- main --------------------------------------------------------------------
