@@ -69,7 +69,8 @@ def hints(srv):
         {t["name"]: "network" in t["inputSchema"]["properties"] for t in tools}
 
 
-NET_TOOLS = {"sandbox_create", "execute_code", "run_command"}
+# sandbox_fork and sandbox_restore grant their new sandboxes a network of their own (docs/fork.md)
+NET_TOOLS = {"sandbox_create", "execute_code", "run_command", "sandbox_fork", "sandbox_restore"}
 
 # -- a server without a ceiling: no network at all ---------------------------------
 # (--install none: package installs reach a registry, open world of their own,
