@@ -175,7 +175,7 @@ int nsbox_seccomp_from_bytes(const void *data, size_t len, struct nsbox_seccomp 
     size_t n = len / sizeof(struct sock_filter);
     if (len == 0 || len % sizeof(struct sock_filter) != 0 || n > BPF_MAXINSNS)
         return nsbox_err_set(err, EINVAL, "not a compiled seccomp program (%zu bytes)", len);
-    struct nsbox_seccomp *f = malloc(sizeof(*f) + len);
+    struct nsbox_seccomp *f = calloc(1, sizeof(*f) + len); /* padding too: spawner.c */
     if (f == NULL)
         return nsbox_err_set(err, ENOMEM, "out of memory");
     f->len = (unsigned short)n;

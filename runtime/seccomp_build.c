@@ -183,7 +183,8 @@ static int export_bpf(scmp_filter_ctx ctx, const struct sock_filter *stub, size_
                              "the filter needs %zu BPF instructions; the kernel "
                              "takes at most %d",
                              n, BPF_MAXINSNS);
-    _cleanup_free_ struct nsbox_seccomp *f = malloc(sizeof(*f) + n * sizeof(*stub));
+    /* calloc: no uninitialised padding (runtime/spawner.c sends it whole). */
+    _cleanup_free_ struct nsbox_seccomp *f = calloc(1, sizeof(*f) + n * sizeof(*stub));
     if (f == NULL)
         return nsbox_err_set(err, ENOMEM, "out of memory");
     /* BPF jumps are relative: libseccomp's program works unchanged after
