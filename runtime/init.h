@@ -28,6 +28,15 @@ struct nsbox_init_config {
 };
 
 /* Runs the sandbox's pid 1 loop.  Never returns. */
+/* init_exec.c: what a command's child does between init's fork and its
+ * exec (never returns): its fds and tty, process group, limits, user,
+ * capabilities dropped, working directory, the files builtins, then the
+ * exec along the PATH of its environment (HOME set for its user). */
+struct nsbox_msg_exec;
+_Noreturn void nsbox_init_child_exec(const struct nsbox_init_config *cfg,
+                                     const struct nsbox_msg_exec *m, char **argv, char **env,
+                                     const char *cwd, const int fds[3], bool tty);
+
 /* init_ports.c: the NSBOX_MSG_CONNECT request in buf (len bytes, fds as
  * received: fds[0] the answer's socket, taken and closed).  Never blocks. */
 void nsbox_init_connect(const struct nsbox_init_config *cfg, const void *buf, size_t len,

@@ -98,6 +98,10 @@ int mcp_args_env(json_t *env, char ***out, struct nsbox_err *err);
 #define MCP_CONTEXT_FORK_NF 3
 extern const struct mcp_arg mcp_context_fork_fields[MCP_CONTEXT_FORK_NF];
 
+/* args_packages.c: the packages object o (sandbox_create's, or
+ * install_packages' less its own keys) into *out; strings borrowed from o. */
+int mcp_args_pkg(json_t *o, struct mcp_pkg_args *out, struct nsbox_err *err);
+
 /* The string argument name of a call of tool (declared in the table), or
  * NULL when absent. */
 static inline const char *str(int tool, json_t *args, const char *name)
