@@ -13,4 +13,14 @@ LOGS=$T/logs
 mkdir -p "$LOGS" && chmod 755 "$T"
 run_client density env NSBOX="$NSBOX" NSBOX_FIXTURES="$F" TMPDIR="$T" timeout 300 \
 	python3 "$ROOT/tests/density/density.py"
+# nsbox doctor's density line reports this host's own limits (read here
+# from /proc, not from nsbox).
+doc=$("$NSBOX" doctor 2>&1 | grep ' density ')
+hard=$(ulimit -Hn)
+pidmax=$(cat /proc/sys/kernel/pid_max)
+if printf '%s' "$doc" | grep -q "$hard hard" && printf '%s' "$doc" | grep -q "pid_max $pidmax"; then
+	pass doctor_density_host_limits
+else
+	fail doctor_density_host_limits "doctor: $doc; hard nofile $hard, pid_max $pidmax"
+fi
 finish

@@ -45,6 +45,18 @@ mkdir -p "$T/cli-rl" && chown nsboxtest "$T/cli-rl"
 cli_fork rootless "$T/cli-rl/store" runuser -u nsboxtest -- env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin \
 	HOME=/home/nsboxtest NSBOX_LIMITS=best-effort "$T/nsbox-cli"
 
+# nsbox doctor's checkpoint line carries criu check's own first error line
+# here (or says ok where criu check passes), read independently of nsbox.
+doc=$("$NSBOX" doctor 2>&1 | grep 'checkpoint (CRIU)')
+crit=$(criu check 2>&1 | grep -m1 'Error' | sed 's/^Error ([^)]*): *//; s/^[a-z]*: //')
+if [ -n "$crit" ] && printf '%s' "$doc" | grep -q '^warn' && printf '%s' "$doc" | grep -qF "$crit"; then
+	pass doctor_names_criu_reason
+elif [ -z "$crit" ] && printf '%s' "$doc" | grep -q '^ok'; then
+	pass doctor_names_criu_reason
+else
+	fail doctor_names_criu_reason "doctor: $doc; criu check: $crit"
+fi
+
 # The CRIU facts docs/fork.md states, on the 6.1 kernel of the VM harness
 # (tests/vm/guest-criu.sh: three checks).
 mkdir -p "$T/disk"
