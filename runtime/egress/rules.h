@@ -45,6 +45,22 @@ struct egress_rule {
     socklen_t addr_len;
     bool allow_private; /* a NAME rule may resolve to a private address */
     bool operator_only; /* ADDR and MAPPED: never from a model's request */
+    /* Method and path rules ("api.github.com GET,POST /repos/ORG/**"):
+     * the host's requests are read (TLS terminated) and each decided. */
+    bool l7;
+    uint8_t methods; /* EGRESS_M_* bits */
+    char paths[256]; /* canonical comma-separated globs ("/**" by default) */
+};
+
+enum {
+    EGRESS_M_GET = 1 << 0,
+    EGRESS_M_HEAD = 1 << 1,
+    EGRESS_M_POST = 1 << 2,
+    EGRESS_M_PUT = 1 << 3,
+    EGRESS_M_PATCH = 1 << 4,
+    EGRESS_M_DELETE = 1 << 5,
+    EGRESS_M_OPTIONS = 1 << 6,
+    EGRESS_M_ALL = (1 << 7) - 1,
 };
 
 struct egress_policy {
@@ -78,6 +94,25 @@ const struct egress_rule *egress_policy_match_addr(const struct egress_policy *p
 /* Every distinct port p allows, sorted, into ports (up to max); returns
  * how many. */
 size_t egress_policy_ports(const struct egress_policy *p, uint16_t *ports, size_t max);
+
+/* ---- method and path rules (docs/secrets.md) ---- */
+
+/* Whether r (an l7 rule) allows method on path (a cleaned path). */
+bool egress_rule_l7_allows(const struct egress_rule *r, const char *method, const char *path);
+
+/* The request-target's path into path (origin-form, or absolute-form's
+ * path; query and fragment dropped), or -1 and *why when ambiguous:
+ * %2f %5c %2e (any case), a backslash, an empty segment, a "." or ".."
+ * segment, a control, space or non-ASCII byte, or "*". */
+int egress_path_clean(const char *target, char *path, size_t size, const char **why);
+
+/* Whether some rule of p matching host:port has method and path rules. */
+bool egress_policy_inspects(const struct egress_policy *p, const char *host, uint16_t port);
+
+/* Whether p allows the request: some rule matching host:port has no
+ * method and path rules, or one that has allows method on path. */
+bool egress_policy_allows_request(const struct egress_policy *p, const char *host, uint16_t port,
+                                  const char *method, const char *path, char *why, size_t why_size);
 
 /* The policy as one comma-separated line of egress_rule_format texts. */
 void egress_policy_format(const struct egress_policy *p, char *buf, size_t size);
