@@ -45,11 +45,11 @@ struct egress_rule {
     socklen_t addr_len;
     bool allow_private; /* a NAME rule may resolve to a private address */
     bool operator_only; /* ADDR and MAPPED: never from a model's request */
-    /* Method and path rules ("api.github.com GET,POST /repos/ORG/**"):
-     * the host's requests are read (TLS terminated) and each decided. */
+    /* Method and path rules (docs/secrets.md: "api.github.com GET,POST
+     * PATHS"): the host's requests are read (TLS terminated), each decided. */
     bool l7;
     uint8_t methods; /* EGRESS_M_* bits */
-    char paths[256]; /* canonical comma-separated globs ("/**" by default) */
+    char paths[256]; /* canonical comma-separated globs (default: every path) */
 };
 
 enum {
