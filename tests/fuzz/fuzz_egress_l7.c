@@ -10,11 +10,15 @@
  * - a request event is allowed, names an allowed method and a path
  *   starting with '/'; a refusal says why and stays refused;
  * - used never exceeds the input, out_len never exceeds out_size;
+ * - the bearer secret's value appears in the output only as the value of
+ *   an Authorization: Bearer header on a connection to its host (unless
+ *   the input held it);
  * - the scrub's output has the input's length, holds no secret value,
  *   and does not depend on the split either. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "../../runtime/egress/l7.h"
 
@@ -147,6 +151,30 @@ static void same(const struct result *a, const struct result *b, const char *wha
             FAIL(what);
 }
 
+/* Where the bearer secret's value may appear in the output: only as the
+ * value of an Authorization header of a request to its host (unless the
+ * sandbox sent the value itself). */
+static void check_value_placement(const struct l7_ctx *ctx, const uint8_t *data, size_t size,
+                                  const struct result *r)
+{
+    const char *v = secrets[0].value;
+    size_t vn = strlen(v);
+    if (memmem(data, size, v, vn))
+        return;
+    static const char prefix[] = "\r\nauthorization: bearer ";
+    size_t pn = sizeof(prefix) - 1;
+    for (const uint8_t *p = r->out; (p = memmem(p, r->out_n - (size_t)(p - r->out), v, vn));
+         p++) {
+        if (strcmp(ctx->host, "api.test") != 0)
+            FAIL("a value substituted on a connection to another host");
+        size_t at = (size_t)(p - r->out);
+        if (at < pn || strncasecmp((const char *)p - pn, prefix, pn) != 0)
+            FAIL("a value substituted outside an Authorization: Bearer header");
+        if (at + vn + 2 > r->out_n || memcmp(p + vn, "\r\n", 2) != 0)
+            FAIL("a substituted value not ending its header line");
+    }
+}
+
 static void check_scrub(const uint8_t *data, size_t size, unsigned seed)
 {
     size_t cap = size + 8192;
@@ -199,6 +227,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     same(&whole, &pieces, "the output or the verdicts depend on how the input is split");
     run(&ctx, data, size, seed, true, 200000, &big);
     same(&whole, &big, "the output or the verdicts depend on the output buffer's size");
+    check_value_placement(&ctx, data, size, &whole);
     check_scrub(data, size, seed);
     return 0;
 }
