@@ -546,7 +546,7 @@ size_t egress_policy_ports(const struct egress_policy *p, uint16_t *ports, size_
  * or a wildcard above it; a wildcard covers a wildcard at or below its
  * suffix; addresses and mappings need the same rule.  A mapping covers a
  * name rule for its name and port: the name is all the sandbox sees. */
-static bool covers(const struct egress_rule *c, const struct egress_rule *r, uint16_t port)
+static bool covers(const struct egress_rule *c, const struct egress_rule *r, uint16_t port, bool l7)
 {
     if (!has_port(c, port))
         return false;
@@ -556,7 +556,7 @@ static bool covers(const struct egress_rule *c, const struct egress_rule *r, uin
     if (r->allow_private && !c->allow_private && c->kind != EGRESS_RULE_MAPPED)
         return false;
     /* Method and path rules: the ceiling's bound the request's. */
-    if (!egress_l7_within(c, r))
+    if (l7 && !egress_l7_within(c, r))
         return false;
     switch (r->kind) {
     case EGRESS_RULE_NAME:
@@ -583,13 +583,24 @@ bool egress_rule_within(const struct egress_policy *ceiling, const struct egress
     for (size_t j = 0; j < r->n_ports; j++) {
         bool ok = false;
         for (size_t i = 0; i < ceiling->n && !ok; i++)
-            ok = covers(&ceiling->rules[i], r, r->ports[j]);
+            ok = covers(&ceiling->rules[i], r, r->ports[j], true);
         if (ok)
             continue;
+        const struct egress_rule *host_only = NULL;
+        for (size_t i = 0; i < ceiling->n && !host_only; i++)
+            if (covers(&ceiling->rules[i], r, r->ports[j], false))
+                host_only = &ceiling->rules[i];
         if (why && why_size) {
             char text[RULE_TEXT_MAX];
             egress_rule_format(r, text, sizeof(text));
-            if (r->kind == EGRESS_RULE_NAME || r->kind == EGRESS_RULE_WILDCARD)
+            if (host_only) {
+                char have[RULE_TEXT_MAX];
+                egress_rule_format(host_only, have, sizeof(have));
+                snprintf(why, why_size,
+                         "%s port %u: the methods or paths of '%s' are not allowed by the "
+                         "operator, whose rule is '%s'",
+                         r->host, r->ports[j], text, have);
+            } else if (r->kind == EGRESS_RULE_NAME || r->kind == EGRESS_RULE_WILDCARD)
                 snprintf(why, why_size, "%s%s port %u%s is not allowed by the operator",
                          r->kind == EGRESS_RULE_WILDCARD ? "*." : "", r->host, r->ports[j],
                          r->allow_private ? " (with private addresses)" : "");

@@ -258,6 +258,18 @@ static void test_within(void)
     CHECK(within("api.test:443 GET /a/**|api.test:443 POST /b/**", "api.test:443 POST /b/c"));
     CHECK(!within("api.test:443 GET /a/**|api.test:443 POST /b/**", "api.test:443 GET,POST /b/c"));
     CHECK(within("api.test:443 GET /a/**|api.test:443", "api.test:443 GET,POST /b/c"));
+    /* the refusal names what is outside */
+    struct egress_policy c = {0}, r = {0};
+    struct nsbox_err err = {0};
+    char why[512] = "";
+    CHECK(egress_policy_add(&c, "api.test:443 GET /repos/ORG/**", &err) == 0);
+    CHECK(egress_policy_add(&r, "api.test:443 POST /repos/ORG/x", &err) == 0);
+    CHECK(!egress_rule_within(&c, &r.rules[0], why, sizeof(why)));
+    CHECK(strstr(why, "the methods or paths of 'api.test:443 POST /repos/ORG/x' are not allowed by "
+                      "the operator, whose rule is 'api.test:443 GET /repos/ORG/**'") != NULL);
+    CHECK(egress_policy_add(&r, "other.test:443 GET /x", &err) == 0);
+    CHECK(!egress_rule_within(&c, &r.rules[1], why, sizeof(why)));
+    CHECK_STR(why, "other.test port 443 is not allowed by the operator");
 }
 
 void suite_egress_rules_l7(void)
