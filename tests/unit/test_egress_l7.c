@@ -132,8 +132,8 @@ static void test_bodies_and_keepalive(void)
 {
     setup(open_rules);
     n_secrets = 0;
-    const char *req = "POST /a HTTP/1.1\r\nHost: api.test\r\nContent-Length: 11\r\n\r\nhello world"
-                      "PUT /b HTTP/1.1\r\nHost: api.test\r\nTransfer-Encoding: chunked\r\n\r\n"
+    const char *req = "POST /a HTTP/1.1\r\nHost: api.test.\r\nContent-Length:11\r\n\r\nhello world"
+                      "PUT /b HTTP/1.1\r\nHost: api.test\r\nTransfer-Encoding:\tChunked\r\n\r\n"
                       "5;ext=\"x y\"\r\nhello\r\n1A\r\nabcdefghijklmnopqrstuvwxyz\r\n0\r\n"
                       "X-Trailer: t\r\n\r\n"
                       "GET /c HTTP/1.1\r\nHost: api.test\r\n\r\n";
@@ -202,7 +202,14 @@ static void test_smuggling_refused(void)
                  "POST / HTTP/1.1\r\nHost: api.test\r\nContent-Length: %s\r\n\r\n", bad_cl[i]);
         expect_refused(req, "Content-Length that is not");
     }
+    expect_refused("POST / HTTP/1.1\r\nHost: api.test\r\nContent-Length: 5\r\n"
+                   "content-length: 5\r\n\r\nhello",
+                   "more than one Content-Length");
+    expect_refused("POST / HTTP/1.1\r\nHost: api.test\r\nTransfer-Encoding: chunked\x0b\r\n\r\n",
+                   "control byte");
+    expect_refused("POST / HTTP/1.1\r\nHost: api.test\r\nX@: y\r\n\r\n", "malformed header");
     expect_refused("GET / HTTP/1.1\r\nHost: api.test\r\nX-A: a\r\n b\r\n\r\n", "obs-fold");
+    expect_refused("GET / HTTP/1.1\r\nHost: api.test\r\n\tX: b\r\n\r\n", "obs-fold");
     expect_refused("GET / HTTP/1.1\r\nHost: api.test\r\nNoColon\r\n\r\n", "malformed header");
     expect_refused("GET / HTTP/1.1\r\nHost: api.test\r\nX-A : a\r\n\r\n", "malformed header");
     expect_refused("GET / HTTP/1.1\r\nHost: api.test\r\nTransfer-Encoding : chunked\r\n\r\n",
