@@ -69,6 +69,8 @@ def main():
     ap.add_argument("--requests", type=int, default=500)
     ap.add_argument("--connections", type=int, default=50)
     ap.add_argument("--mib", type=int, default=256)
+    ap.add_argument("--secret", action="store_true",
+                    help="bind a secret to the host: responses are scrubbed")
     a = ap.parse_args()
     th.ARGS = a
     d = tempfile.mkdtemp(prefix="nsbox-tls-bench.")
@@ -78,7 +80,10 @@ def main():
     env = dict(os.environ, SSL_CERT_FILE=f"{d}/ca.pem")
     up = th.Upstream(f"{d}/api.pem", f"{d}/api.key")
     helper = th.Helper(a.bin, state, env)
-    helper.send({"op": "config", "rules": ["api.test GET /v1/**,/big/*"], "secrets": []})
+    secrets = [{"name": "tok", "placeholder": th.PLACEHOLDER, "value": th.VALUE,
+                "hosts": ["api.test:443"], "header": "Authorization", "template": "Bearer {}"}]
+    helper.send({"op": "config", "rules": ["api.test GET /v1/**,/big/*"],
+                 "secrets": secrets if a.secret else []})
     assert helper.answer().get("ok")
     out = {}
     for name, opener in (("direct", lambda: direct(up, f"{d}/ca.pem")),
@@ -104,6 +109,7 @@ def main():
     out["throughput_ratio"] = round(out["nsbox_tls_download_mib_s"] / out["direct_download_mib_s"],
                                     2)
     out["download_mib"] = a.mib
+    out["scrubbed"] = a.secret
     print(json.dumps(out))
     helper.sock.shutdown(socket.SHUT_RDWR)
     helper.proc.wait(10)

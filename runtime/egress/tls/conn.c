@@ -451,7 +451,8 @@ static int pump_down(struct conn *k, bool *progress)
             *progress = true;
             return 0;
         }
-        ssize_t r = side_read(&k->u, k->uin, UIN_CAP);
+        /* Unscrubbed: read straight into what goes to the sandbox. */
+        ssize_t r = side_read(&k->u, k->scrub ? k->uin : k->cout, UIN_CAP);
         if (r == -2)
             return -1;
         if (r < 0)
@@ -476,7 +477,6 @@ static int pump_down(struct conn *k, bool *progress)
                 off += n;
             }
         } else {
-            memcpy(k->cout, k->uin, (size_t)r);
             k->cout_len = (size_t)r;
         }
     }
