@@ -349,9 +349,10 @@ def client_ctx(cafile):
 
 def config(helper, rules=None):
     helper.send({"op": "config",
-                 "rules": rules or ["api.test GET,POST,HEAD /v1/**", "other.test", "plain.test"],
+                 "rules": rules or ["api.test GET,POST,HEAD /v1/**", "api.test:8443", "other.test",
+                                    "plain.test"],
                  "secrets": [{"name": "tok", "placeholder": PLACEHOLDER, "value": VALUE,
-                              "hosts": ["api.test:443", "plain.test:80"],
+                              "hosts": ["api.test:443", "plain.test:80", "api.test:9443"],
                               "header": "Authorization", "template": "Bearer {}"}]})
     return helper.answer()
 
@@ -501,6 +502,26 @@ def t_secret(helper, state, api):
     result("closed_record_counts_bytes",
            len(closed) == 1 and closed[0]["bytes_in"] == n and closed[0]["bytes_out"] > 0,
            f"closed {closed}, the client read {n} bytes")
+
+
+def t_unbound_port(helper, state, api):
+    """api.test:8443 is allowed but the secret is bound to api.test:443 (and
+    9443): the placeholder goes as it is, and nothing is scrubbed."""
+    cid, s = tls_client(helper, "api.test", api.port, client_ctx(f"{state}/egress-ca.pem"),
+                        port=8443)
+    if isinstance(s, Exception):
+        return result("placeholder_unbound_port_unchanged", False, f"handshake: {s}")
+    n_seen = len(api.seen)
+    status, body, _ = http(s, "GET", "/x", "api.test:8443",
+                           [("Authorization", f"Bearer {PLACEHOLDER}")])
+    s.close()
+    recs = helper.records(cid) or []
+    seen = api.seen[n_seen:]
+    result("placeholder_unbound_port_unchanged",
+           status == 200 and len(seen) == 1 and seen[0][2] == f"Bearer {PLACEHOLDER}" and
+           PLACEHOLDER.encode() in body and
+           [r.get("secrets") for r in recs if r.get("op") == "request"] == [[]],
+           f"status {status}, upstream saw {seen}, records {recs}")
 
 
 def t_untrusting(helper, state, api):
@@ -735,6 +756,7 @@ def main():
     t_upstream(helper, state, api, selfsigned)
     t_rules(helper, state, api)
     t_secret(helper, state, api)
+    t_unbound_port(helper, state, api)
     t_untrusting(helper, state, api)
     t_alpn(helper, state, api)
     t_plain(helper, plain)

@@ -151,17 +151,38 @@ static int parse_secret(json_t *o, struct egress_secret *s, char *why, size_t si
         return snprintf(why, size, "secret %s: neither basic nor a header with a {} template",
                         s->name),
                -1;
-    if (!json_is_array(hosts) || json_array_size(hosts) == 0 ||
-        json_array_size(hosts) > EGRESS_SECRET_HOSTS_MAX)
+    /* "HOST:PORT" strings (the broker sends one a port), merged by host. */
+    size_t n = json_array_size(hosts);
+    if (!json_is_array(hosts) || n == 0 || n > EGRESS_SECRET_HOSTS_MAX * EGRESS_MAX_PORTS)
         return snprintf(why, size, "secret %s: hosts must be 1 to %d strings", s->name,
-                        EGRESS_SECRET_HOSTS_MAX),
+                        EGRESS_SECRET_HOSTS_MAX * EGRESS_MAX_PORTS),
                -1;
-    for (size_t i = 0; i < json_array_size(hosts); i++) {
+    for (size_t i = 0; i < n; i++) {
         json_t *h = json_array_get(hosts, i);
-        if (!json_is_string(h) || parse_secret_host(json_string_value(h), &s->hosts[i]) < 0)
+        struct egress_secret_host one;
+        if (!json_is_string(h) || parse_secret_host(json_string_value(h), &one) < 0)
             return snprintf(why, size, "secret %s: bad host (HOST[:PORT,...])", s->name), -1;
+        struct egress_secret_host *to = NULL;
+        for (size_t k = 0; k < s->n_hosts && !to; k++)
+            if (strcmp(s->hosts[k].host, one.host) == 0)
+                to = &s->hosts[k];
+        if (!to) {
+            if (s->n_hosts == EGRESS_SECRET_HOSTS_MAX)
+                return snprintf(why, size, "secret %s: more than %d hosts", s->name,
+                                EGRESS_SECRET_HOSTS_MAX),
+                       -1;
+            to = &s->hosts[s->n_hosts++];
+            *to = one;
+            to->n_ports = 0;
+        }
+        for (size_t p = 0; p < one.n_ports; p++) {
+            if (to->n_ports == EGRESS_MAX_PORTS)
+                return snprintf(why, size, "secret %s: more than %d ports for %s", s->name,
+                                EGRESS_MAX_PORTS, to->host),
+                       -1;
+            to->ports[to->n_ports++] = one.ports[p];
+        }
     }
-    s->n_hosts = json_array_size(hosts);
     return 0;
 }
 
