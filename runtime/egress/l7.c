@@ -278,6 +278,7 @@ enum l7_result l7_stream_feed(struct l7_stream *s, const uint8_t *in, size_t len
             r = head_byte(s, c, &why);
             if (r < 0) {
                 *used = pos;
+                *out_len = o.len; /* the previous request's, allowed */
                 return refuse(s, ev, why);
             }
             if (r == 0)

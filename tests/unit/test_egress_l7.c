@@ -145,6 +145,13 @@ static void test_bodies_and_keepalive(void)
     CHECK(r->refused && r->n_req == 1);
     CHECK(strstr(r->refusal.reason, "other.test is not this connection's host") != NULL);
     CHECK(strstr(r->out, "other.test") == NULL);
+    /* a refused second head: the first request's body is still passed on
+     * (out_len on L7_REFUSE), however the input is split */
+    const char *two = "POST /a HTTP/1.1\r\nHost: api.test\r\nContent-Length: 5\r\n\r\nhello"
+                      "GET / HTTP/1.1\r\nHost: api.test\rX\r\n\r\n";
+    r = run("api.test", 443, two);
+    CHECK(r->refused && r->n_req == 1 && r->out_n == strlen(two) - 36);
+    CHECK(memcmp(r->out + r->out_n - 5, "hello", 5) == 0);
     /* a body hiding a request is a body: passed on, not decided */
     r = run("api.test", 443,
             "POST /a HTTP/1.1\r\nHost: api.test\r\nContent-Length: 38\r\n\r\n"
