@@ -149,7 +149,8 @@ static int head_byte(struct l7_stream *s, uint8_t c, const char **why)
         *why = "an empty line before the request line";
         return -1;
     }
-    if (!memchr(s->head, '\n', s->head_len) && !request_prefix_ok(s->head, s->head_len)) {
+    if (s->head_len <= 16 && !memchr(s->head, '\n', s->head_len) &&
+        !request_prefix_ok(s->head, s->head_len)) {
         *why = "not an HTTP/1.1 request (METHOD SP TARGET SP HTTP/1.1)";
         return -1;
     }

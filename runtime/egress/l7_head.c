@@ -449,9 +449,9 @@ int l7_head_decide(const struct l7_ctx *ctx, const char *head, size_t n, struct 
                      "the request target must be /PATH or http(s)://HOST/PATH");
             return -1;
         }
-        size_t an = strcspn(t + skip, "/?#");
-        if (an > tn - skip)
-            an = tn - skip;
+        size_t an = 0; /* the target is not NUL-terminated: bounded */
+        while (skip + an < tn && !strchr("/?#", t[skip + an]))
+            an++;
         if (check_authority(ctx, t + skip, an, "request target's host", ev->reason,
                             sizeof(ev->reason)) < 0)
             return -1;

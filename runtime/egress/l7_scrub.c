@@ -9,12 +9,13 @@
  * response byte of a connection that carried a secret.  Occurrences are
  * found on the bytes as received (marks, not overwrites, so that
  * overlapping needles are all found) and output never depends on how the
- * input was split.  Needles per secret: the value; its base64 at each of
- * the three alignments a "USER:" prefix can give it, without the
- * characters that also encode the neighbours (so a basic-auth header of
- * any user is scrubbed but for at most 2 characters at each end, which
- * carry under a byte of the value each), when 8 characters or more; and
- * the whole base64 of BASIC_USER:VALUE when the user is set.  Not
+ * input was split.  Needles per secret: the value; for a basic-auth
+ * secret also its base64 at each of the three alignments a "USER:" prefix
+ * can give it, without the characters that also encode the neighbours
+ * (so a basic-auth header of any user is scrubbed but for at most 2
+ * characters at each end, which carry under a byte of the value each),
+ * when 8 characters or more, and the whole base64 of BASIC_USER:VALUE
+ * when the user is set.  Not
  * scrubbed: compressed or otherwise encoded bodies (docs/secrets.md). */
 #include "l7.h"
 
@@ -85,6 +86,8 @@ static int add_secret(struct l7_scrub *z, const struct egress_secret *s)
         return 0;
     if (add_needle(z, s->value, vn) < 0)
         return -1;
+    if (!s->basic)
+        return 0;
     for (size_t k = 0; k < 3; k++)
         if (add_b64_core(z, s->value, vn, k) < 0)
             return -1;

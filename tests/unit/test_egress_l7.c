@@ -123,6 +123,9 @@ static void test_plain_get_passes(void)
     r = run("api.test", 443, "GET https://api.test:443/a HTTP/1.0\r\nHost: API.test:443\r\n\r\n");
     CHECK(!r->refused && r->n_req == 1);
     CHECK_STR(r->ev[0].path, "/a");
+    r = run("api.test", 443, "OPTIONS http://api.test?x HTTP/1.1\r\nHost: api.test\r\n\r\n");
+    CHECK(!r->refused && r->n_req == 1);
+    CHECK_STR(r->ev[0].path, "/");
 }
 
 static void test_bodies_and_keepalive(void)
