@@ -11,6 +11,11 @@
  *   NAME=IP:PORT                 devpi.test=127.0.0.1:3141: NAME:PORT in
  *                                the sandbox reaches IP:PORT (operator only)
  *   pypi | npm | debian | github a preset, expanded to its name rules
+ * A NAME, *.SUFFIX or NAME=IP:PORT rule may add " METHODS [PATHS]"
+ * (rules_l7.c): api.github.com GET,POST /repos/ORG/**,/user; METHODS is
+ * '*' or a comma list of GET HEAD POST PUT PATCH DELETE OPTIONS, PATHS up
+ * to 4 globs ('*' within a segment, a whole "**" segment: any number of
+ * segments; default: every path).
  * Ports default to 80 and 443.  Names are lower-cased, a trailing dot
  * dropped; an IP literal is never a NAME.  A name rule's addresses are
  * resolved by the broker and must be public (vet.h) unless the rule has
