@@ -12,7 +12,8 @@
  *                                the sandbox reaches IP:PORT (operator only)
  *   pypi | npm | debian | github a preset, expanded to its name rules
  * A NAME, *.SUFFIX or NAME=IP:PORT rule may add " METHODS [PATHS]"
- * (rules_l7.c): api.github.com GET,POST /repos/ORG/**,/user; METHODS is
+ * (rules_l7.c), as in "api.github.com GET,POST /repos/ORG/ANY,/user"
+ * (ANY being two stars, a segment of its own); METHODS is
  * '*' or a comma list of GET HEAD POST PUT PATCH DELETE OPTIONS, PATHS up
  * to 4 globs ('*' within a segment, a whole "**" segment: any number of
  * segments; default: every path).
