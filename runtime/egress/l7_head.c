@@ -251,6 +251,18 @@ static bool try_secret(const struct egress_secret *s, const char *name, size_t n
     return l7_eq_nocase(name, nn, s->header) && wn > 0 && wn == vn && memcmp(want, v, vn) == 0;
 }
 
+/* Whether s's value (and template) can stand in a header: the parser
+ * (secret.c) refuses others, but the helper gets secrets over a socket. */
+static bool header_safe(const struct egress_secret *s)
+{
+    const char *parts[] = {s->value, s->basic ? "" : s->template_};
+    for (size_t k = 0; k < 2; k++)
+        for (const unsigned char *c = (const unsigned char *)parts[k]; *c; c++)
+            if ((*c < 0x20 && *c != '\t') || *c == 0x7f)
+                return false;
+    return s->value[0] != '\0';
+}
+
 /* The new value of sb's header into out: 0 when it does not fit. */
 static size_t new_value(const char *head, const struct subst *sb, uint8_t *out, size_t size)
 {
@@ -374,6 +386,10 @@ int l7_head_decide(const struct l7_ctx *ctx, const char *head, size_t n, struct 
     const char *why = "";
     memset(ev, 0, sizeof(*ev));
     *out_len = 0;
+    if (!ctx->policy) {
+        snprintf(ev->reason, sizeof(ev->reason), "no network policy for this connection");
+        return -1;
+    }
     const char *crlf = memmem(head, n, "\r\n", 2);
     size_t first = (size_t)(crlf - head);
     for (size_t i = 0; i + 2 < n; i++)
@@ -403,6 +419,11 @@ int l7_head_decide(const struct l7_ctx *ctx, const char *head, size_t n, struct 
             struct subst sb = {0};
             if (!try_secret(sec, s, nn, s + va, vb - va, &sb))
                 continue;
+            if (!header_safe(sec)) {
+                snprintf(ev->reason, sizeof(ev->reason),
+                         "secret %s's value is empty or holds a control byte", sec->name);
+                return -1;
+            }
             for (size_t j = 0; j < ev->n_secrets; j++)
                 if (strcmp(ev->secrets[j], sec->name) == 0) {
                     snprintf(ev->reason, sizeof(ev->reason),
