@@ -168,8 +168,12 @@ static void mark_all(struct l7_scrub *z, size_t total)
  * moved to the front. */
 static size_t give(struct l7_scrub *z, size_t total, size_t n, uint8_t *out)
 {
-    for (size_t i = 0; i < n; i++)
-        out[i] = z->mark[i] ? '*' : z->buf[i];
+    if (memchr(z->mark, 1, n) == NULL) {
+        memcpy(out, z->buf, n); /* the common case: nothing to scrub */
+    } else {
+        for (size_t i = 0; i < n; i++)
+            out[i] = z->mark[i] ? '*' : z->buf[i];
+    }
     memmove(z->buf, z->buf + n, total - n);
     memmove(z->mark, z->mark + n, total - n);
     memset(z->mark + (total - n), 0, n);
