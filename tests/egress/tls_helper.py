@@ -465,6 +465,7 @@ def t_secret(helper, state, api):
         result("bearer_placeholder_substituted", False, f"handshake: {s}")
         result("value_scrubbed_in_response", False, "no connection")
         result("kept_alive_responses_whole_and_scrubbed", False, "no connection")
+        result("pipelined_requests_both_answered", False, "no connection")
         result("closed_record_counts_bytes", False, "no connection")
         return
     n_seen = len(api.seen)
@@ -476,6 +477,17 @@ def t_secret(helper, state, api):
     # own way: each must arrive whole (the scrub's holdback flushed at its
     # end) and scrubbed.
     auth = [("Authorization", f"Bearer {PLACEHOLDER}")]
+    # Two requests in one write: a 100 KB body, then a GET right behind it.
+    big = b"b" * 100000
+    try:
+        s.sendall(f"POST /v1/big HTTP/1.1\r\nHost: api.test\r\nContent-Length: {len(big)}\r\n\r\n"
+                  .encode() + big + b"GET /v1/after HTTP/1.1\r\nHost: api.test\r\n\r\n")
+        h1, b1, rest = read_message(s, b"")
+        h2, b2, rest = read_message(s, rest)
+        pipelined = [h1[:12], len(json.loads(b1)["body"]), h2[:12], json.loads(b2)["path"]]
+        n_pipe = len(h1) + 4 + len(b1) + len(h2) + 4 + len(b2)
+    except (OSError, ValueError, TypeError) as e:
+        pipelined, n_pipe = repr(e), 0
     more = [http(s, "HEAD", "/v1/head", "api.test", auth),
             http(s, "GET", "/v1/chunked", "api.test", auth),
             http(s, "GET", "/v1/split", "api.test", auth)]
@@ -483,14 +495,16 @@ def t_secret(helper, state, api):
     recs = helper.records(cid) or []
     seen = api.seen[n_seen:]
     req = [r for r in recs if r.get("op") == "request"]
-    ok = (status == 200 and len(seen) == 5 and seen[0][2] == f"Bearer {VALUE}" and
-          seen[1][3] == PLACEHOLDER.encode() and len(req) == 5 and req[0]["secrets"] == ["tok"]
+    ok = (status == 200 and len(seen) == 7 and seen[0][2] == f"Bearer {VALUE}" and
+          seen[1][3] == PLACEHOLDER.encode() and len(req) == 7 and req[0]["secrets"] == ["tok"]
           and req[1]["secrets"] == [] and all(r["verdict"] == "allowed" for r in req))
     result("bearer_placeholder_substituted", ok, f"upstream saw {seen}, records {req}")
     echoed = json.loads(body)["auth"] if body else ""
     result("value_scrubbed_in_response",
            echoed == "Bearer " + "*" * len(VALUE) and VALUE.encode() not in body,
            f"the client got {body!r}")
+    result("pipelined_requests_both_answered",
+           pipelined == ["HTTP/1.1 200", 100000, "HTTP/1.1 200", "/v1/after"], f"{pipelined}")
     stars = b"Bearer " + b"*" * len(VALUE)
     result("kept_alive_responses_whole_and_scrubbed",
            [m[0] for m in more] == [200, 200, 200] and more[0][1] == b"" and
@@ -498,7 +512,7 @@ def t_secret(helper, state, api):
            all(VALUE.encode() not in (m[1] or b"") for m in more),
            f"HEAD, chunked, split: {more}")
     closed = [r for r in recs if r.get("op") == "closed"]
-    n = n1 + n2 + sum(m[2] for m in more)
+    n = n1 + n2 + n_pipe + sum(m[2] for m in more)
     result("closed_record_counts_bytes",
            len(closed) == 1 and closed[0]["bytes_in"] == n and closed[0]["bytes_out"] > 0,
            f"closed {closed}, the client read {n} bytes")

@@ -69,6 +69,7 @@ struct conn {
     size_t cin_len, uout_len, uout_off, cout_len, cout_off;
     uint64_t bytes_out, bytes_in;
     bool up_done, down_done;
+    bool feed_again;                    /* the engine made progress: it may hold output still */
     char sni_bad[EGRESS_NAME_MAX + 64]; /* a ClientHello naming another host */
 };
 
@@ -396,9 +397,12 @@ static int pump_up(struct conn *k, bool *progress)
             continue;
         }
         bool fed = false;
-        if (k->cin_len > 0 || k->c.eof) {
+        /* Called again after progress even without new input: a head that
+         * did not fit in uout waits inside the engine until the next call. */
+        if (k->cin_len > 0 || k->c.eof || k->feed_again) {
             if (feed(k, &fed) < 0)
                 return -1;
+            k->feed_again = fed;
             if (fed) {
                 *progress = true;
                 continue;
