@@ -120,6 +120,21 @@ static int servername(SSL *ssl, int *alert, void *arg)
     return SSL_TLSEXT_ERR_ALERT_FATAL;
 }
 
+/* A session ticket from a host: kept for the next connection to it. */
+static int new_session(SSL *ssl, SSL_SESSION *sess)
+{
+    struct conn *k = SSL_get_app_data(ssl);
+    if (!k || SSL_get_verify_result(ssl) != X509_V_OK)
+        return 0;
+    /* A copy: OpenSSL marks the connection's own session not resumable
+     * when the connection is freed without a close_notify, which is how
+     * most clients end (the ticket stays good). */
+    SSL_SESSION *copy = SSL_SESSION_dup(sess);
+    if (copy)
+        tls_sess_store(k->r.host, k->r.port, copy);
+    return 0;
+}
+
 int tls_ctx_init(char *why, size_t why_size)
 {
     static const unsigned char alpn[] = "\x08http/1.1";
@@ -143,6 +158,9 @@ int tls_ctx_init(char *why, size_t why_size)
     if (!SSL_CTX_set_default_verify_paths(client_ctx))
         goto bad;
     SSL_CTX_set_verify(client_ctx, SSL_VERIFY_PEER, NULL);
+    SSL_CTX_set_session_cache_mode(client_ctx,
+                                   SSL_SESS_CACHE_CLIENT | SSL_SESS_CACHE_NO_INTERNAL_STORE);
+    SSL_CTX_sess_set_new_cb(client_ctx, new_session);
     return 0;
 bad:
     tls_ssl_errors(why, why_size);
@@ -598,6 +616,12 @@ static int setup_tls(struct conn *k)
     SSL_set_bio(k->c.ssl, cb, cb);
     SSL_set_bio(k->u.ssl, ub, ub);
     SSL_set_app_data(k->c.ssl, k);
+    SSL_set_app_data(k->u.ssl, k);
+    SSL_SESSION *sess = tls_sess_get(k->r.host, k->r.port);
+    if (sess) {
+        SSL_set_session(k->u.ssl, sess); /* takes its own reference */
+        SSL_SESSION_free(sess);
+    }
     /* The host name check: no partial wildcards ("f*o.example"). */
     X509_VERIFY_PARAM_set_hostflags(SSL_get0_param(k->u.ssl), X509_CHECK_FLAG_NO_PARTIAL_WILDCARDS);
 

@@ -10,6 +10,7 @@
  *             request stream (runtime/egress/l7.h) between them
  *   resp.c    where each response ends (the scrub's holdback is flushed
  *             there, or kept-alive responses would wait for their end)
+ *   sess.c    the hosts' TLS sessions, kept for resumption
  *   bio.c     the socket BIO that first gives back the bytes the broker
  *             already read (the ClientHello)
  *
@@ -110,6 +111,13 @@ void tls_resp_request(struct tls_resp *r, const char *method);
 /* How many bytes of in[0..len) belong to the response being read; *end:
  * it ends there (the next bytes start another). */
 size_t tls_resp_scan(struct tls_resp *r, const uint8_t *in, size_t len, bool *end);
+
+/* ---- sess.c ---- */
+
+/* Keeps s (takes the caller's reference) for host:port. */
+void tls_sess_store(const char *host, uint16_t port, SSL_SESSION *s);
+/* A new reference to host:port's resumable session, or NULL. */
+SSL_SESSION *tls_sess_get(const char *host, uint16_t port);
 
 /* ---- bio.c ---- */
 
