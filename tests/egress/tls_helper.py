@@ -458,6 +458,28 @@ def t_rules(helper, state, api):
                f"{api.seen[n_seen:]}")
 
 
+def t_hostile_head(helper, state, api):
+    """A request line with bytes that are not ASCII (nor UTF-8): refused,
+    and its record still arrives (made printable)."""
+    cid, s = tls_client(helper, "api.test", api.port, client_ctx(f"{state}/egress-ca.pem"))
+    if isinstance(s, Exception):
+        return result("hostile_request_refused_and_recorded", False, f"handshake: {s}")
+    n_seen = len(api.seen)
+    try:
+        s.sendall(b"GET /v1/\xff\xfe\x01 HTTP/1.1\r\nHost: api.test\r\n\r\n")
+        s.settimeout(10)
+        head, body, _ = read_message(s, b"")
+    except (OSError, ssl.SSLError) as e:
+        head, body = repr(e), b""
+    s.close()
+    recs = helper.records(cid) or []
+    req = [r for r in recs if r.get("op") == "request"]
+    result("hostile_request_refused_and_recorded",
+           head and head.startswith("HTTP/1.1 403") and len(req) == 1 and
+           req[0]["verdict"] == "refused" and req[0].get("reason") and len(api.seen) == n_seen,
+           f"head {head!r}, records {recs}")
+
+
 def t_secret(helper, state, api):
     ctx = client_ctx(f"{state}/egress-ca.pem")
     cid, s = tls_client(helper, "api.test", api.port, ctx)
@@ -769,6 +791,7 @@ def main():
     t_sni(helper, state, api)
     t_upstream(helper, state, api, selfsigned)
     t_rules(helper, state, api)
+    t_hostile_head(helper, state, api)
     t_secret(helper, state, api)
     t_unbound_port(helper, state, api)
     t_untrusting(helper, state, api)

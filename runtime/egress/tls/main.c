@@ -244,10 +244,25 @@ static void send_json(json_t *o)
     free(s);
 }
 
+/* text with every byte outside printable ASCII made '?' (a refused
+ * request's path or reason may quote hostile bytes; JSON wants UTF-8). */
+static const char *printable(const char *text, char *buf, size_t size)
+{
+    size_t i = 0;
+    for (; text && text[i] && i + 1 < size; i++)
+        buf[i] = (unsigned char)text[i] < 0x20 || (unsigned char)text[i] >= 0x7f ? '?' : text[i];
+    buf[i] = '\0';
+    return buf;
+}
+
 void tls_record_request(uint64_t id, const char *host, uint16_t port, const char *method,
                         const char *path, bool allowed, const char *reason,
                         const char (*secrets)[EGRESS_SECRET_NAME_MAX + 1], size_t n_secrets)
 {
+    char m[32], p[1100], r[600];
+    method = printable(method, m, sizeof(m));
+    path = printable(path, p, sizeof(p));
+    reason = printable(reason, r, sizeof(r));
     json_t *names = json_array();
     for (size_t i = 0; names && i < n_secrets; i++)
         json_array_append_new(names, json_string(secrets[i]));
@@ -256,11 +271,8 @@ void tls_record_request(uint64_t id, const char *host, uint16_t port, const char
                           path, "verdict", allowed ? "allowed" : "refused", "secrets", names);
     if (!o)
         return;
-    if (!allowed && reason && reason[0]) {
-        /* json_string wants UTF-8; a reason quoting hostile bytes may not be. */
-        json_t *r = json_string(reason);
-        json_object_set_new(o, "reason", r ? r : json_string("(reason not UTF-8)"));
-    }
+    if (!allowed && reason[0])
+        json_object_set_new(o, "reason", json_string(reason));
     send_json(o);
 }
 
