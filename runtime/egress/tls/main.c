@@ -321,15 +321,29 @@ static void close_fds(const int *fds, size_t n)
         close(fds[i]);
 }
 
+/* A host name as the broker sends it (lower-case, no trailing dot): the
+ * leaf's SAN is made from it, so nothing else ("a,DNS:b") gets through. */
+static bool host_ok(const char *h)
+{
+    size_t n = strlen(h);
+    if (n == 0 || n > EGRESS_NAME_MAX || h[0] == '.' || h[n - 1] == '.')
+        return false;
+    for (size_t i = 0; i < n; i++)
+        if (!((h[i] >= 'a' && h[i] <= 'z') || (h[i] >= '0' && h[i] <= '9') || h[i] == '-' ||
+              h[i] == '.' || h[i] == '_'))
+            return false;
+    return true;
+}
+
 static void on_conn(json_t *msg, const int *fds, size_t n_fds)
 {
     json_t *id = json_object_get(msg, "id"), *host = json_object_get(msg, "host"),
            *port = json_object_get(msg, "port"), *tls = json_object_get(msg, "tls"),
            *prefix = json_object_get(msg, "prefix");
     if (n_fds != 2 || !json_is_integer(id) || json_integer_value(id) < 0 || !json_is_string(host) ||
-        json_string_length(host) == 0 || json_string_length(host) > EGRESS_NAME_MAX ||
-        !json_is_integer(port) || json_integer_value(port) < 1 ||
-        json_integer_value(port) > 65535 || !json_is_boolean(tls) ||
+        json_string_length(host) != strlen(json_string_value(host)) ||
+        !host_ok(json_string_value(host)) || !json_is_integer(port) ||
+        json_integer_value(port) < 1 || json_integer_value(port) > 65535 || !json_is_boolean(tls) ||
         (prefix && !json_is_string(prefix))) {
         logf_("a conn message without id, host, port, tls and 2 fds: dropped");
         close_fds(fds, n_fds);
