@@ -37,8 +37,8 @@ run_mode root timeout 120 python3 "$ROOT/tests/egress/tls_helper.py"
 
 # Rootless: the binary and the driver copied where nsboxtest reads them.
 cp "$TLS" "$T/nsbox-tls"
-cp "$ROOT/tests/egress/tls_helper.py" "$T/tls_helper.py"
-chmod 755 "$T/nsbox-tls" "$T/tls_helper.py"
+cp "$ROOT/tests/egress/tls_helper.py" "$ROOT/tests/egress/tls_fixtures.py" "$T/"
+chmod 755 "$T/nsbox-tls" "$T/tls_helper.py" "$T/tls_fixtures.py"
 TLS=$T/nsbox-tls
 run_mode rootless timeout 120 runuser -u nsboxtest -- env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin \
 	HOME=/home/nsboxtest python3 "$T/tls_helper.py"
