@@ -27,6 +27,7 @@ import tls_helper as th  # noqa: E402
 def direct(up, cafile):
     ctx = th.client_ctx(cafile)
     s = socket.create_connection(("127.0.0.1", up.port))
+    s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
     return ctx.wrap_socket(s, server_hostname="api.test")
 
 
@@ -34,6 +35,7 @@ def through(helper, up, state):
     cid, s = th.tls_client(helper, "api.test", up.port, th.client_ctx(f"{state}/egress-ca.pem"))
     if isinstance(s, Exception):
         raise s
+    s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
     return s
 
 

@@ -72,8 +72,30 @@ def read_head(sock, buf):
     return head.decode("latin-1"), rest
 
 
-def read_message(sock, buf):
-    """One HTTP/1.1 message (head + Content-Length body): (head, body, rest)."""
+def read_chunked(sock, buf):
+    """A chunked body (no trailers): (body, its length on the wire, rest)."""
+    body, wire = b"", 0
+    while True:
+        while b"\r\n" not in buf:
+            buf += sock.recv(65536) or b"\r\n"
+        line, buf = buf.split(b"\r\n", 1)
+        size = int(line.split(b";")[0], 16)
+        while len(buf) < size + 2:
+            c = sock.recv(65536)
+            if not c:
+                raise OSError("cut short")
+            buf += c
+        body += buf[:size]
+        wire += len(line) + 2 + size + 2
+        buf = buf[size + 2:]
+        if size == 0:
+            return body, wire, buf
+
+
+def read_message(sock, buf, no_body=False):
+    """One HTTP/1.1 message (head + Content-Length or chunked body):
+    (head, body, rest); with chunked, head gets the body's wire length
+    appended as "\r\nX-Wire: N"."""
     head, buf = read_head(sock, buf)
     if head is None:
         return None, None, buf
@@ -82,6 +104,11 @@ def read_message(sock, buf):
         k, _, v = line.partition(":")
         if k.strip().lower() == "content-length":
             n = int(v.strip())
+        if k.strip().lower() == "transfer-encoding" and not no_body:
+            body, wire, rest = read_chunked(sock, buf)
+            return head + f"\r\nX-Wire: {wire}", body, rest
+    if no_body:
+        return head, b"", buf
     while len(buf) < n:
         chunk = sock.recv(65536)
         if not chunk:
@@ -113,6 +140,7 @@ class Upstream:
             threading.Thread(target=self.serve, args=(c,), daemon=True).start()
 
     def serve(self, c):
+        c.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         try:
             if self.ctx:
                 c = self.ctx.wrap_socket(c, server_side=True)
@@ -134,8 +162,23 @@ class Upstream:
                                   "body": body.decode("latin-1")}).encode()
                 if path.startswith("/big/"):
                     out = b"x" * int(path[5:])
-                c.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
-                          b"Content-Length: %d\r\n\r\n" % len(out) + out)
+                if path.endswith("/chunked"):  # the echo in 3 chunks
+                    parts = [out[:10], out[10:40], out[40:]]
+                    c.sendall(b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n" +
+                              b"".join(b"%x\r\n%s\r\n" % (len(x), x) for x in parts) +
+                              b"0\r\n\r\n")
+                    continue
+                head = (b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
+                        b"Content-Length: %d\r\n\r\n" % len(out))
+                if method == "HEAD":
+                    c.sendall(head)
+                elif path.endswith("/split"):  # the echo in two writes, 50 ms apart
+                    half = out.index(b"Bearer ") + 12
+                    c.sendall(head + out[:half])
+                    time.sleep(0.05)
+                    c.sendall(out[half:])
+                else:
+                    c.sendall(head + out)
         except (OSError, ssl.SSLError, ValueError):
             pass
         finally:
@@ -278,12 +321,21 @@ def http(s, method, path, host, headers=(), body=b""):
         req += f"{k}: {v}\r\n"
     if body or method in ("POST", "PUT"):
         req += f"Content-Length: {len(body)}\r\n"
-    s.sendall(req.encode() + b"\r\n" + body)
-    s.settimeout(15)
-    head, rbody, rest = read_message(s, b"")
+    try:
+        s.sendall(req.encode() + b"\r\n" + body)
+        s.settimeout(15)
+        head, rbody, rest = read_message(s, b"", method == "HEAD")
+    except (OSError, ssl.SSLError, ValueError):
+        return None, None, 0
     if head is None:
         return None, None, 0
-    status = int(head.split(" ", 2)[1])
+    try:
+        status = int(head.split(" ", 2)[1])
+    except (ValueError, IndexError):  # misframed: what came is not a response
+        return f"not a response: {head[:60]!r}", rbody, 0
+    if "\r\nX-Wire: " in head:
+        head, wire = head.split("\r\nX-Wire: ")
+        return status, rbody, len(head) + 4 + int(wire)
     return status, rbody, len(head) + 4 + len(rbody)
 
 
@@ -297,7 +349,7 @@ def client_ctx(cafile):
 
 def config(helper, rules=None):
     helper.send({"op": "config",
-                 "rules": rules or ["api.test GET,POST /v1/**", "other.test", "plain.test"],
+                 "rules": rules or ["api.test GET,POST,HEAD /v1/**", "other.test", "plain.test"],
                  "secrets": [{"name": "tok", "placeholder": PLACEHOLDER, "value": VALUE,
                               "hosts": ["api.test:443", "plain.test:80"],
                               "header": "Authorization", "template": "Bearer {}"}]})
@@ -411,6 +463,7 @@ def t_secret(helper, state, api):
     if isinstance(s, Exception):
         result("bearer_placeholder_substituted", False, f"handshake: {s}")
         result("value_scrubbed_in_response", False, "no connection")
+        result("kept_alive_responses_whole_and_scrubbed", False, "no connection")
         result("closed_record_counts_bytes", False, "no connection")
         return
     n_seen = len(api.seen)
@@ -418,22 +471,36 @@ def t_secret(helper, state, api):
                             [("Authorization", f"Bearer {PLACEHOLDER}")])
     # The placeholder in a body is not a binding: it goes as it is.
     status2, body2, n2 = http(s, "POST", "/v1/echo", "api.test", [], PLACEHOLDER.encode())
+    # More responses on the same kept-alive connection, each framed its
+    # own way: each must arrive whole (the scrub's holdback flushed at its
+    # end) and scrubbed.
+    auth = [("Authorization", f"Bearer {PLACEHOLDER}")]
+    more = [http(s, "HEAD", "/v1/head", "api.test", auth),
+            http(s, "GET", "/v1/chunked", "api.test", auth),
+            http(s, "GET", "/v1/split", "api.test", auth)]
     s.close()
     recs = helper.records(cid) or []
     seen = api.seen[n_seen:]
     req = [r for r in recs if r.get("op") == "request"]
-    ok = (status == 200 and len(seen) == 2 and seen[0][2] == f"Bearer {VALUE}" and
-          seen[1][3] == PLACEHOLDER.encode() and len(req) == 2 and req[0]["secrets"] == ["tok"]
+    ok = (status == 200 and len(seen) == 5 and seen[0][2] == f"Bearer {VALUE}" and
+          seen[1][3] == PLACEHOLDER.encode() and len(req) == 5 and req[0]["secrets"] == ["tok"]
           and req[1]["secrets"] == [] and all(r["verdict"] == "allowed" for r in req))
     result("bearer_placeholder_substituted", ok, f"upstream saw {seen}, records {req}")
     echoed = json.loads(body)["auth"] if body else ""
     result("value_scrubbed_in_response",
            echoed == "Bearer " + "*" * len(VALUE) and VALUE.encode() not in body,
            f"the client got {body!r}")
+    stars = b"Bearer " + b"*" * len(VALUE)
+    result("kept_alive_responses_whole_and_scrubbed",
+           [m[0] for m in more] == [200, 200, 200] and more[0][1] == b"" and
+           stars in (more[1][1] or b"") and stars in (more[2][1] or b"") and
+           all(VALUE.encode() not in (m[1] or b"") for m in more),
+           f"HEAD, chunked, split: {more}")
     closed = [r for r in recs if r.get("op") == "closed"]
+    n = n1 + n2 + sum(m[2] for m in more)
     result("closed_record_counts_bytes",
-           len(closed) == 1 and closed[0]["bytes_in"] == n1 + n2 and closed[0]["bytes_out"] > 0,
-           f"closed {closed}, the client read {n1 + n2} bytes")
+           len(closed) == 1 and closed[0]["bytes_in"] == n and closed[0]["bytes_out"] > 0,
+           f"closed {closed}, the client read {n} bytes")
 
 
 def t_untrusting(helper, state, api):

@@ -23,6 +23,8 @@
  * idle for TLS_IDLE_S ends. */
 #include <errno.h>
 #include <fcntl.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <openssl/err.h>
 #include <openssl/x509v3.h>
 #include <poll.h>
@@ -62,6 +64,7 @@ struct conn {
     struct egress_secret *bound; /* the secrets bound to host:port (copies) */
     size_t n_bound;
     struct l7_scrub *scrub;
+    struct tls_resp *resp; /* with scrub: where responses end */
     uint8_t *cin, *uout, *uin, *cout;
     size_t cin_len, uout_len, uout_off, cout_len, cout_off;
     uint64_t bytes_out, bytes_in;
@@ -367,6 +370,8 @@ static int feed(struct conn *k, bool *progress)
     k->cin_len -= used;
     k->uout_len = out;
     k->uout_off = 0;
+    if (r == L7_REQUEST && k->resp)
+        tls_resp_request(k->resp, ev.method);
     if (r == L7_REQUEST)
         tls_record_request(k->r.id, k->r.host, k->r.port, ev.method, ev.path, true, NULL,
                            (const char(*)[EGRESS_SECRET_NAME_MAX + 1]) ev.secrets, ev.n_secrets);
@@ -457,7 +462,19 @@ static int pump_down(struct conn *k, bool *progress)
             if (k->scrub)
                 k->cout_len = l7_scrub_flush(k->scrub, k->cout, COUT_CAP);
         } else if (k->scrub) {
-            k->cout_len = l7_scrub_feed(k->scrub, k->uin, (size_t)r, k->cout, COUT_CAP);
+            /* Each response's end flushes the scrub's holdback: a value
+             * cannot continue into the next response, and the sandbox
+             * waits for this one's last bytes. */
+            for (size_t off = 0; off < (size_t)r;) {
+                bool end;
+                size_t n = tls_resp_scan(k->resp, k->uin + off, (size_t)r - off, &end);
+                k->cout_len += l7_scrub_feed(k->scrub, k->uin + off, n, k->cout + k->cout_len,
+                                             COUT_CAP - k->cout_len);
+                if (end)
+                    k->cout_len += l7_scrub_flush(k->scrub, k->cout + k->cout_len,
+                                                  COUT_CAP - k->cout_len);
+                off += n;
+            }
         } else {
             memcpy(k->cout, k->uin, (size_t)r);
             k->cout_len = (size_t)r;
@@ -628,6 +645,14 @@ static int setup(struct conn *k)
         if (egress_secret_bound(&k->cfg->secrets[i], k->r.host, k->r.port))
             k->bound[k->n_bound++] = k->cfg->secrets[i];
     k->scrub = l7_scrub_new(k->bound, k->n_bound);
+    if (k->scrub) {
+        if (!(k->resp = malloc(sizeof(*k->resp)))) {
+            tls_record_request(k->r.id, k->r.host, k->r.port, "", "", false, "out of memory", NULL,
+                               0);
+            return -1;
+        }
+        tls_resp_init(k->resp);
+    }
     if (k->r.tls)
         return setup_tls(k);
     /* Plain HTTP: the prefix is the start of the first request. */
@@ -649,6 +674,7 @@ static void conn_free(struct conn *k)
         close(k->u.fd);
     l7_stream_free(k->l7);
     l7_scrub_free(k->scrub);
+    free(k->resp);
     if (k->bound)
         explicit_bzero(k->bound, EGRESS_SECRET_MAX * sizeof(*k->bound));
     free(k->bound);
@@ -687,8 +713,14 @@ void tls_conn_start(struct tls_conn_req *r)
         k->c.fd = r->cfd;
         k->u.fd = r->ufd;
         k->cfg = tls_config_get();
-        fcntl(k->c.fd, F_SETFL, fcntl(k->c.fd, F_GETFL) | O_NONBLOCK);
-        fcntl(k->u.fd, F_SETFL, fcntl(k->u.fd, F_GETFL) | O_NONBLOCK);
+        /* Nonblocking; no Nagle: a TLS record written in pieces (the
+         * handshake's flights, a small response) waits for no ACK. */
+        int one = 1;
+        for (int i = 0; i < 2; i++) {
+            int fd = i ? k->u.fd : k->c.fd;
+            fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
+            (void)setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+        }
         pthread_attr_t a;
         pthread_t t;
         pthread_attr_init(&a);

@@ -8,6 +8,8 @@
  *   conn.c    one handed-over connection: a thread, TLS to the sandbox
  *             (with the CA's leaf) and to the real host (verified), the
  *             request stream (runtime/egress/l7.h) between them
+ *   resp.c    where each response ends (the scrub's holdback is flushed
+ *             there, or kept-alive responses would wait for their end)
  *   bio.c     the socket BIO that first gives back the bytes the broker
  *             already read (the ClientHello)
  *
@@ -85,6 +87,29 @@ struct tls_conn_req {
  * thread of its own.  Past TLS_MAX_CONNS the connection is closed with a
  * refused record saying why. */
 void tls_conn_start(struct tls_conn_req *r);
+
+/* ---- resp.c ---- */
+
+#define TLS_RESP_HEAD_MAX 32768
+
+struct tls_resp {
+    int st;
+    char head[TLS_RESP_HEAD_MAX + 1];
+    size_t head_len;
+    uint64_t remaining; /* body or chunk bytes left */
+    char line[1024];    /* a chunk-size or trailer line */
+    size_t line_len;
+    bool q_head[32]; /* the requests sent and not answered yet: HEAD or not */
+    size_t q_first, q_len;
+    bool ended;
+};
+
+void tls_resp_init(struct tls_resp *r);
+/* A request went to the host (its response has no body when HEAD). */
+void tls_resp_request(struct tls_resp *r, const char *method);
+/* How many bytes of in[0..len) belong to the response being read; *end:
+ * it ends there (the next bytes start another). */
+size_t tls_resp_scan(struct tls_resp *r, const uint8_t *in, size_t len, bool *end);
 
 /* ---- bio.c ---- */
 
