@@ -52,7 +52,7 @@ $(BUILD)/nsbox: $(CLI_OBJS) $(BUILD)/libnsbox.a
 # The pure objects it needs (rules, the request engine, secrets, base64)
 # come from libnsbox.a.
 $(BUILD)/nsbox-tls: $(TLS_OBJS) $(BUILD)/libnsbox.a
-	$(CC) $(NSBOX_LDFLAGS) $(LDFLAGS) -o $@ $^ -Wl,-Bstatic -ljansson -Wl,-Bdynamic -lssl -lcrypto
+	$(CC) $(NSBOX_LDFLAGS) $(LDFLAGS) -o $@ $^ -Wl,-Bstatic -ljansson -lcap -Wl,-Bdynamic -lssl -lcrypto
 
 # nsbox in PREFIX/bin; nsbox-tls where the broker looks for it when it is
 # not next to nsbox (PREFIX/libexec/nsbox/).

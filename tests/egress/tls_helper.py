@@ -682,6 +682,18 @@ def t_mem(binary, d, env):
     result("no_core_dumps", out.get("core") == [["0", "0"]], f"{out}")
 
 
+def t_privileges(helper):
+    with open(f"/proc/{helper.proc.pid}/status") as f:
+        st = dict(line.rstrip("\n").split(":\t", 1) for line in f if ":\t" in line)
+    caps = {k: st.get(k) for k in ("CapEff", "CapPrm", "CapBnd", "CapAmb", "NoNewPrivs")}
+    # The bounding set drops only with CAP_SETPCAP (root); without it,
+    # no_new_privs keeps an exec from gaining any.
+    sets = ("CapEff", "CapPrm", "CapAmb") + (("CapBnd",) if os.geteuid() == 0 else ())
+    result("no_capabilities_no_new_privs",
+           all(int(caps[k] or "1", 16) == 0 for k in sets)
+           and caps["NoNewPrivs"].strip() == "1", f"{caps}")
+
+
 def t_exit(helper):
     # shutdown: our reader thread still sits in recv() on this socket, and
     # a close() alone would not end it while that call holds it.
@@ -729,6 +741,7 @@ def main():
     t_bad_input(helper, state, api)
     t_limit(helper, state, api)
     t_mem(ARGS.bin, d, env)
+    t_privileges(helper)
     t_exit(helper)
     subprocess.run(["rm", "-rf", d])
     return 0 if all(RESULTS) else 1

@@ -9,7 +9,7 @@ SUITE=egress_tls
 . "$(dirname "$0")/../lib.sh"
 
 TLS=${NSBOX_TLS:-$(dirname "$NSBOX")/nsbox-tls}
-N=22 # the driver's tests, each mode
+N=23 # the driver's tests, each mode
 if [ ! -x "$TLS" ]; then
 	for m in root rootless; do
 		for i in $(seq $N); do fail "$m/setup_$i" "no $TLS (make builds it)"; done

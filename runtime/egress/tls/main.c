@@ -23,7 +23,8 @@
  *
  * Hardening: not dumpable (its memory, /proc/PID/mem and ptrace, closed to
  * the same uid), no core files, fds other than 0-3 closed at start, the CA
- * key in OpenSSL's secure heap (mlocked) when the memlock limit allows. */
+ * key in OpenSSL's secure heap (mlocked) when the memlock limit allows, no
+ * capabilities and no_new_privs (under a root broker too). */
 #include <errno.h>
 #include <stdarg.h>
 #include <jansson.h>
@@ -35,6 +36,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/capability.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
@@ -400,9 +402,21 @@ static void harden(void)
     signal(SIGPIPE, SIG_IGN);
     /* OpenSSL's secure heap (mmap'ed, mlocked, MADV_DONTDUMP): private
      * keys' numbers live there.  Needs RLIMIT_MEMLOCK >= 64 KiB; without,
-     * the key is in the ordinary heap (still not dumpable). */
-    if (CRYPTO_secure_malloc_init(32768, 32) != 1)
+     * the key is in the ordinary heap (still not dumpable).  The leaves'
+     * keys and the handshakes' ephemeral keys come from it too: 1 MiB. */
+    if (CRYPTO_secure_malloc_init(1 << 20, 32) != 1 && CRYPTO_secure_malloc_init(1 << 16, 32) != 1)
         logf_("no secure heap (RLIMIT_MEMLOCK?): the CA key is in the ordinary heap");
+    /* No privilege of any kind (a root broker's helper runs as root): no
+     * capability, none to regain by exec. */
+    prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0);
+    prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0);
+    for (int c = 0; c < 64; c++)
+        if (prctl(PR_CAPBSET_DROP, c, 0, 0, 0) < 0 && errno == EINVAL)
+            break;
+    cap_t none = cap_init();
+    if (!none || cap_set_proc(none) < 0)
+        logf_("dropping capabilities: %s", strerror(errno));
+    cap_free(none);
 }
 
 int main(int argc, char **argv)
