@@ -165,7 +165,7 @@ default-image: $(BUILD)/nsbox
 # latest) with the default image preloaded; CONTAINER_PRELOAD=OCI_DIR[:TAG]
 # preloads another (docs/container.md).
 CONTAINER_PRELOAD ?=
-container-image: $(BUILD)/nsbox
+container-image: $(BUILD)/nsbox $(BUILD)/nsbox-tls
 	@deploy/container/build.sh --nsbox $(BUILD)/nsbox --out $(BUILD)/container/oci \
 		$(if $(CONTAINER_PRELOAD),--preload $(CONTAINER_PRELOAD))
 
