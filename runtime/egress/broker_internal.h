@@ -209,7 +209,8 @@ void broker_tls_init(struct broker *b, const char *state_dir);
  * (absent: kept; []: none) and the helper.  When b->policy inspects any
  * host or there are secrets, the helper runs (started if not) with the
  * new config, and answer gets "ca" (its path) and "ca_pem" (the
- * certificate); else the helper is stopped.  Returns 0, or -1 with why. */
+ * certificate); a helper running already gets the config either way; a
+ * seal (no rules) stops it.  Returns 0, or -1 with why. */
 int broker_tls_policy(struct broker *b, struct json_t *req, struct json_t *answer, char *why,
                       size_t why_size);
 /* Whether host:port's connections are handed to the helper (a method and

@@ -449,10 +449,15 @@ int broker_tls_policy(struct broker *b, json_t *req, json_t *answer, char *why, 
 {
     if (parse_secrets(b, json_object_get(req, "secrets"), why, why_size) < 0)
         return -1;
-    if (b->policy.n == 0 || (!policy_inspects_any(&b->policy) && b->n_secrets == 0)) {
-        broker_tls_stop(b, NULL);
+    if (b->policy.n == 0) {
+        broker_tls_stop(b, NULL); /* sealed: with every connection it holds */
         return 0;
     }
+    /* Not needed now: not started; one running keeps going with the new
+     * config (its CA too: an install's open-and-restore does not make the
+     * sandbox trust a new one each time). */
+    if (!policy_inspects_any(&b->policy) && b->n_secrets == 0 && b->tls.fd < 0)
+        return 0;
     if (b->tls.fd < 0 && spawn(b, why, why_size) < 0)
         return -1;
     _cleanup_json_ json_t *ok = configure(b, why, why_size);
