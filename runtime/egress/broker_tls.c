@@ -313,9 +313,11 @@ static int drain(struct broker *b, json_t **answer)
             close(b->tls.fd);
             b->tls.fd = -1;
             /* Its socket closed: it is ending (or ended); reaped here. */
-            kill(pid, SIGKILL);
-            while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
-                ;
+            if (pid > 0) {
+                kill(pid, SIGKILL);
+                while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
+                    ;
+            }
             b->tls.pid = 0;
             if (WIFSIGNALED(st))
                 snprintf(why, sizeof(why), "nsbox-tls was killed by signal %d", WTERMSIG(st));

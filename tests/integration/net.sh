@@ -306,6 +306,22 @@ l7_checks() {
 		else
 			fail "$p/secret_exec_from_record" "$(printf '%s' "$out" | tail -3 | tr '\n' ' ') log: $(tr '\n' ' ' <"$T/log1")"
 		fi
+		# nsbox-tls gone (the broker's child, killed here): inspected
+		# connections are refused, saying why, until the network is set
+		# again; nothing reaches the server.
+		local broker helper
+		broker=$(cut -d' ' -f1 "$dir/egress.pid" 2>/dev/null)
+		helper=$(pgrep -P "${broker:-0}" 2>/dev/null)
+		[ -n "$helper" ] && kill -9 "$helper"
+		sleep 0.3
+		: >"$T/log1"
+		out=$("${nb[@]}" exec --json "$id" -- python3 -c "$REQ" "http://web.test:$P/marker.txt" GET 2>&1)
+		if [ -n "$helper" ] && printf '%s' "$out" | grep -q 'nsbox-tls is not running (nsbox-tls was killed by signal 9)' &&
+			printf '%s' "$out" | grep -q 'GET 403 nsbox egress: refused' && [ ! -s "$T/log1" ]; then
+			pass "$p/tls_helper_dead_fails_closed"
+		else
+			fail "$p/tls_helper_dead_fails_closed" "helper ${helper:-none}: $(printf '%s' "$out" | tail -c 400 | tr '\n' ' ') log: $(tr '\n' ' ' <"$T/log1")"
+		fi
 		"${nb[@]}" rm "$id" >/dev/null 2>&1
 	fi
 
