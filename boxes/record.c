@@ -27,7 +27,7 @@
 
 json_t *box_net_record_json(const struct box *box)
 {
-    char text[EGRESS_NAME_MAX + 128];
+    char text[EGRESS_NAME_MAX + 640];
     json_t *rules = json_array();
     for (size_t i = 0; rules != NULL && box->net != NULL && i < box->net->n; i++) {
         const struct egress_rule *r = &box->net->rules[i];

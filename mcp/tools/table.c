@@ -134,6 +134,12 @@
     "\"signal\":{\"type\":\"integer\"},\"ended_with_sandbox\":{\"type\":\"boolean\"},"             \
     "\"stdout_bytes\":{\"type\":\"integer\"},\"stderr_bytes\":{\"type\":\"integer\"}"
 
+/* The secrets a sandbox was granted (tools/secrets.c): names and
+ * variables, never values. */
+#define SECRETS_OUT                                                                                \
+    "{\"type\":\"array\",\"items\":{\"type\":\"object\",\"properties\":{"                          \
+    "\"name\":{\"type\":\"string\"},\"env\":{\"type\":\"string\"}}}}"
+
 const struct mcp_tool mcp_tools[] = {
     {"sandbox_create", "Create a sandbox",
      "Start a long-lived sandbox from an image (by image reference, or by language). Files "
@@ -144,7 +150,7 @@ const struct mcp_tool mcp_tools[] = {
      "{\"type\":\"object\",\"properties\":{\"sandbox_id\":{\"type\":\"string\"},"
      "\"image\":{\"type\":\"string\"},\"digest\":{\"type\":\"string\"}," DISK_PROPS
      "\"network_rules\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},"
-     "\"limits\":" LIMITS_OUT "},"
+     "\"secrets\":" SECRETS_OUT ",\"limits\":" LIMITS_OUT "},"
      "\"required\":[\"sandbox_id\",\"image\",\"digest\",\"limits\"," DISK_REQUIRED "]}",
      mcp_tool_sandbox_create, 0, MCP_HINT_NETWORK | MCP_HINT_INSTALLS},
     {"sandbox_list", "List sandboxes", "The sandboxes this session created and still runs.",
@@ -450,6 +456,18 @@ const struct mcp_tool mcp_tools[] = {
      "\"image\":{\"type\":\"string\"},\"digest\":{\"type\":\"string\"},"
      "\"description\":{\"type\":\"string\"}}}}},\"required\":[\"languages\"]}",
      mcp_tool_list_languages, 0, MCP_HINT_READ_ONLY},
+    {"list_secrets", "List secrets",
+     "The secrets the operator defined (serve --secret) that sandbox_create {secrets} can grant: "
+     "each one's name, the environment variable a sandbox sees it in (holding a placeholder, "
+     "never the value), the hosts it is sent to and where in a request it goes. Values are "
+     "never shown.",
+     "{\"type\":\"object\",\"properties\":{\"secrets\":{\"type\":\"array\",\"items\":{"
+     "\"type\":\"object\",\"properties\":{\"name\":{\"type\":\"string\"},"
+     "\"env\":{\"type\":\"string\"},"
+     "\"hosts\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},"
+     "\"binding\":{\"type\":\"string\"}},"
+     "\"required\":[\"name\",\"env\",\"hosts\",\"binding\"]}}},\"required\":[\"secrets\"]}",
+     mcp_tool_list_secrets, 0, MCP_HINT_READ_ONLY},
     {"list_images", "List images", "Images in the local store that sandboxes can use.",
      "{\"type\":\"object\",\"properties\":{\"images\":{\"type\":\"array\",\"items\":{"
      "\"type\":\"object\",\"properties\":{\"names\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},"
