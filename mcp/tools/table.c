@@ -66,10 +66,14 @@
     "\"name\":{\"type\":\"string\"},\"value\":{\"type\":\"string\"},"                              \
     "\"traceback\":{\"type\":\"string\"}}},"
 
-/* What a sandbox with network tried during the command (boxes/net.h). */
+/* What a sandbox with network tried during the command (boxes/net.h):
+ * connections, and the requests of inspected ones (method, path, the
+ * secrets put in: names only). */
 #define NETWORK_PROPS                                                                              \
     "\"network\":{\"type\":\"array\",\"items\":{\"type\":\"object\",\"properties\":{"              \
     "\"host\":{\"type\":\"string\"},\"port\":{\"type\":\"integer\"},"                              \
+    "\"method\":{\"type\":\"string\"},\"path\":{\"type\":\"string\"},"                             \
+    "\"secrets\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},"                            \
     "\"verdict\":{\"type\":\"string\",\"enum\":[\"allowed\",\"refused\",\"truncated\"]},"          \
     "\"reason\":{\"type\":\"string\"},\"bytes_out\":{\"type\":\"integer\"},"                       \
     "\"bytes_in\":{\"type\":\"integer\"},\"connections\":{\"type\":\"integer\"}}}},"
@@ -146,7 +150,9 @@ const struct mcp_tool mcp_tools[] = {
      "persist in it between calls (working directory /workspace), within disk_mb in total; "
      "a persistent workspace has its own budget, workspace_mb. It has no network unless network "
      "names what it may reach, within the operator's allow-list; every later result then lists "
-     "what it tried (network). Returns its id, the limits in force and the disk in use.",
+     "what it tried (network). secrets grants operator-defined secrets (list_secrets) by name: "
+     "the sandbox sees a placeholder in each one's variable, and their hosts join network. "
+     "Returns its id, the limits in force and the disk in use.",
      "{\"type\":\"object\",\"properties\":{\"sandbox_id\":{\"type\":\"string\"},"
      "\"image\":{\"type\":\"string\"},\"digest\":{\"type\":\"string\"}," DISK_PROPS
      "\"network_rules\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},"
