@@ -28,6 +28,7 @@
 #define EGRESS_NAME_MAX 253
 #define EGRESS_MAX_PORTS 8
 #define EGRESS_MAX_RULES 64
+#define EGRESS_RULE_TEXT_MAX 640 /* a buffer egress_rule_format never truncates */
 
 enum egress_rule_kind {
     EGRESS_RULE_NAME,     /* host name, resolved by the broker */
