@@ -367,7 +367,9 @@ static const struct opt opts[] = {
     {"allow-net", "RULE",
      "what sandboxes may reach when a call asks (network): a host (pypi.org), *.SUFFIX, either "
      "with :PORT[,PORT] (80 and 443), a preset (pypi, npm, debian, github), IP:PORT or "
-     "NAME=IP:PORT for a local mirror (repeatable, comma-separated; default: none, no network)",
+     "NAME=IP:PORT for a local mirror (repeatable, comma-separated; default: none, no network); "
+     "a name rule may add METHODS [PATHS] (api.github.com GET,POST /repos/ORG/**: that host's "
+     "requests are decided one by one)",
      set_allow_net, 0, false, NUM_NONE},
     {"secret", "SPEC",
      "a secret sandboxes may use without seeing it (repeatable): "
