@@ -337,9 +337,7 @@ static void connected(struct broker *b, struct conn *c)
     c->state = C_RELAY;
     c->deadline = 0;
     c->last = time(NULL);
-    c->audit = broker_audit(b, c->host, c->port, true, NULL);
-    broker_audit_add(b, c->audit, 0, 0, 1);
-    if (c->inspect) {
+    if (c->inspect) { /* audited as allowed once nsbox-tls has it */
         char why[512];
         if (broker_tls_handoff(b, c, why, sizeof(why)) == 0)
             return;
@@ -349,6 +347,8 @@ static void connected(struct broker *b, struct conn *c)
             refuse(b, c, why);
         return;
     }
+    c->audit = broker_audit(b, c->host, c->port, true, NULL);
+    broker_audit_add(b, c->audit, 0, 0, 1);
     if (!c->http)
         c->cfwd = c->clen;
 }

@@ -177,7 +177,10 @@ void broker_tls_init(struct broker *b, const char *state_dir)
 }
 
 /* fork + execveat of the binary opened at init: fd 3 the socket, stdin
- * and stdout /dev/null, stderr the broker's, in STATE/egress-tls. */
+ * and stdout /dev/null, stderr the broker's.  Its STATE_DIR is
+ * STATE/egress-tls, given as /proc/self/cwd (its working directory): root's
+ * broker runs as nobody (broker.c), who may not walk the store's 0700
+ * path to it but is in it already. */
 static int spawn(struct broker *b, char *why, size_t why_size)
 {
     int sp[2];
@@ -204,7 +207,7 @@ static int spawn(struct broker *b, char *why, size_t why_size)
             _exit(127);
         close_range(5, ~0u, 0);
         signal(SIGPIPE, SIG_DFL);
-        char *argv[] = {"nsbox-tls", ".", NULL};
+        char *argv[] = {"nsbox-tls", "/proc/self/cwd", NULL};
         execveat(4, "", argv, environ, AT_EMPTY_PATH);
         _exit(127);
     }
@@ -518,6 +521,8 @@ int broker_tls_handoff(struct broker *b, struct conn *c, char *why, size_t why_s
         return -1;
     }
     size_t slot = (size_t)(id % BROKER_HANDED_MAX);
+    c->audit = broker_audit(b, c->host, c->port, true, NULL);
+    broker_audit_add(b, c->audit, 0, 0, 1);
     b->tls.handed[slot].id = id;
     b->tls.handed[slot].audit = c->audit;
     /* Forgotten: the helper holds both ends now (our copies closed
