@@ -107,7 +107,12 @@ static int open_network(struct mcp_session *s, struct mcp_call *call, struct mcp
     struct nsbox_err ignored;
     int r = mcp_op_begin(s, call, m, err);
     if (r == 0) {
-        r = box_net_set(&m->box, net, secrets, n_secrets, err);
+        /* The secrets become the box's (placeholders in its env for every
+         * exec: boxes/net.h), then go to the broker with the rules. */
+        struct box_spec spec = {.net = net, .secrets = secrets, .n_secrets = n_secrets};
+        r = n_secrets > 0 ? box_secrets_adopt(&m->box, &spec, err) : 0;
+        if (r == 0)
+            r = box_net_set(&m->box, net, m->box.secrets, m->box.n_secrets, err);
         mcp_op_end(s, call, m);
     }
     if (r == 0)
@@ -137,12 +142,12 @@ int mcp_tool_sandbox_create(struct mcp_session *s, struct mcp_call *call, json_t
     _cleanup_(grant_free) struct grant g = {0};
 
     /* The secrets' hosts join the network asked for, as bare names; their
-     * variables join the environment, holding placeholders. */
+     * variables are the box's (open_network), never the call's env. */
     if (mcp_args_sandbox_create(s->cfg, args, &a, err) < 0 ||
         mcp_network_request(s->cfg, a.network, &net, err) < 0 ||
         mcp_secrets_grant(s->cfg, a.secrets, &g.v, &g.n, err) < 0 ||
         mcp_network_add_secrets(s->cfg, g.v, g.n, &net, err) < 0 ||
-        mcp_secrets_env(&a.env, g.v, g.n, err) < 0)
+        mcp_secrets_env_check(a.env, g.v, g.n, err) < 0)
         return -1;
     if (a.image != NULL && !image_usable(s, a.image, err))
         return -1;

@@ -1,7 +1,7 @@
 /* list_secrets, and what sandbox_create {secrets} grants (secrets.h):
  * the operator's secrets (serve --secret, [secret.NAME]) by name, copied
- * with a placeholder made for the one sandbox, their variables in its
- * environment.
+ * with a placeholder made for the one sandbox (boxes/ puts the variables
+ * in its environment: box_secrets_adopt).
  *
  * Contract: no result, error or log line here holds a secret's value;
  * list_secrets shows names, variables, hosts and bindings; a grant's
@@ -117,32 +117,17 @@ void mcp_secrets_free(struct egress_secret *v, size_t n)
     free(v);
 }
 
-int mcp_secrets_env(char ***env, const struct egress_secret *v, size_t n, struct nsbox_err *err)
+int mcp_secrets_env_check(char **env, const struct egress_secret *v, size_t n,
+                          struct nsbox_err *err)
 {
-    size_t have = 0;
-    if (n == 0)
-        return 0;
-    while (*env != NULL && (*env)[have] != NULL)
-        have++;
     for (size_t i = 0; i < n; i++) {
         size_t len = strlen(v[i].env);
-        for (size_t k = 0; k < have; k++)
-            if (strncmp((*env)[k], v[i].env, len) == 0 && (*env)[k][len] == '=')
+        for (size_t k = 0; env != NULL && env[k] != NULL; k++)
+            if (strncmp(env[k], v[i].env, len) == 0 && env[k][len] == '=')
                 return nsbox_err_set(err, EINVAL,
                                      "env sets %s, the variable of the secret \"%s\": leave it "
                                      "out (the sandbox gets the secret's placeholder there)",
                                      v[i].env, v[i].name);
-    }
-    char **grown = realloc(*env, (have + n + 1) * sizeof(char *));
-    if (grown == NULL)
-        return nsbox_err_set(err, ENOMEM, "out of memory");
-    *env = grown;
-    for (size_t i = 0; i < n; i++) {
-        if (asprintf(&grown[have], "%s=%s", v[i].env, v[i].placeholder) < 0) {
-            grown[have] = NULL;
-            return nsbox_err_set(err, ENOMEM, "out of memory");
-        }
-        grown[++have] = NULL;
     }
     return 0;
 }

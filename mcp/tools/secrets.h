@@ -23,10 +23,11 @@ int mcp_secrets_grant(const struct mcp_server *cfg, json_t *names, struct egress
 /* Wipes and frees a grant. */
 void mcp_secrets_free(struct egress_secret *v, size_t n);
 
-/* Appends VAR=PLACEHOLDER for each of v[0..n) to *env (a NULL-terminated
- * malloc'ed array, or NULL), refusing an env that already sets one of the
- * variables.  Returns 0 or -1 with err. */
-int mcp_secrets_env(char ***env, const struct egress_secret *v, size_t n, struct nsbox_err *err);
+/* Whether env (NULL-terminated "K=V" strings, or NULL) leaves the
+ * variables of v[0..n) alone, as it must (the sandbox gets the
+ * placeholders there).  Returns 0 or -1 with err naming the variable. */
+int mcp_secrets_env_check(char **env, const struct egress_secret *v, size_t n,
+                          struct nsbox_err *err);
 
 /* [{name, env}] of v[0..n), for a result; a new reference. */
 json_t *mcp_secrets_json(const struct egress_secret *v, size_t n);

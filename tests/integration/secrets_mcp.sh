@@ -43,6 +43,8 @@ run_client root timeout 300 env NSBOX="$NSBOX" NSBOX_STORE="$S" SUITE="$SUITE" p
 "$ROOT/tests/setup-users.sh"
 RL=$T/rootless
 mkdir -p "$RL" && chmod 755 "$T" && install -m 755 "$NSBOX" "$RL/nsbox" && chown nsboxtest "$RL"
+# The broker's TLS helper lives next to nsbox (secrets and method/path rules need it).
+install -m 755 "$(dirname "$NSBOX")/nsbox-tls" "$RL/nsbox-tls"
 runuser -u nsboxtest -- "$RL/nsbox" --store "$RL/store" pull --quiet "oci:$F/oci/python:latest" >/dev/null 2>&1
 runuser -u nsboxtest -- "$RL/nsbox" --store "$RL/store" tag "oci:$F/oci/python:latest" python >/dev/null 2>&1
 run_client rootless timeout 300 runuser -u nsboxtest -- env NSBOX="$RL/nsbox" NSBOX_STORE="$RL/store" \
