@@ -4,9 +4,11 @@
 # (--secret and [secret.NAME] parse errors that never quote the value,
 # --print-config, list_secrets, sandbox_create {secrets}: placeholders,
 # never the value in the sandbox or the store, the secrets' hosts in the
-# grant, ceiling refusals, a bare name narrowed to the ceiling's method and
-# path rules), as root and as nsboxtest (tests/setup-users.sh).  The
-# broker's substitution over HTTPS is tests/integration/secrets.sh's.
+# grant, ceiling refusals, plain-HTTP substitution in the bound header only
+# with the echo scrubbed and the request audited, a bare name narrowed to
+# the ceiling's method and path rules), as root and as nsboxtest
+# (tests/setup-users.sh).  Substitution over HTTPS is tests/integration/
+# secrets.sh's.
 SUITE=secrets_mcp
 . "$(dirname "$0")/../lib.sh"
 

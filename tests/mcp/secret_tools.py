@@ -9,8 +9,11 @@ secret's host outside --allow-net refused naming it; an env naming the
 secret's variable refused; the granted secret's variable holds a
 per-sandbox placeholder and the value is nowhere in the sandbox's
 environment, /proc, files, the result, or the store's records; its hosts
-join the grant, a mapped one with the operator's mapping), and a model's
-bare name narrowed to the ceiling's method and path rules.  Run as root and
+join the grant, a mapped one with the operator's mapping; over plain HTTP
+to the mapped host the broker puts the value in the bound header only,
+scrubs it from the echoed response, and the result's network names the
+request and the secret), and a model's bare name narrowed to the
+ceiling's method and path rules.  Run as root and
 rootless.  Environment: NSBOX, NSBOX_STORE, SUITE (default secrets_mcp)."""
 import http.server, json, os, re, subprocess, sys, tempfile, threading
 
@@ -27,13 +30,14 @@ TOK = os.path.join(D, "token")
 with open(TOK, "w") as f:
     f.write(VALUE + "\n")
 os.chmod(TOK, 0o600)
-SEEN = []  # the Authorization header of every request the host service got
+SEEN = []  # (path, Authorization, X-Token) of every request the host service got
 
 
 class H(http.server.BaseHTTPRequestHandler):
     def do_GET(self):
-        SEEN.append(self.headers.get("Authorization"))
-        body = b"ok\n"
+        SEEN.append((self.path, self.headers.get("Authorization"), self.headers.get("X-Token")))
+        # The header as it arrived, echoed: the sandbox must get it scrubbed.
+        body = ("A=%s\n" % self.headers.get("Authorization")).encode()
         self.send_response(200)
         self.send_header("Content-Length", str(len(body)))
         self.end_headers()
@@ -165,6 +169,36 @@ if sid:
     result("run_result_no_value", VALUE not in json.dumps(r), "value in run_command's result")
 else:
     for n in ("variables_hold_placeholders", "value_not_in_environ_or_files", "run_result_no_value"):
+        result(n, False, created)
+# Plain HTTP to the mirror's bound host: the broker's helper puts the value
+# in the bound header only (not in another header, not in the URL), the
+# echoed value comes back scrubbed, and the result's network names the
+# request and the secret used.
+SUB = """import os, urllib.request
+p = os.environ["MIRROR_TOKEN"]
+q = urllib.request.Request("http://test.example:%d/sub?t=" + p,
+                           headers={"Authorization": "Bearer " + p, "X-Token": p})
+try:
+    print(urllib.request.urlopen(q, timeout=10).read().decode().strip())
+except Exception as e:
+    print("ERR", type(e).__name__, e)""" % P
+if sid:
+    SEEN.clear()
+    r = s.tool("run_command", sandbox_id=sid, command="python3 -", stdin=SUB)
+    got = [x for x in SEEN if x[0].startswith("/sub?t=")]
+    mph = ph[1] if len(ph) > 1 else "?"
+    result("plain_http_value_in_bound_header_only",
+           got == [(f"/sub?t={mph}", f"Bearer {VALUE}", mph)], (SEEN, ph, r))
+    result("plain_http_echo_scrubbed", sc(r).get("stdout") == "A=Bearer " + "*" * len(VALUE) + "\n"
+           and VALUE not in json.dumps(r), r)
+    reqs = [e for e in sc(r).get("network", []) if e.get("method")]
+    result("audit_names_request_and_secret",
+           any(e.get("host") == "test.example" and e.get("port") == P and e.get("method") == "GET"
+               and e.get("path") == "/sub" and e.get("verdict") == "allowed"
+               and e.get("secrets") == ["mirror"] for e in reqs), sc(r).get("network"))
+else:
+    for n in ("plain_http_value_in_bound_header_only", "plain_http_echo_scrubbed",
+              "audit_names_request_and_secret"):
         result(n, False, created)
 r2 = s.tool("sandbox_create", secrets=["gh"])
 sid2 = sc(r2).get("sandbox_id")
