@@ -165,10 +165,15 @@ int mcp_network_add_secrets(const struct mcp_server *cfg, const struct egress_se
         for (size_t h = 0; h < secrets[i].n_hosts; h++) {
             const struct egress_secret_host *sh = &secrets[i].hosts[h];
             char text[EGRESS_NAME_MAX + 64];
-            int len = snprintf(text, sizeof(text), "%s:", sh->host);
+            int len = snprintf(text, sizeof(text), "%s:", sh->host), start = len;
+            /* A port the call's network already covers keeps the call's
+             * rule (a model's own method and path rule stays as narrow). */
             for (size_t k = 0; k < sh->n_ports; k++)
-                len += snprintf(text + len, sizeof(text) - (size_t)len, "%s%u", k ? "," : "",
-                                sh->ports[k]);
+                if (*net == NULL || egress_policy_match_name(*net, sh->host, sh->ports[k]) == NULL)
+                    len += snprintf(text + len, sizeof(text) - (size_t)len, "%s%u",
+                                    len > start ? "," : "", sh->ports[k]);
+            if (len == start)
+                continue;
             char *texts[] = {text};
             /* A bare name as a model would ask for it. */
             if (box_net_parse(one, texts, 1, false, err) < 0 || fit(cfg, one, err) < 0)
