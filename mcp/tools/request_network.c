@@ -4,7 +4,8 @@
  * Order, so that nobody is asked for what cannot be granted:
  *   1. a 2026-07-28 request: refused (that revision's input-required flow
  *      is not nsbox's yet); a call running as a task: refused;
- *   2. the sandbox must be the session's;
+ *   2. the sandbox must be the session's, and able to have network (not
+ *      landlock isolation);
  *   3. the rule is parsed as a model's `network` rule and must lie within
  *      the operator's ceiling (tools/network.c: a mapped name gets the
  *      operator's mapping) -- else the ceiling's error, and no question;
@@ -192,9 +193,9 @@ static json_t *question_schema(void)
         "Allow for this sandbox", "Do not allow", "required", "decision");
 }
 
-/* Whether the session's client can be asked; err says why not. */
-static int askable(struct mcp_session *s, struct mcp_call *call, char *version, size_t size,
-                   struct nsbox_err *err)
+/* Whether this call can ask at all (its era, not a task); err says why
+ * not. */
+static int askable(const struct mcp_call *call, struct nsbox_err *err)
 {
     if (call->modern)
         return nsbox_err_set(err, ENOTSUP,
@@ -208,6 +209,13 @@ static int askable(struct mcp_session *s, struct mcp_call *call, char *version, 
         return nsbox_err_set(err, ENOTSUP,
                              "request_network cannot run as a task: the question goes out on "
                              "the call's own stream. Nothing was changed");
+    return 0;
+}
+
+/* Whether the session's client declared form elicitation; err says so
+ * when not. */
+static int can_ask(struct mcp_session *s, char *version, size_t size, struct nsbox_err *err)
+{
     pthread_mutex_lock(&s->lock);
     bool form = s->client_elicit_form;
     snprintf(version, size, "%s", s->protocol);
@@ -220,14 +228,17 @@ static int askable(struct mcp_session *s, struct mcp_call *call, char *version, 
     return 0;
 }
 
-/* Whether s has the kept sandbox id (not woken, not counted as a use). */
-static int exists(struct mcp_session *s, const char *id, struct nsbox_err *err)
+/* Whether s has the kept sandbox id (not woken, not counted as a use)
+ * and it can have network at all: nobody is asked for what its isolation
+ * mode cannot give. */
+static int grantable(struct mcp_session *s, const char *id, struct nsbox_err *err)
 {
     struct mcp_sandbox *m = mcp_sandbox_hold(s, id, err);
     if (m == NULL)
         return -1;
+    int r = box_require_namespaces(&m->box, "opening the network", err);
     mcp_sandbox_unhold(s, m, false);
-    return 0;
+    return r < 0 ? nsbox_err_prefix(err, "nobody was asked") : 0;
 }
 
 static const char *const answers[] = {"accept", "decline", "cancel", NULL};
@@ -238,19 +249,20 @@ int mcp_tool_request_network(struct mcp_session *s, struct mcp_call *call, json_
     struct mcp_request_network_args a;
     char version[16];
 
-    if (mcp_args_request_network(args, &a, err) < 0 ||
-        askable(s, call, version, sizeof(version), err) < 0)
+    if (mcp_args_request_network(args, &a, err) < 0 || askable(call, err) < 0)
         return -1;
     _cleanup_free_ struct egress_policy *req = NULL;
     _cleanup_json_ json_t *texts = json_pack("[s]", a.rule);
     if (texts == NULL)
         return nsbox_err_set(err, ENOMEM, "out of memory");
-    if (exists(s, a.sandbox_id, err) < 0)
+    if (grantable(s, a.sandbox_id, err) < 0)
         return -1;
     if (mcp_network_request(s->cfg, texts, &req, err) < 0)
         return nsbox_err_prefix(err, "nobody was asked");
     if (req == NULL || req->n == 0)
         return nsbox_err_set(err, EINVAL, "rule: no rule given");
+    if (can_ask(s, version, sizeof(version), err) < 0)
+        return -1;
     char shown[4096], reason[REASON_SHOWN_MAX + 8];
     egress_policy_format(req, shown, sizeof(shown));
     json_t *res = json_pack("{s:s,s:s,s:o,s:n}", "sandbox_id", a.sandbox_id, "rule", a.rule,

@@ -204,6 +204,8 @@ async function noCapability(label, client) {
 		try {
 			const r = await ask(client, sid);
 			ok(r.isError && /cannot ask its user \(no elicitation capability\)/.test(text(r)) && /--allow-net/.test(text(r)), () => text(r));
+			const out = await ask(client, sid, { rule: 'evil.example' }); // the ceiling's error comes first
+			ok(out.isError && /nobody was asked/.test(text(out)) && /allow-list/.test(text(out)), () => text(out));
 			const f = await fetchFrom(client, sid);
 			ok(!f.reached && f.out.startsWith('ERR'), () => `reached the API: ${f.out}`);
 		} finally {
@@ -340,6 +342,46 @@ async function jsonOnly(url) {
 	});
 }
 
+/** The session's end (stdin closed) ends a question still waiting: the
+ *  server exits in seconds, not after the question's timeout. */
+async function sessionEnd() {
+	await test('stdio/session_end_ends_the_question', async () => {
+		const s = new Raw();
+		s.send({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: { elicitation: {} }, clientInfo: { name: 'raw', version: '1' } } });
+		await s.next(m => m.id === 1);
+		s.send({ jsonrpc: '2.0', method: 'notifications/initialized' });
+		const sid = (await s.call(2, 'sandbox_create', { language: 'python' })).structuredContent.sandbox_id;
+		s.send({ jsonrpc: '2.0', id: 3, method: 'tools/call', params: { name: 'request_network', arguments: { sandbox_id: sid, rule: 'api.test', reason: 'r', timeout_s: 300 } } });
+		const q = await s.next(m => m.method === 'elicitation/create');
+		ok(q.params.mode === undefined, () => `a 2025-06-18 client got mode ${q.params.mode}`);
+		const t0 = Date.now();
+		s.close();
+		for (let i = 0; i < 300 && s.exited === null; i++) await new Promise(r => setTimeout(r, 50));
+		ok(s.exited === 0 && Date.now() - t0 < 10000, () => `exit ${s.exited} after ${Date.now() - t0} ms`);
+	});
+}
+
+/** DELETE of the session ends a question still waiting: the DELETE
+ *  (answered once the session's calls are done and its sandboxes gone)
+ *  comes back in seconds, not after the question's timeout. */
+async function sessionDelete(url) {
+	await test('http/session_delete_ends_the_question', async () => {
+		const c = asking();
+		const h = elicitor(c);
+		h.answer = () => new Promise(() => {});
+		const tr = new StreamableHTTPClientTransport(url);
+		await c.connect(tr);
+		const sid = await sandbox(c);
+		ask(c, sid, { timeout_s: 300 }).catch(() => {});
+		for (let i = 0; i < 400 && h.asked.length === 0; i++) await new Promise(r => setTimeout(r, 25));
+		ok(h.asked.length === 1, 'the question never came');
+		const t0 = Date.now();
+		await tr.terminateSession();
+		ok(Date.now() - t0 < 10000, () => `DELETE took ${Date.now() - t0} ms`);
+		await c.close().catch(() => {});
+	});
+}
+
 async function httpServer() {
 	const env = { ...process.env };
 	delete env.NSBOX_TOKEN;
@@ -375,6 +417,7 @@ async function main() {
 	await noCapability('stdio', c);
 	await c.close();
 	await raw();
+	await sessionEnd();
 
 	const { p, port } = await httpServer();
 	try {
@@ -389,6 +432,7 @@ async function main() {
 		await noCapability('http', c);
 		await c.close();
 		await jsonOnly(url);
+		await sessionDelete(url);
 	} finally {
 		p.kill('SIGTERM');
 		api.close();
