@@ -96,7 +96,7 @@ def one(req):
             ctx.check_hostname, ctx.verify_mode = False, ssl.CERT_NONE
         else:
             ctx = context(req.get("cafile"))
-        sock = socket.create_connection((host, port), timeout=20)
+        sock = socket.create_connection((host, port), timeout=10)
         s = ctx.wrap_socket(sock, server_hostname=req.get("sni") or host)
         out["peer_sha256"] = hashlib.sha256(s.getpeercert(binary_form=True)).hexdigest()
         if req.get("pin") and out["peer_sha256"] != req["pin"]:
@@ -116,7 +116,7 @@ def one(req):
             out["body"] = "\n".join(bodies)
             s.close()
             return out
-        c = http.client.HTTPSConnection(host, port, context=ctx, timeout=20)
+        c = http.client.HTTPSConnection(host, port, context=ctx, timeout=10)
         c.sock = s
         body = req.get("body")
         c.request(req.get("method", "GET"), req["path"], body=body.encode() if body is not None else None,
