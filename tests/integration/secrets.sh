@@ -42,13 +42,14 @@ git init -q --bare "$E/git/repo.git"
 # git and the libraries of git-remote-https that the default image lacks,
 # cached across runs (a few MB from the host's apt).
 DEBS=${NSBOX_SECRETS_DEBS:-/var/cache/nsbox/secrets-debs}
-PKGS="git libcurl3-gnutls librtmp1 libssh2-1 libpsl5 libldap-2.5-0 libsasl2-2 libsasl2-modules-db"
+PKGS=(git libcurl3-gnutls librtmp1 libssh2-1 libpsl5 libldap-2.5-0 libsasl2-2 libsasl2-modules-db)
 if ! ls "$DEBS"/git_*.deb >/dev/null 2>&1; then
-	mkdir -p "$DEBS.tmp" && (cd "$DEBS.tmp" && apt-get download -q $PKGS >"$LOGS/apt.log" 2>&1) &&
+	mkdir -p "$DEBS.tmp" && (cd "$DEBS.tmp" && apt-get download -q "${PKGS[@]}" >"$LOGS/apt.log" 2>&1) &&
 		rm -rf "$DEBS" && mv "$DEBS.tmp" "$DEBS"
 fi
-if [ "$(ls "$DEBS"/*.deb 2>/dev/null | wc -l)" -ne 8 ]; then
-	fail setup "apt-get download $PKGS failed: $(tail -3 "$LOGS/apt.log" 2>/dev/null | tr '\n' ' ')"
+debs=("$DEBS"/*.deb)
+if [ "${#debs[@]}" -ne "${#PKGS[@]}" ] || [ ! -e "${debs[0]}" ]; then
+	fail setup "apt-get download ${PKGS[*]} failed: $(tail -3 "$LOGS/apt.log" 2>/dev/null | tr '\n' ' ')"
 	finish
 fi
 
