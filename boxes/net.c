@@ -155,7 +155,8 @@ static int keep_policy(struct box *box, const struct egress_policy *p, struct ns
     return 0;
 }
 
-int box_net_set(struct box *box, const struct egress_policy *p, struct nsbox_err *err)
+int box_net_set(struct box *box, const struct egress_policy *p, const struct egress_secret *secrets,
+                size_t n, struct nsbox_err *err)
 {
     /* Never opened: sealed already, and no broker to start for it. */
     if (!has_rules(p) && box->net == NULL && !box->net_ever)
@@ -163,10 +164,13 @@ int box_net_set(struct box *box, const struct egress_policy *p, struct nsbox_err
     if (has_rules(p) && box_require_namespaces(box, "opening the network", err) < 0)
         return -1;
     /* Failing, the runtime leaves the sandbox sealed: so says the record. */
-    int r = nsbox_sandbox_net_set(&box->sb, has_rules(p) ? p : NULL, err);
+    int r = nsbox_sandbox_net_set(&box->sb, has_rules(p) ? p : NULL, secrets, n, err);
     struct nsbox_err kerr;
     if (keep_policy(box, r == 0 ? p : NULL, r == 0 ? err : &kerr) < 0)
         r = -1;
+    /* The CA is in the sandbox: every exec from now on is pointed at it. */
+    if (r == 0 && box->sb.egress_ca && !box->tls_ca && box_tls_env(box) < 0)
+        r = nsbox_err_set(err, ENOMEM, "out of memory");
     if (box->recorded) {
         struct nsbox_err serr;
         if (box_record_save(box, r == 0 ? err : &serr) < 0)

@@ -372,7 +372,7 @@ static int run(struct mcp_session *s, struct mcp_call *call, const struct mcp_ru
         return -1;
     /* The spare is this call's from here on and never goes back: a sandbox
      * once opened to the network is removed with the call. */
-    int r = net != NULL ? box_net_set(&m->box, net, err) : 0;
+    int r = net != NULL ? box_net_set(&m->box, net, NULL, 0, err) : 0;
     if (r == 0)
         r = exec_in(s, call, m, rq, l->timeout_s, out, err);
     mcp_sandbox_free_detached(s->cfg, m);
