@@ -66,10 +66,11 @@ struct mcp_create_args {
     const char *image;    /* NULL: the language's image */
     const char *language; /* "python" unless given */
     struct mcp_limit_args limits;
-    char **env;                   /* owned: "KEY=VALUE" strings, or NULL for none */
-    const char *workdir;          /* absolute, or NULL for /workspace */
-    const char *workspace;        /* a valid workspace name, or NULL */
-    json_t *network;              /* borrowed: an array of rule texts, or NULL (tools/network.c) */
+    char **env;            /* owned: "KEY=VALUE" strings, or NULL for none */
+    const char *workdir;   /* absolute, or NULL for /workspace */
+    const char *workspace; /* a valid workspace name, or NULL */
+    json_t *network;       /* borrowed: an array of rule texts, or NULL (tools/network.c) */
+    json_t *secrets;       /* borrowed: an array of secret names, or NULL (tools/secrets.c) */
     struct mcp_pkg_args packages; /* installed at creation (mcp/tools/packages.c) */
 };
 

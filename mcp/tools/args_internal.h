@@ -49,6 +49,7 @@ enum {
     SANDBOX_PAUSE, /* args_pause.c */
     SANDBOX_RESUME,
     CONTEXT_FORK, /* args_context_fork.c */
+    LIST_SECRETS,
     N_TOOLS
 };
 

@@ -102,6 +102,15 @@ struct egress_policy;
 int mcp_network_request(const struct mcp_server *cfg, json_t *network, struct egress_policy **out,
                         struct nsbox_err *err);
 
+struct egress_secret;
+
+/* Adds to *net (NULL: made) the hosts of secrets[0..n), each as a model's
+ * bare name would be (the ceiling's mapping or method and path rules for
+ * it).  Returns 0, or -1 with err naming the secret and the host outside
+ * the ceiling. */
+int mcp_network_add_secrets(const struct mcp_server *cfg, const struct egress_secret *secrets,
+                            size_t n, struct egress_policy **net, struct nsbox_err *err);
+
 /* path (absolute, or relative to workdir) as an absolute path with no
  * empty or "." component, into buf, for a file URL (urls.c); ".." is
  * refused.  Returns 0 or -1 with err. */
@@ -146,6 +155,8 @@ int mcp_tool_sandbox_pause(struct mcp_session *s, struct mcp_call *call, json_t 
 int mcp_tool_sandbox_resume(struct mcp_session *s, struct mcp_call *call, json_t *args,
                             struct mcp_result *out, struct nsbox_err *err);
 int mcp_tool_sandbox_stop(struct mcp_session *s, struct mcp_call *call, json_t *args,
+                          struct mcp_result *out, struct nsbox_err *err);
+int mcp_tool_list_secrets(struct mcp_session *s, struct mcp_call *call, json_t *args,
                           struct mcp_result *out, struct nsbox_err *err);
 int mcp_tool_list_languages(struct mcp_session *s, struct mcp_call *call, json_t *args,
                             struct mcp_result *out, struct nsbox_err *err);

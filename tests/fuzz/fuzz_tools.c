@@ -771,6 +771,7 @@ static const struct {
     {"checkpoint_list", none},
     {"sandbox_pause", sandbox_pause},       {"sandbox_resume", sandbox_resume},
     {"context_fork", context_fork},
+    {"list_secrets", none},
 };
 #define N_CHECKS (sizeof(checks) / sizeof(checks[0]))
 
