@@ -279,6 +279,7 @@ const struct mcp_tool_args mcp_arg_decls[N_TOOLS] = {
     [SANDBOX_RESUME] = DECL("sandbox_resume", mcp_pause_fields),
     [CONTEXT_FORK] = DECL("context_fork", mcp_context_fork_fields),
     [LIST_SECRETS] = NO_ARGS("list_secrets"),
+    [REQUEST_NETWORK] = DECL("request_network", mcp_request_network_fields),
 };
 
 const struct mcp_tool_args *mcp_tool_args_find(const char *tool)

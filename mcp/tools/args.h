@@ -255,6 +255,16 @@ int mcp_args_copy_in(const struct mcp_server *cfg, json_t *args, struct mcp_copy
 int mcp_args_copy_out(const struct mcp_server *cfg, json_t *args, struct mcp_copy_args *out,
                       struct nsbox_err *err);
 
+/* request_network (args_request_network.c; strings borrowed) */
+#define MCP_ASK_TIMEOUT_DEFAULT_S 120
+#define MCP_ASK_TIMEOUT_MAX_S 600
+struct mcp_request_network_args {
+    const char *sandbox_id, *rule, *reason;
+    double timeout_s; /* how long the user is waited for */
+};
+int mcp_args_request_network(json_t *args, struct mcp_request_network_args *out,
+                             struct nsbox_err *err);
+
 /* Release what the decoder allocated; the struct is zeroed after. */
 void mcp_create_args_free(struct mcp_create_args *a);
 void mcp_write_args_free(struct mcp_write_args *a);

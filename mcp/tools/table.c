@@ -491,6 +491,24 @@ const struct mcp_tool mcp_tools[] = {
      "\"fork_ms\":{\"type\":\"number\"}},"
      "\"required\":[\"context_id\",\"language\",\"cwd\",\"sandbox_id\",\"forked_from\"]}",
      mcp_tool_context_fork, 0, 0},
+    {"request_network", "Ask the user for network access",
+     "Ask the user (through the client, MCP elicitation) to let a sandbox made by "
+     "sandbox_create reach one more host: rule is one network rule within the operator's "
+     "allow-list (a rule outside it is refused without asking). The user answers once (for "
+     "the sandbox's next run_command or execute_code only), sandbox (for the sandbox's life) "
+     "or no. Fails, changing nothing, when the client cannot ask its user. The result says "
+     "what was granted (granted: \"once\", \"sandbox\" or null) and how the user answered.",
+     "{\"type\":\"object\",\"properties\":{\"sandbox_id\":{\"type\":\"string\"},"
+     "\"rule\":{\"type\":\"string\"},"
+     "\"rules\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},"
+     "\"granted\":{\"type\":[\"string\",\"null\"],\"enum\":[\"once\",\"sandbox\",null]},"
+     "\"answer\":{\"type\":\"string\",\"enum\":[\"accept\",\"decline\",\"cancel\","
+     "\"timeout\",\"invalid\"]},"
+     "\"decision\":{\"type\":[\"string\",\"null\"]},"
+     "\"network_rules\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},"
+     "\"message\":{\"type\":\"string\"}},"
+     "\"required\":[\"sandbox_id\",\"rule\",\"rules\",\"granted\",\"answer\"]}",
+     mcp_tool_request_network, MCP_NEEDS_NET_CEILING, MCP_HINT_NETWORK},
 };
 
 const size_t mcp_n_tools = sizeof(mcp_tools) / sizeof(mcp_tools[0]);
@@ -501,5 +519,6 @@ bool mcp_tool_offered(const struct mcp_server *cfg, const struct mcp_tool *t)
            !((t->needs & MCP_NEEDS_COMMITS) && cfg->max_commits == 0) &&
            !((t->needs & MCP_NEEDS_INSTALLS) && cfg->installs == 0) &&
            !((t->needs & MCP_NEEDS_URLS) && cfg->file_urls == NULL) &&
-           !((t->needs & MCP_NEEDS_CHECKPOINTS) && cfg->max_checkpoints == 0);
+           !((t->needs & MCP_NEEDS_CHECKPOINTS) && cfg->max_checkpoints == 0) &&
+           !((t->needs & MCP_NEEDS_NET_CEILING) && cfg->net_ceiling == NULL);
 }

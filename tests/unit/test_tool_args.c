@@ -81,6 +81,9 @@ static int decode(const char *tool, json_t *args, struct nsbox_err *err)
         struct mcp_copy_args a;
         r = strcmp(tool, "copy_in") == 0 ? mcp_args_copy_in(&cfg, args, &a, err)
                                          : mcp_args_copy_out(&cfg, args, &a, err);
+    } else if (strcmp(tool, "request_network") == 0) {
+        struct mcp_request_network_args a;
+        r = mcp_args_request_network(args, &a, err);
     } else if (strcmp(tool, "context_fork") == 0) {
         struct mcp_context_fork_args a;
         r = mcp_args_context_fork(args, &a, err);
@@ -199,6 +202,8 @@ static json_t *valid_value(const char *key)
         {"count", "2"},
         {"checkpoint_id", "\"ck-0123456789abcdef\""},
         {"reseed", "false"},
+        {"rule", "\"api.example.com\""},
+        {"reason", "\"fetch the API\""},
     };
     for (size_t i = 0; i < sizeof(values) / sizeof(values[0]); i++)
         if (strcmp(values[i].key, key) == 0)
