@@ -29,20 +29,37 @@ LIB_SRCS := $(wildcard common/*.c oci/*.c images/*.c runtime/*.c runtime/egress/
 CLI_SRCS := $(wildcard cli/*.c mcp/*.c mcp/*/*.c)
 CLI_ASM  := cli/profile.S
 UNIT_SRCS := $(wildcard tests/unit/*.c)
+# nsbox-tls, the egress broker's TLS terminator (runtime/egress/tls/): a
+# binary of its own, the only one linked with libssl (dynamically), so
+# nsbox itself never carries TLS or EVP code.
+TLS_SRCS := $(wildcard runtime/egress/tls/*.c)
+TLS_OBJS := $(TLS_SRCS:%.c=$(BUILD)/%.o)
 
 LIB_OBJS  := $(LIB_SRCS:%.c=$(BUILD)/%.o)
 CLI_OBJS  := $(CLI_SRCS:%.c=$(BUILD)/%.o) $(BUILD)/cli/profile.o $(BUILD)/mcp/interp/embedded.o
 UNIT_OBJS := $(UNIT_SRCS:%.c=$(BUILD)/%.o)
 
-.PHONY: all test test-plain test-asan unit-test load bench deps fixtures default-image container-image asan asan-planted fuzz fuzz-build fuzz-long clean format format-check docs
+.PHONY: all install test test-plain test-asan unit-test load bench deps fixtures default-image container-image asan asan-planted fuzz fuzz-build fuzz-long clean format format-check docs
 
-all: $(BUILD)/nsbox
+all: $(BUILD)/nsbox $(BUILD)/nsbox-tls
 
 $(BUILD)/libnsbox.a: $(LIB_OBJS)
 	$(AR) rcs $@ $^
 
 $(BUILD)/nsbox: $(CLI_OBJS) $(BUILD)/libnsbox.a
 	$(CC) $(NSBOX_LDFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+# The pure objects it needs (rules, the request engine, secrets, base64)
+# come from libnsbox.a.
+$(BUILD)/nsbox-tls: $(TLS_OBJS) $(BUILD)/libnsbox.a
+	$(CC) $(NSBOX_LDFLAGS) $(LDFLAGS) -o $@ $^ -Wl,-Bstatic -ljansson -lcap -Wl,-Bdynamic -lssl -lcrypto
+
+# nsbox in PREFIX/bin; nsbox-tls where the broker looks for it when it is
+# not next to nsbox (PREFIX/libexec/nsbox/).
+PREFIX ?= /usr/local
+install: all
+	install -D -m 0755 $(BUILD)/nsbox $(DESTDIR)$(PREFIX)/bin/nsbox
+	install -D -m 0755 $(BUILD)/nsbox-tls $(DESTDIR)$(PREFIX)/libexec/nsbox/nsbox-tls
 
 # The tests also write archives (libarchive's writer wants nettle, lz4, ...):
 # shared libraries there.
@@ -112,17 +129,17 @@ fuzz: fuzz-build
 fuzz-long: fuzz-build
 	@FUZZ_JOBS=$(FUZZ_JOBS) tests/fuzz/run.sh 1800 $(FUZZ_TARGETS)
 
--include $(LIB_OBJS:.o=.d) $(CLI_OBJS:.o=.d) $(UNIT_OBJS:.o=.d)
+-include $(LIB_OBJS:.o=.d) $(CLI_OBJS:.o=.d) $(UNIT_OBJS:.o=.d) $(TLS_OBJS:.o=.d)
 
 # Every test once (tests/run.sh, the suites of tests/suites.tsv, side by
 # side): each suite under the ASan+UBSan build where it tolerates it,
 # uninstrumented where not, plus a smoke run of the production binary; ends
 # with "N passed, N failed".  test-plain: every suite uninstrumented;
 # test-asan: the ASan suites alone (docs/testing.md).
-test: $(BUILD)/nsbox $(BUILD)/unit-tests asan asan-planted
+test: $(BUILD)/nsbox $(BUILD)/nsbox-tls $(BUILD)/unit-tests asan asan-planted
 	@tests/run.sh
 
-test-plain: $(BUILD)/nsbox $(BUILD)/unit-tests
+test-plain: $(BUILD)/nsbox $(BUILD)/nsbox-tls $(BUILD)/unit-tests
 	@NSBOX_TEST_MODE=plain tests/run.sh
 
 unit-test: $(BUILD)/unit-tests
@@ -148,7 +165,7 @@ default-image: $(BUILD)/nsbox
 # latest) with the default image preloaded; CONTAINER_PRELOAD=OCI_DIR[:TAG]
 # preloads another (docs/container.md).
 CONTAINER_PRELOAD ?=
-container-image: $(BUILD)/nsbox
+container-image: $(BUILD)/nsbox $(BUILD)/nsbox-tls
 	@deploy/container/build.sh --nsbox $(BUILD)/nsbox --out $(BUILD)/container/oci \
 		$(if $(CONTAINER_PRELOAD),--preload $(CONTAINER_PRELOAD))
 
@@ -162,7 +179,7 @@ deps:
 # nothing; it lists each file that would change, with how many of its lines,
 # and fails if there is any (details: clang-format --dry-run FILE).
 CLANG_FORMAT ?= clang-format
-FORMAT_SRCS := $(LIB_SRCS) $(CLI_SRCS) $(UNIT_SRCS) $(wildcard */*.h mcp/*/*.h runtime/egress/*.h tests/unit/*.h)
+FORMAT_SRCS := $(LIB_SRCS) $(CLI_SRCS) $(UNIT_SRCS) $(TLS_SRCS) $(wildcard */*.h mcp/*/*.h runtime/egress/*.h runtime/egress/tls/*.h tests/unit/*.h)
 
 format:
 	$(CLANG_FORMAT) -i --style=file $(FORMAT_SRCS)
@@ -195,7 +212,7 @@ ASAN_CFLAGS := -O1 -g -fsanitize=address,undefined -fno-sanitize-recover=undefin
 # under `env -i` too) and the report fd of init and the file builtins.
 asan:
 	$(MAKE) BUILD=build-asan CC=$(ASAN_CC) CFLAGS="$(ASAN_CFLAGS)" \
-		LDFLAGS="-fsanitize=address,undefined" build-asan/nsbox build-asan/unit-tests
+		LDFLAGS="-fsanitize=address,undefined" build-asan/nsbox build-asan/nsbox-tls build-asan/unit-tests
 
 # build-planted/nsbox: that build with the bugs tests/integration/sanitizers.sh
 # plants (NSBOX_PLANT=NAME fires one; common/plant.h), never in any
@@ -220,7 +237,7 @@ build-planted/nsbox: $(PLANT_OBJS) $(CLI_OBJS) $(BUILD)/libnsbox.a
 # Every suite whose mode is asan (tests/suites.tsv) against that build; any
 # sanitizer report, even from a child whose exit status nobody reads, fails
 # its suite (tests/run.sh).
-test-asan: $(BUILD)/nsbox asan asan-planted
+test-asan: $(BUILD)/nsbox $(BUILD)/nsbox-tls asan asan-planted
 	@NSBOX_TEST_MODE=asan tests/run.sh
 
 clean:

@@ -47,6 +47,11 @@ void box_free(struct box *box)
     free(box->workspace);
     free(box->net);
     box->net = NULL;
+    if (box->secrets != NULL)
+        explicit_bzero(box->secrets, box->n_secrets * sizeof(*box->secrets));
+    free(box->secrets);
+    box->secrets = NULL;
+    box->n_secrets = 0;
     box->env = box->command = NULL;
     box->workdir = box->image = box->workspace = NULL;
 }
@@ -89,6 +94,8 @@ static int fill(struct box *box, const struct box_spec *spec, const struct image
     if (box->image == NULL || box->env == NULL || box->workdir == NULL ||
         box_image_command(im->config.entrypoint, im->config.cmd, &box->command) < 0)
         return nsbox_err_set(err, ENOMEM, "out of memory");
+    if (box_secrets_adopt(box, spec, err) < 0)
+        return -1;
     return box_resolve_user(im->rootfs, spec->user ? spec->user : im->config.user, &box->uid,
                             &box->gid, err);
 }
@@ -186,6 +193,7 @@ static int landlock_refusals(const struct box_spec *spec, struct nsbox_err *err)
     const char *what = spec->workspace != NULL                 ? "a persistent workspace"
                        : spec->n_volumes > 0                   ? "volumes (-v)"
                        : spec->net != NULL && spec->net->n > 0 ? "network rules (--net)"
+                       : spec->n_secrets > 0                   ? "secrets (--secret)"
                        : spec->user != NULL                    ? "another user (--user)"
                                                                : NULL;
     if (what == NULL)
@@ -257,9 +265,10 @@ int box_create(struct box_ctx *ctx, const struct box_spec *spec, struct box *box
     /* The allow-list is in force before anything runs, and in the record
      * (box_net_set saves it) so that a later `nsbox exec` knows it. */
     box->recorded = spec->detach;
-    if ((spec->net != NULL && spec->net->n > 0 ? box_net_set(box, spec->net, err)
-         : spec->detach                        ? box_record_save(box, err)
-                                               : 0) < 0) {
+    if ((spec->net != NULL && spec->net->n > 0
+             ? box_net_set(box, spec->net, box->secrets, box->n_secrets, err)
+         : spec->detach ? box_record_save(box, err)
+                        : 0) < 0) {
         struct nsbox_err ignored;
         nsbox_sandbox_destroy(&box->sb, &ignored);
         box_free(box);

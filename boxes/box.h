@@ -71,6 +71,13 @@ struct box_spec {
     /* The egress allow-list (boxes/net.h), borrowed: NULL or empty, the
      * box is sealed.  Checked against a ceiling by the caller. */
     const struct egress_policy *net;
+    /* Secrets the box may use without seeing them (runtime/egress/
+     * secret.h), borrowed, at most EGRESS_SECRET_MAX: box_create gives
+     * each a fresh placeholder (unless it has one) and every exec
+     * VAR=placeholder; each secret's hosts must be allowed by net.  The
+     * values go only to the broker, never to the record. */
+    const struct egress_secret *secrets;
+    size_t n_secrets;
 };
 
 /* Fills spec with box_defaults (limits; tmp, disk and workspace sizes)
@@ -110,6 +117,14 @@ struct box {
     struct egress_policy *net;
     bool net_ever;
     uint64_t net_cursor;
+    /* Its secrets (owned; values only in the process that made the box:
+     * one that read the record has names, variables and placeholders),
+     * and whether the sandbox has the TLS CA of inspected hosts
+     * (/etc/nsbox/ca.pem: every exec then gets SSL_CERT_FILE and the
+     * like, box->env has them). */
+    struct egress_secret *secrets;
+    size_t n_secrets;
+    bool tls_ca;
     bool recorded; /* has a box.json (detached): box_net_set rewrites it */
     /* Pause (boxes/pause.h), both read and changed with __atomic: the
      * uses under way (box_use_begin: a call, a terminal, a connection

@@ -53,4 +53,8 @@ struct json_t *box_net_record_json(const struct box *box);
  * Returns 0 or -1. */
 int box_net_record_load(struct box *box, struct json_t *j, struct nsbox_err *err);
 
+/* box->tls_ca set, and box->env given the CA variables (boxes/net.h)
+ * it lacks.  Returns 0 or -1 (out of memory). */
+int box_tls_env(struct box *box);
+
 #endif

@@ -34,7 +34,7 @@ static bool all_digits(const char *s, size_t n)
 static int add_one(struct egress_policy *p, const char *s, size_t n, bool operator,
                    struct nsbox_err * err)
 {
-    char text[EGRESS_NAME_MAX + 128];
+    char text[EGRESS_NAME_MAX + 640];
     while (n > 0 && isspace((unsigned char)*s))
         s++, n--;
     while (n > 0 && isspace((unsigned char)s[n - 1]))
@@ -60,14 +60,29 @@ static int add_one(struct egress_policy *p, const char *s, size_t n, bool operat
     return 0;
 }
 
+/* Whether the piece s[0..n) has a blank inside (not at its ends): a rule
+ * with methods and paths ("api.github.com GET,POST PATHS"). */
+static bool has_inner_blank(const char *s, size_t n)
+{
+    while (n > 0 && isspace((unsigned char)*s))
+        s++, n--;
+    while (n > 0 && isspace((unsigned char)s[n - 1]))
+        n--;
+    return memchr(s, ' ', n) != NULL || memchr(s, '\t', n) != NULL;
+}
+
 /* "pypi,npm" and "pypi.org:80,443,npm": a piece of digits alone is one
- * more port of the rule before it (rules.h's NAME:PORT,PORT). */
+ * more port of the rule before it (rules.h's NAME:PORT,PORT).  A piece
+ * with methods and paths takes the rest of the text (their lists have
+ * commas too): "pypi, api.github.com GET,POST PATHS". */
 static int add_list(struct egress_policy *p, const char *text, bool operator,
                     struct nsbox_err * err)
 {
     const char *start = text;
     while (*start != '\0') {
         const char *end = start + strcspn(start, ",");
+        if (has_inner_blank(start, (size_t)(end - start)))
+            return add_one(p, start, strlen(start), operator, err);
         while (*end == ',') {
             const char *next = end + 1;
             size_t len = strcspn(next, ",");
@@ -98,7 +113,7 @@ int box_net_parse(struct egress_policy *p, char *const *texts, size_t n, bool op
  * operator wrote it (the same canonical text), never a neighbour. */
 static bool same_rule_in(const struct egress_policy *ceiling, const struct egress_rule *r)
 {
-    char want[EGRESS_NAME_MAX + 128], have[EGRESS_NAME_MAX + 128];
+    char want[EGRESS_NAME_MAX + 640], have[EGRESS_NAME_MAX + 640];
     egress_rule_format(r, want, sizeof(want));
     for (size_t i = 0; i < ceiling->n; i++) {
         egress_rule_format(&ceiling->rules[i], have, sizeof(have));
@@ -111,7 +126,7 @@ static bool same_rule_in(const struct egress_policy *ceiling, const struct egres
 int box_net_within(const struct egress_policy *ceiling, const struct egress_policy *req,
                    struct nsbox_err *err)
 {
-    char text[EGRESS_NAME_MAX + 128], why[256] = "";
+    char text[EGRESS_NAME_MAX + 640], why[256] = "";
     if (req == NULL || req->n == 0)
         return 0;
     if (ceiling == NULL || ceiling->n == 0)
@@ -155,7 +170,8 @@ static int keep_policy(struct box *box, const struct egress_policy *p, struct ns
     return 0;
 }
 
-int box_net_set(struct box *box, const struct egress_policy *p, struct nsbox_err *err)
+int box_net_set(struct box *box, const struct egress_policy *p, const struct egress_secret *secrets,
+                size_t n, struct nsbox_err *err)
 {
     /* Never opened: sealed already, and no broker to start for it. */
     if (!has_rules(p) && box->net == NULL && !box->net_ever)
@@ -163,10 +179,13 @@ int box_net_set(struct box *box, const struct egress_policy *p, struct nsbox_err
     if (has_rules(p) && box_require_namespaces(box, "opening the network", err) < 0)
         return -1;
     /* Failing, the runtime leaves the sandbox sealed: so says the record. */
-    int r = nsbox_sandbox_net_set(&box->sb, has_rules(p) ? p : NULL, err);
+    int r = nsbox_sandbox_net_set(&box->sb, has_rules(p) ? p : NULL, secrets, n, err);
     struct nsbox_err kerr;
     if (keep_policy(box, r == 0 ? p : NULL, r == 0 ? err : &kerr) < 0)
         r = -1;
+    /* The CA is in the sandbox: every exec from now on is pointed at it. */
+    if (r == 0 && box->sb.egress_ca && !box->tls_ca && box_tls_env(box) < 0)
+        r = nsbox_err_set(err, ENOMEM, "out of memory");
     if (box->recorded) {
         struct nsbox_err serr;
         if (box_record_save(box, r == 0 ? err : &serr) < 0)
@@ -184,7 +203,7 @@ json_t *box_net_take_audit(struct box *box, struct nsbox_err *err)
 
 json_t *box_net_rules_json(const struct egress_policy *p)
 {
-    char text[EGRESS_NAME_MAX + 128];
+    char text[EGRESS_NAME_MAX + 640];
     json_t *a = json_array();
     for (size_t i = 0; a != NULL && p != NULL && i < p->n; i++) {
         egress_rule_format(&p->rules[i], text, sizeof(text));

@@ -475,11 +475,11 @@ static int run_open(struct box *box, const struct egress_policy *p, const struct
         return nsbox_err_set(err, ENOMEM, "out of memory");
     if (prev != NULL)
         *prev = *box->net;
-    int r = box_net_set(box, p, err);
+    int r = box_net_set(box, p, NULL, 0, err);
     if (r == 0)
         r = nsbox_sandbox_exec(&box->sb, &eo, res, err);
     struct nsbox_err serr;
-    if (box_net_set(box, prev, &serr) < 0 && box_net_set(box, NULL, &serr) < 0) {
+    if (box_net_set(box, prev, NULL, 0, &serr) < 0 && box_net_set(box, NULL, NULL, 0, &serr) < 0) {
         /* Never leave a box open: nothing may run in it with the network. */
         nsbox_sandbox_kill_all(&box->sb);
         if (r == 0)

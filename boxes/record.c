@@ -4,8 +4,9 @@
  * commands in the sandbox as box_create set it up (image, digest, env,
  * workdir, user, workspace, created, limits and the note on which are in
  * force, the disk bound asked for and the workspace's budget, the network
- * allow-list in force, as boxes/net.c kept it); box_record_load() reads it back into
- * a struct box.  The file
+ * allow-list in force, as boxes/net.c kept it, the secrets' names,
+ * variables and placeholders (NEVER a value) and whether the sandbox has
+ * the TLS CA); box_record_load() reads it back into a struct box.  The file
  * lives and dies with the state directory (the runtime removes the
  * directory with the sandbox), so it needs no fsync.  JSON stays in here. */
 #include <errno.h>
@@ -27,7 +28,7 @@
 
 json_t *box_net_record_json(const struct box *box)
 {
-    char text[EGRESS_NAME_MAX + 128];
+    char text[EGRESS_NAME_MAX + 640];
     json_t *rules = json_array();
     for (size_t i = 0; rules != NULL && box->net != NULL && i < box->net->n; i++) {
         const struct egress_rule *r = &box->net->rules[i];
@@ -65,6 +66,37 @@ int box_net_record_load(struct box *box, json_t *j, struct nsbox_err *err)
 
 #define RECORD "box.json"
 
+/* "secrets": [{"name", "env", "placeholder"}]: no value, ever. */
+static json_t *secrets_json(const struct box *b)
+{
+    json_t *a = json_array();
+    for (size_t i = 0; a != NULL && i < b->n_secrets; i++)
+        json_array_append_new(a, json_pack("{s:s,s:s,s:s}", "name", b->secrets[i].name, "env",
+                                           b->secrets[i].env, "placeholder",
+                                           b->secrets[i].placeholder));
+    return a;
+}
+
+static int secrets_of(json_t *a, struct box *b)
+{
+    size_t i, n = json_array_size(a);
+    json_t *e;
+    if (n == 0)
+        return 0;
+    if (n > EGRESS_SECRET_MAX || (b->secrets = calloc(n, sizeof(*b->secrets))) == NULL)
+        return -1;
+    json_array_foreach (a, i, e) {
+        struct egress_secret *s = &b->secrets[i];
+        snprintf(s->name, sizeof(s->name), "%s",
+                 json_string_value(json_object_get(e, "name")) ?: "");
+        snprintf(s->env, sizeof(s->env), "%s", json_string_value(json_object_get(e, "env")) ?: "");
+        snprintf(s->placeholder, sizeof(s->placeholder), "%s",
+                 json_string_value(json_object_get(e, "placeholder")) ?: "");
+    }
+    b->n_secrets = n;
+    return 0;
+}
+
 /* The disk bound asked for and the workspace's budget (box.h). */
 static json_t *disk_json(const struct box *b)
 {
@@ -89,6 +121,10 @@ static json_t *record_json(const struct box *b)
         json_object_set_new(j, "disk", disk_json(b));
     if (j != NULL && b->net_ever)
         json_object_set_new(j, "net", box_net_record_json(b));
+    if (j != NULL && b->n_secrets > 0)
+        json_object_set_new(j, "secrets", secrets_json(b));
+    if (j != NULL && b->tls_ca)
+        json_object_set_new(j, "tls_ca", json_true());
     return j;
 }
 
@@ -172,6 +208,9 @@ int box_record_load(const char *state_dir, struct box *box, struct nsbox_err *er
     limits_of(json_object_get(j, "limits"), &box->limits);
     disk_of(json_object_get(j, "disk"), box);
     int net = box_net_record_load(box, json_object_get(j, "net"), err);
+    box->tls_ca = json_is_true(json_object_get(j, "tls_ca"));
+    if (net == 0 && secrets_of(json_object_get(j, "secrets"), box) < 0)
+        net = nsbox_err_set(err, EINVAL, "%s/%s: its secrets are damaged", state_dir, RECORD);
     if (box->sb.limits_note[0] == '\0')
         snprintf(box->sb.limits_note, sizeof(box->sb.limits_note), "%s",
                  json_string_value(json_object_get(j, "limits_note")) ?: "");

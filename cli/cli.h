@@ -17,9 +17,11 @@ enum {
 
 #define NSBOX_VERSION_STRING "0.1.0"
 
-/* One [serve] KEY = VALUE from a configuration file (cli/conffile.c). */
+/* One [serve] KEY = VALUE from a configuration file (cli/conffile.c);
+ * a [secret.NAME] section becomes one "secret" entry.  where: "FILE:LINE"
+ * (errors found only when serve applies it). */
 struct cli_conf_entry {
-    const char *key, *value;
+    const char *key, *value, *where;
 };
 
 struct cli_globals {

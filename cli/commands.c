@@ -98,6 +98,16 @@ static const struct cli_option prune_options[] = {
          "comma-separated)",                                                                       \
          0,                                                                                        \
          flags},                                                                                   \
+        {"secret",                                                                                 \
+         0,                                                                                        \
+         "SPEC",                                                                                   \
+         "a secret the sandbox uses without seeing it (repeatable): "                              \
+         "NAME=@FILE;hosts=H[:PORTS][,...][;header=HEADER: TEMPLATE][;basic[=USER]][;env=VAR]; "   \
+         "the sandbox's VAR (NAME upper-cased) holds a placeholder that the broker replaces with " \
+         "FILE's value in requests to those hosts only (TLS terminated there: the sandbox trusts " \
+         "/etc/nsbox/ca.pem); its hosts are added to --net",                                       \
+         0,                                                                                        \
+         flags},                                                                                   \
         {"isolation",                                                                              \
          0,                                                                                        \
          "MODE",                                                                                   \

@@ -7,7 +7,10 @@
  * missing NSBOX_CONFIG).  Top-level keys go into struct cli_globals;
  * [serve] keys are `nsbox serve`'s long options, checked here against
  * mcp/config.c's table (so a bad one stops every command, with FILE:LINE)
- * and kept in order for cmd_serve to apply before argv.  Only this file
+ * and kept in order for cmd_serve to apply before argv.  A [secret.NAME]
+ * section (keys file, hosts, header, basic, env) becomes one [serve]
+ * `secret = SPEC` entry (mcp/config.c --secret); its FILE is read only by
+ * serve, not by every command (it may be readable by the operator alone).  Only this file
  * knows where configuration lives: the library is handed values. */
 #include <errno.h>
 #include <stdarg.h>
@@ -34,6 +37,14 @@ struct load {
     /* What the command line already set: the files leave it alone. */
     bool store_flag, image_store_flag;
     bool file_set_stores; /* this file's first image-store resets the list */
+    /* The [secret.NAME] section being read: flushed as a "secret" entry
+     * when another section starts or the file ends. */
+    struct {
+        bool open;
+        int line;
+        char name[64], file[4096], hosts[2048], header[512], basic[160], env[96];
+        bool has_basic;
+    } secret;
 };
 
 /* fgets that counts lines, so the handler knows where it is. */
@@ -142,27 +153,123 @@ static int global_key(struct load *l, const char *name, const char *value)
     return 1;
 }
 
-static int serve_key(struct load *l, const char *name, const char *value)
+static int add_entry(struct load *l, const char *name, const char *value, int line)
 {
-    struct nsbox_err err = {0};
-    if (mcp_config_set(&l->check, name, value, &err) < 0)
-        return bad(l, "[serve] %s: %s", name, err.msg);
+    char where[4200];
     struct cli_conf_entry *v = realloc(l->g->serve, (l->g->n_serve + 1) * sizeof(*v));
     if (v == NULL)
         return bad(l, "out of memory");
     l->g->serve = v;
-    v[l->g->n_serve++] = (struct cli_conf_entry){keep(l->g, name), keep(l->g, value)};
+    snprintf(where, sizeof(where), "%s:%d", l->file, line);
+    v[l->g->n_serve++] = (struct cli_conf_entry){keep(l->g, name), keep(l->g, value),
+                                                 keep(l->g, where)};
     return 1;
+}
+
+static int serve_key(struct load *l, const char *name, const char *value)
+{
+    struct nsbox_err err = {0};
+    /* A secret's FILE is serve's to read (cmd_serve applies it, with this
+     * FILE:LINE): checking it here would read it for every command. */
+    if (strcmp(name, "secret") != 0 && mcp_config_set(&l->check, name, value, &err) < 0)
+        return bad(l, "[serve] %s: %s", name, err.msg);
+    return add_entry(l, name, value, l->line);
+}
+
+/* ---- [secret.NAME] ---- */
+
+/* The section read so far as --secret's SPEC, a [serve] secret entry. */
+static int secret_flush(struct load *l)
+{
+    char spec[8192];
+    if (!l->secret.open)
+        return 1;
+    l->secret.open = false;
+    if (l->secret.file[0] == '\0' || l->secret.hosts[0] == '\0') {
+        l->line = l->secret.line;
+        return bad(l, "[secret.%s]: needs file = FILE (the value) and hosts = H[:PORTS],...",
+                   l->secret.name);
+    }
+    int n = snprintf(spec, sizeof(spec), "%s=@%s;hosts=%s", l->secret.name, l->secret.file,
+                     l->secret.hosts);
+    if (l->secret.header[0] != '\0')
+        n += snprintf(spec + n, sizeof(spec) - (size_t)n, ";header=%s", l->secret.header);
+    if (l->secret.has_basic)
+        n += snprintf(spec + n, sizeof(spec) - (size_t)n, ";basic%s%s",
+                      l->secret.basic[0] ? "=" : "", l->secret.basic);
+    if (l->secret.env[0] != '\0')
+        snprintf(spec + n, sizeof(spec) - (size_t)n, ";env=%s", l->secret.env);
+    return add_entry(l, "secret", spec, l->secret.line);
+}
+
+/* Copies value into a field of the pending section; a ';' would end the
+ * SPEC's part early, so it is refused. */
+static int secret_field(struct load *l, const char *key, char *dst, size_t size, const char *value)
+{
+    if (strchr(value, ';') != NULL)
+        return bad(l, "[secret.%s] %s: may not contain ';'", l->secret.name, key);
+    if ((size_t)snprintf(dst, size, "%s", value) >= size)
+        return bad(l, "[secret.%s] %s: too long", l->secret.name, key);
+    return 1;
+}
+
+static int secret_key(struct load *l, const char *section, const char *name, const char *value)
+{
+    const char *sname = section + strlen("secret.");
+    if (!l->secret.open || strcmp(l->secret.name, sname) != 0) {
+        if (secret_flush(l) == 0 && l->error[0] != '\0')
+            return 0;
+        if (strlen(sname) >= sizeof(l->secret.name) || sname[0] == '\0')
+            return bad(l, "[%s]: a secret's name is 1 to 32 of a-z 0-9 _ -", section);
+        memset(&l->secret, 0, sizeof(l->secret));
+        l->secret.open = true;
+        l->secret.line = l->line;
+        snprintf(l->secret.name, sizeof(l->secret.name), "%s", sname);
+    }
+    if (strcmp(name, "file") == 0) {
+        char path[4096];
+        /* Relative to the configuration file's directory. */
+        if (value[0] != '/') {
+            const char *slash = strrchr(l->file, '/');
+            snprintf(path, sizeof(path), "%.*s%s", slash ? (int)(slash - l->file + 1) : 0, l->file,
+                     value);
+            value = path;
+        }
+        return secret_field(l, name, l->secret.file, sizeof(l->secret.file), value);
+    }
+    if (strcmp(name, "hosts") == 0)
+        return secret_field(l, name, l->secret.hosts, sizeof(l->secret.hosts), value);
+    if (strcmp(name, "header") == 0)
+        return secret_field(l, name, l->secret.header, sizeof(l->secret.header), value);
+    if (strcmp(name, "env") == 0)
+        return secret_field(l, name, l->secret.env, sizeof(l->secret.env), value);
+    if (strcmp(name, "basic") == 0) {
+        bool on;
+        /* true (or empty): any user; false: none; else the one user. */
+        if (value[0] == '\0' || parse_bool(value, &on) == 0) {
+            l->secret.has_basic = value[0] == '\0' || on;
+            l->secret.basic[0] = '\0';
+            return 1;
+        }
+        l->secret.has_basic = true;
+        return secret_field(l, name, l->secret.basic, sizeof(l->secret.basic), value);
+    }
+    return bad(l, "[%s]: unknown key \"%s\" (keys: file, hosts, header, basic, env)", section,
+               name);
 }
 
 static int handler(void *user, const char *section, const char *name, const char *value)
 {
     struct load *l = user;
+    if (strncmp(section, "secret.", 7) == 0)
+        return secret_key(l, section, name, value);
+    if (secret_flush(l) == 0 && l->error[0] != '\0')
+        return 0;
     if (section[0] == '\0')
         return global_key(l, name, value);
     if (strcmp(section, "serve") == 0)
         return serve_key(l, name, value);
-    return bad(l, "unknown section [%s] (sections: [serve])", section);
+    return bad(l, "unknown section [%s] (sections: [serve], [secret.NAME])", section);
 }
 
 /* Another user's file, or one others may write, would let them steer this
@@ -192,7 +299,10 @@ static int load_file(struct load *l, const char *file, bool required)
         snprintf(l->error, sizeof(l->error), "%s: %s", file, strerror(errno));
         return -1;
     }
+    l->secret.open = false;
     int r = check_owner(l) ? ini_parse_stream(read_line, l, handler, l) : -1;
+    if (l->error[0] == '\0')
+        secret_flush(l);
     fclose(l->f);
     if (r != 0 && l->error[0] == '\0')
         snprintf(l->error, sizeof(l->error), "%s:%d: not a KEY = VALUE line or [section]", file, r);

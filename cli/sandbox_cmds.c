@@ -54,6 +54,9 @@ struct run_opts {
     char **net_texts;
     size_t n_net;
     struct egress_policy *net;
+    /* --secret SPEC: parsed as given (values read from their files) */
+    struct egress_secret *secrets;
+    size_t n_secrets;
     /* -p [ADDR:]HOST_PORT:PORT (cli/publish.c) */
     struct cli_publish publish[CLI_PUBLISH_MAX];
     size_t n_publish;
@@ -71,6 +74,9 @@ static void run_opts_free(struct run_opts *o)
     free(o->spec.env); /* the strings are argv's */
     free(o->net_texts);
     free(o->net);
+    if (o->secrets != NULL)
+        explicit_bzero(o->secrets, EGRESS_SECRET_MAX * sizeof(*o->secrets));
+    free(o->secrets);
     for (size_t i = 0; i < o->n_volumes; i++)
         free(o->volume_specs[i]);
     cli_publish_close(o->publish, o->n_publish);
@@ -107,22 +113,65 @@ static const char *add_net(struct run_opts *o, const char *rule)
     return NULL;
 }
 
-/* The --net rules, as the operator's (the CLI's user is): a usage error
- * message, or NULL. */
+/* --secret: one more secret (its FILE read now), or a usage error
+ * message (naming the secret and its file, never the value). */
+static const char *add_secret(struct run_opts *o, const char *spec)
+{
+    static char why[512];
+    struct nsbox_err err = {0};
+    if (o->secrets == NULL && (o->secrets = calloc(EGRESS_SECRET_MAX, sizeof(*o->secrets))) == NULL)
+        return "out of memory";
+    if (o->n_secrets == EGRESS_SECRET_MAX)
+        return "too many --secret (a sandbox takes 16)";
+    if (egress_secret_parse(spec, &o->secrets[o->n_secrets], &err) < 0) {
+        snprintf(why, sizeof(why), "--secret: %s", err.msg);
+        return why;
+    }
+    o->n_secrets++;
+    o->spec.secrets = o->secrets;
+    o->spec.n_secrets = o->n_secrets;
+    return NULL;
+}
+
+/* Each secret's hosts, as rules of the allow-list where it has none for
+ * that name and port yet (the CLI's user is the operator: a secret's
+ * hosts are theirs to open).  A usage error message, or NULL. */
+static const char *add_secret_hosts(struct run_opts *o)
+{
+    static char why[512];
+    struct nsbox_err err = {0};
+    char rule[EGRESS_NAME_MAX + 8];
+    for (size_t i = 0; i < o->n_secrets; i++)
+        for (size_t h = 0; h < o->secrets[i].n_hosts; h++)
+            for (size_t k = 0; k < o->secrets[i].hosts[h].n_ports; k++) {
+                const struct egress_secret_host *sh = &o->secrets[i].hosts[h];
+                if (egress_policy_match_name(o->net, sh->host, sh->ports[k]) != NULL)
+                    continue;
+                snprintf(rule, sizeof(rule), "%s:%u", sh->host, sh->ports[k]);
+                if (egress_policy_add(o->net, rule, &err) < 0) {
+                    snprintf(why, sizeof(why), "--secret %s: %s", o->secrets[i].name, err.msg);
+                    return why;
+                }
+            }
+    return NULL;
+}
+
+/* The --net rules, as the operator's (the CLI's user is), and the
+ * secrets' hosts: a usage error message, or NULL. */
 static const char *parse_net(struct run_opts *o)
 {
     static char why[512];
     struct nsbox_err err = {0};
-    if (o->n_net == 0)
+    if (o->n_net == 0 && o->n_secrets == 0)
         return NULL;
-    if ((o->net = malloc(sizeof(*o->net))) == NULL)
+    if ((o->net = calloc(1, sizeof(*o->net))) == NULL)
         return "out of memory";
-    if (box_net_parse(o->net, o->net_texts, o->n_net, true, &err) < 0) {
+    if (o->n_net > 0 && box_net_parse(o->net, o->net_texts, o->n_net, true, &err) < 0) {
         snprintf(why, sizeof(why), "--net: %s", err.msg);
         return why;
     }
     o->spec.net = o->net;
-    return NULL;
+    return add_secret_hosts(o);
 }
 
 static int add_env(struct run_opts *o, const char *kv)
@@ -152,6 +201,7 @@ enum {
     OPT_WORKSPACE,
     OPT_WORKSPACE_SIZE,
     OPT_NET,
+    OPT_SECRET,
     OPT_ISOLATION,
     OPT_HELP
 };
@@ -173,6 +223,7 @@ static const struct option run_options[] = {
     {"workspace", required_argument, NULL, OPT_WORKSPACE},
     {"workspace-size", required_argument, NULL, OPT_WORKSPACE_SIZE},
     {"net", required_argument, NULL, OPT_NET},
+    {"secret", required_argument, NULL, OPT_SECRET},
     {"isolation", required_argument, NULL, OPT_ISOLATION},
     {"help", no_argument, NULL, OPT_HELP},
     {"interactive", no_argument, NULL, 'i'},
@@ -227,6 +278,9 @@ static const char *parse_run_option(struct run_opts *o, int c, const char *arg)
     case OPT_NET:
         o->sandbox_only = true;
         return add_net(o, arg);
+    case OPT_SECRET:
+        o->sandbox_only = true;
+        return add_secret(o, arg);
     case OPT_CPUS: {
         o->sandbox_only = true;
         double cpus = strtod(arg, &end);
@@ -580,8 +634,8 @@ int cmd_exec(struct cli_globals *g, int argc, char **argv)
         return r < 0 ? 0 : r;
     if (o.sandbox_only || o.n_volumes > 0)
         return cli_usage_error("exec", "--memory, --cpus, --pids, --tmp-size, --disk, "
-                                       "--workspace, --workspace-size, --seccomp-profile, --net "
-                                       "and -v are the sandbox's, set by run or create");
+                                       "--workspace, --workspace-size, --seccomp-profile, --net, "
+                                       "--secret and -v are the sandbox's, set by run or create");
     if (o.detach && (o.tty || o.interactive || o.json || o.timeout_given))
         return cli_usage_error("exec", "-d runs CMD in the background until it ends: -t, -i, "
                                        "--json and --timeout do not go with it");

@@ -256,7 +256,8 @@ static int parse_options(struct cli_globals *g, struct mcp_config *c, int argc, 
 {
     for (size_t i = 0; i < g->n_serve; i++)
         if (mcp_config_set(c, g->serve[i].key, g->serve[i].value, err) < 0)
-            return nsbox_err_prefix(err, "configuration [serve] %s", g->serve[i].key);
+            return nsbox_err_prefix(err, "configuration %s: [serve] %s",
+                                    g->serve[i].where ? g->serve[i].where : "?", g->serve[i].key);
     return mcp_config_parse(c, argc, argv, err);
 }
 

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "../boxes/net.h"
+#include "../boxes/secrets.h"
 #include "../common/cleanup.h"
 #include "../common/fsutil.h"
 #include "../common/log.h"
@@ -168,6 +169,43 @@ static int set_allow_net(struct mcp_config *c, const struct opt *o, const char *
     if (box_net_parse(p, texts, 1, true, err) < 0)
         return nsbox_err_prefix(err, "--allow-net");
     c->allow_net[c->n_allow_net++] = arg;
+    return 0;
+}
+
+/* Read now, so that a missing or bad FILE stops the start; a later one of
+ * the same name (the command line after a configuration file) replaces
+ * the earlier.  Errors name the secret and its FILE, never quote arg (a
+ * value typed where @FILE belongs would be printed). */
+static int set_secret(struct mcp_config *c, const struct opt *o, const char *arg,
+                      struct nsbox_err *err)
+{
+    struct egress_secret *one = calloc(1, sizeof(*one));
+    if (one == NULL)
+        return nsbox_err_set(err, ENOMEM, "out of memory");
+    if (egress_secret_parse(arg, one, err) < 0) {
+        explicit_bzero(one, sizeof(*one));
+        free(one);
+        return nsbox_err_prefix(err, "--secret");
+    }
+    size_t i = 0;
+    while (i < c->n_secrets && strcmp(c->secrets[i].name, one->name) != 0)
+        i++;
+    if (i == MCP_MAX_SECRETS) {
+        explicit_bzero(one, sizeof(*one));
+        free(one);
+        return nsbox_err_set(err, E2BIG, "at most %d --secret", MCP_MAX_SECRETS);
+    }
+    if (c->secrets == NULL && (c->secrets = calloc(MCP_MAX_SECRETS, sizeof(*one))) == NULL) {
+        explicit_bzero(one, sizeof(*one));
+        free(one);
+        return nsbox_err_set(err, ENOMEM, "out of memory");
+    }
+    c->secrets[i] = *one;
+    c->secret_specs[i] = arg;
+    if (i == c->n_secrets)
+        c->n_secrets++;
+    explicit_bzero(one, sizeof(*one));
+    free(one);
     return 0;
 }
 
@@ -329,8 +367,15 @@ static const struct opt opts[] = {
     {"allow-net", "RULE",
      "what sandboxes may reach when a call asks (network): a host (pypi.org), *.SUFFIX, either "
      "with :PORT[,PORT] (80 and 443), a preset (pypi, npm, debian, github), IP:PORT or "
-     "NAME=IP:PORT for a local mirror (repeatable, comma-separated; default: none, no network)",
+     "NAME=IP:PORT for a local mirror (repeatable, comma-separated; default: none, no network); "
+     "a name rule may add METHODS [PATHS] (api.github.com GET,POST /repos/ORG/**: that host's "
+     "requests are decided one by one)",
      set_allow_net, 0, false, NUM_NONE},
+    {"secret", "SPEC",
+     "a secret sandboxes may use without seeing it (repeatable): "
+     "NAME=@FILE;hosts=H[:PORTS][,H...][;header=HEADER: TEMPLATE][;basic[=USER]][;env=VAR]; "
+     "FILE read at start; sandbox_create {secrets} grants it (docs/secrets.md)",
+     set_secret, 0, false, NUM_NONE},
     {"install", "MANAGERS",
      "which package managers install_packages may run: all (default), none, or a comma list "
      "of pip, npm, apt",
@@ -594,6 +639,10 @@ static void print_opt(FILE *f, const struct mcp_config *c, const struct opt *o)
     } else if (o->set == set_allow_net) {
         for (size_t i = 0; i < c->n_allow_net; i++)
             fprintf(f, "allow-net = %s\n", c->allow_net[i]);
+    } else if (o->set == set_secret) {
+        /* The SPEC as given: it names the FILE, never holds the value. */
+        for (size_t i = 0; i < c->n_secrets; i++)
+            fprintf(f, "secret = %s\n", c->secret_specs[i]);
     } else if (o->set == set_allow_host) {
         for (size_t i = 0; i < c->n_allowed_hosts; i++)
             fprintf(f, "allow-host = %s\n", c->allowed_hosts[i]);
@@ -634,4 +683,9 @@ void mcp_config_free(struct mcp_config *c)
         free(c->langs[i].ref);
     }
     c->n_langs = 0;
+    if (c->secrets != NULL)
+        explicit_bzero(c->secrets, MCP_MAX_SECRETS * sizeof(*c->secrets));
+    free(c->secrets);
+    c->secrets = NULL;
+    c->n_secrets = 0;
 }

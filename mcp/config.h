@@ -15,6 +15,9 @@
 
 #define MCP_MAX_HOST_DIRS 16
 #define MCP_MAX_ALLOW_NET 64
+#define MCP_MAX_SECRETS 64
+
+struct egress_secret;
 
 /* What the operator asked for; strings point into argv (or are owned, see
  * mcp_config_free). */
@@ -47,6 +50,12 @@ struct mcp_config {
     unsigned installs;
     size_t max_package_caches;
     size_t n_allow_net;
+    /* --secret SPEC (boxes/secrets.h): each read when set (its FILE's
+     * value held here, owned, wiped by mcp_config_free); the SPEC texts
+     * (which hold no value: NAME=@FILE;...) for --print-config. */
+    struct egress_secret *secrets;
+    const char *secret_specs[MCP_MAX_SECRETS];
+    size_t n_secrets;
     /* HTTP (--http): address NULL serves stdio. */
     const char *address;
     const char *token_file;

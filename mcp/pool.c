@@ -152,6 +152,7 @@ void mcp_sandbox_free_record(struct mcp_sandbox *m)
         mcp_interp_free(c->interp);
         free(c);
     }
+    free(m->net_once);
     box_free(&m->box);
     pthread_mutex_destroy(&m->exec_lock);
     free(m);

@@ -49,6 +49,10 @@ struct mcp_sandbox {
      * until the first; set under exec_lock (read with __atomic), freed by
      * the final stop (sandboxes.c finish_stop), which kills them. */
     struct box_bg_set *bg;
+    /* Rules the user granted "once" (tools/request_network.c): in force
+     * for the next run_command or execute_code in it only; NULL: none.
+     * Owned, under exec_lock. */
+    struct egress_policy *net_once;
     /* Ownership (sandboxes.h), under the session's lock. */
     unsigned refs;         /* calls holding it */
     bool stopping;         /* out of the list; freed once refs is 0 */

@@ -18,6 +18,8 @@
 #include "../boxes/packages.h"
 #include "node.h"
 
+struct egress_secret;
+
 #define MCP_MAX_LANGS 32
 
 struct mcp_limits {
@@ -70,6 +72,11 @@ struct mcp_server {
     /* What calls may open to the network (serve --allow-net, boxes/net.h):
      * NULL when nothing (every sandbox stays sealed). */
     struct egress_policy *net_ceiling;
+    /* The operator's secrets (serve --secret, boxes/secrets.h), values
+     * read at start: owned, wiped at close; sandbox_create {secrets}
+     * grants them by name, list_secrets names them. */
+    struct egress_secret *secrets;
+    size_t n_secrets;
     /* install_packages: where each manager installs from (owned copies;
      * apt_key read from --apt-key), and which may (MCP_INSTALL_*). */
     struct box_pkg_registries registries;

@@ -15,6 +15,7 @@
 
 #include "../boxes/density.h"
 #include "../boxes/net.h"
+#include "../boxes/secrets.h"
 #include "../common/cleanup.h"
 #include "../common/fsutil.h"
 #include "../common/log.h"
@@ -84,6 +85,19 @@ static int open_net_ceiling(struct mcp_server *s, const struct mcp_config *c, st
     return 0;
 }
 
+/* The server's own copy of the secrets (the configuration's is freed by
+ * the front end after open). */
+static int open_secrets(struct mcp_server *s, const struct mcp_config *c, struct nsbox_err *err)
+{
+    if (c->n_secrets == 0)
+        return 0;
+    if ((s->secrets = calloc(c->n_secrets, sizeof(*s->secrets))) == NULL)
+        return nsbox_err_set(err, ENOMEM, "out of memory");
+    memcpy(s->secrets, c->secrets, c->n_secrets * sizeof(*s->secrets));
+    s->n_secrets = c->n_secrets;
+    return 0;
+}
+
 static void close_host_dirs(struct mcp_server *s)
 {
     for (size_t i = 0; i < s->n_host_dirs; i++) {
@@ -132,7 +146,7 @@ int mcp_server_open(struct mcp_server *s, const struct mcp_config *c, const stru
     pthread_cond_init(&s->pool_idle, &ca);
     pthread_condattr_destroy(&ca);
     if (open_host_dirs(s, c, err) < 0 || open_net_ceiling(s, c, err) < 0 ||
-        open_registries(s, c, err) < 0 ||
+        open_secrets(s, c, err) < 0 || open_registries(s, c, err) < 0 ||
         mcp_pool_warm_parse(c->warm_import, &s->warm_import, err) < 0) {
         mcp_server_close(s);
         return -1;
@@ -199,6 +213,11 @@ void mcp_server_close(struct mcp_server *s)
     s->checkpoint_dir = NULL;
     free(s->net_ceiling);
     s->net_ceiling = NULL;
+    if (s->secrets != NULL)
+        explicit_bzero(s->secrets, s->n_secrets * sizeof(*s->secrets));
+    free(s->secrets);
+    s->secrets = NULL;
+    s->n_secrets = 0;
     close_registries(s);
     for (size_t i = 0; i < s->n_langs; i++) {
         free(s->langs[i].language);

@@ -14,6 +14,7 @@ void mcp_session_init(struct mcp_session *s, struct mcp_server *cfg)
     pthread_mutex_init(&s->lock, NULL);
     pthread_cond_init(&s->idle, NULL);
     pthread_cond_init(&s->released, NULL);
+    pthread_cond_init(&s->answered, NULL);
 }
 
 void mcp_session_drain(struct mcp_session *s, unsigned grace_ms)

@@ -15,6 +15,7 @@
 #include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "../common/cancel.h"
 #include "node.h"
@@ -26,6 +27,7 @@ struct mcp_sandbox;     /* sandbox.h */
 struct mcp_task;        /* tasks/tasks.h */
 struct mcp_reported;    /* resources/listing.c */
 struct mcp_queued_call; /* protocol/tools_call.c */
+struct mcp_ask;         /* ask.c */
 
 /* mcp_call.log_level of a legacy call: the session's logging/setLevel. */
 #define MCP_LOG_SESSION (-2)
@@ -50,6 +52,7 @@ struct mcp_call {
     bool answered;            /* its response is on its way: the id is the client's again */
     int64_t last_progress_ms; /* CLOCK_MONOTONIC of its last notifications/progress, or 0 */
     bool progress_sending;    /* a notifications/progress is being written (tasks/store.c) */
+    bool modern; /* a 2026-07-28 request: no session to ask its client through (ask.h) */
 };
 
 /* A cap shared by several sessions (an HTTP tenant's: mcp/http/tenants.h):
@@ -75,6 +78,11 @@ struct mcp_session {
      * response goes (HTTP: on its own stream).  NULL: log messages go
      * through send, and subscriptions/listen is an unknown method. */
     void (*send_related)(struct mcp_session *s, json_t *request_id, json_t *msg);
+    /* Optional: sends msg, a request of the server's own (ask.h), where
+     * the client reads what belongs to the call request_id (HTTP: that
+     * call's SSE stream, else the session's GET stream).  Returns false
+     * when no stream can carry it.  NULL: through send (stdio). */
+    bool (*send_request)(struct mcp_session *s, json_t *request_id, json_t *msg);
     void *transport;
     /* Serves 2026-07-28 requests only (HTTP's sessionless tenant
      * sessions): a request without the per-request _meta is malformed
@@ -91,6 +99,14 @@ struct mcp_session {
     bool initialized;
     char protocol[16];
     int log_level; /* index into the syslog-style levels (call.h) */
+    /* initialize's capabilities.elicitation: the client can show its user
+     * a form (an empty object or one with "form"; ask.h). */
+    bool client_elicit_form;
+    /* The server's own requests waiting for their answers (ask.c), and
+     * the number the next one's id carries. */
+    struct mcp_ask *asks;
+    uint64_t ask_seq;
+    pthread_cond_t answered; /* an answer came in (ask.c) */
     struct mcp_sandbox *sandboxes;
     size_t n_sandboxes;
     /* Set by the transport before the first request: the session's own

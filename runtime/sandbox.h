@@ -147,6 +147,7 @@ struct nsbox_sandbox {
     char workspace[NSBOX_SANDBOX_PATH_MAX]; /* the host directory mounted at workdir, or "" */
     enum nsbox_isolation isolation;
     int landlock_abi; /* landlock mode: the kernel's Landlock ABI */
+    bool egress_ca;   /* nsbox_sandbox_net_set installed a TLS CA inside (egress.h) */
 };
 
 /* Creates and starts a sandbox.  Returns 0, or -1 with err naming the

@@ -77,6 +77,14 @@ umoci unpack --image "$WORK/oci:latest" "$WORK/bundle" >/dev/null
 R=$WORK/bundle/rootfs
 tar -C "$R" -xf "$BASE"
 install -D -m 0755 "$NSBOX" "$R/usr/local/bin/nsbox"
+# nsbox-tls (TLS termination for secrets and method/path rules) next to
+# nsbox, where the broker looks first; libssl3 comes with ca-certificates
+# (openssl).
+if [ -x "$(dirname "$NSBOX")/nsbox-tls" ]; then
+	install -D -m 0755 "$(dirname "$NSBOX")/nsbox-tls" "$R/usr/local/bin/nsbox-tls"
+else
+	say "no nsbox-tls next to $NSBOX: the image cannot terminate TLS (secrets, method/path rules)"
+fi
 install -D -m 0755 deploy/container/entrypoint.sh "$R/usr/local/bin/nsbox-entrypoint"
 mkdir -p "$R/usr/share/nsbox/seccomp-profiles" "$R/var/lib/nsbox"
 cp seccomp-profiles/*.json "$R/usr/share/nsbox/seccomp-profiles/" 2>/dev/null || true

@@ -63,6 +63,7 @@ void http_session_unref(struct http_session *hs)
         return;
     pthread_mutex_destroy(&hs->s.lock);
     pthread_cond_destroy(&hs->s.idle);
+    pthread_cond_destroy(&hs->s.answered);
     pthread_mutex_destroy(&hs->lock);
     pthread_cond_destroy(&hs->quiet);
     free(hs);
@@ -189,6 +190,7 @@ static struct http_session *session_alloc(struct mcp_server *cfg, struct http_se
     mcp_session_init(&hs->s, cfg);
     hs->s.send = http_streams_send;
     hs->s.send_related = http_streams_send_related;
+    hs->s.send_request = http_streams_send_request;
     hs->s.transport = hs;
     hs->table = t;
     hs->refs = 1; /* the caller's */

@@ -299,6 +299,33 @@ void http_streams_send_related(struct mcp_session *s, json_t *request_id, json_t
     send_msg(s->transport, msg, request_id);
 }
 
+bool http_streams_send_request(struct mcp_session *s, json_t *request_id, json_t *msg)
+{
+    struct http_session *hs = s->transport;
+    char *text = msg ? json_dumps(msg, JSON_COMPACT) : NULL;
+    struct http_stream *st, *to = NULL;
+
+    json_decref(msg);
+    if (text == NULL)
+        return false;
+    pthread_mutex_lock(&hs->lock);
+    for (st = hs->streams; st && to == NULL; st = st->next)
+        if (st->kind == HTTP_STREAM_LEGACY && !st->ended)
+            to = st;
+    /* A stateless tenant session's calls are modern: never asked (ask.h). */
+    if (to == NULL && !hs->stateless && request_id != NULL)
+        to = related_stream(hs, request_id);
+    for (st = hs->streams; st && to == NULL && !hs->stateless; st = st->next)
+        if (st->kind == HTTP_STREAM_GET && !st->ended)
+            to = st;
+    bool delivered = to != NULL && deliver(to, &text, false);
+    if (delivered)
+        pthread_cond_broadcast(&to->wake);
+    pthread_mutex_unlock(&hs->lock);
+    free(text);
+    return delivered;
+}
+
 void http_streams_cancel(struct http_session *hs, json_t *request_id)
 {
     pthread_mutex_lock(&hs->lock);

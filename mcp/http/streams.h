@@ -109,6 +109,13 @@ void http_streams_send(struct mcp_session *s, json_t *msg);
  * names (or nowhere); in a legacy session as http_streams_send. */
 void http_streams_send_related(struct mcp_session *s, json_t *request_id, json_t *msg);
 
+/* The sessions' send_request (mcp_session.send_request, ../ask.h): msg
+ * (stolen), a request of the server's own or a notification about one,
+ * goes to the SSE stream of the call request_id names (a legacy session's
+ * one stream, else that call's POST stream answered as SSE, else the
+ * session's GET stream).  False when none is open (msg dropped). */
+bool http_streams_send_request(struct mcp_session *s, json_t *request_id, json_t *msg);
+
 /* notifications/cancelled: the stream waiting for request_id ends without
  * a response (MCP, "Cancellation": none is sent). */
 void http_streams_cancel(struct http_session *hs, json_t *request_id);

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../ask.h"
 #include "../call.h"
 #include "../jsonrpc.h"
 #include "../pause.h"
@@ -72,7 +73,8 @@ bool mcp_session_handle(struct mcp_session *s, const char *text, size_t len)
         return true;
     }
     json_decref(err_id);
-    if (m.method == NULL) { /* a response from the client: nothing asked */
+    if (m.method == NULL) { /* a response from the client: to a request of nsbox's (ask.h) */
+        mcp_ask_answer(s, m.root);
         jsonrpc_msg_free(&m);
         return false;
     }

@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "../ask.h"
 #include "../call.h"
 #include "../jsonrpc.h"
 #include "../tasks/tasks.h"
@@ -47,6 +48,7 @@ void mcp_handle_initialize(const struct mcp_req *rq)
     pthread_mutex_lock(&s->lock);
     snprintf(s->protocol, sizeof(s->protocol), "%s", chosen);
     s->initialized = true;
+    s->client_elicit_form = mcp_ask_client_has_form(json_object_get(rq->params, "capabilities"));
     pthread_mutex_unlock(&s->lock);
     struct mcp_req as_chosen = *rq; /* the capabilities of the version chosen */
     snprintf(as_chosen.version, sizeof(as_chosen.version), "%s", chosen);

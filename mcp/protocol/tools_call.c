@@ -217,6 +217,7 @@ static int claim_for(struct mcp_session *s, struct mcp_queued_call *job)
     if (claimed >= 0) {
         job->slot = (size_t)claimed;
         s->calls[claimed].taskable = job->mode != MCP_TASK_NONE;
+        s->calls[claimed].modern = job->rq->era == MCP_ERA_MODERN;
     }
     return claimed;
 }

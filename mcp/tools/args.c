@@ -105,6 +105,13 @@ static const struct mcp_arg create_fields[] = {
         .description = "install these at creation, as install_packages does (a set installed "
                        "before comes from the cache, without network)"),
     NETWORK,
+    /* Looked up and granted by the tool (tools/secrets.c). */
+    ARG("secrets", STRING_LIST, 0,
+        .description = "names of the operator's secrets (see list_secrets) the sandbox may use: "
+                       "each one's environment variable holds a placeholder, never the value, "
+                       "and the network broker puts the value in its place only in requests to "
+                       "the secret's hosts (added to network)",
+        .max_len = 16),
 };
 #define PACKAGE_FIELDS                                                                             \
     ARG("manager", STRING, 0, .choices = managers,                                                 \
@@ -271,6 +278,8 @@ const struct mcp_tool_args mcp_arg_decls[N_TOOLS] = {
     [SANDBOX_PAUSE] = DECL("sandbox_pause", mcp_pause_fields),
     [SANDBOX_RESUME] = DECL("sandbox_resume", mcp_pause_fields),
     [CONTEXT_FORK] = DECL("context_fork", mcp_context_fork_fields),
+    [LIST_SECRETS] = NO_ARGS("list_secrets"),
+    [REQUEST_NETWORK] = DECL("request_network", mcp_request_network_fields),
 };
 
 const struct mcp_tool_args *mcp_tool_args_find(const char *tool)
@@ -514,6 +523,7 @@ static int create_args(const struct mcp_server *cfg, json_t *args, struct mcp_cr
     if (pk != NULL && mcp_args_pkg(pk, &out->packages, err) < 0)
         return nsbox_err_prefix(err, "packages");
     out->network = json_object_get(args, "network");
+    out->secrets = json_object_get(args, "secrets");
     return 0;
 }
 

@@ -66,10 +66,11 @@ struct mcp_create_args {
     const char *image;    /* NULL: the language's image */
     const char *language; /* "python" unless given */
     struct mcp_limit_args limits;
-    char **env;                   /* owned: "KEY=VALUE" strings, or NULL for none */
-    const char *workdir;          /* absolute, or NULL for /workspace */
-    const char *workspace;        /* a valid workspace name, or NULL */
-    json_t *network;              /* borrowed: an array of rule texts, or NULL (tools/network.c) */
+    char **env;            /* owned: "KEY=VALUE" strings, or NULL for none */
+    const char *workdir;   /* absolute, or NULL for /workspace */
+    const char *workspace; /* a valid workspace name, or NULL */
+    json_t *network;       /* borrowed: an array of rule texts, or NULL (tools/network.c) */
+    json_t *secrets;       /* borrowed: an array of secret names, or NULL (tools/secrets.c) */
     struct mcp_pkg_args packages; /* installed at creation (mcp/tools/packages.c) */
 };
 
@@ -253,6 +254,16 @@ int mcp_args_copy_in(const struct mcp_server *cfg, json_t *args, struct mcp_copy
                      struct nsbox_err *err);
 int mcp_args_copy_out(const struct mcp_server *cfg, json_t *args, struct mcp_copy_args *out,
                       struct nsbox_err *err);
+
+/* request_network (args_request_network.c; strings borrowed) */
+#define MCP_ASK_TIMEOUT_DEFAULT_S 120
+#define MCP_ASK_TIMEOUT_MAX_S 600
+struct mcp_request_network_args {
+    const char *sandbox_id, *rule, *reason;
+    double timeout_s; /* how long the user is waited for */
+};
+int mcp_args_request_network(json_t *args, struct mcp_request_network_args *out,
+                             struct nsbox_err *err);
 
 /* Release what the decoder allocated; the struct is zeroed after. */
 void mcp_create_args_free(struct mcp_create_args *a);

@@ -49,6 +49,8 @@ enum {
     SANDBOX_PAUSE, /* args_pause.c */
     SANDBOX_RESUME,
     CONTEXT_FORK, /* args_context_fork.c */
+    LIST_SECRETS,
+    REQUEST_NETWORK, /* args_request_network.c */
     N_TOOLS
 };
 
@@ -97,6 +99,10 @@ int mcp_args_env(json_t *env, char ***out, struct nsbox_err *err);
 /* context_fork's (args_context_fork.c). */
 #define MCP_CONTEXT_FORK_NF 3
 extern const struct mcp_arg mcp_context_fork_fields[MCP_CONTEXT_FORK_NF];
+
+/* request_network's (args_request_network.c). */
+#define MCP_REQUEST_NETWORK_NF 4
+extern const struct mcp_arg mcp_request_network_fields[MCP_REQUEST_NETWORK_NF];
 
 /* args_packages.c: the packages object o (sandbox_create's, or
  * install_packages' less its own keys) into *out; strings borrowed from o. */

@@ -282,6 +282,12 @@ static int exec_in(struct mcp_session *s, struct mcp_call *call, struct mcp_sand
     /* A one-shot sandbox is the call's alone: nothing else can stop it. */
     if (!m->one_shot && mcp_op_begin(s, call, m, err) < 0)
         return -1;
+    /* A rule the user granted once (request_network.c): for this run only. */
+    struct mcp_net_once once = {0};
+    if (!m->one_shot && mcp_net_once_begin(m, &once, err) < 0) {
+        mcp_op_end(s, call, m);
+        return -1;
+    }
     int r = box_run(&m->box, &br, &res, err);
     if (r < 0 && warm && err->code == ESTALE) {
         /* Its zygote was gone: a fresh process, as without one. */
@@ -302,6 +308,11 @@ static int exec_in(struct mcp_session *s, struct mcp_call *call, struct mcp_sand
         mcp_output_cut(s, call, m, &res.exec, rq->inline_max, &kept);
     if (r == 0 && lang >= 0)
         plan = mcp_results_keep(s, call, m, &info);
+    struct nsbox_err oerr;
+    if (mcp_net_once_end(m, &once, &oerr) < 0 && r == 0) {
+        r = -1;
+        *err = oerr;
+    }
     if (!m->one_shot)
         mcp_op_end(s, call, m);
     if (r == 0 && res.exec.cancelled && stopped(s, m))
@@ -372,7 +383,7 @@ static int run(struct mcp_session *s, struct mcp_call *call, const struct mcp_ru
         return -1;
     /* The spare is this call's from here on and never goes back: a sandbox
      * once opened to the network is removed with the call. */
-    int r = net != NULL ? box_net_set(&m->box, net, err) : 0;
+    int r = net != NULL ? box_net_set(&m->box, net, NULL, 0, err) : 0;
     if (r == 0)
         r = exec_in(s, call, m, rq, l->timeout_s, out, err);
     mcp_sandbox_free_detached(s->cfg, m);

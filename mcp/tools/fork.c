@@ -83,7 +83,7 @@ static int open_network(struct mcp_session *s, struct mcp_call *call, struct mcp
 {
     int r = mcp_op_begin(s, call, m, err);
     if (r == 0) {
-        r = box_net_set(&m->box, net, err);
+        r = box_net_set(&m->box, net, NULL, 0, err);
         mcp_op_end(s, call, m);
     }
     return r;

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "../../boxes/net.h"
+#include "../../boxes/secrets.h"
 #include "../../boxes/usage.h"
 #include "../../common/cleanup.h"
 #include "../../common/cleanup_json.h"
@@ -17,6 +18,7 @@
 #include "args.h"
 #include "languages.h"
 #include "packages.h"
+#include "secrets.h"
 #include "tools.h"
 
 /* --image LANG=REF first, then the languages table's default image
@@ -98,13 +100,19 @@ static json_t *sandbox_json(const struct mcp_sandbox *m)
 /* The new sandbox m opened to net, as one operation on it; a sandbox that
  * cannot be is stopped (the call fails whole). */
 static int open_network(struct mcp_session *s, struct mcp_call *call, struct mcp_sandbox *m,
-                        const struct egress_policy *net, struct nsbox_err *err)
+                        const struct egress_policy *net, const struct egress_secret *secrets,
+                        size_t n_secrets, struct nsbox_err *err)
 {
     char id[sizeof(m->id)];
     struct nsbox_err ignored;
     int r = mcp_op_begin(s, call, m, err);
     if (r == 0) {
-        r = box_net_set(&m->box, net, err);
+        /* The secrets become the box's (placeholders in its env for every
+         * exec: boxes/net.h), then go to the broker with the rules. */
+        struct box_spec spec = {.net = net, .secrets = secrets, .n_secrets = n_secrets};
+        r = n_secrets > 0 ? box_secrets_adopt(&m->box, &spec, err) : 0;
+        if (r == 0)
+            r = box_net_set(&m->box, net, m->box.secrets, m->box.n_secrets, err);
         mcp_op_end(s, call, m);
     }
     if (r == 0)
@@ -115,14 +123,31 @@ static int open_network(struct mcp_session *s, struct mcp_call *call, struct mcp
     return -1;
 }
 
+/* The call's secrets (tools/secrets.h), wiped when the call ends. */
+struct grant {
+    struct egress_secret *v;
+    size_t n;
+};
+
+static void grant_free(struct grant *g)
+{
+    mcp_secrets_free(g->v, g->n);
+}
+
 int mcp_tool_sandbox_create(struct mcp_session *s, struct mcp_call *call, json_t *args,
                             struct mcp_result *out, struct nsbox_err *err)
 {
     _cleanup_(mcp_create_args_free) struct mcp_create_args a = {0};
     _cleanup_free_ struct egress_policy *net = NULL;
+    _cleanup_(grant_free) struct grant g = {0};
 
+    /* The secrets' hosts join the network asked for, as bare names; their
+     * variables are the box's (open_network), never the call's env. */
     if (mcp_args_sandbox_create(s->cfg, args, &a, err) < 0 ||
-        mcp_network_request(s->cfg, a.network, &net, err) < 0)
+        mcp_network_request(s->cfg, a.network, &net, err) < 0 ||
+        mcp_secrets_grant(s->cfg, a.secrets, &g.v, &g.n, err) < 0 ||
+        mcp_network_add_secrets(s->cfg, g.v, g.n, &net, err) < 0 ||
+        mcp_secrets_env_check(a.env, g.v, g.n, err) < 0)
         return -1;
     if (a.image != NULL && !image_usable(s, a.image, err))
         return -1;
@@ -134,7 +159,7 @@ int mcp_tool_sandbox_create(struct mcp_session *s, struct mcp_call *call, json_t
                                 ? mcp_packages_create(s, call, image, &a, &installed, err)
                                 : mcp_sandbox_new(s, image, &a.limits.limits, a.env, a.workdir,
                                                   a.workspace, false, err);
-    if (m == NULL || (net != NULL && open_network(s, call, m, net, err) < 0))
+    if (m == NULL || (net != NULL && open_network(s, call, m, net, g.v, g.n, err) < 0))
         return -1;
     mcp_call_log(s, call, "info", "sandbox %s created from %s", m->id, m->box.image);
     struct nsbox_err merr;
@@ -144,6 +169,8 @@ int mcp_tool_sandbox_create(struct mcp_session *s, struct mcp_call *call, json_t
     /* What it may reach, as the broker has it (canonical texts). */
     if (out->structured != NULL && net != NULL)
         json_object_set_new(out->structured, "network_rules", box_net_rules_json(net));
+    if (out->structured != NULL && g.n > 0)
+        json_object_set_new(out->structured, "secrets", mcp_secrets_json(g.v, g.n));
     if (out->structured != NULL && installed != NULL)
         json_object_set(out->structured, "packages", installed);
     mcp_sandbox_put(s, m); /* a stop may free it from here on */

@@ -66,10 +66,14 @@
     "\"name\":{\"type\":\"string\"},\"value\":{\"type\":\"string\"},"                              \
     "\"traceback\":{\"type\":\"string\"}}},"
 
-/* What a sandbox with network tried during the command (boxes/net.h). */
+/* What a sandbox with network tried during the command (boxes/net.h):
+ * connections, and the requests of inspected ones (method, path, the
+ * secrets put in: names only). */
 #define NETWORK_PROPS                                                                              \
     "\"network\":{\"type\":\"array\",\"items\":{\"type\":\"object\",\"properties\":{"              \
     "\"host\":{\"type\":\"string\"},\"port\":{\"type\":\"integer\"},"                              \
+    "\"method\":{\"type\":\"string\"},\"path\":{\"type\":\"string\"},"                             \
+    "\"secrets\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},"                            \
     "\"verdict\":{\"type\":\"string\",\"enum\":[\"allowed\",\"refused\",\"truncated\"]},"          \
     "\"reason\":{\"type\":\"string\"},\"bytes_out\":{\"type\":\"integer\"},"                       \
     "\"bytes_in\":{\"type\":\"integer\"},\"connections\":{\"type\":\"integer\"}}}},"
@@ -134,17 +138,25 @@
     "\"signal\":{\"type\":\"integer\"},\"ended_with_sandbox\":{\"type\":\"boolean\"},"             \
     "\"stdout_bytes\":{\"type\":\"integer\"},\"stderr_bytes\":{\"type\":\"integer\"}"
 
+/* The secrets a sandbox was granted (tools/secrets.c): names and
+ * variables, never values. */
+#define SECRETS_OUT                                                                                \
+    "{\"type\":\"array\",\"items\":{\"type\":\"object\",\"properties\":{"                          \
+    "\"name\":{\"type\":\"string\"},\"env\":{\"type\":\"string\"}}}}"
+
 const struct mcp_tool mcp_tools[] = {
     {"sandbox_create", "Create a sandbox",
      "Start a long-lived sandbox from an image (by image reference, or by language). Files "
      "persist in it between calls (working directory /workspace), within disk_mb in total; "
      "a persistent workspace has its own budget, workspace_mb. It has no network unless network "
      "names what it may reach, within the operator's allow-list; every later result then lists "
-     "what it tried (network). Returns its id, the limits in force and the disk in use.",
+     "what it tried (network). secrets grants operator-defined secrets (list_secrets) by name: "
+     "the sandbox sees a placeholder in each one's variable, and their hosts join network. "
+     "Returns its id, the limits in force and the disk in use.",
      "{\"type\":\"object\",\"properties\":{\"sandbox_id\":{\"type\":\"string\"},"
      "\"image\":{\"type\":\"string\"},\"digest\":{\"type\":\"string\"}," DISK_PROPS
      "\"network_rules\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},"
-     "\"limits\":" LIMITS_OUT "},"
+     "\"secrets\":" SECRETS_OUT ",\"limits\":" LIMITS_OUT "},"
      "\"required\":[\"sandbox_id\",\"image\",\"digest\",\"limits\"," DISK_REQUIRED "]}",
      mcp_tool_sandbox_create, 0, MCP_HINT_NETWORK | MCP_HINT_INSTALLS},
     {"sandbox_list", "List sandboxes", "The sandboxes this session created and still runs.",
@@ -450,6 +462,18 @@ const struct mcp_tool mcp_tools[] = {
      "\"image\":{\"type\":\"string\"},\"digest\":{\"type\":\"string\"},"
      "\"description\":{\"type\":\"string\"}}}}},\"required\":[\"languages\"]}",
      mcp_tool_list_languages, 0, MCP_HINT_READ_ONLY},
+    {"list_secrets", "List secrets",
+     "The secrets the operator defined (serve --secret) that sandbox_create {secrets} can grant: "
+     "each one's name, the environment variable a sandbox sees it in (holding a placeholder, "
+     "never the value), the hosts it is sent to and where in a request it goes. Values are "
+     "never shown.",
+     "{\"type\":\"object\",\"properties\":{\"secrets\":{\"type\":\"array\",\"items\":{"
+     "\"type\":\"object\",\"properties\":{\"name\":{\"type\":\"string\"},"
+     "\"env\":{\"type\":\"string\"},"
+     "\"hosts\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},"
+     "\"binding\":{\"type\":\"string\"}},"
+     "\"required\":[\"name\",\"env\",\"hosts\",\"binding\"]}}},\"required\":[\"secrets\"]}",
+     mcp_tool_list_secrets, 0, MCP_HINT_READ_ONLY},
     {"list_images", "List images", "Images in the local store that sandboxes can use.",
      "{\"type\":\"object\",\"properties\":{\"images\":{\"type\":\"array\",\"items\":{"
      "\"type\":\"object\",\"properties\":{\"names\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},"
@@ -467,6 +491,24 @@ const struct mcp_tool mcp_tools[] = {
      "\"fork_ms\":{\"type\":\"number\"}},"
      "\"required\":[\"context_id\",\"language\",\"cwd\",\"sandbox_id\",\"forked_from\"]}",
      mcp_tool_context_fork, 0, 0},
+    {"request_network", "Ask the user for network access",
+     "Ask the user (through the client, MCP elicitation) to let a sandbox made by "
+     "sandbox_create reach one more host: rule is one network rule within the operator's "
+     "allow-list (a rule outside it is refused without asking). The user answers once (for "
+     "the sandbox's next run_command or execute_code only), sandbox (for the sandbox's life) "
+     "or no. Fails, changing nothing, when the client cannot ask its user. The result says "
+     "what was granted (granted: \"once\", \"sandbox\" or null) and how the user answered.",
+     "{\"type\":\"object\",\"properties\":{\"sandbox_id\":{\"type\":\"string\"},"
+     "\"rule\":{\"type\":\"string\"},"
+     "\"rules\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},"
+     "\"granted\":{\"type\":[\"string\",\"null\"],\"enum\":[\"once\",\"sandbox\",null]},"
+     "\"answer\":{\"type\":\"string\",\"enum\":[\"accept\",\"decline\",\"cancel\","
+     "\"timeout\",\"invalid\"]},"
+     "\"decision\":{\"type\":[\"string\",\"null\"]},"
+     "\"network_rules\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},"
+     "\"message\":{\"type\":\"string\"}},"
+     "\"required\":[\"sandbox_id\",\"rule\",\"rules\",\"granted\",\"answer\"]}",
+     mcp_tool_request_network, MCP_NEEDS_NET_CEILING, MCP_HINT_NETWORK},
 };
 
 const size_t mcp_n_tools = sizeof(mcp_tools) / sizeof(mcp_tools[0]);
@@ -477,5 +519,6 @@ bool mcp_tool_offered(const struct mcp_server *cfg, const struct mcp_tool *t)
            !((t->needs & MCP_NEEDS_COMMITS) && cfg->max_commits == 0) &&
            !((t->needs & MCP_NEEDS_INSTALLS) && cfg->installs == 0) &&
            !((t->needs & MCP_NEEDS_URLS) && cfg->file_urls == NULL) &&
-           !((t->needs & MCP_NEEDS_CHECKPOINTS) && cfg->max_checkpoints == 0);
+           !((t->needs & MCP_NEEDS_CHECKPOINTS) && cfg->max_checkpoints == 0) &&
+           !((t->needs & MCP_NEEDS_NET_CEILING) && cfg->net_ceiling == NULL);
 }

@@ -44,6 +44,7 @@ enum {
     MCP_NEEDS_INSTALLS = 4,     /* serve --install other than none */
     MCP_NEEDS_URLS = 8,         /* the HTTP transport (file URLs, mcp/files/urls.h) */
     MCP_NEEDS_CHECKPOINTS = 16, /* serve --max-checkpoints above 0 */
+    MCP_NEEDS_NET_CEILING = 32, /* serve --allow-net: something can be granted */
 };
 
 /* The inputSchema is not here: tools/list builds it from the tool's
@@ -102,6 +103,15 @@ struct egress_policy;
 int mcp_network_request(const struct mcp_server *cfg, json_t *network, struct egress_policy **out,
                         struct nsbox_err *err);
 
+struct egress_secret;
+
+/* Adds to *net (NULL: made) the hosts of secrets[0..n), each as a model's
+ * bare name would be (the ceiling's mapping or method and path rules for
+ * it).  Returns 0, or -1 with err naming the secret and the host outside
+ * the ceiling. */
+int mcp_network_add_secrets(const struct mcp_server *cfg, const struct egress_secret *secrets,
+                            size_t n, struct egress_policy **net, struct nsbox_err *err);
+
 /* path (absolute, or relative to workdir) as an absolute path with no
  * empty or "." component, into buf, for a file URL (urls.c); ".." is
  * refused.  Returns 0 or -1 with err. */
@@ -146,6 +156,8 @@ int mcp_tool_sandbox_pause(struct mcp_session *s, struct mcp_call *call, json_t 
 int mcp_tool_sandbox_resume(struct mcp_session *s, struct mcp_call *call, json_t *args,
                             struct mcp_result *out, struct nsbox_err *err);
 int mcp_tool_sandbox_stop(struct mcp_session *s, struct mcp_call *call, json_t *args,
+                          struct mcp_result *out, struct nsbox_err *err);
+int mcp_tool_list_secrets(struct mcp_session *s, struct mcp_call *call, json_t *args,
                           struct mcp_result *out, struct nsbox_err *err);
 int mcp_tool_list_languages(struct mcp_session *s, struct mcp_call *call, json_t *args,
                             struct mcp_result *out, struct nsbox_err *err);
@@ -198,6 +210,20 @@ int mcp_process_run_background(struct mcp_session *s, struct mcp_call *call, jso
                                struct mcp_result *out, struct nsbox_err *err);
 int mcp_tool_upload_url(struct mcp_session *s, struct mcp_call *call, json_t *args,
                         struct mcp_result *out, struct nsbox_err *err);
+/* request_network.c */
+int mcp_tool_request_network(struct mcp_session *s, struct mcp_call *call, json_t *args,
+                             struct mcp_result *out, struct nsbox_err *err);
+/* A "once" grant (request_network.c) around one run_command or
+ * execute_code in m, with m's exec lock held: begin puts m->net_once in
+ * force on top of m's rules (taking it: once), end puts back what m had.
+ * end failing leaves m sealed, or kills every process in it.  Both return
+ * 0, or -1 with err. */
+struct mcp_net_once {
+    bool applied;
+    struct egress_policy *saved; /* m's rules before, or NULL: sealed */
+};
+int mcp_net_once_begin(struct mcp_sandbox *m, struct mcp_net_once *o, struct nsbox_err *err);
+int mcp_net_once_end(struct mcp_sandbox *m, struct mcp_net_once *o, struct nsbox_err *err);
 int mcp_tool_terminal_open(struct mcp_session *s, struct mcp_call *call, json_t *args,
                            struct mcp_result *out, struct nsbox_err *err);
 

@@ -60,6 +60,7 @@ static void seal(struct broker *b)
     while (b->n_listeners > 0)
         close_listener(b, 0);
     b->policy.n = 0;
+    broker_tls_stop(b, NULL); /* and every connection it holds */
 }
 
 static bool have_listener(const struct broker *b, enum listener_kind kind, uint16_t port)
@@ -131,6 +132,7 @@ static json_t *op_policy(struct broker *b, json_t *req, int *fds, size_t n_fds)
     json_t *rules = json_object_get(req, "rules"), *priv = json_object_get(req, "private");
     size_t i;
     json_t *r;
+    char why[1024];
 
     json_array_foreach (rules, i, r) {
         const char *text = json_string_value(r);
@@ -148,14 +150,32 @@ static json_t *op_policy(struct broker *b, json_t *req, int *fds, size_t n_fds)
         for (size_t k = 0; k < n_fds; k++)
             close(fds[k]);
         seal(b);
-        return json_pack("{s:b, s:o}", "ok", 1, "ports", json_array());
+        json_t *answer = json_pack("{s:b, s:o}", "ok", 1, "ports", json_array());
+        if (broker_tls_policy(b, req, answer, why, sizeof(why)) < 0) {
+            json_decref(answer);
+            return error_reply(why);
+        }
+        return answer;
     }
     b->policy = p;
+    json_t *answer = json_object();
+    /* The helper first: which hosts are inspected decides which open
+     * connections may stay. */
+    if (broker_tls_policy(b, req, answer, why, sizeof(why)) < 0) {
+        for (size_t k = 0; k < n_fds; k++)
+            close(fds[k]);
+        json_decref(answer);
+        return error_reply(why);
+    }
     broker_conn_recheck(b);
     drop_unused_listeners(b);
     adopt_listeners(b, json_object_get(req, "fds"), fds, n_fds);
-    return json_pack("{s:b, s:o, s:b}", "ok", 1, "ports", ports_json(b), "dns",
-                     have_listener(b, L_DNS_UDP, 0) && have_listener(b, L_DNS_TCP, 0));
+    json_object_set_new(answer, "ok", json_true());
+    json_object_set_new(answer, "ports", ports_json(b));
+    json_object_set_new(
+        answer, "dns",
+        json_boolean(have_listener(b, L_DNS_UDP, 0) && have_listener(b, L_DNS_TCP, 0)));
+    return answer;
 }
 
 static json_t *op_audit(struct broker *b, json_t *req)
@@ -237,6 +257,7 @@ static void handle_ctl(struct broker *b, size_t i)
         return;
     }
     _cleanup_json_ json_t *reply = dispatch(b, buf, (size_t)n, fds, n_fds);
+    explicit_bzero(buf, (size_t)n); /* a policy op's secrets */
     _cleanup_free_ char *text = reply ? json_dumps(reply, JSON_COMPACT) : NULL;
     if (text == NULL || send(b->ctl[i], text, strlen(text), MSG_NOSIGNAL) < 0)
         drop_ctl(b, i);
@@ -343,6 +364,7 @@ static int setup(struct broker *b, const char *state_dir)
         pipe2(b->resolver, O_CLOEXEC | O_NONBLOCK) < 0)
         return -1;
     write_pid(state_dir);
+    broker_tls_init(b, state_dir);
     broker_watch(b, b->pidfd, EPOLLIN, BROKER_TAG(TAG_PIDFD, 0));
     broker_watch(b, b->ctl_listen, EPOLLIN, BROKER_TAG(TAG_CTL_LISTEN, 0));
     broker_watch(b, b->resolver[0], EPOLLIN, BROKER_TAG(TAG_RESOLVER, 0));
@@ -381,6 +403,9 @@ static void dispatch_event(struct broker *b, const struct epoll_event *ev)
             broker_dns_udp(b, l->fd);
         else if (l != NULL)
             broker_accept(b, l);
+        break;
+    case TAG_TLS:
+        broker_tls_event(b, ev->events);
         break;
     case TAG_CLIENT:
     case TAG_UPSTREAM:

@@ -1,6 +1,7 @@
 /* What the sandbox tried (egress.h, nsbox_sandbox_net_audit): one record
  * per (host, port, verdict), bounded; every change stamped with a
- * sequence number so that a reader asks only for what changed. */
+ * sequence number so that a reader asks only for what changed.  The
+ * requests of inspected connections (broker_tls.c's ring) follow. */
 #include <jansson.h>
 #include <stdio.h>
 #include <string.h>
@@ -70,6 +71,7 @@ json_t *broker_audit_json(const struct broker *b, uint64_t since, uint64_t *next
             json_decref(a);
             return NULL;
         }
+    broker_tls_audit_json(b, since, a);
     if (b->truncated[0] != '\0')
         json_array_append_new(
             a, json_pack("{s:s, s:s}", "host", b->truncated, "verdict", "truncated"));

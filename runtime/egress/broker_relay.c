@@ -4,7 +4,11 @@
  * is a name's (the TLS ClientHello's server name, or every HTTP request
  * head), connected upstream to an address the broker resolved and vetted
  * itself, and relayed both ways.  Anything else is refused with a reset
- * (an HTTP refusal with a 403 saying why), and audited. */
+ * (an HTTP refusal with a 403 saying why), and audited.  A connection to
+ * a host:port that has method and path rules or a secret bound to it is
+ * connected upstream the same way, then handed to nsbox-tls (TLS after its
+ * SNI check, plain HTTP at its first bytes: broker_tls.c), which reads
+ * every request. */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -333,6 +337,16 @@ static void connected(struct broker *b, struct conn *c)
     c->state = C_RELAY;
     c->deadline = 0;
     c->last = time(NULL);
+    if (c->inspect) { /* audited as allowed once nsbox-tls has it */
+        char why[512];
+        if (broker_tls_handoff(b, c, why, sizeof(why)) == 0)
+            return;
+        if (c->http)
+            refuse_http(b, c, why);
+        else
+            refuse(b, c, why);
+        return;
+    }
     c->audit = broker_audit(b, c->host, c->port, true, NULL);
     broker_audit_add(b, c->audit, 0, 0, 1);
     if (!c->http)
@@ -383,6 +397,13 @@ static void sniff(struct broker *b, struct conn *c)
     }
     if (c->state == C_SNIFF && c->cbuf[0] != 0x16) {
         c->http = true;
+        /* Inspected: nsbox-tls reads every request (its methods, its
+         * bodies, its Host), from the first byte. */
+        if (broker_tls_wants(b, c->host, c->port)) {
+            c->inspect = true;
+            start_upstream(b, c);
+            return;
+        }
         if (check_http(b, c) < 0)
             return;
         if (c->cfwd > 0)
@@ -395,6 +416,7 @@ static void sniff(struct broker *b, struct conn *c)
         return;
     if (s == EGRESS_SNI_FOUND && strcmp(name, c->host) == 0) {
         c->cfwd = c->clen;
+        c->inspect = broker_tls_wants(b, c->host, c->port);
         start_upstream(b, c);
         return;
     }
@@ -410,9 +432,11 @@ static void sniff(struct broker *b, struct conn *c)
 
 /* ---- relaying ---- */
 
-static int read_into(int fd, uint8_t *buf, size_t *len, bool *eof)
+static int read_into(int fd, uint8_t *buf, size_t *len, size_t max, bool *eof)
 {
-    ssize_t n = recv(fd, buf + *len, BROKER_BUF - *len, MSG_DONTWAIT);
+    if (*len >= max)
+        return 0;
+    ssize_t n = recv(fd, buf + *len, max - *len, MSG_DONTWAIT);
     if (n > 0)
         *len += (size_t)n;
     else if (n == 0)
@@ -571,7 +595,10 @@ static void client_event(struct broker *b, struct conn *c, uint32_t events)
             return;
         }
     } else if (events & EPOLLIN) {
-        if (read_into(c->cfd, c->cbuf, &c->clen, &c->c_eof) < 0) {
+        /* Undecided, no more than a ClientHello or a head: all of it may
+         * go to nsbox-tls as a handoff's prefix. */
+        size_t max = c->state == C_SNIFF || c->state == C_TLS ? BROKER_SNIFF_MAX : BROKER_BUF;
+        if (read_into(c->cfd, c->cbuf, &c->clen, max, &c->c_eof) < 0) {
             broker_conn_close(b, c, true);
             return;
         }
@@ -612,7 +639,7 @@ static void upstream_event(struct broker *b, struct conn *c, uint32_t events)
         }
         return;
     } else if (events & EPOLLIN) {
-        if (read_into(c->ufd, c->ubuf, &c->ulen, &c->u_eof) < 0) {
+        if (read_into(c->ufd, c->ubuf, &c->ulen, BROKER_BUF, &c->u_eof) < 0) {
             broker_conn_close(b, c, true);
             return;
         }
@@ -672,5 +699,11 @@ void broker_conn_recheck(struct broker *b)
             continue;
         }
         c->rule = *r;
+        /* Decided one way (inspected or not) and now the other: closed
+         * (bytes that went uninspected cannot be taken back). */
+        bool wants = r->kind != EGRESS_RULE_ADDR && broker_tls_wants(b, c->host, c->port);
+        bool decided = c->state == C_RELAY || c->state == C_RESOLVING || c->state == C_CONNECTING;
+        if (decided && wants != c->inspect)
+            broker_conn_close(b, c, true);
     }
 }

@@ -22,6 +22,7 @@
 #include "../../common/cleanup_json.h"
 #include "../../common/syscalls.h"
 #include "../internal.h"
+#include "../files.h"
 #include "../proto.h"
 #include "broker.h"
 
@@ -122,18 +123,92 @@ static json_t *call(int fd, json_t *req, const int *fds, size_t n_fds, struct ns
 }
 
 /* The rules as the broker reads them: their texts, and allow_private
- * beside (no part of the text). */
-static json_t *policy_request(const struct egress_policy *p)
+ * beside (no part of the text); the secrets when given (NULL: the
+ * broker keeps its own). */
+static json_t *policy_request(const struct egress_policy *p, const struct egress_secret *secrets,
+                              size_t n_secrets)
 {
     json_t *rules = json_array(), *priv = json_array();
-    char text[EGRESS_NAME_MAX + 128];
+    char text[EGRESS_NAME_MAX + 640];
     for (size_t i = 0; p != NULL && i < p->n; i++) {
         egress_rule_format(&p->rules[i], text, sizeof(text));
         json_array_append_new(rules, json_string(text));
         json_array_append_new(priv, json_boolean(p->rules[i].allow_private));
     }
-    return json_pack("{s:s, s:o, s:o, s:o}", "op", "policy", "rules", rules, "private", priv, "fds",
-                     json_array());
+    json_t *req = json_pack("{s:s, s:o, s:o, s:o}", "op", "policy", "rules", rules, "private", priv,
+                            "fds", json_array());
+    if (req != NULL && secrets != NULL) {
+        json_t *a = json_array();
+        for (size_t i = 0; a != NULL && i < n_secrets; i++)
+            if (json_array_append_new(a, egress_secret_json(&secrets[i])) < 0) {
+                json_decref(a);
+                a = NULL;
+            }
+        if (a == NULL || json_object_set_new(req, "secrets", a) < 0) {
+            json_decref(req);
+            return NULL;
+        }
+    }
+    return req;
+}
+
+/* ---- the CA of a sandbox whose traffic nsbox-tls reads ---- */
+
+#define CA_DIR "/etc/nsbox"
+#define CA_PEM CA_DIR "/ca.pem"
+#define CA_BUNDLE CA_DIR "/ca-bundle.pem"
+#define SYSTEM_BUNDLE "/etc/ssl/certs/ca-certificates.crt"
+#define BUNDLE_MAX (8u << 20)
+
+/* Installs the CA's certificate inside the sandbox, as its root, through
+ * runtime/files.h (no sandbox path is resolved on the host): CA_PEM,
+ * CA_BUNDLE (the image's bundle, if any, then the CA), and the CA appended
+ * to SYSTEM_BUNDLE when that exists.  Nothing when CA_PEM already holds
+ * it.  Returns 0 or -1. */
+static int install_ca(struct nsbox_sandbox *sb, const char *pem, struct nsbox_err *err)
+{
+    struct nsbox_file_ctx fc = {.cwd = "/", .uid = 0, .gid = 0, .timeout_s = 30};
+    struct nsbox_file_data have = {0}, bundle = {0};
+    struct nsbox_err ignored;
+    size_t len = strlen(pem);
+    int r = -1;
+
+    if (nsbox_file_read(sb, &fc, CA_PEM, 0, len + 1, &have, &ignored) == 0 && have.len == len &&
+        memcmp(have.data, pem, len) == 0) {
+        nsbox_file_data_free(&have);
+        return 0;
+    }
+    nsbox_file_data_free(&have);
+    bool system = nsbox_file_read(sb, &fc, SYSTEM_BUNDLE, 0, BUNDLE_MAX, &bundle, &ignored) == 0 &&
+                  !bundle.truncated;
+    size_t blen = system ? bundle.len : 0;
+    _cleanup_free_ char *all = malloc(blen + 1 + len);
+    if (all == NULL) {
+        nsbox_err_set(err, ENOMEM, "out of memory");
+        goto out;
+    }
+    if (blen > 0)
+        memcpy(all, bundle.data, blen);
+    if (blen > 0 && all[blen - 1] != '\n')
+        all[blen++] = '\n';
+    memcpy(all + blen, pem, len);
+    if (nsbox_file_mkdir(sb, &fc, CA_DIR, err) < 0 ||
+        nsbox_file_write(sb, &fc, CA_BUNDLE, all, blen + len, false, NULL, err) < 0)
+        goto out;
+    /* Best effort: the variables every exec gets name CA_BUNDLE anyway;
+     * a bundle the sandbox replaced (a symlink, say) is left as it is. */
+    if (system) {
+        bool nl = bundle.len > 0 && bundle.data[bundle.len - 1] != '\n';
+        if (!nl || nsbox_file_write(sb, &fc, SYSTEM_BUNDLE, "\n", 1, true, NULL, &ignored) == 0)
+            nsbox_file_write(sb, &fc, SYSTEM_BUNDLE, pem, len, true, NULL, &ignored);
+    }
+    /* Last: its presence says the rest is done. */
+    r = nsbox_file_write(sb, &fc, CA_PEM, pem, len, false, NULL, err);
+out:
+    nsbox_file_data_free(&bundle);
+    if (r < 0)
+        nsbox_err_prefix(err, "installing the sandbox's TLS CA");
+    return r;
 }
 
 static bool held(json_t *ports, uint16_t port)
@@ -176,10 +251,10 @@ static ssize_t new_listeners(struct nsbox_sandbox *sb, const struct egress_polic
 }
 
 static int apply(struct nsbox_sandbox *sb, int ctl, const struct egress_policy *p,
-                 struct nsbox_err *err)
+                 const struct egress_secret *secrets, size_t n_secrets, struct nsbox_err *err)
 {
     int fds[MAX_FDS];
-    _cleanup_json_ json_t *req = policy_request(p);
+    _cleanup_json_ json_t *req = policy_request(p, secrets, n_secrets);
     _cleanup_json_ json_t *sreq = json_pack("{s:s}", "op", "state");
     _cleanup_json_ json_t *state = call(ctl, sreq, NULL, 0, err);
     if (req == NULL || state == NULL)
@@ -190,12 +265,20 @@ static int apply(struct nsbox_sandbox *sb, int ctl, const struct egress_policy *
     _cleanup_json_ json_t *reply = call(ctl, req, fds, (size_t)n, err);
     for (ssize_t i = 0; i < n; i++)
         close(fds[i]);
-    return reply == NULL ? -1 : 0;
+    if (reply == NULL)
+        return -1;
+    const char *pem = json_string_value(json_object_get(reply, "ca_pem"));
+    if (pem == NULL)
+        return 0;
+    if (install_ca(sb, pem, err) < 0)
+        return -1;
+    sb->egress_ca = true;
+    return 0;
 }
 
 static int seal(int ctl, struct nsbox_err *err)
 {
-    _cleanup_json_ json_t *req = policy_request(NULL);
+    _cleanup_json_ json_t *req = policy_request(NULL, NULL, 0);
     _cleanup_json_ json_t *reply = call(ctl, req, NULL, 0, err);
     return reply == NULL ? -1 : 0;
 }
@@ -216,6 +299,7 @@ static int lock_egress(const char *state_dir, struct nsbox_err *err)
 }
 
 int nsbox_sandbox_net_set(struct nsbox_sandbox *sb, const struct egress_policy *p,
+                          const struct egress_secret *secrets, size_t n_secrets,
                           struct nsbox_err *err)
 {
     bool open_up = p != NULL && p->n > 0;
@@ -232,7 +316,7 @@ int nsbox_sandbox_net_set(struct nsbox_sandbox *sb, const struct egress_policy *
         return nsbox_err_prefix(err, "network of sandbox %s", sb->id);
     }
     struct nsbox_err ignored;
-    if (open_up ? apply(sb, ctl, p, err) : seal(ctl, err)) {
+    if (open_up ? apply(sb, ctl, p, secrets, n_secrets, err) : seal(ctl, err)) {
         seal(ctl, &ignored);
         return nsbox_err_prefix(err, "network of sandbox %s (now sealed)", sb->id);
     }

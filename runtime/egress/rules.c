@@ -8,8 +8,10 @@
 #include <string.h>
 
 #include "name.h"
+#include "rules_l7.h"
 
-#define RULE_TEXT_MAX 512
+#define RULE_TEXT_MAX EGRESS_RULE_TEXT_MAX
+#define RULE_INPUT_MAX 600 /* under RULE_TEXT_MAX: the canonical text may add ports */
 
 static const char *const pypi_names[] = {"pypi.org", "files.pythonhosted.org", NULL};
 static const char *const npm_names[] = {"registry.npmjs.org", NULL};
@@ -345,18 +347,32 @@ int egress_policy_add(struct egress_policy *p, const char *text, struct nsbox_er
         return nsbox_err_set(err, 0,
                              "empty network rule: give a host name, *.SUFFIX, IP:PORT, "
                              "NAME=IP:PORT or a preset (pypi, npm, debian, github)");
-    if (len >= RULE_TEXT_MAX)
+    if (len >= RULE_INPUT_MAX)
         return nsbox_err_set(err, 0, "network rule '%.64s...': too long", text);
-    const struct preset *ps = find_preset(text, strcspn(text, ":"));
-    if (ps && text[strlen(ps->name)] == ':')
+    /* HOSTRULE [METHODS [PATHS]] */
+    char hostrule[RULE_TEXT_MAX];
+    size_t hn = strcspn(text, " ");
+    snprintf(hostrule, sizeof(hostrule), "%.*s", (int)hn, text);
+    const char *l7 = text[hn] == ' ' ? text + hn + 1 : NULL;
+    if (hn == 0)
+        return nsbox_err_set(err, 0, "network rule '%s': starts with a space", text);
+    const struct preset *ps = find_preset(hostrule, strcspn(hostrule, ":"));
+    if (ps && hostrule[strlen(ps->name)] == ':')
         return nsbox_err_set(err, 0, "network rule '%s': a preset takes no port", text);
+    if (ps && l7)
+        return nsbox_err_set(err, 0,
+                             "network rule '%s': methods and paths go on one host, not a preset: "
+                             "name the host",
+                             text);
     if (ps)
         return add_preset(p, ps, err);
     if (p->n >= EGRESS_MAX_RULES)
         return nsbox_err_set(err, 0, "network rule '%s': more than %d rules", text,
                              EGRESS_MAX_RULES);
     struct egress_rule r;
-    if (parse_rule(text, &r, err) < 0)
+    if (parse_rule(hostrule, &r, err) < 0)
+        return -1;
+    if (l7 && egress_l7_parse(text, l7, &r, err) < 0)
         return -1;
     p->rules[p->n++] = r;
     return 0;
@@ -396,11 +412,13 @@ void egress_rule_format(const struct egress_rule *r, char *buf, size_t size)
     case EGRESS_RULE_MAPPED:
         format_addr(r, addr, sizeof(addr));
         snprintf(buf, size, "%s=%s", r->host, addr);
+        egress_l7_format(r, buf, size);
         return;
     case EGRESS_RULE_WILDCARD:
     case EGRESS_RULE_NAME:
         format_ports(r, ports, sizeof(ports));
         snprintf(buf, size, "%s%s:%s", r->kind == EGRESS_RULE_WILDCARD ? "*." : "", r->host, ports);
+        egress_l7_format(r, buf, size);
         return;
     }
     buf[0] = '\0';
@@ -528,7 +546,7 @@ size_t egress_policy_ports(const struct egress_policy *p, uint16_t *ports, size_
  * or a wildcard above it; a wildcard covers a wildcard at or below its
  * suffix; addresses and mappings need the same rule.  A mapping covers a
  * name rule for its name and port: the name is all the sandbox sees. */
-static bool covers(const struct egress_rule *c, const struct egress_rule *r, uint16_t port)
+static bool covers(const struct egress_rule *c, const struct egress_rule *r, uint16_t port, bool l7)
 {
     if (!has_port(c, port))
         return false;
@@ -536,6 +554,9 @@ static bool covers(const struct egress_rule *c, const struct egress_rule *r, uin
      * that may not: only a ceiling that allows that, or pins the address,
      * covers it. */
     if (r->allow_private && !c->allow_private && c->kind != EGRESS_RULE_MAPPED)
+        return false;
+    /* Method and path rules: the ceiling's bound the request's. */
+    if (l7 && !egress_l7_within(c, r))
         return false;
     switch (r->kind) {
     case EGRESS_RULE_NAME:
@@ -562,13 +583,24 @@ bool egress_rule_within(const struct egress_policy *ceiling, const struct egress
     for (size_t j = 0; j < r->n_ports; j++) {
         bool ok = false;
         for (size_t i = 0; i < ceiling->n && !ok; i++)
-            ok = covers(&ceiling->rules[i], r, r->ports[j]);
+            ok = covers(&ceiling->rules[i], r, r->ports[j], true);
         if (ok)
             continue;
+        const struct egress_rule *host_only = NULL;
+        for (size_t i = 0; i < ceiling->n && !host_only; i++)
+            if (covers(&ceiling->rules[i], r, r->ports[j], false))
+                host_only = &ceiling->rules[i];
         if (why && why_size) {
             char text[RULE_TEXT_MAX];
             egress_rule_format(r, text, sizeof(text));
-            if (r->kind == EGRESS_RULE_NAME || r->kind == EGRESS_RULE_WILDCARD)
+            if (host_only) {
+                char have[RULE_TEXT_MAX];
+                egress_rule_format(host_only, have, sizeof(have));
+                snprintf(why, why_size,
+                         "%s port %u: the methods or paths of '%s' are not allowed by the "
+                         "operator, whose rule is '%s'",
+                         r->host, r->ports[j], text, have);
+            } else if (r->kind == EGRESS_RULE_NAME || r->kind == EGRESS_RULE_WILDCARD)
                 snprintf(why, why_size, "%s%s port %u%s is not allowed by the operator",
                          r->kind == EGRESS_RULE_WILDCARD ? "*." : "", r->host, r->ports[j],
                          r->allow_private ? " (with private addresses)" : "");

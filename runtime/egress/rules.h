@@ -11,6 +11,12 @@
  *   NAME=IP:PORT                 devpi.test=127.0.0.1:3141: NAME:PORT in
  *                                the sandbox reaches IP:PORT (operator only)
  *   pypi | npm | debian | github a preset, expanded to its name rules
+ * A NAME, *.SUFFIX or NAME=IP:PORT rule may add " METHODS [PATHS]"
+ * (rules_l7.c), as in "api.github.com GET,POST /repos/ORG/ANY,/user"
+ * (ANY being two stars, a segment of its own); METHODS is
+ * '*' or a comma list of GET HEAD POST PUT PATCH DELETE OPTIONS, PATHS up
+ * to 4 globs ('*' within a segment, a whole "**" segment: any number of
+ * segments; default: every path).
  * Ports default to 80 and 443.  Names are lower-cased, a trailing dot
  * dropped; an IP literal is never a NAME.  A name rule's addresses are
  * resolved by the broker and must be public (vet.h) unless the rule has
@@ -28,6 +34,7 @@
 #define EGRESS_NAME_MAX 253
 #define EGRESS_MAX_PORTS 8
 #define EGRESS_MAX_RULES 64
+#define EGRESS_RULE_TEXT_MAX 640 /* a buffer egress_rule_format never truncates */
 
 enum egress_rule_kind {
     EGRESS_RULE_NAME,     /* host name, resolved by the broker */

@@ -35,7 +35,7 @@ int main(int argc, char **argv)
         for (int i = 4; i < argc; i++)
             if (egress_policy_add(&p, argv[i], &err) < 0)
                 goto fail;
-        if (nsbox_sandbox_net_set(&sb, &p, &err) < 0)
+        if (nsbox_sandbox_net_set(&sb, &p, NULL, 0, &err) < 0)
             goto fail;
         if (strcmp(argv[3], "reap") == 0) {
             if (nsbox_sandbox_destroy(&sb, &err) < 0)

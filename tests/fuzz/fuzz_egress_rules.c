@@ -3,7 +3,8 @@
  * Beyond memory safety it checks: a refusal says why and leaves the policy
  * unchanged; an accepted rule's canonical text parses back to the same
  * rule; every rule is within its own policy and matches its own names;
- * names are normalized; ADDR and MAPPED are operator_only.  The first 16
+ * names are normalized; ADDR and MAPPED are operator_only; a method and
+ * path rule allows a path of each of its globs, and its host is inspected.  The first 16
  * bytes, as an IPv6 and an IPv4 address, go through egress_addr_public
  * and egress_addr_fake: a fake address is never public, and a v4-mapped
  * address gets the same verdict as its v4. */
@@ -21,6 +22,42 @@
         fprintf(stderr, "fuzz-egress: rules: %s\n", what);                                         \
         abort();                                                                                   \
     } while (0)
+
+/* An l7 rule allows a path made from each of its globs ('*' as "x", a
+ * "**" segment dropped), for each of its methods, and its host inspects. */
+static void check_l7(const struct egress_policy *p, const struct egress_rule *r)
+{
+    static const char *const methods[] = {"GET",   "HEAD",   "POST",   "PUT",
+                                          "PATCH", "DELETE", "OPTIONS"};
+    if (!r->l7)
+        return;
+    if (r->methods == 0 || (r->methods & ~EGRESS_M_ALL) || r->paths[0] != '/')
+        FAIL("an l7 rule without methods or paths");
+    for (const char *g = r->paths; *g;) {
+        size_t n = strcspn(g, ","), o = 0;
+        char path[600], clean[1024];
+        const char *why;
+        for (size_t i = 0; i < n; i++) {
+            if (g[i] == '/' && i + 3 <= n && g[i + 1] == '*' && g[i + 2] == '*' &&
+                (i + 3 == n || g[i + 3] == '/')) {
+                i += 2;
+                continue;
+            }
+            path[o++] = g[i] == '*' ? 'x' : g[i];
+        }
+        if (o == 0)
+            path[o++] = '/';
+        path[o] = '\0';
+        if (egress_path_clean(path, clean, sizeof(clean), &why) < 0)
+            FAIL("a path made from a glob is not clean");
+        for (size_t m = 0; m < 7; m++)
+            if ((r->methods & (1 << m)) && !egress_rule_l7_allows(r, methods[m], clean))
+                FAIL("an l7 rule does not allow a path of its own glob");
+        g += n + (g[n] == ',');
+    }
+    if (r->kind != EGRESS_RULE_WILDCARD && !egress_policy_inspects(p, r->host, r->ports[0]))
+        FAIL("an l7 rule's host is not inspected");
+}
 
 static void check_rule(const struct egress_policy *p, const struct egress_rule *r)
 {
@@ -47,6 +84,7 @@ static void check_rule(const struct egress_policy *p, const struct egress_rule *
     if (r->kind == EGRESS_RULE_ADDR &&
         egress_policy_match_addr(p, (const struct sockaddr *)&r->addr) == NULL)
         FAIL("an ADDR rule does not match its address");
+    check_l7(p, r);
 }
 
 static void add_lines(struct egress_policy *p, const char *s)

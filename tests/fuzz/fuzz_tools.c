@@ -393,6 +393,19 @@ static int context_fork(json_t *args, struct nsbox_err *err)
     return 0;
 }
 
+/* request_network: the three strings whole, the wait within its range. */
+static int request_network(json_t *args, struct nsbox_err *err)
+{
+    struct mcp_request_network_args a;
+    if (mcp_args_request_network(args, &a, err) < 0)
+        return must(a.sandbox_id == NULL && a.rule == NULL, "failed but filled"), -1;
+    whole_string(args, "sandbox_id", a.sandbox_id);
+    whole_string(args, "rule", a.rule);
+    whole_string(args, "reason", a.reason);
+    must(a.timeout_s >= 1 && a.timeout_s <= MCP_ASK_TIMEOUT_MAX_S, "timeout_s %g", a.timeout_s);
+    return 0;
+}
+
 static int context_create(json_t *args, struct nsbox_err *err)
 {
     return context_check(mcp_args_context_create, args, err);
@@ -771,6 +784,8 @@ static const struct {
     {"checkpoint_list", none},
     {"sandbox_pause", sandbox_pause},       {"sandbox_resume", sandbox_resume},
     {"context_fork", context_fork},
+    {"list_secrets", none},
+    {"request_network", request_network},
 };
 #define N_CHECKS (sizeof(checks) / sizeof(checks[0]))
 

@@ -23,7 +23,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "egress_seal: %s\n", err.msg);
         return 1;
     }
-    int rc = nsbox_sandbox_net_set(&sb, NULL, &err);
+    int rc = nsbox_sandbox_net_set(&sb, NULL, NULL, 0, &err);
     if (rc < 0)
         fprintf(stderr, "egress_seal: %s\n", err.msg);
     nsbox_sandbox_close(&sb);

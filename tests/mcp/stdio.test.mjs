@@ -201,7 +201,7 @@ const TESTS = [
 
 // Issue #11: the hints clients confirm by.  Read-only tools say so; the
 // ones that delete or overwrite are destructive; none reaches the network.
-const READ_ONLY = ['read_file', 'list_directory', 'project_structure', 'sandbox_list', 'list_languages', 'list_images', 'context_list', 'port_list',
+const READ_ONLY = ['read_file', 'list_directory', 'project_structure', 'sandbox_list', 'list_languages', 'list_images', 'list_secrets', 'context_list', 'port_list',
 	'process_list', 'process_logs', 'process_wait', 'checkpoint_list'];
 // Restarting or removing a code context loses its interpreter's state.
 const DESTRUCTIVE = ['delete_path', 'sandbox_stop', 'write_file', 'context_restart', 'context_remove', 'port_close', 'process_signal', 'checkpoint_delete'];

@@ -123,7 +123,7 @@ static void test_errors(void)
     expect_error("1.2.3.4.5", "IP address");
     expect_error("pypi..org", "empty label");
     expect_error("-x.org", "starting with '-'");
-    expect_error("py pi.org", "outside [a-z0-9-_.]");
+    expect_error("py pi.org", "'pi.org' is not a method"); /* HOST METHODS */
     expect_error("user@pypi.org", "outside [a-z0-9-_.]");
     expect_error("*", "wildcard");
     expect_error("*foo.com", "wildcard");

@@ -11,7 +11,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <pthread.h>
+#include <time.h>
+
+#include "../../mcp/ask.h"
+#include "../../mcp/call.h"
 #include "../../mcp/jsonrpc.h"
+#include "../../mcp/protocol/dispatch.h"
 #include "../../mcp/protocol/request.h"
 #include "../../mcp/tools/args.h"
 #include "../../mcp/tools/tools.h"
@@ -400,6 +406,161 @@ static void header_constraints(void)
     CHECK(mcp_schema_check_headers(&(struct mcp_tool_args){"t", fine, 2}, &err) == 0);
 }
 
+/* ---- a request of the server's own (mcp/ask.c) ---- */
+
+/* The asking thread's messages (its send runs on that thread). */
+static pthread_mutex_t ask_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static void capture_locked(struct mcp_session *s, json_t *msg)
+{
+    pthread_mutex_lock(&ask_lock);
+    capture(s, msg);
+    pthread_mutex_unlock(&ask_lock);
+}
+
+struct asker {
+    struct mcp_session *s;
+    struct mcp_call *call;
+    unsigned timeout_ms;
+    int end;
+    json_t *answer;
+};
+
+static void *ask_thread(void *arg)
+{
+    struct asker *a = arg;
+    struct nsbox_err err;
+    a->end = mcp_ask(a->s, a->call, "elicitation/create", json_pack("{s:s}", "message", "m"),
+                     a->timeout_ms, &a->answer, &err);
+    return NULL;
+}
+
+/* The n-th message sent (a new reference), waiting up to 2 s for it. */
+static json_t *sent_nth(size_t n)
+{
+    for (int i = 0; i < 200; i++) {
+        pthread_mutex_lock(&ask_lock);
+        json_t *m = json_incref(json_array_get(sent, n));
+        pthread_mutex_unlock(&ask_lock);
+        if (m != NULL)
+            return m;
+        nanosleep(&(struct timespec){0, 10000000}, NULL);
+    }
+    return NULL;
+}
+
+/* Hands the session the text before, id, after as a client's message. */
+static void handle(struct mcp_session *s, const char *before, const char *id, const char *after)
+{
+    char text[512];
+    snprintf(text, sizeof(text), "%s%s%s", before, id, after);
+    mcp_session_handle(s, text, strlen(text));
+}
+
+static struct mcp_call *ask_session(struct mcp_session *s)
+{
+    session(s);
+    s->send = capture_locked;
+    json_t *id = json_integer(7);
+    pthread_mutex_lock(&s->lock);
+    int slot = mcp_call_claim(s, id, NULL, MCP_LOG_SESSION);
+    pthread_mutex_unlock(&s->lock);
+    json_decref(id);
+    CHECK(slot >= 0);
+    return &s->calls[slot < 0 ? 0 : slot];
+}
+
+/* The answer with the question's id ends the wait; stray, malformed and
+ * second answers change nothing. */
+static void ask_answered(void)
+{
+    struct mcp_session s;
+    struct asker a = {.s = &s, .call = ask_session(&s), .timeout_ms = 10000};
+    pthread_t t;
+    pthread_create(&t, NULL, ask_thread, &a);
+    json_t *q = sent_nth(0);
+    CHECK(q != NULL);
+    const char *qid = json_string_value(json_object_get(q, "id"));
+    CHECK(qid != NULL && strncmp(qid, "nsbox-ask-", 10) == 0);
+    CHECK_STR(json_string_value(json_object_get(q, "method")), "elicitation/create");
+    handle(&s, "{\"jsonrpc\":\"2.0\",\"id\":\"", qid, "-x\",\"result\":{\"action\":\"accept\"}}");
+    handle(&s, "{\"jsonrpc\":\"2.0\",\"id\":7,\"result\":{\"action\":\"accept\"}}", "", "");
+    handle(&s, "{\"jsonrpc\":\"2.0\",\"id\":\"", qid, "\",\"result\":\"accept\"}");
+    handle(&s, "{\"jsonrpc\":\"2.0\",\"id\":\"", qid, "\",\"result\":{},\"error\":{}}");
+    handle(&s, "{\"jsonrpc\":\"2.0\",\"id\":\"", qid, "\",\"result\":{\"action\":\"decline\"}}");
+    handle(&s, "{\"jsonrpc\":\"2.0\",\"id\":\"", qid, "\",\"result\":{\"action\":\"accept\"}}");
+    pthread_join(t, NULL);
+    CHECK(a.end == MCP_ASK_ANSWERED);
+    CHECK_STR(json_string_value(json_object_get(a.answer, "action")), "decline");
+    CHECK(s.asks == NULL);
+    CHECK(json_array_size(sent) == 1); /* no answer of its own to any of them */
+    json_decref(a.answer);
+    json_decref(q);
+    mcp_call_release(a.call);
+}
+
+/* No answer: a timeout, and the client is told the question is
+ * withdrawn; an error answer ends the wait as an error. */
+static void ask_timeout_and_error(void)
+{
+    struct mcp_session s;
+    struct asker a = {.s = &s, .call = ask_session(&s), .timeout_ms = 100};
+    ask_thread(&a);
+    CHECK(a.end == MCP_ASK_TIMEOUT && a.answer == NULL);
+    json_t *q = json_array_get(sent, 0), *bye = json_array_get(sent, 1);
+    CHECK_STR(json_string_value(json_object_get(bye, "method")), "notifications/cancelled");
+    CHECK(json_equal(json_object_get(json_object_get(bye, "params"), "requestId"),
+                     json_object_get(q, "id")));
+    pthread_t t;
+    a.timeout_ms = 10000;
+    pthread_create(&t, NULL, ask_thread, &a);
+    json_t *q2 = sent_nth(2);
+    CHECK(q2 != NULL);
+    handle(&s, "{\"jsonrpc\":\"2.0\",\"id\":\"", json_string_value(json_object_get(q2, "id")),
+           "\",\"error\":{\"code\":-1,\"message\":\"no\"}}");
+    pthread_join(t, NULL);
+    CHECK(a.end == MCP_ASK_ERROR);
+    CHECK_STR(json_string_value(json_object_get(a.answer, "message")), "no");
+    CHECK(!json_equal(json_object_get(q, "id"), json_object_get(q2, "id")));
+    json_decref(a.answer);
+    json_decref(q2);
+    mcp_call_release(a.call);
+}
+
+/* The call's cancellation ends the wait at once; form elicitation is read
+ * from initialize's capabilities. */
+static void ask_cancelled(void)
+{
+    struct mcp_session s;
+    struct asker a = {.s = &s, .call = ask_session(&s), .timeout_ms = 30000};
+    pthread_t t;
+    pthread_create(&t, NULL, ask_thread, &a);
+    json_t *q = sent_nth(0);
+    CHECK(q != NULL);
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    pthread_mutex_lock(&s.lock);
+    mcp_call_cancel(a.call);
+    pthread_mutex_unlock(&s.lock);
+    pthread_join(t, NULL);
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    CHECK(a.end == MCP_ASK_CANCELLED);
+    CHECK(t1.tv_sec - t0.tv_sec < 3);
+    json_decref(q);
+    mcp_call_release(a.call);
+
+    json_t *caps = json_loads("{\"elicitation\":{}}", 0, NULL);
+    CHECK(mcp_ask_client_has_form(caps));
+    json_object_set_new(caps, "elicitation", json_pack("{s:{}}", "form"));
+    CHECK(mcp_ask_client_has_form(caps));
+    json_object_set_new(caps, "elicitation", json_pack("{s:{}}", "url"));
+    CHECK(!mcp_ask_client_has_form(caps));
+    json_object_set_new(caps, "elicitation", json_true());
+    CHECK(!mcp_ask_client_has_form(caps));
+    CHECK(!mcp_ask_client_has_form(NULL));
+    json_decref(caps);
+}
+
 void suite_protocol(void)
 {
     RUN_TEST(versions);
@@ -415,6 +576,9 @@ void suite_protocol(void)
     RUN_TEST(header_names);
     RUN_TEST(tool_headers);
     RUN_TEST(header_constraints);
+    RUN_TEST(ask_answered);
+    RUN_TEST(ask_timeout_and_error);
+    RUN_TEST(ask_cancelled);
     json_decref(sent);
     sent = NULL;
 }

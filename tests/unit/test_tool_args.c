@@ -81,6 +81,9 @@ static int decode(const char *tool, json_t *args, struct nsbox_err *err)
         struct mcp_copy_args a;
         r = strcmp(tool, "copy_in") == 0 ? mcp_args_copy_in(&cfg, args, &a, err)
                                          : mcp_args_copy_out(&cfg, args, &a, err);
+    } else if (strcmp(tool, "request_network") == 0) {
+        struct mcp_request_network_args a;
+        r = mcp_args_request_network(args, &a, err);
     } else if (strcmp(tool, "context_fork") == 0) {
         struct mcp_context_fork_args a;
         r = mcp_args_context_fork(args, &a, err);
@@ -132,7 +135,8 @@ static int decode(const char *tool, json_t *args, struct nsbox_err *err)
             json_object_set_new(args, "manager", json_string("pip"));
         r = mcp_args_install_packages(&cfg, args, &a, err);
     } else if (strcmp(tool, "sandbox_list") == 0 || strcmp(tool, "list_languages") == 0 ||
-               strcmp(tool, "checkpoint_list") == 0 || strcmp(tool, "list_images") == 0) {
+               strcmp(tool, "checkpoint_list") == 0 || strcmp(tool, "list_images") == 0 ||
+               strcmp(tool, "list_secrets") == 0) {
         r = mcp_args_none(args, err);
     }
     return r;
@@ -184,6 +188,7 @@ static json_t *valid_value(const char *key)
         {"disk_mb", "64"},
         {"workspace_mb", "64"},
         {"network", "[\"pypi\"]"},
+        {"secrets", "[\"github\"]"},
         {"max_inline_kb", "64"},
         {"manager", "\"pip\""},
         {"requirements_file", "\"requirements.txt\""},
@@ -197,6 +202,8 @@ static json_t *valid_value(const char *key)
         {"count", "2"},
         {"checkpoint_id", "\"ck-0123456789abcdef\""},
         {"reseed", "false"},
+        {"rule", "\"api.example.com\""},
+        {"reason", "\"fetch the API\""},
     };
     for (size_t i = 0; i < sizeof(values) / sizeof(values[0]); i++)
         if (strcmp(values[i].key, key) == 0)
@@ -260,7 +267,7 @@ static void every_schema_is_closed_json(void)
 {
     size_t n;
     const struct mcp_tool_args *all = mcp_tool_args_all(&n);
-    CHECK(n == 39);
+    CHECK(n == 40);
     for (size_t t = 0; t < n; t++) {
         char text[4096];
         CHECK(mcp_schema_text(&all[t], text, sizeof(text)) < sizeof(text));
