@@ -7,7 +7,7 @@ echo service, git smart-HTTP wanting basic auth) behind mapped names
 (api.test, other.test, git.test), their test CA trusted by the nsbox
 server (SSL_CERT_FILE) and by nothing in the sandbox.  The sandbox calls
 the API and pushes to git with tokens it never sees; every hostile case of
-the issue is a named check (docs: /work/notes/i30-doc-e2e.md).  Each check
+the issue is a named check (docs/secrets.md, "How the tests prove it").  Each check
 prints exactly one line whatever happened before it.
 
 Environment: NSBOX, NSBOX_STORE, E2E (the fixtures' directory: ports.json,
