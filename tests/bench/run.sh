@@ -73,7 +73,7 @@ RUNS=${BENCH_RUNS:-5}
 # benchlib.py, for the Python benchmarks and the tables written here in Python
 export PYTHONPATH=$ROOT/tests/bench${PYTHONPATH:+:$PYTHONPATH}
 
-BENCHES=(pull_unpack_python unpack_python sandbox_start exec_live idle_sandboxes mcp_execute mcp_interp mcp_rich egress file_urls node_capacity services zygote fork pause context_fork density burst)
+BENCHES=(pull_unpack_python unpack_python sandbox_start exec_live idle_sandboxes mcp_execute mcp_interp mcp_rich egress secrets file_urls node_capacity services zygote fork pause context_fork density burst)
 
 say() { printf 'bench: %s\n' "$*" >&2; }
 die() {
@@ -758,6 +758,17 @@ bench_egress() {
 	row "  of which teardown after it returned" plain_td
 	report egress_start none net plain
 	relay python3 "$ROOT/tests/bench/egress_bench.py" "$NSBOX" "$RT_STORE" "$img" "$RT_ROOTFS" "$RUNS"
+}
+
+# ---- secrets: TLS terminated at the broker (issue #30, docs/secrets.md) -----------
+
+# tests/bench/secrets_bench.py: small HTTPS GETs (keep-alive and new
+# connections) and a 256 MiB download, direct on the host's loopback vs
+# through the terminating broker (nsbox-tls, a secret substituted) vs the
+# passthrough broker.
+bench_secrets() {
+	need_runtime_store
+	relay python3 "$ROOT/tests/bench/secrets_bench.py" "$NSBOX" "$RT_STORE" "oci:$F/oci/python:latest" "$RT_ROOTFS" "$RUNS"
 }
 
 # ---- file_urls: files by signed URL (docs/tools.md, "Files by URL") ----------
