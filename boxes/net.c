@@ -17,6 +17,7 @@
 
 #include "../common/cleanup.h"
 #include "../runtime/egress/egress.h"
+#include "../runtime/egress/rules_l7.h"
 #include "box.h"
 #include "internal.h"
 
@@ -110,14 +111,24 @@ int box_net_parse(struct egress_policy *p, char *const *texts, size_t n, bool op
 }
 
 /* An address rule is the operator's: a request gets it only as the
- * operator wrote it (the same canonical text), never a neighbour. */
+ * operator wrote it (the same canonical text), never a neighbour; its
+ * methods and paths may be narrower than the operator's (or the only ones,
+ * where the operator's rule has none). */
 static bool same_rule_in(const struct egress_policy *ceiling, const struct egress_rule *r)
 {
     char want[EGRESS_NAME_MAX + 640], have[EGRESS_NAME_MAX + 640];
-    egress_rule_format(r, want, sizeof(want));
+    struct egress_rule a = *r;
+    a.l7 = false;
+    a.methods = 0;
+    a.paths[0] = '\0';
+    egress_rule_format(&a, want, sizeof(want));
     for (size_t i = 0; i < ceiling->n; i++) {
-        egress_rule_format(&ceiling->rules[i], have, sizeof(have));
-        if (strcmp(want, have) == 0)
+        struct egress_rule c = ceiling->rules[i];
+        c.l7 = false;
+        c.methods = 0;
+        c.paths[0] = '\0';
+        egress_rule_format(&c, have, sizeof(have));
+        if (strcmp(want, have) == 0 && egress_l7_within(&ceiling->rules[i], r))
             return true;
     }
     return false;

@@ -33,8 +33,17 @@ static size_t use_mapping(struct egress_policy *p, size_t i, const struct egress
     size_t n = 0;
     for (size_t k = 0; k < ceiling->n; k++)
         if (ceiling->rules[k].kind == EGRESS_RULE_MAPPED &&
-            strcmp(ceiling->rules[k].host, p->rules[i].host) == 0)
-            found[n++] = ceiling->rules[k];
+            strcmp(ceiling->rules[k].host, p->rules[i].host) == 0) {
+            found[n] = ceiling->rules[k];
+            /* the model's own methods and paths stay (box_net_within then
+             * judges them against the ceiling's) */
+            if (p->rules[i].l7) {
+                found[n].l7 = true;
+                found[n].methods = p->rules[i].methods;
+                memcpy(found[n].paths, p->rules[i].paths, sizeof(found[n].paths));
+            }
+            n++;
+        }
     if (n == 0 || p->n - 1 + n > EGRESS_MAX_RULES)
         return 0;
     memmove(&p->rules[i + n], &p->rules[i + 1], (p->n - i - 1) * sizeof(p->rules[0]));

@@ -125,7 +125,8 @@ int mcp_net_once_begin(struct mcp_sandbox *m, struct mcp_net_once *o, struct nsb
     _cleanup_free_ struct egress_policy *p = current(m);
     if (p == NULL || (m->box.net != NULL && (o->saved = current(m)) == NULL))
         return nsbox_err_set(err, ENOMEM, "out of memory");
-    if (merge(p, once, err) < 0 || box_net_set(&m->box, p, m->box.secrets, m->box.n_secrets, err) < 0) {
+    if (merge(p, once, err) < 0 ||
+        box_net_set(&m->box, p, m->box.secrets, m->box.n_secrets, err) < 0) {
         free(o->saved);
         o->saved = NULL;
         return nsbox_err_prefix(err, "the rule granted once could not be put in force");
@@ -140,7 +141,8 @@ int mcp_net_once_end(struct mcp_sandbox *m, struct mcp_net_once *o, struct nsbox
         return 0;
     int r = 0;
     struct nsbox_err ignored;
-    if (box_net_set(&m->box, o->saved, m->box.secrets, m->box.n_secrets, err) < 0 && box_net_set(&m->box, NULL, NULL, 0, &ignored) < 0) {
+    if (box_net_set(&m->box, o->saved, m->box.secrets, m->box.n_secrets, err) < 0 &&
+        box_net_set(&m->box, NULL, NULL, 0, &ignored) < 0) {
         /* Never leave the once rule open: nothing may run with it. */
         nsbox_sandbox_kill_all(&m->box.sb);
         r = nsbox_err_prefix(err, "the rule granted once could not be taken back (every "

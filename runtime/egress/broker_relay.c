@@ -13,6 +13,8 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -213,12 +215,23 @@ static void classify(struct broker *b, struct conn *c)
     update_events(b, c);
 }
 
+/* A relay writes what it got as it got it: without TCP_NODELAY a response
+ * whose head and body come as two writes waits for the peer's delayed ACK
+ * (~40 ms) before the second goes out (Nagle). */
+static void no_delay(int fd)
+{
+    int one = 1;
+    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+}
+
 void broker_accept(struct broker *b, struct listener *l)
 {
     for (int i = 0; i < 64; i++) {
         int fd = accept4(l->fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
         if (fd < 0)
             return;
+        if (l->kind == L_TCP)
+            no_delay(fd);
         struct conn *c = conn_new(b, fd);
         if (c == NULL) {
             broker_audit_add(
@@ -248,6 +261,7 @@ static void connect_next(struct broker *b, struct conn *c)
             last = errno;
             continue;
         }
+        no_delay(fd);
         if (connect(fd, (const struct sockaddr *)a, c->alens[c->next_addr]) == 0 ||
             errno == EINPROGRESS) {
             c->ufd = fd;

@@ -267,7 +267,7 @@ static void every_schema_is_closed_json(void)
 {
     size_t n;
     const struct mcp_tool_args *all = mcp_tool_args_all(&n);
-    CHECK(n == 40);
+    CHECK(n == 41);
     for (size_t t = 0; t < n; t++) {
         char text[4096];
         CHECK(mcp_schema_text(&all[t], text, sizeof(text)) < sizeof(text));
