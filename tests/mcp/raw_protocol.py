@@ -558,9 +558,15 @@ def progress_apart_from_response():
     # at a heartbeat (once a second from their start) make the two close;
     # the gap seen here, on the client's side, must stay >= 40 ms (a run
     # with output: streaming.py's stdout_and_stderr_named_and_whole).
+    # The gap is seen where this client's reader stamps each line, so a
+    # reader descheduled between the two lines (a loaded CI machine: seen
+    # once, 36 ms) shrinks it: a run under 40 ms is run once more, and only
+    # a second close pair fails.  A server without the gap sends the two
+    # within a millisecond every time.
     s = main_server()
-    gaps = []
-    for secs in ("0.99", "0.995", "1", "1.005", "1.01", "1.02"):
+    gaps, first_close = [], []
+
+    def gap(secs):
         i = s.fresh_id()
         before = len(s.notes)
         s.send({"jsonrpc": "2.0", "id": i, "method": "tools/call", "params": {
@@ -569,12 +575,20 @@ def progress_apart_from_response():
         m = s.recv(60)
         ok(m.get("id") == i and "result" in m, lambda: f"tools/call -> {short(m)}")
         prog = [n for n in s.notes[before:] if n.get("method") == "notifications/progress"]
-        if prog:
-            gaps.append((secs, round((s.arrived[id(m)] - s.arrived[id(prog[-1])]) * 1000)))
+        return round((s.arrived[id(m)] - s.arrived[id(prog[-1])]) * 1000) if prog else None
+
+    for secs in ("0.99", "0.995", "1", "1.005", "1.01", "1.02"):
+        g = gap(secs)
+        if g is not None and g < 40:
+            first_close.append((secs, g))
+            g = gap(secs)
+        if g is not None:
+            gaps.append((secs, g))
     ok(gaps, "none of six runs of about a second got a progress notification")
     close = [g for g in gaps if g[1] < 40]
-    ok(not close, lambda: f"responses within 40 ms of the last progress (sleep, ms): {close}")
-    note(f"progress_apart_from_response: gaps (sleep, ms) {gaps}")
+    ok(not close, lambda: f"responses within 40 ms of the last progress (sleep, ms): {close} "
+       f"(and before their reruns: {first_close})")
+    note(f"progress_apart_from_response: gaps (sleep, ms) {gaps}, close then rerun {first_close}")
 
 
 @test
