@@ -37,7 +37,10 @@ fi
 
 # ---- the guest checks ---------------------------------------------------------------
 t1=$(now)
-"$RUN" -v --kernel-log "$T/kernel.log" "${adds[@]}" -- "$HERE/selftest-guest.sh" 2>"$T/guest.err" |
+# 150 s, not run.sh's default 300 (the suite's whole budget): a boot takes
+# 10-60 s here; one that hangs then fails as boot, with its kernel log's
+# tail, instead of leaving the suite killed with nothing said (CI run Q).
+"$RUN" -v --timeout 150 --kernel-log "$T/kernel.log" "${adds[@]}" -- "$HERE/selftest-guest.sh" 2>"$T/guest.err" |
 	tee "$T/guest.out" | grep --line-buffered -E '^(PASS|FAIL|#)'
 rc=${PIPESTATUS[0]}
 t2=$(now)
@@ -49,7 +52,7 @@ if [ "$rc" -eq 0 ] && [ "$guest_passes" -gt 0 ] && grep -qx 'NSBOX_VM_EXIT=0' "$
 elif [ "$rc" -ne 0 ] && [ "$guest_fails" -gt 0 ] && grep -qx "NSBOX_VM_EXIT=$rc" "$T/guest.out"; then
 	pass boot # the guest ran and reported its failures
 else
-	fail boot "run.sh exit $rc; $(oneline 4 <"$T/guest.err")"
+	fail boot "run.sh exit $rc; $(oneline 4 <"$T/guest.err"); kernel log: $([ -r "$T/kernel.log" ] && oneline 3 <"$T/kernel.log")"
 fi
 sed -n 's/^vm: /# vm: /p' "$T/guest.err"
 echo "# selftest boot: $(elapsed "$t1" "$t2") s including the initramfs build"
