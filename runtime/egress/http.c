@@ -185,8 +185,7 @@ static int parse_request_line(const struct line *l, struct egress_http_req *req,
     return check_target(t, (size_t)(sp2 - t), strcmp(req->method, "OPTIONS") == 0, auth, why);
 }
 
-/* Whether a Connection header's comma-separated list names "upgrade". */
-static bool names_upgrade(const char *v, size_t n)
+bool egress_http_names_upgrade(const char *v, size_t n)
 {
     while (n > 0) {
         const char *comma = memchr(v, ',', n);
@@ -230,7 +229,7 @@ static int check_header(const char *name, size_t nn, const char *v, size_t vn,
         *why = "a request body is refused (Transfer-Encoding)";
     else if (eq_nocase(name, nn, "upgrade") || eq_nocase(name, nn, "http2-settings"))
         *why = "protocol upgrades are refused (Upgrade)";
-    else if (eq_nocase(name, nn, "connection") && names_upgrade(v, vn))
+    else if (eq_nocase(name, nn, "connection") && egress_http_names_upgrade(v, vn))
         *why = "protocol upgrades are refused (Connection: upgrade)";
     else
         return 0;

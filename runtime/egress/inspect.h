@@ -74,6 +74,10 @@ enum egress_http {
 enum egress_http egress_http_parse(const uint8_t *buf, size_t len, struct egress_http_req *req,
                                    const char **why);
 
+/* Whether a Connection header's value (a comma-separated list) names
+ * "upgrade" (http.c; l7_head.c refuses those requests too). */
+bool egress_http_names_upgrade(const char *v, size_t n);
+
 /* ---- addresses ---- */
 
 /* Whether sa is a public unicast address the broker may connect to for a

@@ -109,27 +109,6 @@ static int check_authority(const struct l7_ctx *ctx, const char *s, size_t n, co
     return 0;
 }
 
-/* Whether a Connection header's comma-separated list names "upgrade". */
-static bool names_upgrade(const char *v, size_t n)
-{
-    while (n > 0) {
-        const char *comma = memchr(v, ',', n);
-        size_t tn = comma ? (size_t)(comma - v) : n;
-        size_t a = 0, b = tn;
-        while (a < b && (v[a] == ' ' || v[a] == '\t'))
-            a++;
-        while (b > a && (v[b - 1] == ' ' || v[b - 1] == '\t'))
-            b--;
-        if (l7_eq_nocase(v + a, b - a, "upgrade"))
-            return true;
-        if (!comma)
-            break;
-        n -= tn + 1;
-        v += tn + 1;
-    }
-    return false;
-}
-
 /* ---- the request line ---- */
 
 struct reqline {
@@ -329,7 +308,7 @@ static int check_field(const struct l7_ctx *ctx, const char *s, size_t nn, const
         return 0;
     }
     if (l7_eq_nocase(s, nn, "upgrade") || l7_eq_nocase(s, nn, "http2-settings") ||
-        (l7_eq_nocase(s, nn, "connection") && names_upgrade(v, vn))) {
+        (l7_eq_nocase(s, nn, "connection") && egress_http_names_upgrade(v, vn))) {
         snprintf(why, ws, "protocol upgrades are refused (Upgrade, HTTP/2, WebSocket)");
         return -1;
     }

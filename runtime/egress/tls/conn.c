@@ -167,6 +167,30 @@ bad:
     return -1;
 }
 
+/* What an SSL_read (reading) or SSL_write that returned r <= 0 means, as
+ * side_read and side_write say it: -1 (s->want set: wait), 0 (a read only:
+ * the peer ended, s->clean when by close_notify) or -2 (failed). */
+static ssize_t ssl_result(struct side *s, int r, bool reading)
+{
+    int e = SSL_get_error(s->ssl, r);
+    if (e == SSL_ERROR_ZERO_RETURN && !reading)
+        e = SSL_ERROR_SSL; /* a write has no "0 bytes": the peer is gone */
+    switch (e) {
+    case SSL_ERROR_WANT_READ:
+        s->want |= POLLIN;
+        return -1;
+    case SSL_ERROR_WANT_WRITE:
+        s->want |= POLLOUT;
+        return -1;
+    case SSL_ERROR_ZERO_RETURN: /* close_notify, or a bare FIN (IGNORE_UNEXPECTED_EOF) */
+        s->clean = (SSL_get_shutdown(s->ssl) & SSL_RECEIVED_SHUTDOWN) != 0;
+        return 0;
+    default:
+        ERR_clear_error();
+        return -2;
+    }
+}
+
 /* ---- one side's I/O: >0 bytes, 0 end, -1 would block (want set), -2 error ---- */
 
 static ssize_t side_read(struct side *s, uint8_t *buf, size_t n)
@@ -191,22 +215,7 @@ static ssize_t side_read(struct side *s, uint8_t *buf, size_t n)
     }
     ERR_clear_error();
     int r = SSL_read(s->ssl, buf, (int)n);
-    if (r > 0)
-        return r;
-    switch (SSL_get_error(s->ssl, r)) {
-    case SSL_ERROR_WANT_READ:
-        s->want |= POLLIN;
-        return -1;
-    case SSL_ERROR_WANT_WRITE:
-        s->want |= POLLOUT;
-        return -1;
-    case SSL_ERROR_ZERO_RETURN: /* close_notify, or a bare FIN (IGNORE_UNEXPECTED_EOF) */
-        s->clean = (SSL_get_shutdown(s->ssl) & SSL_RECEIVED_SHUTDOWN) != 0;
-        return 0;
-    default:
-        ERR_clear_error();
-        return -2;
-    }
+    return r > 0 ? r : ssl_result(s, r, true);
 }
 
 static ssize_t side_write(struct side *s, const uint8_t *buf, size_t n)
@@ -227,19 +236,7 @@ static ssize_t side_write(struct side *s, const uint8_t *buf, size_t n)
     }
     ERR_clear_error();
     int r = SSL_write(s->ssl, buf, (int)n);
-    if (r > 0)
-        return r;
-    switch (SSL_get_error(s->ssl, r)) {
-    case SSL_ERROR_WANT_READ:
-        s->want |= POLLIN;
-        return -1;
-    case SSL_ERROR_WANT_WRITE:
-        s->want |= POLLOUT;
-        return -1;
-    default:
-        ERR_clear_error();
-        return -2;
-    }
+    return r > 0 ? r : ssl_result(s, r, false);
 }
 
 /* Ends our sending side: close_notify only when the other direction ended
