@@ -78,6 +78,10 @@ struct box_spec {
      * values go only to the broker, never to the record. */
     const struct egress_secret *secrets;
     size_t n_secrets;
+    /* Nested containers allowed (docs/nested.md): the sandbox is made in
+     * nested mode (runtime/nested.h) under the nested seccomp profile
+     * (the ctx's nested_profile); refused with seccomp_profile. */
+    bool nested;
 };
 
 /* Fills spec with box_defaults (limits; tmp, disk and workspace sizes)
@@ -125,6 +129,7 @@ struct box {
     struct egress_secret *secrets;
     size_t n_secrets;
     bool tls_ca;
+    bool nested;   /* made with box_spec.nested (saved in box.json) */
     bool recorded; /* has a box.json (detached): box_net_set rewrites it */
     /* Pause (boxes/pause.h), both read and changed with __atomic: the
      * uses under way (box_use_begin: a call, a terminal, a connection
