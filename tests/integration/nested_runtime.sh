@@ -17,24 +17,29 @@
 #     there is no idmap socket;
 #   - each rule of seccomp-profiles/nested-additions.json is needed: without
 #     it (NSBOX_TEST_NESTED_PROFILE, a test-only override of the nested
-#     profile) podman run --rm fails with the error the rule's comment names;
+#     profile) podman run --rm (--network none for open_tree's) fails with
+#     the error the rule's comment names;
 #   - --nested with --seccomp-profile is refused.
 SUITE=nested_runtime
 . "$(dirname "$0")/../lib.sh"
 
+# The image: NSBOX_NESTED_IMAGE, else the CI image's layout (CI_LAYOUT,
+# tests/lib.sh: tests/run.sh builds it for the nested* suites), else the
+# spike's (which lacks the engine's configuration: added below).
+CI_LAYOUT=${CI_LAYOUT:-${NSBOX_CI_LAYOUT:-/var/cache/nsbox/ci-image/oci}}
 if [ -n "${NSBOX_NESTED_IMAGE:-}" ]; then
 	IMG=$NSBOX_NESTED_IMAGE
-elif [ -e /work/spike31/oci2/index.json ]; then
-	IMG=oci:/work/spike31/oci2:latest
+elif [ -e "$CI_LAYOUT/index.json" ]; then
+	IMG=oci:$CI_LAYOUT:latest
 else
-	IMG=oci:/var/cache/nsbox/ci-image/oci:latest
+	IMG=oci:/work/spike31/oci2:latest
 fi
 BB=$F/oci/busybox
 CONF=$T/conf
 DROPS=$T/drops
 mkdir -p "$CONF" "$DROPS" "$T/root" "$T/rl"
 chown nsboxtest: "$T/rl"
-# The engine's configuration (the CI image has these; the spike's does not).
+# The engine's configuration for the spike's image (the CI image has its own).
 cat >"$CONF/containers.conf" <<'EOF'
 [containers]
 netns="host"
@@ -55,8 +60,9 @@ rootless_storage_path = "/var/lib/containers/storage"
 mount_program = ""
 EOF
 chmod -R a+rX "$CONF"
-VOLS=(-v "$CONF/containers.conf:/etc/containers/containers.conf"
-	-v "$CONF/storage.conf:/etc/containers/storage.conf" -v "$BB:/img")
+VOLS=(-v "$BB:/img")
+[ "$IMG" = oci:/work/spike31/oci2:latest ] && VOLS+=(-v "$CONF/containers.conf:/etc/containers/containers.conf"
+	-v "$CONF/storage.conf:/etc/containers/storage.conf")
 
 as_root() { "$NSBOX" --store "$T/root/store" "$@"; }
 as_user() {
@@ -71,6 +77,9 @@ LIMITS_user=(--memory 64g --pids 4096)
 
 PODMAN='podman pull -q oci:/img:latest >/dev/null 2>/tmp/pull.err || tail -3 /tmp/pull.err
 podman run --rm oci:/img:latest sh -c "echo hello-nested; cat /proc/self/uid_map"'
+# A network namespace of the container's own (no tun needed): crun binds /sys.
+NONE='podman pull -q oci:/img:latest >/dev/null 2>/tmp/pull.err || tail -3 /tmp/pull.err
+podman run --rm --network none oci:/img:latest sh -c "ls -d /sys/fs && echo hello-nested"'
 
 stamp() { echo "# $(date +%T) $*" >&2; }
 suite() {
@@ -79,8 +88,8 @@ suite() {
 	if [ "$who" = root ]; then n=65536; else n=65537; fi
 
 	# -- the workflow --------------------------------------------------
-	out=$($run run --nested "${limits[@]}" "${VOLS[@]}" "$IMG" -- sh -c "cat /etc/subuid /etc/subgid; $PODMAN" 2>&1)
-	if printf '%s\n' "$out" | grep -q '^hello-nested$' &&
+	out=$($run run --nested "${limits[@]}" "${VOLS[@]}" "$IMG" -- sh -c "cat /etc/subuid /etc/subgid; $PODMAN; $NONE" 2>&1)
+	if [ "$(printf '%s\n' "$out" | grep -c '^hello-nested$')" = 2 ] &&
 		printf '%s\n' "$out" | grep -Eq "^ +1 +1 +$((n - 1))$"; then
 		pass "${who}_podman_run_rm_maps_the_sandbox_ids"
 	else
@@ -227,9 +236,12 @@ declare -A WANT=(
 	[pivot_root]='after fallback to chroot: operation not permitted'
 	[sethostname]='sethostname: Operation not permitted'
 	[keyctl]='create keyring .*Operation not permitted'
+	[open_tree]='open_tree `/sys`: Operation not permitted'
 )
-for rule in clone unshare setns mount umount2 pivot_root sethostname keyctl; do
-	out=$(NSBOX_TEST_NESTED_PROFILE=$DROPS/drop-$rule.json as_root run --nested "${LIMITS_root[@]}" "${VOLS[@]}" "$IMG" -- sh -c "$PODMAN" 2>&1)
+for rule in clone unshare setns mount umount2 pivot_root sethostname keyctl open_tree; do
+	cmd=$PODMAN
+	[ "$rule" = open_tree ] && cmd=$NONE
+	out=$(NSBOX_TEST_NESTED_PROFILE=$DROPS/drop-$rule.json as_root run --nested "${LIMITS_root[@]}" "${VOLS[@]}" "$IMG" -- sh -c "$cmd" 2>&1)
 	if printf '%s' "$out" | grep -Eq -- "${WANT[$rule]}" && ! printf '%s\n' "$out" | grep -q '^hello-nested$'; then
 		pass "drop_${rule}_fails_podman_with_its_named_error"
 	else
