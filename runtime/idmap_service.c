@@ -14,6 +14,7 @@
 #include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -220,8 +221,10 @@ static _Noreturn void handle(int fd)
     struct nsbox_err err = {0};
 
     /* Init's other fds stay out of reach of anything here. */
-    for (int i = 3; i < 1024; i++)
-        if (i != fd)
+    for (int i = 3; i < fd; i++)
+        close(i);
+    if (syscall(SYS_close_range, (unsigned)fd + 1, ~0u, 0) < 0)
+        for (int i = fd + 1; i < 4096; i++)
             close(i);
     alarm(5); /* whatever happens, this fork goes */
     if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &peer, &len) < 0)
