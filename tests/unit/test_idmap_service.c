@@ -32,6 +32,9 @@ static void refused(void)
     unsigned ext[NSBOX_IDMAP_MAX_EXTENTS][3];
     bool gid;
     pid_t pid;
+    static const char seventeen[] = "uid 42 1 1 1 2 2 1 3 3 1 4 4 1 5 5 1 6 6 1 7 7 1 8 8 1 9 9 1 "
+                                    "10 10 1 11 11 1 12 12 1 13 13 1 14 14 1 15 15 1 16 16 1 "
+                                    "17 17 1";
     static const char *const bad[] = {
         "",
         "uid",
@@ -50,8 +53,7 @@ static void refused(void)
         "uid 42 0 0 1\n",         /* a newline is the caller's */
         "uid 42 0 0 99999999999", /* 11 digits */
         "uid 42 0 0 0x10",        /* hex */
-        "uid 42 1 1 1 2 2 1 3 3 1 4 4 1 5 5 1 6 6 1 7 7 1 8 8 1 9 9 1 10 10 1 11 11 1 12 12 1 "
-        "13 13 1 14 14 1 15 15 1 16 16 1 17 17 1", /* 17 extents */
+        seventeen,
     };
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
         CHECK(parse(bad[i], &gid, &pid, ext) == -1);
