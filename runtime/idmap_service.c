@@ -14,12 +14,12 @@
 #include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "../common/syscalls.h"
 #include "caps.h"
+#include "spawn.h"
 
 static pid_t handlers[NSBOX_IDMAP_HANDLERS];
 
@@ -221,11 +221,8 @@ static _Noreturn void handle(int fd)
     struct nsbox_err err = {0};
 
     /* Init's other fds stay out of reach of anything here. */
-    for (int i = 3; i < fd; i++)
-        close(i);
-    if (syscall(SYS_close_range, (unsigned)fd + 1, ~0u, 0) < 0)
-        for (int i = fd + 1; i < 4096; i++)
-            close(i);
+    int keep[] = {fd};
+    nsbox_close_all_but(keep, sizeof(keep) / sizeof(keep[0]));
     alarm(5); /* whatever happens, this fork goes */
     if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &peer, &len) < 0)
         answer(fd, "error: who is asking?");
