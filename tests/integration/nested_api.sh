@@ -13,9 +13,19 @@
 SUITE=nested_api
 . "$(dirname "$0")/../lib.sh"
 
-# The image with podman, curl and docker-compose: one variable (piece C's
-# `make ci-image` gives localhost/nsbox-ci:latest).
+# The image with podman, curl and docker-compose: one variable, a reference
+# `nsbox pull` takes (piece C's `make ci-image` layout,
+# oci:/var/cache/nsbox/ci-image:latest, once it lands).  The spike's image
+# lacks /etc/containers/{containers,storage}.conf: they are added as a layer
+# here, as the CI image has them.
 IMG=${NSBOX_NESTED_TEST_IMAGE:-oci:/work/spike31/oci2:latest}
+if [ "$IMG" = oci:/work/spike31/oci2:latest ]; then
+	printf '[containers]\ncgroups="disabled"\nlog_driver="k8s-file"\n[engine]\ncgroup_manager="cgroupfs"\nevents_logger="file"\nruntime="crun"\n' >"$T/containers.conf"
+	printf '[storage]\ndriver = "overlay"\ngraphroot = "/var/lib/containers/storage"\nrunroot = "/run/containers/storage"\nrootless_storage_path = "/var/lib/containers/storage"\n[storage.options.overlay]\nmount_program = ""\n' >"$T/storage.conf"
+	python3 "$ROOT/tests/fixtures/add-layer.py" /work/spike31/oci2 "$T/ci" "$T/containers.conf:/etc/containers/containers.conf" \
+		"$T/storage.conf:/etc/containers/storage.conf" && chmod -R a+rX "$T/ci" && IMG=oci:$T/ci:latest ||
+		{ fail setup "cannot derive the test image from the spike's"; finish; }
+fi
 BB=localhost/nested-bb:1
 SOCK=/run/podman/podman.sock
 
@@ -45,7 +55,7 @@ cli() {
 		fail "$p/cli_run_nested_api_ready_before_command" "$out :: $(tail -3 "$T/run.err" | tr '\n' ' ')"
 	fi
 	id=$("${N[@]}" create --nested --memory 2g --nested-image "$BB" "$IMG" 2>"$T/create.err")
-	out=$("${N[@]}" exec "$id" sh -c "podman run --rm $BB echo cli-nested-ok; echo \$DOCKER_HOST" 2>&1)
+	out=$("${N[@]}" exec "$id" sh -c "podman run --rm --network host $BB echo cli-nested-ok; echo \$DOCKER_HOST" 2>&1)
 	if printf '%s' "$out" | grep -qx cli-nested-ok && printf '%s' "$out" | grep -qx "unix://$SOCK" &&
 		[ "$(ls "$store/nested" | wc -l)" = 1 ]; then
 		pass "$p/cli_create_exec_nested_image"
@@ -70,6 +80,7 @@ cli root "$S" "$NSBOX"
 # -- rootless (nsboxtest) ------------------------------------------------------------
 RL=$T/rootless
 mkdir -p "$RL" && install -m 755 "$NSBOX" "$RL/nsbox" && chown nsboxtest "$RL"
+install -m 755 "$(dirname "$NSBOX")/nsbox-newidmap" "$RL/nsbox-newidmap"
 as_user() { runuser -u nsboxtest -- env NSBOX_LIMITS=best-effort "$@"; }
 if ! prepare "$RL/store" as_user "$RL/nsbox"; then
 	fail rootless/setup "cannot pull as nsboxtest: $(tail -3 "$T/pull.log" | tr '\n' ' ')"
