@@ -82,6 +82,12 @@ struct box_spec {
      * nested mode (runtime/nested.h) under the nested seccomp profile
      * (the ctx's nested_profile); refused with seccomp_profile. */
     bool nested;
+    /* With nested: names of images in the store, handed in without network
+     * (read-only at /run/nsbox/images) and loaded into the nested engine's
+     * storage under the same names (boxes/nested.h); borrowed.  Refused
+     * without nested. */
+    const char *const *nested_images;
+    size_t n_nested_images;
 };
 
 /* Fills spec with box_defaults (limits; tmp, disk and workspace sizes)
@@ -137,6 +143,14 @@ struct box {
      * under way. */
     unsigned users;
     bool pausing;
+    /* Nested (boxes/nested.h; sb.nested says whether it is): the layout
+     * of the nested images (STORE/nested/X, removed with the sandbox: owned
+     * path, or NULL) and their names (owned, NULL-terminated, or NULL);
+     * whether the Docker API answered at creation, and after how long. */
+    char *nested_dir;
+    char **nested_images;
+    bool docker_api;
+    uint64_t api_ready_ms;
 };
 
 /* For a long-lived, many-threaded caller (the MCP server): starts the
