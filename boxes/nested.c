@@ -206,10 +206,12 @@ static int setup_failed(struct box *box, const struct nsbox_exec_result *res, st
     return nsbox_err_set(err, EIO, "starting the Docker API failed (exit %d): %s", code, out);
 }
 
-/* DOCKER_HOST and CONTAINER_HOST for every exec from now on. */
+/* DOCKER_HOST for every exec from now on.  Not CONTAINER_HOST: it makes
+ * the podman CLI a remote client, and `podman unshare` (buildah's way in)
+ * then refuses to run. */
 static int set_env(struct box *box, struct nsbox_err *err)
 {
-    char *extra[] = {"DOCKER_HOST=" BOX_DOCKER_HOST, "CONTAINER_HOST=" BOX_DOCKER_HOST, NULL};
+    char *extra[] = {"DOCKER_HOST=" BOX_DOCKER_HOST, NULL};
     char **env = box_merge_env_copy(box->env, extra);
     if (env == NULL)
         return nsbox_err_set(err, ENOMEM, "out of memory");

@@ -46,7 +46,7 @@ void box_nested_layout_remove(struct box *box);
  * Docker API, loads box->nested_images into the nested storage, links
  * /run/docker.sock to the socket and waits (BOX_NESTED_API_DEADLINE_S)
  * until GET /_ping answers OK; then sets docker_api, api_ready_ms and
- * DOCKER_HOST (and CONTAINER_HOST) in box->env for every exec.  Without
+ * DOCKER_HOST in box->env for every exec.  Without
  * podman: 0 with docker_api false.  Returns 0, or -1 with err quoting the
  * service's log tail (the sandbox is left for the caller to destroy). */
 int box_nested_start(struct box *box, struct nsbox_err *err);

@@ -98,7 +98,7 @@ try:
     o, r = run(s, sid, 'echo "$DOCKER_HOST"; readlink /run/docker.sock')
     nt.result("docker_host_and_socket_link",
               o.get("stdout", "").split() == ["unix://" + SOCK, SOCK], f"{o}")
-    o, r = run(s, sid, "podman --remote info --format '{{.Host.OS}}'")
+    o, r = run(s, sid, "podman --url \"$DOCKER_HOST\" info --format '{{.Host.OS}}'")
     nt.result("podman_remote_info", o.get("exit_code") == 0 and o.get("stdout", "").strip() == "linux", f"{o}")
     o, r = run(s, sid, "docker-compose version")
     nt.result("docker_compose_version", o.get("exit_code") == 0 and "docker-compose" in o.get("stdout", "").lower(),
