@@ -467,6 +467,8 @@ static int limits_setup(const struct nsbox_sandbox_config *cfg, struct nsbox_san
                              "Run `nsbox doctor`, or accept weaker limits explicitly with "
                              "--limits=best-effort (NSBOX_LIMITS=best-effort)",
                              why);
+    if (nsbox_nested_limits(cfg, kind == NSBOX_CGROUP_NONE, err) < 0)
+        return -1;
     if (kind == NSBOX_CGROUP_NONE)
         snprintf(sb->limits_note, sizeof(sb->limits_note),
                  "best-effort: memory as RLIMIT_AS, processes as RLIMIT_NPROC (per user id), "

@@ -346,3 +346,16 @@ int nsbox_nested_listen(struct nsbox_err *err)
     }
     return fd;
 }
+
+int nsbox_nested_limits(const struct nsbox_sandbox_config *cfg, bool best_effort,
+                        struct nsbox_err *err)
+{
+    if (!cfg->nested || !best_effort || cfg->limits.memory_bytes == 0 ||
+        cfg->limits.memory_bytes >= NSBOX_NESTED_MIN_AS)
+        return 0;
+    return nsbox_err_set(err, EINVAL,
+                         "nested mode with best-effort limits: memory is RLIMIT_AS here (no "
+                         "usable cgroup), and podman, a Go program, dies at start under %llu "
+                         "MiB of address space; give --memory 2g or more (memory: \"2g\")",
+                         (unsigned long long)(NSBOX_NESTED_MIN_AS >> 20));
+}

@@ -68,6 +68,15 @@ struct nsbox_nested_mount {
 int nsbox_nested_plan(const struct nsbox_sandbox_config *cfg, struct nsbox_sandbox *sb,
                       uint32_t ids, char *client, size_t client_size, struct nsbox_err *err);
 
+/* Host side, once the limits' kind is known: with best-effort limits
+ * (no cgroup) memory is RLIMIT_AS, and a nested engine (podman and its
+ * helpers are Go programs, which reserve address space by the GiB at
+ * start) dies under less than NSBOX_NESTED_MIN_AS: refused, naming the fix,
+ * rather than a podman that crashes.  Returns 0 or -1 with err. */
+#define NSBOX_NESTED_MIN_AS (2ull << 30)
+int nsbox_nested_limits(const struct nsbox_sandbox_config *cfg, bool best_effort,
+                        struct nsbox_err *err);
+
 /* Host side, with the state dir made, before the disk's plan (which puts
  * it in a quota's project): STATE/containers, the storage when the disk
  * is no tmpfs (owned by the sandbox's root: uid base as root).  Returns 0
