@@ -78,6 +78,16 @@ struct box_spec {
      * values go only to the broker, never to the record. */
     const struct egress_secret *secrets;
     size_t n_secrets;
+    /* Nested containers (docs/nested.md): the nested seccomp profile and
+     * what a rootless engine needs inside (runtime: nsbox_sandbox_config
+     * nested); then box_create starts the Docker API when the image has
+     * podman (boxes/nested.h). */
+    bool nested;
+    /* With nested: names of images in the store, handed in without network
+     * (read-only at /run/nsbox/images) and loaded into the nested engine's
+     * storage under the same names; borrowed.  Refused without nested. */
+    const char *const *nested_images;
+    size_t n_nested_images;
 };
 
 /* Fills spec with box_defaults (limits; tmp, disk and workspace sizes)
@@ -132,6 +142,14 @@ struct box {
      * under way. */
     unsigned users;
     bool pausing;
+    /* Nested (boxes/nested.h; sb.nested says whether it is): the layout
+     * of the nested images (STORE/nested/X, removed with the sandbox: owned
+     * path, or NULL) and their names (owned, NULL-terminated, or NULL);
+     * whether the Docker API answered at creation, and after how long. */
+    char *nested_dir;
+    char **nested_images;
+    bool docker_api;
+    uint64_t api_ready_ms;
 };
 
 /* For a long-lived, many-threaded caller (the MCP server): starts the

@@ -20,6 +20,7 @@
 #include "../boxes/pause.h"
 #include "../boxes/run.h"
 #include "../boxes/volume.h"
+#include "../boxes/nested.h"
 #include "../boxes/spec.h"
 #include "../common/hostcheck.h"
 #include "../common/cleanup.h"
@@ -57,6 +58,9 @@ struct run_opts {
     /* --secret SPEC: parsed as given (values read from their files) */
     struct egress_secret *secrets;
     size_t n_secrets;
+    /* --nested-image REF (argv's), handed to spec once all are in */
+    const char *nested_images[BOX_NESTED_IMAGES_MAX + 1];
+    size_t n_nested_images;
     /* -p [ADDR:]HOST_PORT:PORT (cli/publish.c) */
     struct cli_publish publish[CLI_PUBLISH_MAX];
     size_t n_publish;
@@ -203,6 +207,8 @@ enum {
     OPT_NET,
     OPT_SECRET,
     OPT_ISOLATION,
+    OPT_NESTED,
+    OPT_NESTED_IMAGE,
     OPT_HELP
 };
 
@@ -225,6 +231,8 @@ static const struct option run_options[] = {
     {"net", required_argument, NULL, OPT_NET},
     {"secret", required_argument, NULL, OPT_SECRET},
     {"isolation", required_argument, NULL, OPT_ISOLATION},
+    {"nested", no_argument, NULL, OPT_NESTED},
+    {"nested-image", required_argument, NULL, OPT_NESTED_IMAGE},
     {"help", no_argument, NULL, OPT_HELP},
     {"interactive", no_argument, NULL, 'i'},
     {"tty", no_argument, NULL, 't'},
@@ -281,6 +289,18 @@ static const char *parse_run_option(struct run_opts *o, int c, const char *arg)
     case OPT_SECRET:
         o->sandbox_only = true;
         return add_secret(o, arg);
+    case OPT_NESTED:
+        o->sandbox_only = true;
+        o->spec.nested = true;
+        return NULL;
+    case OPT_NESTED_IMAGE:
+        o->sandbox_only = true;
+        if (o->n_nested_images == BOX_NESTED_IMAGES_MAX)
+            return "too many --nested-image";
+        o->nested_images[o->n_nested_images++] = arg;
+        o->spec.nested_images = o->nested_images;
+        o->spec.n_nested_images = o->n_nested_images;
+        return NULL;
     case OPT_CPUS: {
         o->sandbox_only = true;
         double cpus = strtod(arg, &end);
@@ -359,6 +379,19 @@ static int open_ctx(struct cli_globals *g, enum nsbox_limits_mode mode,
     return box_ctx_open(ctx, &opts, err);
 }
 
+/* What a nested sandbox lacks, said once on stderr (--json results carry
+ * it as nested_note: box_nested_json). */
+static void nested_notes(const struct box *box)
+{
+    if (!box->docker_api)
+        nsbox_warn("--nested: the image has no /usr/bin/podman: no Docker API (nested containers "
+                   "need an engine of the image's own)");
+    else if (!box->sb.nested_tun)
+        nsbox_warn("--nested: no usable /dev/net/tun: nested containers share the sandbox's "
+                   "network (no published ports or bridge networks; on the host: chmod 0666 "
+                   "/dev/net/tun, Debian's default)");
+}
+
 /* Makes the sandbox of run (detach false) or create; the image is pulled
  * when the store lacks it. */
 static int create_box(struct box_ctx *ctx, const char *ref, struct run_opts *o, bool detach,
@@ -397,6 +430,8 @@ static int create_box(struct box_ctx *ctx, const char *ref, struct run_opts *o, 
     o->spec.seccomp_profile = NULL;
     if (r == 0 && ctx->mode == NSBOX_LIMITS_BEST_EFFORT && box->sb.cgroup.kind == NSBOX_CGROUP_NONE)
         nsbox_warn("running with best-effort limits (%s)", box->sb.limits_note);
+    if (r == 0 && box->sb.nested)
+        nested_notes(box);
     return r;
 }
 
@@ -405,6 +440,8 @@ static json_t *result_json(const struct box_run_result *r, const struct box *box
     json_t *j = box_run_json(box, r);
     if (j != NULL)
         json_object_set_new(j, "limits", json_string(box->sb.limits_note));
+    if (j != NULL)
+        box_nested_json(box, j);
     return j;
 }
 
@@ -512,6 +549,8 @@ static int parse_common(const char *cmd, int argc, char **argv, struct run_opts 
     const char *bad = parse_net(o);
     if (bad != NULL)
         return cli_usage_error(cmd, "%s", bad);
+    if (o->n_nested_images > 0 && !o->spec.nested)
+        return cli_usage_error(cmd, "--nested-image goes with --nested (nested containers)");
     if (o->tty && o->json)
         return cli_usage_error(cmd, "-t and --json do not go together");
     /* docker's refusal: raw mode and a relay need a terminal to read. */
