@@ -9,14 +9,17 @@ podman: one nested sandbox of the CI image (`nsbox create --nested
 --nested-image` of the busybox fixture, loaded into its podman storage);
 RUNS rounds after one untimed warm-up, N commands a side a round, the
 sides' order rotated from round to round:
-  nested   `nsbox exec ID -- podman run --rm BUSYBOX true` (crun, rootless
+  nested   `nsbox exec ID -- podman run --rm --network none BUSYBOX true`
+           (crun, rootless
            podman as the sandbox's root), timed from the host: nsbox exec's
            own cost included
-  host     `podman run --rm BUSYBOX true` on the host as root, in a storage
+  host     the same on the host as root, in a storage
            of its own (--root/--runroot under STORE's directory), with
            --runtime=runc and --ulimit nofile=1024:1024 --ulimit
            nproc=1024:1024: this host's cgroups are hybrid (crun refuses
-           them) and podman's default rlimits exceed its hard limits
+           them) and podman's default rlimits exceed its hard limits.
+           --network none on both sides: the host's default (a CNI bridge)
+           would add an interface and firewall rules to the host
   exec     `nsbox exec ID -- true`: the exec's own cost, for context
 The ratio is nested/host.
 
@@ -66,8 +69,8 @@ def bench_podman(nsbox, store, ci, bb_layout, runs):
     try:
         hbb = sh(*host, "pull", "-q", f"oci:{bb_layout}:latest").stdout.split()[-1]
         sides = {
-            "nested": [*ns, "exec", box, "--", "podman", "run", "--rm", BBREF, "true"],
-            "host": [*host, "run", "--rm", "--ulimit", "nofile=1024:1024", "--ulimit", "nproc=1024:1024", hbb, "true"],
+            "nested": [*ns, "exec", box, "--", "podman", "run", "--rm", "--network", "none", BBREF, "true"],
+            "host": [*host, "run", "--rm", "--network", "none", "--ulimit", "nofile=1024:1024", "--ulimit", "nproc=1024:1024", hbb, "true"],
             "exec": [*ns, "exec", box, "--", "true"],
         }
         for cmd in sides.values():  # warm-up
@@ -80,7 +83,7 @@ def bench_podman(nsbox, store, ci, bb_layout, runs):
         sh(*ns, "rm", box, check=False)
         sh(*host, "rmi", "-a", "-f", check=False)
         sh("rm", "-rf", pdir, check=False)
-    print(f"nested_podman: podman run --rm busybox true, mean of {N} a sample "
+    print(f"nested_podman: podman run --rm --network none busybox true, mean of {N} a sample "
           "(host: --runtime=runc, --ulimit nofile/nproc=1024:1024, this host's hybrid cgroups)")
     print(table_header())
     labels = {"nested": "in a nested sandbox (crun, via nsbox exec)",

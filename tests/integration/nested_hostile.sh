@@ -91,8 +91,11 @@ pr() { nx "$PR sh -c '$1'"; }
 alive() { [ "$("${NSB[@]}" exec "$NID" -- echo alive 2>/dev/null)" = alive ]; }
 
 run_mode() {
-	local m=$1 S=$2 NID PID_PEER id out rc j before during
+	local m=$1 S=$2 NID PID_PEER id out rc j before during mem=384m balloon=2048 cap=700
 	shift 2
+	# best-effort memory is RLIMIT_AS, an address-space bound that Go
+	# programs (podman) need gigabytes of before they allocate anything.
+	[ "$m" = rootless ] && mem=2g balloon=4096 cap=2100
 	NSB=("$@" --store "$S")
 	"${NSB[@]}" pull --quiet "$BB" >/dev/null && "${NSB[@]}" tag "$BB" "$BBREF" >/dev/null &&
 		"${NSB[@]}" pull --quiet "$CI" >/dev/null 2>"$T/$m-pull.err" ||
@@ -111,7 +114,7 @@ run_mode() {
 	echo "# $m: peer $PID_PEER, its canary on the host at ${peer_file:-?}, its sleep is host pid ${peer_pid:-?}"
 
 	# The nested sandbox: limits small enough to reach, egress to PA only.
-	out=$("${NSB[@]}" create --nested --nested-image "$BBREF" --memory 384m --pids 160 --disk 256m \
+	out=$("${NSB[@]}" create --nested --nested-image "$BBREF" --memory "$mem" --pids 160 --disk 256m \
 		--net "127.0.0.1:$PA,allowed.test=127.0.0.1:$PA" "$CI" 2>"$T/$m-nested.err")
 	if [ $? -ne 0 ] || [ -z "$out" ]; then
 		fail "$m/setup" "create --nested: $(tail -3 "$T/$m-nested.err" | tr '\n' ' ')"
@@ -200,7 +203,7 @@ run_mode() {
 	fi
 	echo "# $m: fork bomb in a nested container: $forked forks before $errname (the sandbox's pids: 160)"
 	# Attack: a memory balloon past the sandbox's memory limit.
-	j=$("${NSB[@]}" exec --json --timeout 200 "$NID" -- $PR /usr/local/bin/probe mem 2048 2>/dev/null)
+	j=$("${NSB[@]}" exec --json --timeout 200 "$NID" -- $PR /usr/local/bin/probe mem "$balloon" 2>/dev/null)
 	local oom mb
 	oom=$(jq_py "$j" 'r["oom_killed"]')
 	mb=$(printf '%s' "$(jq_py "$j" 'r["stdout"]')" | python3 -c '
@@ -215,14 +218,14 @@ print(mb)')
 	echo "# $m: memory balloon: reached $mb MiB; oom_killed $oom; limits: $(jq_py "$j" 'r["limits"]')"
 	if [ "$m" = root ]; then
 		# cgroup v1 memory (384m, raised by the tmpfs disk's 256m): killed, reported.
-		if [ "$oom" = True ] && [ "$mb" -lt 700 ] && alive; then
+		if [ "$oom" = True ] && [ "$mb" -lt "$cap" ] && alive; then
 			pass "$m/memory_balloon_oom_killed_and_reported"
 		else
 			fail "$m/memory_balloon_oom_killed_and_reported" "oom_killed=$oom mb=$mb :: $(short "$j")"
 		fi
 	else
 		# best-effort: RLIMIT_AS refuses the allocation before the limit.
-		if has "$j" 'ENOMEM' && [ "$mb" -lt 700 ] && alive; then
+		if has "$j" 'ENOMEM' && [ "$mb" -lt "$cap" ] && alive; then
 			pass "$m/memory_balloon_refused_by_rlimit"
 		else
 			fail "$m/memory_balloon_refused_by_rlimit" "oom_killed=$oom mb=$mb :: $(short "$j")"
