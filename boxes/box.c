@@ -139,9 +139,10 @@ static int start(struct box *box, const struct box_spec *spec, const char *rootf
         .detach = spec->detach,
         .keep_fd = box->lease,
         .isolation = ctx->isolation,
+        .nested = spec->nested,
     };
-    cfg.nested = spec->nested;
     cfg.nested_images = box->nested_dir; /* shown at /run/nsbox/images */
+    box->nested = spec->nested;
     return nsbox_sandbox_create(&cfg, &box->sb, err);
 }
 
@@ -150,6 +151,18 @@ static int start(struct box *box, const struct box_spec *spec, const char *rootf
 static const struct nsbox_seccomp *seccomp_for(struct box_ctx *ctx, const struct box_spec *spec,
                                                struct nsbox_seccomp **owned, struct nsbox_err *err)
 {
+    if (spec->nested && spec->seccomp_profile != NULL)
+        return nsbox_err_set(err, EINVAL,
+                             "--nested takes nsbox's nested seccomp profile: not with "
+                             "--seccomp-profile"),
+               NULL;
+    if (spec->nested && ctx->nested_profile == NULL)
+        return nsbox_err_set(err, EINVAL, "nested sandboxes are not available here"), NULL;
+    if (spec->nested)
+        return box_seccomp_cached(ctx, ctx->nested_profile, ctx->nested_profile_len,
+                                  "nsbox's nested profile", owned, err) < 0
+                   ? NULL
+                   : *owned;
     if (spec->seccomp_profile == NULL)
         return box_ctx_default_seccomp(ctx, err);
     if (box_seccomp_cached(ctx, spec->seccomp_profile, spec->seccomp_profile_len,

@@ -78,10 +78,11 @@ struct box_spec {
      * values go only to the broker, never to the record. */
     const struct egress_secret *secrets;
     size_t n_secrets;
-    /* Nested containers (docs/nested.md): the nested seccomp profile and
-     * what a rootless engine needs inside (runtime: nsbox_sandbox_config
-     * nested); then box_create starts the Docker API when the image has
-     * podman (boxes/nested.h). */
+    /* Nested containers allowed (docs/nested.md): the sandbox is made in
+     * nested mode (runtime/nested.h) under the nested seccomp profile
+     * (the ctx's nested_profile; refused with seccomp_profile); then
+     * box_create starts the Docker API when the image has podman
+     * (boxes/nested.h). */
     bool nested;
     /* With nested: names of images in the store, handed in without network
      * (read-only at /run/nsbox/images) and loaded into the nested engine's
@@ -135,6 +136,7 @@ struct box {
     struct egress_secret *secrets;
     size_t n_secrets;
     bool tls_ca;
+    bool nested;   /* made with box_spec.nested (saved in box.json) */
     bool recorded; /* has a box.json (detached): box_net_set rewrites it */
     /* Pause (boxes/pause.h), both read and changed with __atomic: the
      * uses under way (box_use_begin: a call, a terminal, a connection

@@ -130,6 +130,8 @@ static json_t *record_json(const struct box *b)
     json_t *nested = j != NULL ? box_nested_record_json(b) : NULL;
     if (nested != NULL)
         json_object_set_new(j, "nested_api", nested);
+    if (j != NULL && b->nested)
+        json_object_set_new(j, "nested", json_true());
     return j;
 }
 
@@ -214,6 +216,7 @@ int box_record_load(const char *state_dir, struct box *box, struct nsbox_err *er
     disk_of(json_object_get(j, "disk"), box);
     int net = box_net_record_load(box, json_object_get(j, "net"), err);
     box->tls_ca = json_is_true(json_object_get(j, "tls_ca"));
+    box->nested = json_is_true(json_object_get(j, "nested"));
     if (net == 0 && secrets_of(json_object_get(j, "secrets"), box) < 0)
         net = nsbox_err_set(err, EINVAL, "%s/%s: its secrets are damaged", state_dir, RECORD);
     if (net == 0 && box_nested_record_load(box, json_object_get(j, "nested_api")) < 0)

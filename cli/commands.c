@@ -61,77 +61,80 @@ static const struct cli_option prune_options[] = {
 };
 
 /* run's and create's: the sandbox's limits and layout, then the command's. */
-#define SANDBOX_OPTIONS(flags)                                                                       \
-    {"memory", 0, "SIZE", "memory limit, no swap (512m)", 0, flags},                                 \
-        {"cpus", 0, "N", "CPUs' worth of time (1)", 0, flags},                                       \
-        {"pids", 0, "N", "processes and threads (256)", 0, flags},                                   \
-        {"tmp-size", 0, "SIZE", "/tmp's size (256m)", 0, flags},                                     \
-        {"disk",                                                                                     \
-         0,                                                                                          \
-         "SIZE|unlimited",                                                                           \
-         "the writable layer in total: /workspace and every writable path but /tmp and /dev/shm "    \
-         "(1g)",                                                                                     \
-         0,                                                                                          \
-         flags},                                                                                     \
-        {"workspace",                                                                                \
-         0,                                                                                          \
-         "NAME",                                                                                     \
-         "mount the persistent workspace STORE/workspaces/NAME at the working directory",            \
-         0,                                                                                          \
-         flags},                                                                                     \
-        {"workspace-size",                                                                           \
-         0,                                                                                          \
-         "SIZE|unlimited",                                                                           \
-         "the workspace's budget (1g): a quota as root where the store's filesystem has project "    \
-         "quotas, else measured: watched while a command runs (stopped once over it, exit 137), "    \
-         "and commands and copies in are refused while it is over",                                  \
-         0,                                                                                          \
-         flags},                                                                                     \
-        {"seccomp-profile", 0,    "FILE", "a Docker-format seccomp profile instead of nsbox's",      \
-         CLI_COMPLETE_FILE, flags},                                                                  \
-        {"net",                                                                                      \
-         0,                                                                                          \
-         "RULE",                                                                                     \
-         "let the sandbox reach RULE through nsbox's egress broker (default: no network): a "        \
-         "host (pypi.org), *.SUFFIX, either with :PORT[,PORT] (80 and 443), a preset (pypi, npm, "   \
-         "debian, github), IP:PORT (that service of the host) or NAME=IP:PORT (repeatable, "         \
-         "comma-separated)",                                                                         \
-         0,                                                                                          \
-         flags},                                                                                     \
-        {"secret",                                                                                   \
-         0,                                                                                          \
-         "SPEC",                                                                                     \
-         "a secret the sandbox uses without seeing it (repeatable): "                                \
-         "NAME=@FILE;hosts=H[:PORTS][,...][;header=HEADER: TEMPLATE][;basic[=USER]][;env=VAR]; "     \
-         "the sandbox's VAR (NAME upper-cased) holds a placeholder that the broker replaces with "   \
-         "FILE's value in requests to those hosts only (TLS terminated there: the sandbox trusts "   \
-         "/etc/nsbox/ca.pem); its hosts are added to --net",                                         \
-         0,                                                                                          \
-         flags},                                                                                     \
-        {"nested",                                                                                   \
-         0,                                                                                          \
-         NULL,                                                                                       \
-         "allow containers inside (rootless podman, its Docker API at DOCKER_HOST; docs/nested.md)", \
-         0,                                                                                          \
-         flags},                                                                                     \
-        {"nested-image",                                                                             \
-         0,                                                                                          \
-         "REF",                                                                                      \
-         "with --nested: hand this image of the store to the nested engine, without network, "       \
-         "under the same name (repeatable)",                                                         \
-         0,                                                                                          \
-         flags},                                                                                     \
-        {"isolation",                                                                                \
-         0,                                                                                          \
-         "MODE",                                                                                     \
-         "namespaces (default) or landlock: for hosts without user namespaces, weaker and never "    \
-         "chosen for you (no image: the host's userland, confined by Landlock, seccomp and "         \
-         "rlimits; docs/isolation.md)",                                                              \
-         0,                                                                                          \
-         flags},                                                                                     \
-    {                                                                                                \
-        "limits", 0, "MODE", "strict (default: refuse without a usable cgroup) or best-effort", 0,   \
-            flags                                                                                    \
+#define SANDBOX_OPTIONS(flags)                                                                     \
+    {"memory", 0, "SIZE", "memory limit, no swap (512m)", 0, flags},                               \
+        {"cpus", 0, "N", "CPUs' worth of time (1)", 0, flags},                                     \
+        {"pids", 0, "N", "processes and threads (256)", 0, flags},                                 \
+        {"tmp-size", 0, "SIZE", "/tmp's size (256m)", 0, flags},                                   \
+        {"disk",                                                                                   \
+         0,                                                                                        \
+         "SIZE|unlimited",                                                                         \
+         "the writable layer in total: /workspace and every writable path but /tmp and /dev/shm "  \
+         "(1g)",                                                                                   \
+         0,                                                                                        \
+         flags},                                                                                   \
+        {"workspace",                                                                              \
+         0,                                                                                        \
+         "NAME",                                                                                   \
+         "mount the persistent workspace STORE/workspaces/NAME at the working directory",          \
+         0,                                                                                        \
+         flags},                                                                                   \
+        {"workspace-size",                                                                         \
+         0,                                                                                        \
+         "SIZE|unlimited",                                                                         \
+         "the workspace's budget (1g): a quota as root where the store's filesystem has project "  \
+         "quotas, else measured: watched while a command runs (stopped once over it, exit 137), "  \
+         "and commands and copies in are refused while it is over",                                \
+         0,                                                                                        \
+         flags},                                                                                   \
+        {"seccomp-profile", 0,    "FILE", "a Docker-format seccomp profile instead of nsbox's",    \
+         CLI_COMPLETE_FILE, flags},                                                                \
+        {"net",                                                                                    \
+         0,                                                                                        \
+         "RULE",                                                                                   \
+         "let the sandbox reach RULE through nsbox's egress broker (default: no network): a "      \
+         "host (pypi.org), *.SUFFIX, either with :PORT[,PORT] (80 and 443), a preset (pypi, npm, " \
+         "debian, github), IP:PORT (that service of the host) or NAME=IP:PORT (repeatable, "       \
+         "comma-separated)",                                                                       \
+         0,                                                                                        \
+         flags},                                                                                   \
+        {"secret",                                                                                 \
+         0,                                                                                        \
+         "SPEC",                                                                                   \
+         "a secret the sandbox uses without seeing it (repeatable): "                              \
+         "NAME=@FILE;hosts=H[:PORTS][,...][;header=HEADER: TEMPLATE][;basic[=USER]][;env=VAR]; "   \
+         "the sandbox's VAR (NAME upper-cased) holds a placeholder that the broker replaces with " \
+         "FILE's value in requests to those hosts only (TLS terminated there: the sandbox trusts " \
+         "/etc/nsbox/ca.pem); its hosts are added to --net",                                       \
+         0,                                                                                        \
+         flags},                                                                                   \
+        {"nested",                                                                                 \
+         0,                                                                                        \
+         NULL,                                                                                     \
+         "allow containers inside (podman, buildah: docs/nested.md): user namespaces and mounts "  \
+         "of their own under nsbox's nested seccomp profile (not with --seccomp-profile); needs "  \
+         "more than one id (rootless: a range in /etc/subuid); rootless podman's Docker API at "   \
+         "DOCKER_HOST",                                                                            \
+         0,                                                                                        \
+         flags},                                                                                   \
+        {"nested-image",                                                                           \
+         0,                                                                                        \
+         "REF",                                                                                    \
+         "with --nested: hand this image of the store to the nested engine, without network, "     \
+         "under the same name (repeatable)",                                                       \
+         0,                                                                                        \
+         flags},                                                                                   \
+        {"isolation",                                                                              \
+         0,                                                                                        \
+         "MODE",                                                                                   \
+         "namespaces (default) or landlock: for hosts without user namespaces, weaker and never "  \
+         "chosen for you (no image: the host's userland, confined by Landlock, seccomp and "       \
+         "rlimits; docs/isolation.md)",                                                            \
+         0,                                                                                        \
+         flags},                                                                                   \
+    {                                                                                              \
+        "limits", 0, "MODE", "strict (default: refuse without a usable cgroup) or best-effort", 0, \
+            flags                                                                                  \
     }
 
 #define COMMAND_OPTIONS                                                                            \
