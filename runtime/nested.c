@@ -297,6 +297,21 @@ int nsbox_nested_setup(int root, const struct nsbox_nested_mount *n, const char 
         if (bind_file(root, src, subs[i][1], MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC, err) < 0)
             return -1;
     }
+    /* No tun: no slirp4netns, so no network namespace of their own for
+     * nested containers: podman's default becomes the sandbox's (a
+     * containers.conf drop-in, read after the image's containers.conf). */
+    if (!n->tun) {
+        static const char conf[] = "# nsbox: no usable /dev/net/tun (docs/nested.md)\n"
+                                   "[containers]\nnetns = \"host\"\n";
+        _cleanup_close_ int f = openat(nd, "netns.conf", O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC,
+                                       0644);
+        if (f < 0 || write(f, conf, sizeof(conf) - 1) != (ssize_t)sizeof(conf) - 1)
+            return nsbox_err_sys(err, "nested: cannot write netns.conf");
+        snprintf(src, sizeof(src), "%s/netns.conf", base);
+        if (bind_file(root, src, "etc/containers/containers.conf.d/50-nsbox-netns.conf",
+                      MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC, err) < 0)
+            return -1;
+    }
     snprintf(src, sizeof(src), "%s/newidmap", base);
     if (bind_file(root, src, "usr/bin/newuidmap", MS_RDONLY | MS_NOSUID | MS_NODEV, err) < 0 ||
         bind_file(root, src, "usr/bin/newgidmap", MS_RDONLY | MS_NOSUID | MS_NODEV, err) < 0)
