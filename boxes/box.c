@@ -141,8 +141,8 @@ static int start(struct box *box, const struct box_spec *spec, const char *rootf
         .isolation = ctx->isolation,
         .nested = spec->nested,
     };
-    cfg.nested_images = box->nested_dir; /* shown at /run/nsbox/images */
     box->nested = spec->nested;
+    cfg.nested_images = box->nested_dir; /* shown at /run/nsbox/images */
     return nsbox_sandbox_create(&cfg, &box->sb, err);
 }
 

@@ -80,13 +80,12 @@ struct box_spec {
     size_t n_secrets;
     /* Nested containers allowed (docs/nested.md): the sandbox is made in
      * nested mode (runtime/nested.h) under the nested seccomp profile
-     * (the ctx's nested_profile; refused with seccomp_profile); then
-     * box_create starts the Docker API when the image has podman
-     * (boxes/nested.h). */
+     * (the ctx's nested_profile); refused with seccomp_profile. */
     bool nested;
     /* With nested: names of images in the store, handed in without network
      * (read-only at /run/nsbox/images) and loaded into the nested engine's
-     * storage under the same names; borrowed.  Refused without nested. */
+     * storage under the same names (boxes/nested.h); borrowed.  Refused
+     * without nested. */
     const char *const *nested_images;
     size_t n_nested_images;
 };

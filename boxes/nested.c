@@ -14,6 +14,7 @@
 
 #include "../common/cleanup.h"
 #include "../common/log.h"
+#include "../images/ref.h"
 #include "spec.h"
 
 enum {
@@ -26,8 +27,11 @@ enum {
     SETUP_IMAGE_BASE = 20, /* + i: nested image i could not be loaded */
 };
 
-/* $1 the deadline in seconds, then the images' names.  skopeo names an
- * image exactly; without it podman pulls the layout and tags the result.
+/* $1 the deadline in seconds, then the images' names.  podman names an
+ * image pulled from a layout after the layout's path: it is tagged with
+ * its own name and that one dropped (skopeo copy to containers-storage
+ * would name it at once, but cannot re-execute itself in a user namespace
+ * there: "Unable to determine exit status").
  * The service's stdio goes to a log: an exec's pipes would keep the exec
  * open, and the log is what an error quotes. */
 static const char SETUP[] =
@@ -43,15 +47,10 @@ static const char SETUP[] =
     "pid=$!\n"
     "i=20\n"
     "for ref in \"$@\"; do\n"
-    "  src=\"oci:/run/nsbox/images:$ref\"\n"
-    "  if command -v skopeo >/dev/null 2>&1 &&\n"
-    "     skopeo copy -q \"$src\" \"containers-storage:$ref\" >/dev/null 2>/run/podman/load.log; "
-    "then :\n"
-    "  else\n"
-    "    id=$(podman pull -q \"$src\" 2>>/run/podman/load.log) &&\n"
-    "      podman tag \"$id\" \"$ref\" 2>>/run/podman/load.log || { tail -c 1500 "
+    "  id=$(podman pull -q \"oci:/run/nsbox/images:$ref\" 2>/run/podman/load.log) &&\n"
+    "    podman tag \"$id\" \"$ref\" 2>>/run/podman/load.log || { tail -c 1500 "
     "/run/podman/load.log >&2; exit $i; }\n"
-    "  fi\n"
+    "  podman untag \"$id\" localhost/run/nsbox/images:latest >/dev/null 2>&1\n"
     "  i=$((i+1))\n"
     "done\n"
     "start=$(date +%s)\n"
@@ -87,12 +86,19 @@ int box_nested_layout(struct box_ctx *ctx, const struct box_spec *spec, struct b
 {
     if (spec->n_nested_images == 0)
         return 0;
+    /* Their canonical names (busybox: docker.io/library/busybox:latest):
+     * the layout's index names them so, and the nested storage too. */
     box->nested_images = calloc(spec->n_nested_images + 1, sizeof(char *));
-    for (size_t i = 0; box->nested_images != NULL && i < spec->n_nested_images; i++)
-        if ((box->nested_images[i] = strdup(spec->nested_images[i])) == NULL)
-            return nsbox_err_set(err, ENOMEM, "out of memory");
     if (box->nested_images == NULL)
         return nsbox_err_set(err, ENOMEM, "out of memory");
+    for (size_t i = 0; i < spec->n_nested_images; i++) {
+        struct image_ref ref;
+        if (image_ref_parse(spec->nested_images[i], NULL, &ref, err) < 0)
+            return nsbox_err_prefix(err, "nested image \"%s\"", spec->nested_images[i]);
+        box->nested_images[i] = ref.name;
+        ref.name = NULL;
+        image_ref_free(&ref);
+    }
     return images_export_layout(&ctx->store, spec->nested_images, spec->n_nested_images,
                                 &box->nested_dir, err);
 }

@@ -127,11 +127,11 @@ static json_t *record_json(const struct box *b)
         json_object_set_new(j, "secrets", secrets_json(b));
     if (j != NULL && b->tls_ca)
         json_object_set_new(j, "tls_ca", json_true());
+    if (j != NULL && b->nested)
+        json_object_set_new(j, "nested", json_true());
     json_t *nested = j != NULL ? box_nested_record_json(b) : NULL;
     if (nested != NULL)
         json_object_set_new(j, "nested_api", nested);
-    if (j != NULL && b->nested)
-        json_object_set_new(j, "nested", json_true());
     return j;
 }
 

@@ -108,13 +108,20 @@ static const struct cli_option prune_options[] = {
          "/etc/nsbox/ca.pem); its hosts are added to --net",                                       \
          0,                                                                                        \
          flags},                                                                                   \
+        {"isolation",                                                                              \
+         0,                                                                                        \
+         "MODE",                                                                                   \
+         "namespaces (default) or landlock: for hosts without user namespaces, weaker and never "  \
+         "chosen for you (no image: the host's userland, confined by Landlock, seccomp and "       \
+         "rlimits; docs/isolation.md)",                                                            \
+         0,                                                                                        \
+         flags},                                                                                   \
         {"nested",                                                                                 \
          0,                                                                                        \
          NULL,                                                                                     \
          "allow containers inside (podman, buildah: docs/nested.md): user namespaces and mounts "  \
          "of their own under nsbox's nested seccomp profile (not with --seccomp-profile); needs "  \
-         "more than one id (rootless: a range in /etc/subuid); rootless podman's Docker API at "   \
-         "DOCKER_HOST",                                                                            \
+         "more than one id (rootless: a range in /etc/subuid)",                                    \
          0,                                                                                        \
          flags},                                                                                   \
         {"nested-image",                                                                           \
@@ -122,14 +129,6 @@ static const struct cli_option prune_options[] = {
          "REF",                                                                                    \
          "with --nested: hand this image of the store to the nested engine, without network, "     \
          "under the same name (repeatable)",                                                       \
-         0,                                                                                        \
-         flags},                                                                                   \
-        {"isolation",                                                                              \
-         0,                                                                                        \
-         "MODE",                                                                                   \
-         "namespaces (default) or landlock: for hosts without user namespaces, weaker and never "  \
-         "chosen for you (no image: the host's userland, confined by Landlock, seccomp and "       \
-         "rlimits; docs/isolation.md)",                                                            \
          0,                                                                                        \
          flags},                                                                                   \
     {                                                                                              \

@@ -291,10 +291,6 @@ static const char *parse_run_option(struct run_opts *o, int c, const char *arg)
     case OPT_SECRET:
         o->sandbox_only = true;
         return add_secret(o, arg);
-    case OPT_NESTED:
-        o->sandbox_only = true;
-        o->spec.nested = true;
-        return NULL;
     case OPT_NESTED_IMAGE:
         o->sandbox_only = true;
         if (o->n_nested_images == BOX_NESTED_IMAGES_MAX)
@@ -358,6 +354,10 @@ static const char *parse_run_option(struct run_opts *o, int c, const char *arg)
                    ? "--isolation takes namespaces or landlock"
                    : NULL;
     }
+    case OPT_NESTED:
+        o->sandbox_only = true;
+        o->spec.nested = true;
+        return NULL;
     case OPT_LIMITS:
         return box_parse_limits_mode(arg, &o->mode) < 0 ? "--limits takes strict or best-effort"
                                                         : NULL;
