@@ -41,7 +41,7 @@ UNIT_OBJS := $(UNIT_SRCS:%.c=$(BUILD)/%.o)
 
 .PHONY: all install test test-plain test-asan unit-test load bench deps fixtures default-image ci-image container-image asan asan-planted fuzz fuzz-build fuzz-long clean format format-check docs
 
-all: $(BUILD)/nsbox $(BUILD)/nsbox-tls
+all: $(BUILD)/nsbox $(BUILD)/nsbox-tls $(BUILD)/nsbox-newidmap
 
 $(BUILD)/libnsbox.a: $(LIB_OBJS)
 	$(AR) rcs $@ $^
@@ -54,12 +54,20 @@ $(BUILD)/nsbox: $(CLI_OBJS) $(BUILD)/libnsbox.a
 $(BUILD)/nsbox-tls: $(TLS_OBJS) $(BUILD)/libnsbox.a
 	$(CC) $(NSBOX_LDFLAGS) $(LDFLAGS) -o $@ $^ -Wl,-Bstatic -ljansson -lcap -Wl,-Bdynamic -lssl -lcrypto
 
+# nsbox-newidmap: newuidmap/newgidmap inside a nested sandbox
+# (runtime/nested/newidmap.c), static so it runs in any image, and never
+# built with the sanitizers (a static binary cannot carry them).
+$(BUILD)/nsbox-newidmap: runtime/nested/newidmap.c
+	@mkdir -p $(dir $@)
+	cc -std=gnu11 -O2 -Wall -Wextra -Werror -static -o $@ $<
+
 # nsbox in PREFIX/bin; nsbox-tls where the broker looks for it when it is
 # not next to nsbox (PREFIX/libexec/nsbox/).
 PREFIX ?= /usr/local
 install: all
 	install -D -m 0755 $(BUILD)/nsbox $(DESTDIR)$(PREFIX)/bin/nsbox
 	install -D -m 0755 $(BUILD)/nsbox-tls $(DESTDIR)$(PREFIX)/libexec/nsbox/nsbox-tls
+	install -D -m 0755 $(BUILD)/nsbox-newidmap $(DESTDIR)$(PREFIX)/libexec/nsbox/nsbox-newidmap
 
 # The tests also write archives (libarchive's writer wants nettle, lz4, ...):
 # shared libraries there.
@@ -86,9 +94,21 @@ $(shell mkdir -p $(BUILD) && (echo '$(GIT_COMMIT)' | cmp -s - $(BUILD)/git-commi
 $(BUILD)/cli/version.o: $(BUILD)/git-commit
 $(BUILD)/cli/version.o: NSBOX_CFLAGS += -DNSBOX_GIT_COMMIT='"$(GIT_COMMIT)"'
 
-$(BUILD)/cli/profile.o: cli/profile.S seccomp-profiles/default.json
+$(BUILD)/cli/profile.o: cli/profile.S seccomp-profiles/default.json seccomp-profiles/nested.json \
+		$(BUILD)/nested-profile.ok
 	@mkdir -p $(dir $@)
 	$(CC) -c -o $@ $<
+
+# seccomp-profiles/nested.json is generated (and committed): the build
+# fails when it is not what the generator makes of default.json and
+# nested-additions.json (`python3 seccomp-profiles/generate-nested.py >
+# seccomp-profiles/nested.json` after a change).
+$(BUILD)/nested-profile.ok: seccomp-profiles/generate-nested.py seccomp-profiles/default.json \
+		seccomp-profiles/nested-additions.json seccomp-profiles/nested.json
+	@mkdir -p $(dir $@)
+	@python3 seccomp-profiles/generate-nested.py | cmp -s - seccomp-profiles/nested.json || \
+		{ echo "seccomp-profiles/nested.json is stale: python3 seccomp-profiles/generate-nested.py > seccomp-profiles/nested.json" >&2; exit 1; }
+	@touch $@
 
 $(BUILD)/mcp/interp/embedded.o: mcp/interp/embedded.S $(wildcard mcp/interp/drivers/*)
 	@mkdir -p $(dir $@)
@@ -217,7 +237,8 @@ ASAN_CFLAGS := -O1 -g -fsanitize=address,undefined -fno-sanitize-recover=undefin
 # under `env -i` too) and the report fd of init and the file builtins.
 asan:
 	$(MAKE) BUILD=build-asan CC=$(ASAN_CC) CFLAGS="$(ASAN_CFLAGS)" \
-		LDFLAGS="-fsanitize=address,undefined" build-asan/nsbox build-asan/nsbox-tls build-asan/unit-tests
+		LDFLAGS="-fsanitize=address,undefined" build-asan/nsbox build-asan/nsbox-tls build-asan/unit-tests \
+		build-asan/nsbox-newidmap
 
 # build-planted/nsbox: that build with the bugs tests/integration/sanitizers.sh
 # plants (NSBOX_PLANT=NAME fires one; common/plant.h), never in any

@@ -20,6 +20,7 @@
 #include "../runtime/spawner.h"
 #include "forward.h"
 #include "internal.h"
+#include "nested.h"
 #include "net.h"
 #include "pause.h"
 #include "spec.h"
@@ -54,6 +55,11 @@ void box_free(struct box *box)
     box->n_secrets = 0;
     box->env = box->command = NULL;
     box->workdir = box->image = box->workspace = NULL;
+    /* The layout stays: a detached box's, closed, still uses it. */
+    free(box->nested_dir);
+    nsbox_strvfree(box->nested_images);
+    box->nested_dir = NULL;
+    box->nested_images = NULL;
 }
 
 /* The image, pulled first when the spec allows and the store lacks it. */
@@ -133,7 +139,10 @@ static int start(struct box *box, const struct box_spec *spec, const char *rootf
         .detach = spec->detach,
         .keep_fd = box->lease,
         .isolation = ctx->isolation,
+        .nested = spec->nested,
     };
+    box->nested = spec->nested;
+    cfg.nested_images = box->nested_dir; /* shown at /run/nsbox/images */
     return nsbox_sandbox_create(&cfg, &box->sb, err);
 }
 
@@ -142,6 +151,18 @@ static int start(struct box *box, const struct box_spec *spec, const char *rootf
 static const struct nsbox_seccomp *seccomp_for(struct box_ctx *ctx, const struct box_spec *spec,
                                                struct nsbox_seccomp **owned, struct nsbox_err *err)
 {
+    if (spec->nested && spec->seccomp_profile != NULL)
+        return nsbox_err_set(err, EINVAL,
+                             "--nested takes nsbox's nested seccomp profile: not with "
+                             "--seccomp-profile"),
+               NULL;
+    if (spec->nested && ctx->nested_profile == NULL)
+        return nsbox_err_set(err, EINVAL, "nested sandboxes are not available here"), NULL;
+    if (spec->nested)
+        return box_seccomp_cached(ctx, ctx->nested_profile, ctx->nested_profile_len,
+                                  "nsbox's nested profile", owned, err) < 0
+                   ? NULL
+                   : *owned;
     if (spec->seccomp_profile == NULL)
         return box_ctx_default_seccomp(ctx, err);
     if (box_seccomp_cached(ctx, spec->seccomp_profile, spec->seccomp_profile_len,
@@ -178,7 +199,8 @@ static int create(struct box_ctx *ctx, const struct box_spec *spec, struct box *
     const struct nsbox_seccomp *seccomp = NULL;
     int r = -1;
     if ((box->lease = images_lease(&ctx->store, im.digest, err)) >= 0 &&
-        fill(box, spec, &im, err) == 0 && (seccomp = seccomp_for(ctx, spec, &owned, err)))
+        fill(box, spec, &im, err) == 0 && (seccomp = seccomp_for(ctx, spec, &owned, err)) &&
+        box_nested_layout(ctx, spec, box, err) == 0)
         r = start(box, spec, im.rootfs, seccomp, spec->workspace ? ws_dir : NULL, binds, n_binds,
                   err);
     box_volumes_close(binds, n_binds);
@@ -253,12 +275,26 @@ void box_spawner_stop(void)
     nsbox_spawner_stop();
 }
 
+/* A nested box's Docker API (boxes/nested.h), and the record saved again
+ * with DOCKER_HOST in its env. */
+static int start_nested(struct box *box, const struct box_spec *spec, struct nsbox_err *err)
+{
+    if (!spec->nested || !box->sb.nested)
+        return 0;
+    if (box_nested_start(box, err) < 0)
+        return -1;
+    return spec->detach ? box_record_save(box, err) : 0;
+}
+
 int box_create(struct box_ctx *ctx, const struct box_spec *spec, struct box *box,
                struct nsbox_err *err)
 {
     box_init(ctx, box);
+    if (box_nested_check(ctx, spec, err) < 0)
+        return -1;
     if ((ctx->isolation == NSBOX_ISOLATION_LANDLOCK ? create_landlock(ctx, spec, box, err)
                                                     : create(ctx, spec, box, err)) < 0) {
+        box_nested_layout_remove(box);
         box_free(box);
         return -1;
     }
@@ -268,9 +304,11 @@ int box_create(struct box_ctx *ctx, const struct box_spec *spec, struct box *box
     if ((spec->net != NULL && spec->net->n > 0
              ? box_net_set(box, spec->net, box->secrets, box->n_secrets, err)
          : spec->detach ? box_record_save(box, err)
-                        : 0) < 0) {
+                        : 0) < 0 ||
+        start_nested(box, spec, err) < 0) {
         struct nsbox_err ignored;
         nsbox_sandbox_destroy(&box->sb, &ignored);
+        box_nested_layout_remove(box);
         box_free(box);
         return -1;
     }
@@ -298,6 +336,7 @@ int box_open(struct box_ctx *ctx, const char *id, struct box *box, struct nsbox_
 int box_destroy(struct box *box, struct nsbox_err *err)
 {
     int r = nsbox_sandbox_destroy(&box->sb, err);
+    box_nested_layout_remove(box);
     box_free(box);
     return r;
 }
@@ -314,6 +353,9 @@ int box_destroy_detached(struct box *box, struct nsbox_err *err)
         box->workspace_lock = -1;
     }
     int r = nsbox_sandbox_destroy_detached(&box->sb, err);
+    /* Nothing of the sandbox runs any more: its view of the layout is
+     * gone with its mount namespace's last process. */
+    box_nested_layout_remove(box);
     box_free(box);
     return r;
 }
@@ -344,7 +386,16 @@ int box_remove(struct box_ctx *ctx, const char *id, struct nsbox_err *err)
     if (ctx->store.rootless && sb.idmap.n_uid == 0)
         sb.idmap = ctx->store.idmap;
     box_forward_kill(sb.state_dir); /* create -p's forwarder (forward.h) */
-    return nsbox_sandbox_destroy(&sb, err);
+    /* A nested box's image layout (its record says where) goes with it. */
+    struct box rec;
+    struct nsbox_err ignored;
+    box_init(ctx, &rec);
+    bool have = box_record_load(sb.state_dir, &rec, &ignored) == 0;
+    int r = nsbox_sandbox_destroy(&sb, err);
+    if (have)
+        box_nested_layout_remove(&rec);
+    box_free(&rec);
+    return r;
 }
 
 static void info_of(struct box_ctx *ctx, const char *id, struct box_info *out)

@@ -78,6 +78,16 @@ struct box_spec {
      * values go only to the broker, never to the record. */
     const struct egress_secret *secrets;
     size_t n_secrets;
+    /* Nested containers allowed (docs/nested.md): the sandbox is made in
+     * nested mode (runtime/nested.h) under the nested seccomp profile
+     * (the ctx's nested_profile); refused with seccomp_profile. */
+    bool nested;
+    /* With nested: names of images in the store, handed in without network
+     * (read-only at /run/nsbox/images) and loaded into the nested engine's
+     * storage under the same names (boxes/nested.h); borrowed.  Refused
+     * without nested. */
+    const char *const *nested_images;
+    size_t n_nested_images;
 };
 
 /* Fills spec with box_defaults (limits; tmp, disk and workspace sizes)
@@ -125,6 +135,7 @@ struct box {
     struct egress_secret *secrets;
     size_t n_secrets;
     bool tls_ca;
+    bool nested;   /* made with box_spec.nested (saved in box.json) */
     bool recorded; /* has a box.json (detached): box_net_set rewrites it */
     /* Pause (boxes/pause.h), both read and changed with __atomic: the
      * uses under way (box_use_begin: a call, a terminal, a connection
@@ -132,6 +143,14 @@ struct box {
      * under way. */
     unsigned users;
     bool pausing;
+    /* Nested (boxes/nested.h; sb.nested says whether it is): the layout
+     * of the nested images (STORE/nested/X, removed with the sandbox: owned
+     * path, or NULL) and their names (owned, NULL-terminated, or NULL);
+     * whether the Docker API answered at creation, and after how long. */
+    char *nested_dir;
+    char **nested_images;
+    bool docker_api;
+    uint64_t api_ready_ms;
 };
 
 /* For a long-lived, many-threaded caller (the MCP server): starts the

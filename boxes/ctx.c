@@ -78,6 +78,8 @@ int box_ctx_open(struct box_ctx *ctx, const struct box_ctx_opts *opts, struct ns
     ctx->mode = opts->mode;
     ctx->default_profile = opts->default_profile;
     ctx->default_profile_len = opts->default_profile_len;
+    ctx->nested_profile = opts->nested_profile;
+    ctx->nested_profile_len = opts->nested_profile_len;
     ctx->version = opts->version;
     ctx->isolation = opts->isolation;
     pthread_mutex_init(&ctx->lock, NULL);

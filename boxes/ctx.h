@@ -54,6 +54,10 @@ struct box_ctx_opts {
      * the front end links it in (cli/profile.S). */
     const char *default_profile;
     size_t default_profile_len;
+    /* Nested mode's (box_spec.nested; cli/profile.S links
+     * seccomp-profiles/nested.json in), or NULL: nested boxes refused. */
+    const char *nested_profile;
+    size_t nested_profile_len;
     /* Part of the seccomp cache key, with the binary's build id.  Both
      * strings are borrowed for the ctx's life. */
     const char *version;
@@ -84,6 +88,8 @@ struct box_ctx {
     enum nsbox_limits_mode mode;
     const char *default_profile;
     size_t default_profile_len;
+    const char *nested_profile;
+    size_t nested_profile_len;
     const char *version;
     pthread_mutex_t lock;                 /* guards seccomp */
     struct nsbox_seccomp *seccomp;        /* the default profile, compiled once */

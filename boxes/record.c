@@ -6,7 +6,8 @@
  * force, the disk bound asked for and the workspace's budget, the network
  * allow-list in force, as boxes/net.c kept it, the secrets' names,
  * variables and placeholders (NEVER a value) and whether the sandbox has
- * the TLS CA); box_record_load() reads it back into a struct box.  The file
+ * the TLS CA, and a nested box's images, their layout's directory and its
+ * Docker API: boxes/nested.h); box_record_load() reads it back into a struct box.  The file
  * lives and dies with the state directory (the runtime removes the
  * directory with the sandbox), so it needs no fsync.  JSON stays in here. */
 #include <errno.h>
@@ -21,6 +22,7 @@
 #include "../common/fsutil.h"
 #include "../runtime/egress/egress.h"
 #include "internal.h"
+#include "nested.h"
 
 /* ---- the network's part: the rules box_net_set kept ----
  * The record's "net": {"rules": [{"rule", "allow_private"}], "ever"}, a
@@ -125,6 +127,11 @@ static json_t *record_json(const struct box *b)
         json_object_set_new(j, "secrets", secrets_json(b));
     if (j != NULL && b->tls_ca)
         json_object_set_new(j, "tls_ca", json_true());
+    if (j != NULL && b->nested)
+        json_object_set_new(j, "nested", json_true());
+    json_t *nested = j != NULL ? box_nested_record_json(b) : NULL;
+    if (nested != NULL)
+        json_object_set_new(j, "nested_api", nested);
     return j;
 }
 
@@ -209,8 +216,11 @@ int box_record_load(const char *state_dir, struct box *box, struct nsbox_err *er
     disk_of(json_object_get(j, "disk"), box);
     int net = box_net_record_load(box, json_object_get(j, "net"), err);
     box->tls_ca = json_is_true(json_object_get(j, "tls_ca"));
+    box->nested = json_is_true(json_object_get(j, "nested"));
     if (net == 0 && secrets_of(json_object_get(j, "secrets"), box) < 0)
         net = nsbox_err_set(err, EINVAL, "%s/%s: its secrets are damaged", state_dir, RECORD);
+    if (net == 0 && box_nested_record_load(box, json_object_get(j, "nested_api")) < 0)
+        net = nsbox_err_set(err, ENOMEM, "out of memory");
     if (box->sb.limits_note[0] == '\0')
         snprintf(box->sb.limits_note, sizeof(box->sb.limits_note), "%s",
                  json_string_value(json_object_get(j, "limits_note")) ?: "");

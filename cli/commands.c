@@ -116,6 +116,21 @@ static const struct cli_option prune_options[] = {
          "rlimits; docs/isolation.md)",                                                            \
          0,                                                                                        \
          flags},                                                                                   \
+        {"nested",                                                                                 \
+         0,                                                                                        \
+         NULL,                                                                                     \
+         "allow containers inside (podman, buildah: docs/nested.md): user namespaces and mounts "  \
+         "of their own under nsbox's nested seccomp profile (not with --seccomp-profile); needs "  \
+         "more than one id (rootless: a range in /etc/subuid)",                                    \
+         0,                                                                                        \
+         flags},                                                                                   \
+        {"nested-image",                                                                           \
+         0,                                                                                        \
+         "REF",                                                                                    \
+         "with --nested: hand this image of the store to the nested engine, without network, "     \
+         "under the same name (repeatable)",                                                       \
+         0,                                                                                        \
+         flags},                                                                                   \
     {                                                                                              \
         "limits", 0, "MODE", "strict (default: refuse without a usable cgroup) or best-effort", 0, \
             flags                                                                                  \

@@ -20,6 +20,7 @@
 #include "../boxes/pause.h"
 #include "../boxes/run.h"
 #include "../boxes/volume.h"
+#include "../boxes/nested.h"
 #include "../boxes/spec.h"
 #include "../common/hostcheck.h"
 #include "../common/cleanup.h"
@@ -31,6 +32,8 @@
 /* The default profile, linked into the binary (cli/profile.S). */
 extern const char nsbox_default_profile[];
 extern const char nsbox_default_profile_end[];
+extern const char nsbox_nested_profile[];
+extern const char nsbox_nested_profile_end[];
 
 /* The options run, create and exec share; spec starts as box_defaults. */
 struct run_opts {
@@ -57,6 +60,9 @@ struct run_opts {
     /* --secret SPEC: parsed as given (values read from their files) */
     struct egress_secret *secrets;
     size_t n_secrets;
+    /* --nested-image REF (argv's), handed to spec once all are in */
+    const char *nested_images[BOX_NESTED_IMAGES_MAX + 1];
+    size_t n_nested_images;
     /* -p [ADDR:]HOST_PORT:PORT (cli/publish.c) */
     struct cli_publish publish[CLI_PUBLISH_MAX];
     size_t n_publish;
@@ -203,6 +209,8 @@ enum {
     OPT_NET,
     OPT_SECRET,
     OPT_ISOLATION,
+    OPT_NESTED,
+    OPT_NESTED_IMAGE,
     OPT_HELP
 };
 
@@ -225,6 +233,8 @@ static const struct option run_options[] = {
     {"net", required_argument, NULL, OPT_NET},
     {"secret", required_argument, NULL, OPT_SECRET},
     {"isolation", required_argument, NULL, OPT_ISOLATION},
+    {"nested", no_argument, NULL, OPT_NESTED},
+    {"nested-image", required_argument, NULL, OPT_NESTED_IMAGE},
     {"help", no_argument, NULL, OPT_HELP},
     {"interactive", no_argument, NULL, 'i'},
     {"tty", no_argument, NULL, 't'},
@@ -281,6 +291,14 @@ static const char *parse_run_option(struct run_opts *o, int c, const char *arg)
     case OPT_SECRET:
         o->sandbox_only = true;
         return add_secret(o, arg);
+    case OPT_NESTED_IMAGE:
+        o->sandbox_only = true;
+        if (o->n_nested_images == BOX_NESTED_IMAGES_MAX)
+            return "too many --nested-image";
+        o->nested_images[o->n_nested_images++] = arg;
+        o->spec.nested_images = o->nested_images;
+        o->spec.n_nested_images = o->n_nested_images;
+        return NULL;
     case OPT_CPUS: {
         o->sandbox_only = true;
         double cpus = strtod(arg, &end);
@@ -336,6 +354,10 @@ static const char *parse_run_option(struct run_opts *o, int c, const char *arg)
                    ? "--isolation takes namespaces or landlock"
                    : NULL;
     }
+    case OPT_NESTED:
+        o->sandbox_only = true;
+        o->spec.nested = true;
+        return NULL;
     case OPT_LIMITS:
         return box_parse_limits_mode(arg, &o->mode) < 0 ? "--limits takes strict or best-effort"
                                                         : NULL;
@@ -355,8 +377,23 @@ static int open_ctx(struct cli_globals *g, enum nsbox_limits_mode mode,
         .mode = mode,
         .default_profile = nsbox_default_profile,
         .default_profile_len = (size_t)(nsbox_default_profile_end - nsbox_default_profile),
+        .nested_profile = nsbox_nested_profile,
+        .nested_profile_len = (size_t)(nsbox_nested_profile_end - nsbox_nested_profile),
         .version = NSBOX_VERSION_STRING};
     return box_ctx_open(ctx, &opts, err);
+}
+
+/* What a nested sandbox lacks, said once on stderr (--json results carry
+ * it as nested_note: box_nested_json). */
+static void nested_notes(const struct box *box)
+{
+    if (!box->docker_api)
+        nsbox_warn("--nested: the image has no /usr/bin/podman: no Docker API (nested containers "
+                   "need an engine of the image's own)");
+    else if (!box->sb.nested_tun)
+        nsbox_warn("--nested: no usable /dev/net/tun: nested containers share the sandbox's "
+                   "network (no published ports or bridge networks; on the host: chmod 0666 "
+                   "/dev/net/tun, Debian's default)");
 }
 
 /* Makes the sandbox of run (detach false) or create; the image is pulled
@@ -364,7 +401,7 @@ static int open_ctx(struct cli_globals *g, enum nsbox_limits_mode mode,
 static int create_box(struct box_ctx *ctx, const char *ref, struct run_opts *o, bool detach,
                       struct box *box, struct nsbox_err *err)
 {
-    _cleanup_free_ char *profile = NULL;
+    _cleanup_free_ char *profile = NULL, *nested = NULL;
     struct nsbox_err gerr;
 
     /* doctor's words (common/hostcheck.c); landlock mode needs no namespace */
@@ -377,6 +414,17 @@ static int create_box(struct box_ctx *ctx, const char *ref, struct run_opts *o, 
             return nsbox_err_prefix(err, "seccomp profile");
         o->spec.seccomp_profile = profile;
         o->spec.seccomp_profile_name = o->profile;
+    }
+    /* Tests only (tests/integration/nested_runtime.sh drops one rule of the
+     * nested profile at a time): another nested profile.  Whoever can set
+     * it can pass --seccomp-profile as well; `nsbox serve` never reads it. */
+    const char *test_nested = getenv("NSBOX_TEST_NESTED_PROFILE");
+    if (o->spec.nested && test_nested != NULL && test_nested[0] != '\0') {
+        nested = nsbox_read_file_at(AT_FDCWD, test_nested, BOX_SECCOMP_PROFILE_MAX,
+                                    &ctx->nested_profile_len, err);
+        if (nested == NULL)
+            return nsbox_err_prefix(err, "NSBOX_TEST_NESTED_PROFILE");
+        ctx->nested_profile = nested;
     }
     o->spec.image = ref;
     o->spec.name = ref;
@@ -392,11 +440,15 @@ static int create_box(struct box_ctx *ctx, const char *ref, struct run_opts *o, 
     if (box_ctx_gc(ctx, &gerr) < 0)
         nsbox_warn("cleaning stale sandboxes: %s", gerr.msg);
     int r = box_create(ctx, &o->spec, box, err);
+    if (nested != NULL) /* freed on return */
+        ctx->nested_profile = NULL, ctx->nested_profile_len = 0;
     if (r < 0 && ctx->isolation != NSBOX_ISOLATION_LANDLOCK)
         nsbox_host_explain(err); /* a gap only the probe sees: its words */
     o->spec.seccomp_profile = NULL;
     if (r == 0 && ctx->mode == NSBOX_LIMITS_BEST_EFFORT && box->sb.cgroup.kind == NSBOX_CGROUP_NONE)
         nsbox_warn("running with best-effort limits (%s)", box->sb.limits_note);
+    if (r == 0 && box->sb.nested)
+        nested_notes(box);
     return r;
 }
 
@@ -405,6 +457,8 @@ static json_t *result_json(const struct box_run_result *r, const struct box *box
     json_t *j = box_run_json(box, r);
     if (j != NULL)
         json_object_set_new(j, "limits", json_string(box->sb.limits_note));
+    if (j != NULL)
+        box_nested_json(box, j);
     return j;
 }
 
@@ -512,6 +566,8 @@ static int parse_common(const char *cmd, int argc, char **argv, struct run_opts 
     const char *bad = parse_net(o);
     if (bad != NULL)
         return cli_usage_error(cmd, "%s", bad);
+    if (o->n_nested_images > 0 && !o->spec.nested)
+        return cli_usage_error(cmd, "--nested-image goes with --nested (nested containers)");
     if (o->tty && o->json)
         return cli_usage_error(cmd, "-t and --json do not go together");
     /* docker's refusal: raw mode and a relay need a terminal to read. */
@@ -635,7 +691,8 @@ int cmd_exec(struct cli_globals *g, int argc, char **argv)
     if (o.sandbox_only || o.n_volumes > 0)
         return cli_usage_error("exec", "--memory, --cpus, --pids, --tmp-size, --disk, "
                                        "--workspace, --workspace-size, --seccomp-profile, --net, "
-                                       "--secret and -v are the sandbox's, set by run or create");
+                                       "--secret, --nested and -v are the sandbox's, set by run or "
+                                       "create");
     if (o.detach && (o.tty || o.interactive || o.json || o.timeout_given))
         return cli_usage_error("exec", "-d runs CMD in the background until it ends: -t, -i, "
                                        "--json and --timeout do not go with it");

@@ -169,6 +169,8 @@ static int serve_http(struct mcp_server *s, const struct mcp_config *c)
 /* The default profile, linked into the binary (cli/profile.S). */
 extern const char nsbox_default_profile[];
 extern const char nsbox_default_profile_end[];
+extern const char nsbox_nested_profile[];
+extern const char nsbox_nested_profile_end[];
 
 /* ---- importing the default images early ----
  *
@@ -299,6 +301,8 @@ int cmd_serve(struct cli_globals *g, int argc, char **argv)
         .store_cfg = &g->store_cfg,
         .default_profile = nsbox_default_profile,
         .default_profile_len = (size_t)(nsbox_default_profile_end - nsbox_default_profile),
+        .nested_profile = nsbox_nested_profile,
+        .nested_profile_len = (size_t)(nsbox_nested_profile_end - nsbox_nested_profile),
         .version = NSBOX_VERSION_STRING};
     if (mcp_server_open(&s, &c, &bo, &err) < 0) {
         mcp_config_free(&c);

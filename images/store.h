@@ -10,6 +10,8 @@
  *       lease                  sandboxes hold a shared flock while running
  *   STORE/locks/HEX            serializes unpacking of one image
  *   STORE/tmp/                 staging; whatever is left here is garbage
+ *   STORE/nested/RANDOM/       an OCI layout of images handed to a nested
+ *                              sandbox (export.c), removed with it
  *
  * See docs/store.md for the rules behind it. */
 #ifndef NSBOX_IMAGES_STORE_H
@@ -222,5 +224,18 @@ int images_prune(struct images_store *store, struct images_prune_stats *stats,
 /* Takes a lease on an image for a sandbox's lifetime: prune and rmi leave
  * the image alone while the returned fd is open.  Returns the fd or -1. */
 int images_lease(struct images_store *store, const char *digest, struct nsbox_err *err);
+
+/* Writes the images names designate (docker references, looked up as
+ * images_lookup does) as one OCI image layout in a new directory
+ * STORE/nested/RANDOM (export.c: blobs hard-linked or copied, index.json
+ * naming each manifest by the name's canonical form).  *dir is its
+ * malloc'ed absolute path.  Returns 0, or -1 with nothing left behind
+ * (ENOENT: a name the store lacks, said by name). */
+int images_export_layout(struct images_store *store, const char *const *names, size_t n, char **dir,
+                         struct nsbox_err *err);
+
+/* Removes a directory images_export_layout made (anything else is
+ * refused: EINVAL).  Returns 0 or -1. */
+int images_export_remove(struct images_store *store, const char *dir, struct nsbox_err *err);
 
 #endif

@@ -290,6 +290,18 @@ static int set_print(struct mcp_config *c, const struct opt *o, const char *arg,
     return 0;
 }
 
+/* A switch: on the command line it takes no value (on), in a file
+ * "true" or "false". */
+static int set_flag(struct mcp_config *c, const struct opt *o, const char *arg,
+                    struct nsbox_err *err)
+{
+    bool on = arg == NULL || strcmp(arg, "true") == 0;
+    if (!on && strcmp(arg, "false") != 0)
+        return nsbox_err_set(err, EINVAL, "%s takes true or false, not \"%s\"", o->name, arg);
+    *AT(c, o, bool) = on;
+    return 0;
+}
+
 static const struct opt opts[] = {
     {"image", "LANG=REF", "the image for a language (else: images labelled sandbox.language)",
      set_image, 0, false, NUM_NONE},
@@ -371,6 +383,10 @@ static const struct opt opts[] = {
      "a name rule may add METHODS [PATHS] (api.github.com GET,POST /repos/ORG/**: that host's "
      "requests are decided one by one)",
      set_allow_net, 0, false, NUM_NONE},
+    {"allow-nested", NULL,
+     "let sandbox_create {nested: true} make sandboxes that run containers inside (rootless "
+     "podman and its Docker API; a wider kernel surface: docs/nested.md); off by default",
+     set_flag, FIELD(allow_nested), false, NUM_NONE},
     {"secret", "SPEC",
      "a secret sandboxes may use without seeing it (repeatable): "
      "NAME=@FILE;hosts=H[:PORTS][,H...][;header=HEADER: TEMPLATE][;basic[=USER]][;env=VAR]; "
@@ -578,7 +594,7 @@ int mcp_config_set(struct mcp_config *c, const char *name, const char *value, st
     for (size_t i = 0; i < N_OPTS; i++) {
         if (strcmp(opts[i].name, name) != 0)
             continue;
-        if (opts[i].arg == NULL)
+        if (opts[i].arg == NULL && opts[i].set != set_flag)
             return nsbox_err_set(err, EINVAL, "%s is a command-line option only", name);
         return opts[i].set(c, &opts[i], value, err);
     }
@@ -643,6 +659,9 @@ static void print_opt(FILE *f, const struct mcp_config *c, const struct opt *o)
         /* The SPEC as given: it names the FILE, never holds the value. */
         for (size_t i = 0; i < c->n_secrets; i++)
             fprintf(f, "secret = %s\n", c->secret_specs[i]);
+    } else if (o->set == set_flag) {
+        if (*AT(c, o, bool))
+            fprintf(f, "%s = true\n", o->name);
     } else if (o->set == set_allow_host) {
         for (size_t i = 0; i < c->n_allowed_hosts; i++)
             fprintf(f, "allow-host = %s\n", c->allowed_hosts[i]);
@@ -653,7 +672,7 @@ void mcp_config_print(FILE *f, const struct mcp_config *c)
 {
     fprintf(f, "[serve]\n");
     for (size_t i = 0; i < N_OPTS; i++)
-        if (!opts[i].hidden && opts[i].arg != NULL)
+        if (!opts[i].hidden && (opts[i].arg != NULL || opts[i].set == set_flag))
             print_opt(f, c, &opts[i]);
 }
 

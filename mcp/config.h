@@ -88,6 +88,7 @@ struct mcp_config {
     unsigned preview_ttl_s;
     size_t max_preview_conns, max_ports;
     unsigned auto_pause_s; /* --auto-pause: pause sandboxes idle this long (mcp/pause.h); 0 off */
+    bool allow_nested;     /* --allow-nested: sandbox_create may ask for nested (docs/nested.md) */
     bool help;
     bool print_config; /* --print-config */
 };

@@ -24,7 +24,7 @@
 static struct mcp_sandbox *build_counted(struct mcp_server *cfg, const char *image,
                                          const struct mcp_limits *limits, char **env,
                                          const char *workdir, const char *workspace, bool one_shot,
-                                         struct nsbox_err *err)
+                                         const struct mcp_nested *nested, struct nsbox_err *err)
 {
     struct box_spec spec;
     _cleanup_free_ struct mcp_sandbox *m = calloc(1, sizeof(*m));
@@ -44,6 +44,11 @@ static struct mcp_sandbox *build_counted(struct mcp_server *cfg, const char *ima
                                       .timeout_s = limits->timeout_s};
     spec.disk_bytes = limits->disk_mb << 20;
     spec.workspace_bytes = limits->workspace_mb << 20;
+    if (nested != NULL) {
+        spec.nested = nested->nested;
+        spec.nested_images = nested->images;
+        spec.n_nested_images = nested->n_images;
+    }
     /* A kept sandbox may host persistent interpreters: nsbox's drivers,
      * read-only (docs/interpreters.md), copied onto the sandbox's own
      * tmpfs: a bind would show their path in the store in its mountinfo. */
@@ -105,7 +110,7 @@ static bool take_slot(struct mcp_server *cfg, bool for_spare)
 static struct mcp_sandbox *build(struct mcp_server *cfg, const char *image,
                                  const struct mcp_limits *limits, char **env, const char *workdir,
                                  const char *workspace, bool one_shot, bool for_spare,
-                                 struct nsbox_err *err)
+                                 const struct mcp_nested *nested, struct nsbox_err *err)
 {
     /* Server-wide: sessions times their caps would be too many for one
      * host; every sandbox, kept, one-shot or spare, counts here. */
@@ -120,7 +125,7 @@ static struct mcp_sandbox *build(struct mcp_server *cfg, const char *image,
         return NULL;
     }
     struct mcp_sandbox *m = build_counted(cfg, image, limits, env, workdir, workspace, one_shot,
-                                          err);
+                                          nested, err);
     if (m == NULL) {
         pthread_mutex_lock(&cfg->pool_lock);
         cfg->n_live--;
@@ -133,9 +138,9 @@ static struct mcp_sandbox *build(struct mcp_server *cfg, const char *image,
 struct mcp_sandbox *mcp_sandbox_build(struct mcp_server *cfg, const char *image,
                                       const struct mcp_limits *limits, char **env,
                                       const char *workdir, const char *workspace, bool one_shot,
-                                      struct nsbox_err *err)
+                                      const struct mcp_nested *nested, struct nsbox_err *err)
 {
-    return build(cfg, image, limits, env, workdir, workspace, one_shot, false, err);
+    return build(cfg, image, limits, env, workdir, workspace, one_shot, false, nested, err);
 }
 
 /* Frees a sandbox record and what it owns besides the sandbox itself: the
@@ -240,7 +245,8 @@ static struct mcp_sandbox *make_spare(struct mcp_server *cfg, const char *image,
 {
     struct nsbox_err err;
     int64_t t0 = nsbox_now_ms();
-    struct mcp_sandbox *m = build(cfg, image, &cfg->defaults, NULL, NULL, NULL, true, true, &err);
+    struct mcp_sandbox *m = build(cfg, image, &cfg->defaults, NULL, NULL, NULL, true, true, NULL,
+                                  &err);
     if (m != NULL)
         start_zygote(cfg, m, lang);
     *ms = (double)(nsbox_now_ms() - t0);

@@ -7,12 +7,21 @@
 #include "sandbox.h"
 #include "server.h"
 
+/* What sandbox_create asked of nested containers (box_spec's nested,
+ * nested_images: borrowed). */
+struct mcp_nested {
+    bool nested;
+    const char *const *images;
+    size_t n_images;
+};
+
 /* A started sandbox in no session (boxes/ makes it), counted under
- * --max-total-sandboxes until mcp_sandbox_free; NULL with err set. */
+ * --max-total-sandboxes until mcp_sandbox_free; nested may be NULL (none).
+ * NULL with err set. */
 struct mcp_sandbox *mcp_sandbox_build(struct mcp_server *cfg, const char *image,
                                       const struct mcp_limits *limits, char **env,
                                       const char *workdir, const char *workspace, bool one_shot,
-                                      struct nsbox_err *err);
+                                      const struct mcp_nested *nested, struct nsbox_err *err);
 /* Frees the record of a sandbox that is destroyed or never started. */
 void mcp_sandbox_free_record(struct mcp_sandbox *m);
 

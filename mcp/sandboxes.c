@@ -244,6 +244,15 @@ struct mcp_sandbox *mcp_sandbox_new(struct mcp_session *s, const char *image,
                                     const char *workdir, const char *workspace, bool one_shot,
                                     struct nsbox_err *err)
 {
+    return mcp_sandbox_new_nested(s, image, limits, env, workdir, workspace, one_shot, NULL, err);
+}
+
+struct mcp_sandbox *mcp_sandbox_new_nested(struct mcp_session *s, const char *image,
+                                           const struct mcp_limits *limits, char **env,
+                                           const char *workdir, const char *workspace,
+                                           bool one_shot, const struct mcp_nested *nested,
+                                           struct nsbox_err *err)
+{
     /* A draining node answers for the sandboxes it has, and makes none:
      * the client's next try goes to another node. */
     if (mcp_node_draining(s->cfg)) {
@@ -255,7 +264,7 @@ struct mcp_sandbox *mcp_sandbox_new(struct mcp_session *s, const char *image,
     if (!one_shot && reserve(s, err) < 0)
         return NULL;
     struct mcp_sandbox *m = mcp_sandbox_build(s->cfg, image, limits, env, workdir, workspace,
-                                              one_shot, err);
+                                              one_shot, nested, err);
     if (m == NULL && !one_shot)
         unreserve(s);
     if (m != NULL && !one_shot) {

@@ -21,6 +21,8 @@
 #include "server.h"
 #include "session.h"
 
+struct mcp_nested;
+
 /* The kept sandbox `id` of s, with a reference for the caller (drop it with
  * mcp_sandbox_put), resumed first when it was paused (mcp/pause.h).  NULL with err when s has no such sandbox, or when it
  * is being stopped.  Putting it back marks it used now. */
@@ -49,6 +51,14 @@ struct mcp_sandbox *mcp_sandbox_new(struct mcp_session *s, const char *image,
                                     const struct mcp_limits *limits, char **env,
                                     const char *workdir, const char *workspace, bool one_shot,
                                     struct nsbox_err *err);
+
+/* The same, with nested containers as sandbox_create asked (pool.h;
+ * NULL: none). */
+struct mcp_sandbox *mcp_sandbox_new_nested(struct mcp_session *s, const char *image,
+                                           const struct mcp_limits *limits, char **env,
+                                           const char *workdir, const char *workspace,
+                                           bool one_shot, const struct mcp_nested *nested,
+                                           struct nsbox_err *err);
 
 /* Stops the kept sandbox `id` of s as described above.  Returns 0 once it
  * is gone, or -1 with err when s has no such sandbox (or another stop has

@@ -103,6 +103,8 @@ struct mcp_server {
      * thread with the sessions it watches, NULL when off. */
     unsigned auto_pause_s;
     struct mcp_autopause *autopause;
+    /* serve --allow-nested: sandbox_create may make nested sandboxes. */
+    bool allow_nested;
 
     /* The spare sandbox for one-shot runs (pool.c). */
     pthread_mutex_t pool_lock;

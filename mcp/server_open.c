@@ -190,6 +190,7 @@ int mcp_server_open(struct mcp_server *s, const struct mcp_config *c, const stru
         s->drivers_dir[0] = '\0';
     }
     s->auto_pause_s = c->auto_pause_s;
+    s->allow_nested = c->allow_nested;
     if (mcp_autopause_start(s, err) < 0) {
         mcp_server_close(s);
         return -1;

@@ -10,7 +10,9 @@
 /* NET_BIND_SERVICE: the broker's listeners on ports 80, 443 and 53 are
  * made by init (init.c, handle_listen), which runs no code of the
  * sandbox's; every command drops it with the rest. */
-static const cap_value_t init_caps[] = {CAP_SETUID, CAP_SETGID, CAP_KILL, CAP_NET_BIND_SERVICE};
+static const cap_value_t init_caps[] = {CAP_SETUID, CAP_SETGID, CAP_KILL, CAP_NET_BIND_SERVICE,
+                                        /* nested only: the last */
+                                        CAP_SETFCAP};
 
 static int drop_bounding(struct nsbox_err *err)
 {
@@ -48,7 +50,7 @@ static int clear_ambient_and_nnp(struct nsbox_err *err)
     return 0;
 }
 
-int nsbox_caps_limit_for_init(struct nsbox_err *err)
+int nsbox_caps_limit_for_init(bool nested, struct nsbox_err *err)
 {
     /* The bounding set limits only what execve grants, and init never
      * execs: emptied here, once, it is empty in every command init forks,
@@ -65,7 +67,14 @@ int nsbox_caps_limit_for_init(struct nsbox_err *err)
         return nsbox_err_sys(err, "cannot lock securebits");
     if (clear_ambient_and_nnp(err) < 0)
         return -1;
-    return set_caps(init_caps, (int)(sizeof(init_caps) / sizeof(init_caps[0])), err);
+    int n = (int)(sizeof(init_caps) / sizeof(init_caps[0]));
+    return set_caps(init_caps, nested ? n : n - 1, err);
+}
+
+int nsbox_caps_for_idmap(struct nsbox_err *err)
+{
+    static const cap_value_t caps[] = {CAP_SETUID, CAP_SETGID, CAP_SETFCAP};
+    return set_caps(caps, 3, err);
 }
 
 int nsbox_caps_clear(struct nsbox_err *err)

@@ -10,12 +10,21 @@
 #ifndef NSBOX_RUNTIME_CAPS_H
 #define NSBOX_RUNTIME_CAPS_H
 
+#include <stdbool.h>
+
 #include "../common/err.h"
 
 /* For init: bounding set emptied, securebits locked, permitted/effective
- * = the four, inheritable and ambient empty, no_new_privs.  Returns 0 or
- * -1. */
-int nsbox_caps_limit_for_init(struct nsbox_err *err);
+ * = the four, inheritable and ambient empty, no_new_privs.  nested
+ * (docs/nested.md): CAP_SETFCAP too, which the kernel asks of whoever
+ * writes uid 0 into a child user namespace's map (idmap_service.c); file
+ * capabilities grant nothing in the sandbox all the same (no_new_privs,
+ * empty bounding set).  Returns 0 or -1. */
+int nsbox_caps_limit_for_init(bool nested, struct nsbox_err *err);
+
+/* The idmap service's request handler (a fork of init): permitted and
+ * effective = SETUID, SETGID, SETFCAP only.  Returns 0 or -1. */
+int nsbox_caps_for_idmap(struct nsbox_err *err);
 
 /* Empties ambient, inheritable, permitted and effective and sets
  * no_new_privs.  Returns 0 or -1. */

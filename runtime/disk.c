@@ -208,8 +208,9 @@ int nsbox_disk_plan(const struct nsbox_sandbox_config *cfg, struct nsbox_sandbox
     /* upper/ and work/ are empty and the project's old files (a sandbox
      * of this slot that died) are gone with its state dir or soon will
      * be: the limit holds for what this sandbox writes. */
-    static const char *const dirs[] = {"upper", "work"};
-    for (size_t i = 0; i < 2; i++) {
+    /* Nested mode: the nested engine's storage too (nested.h). */
+    static const char *const dirs[] = {"upper", "work", "containers"};
+    for (size_t i = 0; i < (cfg->nested ? 3u : 2u); i++) {
         snprintf(path, sizeof(path), "%s/%s", sb->state_dir, dirs[i]);
         if (nsbox_quota_apply(path, sb->disk.projid, cfg->disk_bytes, sb->disk.limit_inodes, err) <
             0)

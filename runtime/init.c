@@ -6,7 +6,8 @@
  * stop or nsbox's own death takes every process with it, setsid and double
  * forks included.  It holds no capability but the three it needs to start
  * and stop commands as the image's user (SETUID, SETGID, KILL) and the
- * one to make the egress broker's listeners (NET_BIND_SERVICE), is not
+ * one to make the egress broker's listeners (NET_BIND_SERVICE) -- in
+ * nested mode SETFCAP too, for the idmap service (idmap_service.h) -- is not
  * dumpable (so code in the sandbox cannot ptrace it or open its fds through
  * /proc), and runs under the same seccomp filter as everything it starts. */
 #include "init.h"
@@ -35,6 +36,7 @@
 
 #include "caps.h"
 #include "files_wire.h"
+#include "idmap_service.h"
 #include "landlock.h"
 #include "proto.h"
 #include "sanitizer.h"
@@ -386,6 +388,7 @@ static void reap(struct init_state *st)
     while (read(st->sigfd, &si, sizeof(si)) == sizeof(si))
         ;
     while ((pid = wait4(-1, &status, WNOHANG, &ru)) > 0) {
+        nsbox_idmap_reaped(pid);
         for (size_t i = 0; i < st->n_execs; i++) {
             if (st->execs[i].pid != pid)
                 continue;
@@ -520,7 +523,7 @@ static int setup_signals(void)
 _Noreturn void nsbox_init_main(const struct nsbox_init_config *cfg)
 {
     static struct init_state st;
-    struct pollfd pfd[MAX_CLIENTS + 2];
+    struct pollfd pfd[MAX_CLIENTS + 3];
 
     st.cfg = cfg;
     st.sigfd = setup_signals();
@@ -540,6 +543,8 @@ _Noreturn void nsbox_init_main(const struct nsbox_init_config *cfg)
         pfd[n++] = (struct pollfd){.fd = cfg->listen_fd, .events = POLLIN};
         for (size_t i = 0; i < st.n_clients; i++)
             pfd[n++] = (struct pollfd){.fd = st.clients[i], .events = POLLIN};
+        /* Nested mode: the idmap service's socket, last (fd -1: ignored). */
+        pfd[n++] = (struct pollfd){.fd = cfg->idmap_fd, .events = POLLIN};
         if (poll(pfd, n, -1) < 0 && errno != EINTR) {
             NSBOX_SAN(nsbox_sanitizer_init_exit(cfg->landlock, false);)
             _exit(1);
@@ -552,6 +557,8 @@ _Noreturn void nsbox_init_main(const struct nsbox_init_config *cfg)
         size_t polled = st.n_clients;
         if (pfd[1].revents & POLLIN)
             accept_client(&st);
+        if (pfd[2 + polled].revents & POLLIN)
+            nsbox_idmap_accept(cfg->idmap_fd);
         /* Backwards: drop_client moves the last client into the hole. */
         for (size_t i = polled; i-- > 0;)
             if (pfd[2 + i].revents & (POLLIN | POLLHUP | POLLERR))

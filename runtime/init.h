@@ -13,6 +13,8 @@ struct nsbox_init_config {
     int ctl_fd;    /* connected control socket of the owner, or -1 */
     int listen_fd; /* listening socket for later clients, or -1 */
     int disk_fd;   /* a tmpfs disk's root, sent to each client first; or -1 */
+    int idmap_fd;  /* nested mode: the idmap service's listening socket
+                      (idmap_service.h), or -1 */
     /* Landlock mode (landlock.h): init is no pid 1 but the leader of the
      * sandbox's session, which is its kill unit; commands get a process
      * group of their own and may not leave it, run as init's uid, with

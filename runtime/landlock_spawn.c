@@ -148,6 +148,7 @@ static _Noreturn void child_main(struct ll_spawn *s)
     struct nsbox_init_config ic = {.ctl_fd = s->fds.ctl_child,
                                    .listen_fd = s->fds.listen_fd,
                                    .disk_fd = -1,
+                                   .idmap_fd = -1,
                                    .landlock = true,
                                    .home = s->sb->workdir,
                                    .own_fd = s->own_fd,

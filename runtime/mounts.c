@@ -167,7 +167,7 @@ static int readonly_bind(int root, const char *path, struct nsbox_err *err)
     return 0;
 }
 
-static int setup_proc(int root, struct nsbox_err *err)
+static int setup_proc(int root, bool nested, struct nsbox_err *err)
 {
     _cleanup_close_ int fd = open_dir_in(root, "proc", 0555, err);
     if (fd < 0)
@@ -181,6 +181,9 @@ static int setup_proc(int root, struct nsbox_err *err)
     if (mount("proc", target, "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, "hidepid=invisible") < 0 &&
         mount_at_fd("proc", fd, "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL, "/proc", err) < 0)
         return -1;
+    /* Nested mode: plain (nested.h), or no engine could mount its own. */
+    if (nested)
+        return 0;
     if (mask_proc(root, err) < 0)
         return -1;
     for (size_t i = 0; i < sizeof(readonly_paths) / sizeof(readonly_paths[0]); i++)
@@ -219,6 +222,8 @@ static int setup_dev(int root, const struct nsbox_mount_config *c, struct nsbox_
     if (devfd < 0)
         return nsbox_err_sys(err, "cannot open /dev");
     if (bind_dev_nodes(devfd, err) < 0)
+        return -1;
+    if (c->nested.tun && nsbox_nested_tun(devfd, err) < 0)
         return -1;
     if (mkdirat(devfd, "pts", 0755) < 0 || mkdirat(devfd, "shm", 01777) < 0)
         return nsbox_err_sys(err, "cannot populate /dev");
@@ -627,7 +632,7 @@ int nsbox_mounts_setup(const struct nsbox_mount_config *c, struct nsbox_err *err
     _cleanup_close_ int root = open(c->merged, O_PATH | O_DIRECTORY | O_CLOEXEC);
     if (root < 0)
         return nsbox_err_sys(err, "cannot open %s", c->merged);
-    if (setup_proc(root, err) < 0 || setup_dev(root, c, err) < 0)
+    if (setup_proc(root, c->nested.on, err) < 0 || setup_dev(root, c, err) < 0)
         return nsbox_err_prefix(err, "sandbox filesystem");
     snprintf(opts, sizeof(opts), "mode=1777,size=%llu,nr_inodes=%llu",
              (unsigned long long)c->tmp_bytes, tmpfs_inodes(c->tmp_bytes));
@@ -635,8 +640,9 @@ int nsbox_mounts_setup(const struct nsbox_mount_config *c, struct nsbox_err *err
         return -1;
     /* /sys stays empty: nothing a sandboxed program needs is there, and much
      * about the host is. */
-    if (mount_tmpfs(root, "sys", "size=0,mode=555", MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC,
-                    err) < 0)
+    if (c->nested.on ? nsbox_nested_sys(root, err) < 0
+                     : mount_tmpfs(root, "sys", "size=0,mode=555",
+                                   MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC, err) < 0)
         return -1;
     if (c->workdir != NULL && c->workdir[0] != '\0') {
         _cleanup_close_ int w = open_dir_in(
@@ -651,6 +657,9 @@ int nsbox_mounts_setup(const struct nsbox_mount_config *c, struct nsbox_err *err
     _cleanup_close_ int dfd = c->private_dir ? mount_private(c, err) : -1;
     if (c->private_dir != NULL && (dfd < 0 || setup_etc(root, c, dfd, err) < 0))
         return -1;
+    if (c->nested.on &&
+        (dfd < 0 || nsbox_nested_setup(root, &c->nested, c->private_dir, dfd, err) < 0))
+        return dfd < 0 ? nsbox_err_set(err, EINVAL, "nested mode needs the private tmpfs") : -1;
     for (size_t i = 0; i < c->n_binds; i++)
         if (setup_bind(root, c, i, dfd, err) < 0)
             return -1;

@@ -6,6 +6,7 @@
 #include <stdint.h>
 
 #include "../common/err.h"
+#include "nested.h"
 
 #define NSBOX_MOUNT_MAX_BINDS 32 /* = NSBOX_MAX_BINDS */
 
@@ -44,6 +45,9 @@ struct nsbox_mount_config {
      * binds, each bound read-only from there. */
     const char *private_dir;
     const char *hostname;
+    /* Nested mode (nested.h): a plain /proc, /sys/fs/cgroup, /dev/net/tun
+     * and the rest; off: nothing changes. */
+    struct nsbox_nested_mount nested;
 };
 
 /* In a fresh mount namespace (of the sandbox's user namespace): builds the

@@ -43,6 +43,7 @@
 #include "init.h"
 #include "internal.h"
 #include "mounts.h"
+#include "nested.h"
 #include "net.h"
 #include "sanitizer.h"
 #include "sandbox.h"
@@ -160,11 +161,49 @@ static int disk_layers(struct spawn *s, int fds[N_LAYERS], char paths[N_LAYERS][
     return 0;
 }
 
+/* Nested mode (nested.h): what the child opens with the host's
+ * credentials (the client, the images' layout, in the store), into n;
+ * fds[0..2] the caller closes. */
+static int nested_open(struct spawn *s, struct nsbox_nested_mount *n, int fds[3], char paths[2][64],
+                       struct nsbox_err *err)
+{
+    if (!s->cfg->nested)
+        return 0;
+    n->on = true;
+    n->tun = s->sb->nested_tun;
+    n->ids = s->nested_ids;
+    n->client_fd = fds[0] = open(s->nested_client, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+    if (fds[0] < 0)
+        return nsbox_err_sys(err, "cannot open %s", s->nested_client);
+    if (s->cfg->nested_images == NULL)
+        return 0;
+    fds[1] = open(s->cfg->nested_images, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (fds[1] < 0)
+        return nsbox_err_sys(err, "cannot open the nested images %s", s->cfg->nested_images);
+    snprintf(paths[1], sizeof(paths[1]), "/proc/self/fd/%d", fds[1]);
+    n->images = paths[1];
+    return 0;
+}
+
+/* Nested mode: its storage on the disk, once the disk is there. */
+static int nested_storage(struct spawn *s, struct nsbox_nested_mount *n, int fds[3],
+                          char paths[2][64], int state_fd, struct nsbox_err *err)
+{
+    if (!n->on)
+        return 0;
+    fds[2] = nsbox_nested_storage_open(s->disk_fd, state_fd, err);
+    if (fds[2] < 0)
+        return -1;
+    snprintf(paths[0], sizeof(paths[0]), "/proc/self/fd/%d", fds[2]);
+    n->storage = paths[0];
+    return 0;
+}
+
 static int child_setup(struct spawn *s, struct nsbox_err *err)
 {
     const struct nsbox_sandbox_config *cfg = s->cfg;
-    int layer_fds[N_LAYERS], bind_fds[NSBOX_MAX_BINDS];
-    char layers[N_LAYERS][64], private_dir[80];
+    int layer_fds[N_LAYERS], bind_fds[NSBOX_MAX_BINDS], nested_fds[3] = {-1, -1, -1};
+    char layers[N_LAYERS][64], private_dir[80], nested_paths[2][64];
     char c;
 
     for (size_t i = 0; i < NSBOX_MAX_BINDS; i++)
@@ -183,7 +222,8 @@ static int child_setup(struct spawn *s, struct nsbox_err *err)
     if (unshare(CLONE_NEWNS) < 0)
         return nsbox_err_sys(err, "cannot create a mount namespace");
     if (open_layers(s, layer_fds, layers, err) < 0 ||
-        nsbox_binds_open(cfg, s->sb->state_dir, bind_fds, mc.binds, err) < 0)
+        nsbox_binds_open(cfg, s->sb->state_dir, bind_fds, mc.binds, err) < 0 ||
+        nested_open(s, &mc.nested, nested_fds, nested_paths, err) < 0)
         return -1;
     /* STATE/etc, for nsbox's own files (mounts.c, mount_private). */
     snprintf(private_dir, sizeof(private_dir), "/proc/self/fd/%d/etc", layer_fds[L_STATE]);
@@ -191,7 +231,8 @@ static int child_setup(struct spawn *s, struct nsbox_err *err)
     mc.hostname = cfg->hostname ? cfg->hostname : "nsbox";
     if (become_root(cfg->rootless_map == NULL || nsbox_idmap_may_setgroups(cfg->rootless_map),
                     err) < 0 ||
-        disk_layers(s, layer_fds, layers, err) < 0)
+        disk_layers(s, layer_fds, layers, err) < 0 ||
+        nested_storage(s, &mc.nested, nested_fds, nested_paths, layer_fds[L_STATE], err) < 0)
         return -1;
     if (s->sb->cgroup.kind != NSBOX_CGROUP_NONE && unshare(CLONE_NEWCGROUP) < 0)
         return nsbox_err_sys(err, "cannot create a cgroup namespace");
@@ -205,6 +246,11 @@ static int child_setup(struct spawn *s, struct nsbox_err *err)
         mc.workspace_work = layers[L_WS_WORK];
     }
     int r = nsbox_mounts_setup(&mc, err);
+    if (r == 0 && cfg->nested && (s->idmap_fd = nsbox_nested_listen(err)) < 0)
+        r = -1;
+    for (int i = 0; i < 3; i++)
+        if (nested_fds[i] >= 0)
+            close(nested_fds[i]);
     for (int i = 0; i < N_LAYERS; i++)
         if (layer_fds[i] >= 0)
             close(layer_fds[i]);
@@ -240,7 +286,7 @@ static int child_setup(struct spawn *s, struct nsbox_err *err)
         set_rlimit(RLIMIT_NPROC, cfg->limits.pids);
     if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0)
         return nsbox_err_sys(err, "cannot make init undumpable");
-    if (nsbox_caps_limit_for_init(err) < 0)
+    if (nsbox_caps_limit_for_init(cfg->nested, err) < 0)
         return -1;
     return nsbox_seccomp_install(cfg->seccomp, err);
 }
@@ -263,19 +309,16 @@ _Noreturn void nsbox_ns_child_main(struct spawn *s)
     int r = child_setup(s, &err);
     /* Everything else nsbox had open stays outside: close_range over the
      * gaps between the few fds init keeps. */
-    int keep[] = {s->fds.err_w,
-                  s->fds.ctl_child,
-                  s->fds.listen_fd,
-                  s->slot_fd,
-                  s->cfg->keep_fd,
-                  s->disk_fd,
-                  s->oom.fd NSBOX_SAN(, s->san_fd)};
+    int keep[] = {
+        s->fds.err_w,    s->fds.ctl_child, s->fds.listen_fd, s->slot_fd,
+        s->cfg->keep_fd, s->disk_fd,       s->idmap_fd,      s->oom.fd NSBOX_SAN(, s->san_fd)};
     nsbox_close_all_but(keep, sizeof(keep) / sizeof(keep[0]));
     nsbox_spawn_child_ready(s->fds.err_w, &err, r == 0);
     struct nsbox_init_config ic = {
         .ctl_fd = s->fds.ctl_child,
         .listen_fd = s->fds.listen_fd,
         .disk_fd = s->disk_fd,
+        .idmap_fd = s->idmap_fd,
         .oom = s->oom NSBOX_SAN(, .rlimit_as = s->sb->cgroup.kind == NSBOX_CGROUP_NONE
                                                    ? s->cfg->limits.memory_bytes
                                                    : 0)};
@@ -589,6 +632,24 @@ static int workspace_plan(struct spawn *s, const char *workspace, struct nsbox_e
     return 0;
 }
 
+/* Nested mode (nested.h): the checks, the client, STATE/containers. */
+static int nested_plan(struct spawn *s, uint32_t base, struct nsbox_err *err)
+{
+    const struct nsbox_idmap *m = s->cfg->rootless_map;
+    uint32_t ids = ROOT_RANGE_SIZE;
+    if (m != NULL) {
+        uint32_t g = 0;
+        for (size_t i = 0; i < m->n_gid; i++)
+            g += m->gid[i].count;
+        ids = nsbox_idmap_uid_count(m);
+        ids = g < ids ? g : ids;
+    }
+    s->nested_ids = ids;
+    if (nsbox_nested_plan(s->cfg, s->sb, ids, s->nested_client, sizeof(s->nested_client), err) < 0)
+        return -1;
+    return nsbox_nested_state_dir(s->sb, base, err);
+}
+
 static void undo_create(struct nsbox_sandbox *sb, const struct nsbox_sandbox_config *cfg)
 {
     struct nsbox_err ignored;
@@ -613,6 +674,7 @@ int nsbox_namespaces_create(const struct nsbox_sandbox_config *cfg, struct nsbox
                       .sync_w = -1,
                       .slot_fd = -1,
                       .disk_fd = -1,
+                      .idmap_fd = -1,
                       .oom = {.fd = -1} NSBOX_SAN(, .san_fd = -1)};
     uint32_t base = 0;
 
@@ -634,6 +696,8 @@ int nsbox_namespaces_create(const struct nsbox_sandbox_config *cfg, struct nsbox
      * parent itself (the ids are already the sandbox's). */
     if (r == 0 && cfg->workspace != NULL)
         r = workspace_plan(&s, cfg->workspace, err);
+    if (r == 0 && cfg->nested)
+        r = nested_plan(&s, base, err);
     if (r == 0)
         r = nsbox_disk_plan(cfg, out,
                             out->rootless ? 0 : (base - ROOT_RANGE_BASE) / ROOT_RANGE_SIZE, err);

@@ -117,6 +117,16 @@ struct nsbox_sandbox_config {
      * hostname, tmp and shm sizes and rootless_map are not used; a
      * workspace or a bind is refused. */
     enum nsbox_isolation isolation;
+    /* Nested containers allowed (docs/nested.md, runtime/nested.h): init
+     * keeps CAP_SETFCAP and serves /run/nsbox/idmap.sock, /proc is plain,
+     * /var/lib/containers is on the sandbox's disk.  Needs a seccomp
+     * profile that allows it (seccomp-profiles/nested.json) and more than
+     * one id.  Not with landlock isolation. */
+    bool nested;
+    /* With nested: a host directory holding an OCI layout, or NULL: shown
+     * read-only, nosuid, nodev, noexec at /run/nsbox/images through an
+     * overlay whose layer is named by fd (no host path in mountinfo). */
+    const char *nested_images;
 };
 
 /* The longest state directory, workdir and workspace path a sandbox takes
@@ -148,6 +158,8 @@ struct nsbox_sandbox {
     enum nsbox_isolation isolation;
     int landlock_abi; /* landlock mode: the kernel's Landlock ABI */
     bool egress_ca;   /* nsbox_sandbox_net_set installed a TLS CA inside (egress.h) */
+    bool nested;      /* nested containers allowed (nsbox_sandbox_config.nested) */
+    bool nested_tun;  /* nested: the host's /dev/net/tun is bound inside */
 };
 
 /* Creates and starts a sandbox.  Returns 0, or -1 with err naming the

@@ -7,6 +7,7 @@
 
 #include <limits.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 #include "oom_adj.h"
@@ -33,6 +34,11 @@ struct spawn {
     char ws_parent[PATH_MAX];
     char ws_name[NAME_MAX + 1];
     char ws_base[PATH_MAX];
+    /* Nested mode (nested.h): the newuidmap client's host path, the
+     * sandbox's id count, and (the child's) the idmap service's socket. */
+    char nested_client[PATH_MAX];
+    uint32_t nested_ids;
+    int idmap_fd;
 };
 
 /* In the process that clones (a helper): clones the child into its

@@ -145,6 +145,7 @@ static int pack(struct spawn *s, int flags, struct buf *b, int fds[MAX_FDS], siz
     PATCH(cfg.workdir, put_str(b, cfg->workdir));
     PATCH(cfg.workspace, put_str(b, cfg->workspace));
     PATCH(cfg.hostname, put_str(b, cfg->hostname));
+    PATCH(cfg.nested_images, put_str(b, cfg->nested_images));
     PATCH(cfg.env, 0); /* the commands' environment: not the child's */
     PATCH(cfg.rootless_map,
           cfg->rootless_map ? put(b, cfg->rootless_map, sizeof(*cfg->rootless_map)) : 0);
@@ -207,8 +208,8 @@ static bool unpack(struct head *h, char *b, size_t len, const int *fds, size_t n
     if (!fix(&cfg->rootfs, b, len) || !fix(&cfg->state_root, b, len) ||
         !fix(&cfg->workdir, b, len) || !fix(&cfg->workspace, b, len) ||
         !fix(&cfg->hostname, b, len) || !fix(&cfg->env, b, len) ||
-        !fix(&cfg->rootless_map, b, len) || !fix(&cfg->seccomp, b, len) ||
-        !fix(&cfg->binds, b, len) || cfg->n_binds > NSBOX_MAX_BINDS)
+        !fix(&cfg->nested_images, b, len) || !fix(&cfg->rootless_map, b, len) ||
+        !fix(&cfg->seccomp, b, len) || !fix(&cfg->binds, b, len) || cfg->n_binds > NSBOX_MAX_BINDS)
         return false;
     struct nsbox_bind *binds = (struct nsbox_bind *)cfg->binds;
     for (size_t i = 0; i < cfg->n_binds; i++)

@@ -96,6 +96,8 @@ int nsbox_state_write(const struct nsbox_sandbox *sb, struct nsbox_err *err)
     put_num(&t, "disk_projid", (long long)sb->disk.projid);
     put_num(&t, "isolation", (int)sb->isolation);
     put_num(&t, "landlock_abi", sb->landlock_abi);
+    put_num(&t, "nested", sb->nested);
+    put_num(&t, "nested_tun", sb->nested_tun);
     owned = t.buf;
     if (t.failed || t.len > STATE_MAX)
         return nsbox_err_set(err, ENOMEM, "cannot write the state of %s", sb->state_dir);
@@ -180,6 +182,8 @@ int nsbox_state_read(struct nsbox_sandbox *sb, unsigned long long *start, struct
     sb->isolation = num(text, "isolation") == NSBOX_ISOLATION_LANDLOCK ? NSBOX_ISOLATION_LANDLOCK
                                                                        : NSBOX_ISOLATION_NAMESPACES;
     sb->landlock_abi = (int)num(text, "landlock_abi");
+    sb->nested = num(text, "nested") != 0;
+    sb->nested_tun = num(text, "nested_tun") != 0;
     return 0;
 }
 

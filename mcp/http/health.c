@@ -68,7 +68,7 @@ static int check_sandbox(struct mcp_server *cfg, struct nsbox_err *err)
     if (image == NULL)
         return mcp_no_image(&cfg->boxes.store, MCP_LANGUAGE_DEFAULT, err);
     struct mcp_sandbox *m = mcp_sandbox_build(cfg, image, &cfg->defaults, NULL, NULL, NULL, true,
-                                              err);
+                                              NULL, err);
     if (m == NULL)
         return nsbox_err_prefix(err, "making a sandbox of %s", image);
     char *argv[] = {"true", NULL};

@@ -112,6 +112,14 @@ static const struct mcp_arg create_fields[] = {
                        "and the network broker puts the value in its place only in requests to "
                        "the secret's hosts (added to network)",
         .max_len = 16),
+    ARG("nested", BOOLEAN, 0,
+        .description = "containers inside: rootless podman and its Docker API at DOCKER_HOST "
+                       "(compose, Testcontainers); only when the server allows it "
+                       "(serve --allow-nested)"),
+    ARG("nested_images", STRING_LIST, 0,
+        .description = "with nested: images of the server's store (see list_images) loaded into "
+                       "the nested engine under the same names, without network",
+        .max_len = 32),
 };
 #define PACKAGE_FIELDS                                                                             \
     ARG("manager", STRING, 0, .choices = managers,                                                 \
@@ -524,6 +532,10 @@ static int create_args(const struct mcp_server *cfg, json_t *args, struct mcp_cr
         return nsbox_err_prefix(err, "packages");
     out->network = json_object_get(args, "network");
     out->secrets = json_object_get(args, "secrets");
+    out->nested = mcp_arg_bool(args, "nested");
+    out->nested_images = json_object_get(args, "nested_images");
+    if (json_array_size(out->nested_images) > 0 && !out->nested)
+        return nsbox_err_set(err, 0, "nested_images goes with nested: true");
     return 0;
 }
 

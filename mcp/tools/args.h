@@ -72,6 +72,8 @@ struct mcp_create_args {
     json_t *network;       /* borrowed: an array of rule texts, or NULL (tools/network.c) */
     json_t *secrets;       /* borrowed: an array of secret names, or NULL (tools/secrets.c) */
     struct mcp_pkg_args packages; /* installed at creation (mcp/tools/packages.c) */
+    bool nested;                  /* containers inside (boxes/nested.h) */
+    json_t *nested_images;        /* borrowed: an array of image names, or NULL */
 };
 
 /* install_packages */

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../../boxes/nested.h"
 #include "../../boxes/net.h"
 #include "../../boxes/secrets.h"
 #include "../../boxes/usage.h"
@@ -92,7 +93,43 @@ static json_t *sandbox_json(const struct mcp_sandbox *m)
         box_usage_json(&m->box, j);
     if (j != NULL)
         json_object_set_new(j, "state", json_string(mcp_sandbox_state(m)));
+    if (j != NULL)
+        box_nested_json(&m->box, j);
     return j;
+}
+
+/* nested and nested_images as asked, allowed by the operator, each image
+ * one this session may use (image_usable); n->images malloc'ed (its
+ * strings borrowed from args). */
+static int nested_request(struct mcp_session *s, const struct mcp_create_args *a,
+                          struct mcp_nested *n, const char ***names, struct nsbox_err *err)
+{
+    size_t i;
+    json_t *e;
+    *n = (struct mcp_nested){.nested = a->nested};
+    if (!a->nested)
+        return 0;
+    if (!s->cfg->allow_nested)
+        return nsbox_err_set(err, EPERM,
+                             "nested containers are off on this server: the operator turns them "
+                             "on with `nsbox serve --allow-nested` (config: allow-nested = true)");
+    if (a->packages.given)
+        return nsbox_err_set(err, ENOTSUP,
+                             "nested and packages do not go together yet: create the sandbox, "
+                             "then call install_packages");
+    size_t count = json_array_size(a->nested_images);
+    if (count == 0)
+        return 0;
+    if ((*names = calloc(count, sizeof(char *))) == NULL)
+        return nsbox_err_set(err, ENOMEM, "out of memory");
+    json_array_foreach (a->nested_images, i, e) {
+        (*names)[i] = json_string_value(e);
+        if (!image_usable(s, (*names)[i], err))
+            return nsbox_err_prefix(err, "nested_images");
+    }
+    n->images = *names;
+    n->n_images = count;
+    return 0;
 }
 
 /* ---- the tools ---- */
@@ -154,11 +191,16 @@ int mcp_tool_sandbox_create(struct mcp_session *s, struct mcp_call *call, json_t
     const char *image = a.image ? a.image : mcp_image_for_language(s, a.language);
     if (image == NULL)
         return mcp_no_image(&s->cfg->boxes.store, a.language, err);
+    struct mcp_nested nested;
+    _cleanup_free_ const char **nested_names = NULL;
+    if (nested_request(s, &a, &nested, &nested_names, err) < 0)
+        return -1;
     _cleanup_json_ json_t *installed = NULL; /* packages (tools/packages.c) */
     struct mcp_sandbox *m = a.packages.given
                                 ? mcp_packages_create(s, call, image, &a, &installed, err)
-                                : mcp_sandbox_new(s, image, &a.limits.limits, a.env, a.workdir,
-                                                  a.workspace, false, err);
+                                : mcp_sandbox_new_nested(s, image, &a.limits.limits, a.env,
+                                                         a.workdir, a.workspace, false, &nested,
+                                                         err);
     if (m == NULL || (net != NULL && open_network(s, call, m, net, g.v, g.n, err) < 0))
         return -1;
     mcp_call_log(s, call, "info", "sandbox %s created from %s", m->id, m->box.image);

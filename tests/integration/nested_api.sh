@@ -1,0 +1,129 @@
+#!/usr/bin/env bash
+# nested_api (issue #31, boxes/nested.h, docs/nested.md): a nested sandbox's
+# Docker API and the images handed in from the store.  Over MCP
+# (tests/mcp/nested_api.py): sandbox_create {nested} refused without
+# serve --allow-nested (the error names the flag), then GET /_ping answers OK,
+# DOCKER_HOST is set, podman --remote and docker-compose work, a busybox image
+# of the store given as nested_images runs with `podman run` and no network,
+# nested_images without nested and a name the store lacks are refused, and
+# the layout directory goes with the sandbox.  Through the CLI: `run --nested`
+# starts the API before the command, --nested-image needs --nested, create +
+# exec + rm keep DOCKER_HOST and remove the layout.  As root and as the
+# unprivileged user nsboxtest (tests/setup-users.sh).
+SUITE=nested_api
+. "$(dirname "$0")/../lib.sh"
+
+# The image with podman, curl and docker-compose: one variable, IMG, a
+# reference `nsbox pull` takes: piece C's `make ci-image` layout (tests/run.sh
+# builds it once: NSBOX_CI_LAYOUT) when it is there, else the spike's image,
+# which lacks /etc/containers/{containers,storage}.conf: they are added as a
+# layer here, as the CI image has them.
+CI_LAYOUT=${NSBOX_CI_LAYOUT:-${NSBOX_CI_IMAGE_CACHE:-/var/cache/nsbox/ci-image}/oci}
+if [ -e "$CI_LAYOUT/index.json" ]; then
+	IMG=oci:$CI_LAYOUT:latest
+else
+	printf '[containers]\ncgroups="disabled"\nlog_driver="k8s-file"\n[engine]\ncgroup_manager="cgroupfs"\nevents_logger="file"\nruntime="crun"\n' >"$T/containers.conf"
+	printf '[storage]\ndriver = "overlay"\ngraphroot = "/var/lib/containers/storage"\nrunroot = "/run/containers/storage"\nrootless_storage_path = "/var/lib/containers/storage"\n[storage.options.overlay]\nmount_program = ""\n' >"$T/storage.conf"
+	python3 "$ROOT/tests/fixtures/add-layer.py" /work/spike31/oci2 "$T/ci" "$T/containers.conf:/etc/containers/containers.conf" \
+		"$T/storage.conf:/etc/containers/storage.conf" && chmod -R a+rX "$T/ci" && IMG=oci:$T/ci:latest ||
+		{ fail setup "no CI image (make ci-image) and cannot derive one from the spike's"; finish; }
+fi
+echo "# image: $IMG"
+BB=localhost/nested-bb:1
+SOCK=/run/podman/podman.sock
+# busybox with a /usr/bin/podman that fails at once: the service's exit
+# must fail the creation, quoting its log.
+printf '#!/bin/sh\necho "podman-fake: boom, cannot serve" >&2\nexit 3\n' >"$T/fakepodman"
+python3 "$ROOT/tests/fixtures/add-layer.py" "$F/oci/busybox" "$T/fake" "$T/fakepodman:/usr/bin/podman:0755" &&
+	chmod -R a+rX "$T/fake" || { fail setup "cannot make the fake podman image"; finish; }
+
+# prepare STORE NSBOX...: IMG and the busybox fixture (named BB) in STORE.
+prepare() {
+	local store=$1
+	shift
+	"$@" --store "$store" pull --quiet "$IMG" >"$T/pull.log" 2>&1 &&
+		"$@" --store "$store" pull --quiet "oci:$F/oci/busybox:latest" >>"$T/pull.log" 2>&1 &&
+		"$@" --store "$store" tag "oci:$F/oci/busybox:latest" "$BB" >>"$T/pull.log" 2>&1 &&
+		"$@" --store "$store" pull --quiet "oci:$T/fake:latest" >>"$T/pull.log" 2>&1
+}
+
+# cli MODE STORE NSBOX...: the CLI's side.
+cli() {
+	local p=$1 store=$2 out id
+	shift 2
+	local N=("$@" --store "$store")
+	expect_usage() {
+		out=$("${N[@]}" create --nested-image "$BB" "$IMG" 2>&1)
+		[ $? -eq 2 ] && printf '%s' "$out" | grep -q -- '--nested-image goes with --nested'
+	}
+	if expect_usage; then pass "$p/cli_nested_image_needs_nested"; else fail "$p/cli_nested_image_needs_nested" "$out"; fi
+	out=$("${N[@]}" run --nested --memory 2g "$IMG" -- sh -c "curl -s --unix-socket $SOCK http://d/_ping; echo; echo \$DOCKER_HOST" 2>"$T/run.err")
+	if [ "$(printf '%s' "$out" | head -1)" = OK ] && [ "$(printf '%s' "$out" | sed -n 2p)" = "unix://$SOCK" ]; then
+		pass "$p/cli_run_nested_api_ready_before_command"
+	else
+		fail "$p/cli_run_nested_api_ready_before_command" "$out :: $(tail -3 "$T/run.err" | tr '\n' ' ')"
+	fi
+	id=$("${N[@]}" create --nested --memory 2g --nested-image "$BB" "$IMG" 2>"$T/create.err")
+	out=$("${N[@]}" exec "$id" sh -c "podman run --rm --network host $BB echo cli-nested-ok; echo \$DOCKER_HOST" 2>&1)
+	if printf '%s' "$out" | grep -qx cli-nested-ok && printf '%s' "$out" | grep -qx "unix://$SOCK" &&
+		[ "$(ls "$store/nested" | wc -l)" = 1 ]; then
+		pass "$p/cli_create_exec_nested_image"
+	else
+		fail "$p/cli_create_exec_nested_image" "$id $out :: $(tail -3 "$T/create.err" | tr '\n' ' ')"
+	fi
+	"${N[@]}" rm "$id" >/dev/null 2>&1
+	if [ -z "$(ls -A "$store/nested" 2>/dev/null)" ]; then pass "$p/cli_rm_removes_layout"; else fail "$p/cli_rm_removes_layout" "$(ls "$store/nested")"; fi
+	# Without podman: nested all the same, no API, and the record says why.
+	out=$("${N[@]}" run --json --nested "oci:$F/oci/busybox:latest" -- true 2>"$T/nopodman.err")
+	if printf '%s' "$out" | grep -q '"nested":true,"docker_api":false,"docker_host":null' &&
+		printf '%s' "$out" | grep -q '"nested_note":"the image has no /usr/bin/podman' &&
+		grep -q 'no /usr/bin/podman: no Docker API' "$T/nopodman.err"; then
+		pass "$p/cli_no_podman_no_api_said"
+	else
+		fail "$p/cli_no_podman_no_api_said" "$out :: $(tail -2 "$T/nopodman.err" | tr '\n' ' ')"
+	fi
+	expect_fail_nsbox "$p/cli_nested_images_need_podman" 'nested images need podman in the image' \
+		"${N[@]}" run --nested --nested-image "$BB" "oci:$F/oci/busybox:latest" -- true
+	expect_fail_nsbox "$p/cli_service_exit_fails_quoting_its_log" \
+		'the Docker API \(podman system service\) exited: podman-fake: boom, cannot serve' \
+		"${N[@]}" run --nested "oci:$T/fake:latest" -- true
+}
+
+# expect_fail_nsbox NAME PATTERN CMD...: CMD fails as nsbox (exit 125), its
+# stderr matching PATTERN, and leaves no layout behind.
+expect_fail_nsbox() {
+	local name=$1 pattern=$2 out rc
+	shift 2
+	out=$("$@" 2>&1)
+	rc=$?
+	if [ "$rc" -eq 125 ] && printf '%s' "$out" | grep -Eq -- "$pattern" && [ -z "$(ls -A "$store/nested" 2>/dev/null)" ]; then
+		pass "$name"
+	else
+		fail "$name" "rc $rc: $(printf '%s' "$out" | tail -2 | tr '\n' ' ') layouts: $(ls "$store/nested" 2>/dev/null)"
+	fi
+}
+
+# -- root -----------------------------------------------------------------------
+S=$T/store
+if ! prepare "$S" "$NSBOX"; then
+	fail setup "cannot pull $IMG or the busybox fixture: $(tail -3 "$T/pull.log" | tr '\n' ' ')"
+	finish
+fi
+LOGS=$T
+run_client root env NSBOX="$NSBOX" MODE=root STORE="$S" IMAGE="$IMG" BB="$BB" \
+	timeout 900 python3 "$ROOT/tests/mcp/nested_api.py"
+cli root "$S" "$NSBOX"
+
+# -- rootless (nsboxtest) ------------------------------------------------------------
+RL=$T/rootless
+mkdir -p "$RL" && install -m 755 "$NSBOX" "$RL/nsbox" && chown nsboxtest "$RL"
+install -m 755 "$(dirname "$NSBOX")/nsbox-newidmap" "$RL/nsbox-newidmap"
+as_user() { runuser -u nsboxtest -- env NSBOX_LIMITS=best-effort "$@"; }
+if ! prepare "$RL/store" as_user "$RL/nsbox"; then
+	fail rootless/setup "cannot pull as nsboxtest: $(tail -3 "$T/pull.log" | tr '\n' ' ')"
+	finish
+fi
+run_client rootless env NSBOX="$RL/nsbox" MODE=rootless AS_USER=1 STORE="$RL/store" IMAGE="$IMG" BB="$BB" \
+	timeout 900 python3 "$ROOT/tests/mcp/nested_api.py"
+cli rootless "$RL/store" as_user "$RL/nsbox"
+finish
