@@ -3,7 +3,7 @@
 and nested_ready, docs/bench.md, docs/nested.md).
 
 usage: nested_bench.py podman NSBOX STORE CI_REF BUSYBOX_LAYOUT RUNS
-       nested_bench.py ready  NSBOX STORE CI_REF RUNS
+       nested_bench.py ready  NSBOX STORE CI_REF BUSYBOX_LAYOUT RUNS
 
 podman: one nested sandbox of the CI image (`nsbox create --nested
 --nested-image` of the busybox fixture, loaded into its podman storage);
@@ -24,8 +24,10 @@ sides' order rotated from round to round:
 The ratio is nested/host.
 
 ready: `nsbox create --nested CI` (returns once the Docker API inside
-answers GET /_ping) against `nsbox create CI` of a plain sandbox; each
-sandbox is removed (untimed) before the next sample.
+answers GET /_ping) against `nsbox create CI` of a plain sandbox, and
+`create --nested --nested-image BUSYBOX` (the image exported from the store
+and loaded into the nested storage first) for context; each sandbox is
+removed (untimed) before the next sample.
 
 Prints a table and result lines in benchlib.py's format.  Reports, never
 asserts; exits non-zero only when a step fails."""
@@ -98,10 +100,13 @@ def bench_podman(nsbox, store, ci, bb_layout, runs):
                                  f"ratio={ratio:.2f}"], n=runs))
 
 
-def bench_ready(nsbox, store, ci, runs):
+def bench_ready(nsbox, store, ci, bb_layout, runs):
     ns = [nsbox, "--store", store]
     sh(*ns, "pull", "--quiet", ci)
-    sides = {"nested": [*ns, "create", "--nested", ci], "plain": [*ns, "create", ci]}
+    sh(*ns, "pull", "--quiet", f"oci:{bb_layout}:latest")
+    sh(*ns, "tag", f"oci:{bb_layout}:latest", BBREF)
+    sides = {"nested": [*ns, "create", "--nested", ci], "plain": [*ns, "create", ci],
+             "image": [*ns, "create", "--nested", "--nested-image", BBREF, ci]}
 
     def sample(cmd):
         t0 = time.perf_counter()
@@ -120,17 +125,19 @@ def bench_ready(nsbox, store, ci, runs):
     print(table_header())
     print(table_row("create --nested, to /_ping OK", samples["nested"]))
     print(table_row("create (plain)", samples["plain"]))
+    print(table_row("create --nested --nested-image busybox (context)", samples["image"]))
     med = {k: sorted(v)[len(v) // 2] for k, v in samples.items()}
     print(line("nested_ready", [f"nested_ms={spread(samples['nested'], '{:.0f}')}",
                                 f"plain_ms={spread(samples['plain'], '{:.0f}')}",
+                                f"with_image_ms={spread(samples['image'], '{:.0f}')}",
                                 f"ratio={med['nested'] / med['plain']:.2f}"], n=runs))
 
 
 def main():
     if len(sys.argv) == 7 and sys.argv[1] == "podman":
         bench_podman(sys.argv[2], sys.argv[3], sys.argv[4], sys.argv[5], int(sys.argv[6]))
-    elif len(sys.argv) == 6 and sys.argv[1] == "ready":
-        bench_ready(sys.argv[2], sys.argv[3], sys.argv[4], int(sys.argv[5]))
+    elif len(sys.argv) == 7 and sys.argv[1] == "ready":
+        bench_ready(sys.argv[2], sys.argv[3], sys.argv[4], sys.argv[5], int(sys.argv[6]))
     else:
         die(__doc__.split("\n\n")[1])
 

@@ -881,10 +881,11 @@ bench_nested_podman() {
 }
 
 # tests/bench/nested_bench.py ready: create --nested until the Docker API
-# answers /_ping, against a plain create of the same image.
+# answers /_ping, against a plain create of the same image (and with one
+# --nested-image, for context).
 bench_nested_ready() {
 	need_nested_store
-	relay python3 "$ROOT/tests/bench/nested_bench.py" ready "$NSBOX" "$NESTED_STORE" "$NESTED_CI" "$RUNS"
+	relay python3 "$ROOT/tests/bench/nested_bench.py" ready "$NSBOX" "$NESTED_STORE" "$NESTED_CI" "$F/oci/busybox" "$RUNS"
 }
 
 # ---- main --------------------------------------------------------------------
