@@ -131,17 +131,21 @@ run_mode() {
 	[ "$OUT" = present ] || { fail "$m/setup" "$BBREF not in the nested storage: $(short "$OUT")"; return; }
 
 	# -- confinement of a --privileged nested container -----------------------------
-	# Attack: read the host's files by their host paths, and nsbox's store.
-	pr "cat $T/host/canary.txt; ls $T $S; cat $S/refs.json; find / -xdev -type f 2>/dev/null | xargs grep -l $CANARY 2>/dev/null; echo end"
-	if lacks "$OUT" "$CANARY" && has "$OUT" "canary.txt'?: No such file" && has "$OUT" "refs.json'?: No such file" && has "$OUT" end; then
+	# Attack: read the host's files by their host paths, and nsbox's store,
+	# in the container's root and in the sandbox's (bound whole at /sb).
+	SB="$PR_BASE -v /:/sb $BBREF"
+	nx "$SB sh -c 'for r in \"\" /sb; do cat \$r$T/host/canary.txt; ls \$r$T \$r$S; cat \$r$S/refs.json; done;
+		find / /sb -xdev -type f -size -64k 2>/dev/null | xargs grep -l $CANARY 2>/dev/null; echo end'"
+	if lacks "$OUT" "$CANARY" && [ "$(printf '%s' "$OUT" | grep -cE "canary.txt'?: No such file")" = 2 ] &&
+		[ "$(printf '%s' "$OUT" | grep -cE "refs.json'?: No such file")" = 2 ] && has "$OUT" end; then
 		pass "$m/privileged_cannot_read_host_paths_or_store"
 	else
 		fail "$m/privileged_cannot_read_host_paths_or_store" "$(short "$OUT")"
 	fi
 	# Attack: write a file at a host path (the container makes the directory
 	# in its own root; the host's stays without it).
-	pr "mkdir -p $T/host && echo pwned >$T/host/planted.txt && echo wrote-in-own-root"
-	if [ ! -e "$T/host/planted.txt" ] && has "$OUT" wrote-in-own-root; then
+	nx "$SB sh -c 'echo pwned >/sb$T/host/planted.txt; echo sb=\$?; mkdir -p $T/host && echo pwned >$T/host/planted.txt && echo wrote-in-own-root'"
+	if [ ! -e "$T/host/planted.txt" ] && has "$OUT" "sb=[1-9]" && has "$OUT" wrote-in-own-root; then
 		pass "$m/privileged_cannot_write_host_paths"
 	else
 		fail "$m/privileged_cannot_write_host_paths" "planted: $(ls "$T/host") :: $(short "$OUT")"
