@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -70,13 +71,15 @@ int nsbox_nested_plan(const struct nsbox_sandbox_config *cfg, struct nsbox_sandb
 {
     if (cfg->isolation == NSBOX_ISOLATION_LANDLOCK)
         return nsbox_err_set(err, EINVAL, "nested containers need namespaces isolation");
-    if (ids < 2)
+    if (ids < 2) {
+        const struct passwd *pw = getpwuid(getuid());
         return nsbox_err_set(
             err, EINVAL,
             "nested containers need more than one id in the sandbox, and rootless nsbox has only "
             "your own: give your user a range in /etc/subuid and /etc/subgid, e.g. `usermod "
             "--add-subuids 100000-165535 --add-subgids 100000-165535 %s` (as root)",
-            getenv("USER") ? getenv("USER") : "USER");
+            pw != NULL ? pw->pw_name : "USER");
+    }
     if (!kernel_at_least(5, 11))
         return nsbox_err_set(err, ENOTSUP,
                              "nested containers need overlay mounts in a user namespace "

@@ -19,7 +19,8 @@
 #     it (NSBOX_TEST_NESTED_PROFILE, a test-only override of the nested
 #     profile) podman run --rm (--network none for open_tree's) fails with
 #     the error the rule's comment names;
-#   - --nested with --seccomp-profile is refused.
+#   - --nested with --seccomp-profile is refused, and so is a rootless user
+#     with a single id (nobody: no /etc/subuid range), naming the fix.
 SUITE=nested_runtime
 . "$(dirname "$0")/../lib.sh"
 
@@ -254,6 +255,17 @@ if printf '%s' "$out" | grep -q 'not with --seccomp-profile' && ! printf '%s' "$
 	pass nested_with_seccomp_profile_refused
 else
 	fail nested_with_seccomp_profile_refused "$(printf '%s' "$out" | tail -2 | tr '\n' ' ')"
+fi
+# A rootless user without an /etc/subuid range (nobody): one id, refused
+# with the fix named.
+mkdir -p "$T/nobody" && chown nobody "$T/nobody"
+out=$(runuser -u nobody -- env -i PATH=/usr/bin:/bin HOME="$T/nobody" NSBOX_LIMITS=best-effort \
+	"$NSBOX" --store "$T/nobody/store" run --nested "oci:$BB:latest" -- echo ran 2>&1)
+if printf '%s' "$out" | grep -q 'usermod --add-subuids 100000-165535 --add-subgids 100000-165535 nobody' &&
+	! printf '%s' "$out" | grep -q '^ran$'; then
+	pass rootless_single_id_refused_with_the_fix
+else
+	fail rootless_single_id_refused_with_the_fix "$(printf '%s' "$out" | tail -2 | tr '\n' ' ')"
 fi
 stamp end
 finish
