@@ -63,7 +63,8 @@ trap cleanup EXIT
 wait_until 10 sh -c "curl -s http://127.0.0.1:$PA/ | grep -q ALLOWED-OK && curl -s http://127.0.0.1:$PD/ | grep -q ALLOWED-OK" ||
 	{ fail setup "the host's listeners did not start"; finish; }
 
-# one LINE...: prints the first of LINES that contains every word after it.
+# has TEXT ERE, lacks TEXT STRING: whether TEXT matches (grep -E), or does
+# not contain STRING; short TEXT: its tail, one line, for a FAIL's reason.
 has() { printf '%s' "$1" | grep -qE -- "$2"; }
 lacks() { ! printf '%s' "$1" | grep -qF -- "$2"; }
 short() { printf '%s' "$1" | tail -c 400 | tr '\n' ' '; }
@@ -85,14 +86,24 @@ nx() {
 	OUT=$(timeout 240 "${NSB[@]}" exec "$NID" -- sh -c "$1" 2>&1)
 	RC=$?
 }
-# pr CMD: the same in a `podman run --rm --privileged` of the busybox image.
+# pr CMD: the same in a `podman run --rm --privileged` of the busybox image,
+# on the sandbox's own network (a bridge needs /dev/net/tun: tried on its own
+# below).
 PR_BASE="podman run --rm --privileged --network host"
-# (the sandbox's own network: a bridge needs /dev/net/tun, tried on its own below)
-PR="podman run --rm --privileged --network host $BBREF"
+PR="$PR_BASE $BBREF"
 pr() { nx "$PR sh -c '$1'"; }
 alive() { [ "$("${NSB[@]}" exec "$NID" -- echo alive 2>/dev/null)" = alive ]; }
 
+# run_mode MODE STORE NSBOX...: every case with nsbox called as NSBOX...;
+# the mode's sandboxes are removed when it ends, whatever it reached.
 run_mode() {
+	local id
+	run_cases "$@"
+	for id in "${IDS[@]}"; do "${NSB[@]}" rm "$id" >/dev/null 2>&1; done
+	IDS=()
+}
+
+run_cases() {
 	local m=$1 S=$2 NID PID_PEER id out rc j before during mem=384m balloon=2048 cap=700
 	shift 2
 	# best-effort memory is RLIMIT_AS, an address-space bound that Go
