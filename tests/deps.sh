@@ -4,7 +4,7 @@
 set -eu
 BUILD="gcc make pkg-config libc6-dev libjansson-dev libarchive-dev libssl-dev zlib1g-dev libzstd-dev libseccomp-dev libcap-dev libmnl-dev libmicrohttpd-dev libinih-dev"
 RUNTIME="skopeo uidmap"
-TESTS="clang-format mmdebstrap umoci docker-registry python3 ca-certificates bsdutils util-linux qemu-system-x86 criu busybox-static cpio e2fsprogs xz-utils bubblewrap clang libclang-rt-14-dev clang-19 libclang-rt-19-dev valgrind python3-matplotlib python3-pandas node-typescript apt-utils gpg openssl haproxy python3-yaml python3-websockets crun runc chromium"
+TESTS="clang-format mmdebstrap umoci docker-registry python3 ca-certificates bsdutils util-linux qemu-system-x86 criu busybox-static cpio e2fsprogs xz-utils bubblewrap clang libclang-rt-14-dev clang-19 libclang-rt-19-dev valgrind python3-matplotlib python3-pandas node-typescript apt-utils gpg openssl haproxy python3-yaml python3-websockets crun runc chromium podman"
 if [ "$(id -u)" != 0 ]; then
 	echo "make deps: run as root (sudo make deps)" >&2
 	exit 1

@@ -73,7 +73,7 @@ RUNS=${BENCH_RUNS:-5}
 # benchlib.py, for the Python benchmarks and the tables written here in Python
 export PYTHONPATH=$ROOT/tests/bench${PYTHONPATH:+:$PYTHONPATH}
 
-BENCHES=(pull_unpack_python unpack_python sandbox_start exec_live idle_sandboxes mcp_execute mcp_interp mcp_rich egress secrets file_urls node_capacity services zygote fork pause context_fork density burst)
+BENCHES=(pull_unpack_python unpack_python sandbox_start exec_live idle_sandboxes mcp_execute mcp_interp mcp_rich egress secrets file_urls node_capacity services zygote fork pause context_fork density burst nested_podman nested_ready)
 
 say() { printf 'bench: %s\n' "$*" >&2; }
 die() {
@@ -856,6 +856,36 @@ bench_density() {
 bench_burst() {
 	need_runtime_store
 	relay python3 "$ROOT/tests/bench/burst_bench.py" "$NSBOX" "$RT_STORE" "$RUNS" "oci:$F/oci/python:latest"
+}
+
+# ---- nested: containers inside a sandbox (issue #31, docs/nested.md) ----------
+
+# The CI image (images/ci/build.sh builds its layout once and caches it).
+NESTED_STORE=
+need_nested_store() {
+	[ -n "$NESTED_STORE" ] && return
+	local layout=${NSBOX_CI_LAYOUT:-/var/cache/nsbox/ci-image/oci}
+	[ -d "$layout" ] || "$ROOT/images/ci/build.sh" >/dev/null 2>"$TMP/logs/ci-image.log" ||
+		die "images/ci/build.sh failed (log: $TMP/logs/ci-image.log)"
+	NESTED_STORE=$TMP/nested-store
+	NESTED_CI=oci:$layout:latest
+}
+
+# tests/bench/nested_bench.py podman: `podman run --rm busybox true` in a
+# nested sandbox (crun) against the same on the host as root (runc, rlimits
+# lowered: this host's hybrid cgroups and hard limits), and nsbox exec's own
+# cost.
+bench_nested_podman() {
+	need_nested_store
+	relay python3 "$ROOT/tests/bench/nested_bench.py" podman "$NSBOX" "$NESTED_STORE" "$NESTED_CI" "$F/oci/busybox" "$RUNS"
+}
+
+# tests/bench/nested_bench.py ready: create --nested until the Docker API
+# answers /_ping, against a plain create of the same image (and with one
+# --nested-image, for context).
+bench_nested_ready() {
+	need_nested_store
+	relay python3 "$ROOT/tests/bench/nested_bench.py" ready "$NSBOX" "$NESTED_STORE" "$NESTED_CI" "$F/oci/busybox" "$RUNS"
 }
 
 # ---- main --------------------------------------------------------------------
