@@ -39,7 +39,7 @@ LIB_OBJS  := $(LIB_SRCS:%.c=$(BUILD)/%.o)
 CLI_OBJS  := $(CLI_SRCS:%.c=$(BUILD)/%.o) $(BUILD)/cli/profile.o $(BUILD)/mcp/interp/embedded.o
 UNIT_OBJS := $(UNIT_SRCS:%.c=$(BUILD)/%.o)
 
-.PHONY: all install test test-plain test-asan unit-test load bench deps fixtures default-image container-image asan asan-planted fuzz fuzz-build fuzz-long clean format format-check docs
+.PHONY: all install test test-plain test-asan unit-test load bench deps fixtures default-image ci-image container-image asan asan-planted fuzz fuzz-build fuzz-long clean format format-check docs
 
 all: $(BUILD)/nsbox $(BUILD)/nsbox-tls $(BUILD)/nsbox-newidmap
 
@@ -180,6 +180,11 @@ docs: $(BUILD)/nsbox
 # The python image nsbox uses by default, built locally from Debian packages.
 default-image: $(BUILD)/nsbox
 	@images/default-image.sh $(BUILD)/nsbox
+
+# The image for nested sandboxes (podman, buildah, compose, git, gcc), built
+# locally from Debian packages and cached (docs/nested.md).
+ci-image: $(BUILD)/nsbox
+	@images/ci-image.sh $(BUILD)/nsbox
 
 # A container image of nsbox itself (OCI layout in build/container/oci, tag
 # latest) with the default image preloaded; CONTAINER_PRELOAD=OCI_DIR[:TAG]

@@ -76,6 +76,19 @@ require_registry() {
 	fi
 }
 
+# The CI image for nested sandboxes (images/ci/build.sh; tests/run.sh builds
+# it once per run for the suites named nested*).
+CI_LAYOUT=${NSBOX_CI_LAYOUT:-${NSBOX_CI_IMAGE_CACHE:-/var/cache/nsbox/ci-image}/oci}
+
+# nested_registry_conf: a registries.conf drop-in that lets podman, buildah
+# and skopeo inside a nested sandbox pull from the run's local registry
+# (plain HTTP): write it to /etc/containers/registries.conf.d/50-test.conf
+# inside.  The sandbox reaches the registry only with --net $REGISTRY (an
+# ADDR rule: the host's 127.0.0.1:PORT through the broker, docs/network.md).
+nested_registry_conf() {
+	printf '[[registry]]\nlocation = "%s"\ninsecure = true\n' "$REGISTRY"
+}
+
 # rootfs_of STORE REF: the rootfs path of an image in a store.
 rootfs_of() {
 	"$NSBOX" --store "$1" inspect "$2" | python3 -c 'import json,sys; print(json.load(sys.stdin)["rootfs"])'

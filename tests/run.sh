@@ -170,7 +170,8 @@ for n in ${TESTS:-}; do
 done
 # ---- shared set-up, once per run ----------------------------------------------------
 # The set-up jobs a suite waits for (they run in the background while other
-# suites start): npm packages, VM kernels, the default image.
+# suites start): npm packages, VM kernels, the default image, the CI image
+# (images/ci/build.sh, for the nested suites: every suite named nested*).
 needs_of() {
 	case $1 in
 	mcp_stdio | interp | fleet | smoke | watch | services) echo npm-mcp ;;
@@ -181,6 +182,7 @@ needs_of() {
 	host_profiles | vm_landlock) echo vm vm-kernels ;;
 	esac
 	case $1 in interp | packages | services) echo image ;; esac
+	case $1 in nested*) echo ci-image ;; esac
 }
 # bg_job NAME CMD...: a set-up job, its output in LOGDIR/setup-NAME.log.
 bg_job() {
@@ -207,6 +209,15 @@ default_image() {
 	touch "$NSBOX_DEFAULT_STORE/.seed-ready" "$NSBOX_DEFAULT_STORE_RL/.seed-ready"
 	echo "# the default image pulled into the run's two shared stores in $((SECONDS - start)) s"
 }
+# ci_image: the CI image's layout built once for the run (or found in its
+# cache, images/ci/build.sh); the nested suites pull it from
+# NSBOX_CI_LAYOUT into their stores and tag it localhost/nsbox-ci:latest.
+ci_image() {
+	set -e
+	local start=$SECONDS
+	"$ROOT/images/ci/build.sh" >/dev/null
+	echo "# the CI image's layout ready in $((SECONDS - start)) s ($(du -sh "$NSBOX_CI_LAYOUT" | cut -f1))"
+}
 vm_kernels() {
 	"$ROOT/tests/vm/setup.sh" --kernel bullseye && "$ROOT/tests/vm/setup.sh" --kernel bookworm-backports
 }
@@ -229,6 +240,7 @@ if [ "$PREP" != 0 ]; then
 	echo "# registry on $NSBOX_TEST_REGISTRY"
 	export NSBOX_FIXTURES=${NSBOX_FIXTURES:-/var/cache/nsbox/fixtures}
 	export NSBOX_DEFAULT_LAYOUT=${NSBOX_DEFAULT_LAYOUT:-/var/cache/nsbox/default-image/oci}
+	export NSBOX_CI_LAYOUT=${NSBOX_CI_IMAGE_CACHE:-/var/cache/nsbox/ci-image}/oci
 	export NSBOX_DEFAULT_STORE=$RUN/default/root NSBOX_DEFAULT_STORE_RL=$RUN/default/user
 	# Each job once, here, rather than by suites side by side (a suite's own
 	# call of the same script then finds everything current).
@@ -238,6 +250,7 @@ if [ "$PREP" != 0 ]; then
 	[[ $wanted == *" npm-clients "* ]] && bg_job npm-clients "$ROOT/tests/clients/setup.sh"
 	[[ $wanted == *" vm "* ]] && bg_job vm "$ROOT/tests/vm/setup.sh"
 	[[ $wanted == *" vm-kernels "* ]] && bg_job vm-kernels vm_kernels
+	[[ $wanted == *" ci-image "* ]] && bg_job ci-image ci_image
 	if [ "${NSBOX_TEST_SHARED_IMAGE:-1}" = 0 ]; then
 		unset NSBOX_DEFAULT_STORE NSBOX_DEFAULT_STORE_RL # (each suite pulls it, to compare)
 	elif [[ $wanted == *" image "* ]]; then
