@@ -63,7 +63,8 @@ static bool has_map_caps(void)
     _cleanup_fclose_ FILE *f = fopen("/proc/self/status", "re");
     char line[256];
     unsigned long long eff;
-    const unsigned long long need = (1ULL << 6) | (1ULL << 7) | (1ULL << 31); /* SETGID SETUID SETFCAP */
+    /* CAP_SETGID, CAP_SETUID, CAP_SETFCAP */
+    const unsigned long long need = (1ULL << 6) | (1ULL << 7) | (1ULL << 31);
 
     while (f != NULL && fgets(line, sizeof(line), f) != NULL)
         if (sscanf(line, "CapEff: %llx", &eff) == 1)
