@@ -19,6 +19,7 @@
 
 #include "../common/syscalls.h"
 #include "caps.h"
+#include "spawn.h"
 
 static pid_t handlers[NSBOX_IDMAP_HANDLERS];
 
@@ -220,9 +221,8 @@ static _Noreturn void handle(int fd)
     struct nsbox_err err = {0};
 
     /* Init's other fds stay out of reach of anything here. */
-    for (int i = 3; i < 1024; i++)
-        if (i != fd)
-            close(i);
+    int keep[] = {fd};
+    nsbox_close_all_but(keep, sizeof(keep) / sizeof(keep[0]));
     alarm(5); /* whatever happens, this fork goes */
     if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &peer, &len) < 0)
         answer(fd, "error: who is asking?");

@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -70,13 +71,15 @@ int nsbox_nested_plan(const struct nsbox_sandbox_config *cfg, struct nsbox_sandb
 {
     if (cfg->isolation == NSBOX_ISOLATION_LANDLOCK)
         return nsbox_err_set(err, EINVAL, "nested containers need namespaces isolation");
-    if (ids < 2)
+    if (ids < 2) {
+        const struct passwd *pw = getpwuid(getuid());
         return nsbox_err_set(
             err, EINVAL,
             "nested containers need more than one id in the sandbox, and rootless nsbox has only "
             "your own: give your user a range in /etc/subuid and /etc/subgid, e.g. `usermod "
             "--add-subuids 100000-165535 --add-subgids 100000-165535 %s` (as root)",
-            getenv("USER") ? getenv("USER") : "USER");
+            pw != NULL ? pw->pw_name : "USER");
+    }
     if (!kernel_at_least(5, 11))
         return nsbox_err_set(err, ENOTSUP,
                              "nested containers need overlay mounts in a user namespace "
@@ -295,6 +298,21 @@ int nsbox_nested_setup(int root, const struct nsbox_nested_mount *n, const char 
     for (size_t i = 0; i < 2; i++) {
         snprintf(src, sizeof(src), "%s/%s", base, subs[i][0]);
         if (bind_file(root, src, subs[i][1], MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC, err) < 0)
+            return -1;
+    }
+    /* No tun: no slirp4netns, so no network namespace of their own for
+     * nested containers: podman's default becomes the sandbox's (a
+     * containers.conf drop-in, read after the image's containers.conf). */
+    if (!n->tun) {
+        static const char conf[] = "# nsbox: no usable /dev/net/tun (docs/nested.md)\n"
+                                   "[containers]\nnetns = \"host\"\n";
+        _cleanup_close_ int f = openat(nd, "netns.conf", O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC,
+                                       0644);
+        if (f < 0 || write(f, conf, sizeof(conf) - 1) != (ssize_t)sizeof(conf) - 1)
+            return nsbox_err_sys(err, "nested: cannot write netns.conf");
+        snprintf(src, sizeof(src), "%s/netns.conf", base);
+        if (bind_file(root, src, "etc/containers/containers.conf.d/50-nsbox-netns.conf",
+                      MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC, err) < 0)
             return -1;
     }
     snprintf(src, sizeof(src), "%s/newidmap", base);

@@ -22,6 +22,9 @@
  *                      project), so the disk bound counts nested images;
  *   /dev/net/tun       the host's node when the sandbox's ids may open it
  *                      (mode o+rw): slirp4netns for published ports;
+ *                      without it /etc/containers/containers.conf.d/
+ *                      50-nsbox-netns.conf says netns = "host" (podman's
+ *                      containers share the sandbox's network);
  *   /run/nsbox         a small tmpfs: the idmap socket (idmap_service.c)
  *                      and, with nested_images, the OCI layout shown
  *                      read-only at /run/nsbox/images (an overlay whose
