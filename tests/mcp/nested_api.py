@@ -103,6 +103,13 @@ try:
     o, r = run(s, sid, "docker-compose version")
     nt.result("docker_compose_version", o.get("exit_code") == 0 and "docker-compose" in o.get("stdout", "").lower(),
               f"{o}")
+    # docker-compose (v1: a Docker API client) runs a service of the nested
+    # image through DOCKER_HOST (host network: the runtime's part).
+    compose = ('mkdir -p /tmp/c && cd /tmp/c && printf \'version: "3"\\nservices:\\n  hello:\\n    image: %s\\n'
+               '    network_mode: host\\n    command: echo compose-ok\\n\' > docker-compose.yml && '
+               'docker-compose up --no-color 2>&1 && docker-compose rm -f >/dev/null 2>&1' % BB)
+    o, r = run(s, sid, compose, timeout=180)
+    nt.result("compose_up_through_api", o.get("exit_code") == 0 and "compose-ok" in o.get("stdout", ""), f"{o}")
     # The Docker API (DOCKER_HOST, as Docker clients read it) lists the
     # image loaded from the store.
     o, r = run(s, sid, 'curl -s --unix-socket "${DOCKER_HOST#unix://}" http://d/v1.40/images/json')

@@ -204,6 +204,8 @@ static json_t *valid_value(const char *key)
         {"reseed", "false"},
         {"rule", "\"api.example.com\""},
         {"reason", "\"fetch the API\""},
+        {"nested", "true"},
+        {"nested_images", "[\"localhost/app:1\"]"},
     };
     for (size_t i = 0; i < sizeof(values) / sizeof(values[0]); i++)
         if (strcmp(values[i].key, key) == 0)
@@ -324,6 +326,9 @@ static void decoder_takes_every_listed_field(void)
             /* A code context goes with a sandbox (refused alone). */
             if (strcmp(key, "context") == 0)
                 json_object_set_new(args, "sandbox_id", valid_value("sandbox_id"));
+            /* Nested images go with nested (refused alone). */
+            if (strcmp(key, "nested_images") == 0)
+                json_object_set_new(args, "nested", valid_value("nested"));
             if (try(all[t].tool, args, &err) != 0)
                 printf("# %s with %s: %s\n", all[t].tool, key, err.msg);
             CHECK(err.msg[0] == '\0');
@@ -470,6 +475,12 @@ static void disk_sizes_within_ceilings(void)
               "--max-workspace); 2049 asked for");
     CHECK_STR(fails("sandbox_create", "{\"workspace_mb\":10}"),
               "workspace_mb goes with workspace (a persistent workspace's name)");
+    /* Nested images only in a nested sandbox (boxes/nested.h). */
+    CHECK_STR(fails("sandbox_create", "{\"nested_images\":[\"localhost/app:1\"]}"),
+              "nested_images goes with nested: true");
+    CHECK_STR(fails("sandbox_create", "{\"nested\":false,\"nested_images\":[\"a\"]}"),
+              "nested_images goes with nested: true");
+    CHECK(accepts("sandbox_create", "{\"nested\":true,\"nested_images\":[\"a\",\"b\"]}"));
     fails("execute_code", "{\"code\":\"\",\"workspace_mb\":10}"); /* not its argument */
 
     struct mcp_run_args a;
