@@ -86,11 +86,10 @@ build() {
 	pkgs=$(sed 's/#.*//' "$D/packages" | xargs | tr ' ' ',')
 	say "mmdebstrap bookworm minbase + $pkgs from $MIRROR"
 	image_config >"$w/config.json"
-	# /var/lib/cni exists (empty): podman 4.3's rootless network namespace
-	# mounts a directory of its own over /var/lib/cni, or over /var/lib when
-	# that is missing, which hides /var/lib/containers and the network
-	# definitions in it ("unable to find network with name or ID ...:
-	# network not found" for compose's and every user-made network).
+	# /var/lib/cni must exist: podman 4.3's rootless network namespace
+	# bind-mounts an empty directory over the nearest existing parent of it
+	# (without it /var/lib, hiding /var/lib/containers/storage/networks: every
+	# bridge network is then "network not found").
 	# shellcheck disable=SC2016 # the hooks' "$1" is expanded by mmdebstrap
 	if ! mmdebstrap --variant=minbase --include="$pkgs" \
 		--aptopt='Acquire::Retries "3"' \
@@ -101,6 +100,7 @@ build() {
 		--dpkgopt='path-include=/usr/share/doc/*/copyright' \
 		--customize-hook='mkdir -p "$1/workspace" "$1/var/lib/containers" "$1/var/lib/cni" "$1/etc/containers/registries.conf.d"' \
 		--customize-hook="install -m 0644 '$D/containers.conf' '$D/storage.conf' '$D/registries.conf' \"\$1/etc/containers/\"" \
+		--customize-hook="install -m 0755 '$D/buildah' \"\$1/usr/local/bin/buildah\"" \
 		--customize-hook='rm -rf "$1"/var/lib/apt/lists/* "$1"/var/cache/apt/*.bin "$1"/var/cache/apt/archives/*.deb' \
 		bookworm "$w/rootfs.tar" "$MIRROR" >"$w/mmdebstrap.log" 2>&1; then
 		tail -n 30 "$w/mmdebstrap.log" >&2 || true
