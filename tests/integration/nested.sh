@@ -18,8 +18,11 @@
 # and, as root, the nested profile's chroot rule dropped: buildah's named error.
 # Each asserts on a random token that went through the nested container.
 # Needs /dev/net/tun usable by any id (Debian's 0666; .ci/run sets it): the
-# bridge network (compose) and published ports (Testcontainers) use
-# slirp4netns; without it those cases fail with the box's own note.
+# bridge network (compose), published ports (Testcontainers) and buildah's
+# RUN use slirp4netns; without it those cases fail ("slirp4netns failed:
+# open("/dev/net/tun") ...") and the "# ROOT: ... ready" line quotes the
+# warning of `nsbox create` that names the fix.  Rootless here means
+# best-effort limits: --memory is RLIMIT_AS, hence 32g (docs/nested.md).
 SUITE=nested
 . "$(dirname "$0")/../lib.sh"
 require_registry
