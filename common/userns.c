@@ -56,6 +56,22 @@ static bool have_helper(const char *name)
     return false;
 }
 
+/* Whether this process may write a user namespace's maps itself:
+ * CAP_SETUID, CAP_SETGID and CAP_SETFCAP effective (user_namespaces(7)). */
+static bool has_map_caps(void)
+{
+    _cleanup_fclose_ FILE *f = fopen("/proc/self/status", "re");
+    char line[256];
+    unsigned long long eff;
+    /* CAP_SETGID, CAP_SETUID, CAP_SETFCAP */
+    const unsigned long long need = (1ULL << 6) | (1ULL << 7) | (1ULL << 31);
+
+    while (f != NULL && fgets(line, sizeof(line), f) != NULL)
+        if (sscanf(line, "CapEff: %llx", &eff) == 1)
+            return (eff & need) == need;
+    return false;
+}
+
 /* Reads /proc/self/{uid,gid}_map as "inside outside count" lines. */
 static size_t read_own_map(const char *file, struct nsbox_idmap_range *r, size_t max)
 {
@@ -119,8 +135,18 @@ int nsbox_idmap_for_self(struct nsbox_idmap *map, struct nsbox_err *err)
     char buf[4096];
     uint32_t us, uc, gs, gc;
 
-    if (uid == 0 && nsbox_userns_nested())
-        return idmap_nested_root(map, err);
+    if (uid == 0 && nsbox_userns_nested()) {
+        if (idmap_nested_root(map, err) < 0)
+            return -1;
+        /* Root of a nested nsbox sandbox (docs/nested.md) holds no
+         * capability: it cannot write a map with root in it (CAP_SETFCAP,
+         * verify_root_map) nor others' ids.  The sandbox's newuidmap and
+         * newgidmap (nsbox's client of init's idmap service) write the same
+         * identity map for it. */
+        if (!has_map_caps() && have_helper("newuidmap") && have_helper("newgidmap"))
+            map->helpers = true;
+        return 0;
+    }
     memset(map, 0, sizeof(*map));
     map->uid[0] = (struct nsbox_idmap_range){0, uid, 1};
     map->gid[0] = (struct nsbox_idmap_range){0, gid, 1};
