@@ -356,6 +356,6 @@ int nsbox_nested_limits(const struct nsbox_sandbox_config *cfg, bool best_effort
     return nsbox_err_set(err, EINVAL,
                          "nested mode with best-effort limits: memory is RLIMIT_AS here (no "
                          "usable cgroup), and podman, a Go program, dies at start under %llu "
-                         "MiB of address space; give --memory 2g or more (memory: \"2g\")",
+                         "MiB of address space; give --memory 2g or more (MCP: memory_mb 2048)",
                          (unsigned long long)(NSBOX_NESTED_MIN_AS >> 20));
 }
