@@ -15,6 +15,9 @@
 #   buildah_bud         buildah bud (FROM the registry; RUN; COPY), then run
 #   nsbox_strict        nsbox inside: strict limits refused (no cgroup there)
 #   nsbox_best_effort   nsbox inside with --limits best-effort: runs, says so
+#   published_port_from_host  a nested container's published port (podman
+#                       run -d -p 8089) reached from the host only through
+#                       the sandbox's own `create -p 127.0.0.1:HP:8089`
 # and, as root, the nested profile's chroot rule dropped: buildah's named error.
 # Each asserts on a random token that went through the nested container.
 # Needs /dev/net/tun usable by any id (Debian's 0666; .ci/run sets it): the
@@ -88,7 +91,7 @@ echo "# /dev/net/tun mode ${TUN:-absent} (bridge networks and published ports ne
 # nested_run WHO: the cases in one nested sandbox.  NS is the nsbox command
 # line (array) for that user, STORE its store.
 nested_run() {
-	local who=$1 out t0 t1 token case rc
+	local who=$1 out t0 t1 token case rc HP got
 	if ! out=$("${NS[@]}" pull --quiet "oci:$CI_LAYOUT:latest" 2>&1) ||
 		! out=$("${NS[@]}" tag "oci:$CI_LAYOUT:latest" "$IMG" 2>&1); then
 		fail "$who/create" "cannot pull the CI image: $(short "$out")"
@@ -98,7 +101,8 @@ nested_run() {
 	# --memory: as root a cgroup limit; rootless here (no delegated cgroup,
 	# best-effort) it is RLIMIT_AS, and Go (podman) and Node's WebAssembly
 	# (ssh2 in testcontainers) reserve many GiB of address space.
-	if ! BOX=$("${NS[@]}" create --nested --net "$REGISTRY" --memory "$MEM" --pids 1024 --disk 2g \
+	HP=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+	if ! BOX=$("${NS[@]}" create --nested --net "$REGISTRY" --memory "$MEM" --pids 1024 --disk 2g -p "127.0.0.1:$HP:8089" \
 		"${MOUNTS[@]}" "$IMG" 2>"$LOGS/$who-create.err"); then
 		BOX=
 		fail "$who/create" "nsbox create --nested failed: $(short "$(cat "$LOGS/$who-create.err")")"
@@ -153,6 +157,15 @@ nested_run() {
 			;;
 		esac
 	done
+	# A nested container's published port, from the host: only through the
+	# sandbox's own publish (nested containers' ports land in the sandbox's
+	# network namespace, never the host's).
+	token=$(od -An -N6 -tx1 /dev/urandom | tr -d ' \n')
+	out=$("${NS[@]}" exec --timeout 60 "$BOX" -- bash /t/cases.sh publish "$REGISTRY" "$token" 2>&1)
+	got=$(curl -s -m 5 "http://127.0.0.1:$HP/www" 2>&1)
+	if grep -qx published-up <<<"$out" && [ "$got" = "pub-$token" ]; then pass "$who/published_port_from_host"
+	else fail "$who/published_port_from_host" "inside: $(short "$out") host got: $(short "$got")"; fi
+	"${NS[@]}" exec --timeout 60 "$BOX" -- bash /t/cases.sh unpublish "$REGISTRY" "$token" >/dev/null 2>&1
 	t0=$(ms)
 	out=$("${NS[@]}" rm "$BOX" 2>&1) || fail "$who/create" "nsbox rm: $(short "$out")"
 	echo "# $who: removed in $(($(ms) - t0)) ms"

@@ -12,6 +12,9 @@
 #   testcontainers  node + testcontainers: GenericContainer, mapped port, stop
 #   buildah         buildah bud (FROM the registry; RUN; COPY), then podman run
 #   nsbox           nsbox run inside: strict limits refused, best-effort runs
+#   publish         a detached container publishing 8089 (podman run -d -p):
+#                   nested.sh fetches it from the host through `create -p`
+#   unpublish       removes that container
 set -u
 CASE=$1 REG=$2 TOKEN=$3
 export REG TOKEN
@@ -21,6 +24,18 @@ mkdir -p /etc/containers/registries.conf.d
 printf '[[registry]]\nlocation = "%s"\ninsecure = true\n' "$REG" >/etc/containers/registries.conf.d/50-test.conf
 
 case $CASE in
+publish)
+	podman run -d --rm -p 8089:8089 --name "pub-$TOKEN" "$REG/busybox:latest" \
+		sh -c "echo pub-$TOKEN >/www; exec httpd -f -p 8089 -h /" >/dev/null || exit 1
+	for _ in $(seq 50); do
+		[ "$(curl -s http://127.0.0.1:8089/www)" = "pub-$TOKEN" ] && echo "published-up" && exit 0
+		sleep 0.1
+	done
+	exit 1
+	;;
+unpublish)
+	podman rm -f -t 0 "pub-$TOKEN" >/dev/null
+	;;
 podman)
 	podman run --rm "$REG/busybox:latest" sh -c "echo podman-ran-$TOKEN-\$((6 * 7))"
 	;;
