@@ -358,9 +358,13 @@ static void check_run_env(json_t *args, json_t *env)
 
 static void check_run(json_t *args, const struct mcp_run_args *a, const char *key)
 {
-    whole_string(args, key, a->argv[2]);
-    must(a->argv[0] && a->argv[1] && a->argv[3] == NULL, "argv not program, flag, code");
-    must(strlen(a->argv[2]) <= MCP_CODE_MAX, "%s longer than %d", key, MCP_CODE_MAX);
+    /* The code is argv[2], or argv[4] for a language run by a script of
+     * its own (java: sh -c SCRIPT java CODE, mcp/tools/languages.c). */
+    const char *code = a->argv[3] == NULL ? a->argv[2] : a->argv[4];
+    whole_string(args, key, code);
+    must(a->argv[0] && a->argv[1] && a->argv[2] && (a->argv[3] == NULL || a->argv[5] == NULL),
+         "argv not program, flag, [script, name,] code");
+    must(strlen(code) <= MCP_CODE_MAX, "%s longer than %d", key, MCP_CODE_MAX);
     optional_string(args, "sandbox_id", a->sandbox_id);
     optional_string(args, "stdin", a->stdin_data);
     check_limits(args, &a->limits);
