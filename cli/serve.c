@@ -8,6 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/param.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "../common/cleanup.h"
@@ -176,37 +178,51 @@ extern const char nsbox_nested_profile_end[];
  *
  * A user whose own store lacks the languages' images but can read root's
  * (images/shared.c) imports them on the first call that needs them, about
- * 5 s for the default image.  Started with the server, the import is
- * usually done before the first call; a call that comes sooner waits for
- * it on the image's lock. */
+ * 5 s for the default image (1.2 GB unpacked; 25 s or more on a loaded
+ * host).  Started with the server, the import is usually done before the
+ * first call; a call that comes sooner waits for it on the image's lock.
+ *
+ * It runs in a child process of its own (its own process group), not a
+ * thread, so that a server told to stop (stdin closed, SIGTERM) stops it
+ * at once rather than waiting for the unpack to end: a client waits for
+ * the server to exit.  A stopped import loses nothing: the blobs it copied
+ * stay (each renamed into place once its digest matched), its staging
+ * under STORE/tmp is cleaned by the store's next pull or import
+ * (store_lock_for_pull), and the next start or first call imports again.
+ * The child dies with the server too (PR_SET_PDEATHSIG), and its user
+ * namespace helper with it (common/userns.c does the same). */
 
-struct early_import {
-    struct mcp_server *s;
-    const char *refs[MCP_MAX_LANGS + 4];
-    size_t n;
-};
-
-static void *early_import_run(void *arg)
+static void early_import_child(struct mcp_server *s, const char **refs, size_t n)
 {
-    struct early_import *e = arg;
-    for (size_t i = 0; i < e->n; i++) {
+    int null = open("/dev/null", O_RDWR | O_CLOEXEC);
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    /* The server may already be gone: then nothing is wanted. */
+    if (getppid() == 1)
+        _exit(0);
+    setpgid(0, 0);
+    /* Never the MCP stream: the client reads the server's stdout. */
+    if (null >= 0) {
+        dup2(null, STDIN_FILENO);
+        dup2(null, STDOUT_FILENO);
+    }
+    for (size_t i = 0; i < n; i++) {
         struct images_image im;
         struct nsbox_err err = {0};
-        if (images_lookup(&e->s->boxes.store, e->refs[i], &im, &err) == 0)
+        if (images_lookup(&s->boxes.store, refs[i], &im, &err) == 0)
             images_image_free(&im);
         else if (err.code != ENOENT)
-            nsbox_warn("importing %s: %s", e->refs[i], err.msg);
+            nsbox_warn("importing %s: %s", refs[i], err.msg);
     }
-    return NULL;
+    _exit(0);
 }
 
-static void add_ref(struct early_import *e, const char *ref)
+static void add_ref(const char **refs, size_t *n, size_t max, const char *ref)
 {
-    for (size_t i = 0; i < e->n; i++)
-        if (strcmp(e->refs[i], ref) == 0)
+    for (size_t i = 0; i < *n; i++)
+        if (strcmp(refs[i], ref) == 0)
             return;
-    if (e->n < sizeof(e->refs) / sizeof(e->refs[0]))
-        e->refs[e->n++] = ref;
+    if (*n < max)
+        refs[(*n)++] = ref;
 }
 
 /* Whether the user's own store has an image labelled for language: then
@@ -233,23 +249,55 @@ static bool own_store_serves(struct mcp_server *s, const char *language)
     return found;
 }
 
-/* Returns true when a thread was started (join it before closing s). */
-static bool start_early_import(struct mcp_server *s, struct early_import *e, pthread_t *t)
+/* The import's pid (stop it with stop_early_import), or -1 when there is
+ * nothing to import or it could not start (the first call imports then). */
+static pid_t start_early_import(struct mcp_server *s)
 {
-    size_t n;
-    const struct mcp_language *l = mcp_languages(&n);
+    size_t n_lang, n = 0;
+    const struct mcp_language *l = mcp_languages(&n_lang);
+    const char *refs[MCP_MAX_LANGS + 4];
 
-    *e = (struct early_import){.s = s};
     /* Landlock isolation uses no image (runtime/landlock.h). */
     if (s->boxes.store.n_shared == 0 || s->boxes.isolation == NSBOX_ISOLATION_LANDLOCK ||
         own_store_serves(s, MCP_LANGUAGE_DEFAULT))
-        return false;
+        return -1;
     for (size_t i = 0; i < s->n_langs; i++)
-        add_ref(e, s->langs[i].ref);
-    for (size_t i = 0; i < n; i++)
+        add_ref(refs, &n, sizeof(refs) / sizeof(refs[0]), s->langs[i].ref);
+    for (size_t i = 0; i < n_lang; i++)
         if (l[i].default_image != NULL)
-            add_ref(e, l[i].default_image);
-    return pthread_create(t, NULL, early_import_run, e) == 0;
+            add_ref(refs, &n, sizeof(refs) / sizeof(refs[0]), l[i].default_image);
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid == 0)
+        early_import_child(s, refs, n);
+    if (pid < 0)
+        nsbox_warn("cannot start importing the default images early: %s (the first call "
+                   "imports them)",
+                   strerror(errno));
+    else
+        setpgid(pid, pid); /* as the child does: no window where a kill misses it */
+    return pid;
+}
+
+/* Stops an import still running (it and its helpers: the process group)
+ * and reaps it; says so, as the next start imports again. */
+static void stop_early_import(pid_t pid)
+{
+    int status;
+    pid_t r;
+
+    if (pid <= 0)
+        return;
+    while ((r = waitpid(pid, &status, WNOHANG)) < 0 && errno == EINTR)
+        ;
+    if (r == 0) {
+        nsbox_info("stopping the import of the default images from the shared store (the next "
+                   "start or call imports them again)");
+        kill(-pid, SIGKILL);
+        kill(pid, SIGKILL);
+        while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+            ;
+    }
 }
 
 /* Applies the configuration files' [serve] keys, then argv: flags win. */
@@ -270,8 +318,6 @@ int cmd_serve(struct cli_globals *g, int argc, char **argv)
 {
     static struct mcp_server s;
     static struct mcp_session session;
-    static struct early_import early;
-    pthread_t early_thread;
     struct mcp_config c;
     struct nsbox_err err = {0};
     int r = 0;
@@ -308,7 +354,7 @@ int cmd_serve(struct cli_globals *g, int argc, char **argv)
         mcp_config_free(&c);
         return cli_fail(&err);
     }
-    bool early_started = start_early_import(&s, &early, &early_thread);
+    pid_t early = start_early_import(&s);
     if (c.address != NULL) {
         r = serve_http(&s, &c);
     } else {
@@ -321,8 +367,7 @@ int cmd_serve(struct cli_globals *g, int argc, char **argv)
         mcp_session_drain(&session, STDIO_EOF_GRACE_MS);
         mcp_session_shutdown(&session);
     }
-    if (early_started)
-        pthread_join(early_thread, NULL);
+    stop_early_import(early);
     mcp_server_close(&s);
     mcp_config_free(&c);
     return r;

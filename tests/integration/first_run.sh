@@ -86,7 +86,7 @@ OWN=$H/.local/share/nsbox
 
 cat >"$T/client.py" <<'EOF'
 """A raw stdio MCP client: initialize, then each execute_code in argv
-(LANG:CODE; @TOOL: a tool without arguments), printing one JSON line per
+(LANG:CODE; @TOOL: a tool without arguments; ~SECONDS: a pause), printing one JSON line per
 result."""
 import json, subprocess, sys, time
 p = subprocess.Popen(sys.argv[1].split("\x1f"), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
@@ -112,6 +112,9 @@ req("initialize", {"protocolVersion": "2025-11-25", "capabilities": {},
 p.stdin.write(json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}) + "\n")
 p.stdin.flush()
 for arg in sys.argv[3:]:
+    if arg.startswith("~"):  # ~SECONDS: wait that long before the next
+        time.sleep(float(arg[1:]))
+        continue
     if arg.startswith("@"):  # a tool without arguments
         r = req("tools/call", {"name": arg[1:], "arguments": {}})
         print(json.dumps(r.get("result", r).get("structuredContent", r)), flush=True)
@@ -142,6 +145,23 @@ serve_cmd() { # HOME EXTRA-GLOBAL-ARGS...: the argv, joined for client.py
 }
 
 if [ -e "$OWN/refs.json" ]; then fail fresh_home "$OWN already has images"; fi
+# A server whose client leaves soon (initialize, 3 s, stdin closed)
+# stops its early import of the default image (a child process: 1.2 GB to
+# unpack, 25 s or more here) and exits, rather than making the client
+# wait for it: nothing is unpacked in the own store, the log says so, and
+# no process of it stays.  The first run below starts in that store: it
+# imports again (first_call_says_it_imports) and its pull cleans the
+# staging the stopped import left (staging_of_stopped_import_cleaned).
+python3 "$T/client.py" "$(serve_cmd "$H" --debug)" "$T/serve0.err" ~3 >"$T/run0" 2>"$T/client0.err"
+left=$(pgrep -u nsboxtest -f "$T/nsbox" | tr '\n' ' ')
+if grep -q 'stopping the import of the default images' "$T/serve0.err" &&
+	[ -z "$(ls -A "$OWN/images" 2>/dev/null)" ] && [ ! -e "$OWN/refs.json" ] && [ -z "$left" ]; then
+	pass server_stops_early_import_at_exit
+else
+	fail server_stops_early_import_at_exit "images: $(ls "$OWN/images" 2>&1) left: $left :: $(tail -3 "$T/serve0.err" "$T/client0.err" | tr '\n' ' ')"
+fi
+stopped_staging=$(ls "$OWN/tmp" 2>/dev/null | tr '\n' ' ')
+echo "# the stopped import left in STORE/tmp: ${stopped_staging:-nothing}"
 python3 "$T/client.py" "$(serve_cmd "$H" --debug)" "$T/serve1.err" \
 	@list_languages 'python:print(6*7)' \
 	'sh:stat -c %u /usr/bin/python3; touch /etc/x && echo etc-ok; mkdir -p /usr/local/lib/python3.11/dist-packages/nsbox_t && echo pip-ok' \
@@ -172,6 +192,14 @@ pip-ok" ]; then
 	pass imported_rootfs_owned_by_sandbox_root
 else
 	fail imported_rootfs_owned_by_sandbox_root "$second"
+fi
+
+# The stopped import's staging (blobs half copied, a tree half unpacked)
+# went with the first run's import (images/unpack.c: store_lock_for_pull).
+if [ -d "$OWN/tmp" ] && [ -z "$(ls -A "$OWN/tmp")" ]; then
+	pass staging_of_stopped_import_cleaned
+else
+	fail staging_of_stopped_import_cleaned "$(ls -A "$OWN/tmp" 2>&1 | tr '\n' ' ')"
 fi
 
 # The user's own store now has it, recorded as imported, owned by the user.

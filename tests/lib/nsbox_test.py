@@ -206,15 +206,34 @@ def finish():
     sys.exit(status())
 
 
+def _where(tb):
+    """ " (at file:line in function)" of the innermost frame outside
+    Python's own library (the harness's line, not subprocess.py's), else
+    the innermost frame; "" without a traceback."""
+    frames = traceback.extract_tb(tb) if tb else []
+    if not frames:
+        return ""
+    lib = os.path.dirname(os.__file__)
+    ours = [f for f in frames if not f.filename.startswith(lib)]
+    f = (ours or frames)[-1]
+    return f" (at {os.path.basename(f.filename)}:{f.lineno} in {f.name})"
+
+
 def _harness_failed(kind, value, tb):
     """sys.excepthook: an exception outside any test is a FAIL line and
     status 2 (Python's own status for it, 1, reads as "some test failed";
     without a FAIL line the tests it never ran would go unnoticed)."""
     last = traceback.format_exception_only(kind, value)[-1].strip()
-    where = traceback.extract_tb(tb)[-1] if tb else None
-    at = f" (at {os.path.basename(where.filename)}:{where.lineno} in {where.name})" if where else ""
+    where = _where(tb)
+    # An exception raised while another was handled (a finally's cleanup
+    # that failed too) names the first: that one is the cause.
+    ctx = value.__cause__ if value.__cause__ is not None else \
+        (None if value.__suppress_context__ else value.__context__)
+    if ctx is not None:
+        first = traceback.format_exception_only(type(ctx), ctx)[-1].strip()
+        last += f" [while handling: {one_line(first, 300)}{_where(ctx.__traceback__)}]"
     try:
-        _print(f"FAIL: {reporter().name('harness')}: {one_line(last, 500)}{at}", failed=True)
+        _print(f"FAIL: {reporter().name('harness')}: {one_line(last, 900)}{where}", failed=True)
     except Exception:  # noqa: BLE001 -- stdout itself is gone: the status still says it
         pass
     traceback.print_exception(kind, value, tb)
