@@ -101,13 +101,15 @@ $(BUILD)/cli/profile.o: cli/profile.S seccomp-profiles/default.json seccomp-prof
 
 # seccomp-profiles/nested.json is generated (and committed): the build
 # fails when it is not what the generator makes of default.json and
-# nested-additions.json (`python3 seccomp-profiles/generate-nested.py >
-# seccomp-profiles/nested.json` after a change).
-$(BUILD)/nested-profile.ok: seccomp-profiles/generate-nested.py seccomp-profiles/default.json \
+# nested-additions.json (NESTED_PROFILE_CMD > seccomp-profiles/nested.json
+# after a change).
+NESTED_PROFILE_CMD = python3 seccomp-profiles/merge.py seccomp-profiles/default.json \
+	seccomp-profiles/nested-additions.json
+$(BUILD)/nested-profile.ok: seccomp-profiles/merge.py seccomp-profiles/default.json \
 		seccomp-profiles/nested-additions.json seccomp-profiles/nested.json
 	@mkdir -p $(dir $@)
-	@python3 seccomp-profiles/generate-nested.py | cmp -s - seccomp-profiles/nested.json || \
-		{ echo "seccomp-profiles/nested.json is stale: python3 seccomp-profiles/generate-nested.py > seccomp-profiles/nested.json" >&2; exit 1; }
+	@$(NESTED_PROFILE_CMD) | cmp -s - seccomp-profiles/nested.json || \
+		{ echo "seccomp-profiles/nested.json is stale: $(NESTED_PROFILE_CMD) > seccomp-profiles/nested.json" >&2; exit 1; }
 	@touch $@
 
 $(BUILD)/mcp/interp/embedded.o: mcp/interp/embedded.S $(wildcard mcp/interp/drivers/*)

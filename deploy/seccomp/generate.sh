@@ -4,7 +4,8 @@
 # applies and containerd's RuntimeDefault mirrors, as Debian ships it in
 # golang-github-docker-docker-dev (fetched with apt-get download, not
 # installed).  nsbox-additions.json lists the rules added and why;
-# generate.py merges them.  Re-run after changing either:
+# seccomp-profiles/merge.py (nested mode's profile is made by it too)
+# merges them.  Re-run after changing either:
 #
 #   deploy/seccomp/generate.sh [DEFAULT_JSON]
 #
@@ -25,7 +26,7 @@ if [ -z "$SRC" ]; then
 else
 	VERSION="file $(basename "$SRC")"
 fi
-python3 "$D/generate.py" "$SRC" "$D/nsbox-additions.json" "golang-github-docker-docker-dev $VERSION" \
+python3 "$D/../../seccomp-profiles/merge.py" "$SRC" "$D/nsbox-additions.json" "golang-github-docker-docker-dev $VERSION" \
 	>"$D/nsbox-pod.json.tmp"
 mv "$D/nsbox-pod.json.tmp" "$D/nsbox-pod.json"
 echo "wrote $D/nsbox-pod.json" >&2

@@ -66,7 +66,7 @@ install -m 0644 "$ROOT/tests/lib/guest.sh" "$D/pod/guest.sh"
 P=$ROOT/deploy/seccomp/nsbox-pod.json
 DEFAULT=$T/runtime-default.json
 # The runtime default the profile was derived from: the pod profile less
-# nsbox's additions (exactly what generate.py appended).
+# nsbox's additions (exactly what seccomp-profiles/merge.py appended).
 python3 - "$P" "$DEFAULT" <<'PY'
 import json, sys
 p = json.load(open(sys.argv[1]))
