@@ -151,6 +151,7 @@ struct box {
     char **nested_images;
     bool docker_api;
     uint64_t api_ready_ms;
+    unsigned api_restarts; /* box_nested_restart: this process's */
 };
 
 /* For a long-lived, many-threaded caller (the MCP server): starts the

@@ -24,10 +24,21 @@ enum {
     SETUP_TIMEOUT = 12,    /* no OK from /_ping within the deadline */
     SETUP_NO_SETSID = 13,  /* cannot give the service a session of its own */
     SETUP_NO_RUN = 14,     /* cannot make /run/podman */
+    SETUP_ALIVE = 15,      /* restart: the service answers already */
     SETUP_IMAGE_BASE = 20, /* + i: nested image i could not be loaded */
 };
 
-/* $1 the deadline in seconds, then the images' names.  podman names an
+/* $1 the deadline in seconds, $2 "start" or "restart", then the images'
+ * names.  A restart (after a timeout or a cancel killed every process of
+ * the sandbox but init: box_nested_restart) first asks the service: one
+ * that answers is left alone (exit 15); one that does not is killed by its
+ * pid, then started again.
+ * The images are loaded before the service starts, never beside it: the
+ * first podman processes of a fresh storage, started together, once left
+ * the service up but silent for 60 s (a CI run under load; podman 4.3
+ * sets up its rootless pause process and storage on first use).  A service
+ * silent for half the deadline is killed and started once more; its log
+ * says so.  podman names an
  * image pulled from a layout after the layout's path: it is tagged with
  * its own name and that one dropped (skopeo copy to containers-storage
  * would name it at once, but cannot re-execute itself in a user namespace
@@ -35,16 +46,30 @@ enum {
  * The service's stdio goes to a log: an exec's pipes would keep the exec
  * open, and the log is what an error quotes. */
 static const char SETUP[] =
-    "deadline=$1; shift\n"
+    "deadline=$1; mode=$2; shift 2\n"
     "[ -x /usr/bin/podman ] || exit 10\n"
+    "ping() {\n"
+    "  if command -v curl >/dev/null 2>&1; then\n"
+    "    [ \"$(curl -s --max-time 2 --unix-socket " BOX_DOCKER_SOCKET
+    " http://d/_ping 2>/dev/null)\" = OK ]\n"
+    "  else podman --url " BOX_DOCKER_HOST " version >/dev/null 2>&1; fi\n"
+    "}\n"
+    "if [ \"$mode\" = restart ]; then\n"
+    "  ping && exit 15\n"
+    "  [ -s /run/podman/service.pid ] && kill -9 \"$(cat /run/podman/service.pid)\" 2>/dev/null\n"
+    "fi\n"
     "command -v setsid >/dev/null 2>&1 || exit 13\n"
     "mkdir -p /run/podman || exit 14\n"
     "rm -f " BOX_DOCKER_SOCKET "\n"
     "ln -sfn " BOX_DOCKER_SOCKET " /run/docker.sock 2>/dev/null\n"
     "[ -L /var/run ] || ln -sfn " BOX_DOCKER_SOCKET " /var/run/docker.sock 2>/dev/null\n"
-    "setsid podman system service --time=0 " BOX_DOCKER_HOST
-    " </dev/null >/run/podman/service.log 2>&1 &\n"
-    "pid=$!\n"
+    ": >/run/podman/service.log\n"
+    "serve() {\n"
+    "  setsid podman system service --time=0 " BOX_DOCKER_HOST
+    " </dev/null >>/run/podman/service.log 2>&1 &\n"
+    "  pid=$!\n"
+    "  echo $pid >/run/podman/service.pid\n"
+    "}\n"
     "i=20\n"
     "for ref in \"$@\"; do\n"
     "  id=$(podman pull -q \"oci:/run/nsbox/images:$ref\" 2>/run/podman/load.log) &&\n"
@@ -53,13 +78,15 @@ static const char SETUP[] =
     "  podman untag \"$id\" localhost/run/nsbox/images:latest >/dev/null 2>&1\n"
     "  i=$((i+1))\n"
     "done\n"
-    "start=$(date +%s)\n"
+    "serve\n"
+    "start=$(date +%s); again=1\n"
     "while :; do\n"
     "  kill -0 $pid 2>/dev/null || exit 11\n"
-    "  if command -v curl >/dev/null 2>&1; then\n"
-    "    [ \"$(curl -s --max-time 2 --unix-socket " BOX_DOCKER_SOCKET
-    " http://d/_ping 2>/dev/null)\" = OK ] && exit 0\n"
-    "  elif podman --url " BOX_DOCKER_HOST " version >/dev/null 2>&1; then exit 0\n"
+    "  ping && exit 0\n"
+    "  if [ $again = 1 ] && [ $(( $(date +%s) - start )) -ge $((deadline / 2)) ]; then\n"
+    "    kill -9 $pid 2>/dev/null\n"
+    "    echo \"nsbox: no answer after $((deadline / 2)) s: the service started again\" >>/run/podman/service.log\n"
+    "    serve; again=0\n"
     "  fi\n"
     "  [ $(( $(date +%s) - start )) -ge \"$deadline\" ] && exit 12\n"
     "  sleep 0.05\n"
@@ -220,13 +247,15 @@ static int set_env(struct box *box, struct nsbox_err *err)
     return 0;
 }
 
-int box_nested_start(struct box *box, struct nsbox_err *err)
+/* The setup: "start" loads the nested images; "restart" loads none (they
+ * are in the nested storage, on the sandbox's disk, since the start). */
+static int setup(struct box *box, bool restart, struct nsbox_err *err)
 {
     char deadline[16];
     size_t n = 0;
-    while (box->nested_images != NULL && box->nested_images[n] != NULL)
+    while (!restart && box->nested_images != NULL && box->nested_images[n] != NULL)
         n++;
-    _cleanup_free_ char **argv = calloc(n + 6, sizeof(char *));
+    _cleanup_free_ char **argv = calloc(n + 7, sizeof(char *));
     if (argv == NULL)
         return nsbox_err_set(err, ENOMEM, "out of memory");
     snprintf(deadline, sizeof(deadline), "%d", BOX_NESTED_API_DEADLINE_S);
@@ -235,18 +264,24 @@ int box_nested_start(struct box *box, struct nsbox_err *err)
     argv[2] = (char *)SETUP;
     argv[3] = "nsbox-nested";
     argv[4] = deadline;
+    argv[5] = restart ? "restart" : "start";
     for (size_t i = 0; i < n; i++)
-        argv[5 + i] = box->nested_images[i];
+        argv[6 + i] = box->nested_images[i];
 
     struct nsbox_exec_result res = {0};
     uint64_t t0 = now_ms();
     /* The exec's own timeout would kill every process but init, the
      * service too: the script keeps its deadline, this is a backstop. */
     int r = run_root(box, argv, BOX_NESTED_API_DEADLINE_S + 240.0 + 30.0 * (double)n, &res, err);
-    if (r == 0 && res.exit_code == SETUP_READY && res.signal == 0 && !res.timed_out) {
+    if (r == 0 && restart && res.exit_code == SETUP_ALIVE && res.signal == 0) {
+        r = 0;
+    } else if (r == 0 && res.exit_code == SETUP_READY && res.signal == 0 && !res.timed_out) {
         box->docker_api = true;
-        box->api_ready_ms = now_ms() - t0;
-        r = set_env(box, err);
+        if (restart)
+            box->api_restarts++;
+        else
+            box->api_ready_ms = now_ms() - t0;
+        r = restart ? 0 : set_env(box, err);
     } else if (r == 0 && res.exit_code == SETUP_NO_PODMAN) {
         box->docker_api = false;
         if (n > 0)
@@ -258,6 +293,21 @@ int box_nested_start(struct box *box, struct nsbox_err *err)
     }
     nsbox_exec_result_free(&res);
     return r;
+}
+
+int box_nested_start(struct box *box, struct nsbox_err *err)
+{
+    return setup(box, false, err);
+}
+
+int box_nested_restart(struct box *box, struct nsbox_err *err)
+{
+    if (!box->docker_api)
+        return 0;
+    if (setup(box, true, err) == 0)
+        return 0;
+    box->docker_api = false;
+    return -1;
 }
 
 static json_t *names_json(char **names)
@@ -278,6 +328,8 @@ void box_nested_json(const struct box *box, json_t *j)
                         box->docker_api ? json_string(BOX_DOCKER_HOST) : json_null());
     if (box->docker_api)
         json_object_set_new(j, "api_ready_ms", json_integer((json_int_t)box->api_ready_ms));
+    if (box->api_restarts > 0)
+        json_object_set_new(j, "api_restarts", json_integer(box->api_restarts));
     json_object_set_new(j, "nested_images", names_json(box->nested_images));
     json_object_set_new(j, "nested_network", json_string(box->sb.nested_tun ? "bridge" : "host"));
     const char *note =

@@ -42,14 +42,23 @@ int box_nested_layout(struct box_ctx *ctx, const struct box_spec *spec, struct b
 /* Removes box->nested_dir (if any) and forgets it.  Failures are logged. */
 void box_nested_layout_remove(struct box *box);
 
-/* For a running nested box: when the image has /usr/bin/podman, starts the
- * Docker API, loads box->nested_images into the nested storage, links
- * /run/docker.sock to the socket and waits (BOX_NESTED_API_DEADLINE_S)
- * until GET /_ping answers OK; then sets docker_api, api_ready_ms and
+/* For a running nested box: when the image has /usr/bin/podman, loads
+ * box->nested_images into the nested storage, starts the Docker API, links
+ * /run/docker.sock to the socket and waits (BOX_NESTED_API_DEADLINE_S; a
+ * service silent for half of it is started once more) until GET /_ping
+ * answers OK; then sets docker_api, api_ready_ms and
  * DOCKER_HOST in box->env for every exec.  Without
  * podman: 0 with docker_api false.  Returns 0, or -1 with err quoting the
  * service's log tail (the sandbox is left for the caller to destroy). */
 int box_nested_start(struct box *box, struct nsbox_err *err);
+
+/* After a command's timeout or cancel killed every process of the box
+ * but init (box_run), the Docker API with them: when the box had the API
+ * and it no longer answers, starts it again (the nested images are still
+ * in the nested storage; containers that ran are stopped) and counts it
+ * in box->api_restarts.  A service that answers is left alone.  Returns
+ * 0, or -1 with err (then docker_api is false). */
+int box_nested_restart(struct box *box, struct nsbox_err *err);
 
 /* Adds to a result j, for a nested box: nested, docker_api, docker_host
  * (null without the API), api_ready_ms, nested_images, nested_network

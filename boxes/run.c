@@ -10,6 +10,7 @@
 #include "../common/base64.h"
 #include "../common/cleanup.h"
 #include "../common/log.h"
+#include "nested.h"
 #include "net.h"
 
 /* The watch a measured workspace runs under: polled every WATCH_MS
@@ -44,24 +45,57 @@ static void on_progress(void *arg, uint64_t elapsed_ms, const char *out, size_t 
         c->progress(c->progress_ctx, elapsed_ms, out, out_len, err, err_len);
 }
 
+/* Appends "nsbox: TEXT" as a line of its own to the command's stderr. */
+static void note(struct nsbox_exec_result *res, const char *text)
+{
+    char line[1024];
+    int n = snprintf(line, sizeof(line), "%snsbox: %s\n",
+                     res->err_len && res->err[res->err_len - 1] != '\n' ? "\n" : "", text);
+    if (n < 0)
+        return;
+    if ((size_t)n >= sizeof(line))
+        n = (int)sizeof(line) - 1;
+    char *e = realloc(res->err, res->err_len + (size_t)n + 1);
+    if (e != NULL) {
+        memcpy(e + res->err_len, line, (size_t)n + 1);
+        res->err = e;
+        res->err_len += (size_t)n;
+    }
+}
+
 /* A command stopped by the watch: the cancel killed it (not the caller),
  * and stderr says why. */
 static void note_over_budget(struct nsbox_exec_result *res, const struct box *box)
 {
-    char note[512];
-    int n = snprintf(note, sizeof(note),
-                     "%snsbox: stopped: workspace \"%s\" went over its budget of %.0f MiB; "
-                     "commands and writes are refused until files are deleted from it "
-                     "(delete_path)\n",
-                     res->err_len && res->err[res->err_len - 1] != '\n' ? "\n" : "", box->workspace,
-                     (double)box->ws.limit_bytes / (1 << 20));
-    char *e = realloc(res->err, res->err_len + (size_t)n + 1);
-    if (e != NULL) {
-        memcpy(e + res->err_len, note, (size_t)n + 1);
-        res->err = e;
-        res->err_len += (size_t)n;
-    }
+    char text[512];
+    snprintf(text, sizeof(text),
+             "stopped: workspace \"%s\" went over its budget of %.0f MiB; commands and writes "
+             "are refused until files are deleted from it (delete_path)",
+             box->workspace, (double)box->ws.limit_bytes / (1 << 20));
+    note(res, text);
     res->cancelled = false;
+}
+
+/* A timeout or a cancel killed every process of the box but init: a
+ * nested box's Docker API too.  It is started again at once, so the next
+ * command finds DOCKER_HOST answering; stderr says what happened. */
+static void restart_api(struct box *box, struct nsbox_exec_result *res)
+{
+    struct nsbox_err err;
+    char text[900];
+    unsigned before = box->api_restarts;
+    if (!box->docker_api)
+        return;
+    if (box_nested_restart(box, &err) < 0) {
+        snprintf(text, sizeof(text),
+                 "stopping the command stopped the Docker API with it, and it could not be "
+                 "started again: %s",
+                 err.msg);
+        note(res, text);
+    } else if (box->api_restarts != before) {
+        note(res, "stopping the command stopped every process of the sandbox, the Docker API "
+                  "(podman system service) and its containers too; the API was started again");
+    }
 }
 
 /* What the command tried on the network, or NULL for a box that never had
@@ -157,8 +191,12 @@ int box_run(struct box *box, const struct box_run *rq, struct box_run_result *ou
         nsbox_warn("sandbox %s: %s", box->sb.id, merr.msg);
     out->network = take_audit(box);
     out->over_budget = w.ws.tripped;
+    /* Each of these killed every process of the box but init. */
+    bool killed_all = out->exec.timed_out || out->exec.cancelled || out->over_budget;
     if (out->over_budget)
         note_over_budget(&out->exec, box);
+    if (killed_all && box->docker_api)
+        restart_api(box, &out->exec);
     return 0;
 }
 

@@ -10,7 +10,10 @@
  *      the workspace is watched: once over its budget the command is
  *      stopped (killed through the cancel), its stderr says why and the
  *      result says over_budget;
- *   4. snapshotted again, the box measured, the network audit taken.
+ *   4. snapshotted again, the box measured, the network audit taken;
+ *   5. a nested box's Docker API, killed with every other process by a
+ *      timeout, a cancel or the watch, is started again
+ *      (box_nested_restart) and stderr says so.
  *
  * Contract: one run at a time per box (the caller excludes others: the
  * server's operation lock; the CLI is one process).  Nothing here writes

@@ -520,6 +520,8 @@ static int run_command(struct box *box, struct nsbox_exec_opts *eo, const struct
     } else if (res.exec.timed_out) {
         fprintf(stderr, "nsbox: the command timed out after %.1f s and was killed\n",
                 rq.exec.timeout_s);
+        /* What box_run noted after it (a nested box's API started again). */
+        fprintf(stderr, "%.*s", (int)res.exec.err_len, res.exec.err ? res.exec.err : "");
     } else if (res.exec.oom_killed) {
         fprintf(stderr, "nsbox: the command ran out of memory and was killed\n");
     }

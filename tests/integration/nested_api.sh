@@ -8,7 +8,8 @@
 # nested_images without nested and a name the store lacks are refused, and
 # the layout directory goes with the sandbox.  Through the CLI: `run --nested`
 # starts the API before the command, --nested-image needs --nested, create +
-# exec + rm keep DOCKER_HOST and remove the layout.  As root and as the
+# exec + rm keep DOCKER_HOST and remove the layout, exec --timeout starts
+# the API again (MCP: a run_command timeout, api_restarts).  As root and as the
 # unprivileged user nsboxtest (tests/setup-users.sh).
 SUITE=nested_api
 . "$(dirname "$0")/../lib.sh"
@@ -70,6 +71,16 @@ cli() {
 		pass "$p/cli_create_exec_nested_image"
 	else
 		fail "$p/cli_create_exec_nested_image" "$id $out :: $(tail -3 "$T/create.err" | tr '\n' ' ')"
+	fi
+	# exec --timeout kills every process but init, the API too: it is
+	# started again before exec returns, and stderr says so.
+	out=$("${N[@]}" exec --timeout 2 "$id" sh -c 'sleep 60' 2>&1)
+	ping=$("${N[@]}" exec "$id" curl -s --unix-socket "$SOCK" http://d/_ping 2>&1)
+	if printf '%s' "$out" | grep -q 'timed out after 2.0 s' && printf '%s' "$out" | grep -q 'the API was started again' &&
+		[ "$ping" = OK ]; then
+		pass "$p/cli_exec_timeout_restarts_api"
+	else
+		fail "$p/cli_exec_timeout_restarts_api" "$out :: ping: $ping"
 	fi
 	"${N[@]}" rm "$id" >/dev/null 2>&1
 	if [ -z "$(ls -A "$store/nested" 2>/dev/null)" ]; then pass "$p/cli_rm_removes_layout"; else fail "$p/cli_rm_removes_layout" "$(ls "$store/nested")"; fi

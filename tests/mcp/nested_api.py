@@ -2,8 +2,9 @@
 sandbox_create {nested} refused unless the server has --allow-nested,
 then the Docker API inside (GET /_ping, DOCKER_HOST, podman --remote,
 docker-compose), nested_images from the store runnable with no network,
-the refusals of nested_images, and the layout directory gone with the
-sandbox.  Run by tests/integration/nested_api.sh once as root and once as
+the refusals of nested_images, a timeout that kills the API and nsbox
+starting it again (stderr says so, api_restarts counts it), and the layout
+directory gone with the sandbox.  Run by tests/integration/nested_api.sh once as root and once as
 nsboxtest.
 
 Environment: NSBOX, SUITE, MODE (the names' prefix), STORE (the server's
@@ -124,6 +125,20 @@ try:
               o.get("exit_code") == 0 and o.get("stdout", "").strip().endswith("nested-ok"), f"{o}")
     o, r = run(s, sid, "podman pull docker.io/library/alpine:3 >/dev/null 2>&1; echo $?")
     nt.result("no_network_for_pulls", o.get("stdout", "").strip() not in ("", "0"), f"{o}")
+
+    # A timeout kills every process of the sandbox but init, the API too:
+    # it is started again before the result, which says so, and the next
+    # command finds it answering (the image loaded at creation still there).
+    o, r = run(s, sid, "echo before; sleep 60", timeout=2)
+    nt.result("timeout_restarts_api",
+              o.get("timed_out") is True and "the API was started again" in o.get("stderr", ""), f"{o}")
+    o, r = run(s, sid, f"curl -s --unix-socket {SOCK} http://d/_ping; echo; "
+                       f"podman run --rm --network host {BB} echo after-restart")
+    nt.result("api_answers_after_timeout",
+              o.get("exit_code") == 0 and o.get("stdout", "").split() == ["OK", "after-restart"], f"{o}")
+    lst = sc(s.tool("sandbox_list")).get("sandboxes", [])
+    nt.result("api_restart_counted", any(x.get("sandbox_id") == sid and x.get("api_restarts") == 1 and
+                                         x.get("docker_api") is True for x in lst), f"{lst}")
 
     r = s.tool("sandbox_stop", sandbox_id=sid)
     nt.result("layout_removed_with_sandbox", not r.get("isError") and layouts() == [], f"{r} {layouts()}")
