@@ -298,6 +298,15 @@ int box_create(struct box_ctx *ctx, const struct box_spec *spec, struct box *box
         box_free(box);
         return -1;
     }
+    /* The layout's owner, for the sweep after a crash (box_ctx_gc). */
+    if (box->nested_dir != NULL &&
+        images_export_set_owner(&ctx->store, box->nested_dir, box->sb.state_dir, err) < 0) {
+        struct nsbox_err ignored;
+        nsbox_sandbox_destroy(&box->sb, &ignored);
+        box_nested_layout_remove(box);
+        box_free(box);
+        return -1;
+    }
     /* The allow-list is in force before anything runs, and in the record
      * (box_net_set saves it) so that a later `nsbox exec` knows it. */
     box->recorded = spec->detach;

@@ -8,10 +8,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "../common/cleanup.h"
 #include "../runtime/seccomp.h"
 #include "internal.h"
+#include "nested.h"
 
 /* Where the CLI's and the server's defaults differ, the front end sets its
  * own in the spec: the server's commands time out after 30 s (serve
@@ -118,10 +120,22 @@ const struct nsbox_seccomp *box_ctx_default_seccomp(struct box_ctx *ctx, struct 
     return f;
 }
 
+/* A layout's owner (images_export_set_owner: the sandbox's state
+ * directory) is alive while that directory is there: the gc just removed
+ * those of the sandboxes that are gone. */
+static bool owner_alive(const char *owner, void *arg)
+{
+    (void)arg;
+    return access(owner, F_OK) == 0 || errno != ENOENT;
+}
+
 int box_ctx_gc(struct box_ctx *ctx, struct nsbox_err *err)
 {
-    return nsbox_sandbox_gc(ctx->state_root, ctx->store.rootless ? &ctx->store.idmap : NULL, err) <
-                   0
+    if (nsbox_sandbox_gc(ctx->state_root, ctx->store.rootless ? &ctx->store.idmap : NULL, err) < 0)
+        return -1;
+    /* Nested images' layouts of sandboxes that died without removing
+     * them (boxes/nested.h); one without an owner after 10 minutes. */
+    return images_export_sweep(&ctx->store, owner_alive, NULL, BOX_NESTED_LAYOUT_GRACE_S, err) < 0
                ? -1
                : 0;
 }

@@ -116,7 +116,8 @@ void box_ctx_close(struct box_ctx *ctx);
 const struct nsbox_seccomp *box_ctx_default_seccomp(struct box_ctx *ctx, struct nsbox_err *err);
 
 /* Removes what crashed sandboxes left in STORE/sandboxes (see
- * nsbox_sandbox_gc).  Returns 0 or -1. */
+ * nsbox_sandbox_gc), then the nested images' layouts whose sandbox is gone
+ * (images_export_sweep).  Returns 0 or -1. */
 int box_ctx_gc(struct box_ctx *ctx, struct nsbox_err *err);
 
 /* The image for language: preferred (a reference, or NULL) when the own

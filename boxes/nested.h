@@ -25,6 +25,9 @@
 #define BOX_NESTED_IMAGES_MAX 32
 #define BOX_DOCKER_SOCKET "/run/podman/podman.sock"
 #define BOX_DOCKER_HOST "unix://" BOX_DOCKER_SOCKET
+/* A nested images' layout without an owner (its sandbox never came to
+ * be) is swept by the gc after this long (images_export_sweep). */
+#define BOX_NESTED_LAYOUT_GRACE_S 600
 /* How long the API may take to answer /_ping once the images are in. */
 #define BOX_NESTED_API_DEADLINE_S 60
 

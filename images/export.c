@@ -12,15 +12,26 @@
  * store that does not share) is copied 0644.  Rules: only named images
  * (a docker reference: the name is what `podman run NAME` uses); every
  * manifest read is verified against its digest; the directory is removed
- * on any failure. */
+ * on any failure.
+ *
+ * Its owner: once the sandbox exists, STORE/nested/RANDOM.owner (beside
+ * the layout, never in it: the sandbox sees the layout, and the owner is
+ * a host path) names the sandbox's state directory.  A sandbox that died
+ * without removing its layout (a crash, a kill) leaves both; the sweep
+ * (images_export_sweep, from every gc) removes a layout whose owner is
+ * gone, and one with no owner older than the grace (a creation that died
+ * between the layout and the sandbox). */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <jansson.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "../common/cleanup.h"
@@ -193,5 +204,73 @@ int images_export_remove(struct images_store *store, const char *dir, struct nsb
                              dir ? dir : "(none)");
     if (nsbox_rm_rf_at(store->root_fd, dir + root_len + 1, err) < 0 && err->code != ENOENT)
         return -1;
+    char owner[PATH_MAX];
+    snprintf(owner, sizeof(owner), "%s.owner", dir + root_len + 1);
+    if (unlinkat(store->root_fd, owner, 0) < 0 && errno != ENOENT)
+        return nsbox_err_sys(err, "cannot remove %s/%s", store->root, owner);
     return 0;
+}
+
+/* Whether name is one images_export_layout makes: 32 hex digits. */
+static bool layout_name(const char *name)
+{
+    size_t n = strspn(name, "0123456789abcdef");
+    return n == 32 && name[n] == '\0';
+}
+
+int images_export_set_owner(struct images_store *store, const char *dir, const char *owner,
+                            struct nsbox_err *err)
+{
+    size_t root_len = strlen(store->root);
+    const char *base = strrchr(dir, '/');
+    char name[48];
+    if (strncmp(dir, store->root, root_len) != 0 || base == NULL || !layout_name(base + 1))
+        return nsbox_err_set(err, EINVAL, "not a nested image layout of this store: %s", dir);
+    _cleanup_close_ int dfd = openat(store->root_fd, NESTED_DIR,
+                                     O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (dfd < 0)
+        return nsbox_err_sys(err, "cannot open %s/" NESTED_DIR, store->root);
+    snprintf(name, sizeof(name), "%s.owner", base + 1);
+    return nsbox_write_file_replace(dfd, name, owner, strlen(owner), 0600, err);
+}
+
+int images_export_sweep(struct images_store *store, bool (*alive)(const char *owner, void *arg),
+                        void *arg, int grace_s, struct nsbox_err *err)
+{
+    _cleanup_close_ int dfd = openat(store->root_fd, NESTED_DIR,
+                                     O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (dfd < 0)
+        return errno == ENOENT ? 0 : nsbox_err_sys(err, "cannot open %s/" NESTED_DIR, store->root);
+    _cleanup_closedir_ DIR *d = fdopendir(dup(dfd));
+    if (d == NULL)
+        return nsbox_err_sys(err, "cannot read %s/" NESTED_DIR, store->root);
+    struct dirent *de;
+    int removed = 0;
+    time_t now = time(NULL);
+    while ((de = readdir(d)) != NULL) {
+        char owner_name[64], owner[PATH_MAX];
+        struct stat st;
+        if (!layout_name(de->d_name) || fstatat(dfd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0 ||
+            !S_ISDIR(st.st_mode))
+            continue;
+        snprintf(owner_name, sizeof(owner_name), "%s.owner", de->d_name);
+        _cleanup_close_ int ofd = openat(dfd, owner_name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+        ssize_t n = ofd >= 0 ? read(ofd, owner, sizeof(owner) - 1) : -1;
+        bool gone;
+        if (n > 0) {
+            owner[n] = '\0';
+            gone = !alive(owner, arg);
+        } else {
+            gone = now - st.st_mtime > grace_s;
+        }
+        if (!gone)
+            continue;
+        struct nsbox_err e;
+        if (nsbox_rm_rf_at(dfd, de->d_name, &e) < 0 && e.code != ENOENT)
+            return nsbox_err_set(err, e.code, "removing the stale layout %s/" NESTED_DIR "/%s: %s",
+                                 store->root, de->d_name, e.msg);
+        unlinkat(dfd, owner_name, 0);
+        removed++;
+    }
+    return removed;
 }

@@ -235,7 +235,19 @@ int images_export_layout(struct images_store *store, const char *const *names, s
                          struct nsbox_err *err);
 
 /* Removes a directory images_export_layout made (anything else is
- * refused: EINVAL).  Returns 0 or -1. */
+ * refused: EINVAL), and its owner file.  Returns 0 or -1. */
 int images_export_remove(struct images_store *store, const char *dir, struct nsbox_err *err);
+
+/* Records owner (the sandbox's state directory) for the layout dir, in
+ * STORE/nested/RANDOM.owner, outside the layout the sandbox sees.
+ * Returns 0 or -1. */
+int images_export_set_owner(struct images_store *store, const char *dir, const char *owner,
+                            struct nsbox_err *err);
+
+/* Removes every layout whose owner alive() says is gone, and every layout
+ * without an owner last changed more than grace_s ago (its sandbox never
+ * came to be).  Returns how many, or -1. */
+int images_export_sweep(struct images_store *store, bool (*alive)(const char *owner, void *arg),
+                        void *arg, int grace_s, struct nsbox_err *err);
 
 #endif

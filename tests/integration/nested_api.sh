@@ -67,7 +67,7 @@ cli() {
 	id=$("${N[@]}" create --nested --memory 2g --nested-image "$BB" "$IMG" 2>"$T/create.err")
 	out=$("${N[@]}" exec "$id" sh -c "podman run --rm --network host $BB echo cli-nested-ok; echo \$DOCKER_HOST" 2>&1)
 	if printf '%s' "$out" | grep -qx cli-nested-ok && printf '%s' "$out" | grep -qx "unix://$SOCK" &&
-		[ "$(ls "$store/nested" | wc -l)" = 1 ]; then
+		[ "$(ls "$store/nested" | grep -vc '\.owner$')" = 1 ] && [ -s "$store/nested/$(ls "$store/nested" | grep -v '\.owner$').owner" ]; then
 		pass "$p/cli_create_exec_nested_image"
 	else
 		fail "$p/cli_create_exec_nested_image" "$id $out :: $(tail -3 "$T/create.err" | tr '\n' ' ')"
@@ -84,6 +84,33 @@ cli() {
 	fi
 	"${N[@]}" rm "$id" >/dev/null 2>&1
 	if [ -z "$(ls -A "$store/nested" 2>/dev/null)" ]; then pass "$p/cli_rm_removes_layout"; else fail "$p/cli_rm_removes_layout" "$(ls "$store/nested")"; fi
+	# A nested sandbox that dies without removing its layout (init killed:
+	# a crash) leaves it, with its owner beside it; the next gc (every run
+	# and create starts with one) removes it and keeps a live sandbox's.  A
+	# layout with no owner (its sandbox never came to be) goes after 10
+	# minutes, not before.
+	live=$("${N[@]}" create --nested --memory 2g --nested-image "$BB" "$IMG" 2>"$T/live.err")
+	dead=$("${N[@]}" create --nested --memory 2g --nested-image "$BB" "$IMG" 2>"$T/dead.err")
+	init=$("${N[@]}" ps | awk -v id="$dead" '$1 == id {print $2}')
+	[ -n "$init" ] && kill -9 "$init"
+	for _ in $(seq 50); do kill -0 "$init" 2>/dev/null || break; sleep 0.1; done
+	old=$store/nested/$(printf '%032x' 1)
+	young=$store/nested/$(printf '%032x' 2)
+	mkdir -p "$old" "$young" && chown --reference="$store/nested" "$old" "$young" && touch -d '-1 hour' "$old"
+	before=$(ls "$store/nested" | wc -l)
+	"${N[@]}" run "oci:$F/oci/busybox:latest" -- true >/dev/null 2>&1
+	left=$(ls "$store/nested" | sort | tr '\n' ' ')
+	ping=$("${N[@]}" exec "$live" sh -c "podman run --rm --network host $BB echo still-here" 2>&1)
+	# before: 2 layouts, 2 owners, old, young; after: live's 2 and young.
+	if [ -n "$init" ] && [ "$before" = 6 ] && [ "$(ls "$store/nested" | wc -l)" = 3 ] &&
+		[ -d "$young" ] && [ ! -e "$old" ] && printf '%s' "$ping" | grep -qx still-here; then
+		pass "$p/cli_gc_sweeps_dead_sandboxes_layout"
+	else
+		fail "$p/cli_gc_sweeps_dead_sandboxes_layout" "init=$init before=$before left=$left live: $ping :: $(tail -2 "$T/dead.err" | tr '\n' ' ')"
+	fi
+	"${N[@]}" rm "$live" >/dev/null 2>&1
+	rmdir "$young"
+	if [ -z "$(ls -A "$store/nested")" ]; then pass "$p/cli_rm_removes_layout_and_owner"; else fail "$p/cli_rm_removes_layout_and_owner" "$(ls "$store/nested")"; fi
 	# Without podman: nested all the same, no API, and the record says why.
 	out=$("${N[@]}" run --json --nested --memory 2g "oci:$F/oci/busybox:latest" -- true 2>"$T/nopodman.err")
 	if printf '%s' "$out" | grep -q '"nested":true,"docker_api":false,"docker_host":null' &&

@@ -35,9 +35,15 @@ def text(r):
     return " ".join(c.get("text", "") for c in (r or {}).get("content", []))
 
 
-def layouts():
+def entries():
+    """Everything in STORE/nested: the layouts and their owner files."""
     d = os.path.join(STORE, "nested")
     return sorted(os.listdir(d)) if os.path.isdir(d) else []
+
+
+def layouts():
+    """The layouts in STORE/nested (not their RANDOM.owner files)."""
+    return [e for e in entries() if not e.endswith(".owner")]
 
 
 def server(*extra):
@@ -89,7 +95,11 @@ try:
         nt.result("host_network_says_the_fix", "chmod 0666 /dev/net/tun" in (c.get("nested_note") or ""), f"{c}")
     else:
         nt.result("host_network_says_the_fix", "nested_note" not in c, f"{c}")
-    nt.result("layout_made", len(layouts()) == 1, f"{layouts()}")
+    # Its owner file (beside it, not in what the sandbox sees) names the
+    # sandbox's state directory, which exists while the sandbox runs.
+    owner = open(os.path.join(STORE, "nested", layouts()[0] + ".owner")).read() if len(layouts()) == 1 else ""
+    nt.result("layout_made", len(layouts()) == 1 and entries() == [layouts()[0], layouts()[0] + ".owner"] and
+              os.path.isdir(owner) and owner.rstrip("/").endswith(sid or "?"), f"{entries()} owner={owner!r}")
     lst = sc(s.tool("sandbox_list")).get("sandboxes", [])
     nt.result("listed_as_nested", any(x.get("sandbox_id") == sid and x.get("nested") is True and
                                       x.get("docker_api") is True for x in lst), f"{lst}")
@@ -141,7 +151,7 @@ try:
                                          x.get("docker_api") is True for x in lst), f"{lst}")
 
     r = s.tool("sandbox_stop", sandbox_id=sid)
-    nt.result("layout_removed_with_sandbox", not r.get("isError") and layouts() == [], f"{r} {layouts()}")
+    nt.result("layout_removed_with_sandbox", not r.get("isError") and entries() == [], f"{r} {entries()}")
 finally:
     s.close()
 nt.finish()
