@@ -315,7 +315,9 @@ static int exec_in(struct mcp_session *s, struct mcp_call *call, struct mcp_sand
     }
     if (!m->one_shot)
         mcp_op_end(s, call, m);
-    if (r == 0 && res.exec.cancelled && stopped(s, m))
+    /* A stop cancels the call: during the command, or before it, while
+     * its interpreter was starting (ECANCELED): either way, say so. */
+    if (((r == 0 && res.exec.cancelled) || (r < 0 && err->code == ECANCELED)) && stopped(s, m))
         r = nsbox_err_set(err, ESRCH, "sandbox \"%s\" was stopped while this ran", m->id);
     if (r == 0) {
         struct run_facts facts = {m, br.exec.cwd, &kept, plan, s->cfg->file_urls, s->id, warm};

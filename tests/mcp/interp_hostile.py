@@ -517,6 +517,29 @@ def stop_during_cell_case(s):
     note(f"sandbox_stop during a cell: the call ended {ms:.0f} ms after the stop with {got[:120]!r}")
 
 
+def stop_during_start_case(s):
+    """sandbox_stop while the cell's interpreter is still starting (a
+    .pth file in site-packages that sleeps 8 s holds it there; Debian's own
+    sitecustomize would shadow one of ours): the call's error says
+    the sandbox was stopped, not only that it was cancelled (an E2B test,
+    test_async_killed, caught "cancelled while the interpreter started")."""
+    sid, _ = create(s)
+    r = s.tool("run_command", sandbox_id=sid, command=(
+        "d=$(python3 -c 'import site; print(site.getsitepackages()[0])') && mkdir -p \"$d\" && "
+        "echo 'import time; time.sleep(8)' > \"$d/zz-slow.pth\" && echo \"$d\""))
+    rid = s.send("tools/call", {"name": "execute_code", "arguments": {
+        "sandbox_id": sid, "language": "python", "code": "1", "restart": True, "timeout_s": 60}})
+    time.sleep(1.5)
+    stop = s.tool("sandbox_stop", sandbox_id=sid)
+    resp = s.wait(rid, timeout=30)
+    res = (resp or {}).get("result") or {}
+    got = " ".join(c.get("text", "") for c in res.get("content", [])) or json.dumps((resp or {}).get("error"))
+    result("stop_during_interpreter_start_says_stopped",
+           not stop.get("isError") and res.get("isError") is True and "was stopped while this ran" in got,
+           f"call answer {got!r:.300}; stop {stop}; site {short(r)}")
+    note(f"sandbox_stop while the interpreter started: {got[:120]!r}")
+
+
 def two_sessions_case():
     a, b = Server(), Server()
     try:
@@ -563,7 +586,8 @@ def main():
         note(f"limits: {r.get('limits', {}).get('enforced')}")
         s.tool("sandbox_stop", sandbox_id=sid)
         for case in (isolation_case, drivers_mount_case, tamper_cases, flood_case, daemon_case,
-                     forked_child_case, forkbomb_case, start_refused_case, stop_during_cell_case):
+                     forked_child_case, forkbomb_case, start_refused_case, stop_during_cell_case,
+                     stop_during_start_case):
             if wanted(case.__name__):
                 case(s)
         result("server_survived", s.alive(), "the server exited")
