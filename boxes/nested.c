@@ -274,14 +274,14 @@ static int setup(struct box *box, bool restart, struct nsbox_err *err)
      * service too: the script keeps its deadline, this is a backstop. */
     int r = run_root(box, argv, BOX_NESTED_API_DEADLINE_S + 240.0 + 30.0 * (double)n, &res, err);
     if (r == 0 && restart && res.exit_code == SETUP_ALIVE && res.signal == 0) {
-        r = 0;
+        /* the service answers: nothing to do */
     } else if (r == 0 && res.exit_code == SETUP_READY && res.signal == 0 && !res.timed_out) {
         box->docker_api = true;
         if (restart)
             box->api_restarts++;
         else
             box->api_ready_ms = now_ms() - t0;
-        r = restart ? 0 : set_env(box, err);
+        r = set_env(box, err); /* idempotent: DOCKER_HOST replaced, not added */
     } else if (r == 0 && res.exit_code == SETUP_NO_PODMAN) {
         box->docker_api = false;
         if (n > 0)

@@ -84,8 +84,6 @@ static void restart_api(struct box *box, struct nsbox_exec_result *res)
     struct nsbox_err err;
     char text[900];
     unsigned before = box->api_restarts;
-    if (!box->docker_api)
-        return;
     if (box_nested_restart(box, &err) < 0) {
         snprintf(text, sizeof(text),
                  "stopping the command stopped the Docker API with it, and it could not be "
