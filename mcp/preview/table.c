@@ -65,9 +65,13 @@ static void *connect_main(void *arg)
     j->next = p->done;
     p->done = j;
     p->n_threads--;
+    /* Woken under the lock: a stopping proxy waits for n_threads to reach 0
+     * and preview_stop then frees p, so once the lock is released this
+     * thread may touch nothing of p (CI, under ASan: a wake after the
+     * unlock wrote to a freed preview as the server stopped). */
+    preview_wake(p);
     pthread_cond_broadcast(&p->cond);
     pthread_mutex_unlock(&p->lock);
-    preview_wake(p);
     return NULL;
 }
 
