@@ -142,8 +142,11 @@ fuzz-build:
 $(BUILD)/fuzz-%: $(BUILD)/tests/fuzz/fuzz_%.o $(FUZZ_OBJS) $(BUILD)/libnsbox.a
 	$(CC) -fsanitize=fuzzer,address,undefined $(NSBOX_LDFLAGS) -o $@ $^ $(LDLIBS)
 
+# fuzz_tools's checks that hold for every tool are a file of their own.
+$(BUILD)/fuzz-tools: $(BUILD)/tests/fuzz/tools_checks.o
+
 # Keep the objects (make would delete them as intermediates and rebuild).
-.SECONDARY: $(FUZZ_TARGETS:%=$(BUILD)/tests/fuzz/fuzz_%.o)
+.SECONDARY: $(FUZZ_TARGETS:%=$(BUILD)/tests/fuzz/fuzz_%.o) $(BUILD)/tests/fuzz/tools_checks.o
 
 fuzz: fuzz-build
 	@FUZZ_JOBS=$(FUZZ_JOBS) tests/fuzz/run.sh $(FUZZ_SECONDS) $(FUZZ_TARGETS)
