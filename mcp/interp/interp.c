@@ -21,7 +21,7 @@
 #include "../../common/cleanup_json.h"
 #include "../../common/sink.h"
 
-#define READY_MS 30000      /* from start to "ready" */
+#define READY_MS 30000      /* from start to "ready", but for Java (the driver's ready_ms) */
 #define START_RETRY_MS 2000 /* a start refused with EAGAIN: retried this long */
 
 /* Each language's driver: the program named when the image lacks it, and
@@ -30,17 +30,25 @@
  * driver is a single-file source program (java launches it compiled in
  * memory) on the jdk.jshell module, opening java.util for the cell's env
  * (JavaDriver.java), its memory sized to fit RLIMIT_AS when there is one
- * (MCP_JAVA_LIMIT_OPTS). */
+ * (MCP_JAVA_LIMIT_OPTS).  ready_ms, when set, is the language's own time
+ * from start to "ready": the JVM compiles its driver before it answers,
+ * about 1.7 s of CPU where python and node take 0.1 s, so a host whose
+ * load is 15 times its cores (CI: 4 JVMs starting in sandboxes beside 3
+ * test suites) takes over READY_MS to start it. */
 static const struct driver {
     const char *program;
     const char *argv[12];
+    int ready_ms;
 } drivers[MCP_INTERP_N] = {
-    [MCP_INTERP_PYTHON] = {"python3", {"python3", MCP_DRIVERS_DIR "/python.py", NULL}},
-    [MCP_INTERP_JAVASCRIPT] = {"node", {"node", MCP_DRIVERS_DIR "/node.js", NULL}},
-    [MCP_INTERP_TYPESCRIPT] = {"node", {"node", MCP_DRIVERS_DIR "/node.js", "--typescript", NULL}},
+    [MCP_INTERP_PYTHON] = {"python3", {"python3", MCP_DRIVERS_DIR "/python.py", NULL}, 0},
+    [MCP_INTERP_JAVASCRIPT] = {"node", {"node", MCP_DRIVERS_DIR "/node.js", NULL}, 0},
+    [MCP_INTERP_TYPESCRIPT] = {"node",
+                               {"node", MCP_DRIVERS_DIR "/node.js", "--typescript", NULL},
+                               0},
     [MCP_INTERP_R] = {"Rscript",
                       {"/bin/sh", "-c",
-                       "exec 3<&0 </dev/null; exec Rscript " MCP_DRIVERS_DIR "/r_driver.R", NULL}},
+                       "exec 3<&0 </dev/null; exec Rscript " MCP_DRIVERS_DIR "/r_driver.R", NULL},
+                      0},
     [MCP_INTERP_JAVA] = {"java",
                          {"/bin/sh", "-c",
                           MCP_JAVA_LIMIT_OPTS
@@ -48,7 +56,8 @@ static const struct driver {
                           "-XX:TieredStopAtLevel=1 --add-modules jdk.jshell "
                           "--add-opens java.base/java.util=ALL-UNNAMED " MCP_DRIVERS_DIR
                           "/JavaDriver.java",
-                          NULL}},
+                          NULL},
+                         120000},
 };
 
 /* One call in flight. */
@@ -178,7 +187,8 @@ static int await_ready(struct mcp_interp *it, const struct nsbox_exec_opts *eo,
                        struct nsbox_err *err)
 {
     struct nsbox_sink e = {.fd = it->proc.err, .forward = -1, .borrowed = true, .limit = 2048};
-    int64_t deadline = nsbox_now_ms() + READY_MS;
+    int ready_ms = drivers[it->lang].ready_ms ? drivers[it->lang].ready_ms : READY_MS;
+    int64_t deadline = nsbox_now_ms() + ready_ms;
     int r = -1;
 
     for (;;) {
@@ -206,7 +216,7 @@ static int await_ready(struct mcp_interp *it, const struct nsbox_exec_opts *eo,
                               {.fd = eo->cancel ? eo->cancel->fd : -1, .events = POLLIN}};
         if (left <= 0 || poll(p, 3, left) == 0) {
             nsbox_err_set(err, ETIMEDOUT, "the %s interpreter did not start within %d s",
-                          drivers[it->lang].program, READY_MS / 1000);
+                          drivers[it->lang].program, ready_ms / 1000);
             break;
         }
         if (p[2].revents) {
