@@ -15,7 +15,7 @@ SUITE=hostile
 U=nsboxtest
 
 PROBE=$T/probe # (its own: suites run side by side)
-cc -static -O2 -Wall -Wextra -Werror -D_GNU_SOURCE -o "$PROBE" "$ROOT/tests/probe/probe.c" ||
+"$ROOT/tests/probe/build.sh" "$PROBE" ||
 	{ fail setup "cannot build the probe"; finish; }
 
 # Canaries: a secret file and a directory on the host that the sandboxes'

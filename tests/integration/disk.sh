@@ -19,7 +19,7 @@ MiB=$((1 << 20))
 SLACK=$((4 * MiB)) # the upper layer's directories, the sandbox's state files
 
 PROBE=$T/probe # (its own: suites run side by side)
-cc -static -O2 -Wall -Wextra -Werror -D_GNU_SOURCE -o "$PROBE" "$ROOT/tests/probe/probe.c" ||
+"$ROOT/tests/probe/build.sh" "$PROBE" ||
 	{ fail setup "cannot build the probe"; finish; }
 python3 "$ROOT/tests/fixtures/add-layer.py" "$F/oci/busybox" "$T/bb" "$PROBE:/usr/local/bin/probe"
 chmod -R a+rX "$T"

@@ -28,7 +28,7 @@ MiB=$((1 << 20))
 CI=localhost/nsbox-ci:latest
 BBREF=localhost/nsbox-hostile-bb:latest
 PROBE=$T/probe
-cc -static -O2 -Wall -Wextra -Werror -D_GNU_SOURCE -o "$PROBE" "$ROOT/tests/probe/probe.c" ||
+"$ROOT/tests/probe/build.sh" "$PROBE" ||
 	{ fail setup "cannot build the probe"; finish; }
 python3 "$ROOT/tests/fixtures/add-layer.py" "$F/oci/busybox" "$T/bb" "$PROBE:/usr/local/bin/probe"
 BB=oci:$T/bb:latest

@@ -24,7 +24,7 @@ for rt in crun runc; do
 done
 # -- the image: busybox + probe preloaded, so the suite stays fast ----------
 PROBE=$T/probe # (its own: suites run side by side)
-cc -static -O2 -Wall -Wextra -Werror -D_GNU_SOURCE -o "$PROBE" "$ROOT/tests/probe/probe.c" ||
+"$ROOT/tests/probe/build.sh" "$PROBE" ||
 	{ fail setup "cannot build the probe"; finish; }
 python3 "$ROOT/tests/fixtures/add-layer.py" "$F/oci/busybox" "$T/bb" "$PROBE:/usr/local/bin/probe"
 t0=$(date +%s)

@@ -14,7 +14,7 @@ S=$T/store
 evp=$(nm "$NSBOX" | grep -c ' [TtDdRr] EVP_')
 [ "$evp" = 0 ] && pass binary_links_no_evp || fail binary_links_no_evp "$evp EVP_ symbols linked"
 PROBE=$T/probe # (its own: suites run side by side)
-cc -static -O2 -Wall -Wextra -Werror -D_GNU_SOURCE -o "$PROBE" "$ROOT/tests/probe/probe.c" || {
+"$ROOT/tests/probe/build.sh" "$PROBE" || {
 	fail setup "cannot build the probe"
 	finish
 }

@@ -17,7 +17,7 @@ if [ "$rc" != 0 ] && ! grep -q '^FAIL: ' "$T/selftest.out"; then
 fi
 
 PROBE=$T/probe # (its own: suites run side by side)
-cc -static -O2 -Wall -Wextra -Werror -D_GNU_SOURCE -o "$PROBE" "$ROOT/tests/probe/probe.c" ||
+"$ROOT/tests/probe/build.sh" "$PROBE" ||
 	{ fail setup "cannot build the probe"; finish; }
 python3 "$ROOT/tests/fixtures/add-layer.py" "$F/oci/busybox" "$T/bb" "$PROBE:/usr/local/bin/probe"
 

@@ -9,7 +9,7 @@ SUITE=vm_landlock
 . "$(dirname "$0")/../lib.sh"
 
 PROBE=$T/probe # (its own: suites run side by side)
-cc -static -O2 -Wall -Wextra -Werror -D_GNU_SOURCE -o "$PROBE" "$ROOT/tests/probe/probe.c" ||
+"$ROOT/tests/probe/build.sh" "$PROBE" ||
 	{ fail setup "cannot build the probe"; finish; }
 
 # The tester's store (single-id rootless layout, as vm_cgroup_v2's): an
