@@ -323,9 +323,20 @@ def serve_tests():
     """E2B's JavaScript kernel cases through execute_code (the driver the
     binary embeds), in a kept sandbox."""
     s = Server(store=STORE)
+
+    def content(r, what):
+        """r's structuredContent; a call that failed raises with its text
+        (CI run C: a bare KeyError hid what the TypeScript call said)."""
+        if "structuredContent" not in r:
+            raise RuntimeError("%s failed: %s" % (what, json.dumps(r)[:600]))
+        return r["structuredContent"]
+
     try:
-        sid = s.tool("sandbox_create", language="javascript")["structuredContent"]["sandbox_id"]
-        sc = lambda code, lang="javascript": s.tool("execute_code", sandbox_id=sid, code=code, language=lang)["structuredContent"]
+        sid = content(s.tool("sandbox_create", language="javascript"), "sandbox_create")["sandbox_id"]
+
+        def sc(code, lang="javascript"):
+            return content(s.tool("execute_code", sandbox_id=sid, code=code, language=lang),
+                           "execute_code %s %r" % (lang, code[:60]))
         r = sc("\n    import { readFileSync } from 'fs'\n    console.log(typeof readFileSync)\n    ")
         nt.result("serve/e2b_esm_import", r.get("status") == "ok" and r.get("stdout") == "function\n", "%s" % r)
         r = sc("\n    await Promise.resolve('Hello World!')\n    ")
