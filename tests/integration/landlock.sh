@@ -179,7 +179,11 @@ if [ "$out" = made ] && wait_until 10 n_left; then pass unreadable_tree_removed;
 out=$(ll --memory 64m x -- python3 -c 'b = bytearray(256 << 20); print("allocated")' 2>&1)
 if printf '%s' "$out" | grep -q MemoryError && ! printf '%s' "$out" | grep -q allocated; then pass memory_rlimit_holds; else fail memory_rlimit_holds "$out"; fi
 # A fork bomb meets RLIMIT_NPROC (the user's tasks now + --pids): bounded,
-# refused with EAGAIN, and every child gone afterwards.
+# refused with EAGAIN, and every child gone afterwards.  The kernel counts
+# every task of the user at each fork, so tasks of the same user that end
+# meanwhile (the rootless halves of the suites running beside this one) leave
+# the bomb room for as many more (fresh-clone run C here: 18 with --pids 16):
+# bounded means at most twice --pids, far below the 200 it tries.
 out=$(ll --pids 16 --timeout 20 x -- python3 -c '
 import os, time
 n = 0
@@ -195,7 +199,8 @@ except BlockingIOError:
 wait_until 10 gone 'time\.sleep\(4278\)'
 left=$(count 'time\.sleep\(4278\)')
 n=$(printf '%s' "$out" | sed -n 's/^EAGAIN after \([0-9]*\)$/\1/p')
-if [ -n "$n" ] && [ "$n" -gt 0 ] && [ "$n" -le 16 ] && [ "$left" -eq 0 ]; then pass fork_bomb_bounded_and_killed; else fail fork_bomb_bounded_and_killed "out=$out left=$left"; fi
+echo "# fork bomb with --pids 16: EAGAIN after ${n:-?} forks"
+if [ -n "$n" ] && [ "$n" -gt 0 ] && [ "$n" -le 32 ] && [ "$left" -eq 0 ]; then pass fork_bomb_bounded_and_killed; else fail fork_bomb_bounded_and_killed "out=$out left=$left"; fi
 out=$(ll --disk 1m x -- sh -c 'head -c 4000000 /dev/zero >big; echo rc=$?; ls -l big' 2>&1)
 if printf '%s' "$out" | grep -q 'rc=153' || printf '%s' "$out" | grep -q 'File size limit'; then pass disk_bounds_each_file; else fail disk_bounds_each_file "$out"; fi
 
